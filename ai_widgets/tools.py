@@ -1,0 +1,651 @@
+"""Tools: what a model is told about a function, and how a call of it is validated, run and answered.
+
+A tool is a :class:`ToolDefinition` (what the model and the card see) plus an async ``invoke``. ``@tool`` builds
+one from a plain function, deriving the JSON Schema from its signature with pydantic; the same pydantic model
+validates and binds the arguments, so what the model is told is exactly what gets bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+import math
+import re
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ai_widgets._schema import derive_signature
+
+__all__ = [
+    "Attachment",
+    "Citation",
+    "Tool",
+    "ToolDefinition",
+    "ToolError",
+    "ToolInvocation",
+    "ToolOutcome",
+    "ToolProgress",
+    "ToolRegistry",
+    "ToolRisk",
+    "tool",
+]
+
+T = TypeVar("T")
+
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolRisk(str, Enum):
+    """How much harm a call can do; ``DESTRUCTIVE`` tools ask for approval by default."""
+
+    READ_ONLY = "read_only"
+    NORMAL = "normal"
+    DESTRUCTIVE = "destructive"
+
+
+class ToolDefinition(BaseModel):
+    """What the model is told about a tool, and what its card shows.
+
+    Attributes:
+        name: The name the model calls it by (letters, digits, ``_`` and ``-``; at most 64).
+        description: What the tool does, for the model.
+        parameters: The JSON Schema of its arguments (an object schema).
+        title: A human title for the card; the name is shown when ``None``.
+        icon: A short icon for the card (an emoji or a single character).
+        risk: How much harm a call can do.
+        requires_approval: Whether every call needs a person's decision, whatever the risk.
+        sequential: Whether calls of this tool run alone rather than concurrently with other calls.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    title: str | None = None
+    icon: str | None = None
+    risk: ToolRisk = ToolRisk.NORMAL
+    requires_approval: bool = False
+    sequential: bool = False
+
+    def model_post_init(self, context: Any, /) -> None:
+        _check_name(self.name)
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+
+    def model_schema(self) -> dict[str, Any]:
+        """The definition as a provider needs it: name, description and parameters, nothing for the UI."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def _check_name(name: str) -> None:
+    if not _NAME_PATTERN.match(name):
+        raise ValueError(f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (what providers accept)")
+
+
+class Citation(BaseModel):
+    """A source a tool's result is based on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+
+
+class Attachment(BaseModel):
+    """A file that comes with a result: inline base64 ``data`` or a ``url``, with its MIME type."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+    name: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an attachment needs exactly one of data (base64) or url")
+
+
+class ToolError(BaseModel):
+    """An exception a tool raised, kept for the person (never sent to the model unless asked for)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    message: str
+    traceback: str | None = None
+    _exception: BaseException | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ToolError:
+        """Captures an exception with its traceback."""
+        error = cls(
+            type=type(exc).__qualname__,
+            message=str(exc),
+            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        )
+        error._exception = exc
+        return error
+
+    @property
+    def exception(self) -> BaseException | None:
+        """The original exception, while this process holds it (not serialised)."""
+        return self._exception
+
+
+class ToolOutcome(BaseModel):
+    """The result of a tool call: a success with a value, or a failure with a message for the model.
+
+    Build one with :meth:`success` or :meth:`failure`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["success", "failure"]
+    value: Any = None
+    text: str | None = None
+    citations: tuple[Citation, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
+    message: str | None = None
+    retryable: bool = False
+    error: ToolError | None = None
+
+    @classmethod
+    def success(
+        cls,
+        value: Any = None,
+        *,
+        text: str | None = None,
+        citations: tuple[Citation | str | dict[str, Any], ...] | list[Any] = (),
+        attachments: tuple[Attachment | dict[str, Any], ...] | list[Any] = (),
+    ) -> ToolOutcome:
+        """A successful result.
+
+        Args:
+            value: What the model receives, as JSON (a pydantic model, dataclass, dict, list, str, number...).
+            text: Display text for the card (markdown); the model receives it when ``value`` is ``None``.
+            citations: Sources, as :class:`Citation`, URLs or dicts.
+            attachments: Files, as :class:`Attachment` or dicts.
+        """
+        return cls(
+            status="success",
+            value=to_jsonable_python(value, fallback=repr),
+            text=text,
+            citations=tuple(Citation(url=c) if isinstance(c, str) else Citation.model_validate(c) for c in citations),
+            attachments=tuple(Attachment.model_validate(a) for a in attachments),
+        )
+
+    @classmethod
+    def failure(
+        cls, message: str, *, retryable: bool = True, error: BaseException | ToolError | str | None = None
+    ) -> ToolOutcome:
+        """A failed result.
+
+        Args:
+            message: What the model is told, as written.
+            retryable: Whether calling again (perhaps with other arguments) may succeed.
+            error: The exception or details behind it, for the person.
+        """
+        match error:
+            case BaseException():
+                tool_error: ToolError | None = ToolError.from_exception(error)
+            case str():
+                tool_error = ToolError(type="Error", message=error)
+            case _:
+                tool_error = error
+        return cls(status="failure", message=message, retryable=retryable, error=tool_error)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.status == "success"
+
+    def model_content(self) -> str:
+        """The text the model receives for this result."""
+        if self.status == "failure":
+            return self.message or "The tool call failed."
+        if self.value is None:
+            return self.text if self.text is not None else ""
+        if isinstance(self.value, str):
+            return self.value
+        return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+
+
+ProgressCallback = Callable[[float | None, str | None], None]
+
+
+class ToolProgress:
+    """Progress reporting for a running call; ``report`` is safe from any thread."""
+
+    __slots__ = ("_callback", "_loop", "_loop_thread", "fraction", "message")
+
+    def __init__(self, callback: ProgressCallback | None = None) -> None:
+        self._callback = callback
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            self._loop_thread: int | None = threading.get_ident()
+        except RuntimeError:
+            self._loop = None
+            self._loop_thread = None
+        self.fraction: float | None = None
+        self.message: str | None = None
+
+    def report(self, fraction: float | None = None, message: str | None = None) -> None:
+        """Reports how far the call is.
+
+        Args:
+            fraction: Done so far, from 0 to 1; ``None`` when unknown (an indeterminate bar).
+            message: A short line about what is happening.
+
+        Raises:
+            ValueError: ``fraction`` is not a number from 0 to 1.
+        """
+        if fraction is not None:
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or math.isnan(fraction):
+                raise ValueError(f"progress fraction must be a number from 0 to 1, not {fraction!r}")
+            if not 0.0 <= fraction <= 1.0:
+                raise ValueError(f"progress fraction must be from 0 to 1, not {fraction!r}")
+            fraction = float(fraction)
+        if message is not None and not isinstance(message, str):
+            raise ValueError(f"progress message must be a string, not {type(message).__name__}")
+        self.fraction, self.message = fraction, message
+        callback = self._callback
+        if callback is None:
+            return
+        if self._loop is not None and threading.get_ident() != self._loop_thread:
+            if not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(callback, fraction, message)
+            return
+        callback(fraction, message)
+
+
+@dataclass
+class ToolInvocation:
+    """One call of a tool, as its handler sees it.
+
+    Attributes:
+        tool_call_id: The provider's id of the call.
+        tool_name: The name the model used.
+        arguments: The raw JSON text of the arguments.
+        conversation_id: The session's conversation id.
+        message_id: The id of the assistant message the call belongs to.
+        progress: Where the handler reports progress; never ``None``.
+        context: The application's context object, passed through from the session.
+    """
+
+    tool_call_id: str
+    tool_name: str
+    arguments: str = "{}"
+    conversation_id: str | None = None
+    message_id: str | None = None
+    progress: ToolProgress = field(default_factory=ToolProgress)
+    context: Any = None
+
+    def get_arguments(self, type_: type[T]) -> T:
+        """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).
+
+        Raises:
+            pydantic.ValidationError: The arguments do not fit ``type_``.
+        """
+        return TypeAdapter(type_).validate_json(self.arguments or "{}")
+
+
+Handler = Callable[..., Any]
+
+
+class Tool:
+    """A tool: a definition plus the handler that runs a call.
+
+    Build one with ``@tool`` from a function (schema derived), or directly from a :class:`ToolDefinition` and a
+    handler for a dynamic schema. A handler given directly is called with the :class:`ToolInvocation` only; it
+    reads its arguments with ``invocation.get_arguments(...)``. It may be sync (run off the event loop) or async.
+
+    One tool instance serves every conversation: it keeps no per-call state.
+    """
+
+    def __init__(self, definition: ToolDefinition, handler: Handler) -> None:
+        if not callable(handler):
+            raise TypeError(f"tool {definition.name!r}: handler must be callable")
+        self._definition = definition
+        self._handler = handler
+        self._arguments_model: type[BaseModel] | None = None
+        self._invocation_parameter: str | None = None
+        self._positional_only: tuple[str, ...] = ()
+        self._function: Callable[..., Any] | None = None
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        icon: str | None = None,
+        risk: ToolRisk | str = ToolRisk.NORMAL,
+        requires_approval: bool = False,
+        sequential: bool = False,
+    ) -> Tool:
+        """Builds a tool from a plain function, deriving its schema from the signature (see :func:`tool`)."""
+        if isinstance(fn, Tool):
+            raise TypeError(f"{fn.name!r} is already a Tool")
+        if not callable(fn):
+            raise TypeError(f"@tool needs a function, not {type(fn).__name__}")
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if not tool_name or tool_name == "<lambda>" or not _NAME_PATTERN.match(tool_name):
+            raise ValueError(
+                f"cannot use {tool_name!r} as a tool name: pass name=... "
+                "(a lambda or a callable without a usable __name__ needs one)"
+            )
+        derived = derive_signature(fn, tool_name=tool_name, invocation_type=ToolInvocation, description=description)
+        definition = ToolDefinition(
+            name=tool_name,
+            description=derived.description,
+            parameters=derived.parameters,
+            title=title,
+            icon=icon,
+            risk=ToolRisk(risk),
+            requires_approval=requires_approval,
+            sequential=sequential,
+        )
+        instance = cls(definition, fn)
+        instance._arguments_model = derived.arguments_model
+        instance._invocation_parameter = derived.invocation_parameter
+        instance._positional_only = derived.positional_only
+        instance._function = fn
+        functools.update_wrapper(instance, fn)
+        return instance
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """What the model and the card are told."""
+        return self._definition
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._definition.name
+
+    @property
+    def handler(self) -> Handler:
+        """The function that runs a call."""
+        return self._handler
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the original function directly, as if it were not a tool (handy while developing it)."""
+        if self._function is None:
+            return self._handler(*args, **kwargs)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, risk={self._definition.risk.value!r})"
+
+    def bind(self, arguments: str) -> dict[str, Any] | ToolOutcome:
+        """Validates raw JSON arguments; returns the bound keyword arguments, or a failure for the model.
+
+        Args:
+            arguments: The raw JSON text the model produced (empty means no arguments).
+        """
+        text = arguments if arguments.strip() else "{}"
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return ToolOutcome.failure(
+                f"The arguments for {self.name} are not valid JSON ({exc}). Send a JSON object that matches "
+                "the tool's parameters.",
+                error=exc,
+            )
+        if not isinstance(parsed, dict):
+            return ToolOutcome.failure(
+                f"The arguments for {self.name} must be a JSON object, not {type(parsed).__name__}."
+            )
+        if self._arguments_model is None:
+            return parsed
+        try:
+            model = self._arguments_model.model_validate(parsed)
+        except ValidationError as exc:
+            return ToolOutcome.failure(_describe_validation_error(self.name, exc), error=exc)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    async def invoke(self, invocation: ToolInvocation, *, include_detailed_errors: bool = False) -> ToolOutcome:
+        """Validates the arguments, runs the handler and turns what it returns or raises into an outcome.
+
+        Invalid arguments give a failure and the handler never runs. A handler that raises gives a failed,
+        retryable outcome that keeps the exception and traceback; the model is told the exception's text only
+        when ``include_detailed_errors`` is on.
+
+        Args:
+            invocation: The call.
+            include_detailed_errors: Whether the model may see the exception's type and text.
+        """
+        bound = self.bind(invocation.arguments)
+        if isinstance(bound, ToolOutcome):
+            return bound
+        try:
+            result = await self._run(bound, invocation)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if include_detailed_errors:
+                message = f"The tool {self.name} failed: {type(exc).__name__}: {exc}"
+            else:
+                message = f"The tool {self.name} failed with an internal error."
+            return ToolOutcome.failure(message, retryable=True, error=exc)
+        if isinstance(result, ToolOutcome):
+            return result
+        return ToolOutcome.success(result)
+
+    async def _run(self, bound: dict[str, Any], invocation: ToolInvocation) -> Any:
+        if self._function is None:
+            args: tuple[Any, ...] = (invocation,)
+            kwargs: dict[str, Any] = {}
+        else:
+            args = tuple(bound.pop(name) for name in self._positional_only)
+            kwargs = bound
+            if self._invocation_parameter is not None:
+                kwargs[self._invocation_parameter] = invocation
+        handler = self._handler
+        if inspect.iscoroutinefunction(handler):
+            return await handler(*args, **kwargs)
+        # Sync handlers run off the event loop, with the caller's context variables.
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(None, functools.partial(context.run, handler, *args, **kwargs))
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+
+def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        detail = error["msg"]
+        if error["type"] != "missing":
+            detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
+        problems.append(f"{location}: {detail}")
+    return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Correct them and call again."
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    icon: str | None = None,
+    risk: ToolRisk | str = ToolRisk.NORMAL,
+    requires_approval: bool = False,
+    sequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    icon: str | None = None,
+    risk: ToolRisk | str = ToolRisk.NORMAL,
+    requires_approval: bool = False,
+    sequential: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Makes a tool from a function (sync or async), bare (``@tool``) or with options (``@tool(...)``).
+
+    The schema comes from the signature: ``Annotated[..., Field(description=...)]`` and the docstring's
+    ``Args:`` section give descriptions; a parameter with a default is optional, one without is required (also
+    when its type is ``Optional``). A parameter annotated :class:`ToolInvocation` receives the call and is not
+    part of the schema.
+
+    Args:
+        fn: The function (when used bare).
+        name: The tool's name; the function's name by default.
+        description: What it does; the docstring's summary by default.
+        title: A human title for the card.
+        icon: An icon for the card.
+        risk: ``read_only``, ``normal`` or ``destructive`` (destructive tools ask for approval by default).
+        requires_approval: Ask a person before every call.
+        sequential: Run calls of this tool alone rather than concurrently with other calls.
+
+    Returns:
+        The :class:`Tool` (still callable like the function), or a decorator that makes one.
+    """
+    options = {
+        "name": name,
+        "description": description,
+        "title": title,
+        "icon": icon,
+        "risk": risk,
+        "requires_approval": requires_approval,
+        "sequential": sequential,
+    }
+
+    def decorate(function: Callable[..., Any]) -> Tool:
+        return Tool.from_function(function, **options)  # type: ignore[arg-type]
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate
+
+
+RegistryListener = Callable[["ToolRegistry"], None]
+
+
+class ToolRegistry:
+    """The tools a session can call: a case-insensitive map from name to tool.
+
+    It may change while a session runs (re-running the cell that defines a tool replaces it); the session reads
+    it on every request.
+    """
+
+    def __init__(self, tools: ToolRegistry | list[Tool | Callable[..., Any]] | tuple[Any, ...] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._listeners: list[RegistryListener] = []
+        if isinstance(tools, ToolRegistry):
+            tools = list(tools)
+        for item in tools or ():
+            self.register(item)
+
+    def register(self, item: Tool | Callable[..., Any], /) -> Tool:
+        """Adds a tool (or a function, made a tool with default options), replacing one of the same name.
+
+        Returns:
+            The registered tool.
+        """
+        registered = item if isinstance(item, Tool) else Tool.from_function(item)
+        self._tools[registered.name.casefold()] = registered
+        self._changed()
+        return registered
+
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Tool: ...
+
+    @overload
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Tool | Callable[..., Tool]:
+        """Like :func:`tool`, and registers the tool here as it is defined."""
+        if fn is not None:
+            return self.register(tool(fn, **options))
+
+        def decorate(function: Callable[..., Any]) -> Tool:
+            return self.register(tool(function, **options))
+
+        return decorate
+
+    def unregister(self, name: str, /) -> Tool:
+        """Removes a tool by name (any case).
+
+        Raises:
+            KeyError: No tool has that name.
+        """
+        try:
+            removed = self._tools.pop(name.casefold())
+        except KeyError:
+            raise KeyError(
+                f"no tool named {name!r} is registered (have: {', '.join(self.names()) or 'none'})"
+            ) from None
+        self._changed()
+        return removed
+
+    def get(self, name: str, /) -> Tool | None:
+        """The tool with this name in any case, or ``None``."""
+        return self._tools.get(name.casefold())
+
+    def __getitem__(self, name: str) -> Tool:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(f"no tool named {name!r} is registered (have: {', '.join(self.names()) or 'none'})")
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.casefold() in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        """The registered tools' names, as registered."""
+        return [t.name for t in self._tools.values()]
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The definitions of every registered tool, in registration order."""
+        return [t.definition for t in self._tools.values()]
+
+    def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
+        """Calls ``listener(registry)`` after every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener(self)
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({self.names()!r})"

@@ -1,0 +1,554 @@
+"""The tool model: schema derivation, argument validation and binding, outcomes, progress, the registry."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import threading
+from enum import Enum
+from typing import Annotated, Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from ai_widgets import (
+    Tool,
+    ToolDefinition,
+    ToolInvocation,
+    ToolOutcome,
+    ToolProgress,
+    ToolRegistry,
+    ToolRisk,
+    tool,
+)
+
+
+class Location(BaseModel):
+    city: str
+    country: str | None
+
+
+class Unit(str, Enum):
+    celsius = "celsius"
+    fahrenheit = "fahrenheit"
+
+
+calls: list[dict[str, Any]] = []
+
+
+@tool
+def get_forecast(
+    location: Annotated[Location, Field(description="Where")],
+    date: datetime.date,
+    not_after: datetime.datetime | None,
+    unit: Unit,
+    days: Annotated[int, Field(description="How many days, 1 to 7", ge=1, le=7)],
+    max_results: int | None,
+    include_wind: bool = False,
+) -> str:
+    """Gets the forecast for a location."""
+    calls.append(
+        {
+            "location": location,
+            "date": date,
+            "not_after": not_after,
+            "unit": unit,
+            "days": days,
+            "max_results": max_results,
+            "include_wind": include_wind,
+        }
+    )
+    return f"{days} days of sun in {location.city}"
+
+
+FORECAST_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "location": {
+            "type": "object",
+            "description": "Where",
+            "properties": {"city": {"type": "string"}, "country": {"type": ["string", "null"]}},
+            "required": ["city", "country"],
+        },
+        "date": {"type": "string", "format": "date"},
+        "not_after": {"type": ["string", "null"], "format": "date-time"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "description": "How many days, 1 to 7", "minimum": 1, "maximum": 7},
+        "max_results": {"type": ["integer", "null"]},
+        "include_wind": {"type": "boolean", "default": False},
+    },
+    "required": ["location", "date", "not_after", "unit", "days", "max_results"],
+}
+
+GOOD_ARGS = {
+    "location": {"city": "Lisbon", "country": "PT"},
+    "date": "2026-11-29",
+    "not_after": None,
+    "unit": "celsius",
+    "days": 3,
+    "max_results": None,
+}
+
+
+def _walk_keys(node: Any) -> list[str]:
+    keys: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            keys.append(key)
+            keys.extend(_walk_keys(value) if key != "properties" else _walk_keys(list(value.values())))
+    elif isinstance(node, list):
+        for item in node:
+            keys.extend(_walk_keys(item))
+    return keys
+
+
+def invocation(args: Any, name: str = "get_forecast", **extra: Any) -> ToolInvocation:
+    text = args if isinstance(args, str) else json.dumps(args)
+    return ToolInvocation(tool_call_id="call_1", tool_name=name, arguments=text, **extra)
+
+
+# --- schema derivation -------------------------------------------------------------------------------------------
+
+
+def test_forecast_schema_is_exactly_the_compact_schema() -> None:
+    definition = get_forecast.definition
+    assert definition.name == "get_forecast"
+    assert definition.description == "Gets the forecast for a location."
+    assert definition.parameters == FORECAST_SCHEMA
+    # No pydantic noise anywhere: no titles, no $defs/$ref indirection for a non-recursive model.
+    noise = {"title", "$defs", "$ref", "additionalProperties"}
+    assert noise.isdisjoint(_walk_keys(definition.parameters))
+
+
+def test_definition_for_the_model_has_no_ui_fields() -> None:
+    schema = get_forecast.definition.model_schema()
+    assert set(schema) == {"name", "description", "parameters"}
+
+
+def test_docstring_args_give_descriptions_and_summary() -> None:
+    @tool
+    def search(query: str, limit: int = 10, *, exact: bool = False) -> list[str]:
+        """Searches the index.
+
+        More detail on a second paragraph.
+
+        Args:
+            query: What to look for,
+                over two lines.
+            limit (int): At most this many results.
+            exact: Match the whole phrase.
+
+        Returns:
+            The matching titles.
+        """
+        return []
+
+    props = search.definition.parameters["properties"]
+    assert props["query"] == {"type": "string", "description": "What to look for, over two lines."}
+    assert props["limit"] == {"type": "integer", "description": "At most this many results.", "default": 10}
+    assert props["exact"]["description"] == "Match the whole phrase."
+    assert search.definition.parameters["required"] == ["query"]
+    assert search.definition.description == "Searches the index.\n\nMore detail on a second paragraph."
+    assert "Returns" not in search.definition.description
+
+
+def test_field_description_wins_over_docstring() -> None:
+    @tool
+    def f(x: Annotated[int, Field(description="from Field")]) -> int:
+        """Does f.
+
+        Args:
+            x: from docstring
+        """
+        return x
+
+    assert f.definition.parameters["properties"]["x"]["description"] == "from Field"
+
+
+def test_lists_nested_models_and_a_property_called_title() -> None:
+    class Item(BaseModel):
+        title: str = Field(description="Shown to the reader")
+        tags: list[str] = []
+
+    @tool
+    def add_items(items: list[Item], title: str) -> int:
+        """Adds items."""
+        return len(items)
+
+    params = add_items.definition.parameters
+    assert params["properties"]["title"] == {"type": "string"}
+    item_schema = params["properties"]["items"]["items"]
+    assert item_schema["properties"]["title"] == {"type": "string", "description": "Shown to the reader"}
+    assert item_schema["properties"]["tags"] == {"type": "array", "items": {"type": "string"}, "default": []}
+
+
+def test_recursive_model_keeps_its_definition() -> None:
+    class Node(BaseModel):
+        name: str
+        children: list[Node] = []
+
+    Node.model_rebuild()
+
+    @tool
+    def walk(root: Node) -> int:
+        """Walks a tree."""
+        return 1
+
+    params = walk.definition.parameters
+    assert "Node" in params["$defs"]
+    assert params["properties"]["root"] == {"$ref": "#/$defs/Node"}
+    assert "title" not in params["$defs"]["Node"]
+
+
+def test_invocation_parameter_is_not_in_the_schema() -> None:
+    @tool
+    def who(name: str, call: ToolInvocation) -> str:
+        """Says who."""
+        return call.tool_call_id
+
+    assert list(who.definition.parameters["properties"]) == ["name"]
+
+
+def test_options_reach_the_definition() -> None:
+    @tool(name="rm", title="Remove", icon="🗑", risk="destructive", requires_approval=True, sequential=True)
+    def remove(path: str) -> None:
+        """Removes a path."""
+
+    d = remove.definition
+    assert (d.name, d.title, d.icon, d.risk, d.requires_approval, d.sequential) == (
+        "rm",
+        "Remove",
+        "🗑",
+        ToolRisk.DESTRUCTIVE,
+        True,
+        True,
+    )
+    assert ToolRisk.DESTRUCTIVE.value == "destructive"
+
+
+def test_lambda_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="lambda"):
+        tool(lambda x: x)
+    named = tool(name="double")(lambda x: x * 2)
+    assert named.name == "double"
+    assert named(4) == 8
+
+
+@pytest.mark.parametrize("bad", ["has space", "", "x" * 65, "dots.not.allowed"])
+def test_invalid_names_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="tool name"):
+        tool(name=bad)(lambda: None)
+
+
+def test_var_args_are_refused_clearly() -> None:
+    def f(*args: int) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=r"\*args and \*\*kwargs"):
+        tool(f)
+
+
+def test_tool_stays_callable_as_the_function() -> None:
+    loc = Location(city="Oslo", country=None)
+    assert get_forecast(loc, datetime.date(2026, 1, 1), None, Unit.celsius, 2, None) == "2 days of sun in Oslo"
+
+
+# --- invocation ---------------------------------------------------------------------------------------------------
+
+
+async def test_valid_arguments_are_bound_with_their_types() -> None:
+    calls.clear()
+    outcome = await get_forecast.invoke(invocation(GOOD_ARGS))
+    assert outcome.ok
+    assert outcome.value == "3 days of sun in Lisbon"
+    assert outcome.model_content() == "3 days of sun in Lisbon"
+    (call,) = calls
+    assert call["location"] == Location(city="Lisbon", country="PT")
+    assert call["date"] == datetime.date(2026, 11, 29)
+    assert call["unit"] is Unit.celsius
+    assert call["include_wind"] is False
+
+
+async def test_lossless_coercion_and_extra_keys() -> None:
+    calls.clear()
+    outcome = await get_forecast.invoke(invocation({**GOOD_ARGS, "days": "2", "surprise": 1}))
+    assert outcome.ok, outcome.message
+    assert calls[0]["days"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({**GOOD_ARGS, "days": "three"}, "days: Input should be a valid integer"),
+        ({**GOOD_ARGS, "days": 9}, "days: Input should be less than or equal to 7"),
+        ({**GOOD_ARGS, "days": 2.5}, "days: Input should be a valid integer"),
+        ({k: v for k, v in GOOD_ARGS.items() if k != "unit"}, "unit: Field required"),
+        ({k: v for k, v in GOOD_ARGS.items() if k != "max_results"}, "max_results: Field required"),
+        ({**GOOD_ARGS, "unit": "kelvin"}, "unit: Input should be 'celsius' or 'fahrenheit'"),
+        ({**GOOD_ARGS, "location": {"country": "PT"}}, "location.city: Field required"),
+        ('{"days": 2', "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
+async def test_invalid_arguments_fail_before_the_handler_runs(args: Any, expected: str) -> None:
+    calls.clear()
+    outcome = await get_forecast.invoke(invocation(args))
+    assert not outcome.ok
+    assert outcome.retryable
+    assert outcome.message is not None
+    assert expected in outcome.message
+    assert "get_forecast" in outcome.message
+    assert calls == []
+
+
+async def test_empty_arguments_mean_no_arguments() -> None:
+    @tool
+    def now() -> str:
+        """Tells the time."""
+        return "noon"
+
+    assert (await now.invoke(invocation("", name="now"))).value == "noon"
+    assert (await now.invoke(invocation("  ", name="now"))).value == "noon"
+
+
+async def test_raising_handler_keeps_the_exception_for_the_person_only() -> None:
+    @tool
+    def leaky(x: int) -> int:
+        """Leaks."""
+        raise RuntimeError("password=hunter2 in /etc/secret")
+
+    outcome = await leaky.invoke(invocation({"x": 1}, name="leaky"))
+    assert not outcome.ok
+    assert outcome.retryable
+    assert outcome.message is not None
+    assert "hunter2" not in outcome.message
+    assert "hunter2" not in outcome.model_content()
+    assert outcome.error is not None
+    assert outcome.error.type == "RuntimeError"
+    assert "hunter2" in outcome.error.message
+    assert outcome.error.traceback is not None
+    assert "leaky" in outcome.error.traceback
+    assert isinstance(outcome.error.exception, RuntimeError)
+
+    detailed = await leaky.invoke(invocation({"x": 1}, name="leaky"), include_detailed_errors=True)
+    assert detailed.message is not None
+    assert "RuntimeError: password=hunter2" in detailed.message
+
+
+async def test_failure_returned_by_the_tool_is_told_as_written() -> None:
+    @tool
+    def picky(x: int) -> ToolOutcome:
+        """Picky."""
+        return ToolOutcome.failure("x must be even; try 2", retryable=False)
+
+    outcome = await picky.invoke(invocation({"x": 1}, name="picky"))
+    assert outcome.model_content() == "x must be even; try 2"
+    assert outcome.retryable is False
+
+
+async def test_success_outcome_with_text_citations_attachments() -> None:
+    @tool
+    def cite(q: str) -> ToolOutcome:
+        """Cites."""
+        return ToolOutcome.success(
+            {"answer": 42},
+            text="**42**",
+            citations=["https://example.org/a", {"url": "https://example.org/b", "title": "B"}],
+            attachments=[{"mime_type": "image/png", "data": "iVBORw0KGgo="}],
+        )
+
+    outcome = await cite.invoke(invocation({"q": "?"}, name="cite"))
+    assert outcome.model_content() == '{"answer":42}'
+    assert [c.url for c in outcome.citations] == ["https://example.org/a", "https://example.org/b"]
+    assert outcome.citations[1].title == "B"
+    assert outcome.attachments[0].mime_type == "image/png"
+    restored = ToolOutcome.model_validate_json(outcome.model_dump_json())
+    assert restored == outcome
+
+
+def test_attachment_needs_data_or_url() -> None:
+    with pytest.raises(ValueError, match="exactly one of data"):
+        ToolOutcome.success(attachments=[{"mime_type": "image/png"}])
+
+
+async def test_pydantic_model_result_reaches_the_model_as_json() -> None:
+    class Weather(BaseModel):
+        city: str
+        temperature: float
+
+    @tool
+    def weather(city: str) -> Weather:
+        """Weather."""
+        return Weather(city=city, temperature=21.5)
+
+    outcome = await weather.invoke(invocation({"city": "Lisbon"}, name="weather"))
+    assert outcome.value == {"city": "Lisbon", "temperature": 21.5}
+    assert json.loads(outcome.model_content()) == {"city": "Lisbon", "temperature": 21.5}
+
+
+async def test_sync_handlers_run_off_the_event_loop_and_async_on_it() -> None:
+    loop_thread = threading.get_ident()
+
+    @tool
+    def sync_where() -> int:
+        """Where."""
+        return threading.get_ident()
+
+    @tool
+    async def async_where() -> int:
+        """Where."""
+        await asyncio.sleep(0)
+        return threading.get_ident()
+
+    assert (await sync_where.invoke(invocation({}, name="sync_where"))).value != loop_thread
+    assert (await async_where.invoke(invocation({}, name="async_where"))).value == loop_thread
+
+
+async def test_a_sync_handler_does_not_block_the_loop() -> None:
+    import time
+
+    @tool
+    def slow() -> str:
+        """Slow."""
+        time.sleep(0.3)
+        return "done"
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await slow.invoke(invocation({}, name="slow"))
+    task.cancel()
+    assert ticks > 10
+
+
+async def test_handler_receives_its_invocation_and_reports_progress_from_a_thread() -> None:
+    seen: list[tuple[float | None, str | None, int]] = []
+    loop_thread = threading.get_ident()
+
+    @tool
+    def crunch(n: int, call: ToolInvocation) -> dict[str, Any]:
+        """Crunches."""
+        for i in range(1, n + 1):
+            call.progress.report(i / n, f"step {i}")
+        return {"id": call.tool_call_id, "conversation": call.conversation_id, "ctx": call.context}
+
+    progress = ToolProgress(lambda f, m: seen.append((f, m, threading.get_ident())))
+    call = invocation({"n": 4}, name="crunch", conversation_id="conv", message_id="m1", progress=progress, context=7)
+    outcome = await crunch.invoke(call)
+    await asyncio.sleep(0)  # callbacks hop to the loop thread
+    assert outcome.value == {"id": "call_1", "conversation": "conv", "ctx": 7}
+    assert [(f, m) for f, m, _ in seen] == [
+        (0.25, "step 1"),
+        (0.5, "step 2"),
+        (0.75, "step 3"),
+        (1.0, "step 4"),
+    ]
+    assert {thread for *_, thread in seen} == {loop_thread}
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan"), "half", True])
+def test_progress_refuses_bad_fractions(bad: Any) -> None:
+    with pytest.raises(ValueError, match="fraction"):
+        ToolProgress().report(bad)
+
+
+def test_invocation_progress_is_never_none() -> None:
+    call = ToolInvocation(tool_call_id="c", tool_name="t")
+    call.progress.report(0.5, "half")
+    assert (call.progress.fraction, call.progress.message) == (0.5, "half")
+
+
+async def test_tool_from_definition_with_dynamic_schema() -> None:
+    class Query(BaseModel):
+        sql: str
+
+    definition = ToolDefinition(
+        name="run_sql",
+        description="Runs SQL.",
+        parameters={"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+        risk=ToolRisk.DESTRUCTIVE,
+    )
+
+    async def handler(call: ToolInvocation) -> str:
+        return call.get_arguments(Query).sql.upper()
+
+    run_sql = Tool(definition, handler)
+    assert run_sql.definition.parameters == definition.parameters  # nothing derived
+    assert (await run_sql.invoke(invocation({"sql": "select 1"}, name="run_sql"))).value == "SELECT 1"
+    bad = await run_sql.invoke(invocation({"query": "x"}, name="run_sql"))
+    assert not bad.ok
+    assert bad.error is not None
+    assert bad.error.type == "ValidationError"
+
+
+def test_definition_checks_its_schema() -> None:
+    with pytest.raises(ValueError, match="type 'object'"):
+        ToolDefinition(name="x", parameters={"type": "string"})
+
+
+# --- registry -----------------------------------------------------------------------------------------------------
+
+
+def test_registry_is_case_insensitive_and_replaces() -> None:
+    registry = ToolRegistry([get_forecast])
+    assert registry.get("GET_FORECAST") is get_forecast
+    assert "Get_Forecast" in registry
+
+    @tool(name="get_forecast")
+    def replacement() -> str:
+        """New."""
+        return "new"
+
+    registry.register(replacement)
+    assert len(registry) == 1
+    assert registry["get_forecast"] is replacement
+    assert [d.name for d in registry.definitions()] == ["get_forecast"]
+
+
+def test_registry_decorator_registers_on_definition_and_notifies() -> None:
+    registry = ToolRegistry()
+    changes: list[list[str]] = []
+    unsubscribe = registry.subscribe(lambda r: changes.append(r.names()))
+
+    @registry.tool
+    def one() -> int:
+        """One."""
+        return 1
+
+    @registry.tool(risk="destructive")
+    def two() -> int:
+        """Two."""
+        return 2
+
+    assert isinstance(one, Tool)
+    assert registry.names() == ["one", "two"]
+    assert registry["two"].definition.risk is ToolRisk.DESTRUCTIVE
+    registry.unregister("ONE")
+    unsubscribe()
+    registry.register(one)
+    assert changes == [["one"], ["one", "two"], ["two"]]
+
+
+def test_unregister_unknown_is_a_clear_error() -> None:
+    registry = ToolRegistry([get_forecast])
+    with pytest.raises(KeyError, match=r"no tool named 'nope'.*get_forecast"):
+        registry.unregister("nope")
+    assert registry.get("nope") is None
+    with pytest.raises(KeyError, match="no tool named"):
+        registry["nope"]
+
+
+def test_registry_accepts_plain_functions() -> None:
+    def ping() -> str:
+        """Pings."""
+        return "pong"
+
+    registry = ToolRegistry([ping])
+    assert registry["ping"].definition.description == "Pings."
