@@ -1,5 +1,19 @@
 """ai_widgets: a live LLM chat session with tools, in a Jupyter notebook cell."""
 
+from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
+from ai_widgets.messages import (
+    FinishReason,
+    Message,
+    MessageStatus,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    Usage,
+)
+from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
+from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import (
     Attachment,
     Citation,
@@ -15,9 +29,26 @@ from ai_widgets.tools import (
 )
 
 __all__ = [
+    "ApprovalDecision",
+    "ApprovalError",
+    "ApprovalPolicy",
     "Attachment",
+    "ChatSession",
     "Citation",
+    "DefaultApprovalPolicy",
+    "FinishReason",
+    "Message",
+    "MessageStatus",
+    "ReasoningPart",
+    "RequestOptions",
+    "Role",
+    "SessionBusyError",
+    "SessionOptions",
+    "TextPart",
     "Tool",
+    "ToolCallPart",
+    "ToolCallState",
+    "ToolChoice",
     "ToolDefinition",
     "ToolError",
     "ToolInvocation",
@@ -25,6 +56,7 @@ __all__ = [
     "ToolProgress",
     "ToolRegistry",
     "ToolRisk",
+    "Usage",
     "tool",
 ]
 

@@ -17,6 +17,7 @@ import re
 import threading
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeVar, overload
@@ -462,10 +463,25 @@ class Tool:
         # Sync handlers run off the event loop, with the caller's context variables.
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(None, functools.partial(context.run, handler, *args, **kwargs))
+        call = functools.partial(context.run, handler, *args, **kwargs)
+        result = await loop.run_in_executor(_tool_executor(), call)
         if inspect.isawaitable(result):
             return await result
         return result
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _tool_executor() -> ThreadPoolExecutor:
+    """The threads sync tools run on: more than the loop's default (CPUs + 4), since tools mostly wait on I/O,
+    and N concurrent calls should take about as long as one."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="ai_widgets-tool")
+        return _executor
 
 
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:

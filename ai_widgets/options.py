@@ -1,0 +1,109 @@
+"""Options of a session and of each model request."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+__all__ = ["RequestOptions", "SessionOptions", "ToolChoice"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    """Which tools the model may or must call.
+
+    Use ``ToolChoice.AUTO`` (the model decides), ``ToolChoice.NONE`` (no tools are sent at all, so no provider can
+    call one), ``ToolChoice.REQUIRED`` (it must call some tool) or ``ToolChoice.specific(name)``. A forcing choice
+    applies to the first request of a turn; later requests of the same turn use ``AUTO``, so the model can answer
+    from the results instead of calling tools until the limit.
+    """
+
+    mode: Literal["auto", "none", "required", "tool"]
+    tool_name: str | None = None
+
+    AUTO: ClassVar[ToolChoice]
+    NONE: ClassVar[ToolChoice]
+    REQUIRED: ClassVar[ToolChoice]
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("auto", "none", "required", "tool"):
+            raise ValueError(f"unknown tool choice mode {self.mode!r}")
+        if (self.mode == "tool") != bool(self.tool_name):
+            raise ValueError("a tool name is given with ToolChoice.specific(name), and only there")
+
+    @classmethod
+    def specific(cls, tool_name: str) -> ToolChoice:
+        """The model must call this tool."""
+        return cls("tool", tool_name)
+
+    @property
+    def forces_call(self) -> bool:
+        """Whether the model must call a tool."""
+        return self.mode in ("required", "tool")
+
+
+ToolChoice.AUTO = ToolChoice("auto")
+ToolChoice.NONE = ToolChoice("none")
+ToolChoice.REQUIRED = ToolChoice("required")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestOptions:
+    """What every model request of a session carries.
+
+    Attributes:
+        tool_choice: Which tools the model may or must call.
+        system_prompt: Instructions sent before the conversation.
+        temperature: Sampling temperature, or the provider's default.
+        max_tokens: At most this many output tokens per response.
+        extra: Provider-specific request fields, passed through as they are.
+    """
+
+    tool_choice: ToolChoice = ToolChoice.AUTO
+    system_prompt: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_choice, ToolChoice):
+            raise TypeError("tool_choice must be a ToolChoice (ToolChoice.AUTO, NONE, REQUIRED or specific(name))")
+        if self.temperature is not None and not (0 <= self.temperature <= 2):
+            raise ValueError(f"temperature must be from 0 to 2, not {self.temperature!r}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, not {self.max_tokens!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    """How a session runs a turn.
+
+    Attributes:
+        execute_tools: Run tool calls locally; when off, all running is left to the transport.
+        max_iterations: Rounds of tool calls per turn. When the model asks for tools once more after that, those
+            calls get a "not run" result and the turn ends as ``limit_reached``.
+        max_consecutive_errors: The turn ends, showing the error, after this many tool rounds in a row in which a
+            call failed.
+        concurrent_tools: Run the calls of one reply concurrently (a tool marked ``sequential`` runs alone anyway).
+        include_detailed_errors: Tell the model a failing tool's exception type and text (which can hold secrets).
+        terminate_on_unknown_calls: End the turn when the model calls a tool that is not registered, rather than
+            telling the model and going on.
+        tool_timeout: Seconds a call may run before it fails; ``None`` for no limit.
+    """
+
+    execute_tools: bool = True
+    max_iterations: int = 10
+    max_consecutive_errors: int = 3
+    concurrent_tools: bool = True
+    include_detailed_errors: bool = False
+    terminate_on_unknown_calls: bool = False
+    tool_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, not {self.max_iterations!r}")
+        if self.max_consecutive_errors < 1:
+            raise ValueError(f"max_consecutive_errors must be at least 1, not {self.max_consecutive_errors!r}")
+        if self.tool_timeout is not None and not (self.tool_timeout > 0 and math.isfinite(self.tool_timeout)):
+            raise ValueError(f"tool_timeout must be a positive number of seconds, not {self.tool_timeout!r}")

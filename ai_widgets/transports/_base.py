@@ -1,0 +1,66 @@
+"""The transport protocol: one async stream of events per model request."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ai_widgets.events import StreamEvent
+from ai_widgets.messages import Message, Role, ToolCallPart
+from ai_widgets.options import RequestOptions
+from ai_widgets.tools import ToolDefinition
+
+__all__ = ["ChatRequest", "Transport"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """What a transport gets for one model request.
+
+    Attributes:
+        messages: The history, the in-progress reply last (empty on a turn's first request; on a follow-up its
+            calls carry their recorded outcomes). Every tool call in it has an outcome: the session answers every
+            call before it asks the model again. Skip assistant messages without parts when mapping.
+        tools: The tool definitions the model may call (empty for ``ToolChoice.NONE``).
+        options: The request options; ``options.tool_choice`` is the choice for this request.
+        conversation_id: The session's conversation id.
+    """
+
+    messages: list[Message]
+    tools: list[ToolDefinition] = field(default_factory=list)
+    options: RequestOptions = field(default_factory=RequestOptions)
+    conversation_id: str | None = None
+
+    @property
+    def last_user_text(self) -> str:
+        """The text of the last user message, or ``""``."""
+        for message in reversed(self.messages):
+            if message.role is Role.USER:
+                return message.text
+        return ""
+
+    @property
+    def reply(self) -> Message | None:
+        """The assistant reply this request continues (empty on a turn's first request), or ``None``."""
+        if self.messages and self.messages[-1].role is Role.ASSISTANT:
+            return self.messages[-1]
+        return None
+
+    def tool_results(self) -> list[ToolCallPart]:
+        """The calls of the reply in progress, with their outcomes (empty on a turn's first request)."""
+        reply = self.reply
+        return [] if reply is None else reply.tool_calls
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Talks to a model: turns a request into a stream of events (see :mod:`ai_widgets.events`).
+
+    A transport raises on failure (the session ends the message in error and stays usable), and may be
+    cancelled at any point (the session closes the iterator).
+    """
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Streams the model's response to ``request``."""
+        ...

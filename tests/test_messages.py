@@ -1,0 +1,208 @@
+"""Messages serialise to JSON and back without loss; transports that need no network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from ai_widgets import (
+    ChatSession,
+    Message,
+    MessageStatus,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    ToolOutcome,
+    ToolRisk,
+    Usage,
+    tool,
+)
+from ai_widgets.events import MessageCompleted, StatusUpdate, TextDelta, UsageUpdate
+from ai_widgets.messages import dump_messages, load_messages
+from ai_widgets.transports import (
+    ChatRequest,
+    EchoTransport,
+    ScriptedReply,
+    ScriptedToolCall,
+    ScriptedTransport,
+    ScriptExhaustedError,
+    Transport,
+)
+from tests.helpers import wait_for
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def wipe(path: str) -> str:
+    """Wipes."""
+    return "wiped"
+
+
+@tool
+def boom() -> str:
+    """Fails."""
+    raise ValueError("kaboom")
+
+
+def test_text_parts_grow_by_appending() -> None:
+    part = TextPart("a")
+    for piece in ["b", "c", "d"]:
+        part.append(piece)
+    assert part.text == "abcd"
+    part.append("e")
+    assert part.text == "abcde"
+
+
+def test_tool_call_part_rejects_a_non_terminal_finish() -> None:
+    part = ToolCallPart("c", "t", '{"a": 1}')
+    assert part.parsed_arguments == {"a": 1}
+    with pytest.raises(ValueError, match="not a terminal state"):
+        part.finish(ToolCallState.RUNNING, ToolOutcome.success())
+
+
+async def test_a_whole_conversation_round_trips_with_a_pending_approval() -> None:
+    script = [
+        ScriptedReply(
+            reasoning="The user wants a file gone.",
+            text="I'll wipe it. ",
+            tool_calls=[ScriptedToolCall(name="boom"), ScriptedToolCall(name="wipe", arguments={"path": "/tmp/é😀"})],
+        ),
+    ]
+    session = ChatSession(ScriptedTransport(script), tools=[wipe, boom])
+    task = asyncio.create_task(session.send("wipe /tmp/é😀"))
+    await wait_for(lambda: bool(session.pending_approvals))
+
+    text = dump_messages(session.messages)
+    restored = load_messages(text)
+    assert dump_messages(restored) == text
+    user, reply = restored
+    assert user.role is Role.USER
+    assert user.text == "wipe /tmp/é😀"
+    assert reply.status is MessageStatus.IN_PROGRESS
+    assert isinstance(reply.parts[0], ReasoningPart)
+    assert reply.reasoning == "The user wants a file gone."
+    failed, waiting = reply.tool_calls
+    assert failed.state is ToolCallState.FAILED
+    assert failed.outcome is not None
+    assert failed.outcome.error is not None
+    assert failed.outcome.error.type == "ValueError"
+    assert failed.outcome.error.traceback is not None
+    assert waiting.state is ToolCallState.AWAITING_APPROVAL
+    assert waiting.approval_reason == 'Allow wipe to run with {"path": "/tmp/é😀"}?'
+    assert waiting.parsed_arguments == {"path": "/tmp/é😀"}
+    assert waiting.started_at == session.messages[1].tool_calls[1].started_at
+    session.stop()
+    await task
+
+
+async def test_a_restored_conversation_continues_and_answers_open_calls() -> None:
+    first = ChatSession(
+        ScriptedTransport([ScriptedReply(tool_calls=[ScriptedToolCall(name="wipe", arguments={"path": "x"})])]),
+        tools=[wipe],
+    )
+    task = asyncio.create_task(first.send("wipe x"))
+    await wait_for(lambda: bool(first.pending_approvals))
+    saved = dump_messages(first.messages)
+    first.stop()
+    await task
+
+    transport = ScriptedTransport(["Nothing was wiped."])
+    second = ChatSession(transport, tools=[wipe], messages=load_messages(saved))
+    reply = await second.send("so?")
+    assert reply.text == "Nothing was wiped."
+    for part in (p for m in transport.requests[0].messages for p in m.tool_calls):
+        assert part.state.terminal
+        assert part.outcome is not None
+
+
+def test_load_refuses_other_json() -> None:
+    with pytest.raises(ValueError, match="not an ai_widgets conversation"):
+        load_messages(json.dumps({"messages": []}))
+    with pytest.raises(ValueError, match="version"):
+        load_messages(json.dumps({"format": "ai_widgets.conversation", "version": 99, "messages": []}))
+    with pytest.raises(ValueError, match="unknown message part kind"):
+        Message.from_dict({"id": "m", "role": "user", "parts": [{"kind": "image"}]})
+
+
+def test_usage_adds_up() -> None:
+    total = Usage(1, 2, 0, 0, 1) + Usage(10, 20, 5, 3, 1)
+    assert total == Usage(11, 22, 5, 3, 2)
+    assert total.total_tokens == 33
+
+
+async def test_no_secret_enters_a_transcript(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-THIS-MUST-NOT-LEAK-1234567890"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+
+    class KeyedTransport(ScriptedTransport):
+        def __init__(self) -> None:
+            super().__init__(["hello"])
+            self.api_key = secret
+
+    session = ChatSession(KeyedTransport())
+    await session.send("hi")
+    assert secret not in dump_messages(session.messages)
+
+
+async def collect(transport: Transport, request: ChatRequest) -> list[Any]:
+    return [event async for event in transport.stream(request)]
+
+
+async def test_echo_transport_streams_the_last_user_message() -> None:
+    events = await collect(EchoTransport(prefix="You said: "), ChatRequest(messages=[Message.user("hello there")]))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You said: hello there"
+    assert isinstance(events[-1], MessageCompleted)
+    assert not any(isinstance(e, StatusUpdate) for e in events)
+
+
+async def test_scripted_transport_streams_in_slices_with_a_status_first() -> None:
+    transport = ScriptedTransport([ScriptedReply(text="x" * 100, usage=UsageUpdate(3, 4))], slice_size=(4, 8))
+    events = await collect(transport, ChatRequest(messages=[Message.user("q")]))
+    assert isinstance(events[1], StatusUpdate)
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(deltas) == "x" * 100
+    assert all(1 <= len(d) <= 8 for d in deltas)
+    assert len(deltas) >= 13
+    assert UsageUpdate(3, 4) in events
+
+
+async def test_scripted_transport_says_when_its_script_runs_out() -> None:
+    transport = ScriptedTransport(["only one"])
+    await collect(transport, ChatRequest(messages=[Message.user("q")]))
+    with pytest.raises(ScriptExhaustedError, match="no reply for request 2"):
+        await collect(transport, ChatRequest(messages=[Message.user("q")]))
+    session = ChatSession(ScriptedTransport(["one"]))
+    await session.send("a")
+    reply = await session.send("b")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert "ScriptExhaustedError" in reply.error
+
+
+async def test_scripted_transport_repeat_and_realistic_timing() -> None:
+    transport = ScriptedTransport(["a", "b"], repeat=True, delay=0.001, decide_delay=0.05)
+    session = ChatSession(transport)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    texts = [(await session.send(str(i))).text for i in range(3)]
+    assert texts == ["a", "b", "a"]
+    assert loop.time() - started >= 0.15
+
+
+def test_scripted_transport_checks_its_options() -> None:
+    with pytest.raises(ValueError, match="slice_size"):
+        ScriptedTransport(["x"], slice_size=(0, 3))
+    with pytest.raises(ValueError, match="delays"):
+        ScriptedTransport(["x"], delay=-1)
+
+
+def test_message_user_and_lookup() -> None:
+    message = Message(Role.ASSISTANT, [TextPart("hi "), ToolCallPart("c1", "t"), TextPart("there")])
+    assert message.text == "hi there"
+    assert message.tool_call("c1") is message.parts[1]
+    assert message.tool_call("nope") is None
+    assert Message.from_dict(message.to_dict()).to_dict() == message.to_dict()

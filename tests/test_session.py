@@ -1,0 +1,1007 @@
+"""The session loop, with the scripted transport and real tools (DESIGN.md "The loop", "Approval")."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from ai_widgets import (
+    ApprovalDecision,
+    ApprovalError,
+    ChatSession,
+    DefaultApprovalPolicy,
+    FinishReason,
+    Message,
+    MessageStatus,
+    RequestOptions,
+    SessionBusyError,
+    SessionOptions,
+    ToolCallPart,
+    ToolCallState,
+    ToolChoice,
+    ToolDefinition,
+    ToolInvocation,
+    ToolOutcome,
+    ToolRegistry,
+    ToolRisk,
+    tool,
+)
+from ai_widgets.changes import (
+    BusyChanged,
+    MessageUpdated,
+    PartAdded,
+    SessionChange,
+    TextAppended,
+    ToolCallArgumentsChanged,
+    ToolCallUpdated,
+)
+from ai_widgets.events import MessageCompleted, MessageStarted, StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
+from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from tests.helpers import wait_for
+
+# --- helpers ------------------------------------------------------------------------------------------------------
+
+
+def call(name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ScriptedToolCall:
+    return ScriptedToolCall(name=name, arguments=arguments if arguments is not None else {}, **kwargs)
+
+
+def calls_reply(*calls: ScriptedToolCall, text: str = "") -> ScriptedReply:
+    return ScriptedReply(text=text, tool_calls=calls)
+
+
+def all_calls(messages: list[Message]) -> list[ToolCallPart]:
+    return [part for message in messages for part in message.tool_calls]
+
+
+def assert_every_call_answered(messages: list[Message]) -> None:
+    for part in all_calls(messages):
+        assert part.state.terminal, part
+        assert part.outcome is not None, part
+
+
+class Recorder:
+    """Records every change with a snapshot of what it showed then (the objects themselves are live)."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self.changes: list[SessionChange] = []
+        self.snapshots: list[tuple[str, Any]] = []
+        session.subscribe(self.observe)
+
+    def observe(self, change: SessionChange) -> None:
+        self.changes.append(change)
+        match change:
+            case MessageUpdated(message=message):
+                self.snapshots.append(("status", message.status_text))
+            case PartAdded(part=ToolCallPart()):
+                self.snapshots.append(("card", None))
+            case ToolCallArgumentsChanged(part=part, patches=patches):
+                self.snapshots.append(("args" if patches else "args-noop", dict(part.parsed_arguments)))
+            case ToolCallUpdated(part=part):
+                progress = None if part.progress is None else (part.progress.fraction, part.progress.message)
+                self.snapshots.append((part.state.value, progress))
+            case TextAppended() | PartAdded():
+                self.snapshots.append(("text", None))
+            case _:
+                pass
+
+    def progress(self) -> list[Any]:
+        return [detail for kind, detail in self.snapshots if kind == "running" and detail is not None]
+
+
+weather_runs: list[str] = []
+
+
+@tool(icon="🌦", title="Weather")
+def get_weather(city: str) -> dict[str, Any]:
+    """Gets the weather for a city."""
+    weather_runs.append(city)
+    return {"city": city, "sky": "sunny", "temperature": 21}
+
+
+def weather_answer(request: ChatRequest) -> str:
+    (result,) = request.tool_results()
+    assert result.outcome is not None
+    value = result.outcome.value
+    return f"It is {value['sky']} and {value['temperature']} °C in {value['city']}."
+
+
+# --- 1. weather ---------------------------------------------------------------------------------------------------
+
+
+async def test_weather_turn_is_one_busy_message_over_two_requests() -> None:
+    weather_runs.clear()
+    transport = ScriptedTransport(
+        [
+            ScriptedReply(status="Looking up the weather…", tool_calls=[call("get_weather", {"city": "Lisbon"})]),
+            weather_answer,
+        ]
+    )
+    session = ChatSession(transport, tools=[get_weather])
+    recorder = Recorder(session)
+    reply = await session.send("What's the weather in Lisbon?")
+
+    assert weather_runs == ["Lisbon"]
+    assert len(transport.requests) == 2
+    assert reply.text == "It is sunny and 21 °C in Lisbon."
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.finish_reason is FinishReason.STOP
+    assert [m.role.value for m in session.messages] == ["user", "assistant"]
+    # usage is summed over both requests (scripted: 100 input tokens per request)
+    assert reply.usage.requests == 2
+    assert reply.usage.input_tokens == 200
+    assert reply.usage.output_tokens > 0
+    # the second request carried the in-progress reply with the result recorded on its call
+    second = transport.requests[1]
+    assert second.messages[-1] is reply
+    (weather_call,) = second.tool_results()
+    assert weather_call.outcome is not None
+    assert weather_call.outcome.value["sky"] == "sunny"
+
+    # busy from the first request to the last: one BusyChanged(True), one BusyChanged(False) at the very end
+    busy = [(i, c.busy) for i, c in enumerate(recorder.changes) if isinstance(c, BusyChanged)]
+    assert [b for _, b in busy] == [True, False]
+    # observed order: status line, card filling in key by key, running, done, then the answer
+    kinds = [
+        kind
+        for kind, detail in recorder.snapshots
+        if kind not in ("status", "args-noop") or detail == "Looking up the weather…"
+    ]
+    compact = [k for i, k in enumerate(kinds) if i == 0 or k != kinds[i - 1]]
+    assert compact[:3] == ["status", "card", "args"]
+    assert compact.index("args") < compact.index("pending") < compact.index("running")
+    assert compact.index("running") < compact.index("completed") < compact.index("text")
+    # the card filled in as the JSON streamed: the city grew over several deltas
+    views = [detail for kind, detail in recorder.snapshots if kind == "args"]
+    assert views[-1] == {"city": "Lisbon"}
+    assert len(views) >= 2
+    assert all(view.get("city", "") in "Lisbon" for view in views)
+    assert reply.tool_calls[0].parsed_arguments == {"city": "Lisbon"}
+    assert reply.tool_calls[0].run_started_at is not None
+    assert reply.tool_calls[0].finished_at is not None
+
+
+# --- 2. concurrency -----------------------------------------------------------------------------------------------
+
+
+@tool
+async def slow_async(i: int) -> int:
+    """Sleeps 300 ms."""
+    await asyncio.sleep(0.3)
+    return i
+
+
+@tool(sequential=True)
+async def slow_alone(i: int) -> int:
+    """Sleeps 300 ms, alone."""
+    await asyncio.sleep(0.3)
+    return i
+
+
+@tool
+def slow_sync(i: int) -> int:
+    """Sleeps 300 ms in a thread."""
+    time.sleep(0.3)
+    return i
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "expect_concurrent"), [("slow_async", True), ("slow_sync", True), ("slow_alone", False)]
+)
+async def test_two_calls_run_concurrently_unless_the_tool_runs_alone(tool_name: str, expect_concurrent: bool) -> None:
+    transport = ScriptedTransport([calls_reply(call(tool_name, {"i": 1}), call(tool_name, {"i": 2})), "done"])
+    session = ChatSession(transport, tools=[slow_async, slow_alone, slow_sync])
+    started = time.perf_counter()
+    reply = await session.send("go")
+    elapsed = time.perf_counter() - started
+    if expect_concurrent:
+        assert 0.3 <= elapsed < 0.55, elapsed
+    else:
+        assert elapsed >= 0.6, elapsed
+    # both results went back in one follow-up request
+    assert len(transport.requests) == 2
+    assert [p.outcome.value for p in transport.requests[1].tool_results() if p.outcome] == [1, 2]
+    assert reply.text == "done"
+
+
+async def test_concurrency_can_be_switched_off() -> None:
+    transport = ScriptedTransport([calls_reply(call("slow_async", {"i": 1}), call("slow_async", {"i": 2})), "done"])
+    session = ChatSession(transport, tools=[slow_async], options=SessionOptions(concurrent_tools=False))
+    started = time.perf_counter()
+    await session.send("go")
+    assert time.perf_counter() - started >= 0.6
+
+
+# --- 3. the tool-round limit --------------------------------------------------------------------------------------
+
+
+async def test_max_iterations_ends_the_turn_with_every_call_answered() -> None:
+    runs: list[int] = []
+
+    @tool
+    def again(n: int) -> int:
+        """Runs again."""
+        runs.append(n)
+        return n
+
+    counter = iter(range(100))
+    transport = ScriptedTransport(lambda request: calls_reply(call("again", {"n": next(counter)})))
+    session = ChatSession(transport, tools=[again], options=SessionOptions(max_iterations=3))
+    reply = await session.send("loop forever")
+    assert runs == [0, 1, 2]
+    assert len(transport.requests) == 4
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.error is not None
+    assert "max_iterations" in reply.error
+    last = reply.tool_calls[-1]
+    assert last.state is ToolCallState.CANCELLED
+    assert last.outcome is not None
+    assert "limit" in last.outcome.model_content()
+    assert_every_call_answered(session.messages)
+    # Continue: the model goes on from where it was, and answers this time
+    transport._script = lambda request: "All done."
+    resumed = await session.resume()
+    assert resumed.text == "All done."
+    assert resumed.status is MessageStatus.COMPLETED
+
+
+# --- 4. failing and hanging tools ---------------------------------------------------------------------------------
+
+
+@tool
+def explode(x: int) -> int:
+    """Always fails."""
+    raise RuntimeError(f"secret token sk-{x} leaked")
+
+
+async def test_raising_tool_short_message_for_model_details_for_person() -> None:
+    transport = ScriptedTransport([calls_reply(call("explode", {"x": 7})), lambda r: "Sorry, that failed."])
+    session = ChatSession(transport, tools=[explode])
+    reply = await session.send("explode")
+    part = reply.tool_calls[0]
+    assert part.state is ToolCallState.FAILED
+    assert part.outcome is not None
+    told = transport.requests[1].tool_results()[0].outcome
+    assert told is not None
+    assert "sk-7" not in told.model_content()
+    assert part.outcome.error is not None
+    assert "sk-7" in part.outcome.error.message
+    assert part.outcome.error.traceback is not None
+    assert "explode" in part.outcome.error.traceback
+    assert reply.status is MessageStatus.COMPLETED
+
+
+async def test_detailed_errors_when_switched_on() -> None:
+    transport = ScriptedTransport([calls_reply(call("explode", {"x": 7})), "ok"])
+    session = ChatSession(transport, tools=[explode], options=SessionOptions(include_detailed_errors=True))
+    await session.send("explode")
+    outcome = transport.requests[1].tool_results()[0].outcome
+    assert outcome is not None
+    assert "RuntimeError: secret token sk-7 leaked" in outcome.model_content()
+
+
+async def test_consecutive_failures_end_the_turn_showing_the_error() -> None:
+    transport = ScriptedTransport(lambda request: calls_reply(call("explode", {"x": 1})))
+    session = ChatSession(transport, tools=[explode], options=SessionOptions(max_consecutive_errors=2))
+    reply = await session.send("explode repeatedly")
+    assert reply.status is MessageStatus.ERROR
+    assert len(reply.tool_calls) == 2
+    assert reply.error is not None
+    assert "2 rounds in a row" in reply.error
+    assert "RuntimeError: secret token sk-1 leaked" in reply.error  # the person sees it
+    assert_every_call_answered(session.messages)
+
+
+async def test_a_success_resets_the_failure_count() -> None:
+    script = [
+        calls_reply(call("explode", {"x": 1})),
+        calls_reply(call("get_weather", {"city": "Oslo"})),
+        calls_reply(call("explode", {"x": 1})),
+        "recovered",
+    ]
+    session = ChatSession(
+        ScriptedTransport(script), tools=[explode, get_weather], options=SessionOptions(max_consecutive_errors=2)
+    )
+    reply = await session.send("mixed")
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.text == "recovered"
+
+
+async def test_hanging_tool_times_out_cleanly() -> None:
+    @tool
+    async def hang() -> str:
+        """Never returns."""
+        await asyncio.sleep(3600)
+        return "never"
+
+    @tool
+    def hang_sync() -> str:
+        """Blocks for a while in a thread."""
+        time.sleep(1.0)
+        return "late"
+
+    transport = ScriptedTransport([calls_reply(call("hang"), call("hang_sync")), "gave up"])
+    session = ChatSession(transport, tools=[hang, hang_sync], options=SessionOptions(tool_timeout=0.2))
+    started = time.perf_counter()
+    reply = await session.send("hang")
+    assert time.perf_counter() - started < 0.9
+    for part in reply.tool_calls:
+        assert part.state is ToolCallState.FAILED
+        assert part.outcome is not None
+        assert "did not finish within 0.2 seconds" in part.outcome.model_content()
+        assert part.outcome.retryable
+    assert reply.text == "gave up"
+
+
+# --- 5. unknown tools ---------------------------------------------------------------------------------------------
+
+
+async def test_unknown_tool_is_a_failure_the_model_sees() -> None:
+    transport = ScriptedTransport([calls_reply(call("get_wether", {"city": "Paris"})), "let me fix that"])
+    session = ChatSession(transport, tools=[get_weather])
+    reply = await session.send("weather")
+    part = reply.tool_calls[0]
+    assert part.state is ToolCallState.FAILED
+    assert part.outcome is not None
+    assert "no tool named 'get_wether'" in part.outcome.model_content()
+    assert "get_weather" in part.outcome.model_content()
+    assert reply.status is MessageStatus.COMPLETED
+
+
+async def test_unknown_tool_ends_the_turn_where_configured() -> None:
+    weather_runs.clear()
+    transport = ScriptedTransport([calls_reply(call("nope"), call("get_weather", {"city": "Rome"})), "unreachable"])
+    session = ChatSession(transport, tools=[get_weather], options=SessionOptions(terminate_on_unknown_calls=True))
+    reply = await session.send("weather")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert "'nope'" in reply.error
+    assert weather_runs == []
+    assert len(transport.requests) == 1
+    assert_every_call_answered(session.messages)
+
+
+async def test_tool_name_in_another_case_resolves() -> None:
+    weather_runs.clear()
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("GET_Weather", {"city": "Bern"})), "ok"]), tools=[get_weather]
+    )
+    reply = await session.send("weather")
+    assert weather_runs == ["Bern"]
+    assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+
+
+# --- 6. bad arguments ---------------------------------------------------------------------------------------------
+
+forecast_runs: list[int] = []
+
+
+@tool
+def forecast(city: str, days: int) -> str:
+    """Forecast."""
+    forecast_runs.append(days)
+    return f"{days} days"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "ran", "fragment"),
+    [
+        ({"city": "Lisbon", "days": "three"}, [], "days: Input should be a valid integer"),
+        ({"city": "Lisbon", "days": "2"}, [2], None),
+        ({"city": "Lisbon"}, [], "days: Field required"),
+        ({"city": "Lisbon", "days": 2, "extra": True}, [2], None),
+        ('{"city": "Lisbon", "days": ', [], "not valid JSON"),
+    ],
+)
+async def test_arguments_are_validated_before_anything_runs(
+    arguments: dict[str, Any] | str, ran: list[int], fragment: str | None
+) -> None:
+    forecast_runs.clear()
+    transport = ScriptedTransport([calls_reply(call("forecast", arguments)), "ok"])
+    session = ChatSession(transport, tools=[forecast])
+    reply = await session.send("forecast")
+    assert forecast_runs == ran
+    part = reply.tool_calls[0]
+    assert part.outcome is not None
+    if fragment is None:
+        assert part.state is ToolCallState.COMPLETED
+    else:
+        assert part.state is ToolCallState.FAILED
+        assert fragment in part.outcome.model_content()
+        assert part.outcome.retryable
+
+
+# --- 7. approval --------------------------------------------------------------------------------------------------
+
+deleted: list[str] = []
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE, title="Delete file")
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+@tool(risk=ToolRisk.READ_ONLY)
+def read_file(path: str) -> str:
+    """Reads a file."""
+    return "contents"
+
+
+def declined_or_done(request: ChatRequest) -> str:
+    part = request.tool_results()[-1]
+    if part.state is ToolCallState.REJECTED:
+        assert part.outcome is not None
+        return f"I did not delete it. ({part.outcome.model_content()})"
+    return "Deleted."
+
+
+async def start(session: ChatSession, text: str) -> asyncio.Task[Message]:
+    task = asyncio.create_task(session.send(text))
+    await wait_for(lambda: bool(session.pending_approvals) or task.done())
+    return task
+
+
+async def test_destructive_call_waits_and_the_turn_is_paused() -> None:
+    deleted.clear()
+    transport = ScriptedTransport([calls_reply(call("delete_file", {"path": "/tmp/a"})), declined_or_done])
+    session = ChatSession(transport, tools=[delete_file])
+    task = await start(session, "delete /tmp/a")
+    (waiting,) = session.pending_approvals
+    assert waiting.state is ToolCallState.AWAITING_APPROVAL
+    assert waiting.approval_reason == 'Allow Delete file to run with {"path": "/tmp/a"}?'
+    await asyncio.sleep(0.1)
+    assert deleted == []
+    assert len(transport.requests) == 1  # the model has not been asked again
+    assert session.busy
+    session.approve(waiting.tool_call_id, ApprovalDecision.APPROVED)
+    reply = await task
+    assert deleted == ["/tmp/a"]
+    assert reply.text == "Deleted."
+    assert waiting.decision == "approved"
+    assert waiting.state is ToolCallState.COMPLETED
+
+
+async def test_approved_always_is_remembered_for_this_session_only() -> None:
+    deleted.clear()
+    script = [
+        calls_reply(call("delete_file", {"path": "a"})),
+        "Deleted.",
+        calls_reply(call("delete_file", {"path": "b"})),
+        "Deleted.",
+    ]
+    session = ChatSession(ScriptedTransport(script), tools=[delete_file])
+    task = await start(session, "delete a")
+    session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
+    await task
+    reply = await session.send("delete b")  # runs without a prompt
+    assert deleted == ["a", "b"]
+    assert reply.tool_calls[0].decision is None
+    assert isinstance(session.approval_policy, DefaultApprovalPolicy)
+    assert session.approval_policy.allowed_always == frozenset({"delete_file"})
+
+    other = ChatSession(
+        ScriptedTransport([calls_reply(call("delete_file", {"path": "c"})), "Deleted."]), tools=[delete_file]
+    )
+    task = await start(other, "delete c")
+    assert other.pending_approvals, "a second session must ask again"
+    other.stop()
+    await task
+    assert deleted == ["a", "b"]
+
+
+async def test_revoking_allow_always_asks_again() -> None:
+    policy = DefaultApprovalPolicy()
+    script = [
+        calls_reply(call("delete_file", {"path": "a"})),
+        "ok",
+        calls_reply(call("delete_file", {"path": "b"})),
+        "ok",
+    ]
+    session = ChatSession(ScriptedTransport(script), tools=[delete_file], approval_policy=policy)
+    task = await start(session, "a")
+    session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
+    await task
+    assert policy.revoke("DELETE_FILE")
+    task = await start(session, "b")
+    assert session.pending_approvals
+    session.approve(session.pending_approvals[0].tool_call_id, "rejected")
+    await task
+
+
+async def test_rejected_with_reason_tells_the_model() -> None:
+    deleted.clear()
+    transport = ScriptedTransport([calls_reply(call("delete_file", {"path": "/etc"})), declined_or_done])
+    session = ChatSession(transport, tools=[delete_file])
+    task = await start(session, "delete /etc")
+    part = session.pending_approvals[0]
+    session.approve(part.tool_call_id, ApprovalDecision.REJECTED, reason="that is the system folder")
+    reply = await task
+    assert deleted == []
+    assert part.state is ToolCallState.REJECTED
+    assert part.decision == "rejected"
+    assert part.decision_reason == "that is the system folder"
+    assert "declined" in reply.text
+    assert "that is the system folder" in reply.text
+    assert part.outcome is not None
+    assert not part.outcome.retryable
+
+
+async def test_transport_requested_approval_waits_even_for_read_only_and_after_always() -> None:
+    script = [
+        calls_reply(call("delete_file", {"path": "a"})),
+        "ok",
+        calls_reply(call("read_file", {"path": "x"}, approval_reason="This file holds credentials. Read it?")),
+        "ok",
+        calls_reply(call("delete_file", {"path": "b"}, approval_reason="Really?")),
+        "ok",
+    ]
+    deleted.clear()
+    session = ChatSession(ScriptedTransport(script), tools=[delete_file, read_file])
+    task = await start(session, "a")
+    session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
+    await task
+
+    task = await start(session, "read")
+    (part,) = session.pending_approvals
+    assert part.tool_name == "read_file"
+    assert part.approval_reason == "This file holds credentials. Read it?"
+    assert part.approval_requested_by_transport
+    session.approve(part.tool_call_id, "approved")
+    await task
+
+    task = await start(session, "b")
+    (part,) = session.pending_approvals
+    assert part.tool_name == "delete_file"  # allowed always, but the transport asked
+    session.approve(part.tool_call_id, "approved")
+    await task
+    assert deleted == ["a", "b"]
+
+
+async def test_stop_while_waiting_cancels_and_nothing_runs() -> None:
+    deleted.clear()
+    transport = ScriptedTransport([calls_reply(call("delete_file", {"path": "x"})), "ok", "next turn works"])
+    session = ChatSession(transport, tools=[delete_file])
+    task = await start(session, "delete x")
+    part = session.pending_approvals[0]
+    assert session.stop()
+    reply = await task
+    assert reply.status is MessageStatus.CANCELLED
+    assert part.state is ToolCallState.CANCELLED
+    assert deleted == []
+    with pytest.raises(ApprovalError, match="not waiting"):
+        session.approve(part.tool_call_id, "approved")
+    assert deleted == []
+    assert_every_call_answered(session.messages)
+    assert not session.busy
+    transport._script = ["next turn works"]
+    transport._position = 0
+    assert (await session.send("again")).text == "next turn works"
+
+
+async def test_bad_approvals_are_refused_and_nothing_runs_twice() -> None:
+    deleted.clear()
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("delete_file", {"path": "x"})), "ok"]), tools=[delete_file]
+    )
+    with pytest.raises(ApprovalError, match="no tool call 'ghost'"):
+        session.approve("ghost", "approved")
+    task = await start(session, "delete")
+    part = session.pending_approvals[0]
+    with pytest.raises(ApprovalError, match="unknown decision 'yes'"):
+        session.approve(part.tool_call_id, "yes")
+    session.approve(part.tool_call_id, "approved")
+    with pytest.raises(ApprovalError, match="already decided"):
+        session.approve(part.tool_call_id, "approved")
+    await task
+    with pytest.raises(ApprovalError, match="already decided: approved"):
+        session.approve(part.tool_call_id, "rejected")
+    assert deleted == ["x"]
+
+
+async def test_approval_from_another_thread() -> None:
+    deleted.clear()
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("delete_file", {"path": "t"})), "ok"]), tools=[delete_file]
+    )
+    task = await start(session, "delete")
+    part_id = session.pending_approvals[0].tool_call_id
+    thread = threading.Thread(target=session.approve, args=(part_id, "approved"))
+    thread.start()
+    thread.join()
+    reply = await asyncio.wait_for(task, 2)
+    assert reply.status is MessageStatus.COMPLETED
+    assert deleted == ["t"]
+
+
+async def test_custom_policy_decides_on_the_arguments() -> None:
+    paid: list[int] = []
+
+    @tool
+    def pay(amount: int) -> str:
+        """Pays."""
+        paid.append(amount)
+        return "paid"
+
+    class AmountPolicy(DefaultApprovalPolicy):
+        async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool | str:
+            amount = invocation.get_arguments(dict)["amount"]
+            if definition.name == "pay" and amount > 1000:
+                return f"Pay {amount}? That is over 1000."
+            return await super().requires_approval(definition, invocation)
+
+    script = [calls_reply(call("pay", {"amount": 10})), "ok", calls_reply(call("pay", {"amount": 5000})), "ok"]
+    session = ChatSession(ScriptedTransport(script), tools=[pay], approval_policy=AmountPolicy())
+    await session.send("pay 10")
+    assert paid == [10]
+    task = await start(session, "pay 5000")
+    (part,) = session.pending_approvals
+    assert part.approval_reason == "Pay 5000? That is over 1000."
+    session.approve(part.tool_call_id, "rejected")
+    await task
+    assert paid == [10]
+
+
+# --- 8. progress, provider-run tools, execute_tools=False ---------------------------------------------------------
+
+
+async def test_local_tool_progress_is_observed() -> None:
+    @tool
+    async def crunch(call: ToolInvocation) -> str:
+        """Crunches."""
+        for fraction, message in [(0.25, "reading"), (0.5, "thinking"), (1.0, "writing")]:
+            call.progress.report(fraction, message)
+            await asyncio.sleep(0)
+        return "crunched"
+
+    session = ChatSession(ScriptedTransport([calls_reply(call("crunch")), "ok"]), tools=[crunch])
+    recorder = Recorder(session)
+    await session.send("crunch")
+    assert recorder.progress() == [(0.25, "reading"), (0.5, "thinking"), (1.0, "writing")]
+
+
+async def test_provider_run_tool_is_never_run_locally() -> None:
+    searched: list[str] = []
+
+    @tool
+    def web_search(query: str) -> str:
+        """Searches."""
+        searched.append(query)
+        return "local"
+
+    provider_call = call(
+        "web_search",
+        {"query": "jupyter"},
+        provider_result=ToolOutcome.success({"hits": 3}, citations=["https://jupyter.org"]),
+        progress=[(None, "searching"), (0.5, "reading results")],
+    )
+    transport = ScriptedTransport(
+        [ScriptedReply(text="Searching. ", tool_calls=[provider_call], finish_reason=FinishReason.STOP)]
+    )
+    session = ChatSession(transport, tools=[web_search])
+    recorder = Recorder(session)
+    reply = await session.send("search")
+    assert searched == []
+    part = reply.tool_calls[0]
+    assert part.provider_executed
+    assert part.state is ToolCallState.COMPLETED
+    assert part.outcome is not None
+    assert part.outcome.value == {"hits": 3}
+    assert recorder.progress() == [(None, "searching"), (0.5, "reading results")]
+    assert len(transport.requests) == 1
+
+
+async def test_local_and_provider_tools_mix_in_one_reply() -> None:
+    weather_runs.clear()
+    provider_call = call("web_search", {"q": "x"}, provider_result="provider data")
+    transport = ScriptedTransport([calls_reply(provider_call, call("get_weather", {"city": "Nice"})), "both"])
+    session = ChatSession(transport, tools=[get_weather])
+    reply = await session.send("mix")
+    assert weather_runs == ["Nice"]
+    assert [p.state for p in reply.tool_calls] == [ToolCallState.COMPLETED, ToolCallState.COMPLETED]
+    assert reply.text == "both"
+
+
+async def test_execute_tools_false_runs_nothing_locally() -> None:
+    weather_runs.clear()
+    transport = ScriptedTransport([calls_reply(call("get_weather", {"city": "Oslo"})), "next"])
+    session = ChatSession(transport, tools=[get_weather], options=SessionOptions(execute_tools=False))
+    reply = await session.send("weather")
+    assert weather_runs == []
+    assert reply.tool_calls[0].state is ToolCallState.PENDING
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.finish_reason is FinishReason.TOOL_CALLS
+    # the next request never carries a call without a result
+    await session.send("go on")
+    assert_every_call_answered(transport.requests[1].messages)
+
+
+# --- 9. failures of the stream ------------------------------------------------------------------------------------
+
+
+async def test_transport_raising_mid_reply_ends_in_error_and_the_next_turn_works() -> None:
+    script = [
+        ScriptedReply(
+            text="Let me check",
+            tool_calls=[call("get_weather", {"city": "Oslo"})],
+            error=ConnectionError("reset by peer"),
+            error_after=6,
+        ),
+        "fine now",
+    ]
+    transport = ScriptedTransport(script)
+    session = ChatSession(transport, tools=[get_weather])
+    reply = await session.send("weather")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert "ConnectionError: reset by peer" in reply.error
+    assert reply.text.startswith("Let")
+    assert_every_call_answered(session.messages)
+    assert not session.busy
+    assert (await session.send("again")).text == "fine now"
+    assert_every_call_answered(transport.requests[-1].messages)
+
+
+async def test_stream_ending_without_completion_is_an_error() -> None:
+    transport = ScriptedTransport(
+        [calls_reply(call("get_weather", {"city": "Oslo"})).__class__(text="partial", truncate=True), "ok"]
+    )
+    session = ChatSession(transport, tools=[get_weather])
+    reply = await session.send("x")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error == "The model's response broke off before it was complete."
+    assert (await session.send("y")).status is MessageStatus.COMPLETED
+
+
+async def test_broken_transport_events_are_clear_errors() -> None:
+    class Broken:
+        async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+            yield MessageStarted()
+            yield ToolCallDelta("never_started", "{}")
+
+    session = ChatSession(Broken())
+    reply = await session.send("x")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert "never started" in reply.error
+
+
+async def test_model_reported_error_finish() -> None:
+    session = ChatSession(ScriptedTransport([ScriptedReply(text="hm", finish_reason=FinishReason.ERROR)]))
+    reply = await session.send("x")
+    assert reply.status is MessageStatus.ERROR
+
+
+def test_transport_must_have_stream() -> None:
+    with pytest.raises(TypeError, match="stream"):
+        ChatSession(object())  # type: ignore[arg-type]
+
+
+# --- 10. stop -----------------------------------------------------------------------------------------------------
+
+
+class SlowText:
+    """Streams text forever until cancelled; records whether its stream was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        try:
+            yield MessageStarted()
+            while True:
+                yield TextDelta("word ")
+                await asyncio.sleep(0.01)
+        finally:
+            self.closed = True
+
+
+async def test_stop_mid_stream() -> None:
+    transport = SlowText()
+    session = ChatSession(transport)
+    task = asyncio.create_task(session.send("talk"))
+    await wait_for(lambda: bool(session.messages) and "word word" in session.messages[-1].text)
+    assert session.stop()
+    reply = await task
+    assert reply.status is MessageStatus.CANCELLED
+    assert transport.closed
+    assert reply.text.startswith("word word")
+    assert not session.busy
+    assert not session.stop()  # stop when idle is harmless
+
+
+async def test_stop_mid_tool_cancels_async_and_discards_late_sync_results() -> None:
+    finished: list[str] = []
+
+    @tool
+    async def long_async() -> str:
+        """Long."""
+        await asyncio.sleep(5)
+        finished.append("async")
+        return "late"
+
+    @tool
+    def long_sync() -> str:
+        """Long, in a thread."""
+        time.sleep(0.3)
+        finished.append("sync")
+        return "late"
+
+    transport = ScriptedTransport([calls_reply(call("long_async"), call("long_sync")), "after stop"])
+    session = ChatSession(transport, tools=[long_async, long_sync])
+    task = asyncio.create_task(session.send("run"))
+    await wait_for(
+        lambda: (
+            len(session.messages) == 2
+            and all(p.state is ToolCallState.RUNNING for p in session.messages[-1].tool_calls)
+            and len(session.messages[-1].tool_calls) == 2
+        )
+    )
+    session.stop()
+    reply = await task
+    assert reply.status is MessageStatus.CANCELLED
+    assert [p.state for p in reply.tool_calls] == [ToolCallState.CANCELLED, ToolCallState.CANCELLED]
+    await asyncio.sleep(0.4)  # the sync tool's thread finishes; its result is discarded
+    assert finished == ["sync"]
+    assert [p.state for p in reply.tool_calls] == [ToolCallState.CANCELLED, ToolCallState.CANCELLED]
+    assert len(transport.requests) == 1
+    assert (await session.send("again")).text == "after stop"
+    assert_every_call_answered(transport.requests[-1].messages)
+
+
+async def test_cancelling_the_caller_stops_the_turn() -> None:
+    session = ChatSession(SlowText())
+    task = asyncio.create_task(session.send("talk"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not session.busy
+    assert session.messages[-1].status is MessageStatus.CANCELLED
+
+
+async def test_one_turn_at_a_time() -> None:
+    session = ChatSession(SlowText())
+    task = asyncio.create_task(session.send("talk"))
+    await asyncio.sleep(0.02)
+    with pytest.raises(SessionBusyError):
+        await session.send("interleave")
+    with pytest.raises(SessionBusyError):
+        session.clear()
+    session.stop()
+    await task
+    assert [m.role.value for m in session.messages] == ["user", "assistant"]
+
+
+async def test_empty_message_is_refused() -> None:
+    session = ChatSession(ScriptedTransport(["x"]))
+    with pytest.raises(ValueError, match="non-empty"):
+        await session.send("   ")
+    assert session.messages == []
+
+
+# --- 11. registry changes between requests ------------------------------------------------------------------------
+
+
+async def test_registry_changes_are_seen_on_the_next_request() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def version() -> str:
+        """Version."""
+        return "v1"
+
+    def answer(request: ChatRequest) -> ScriptedReply | str:
+        return (
+            calls_reply(call("version")) if not request.tool_results() else str(request.tool_results()[0].outcome.value)
+        )  # type: ignore[union-attr]
+
+    transport = ScriptedTransport(answer)
+    session = ChatSession(transport, tools=registry)
+    assert (await session.send("which?")).text == "v1"
+
+    @registry.tool(name="version")
+    def version_two() -> str:
+        """Version, rewritten."""
+        return "v2"
+
+    assert (await session.send("which now?")).text == "v2"
+    assert [d.description for d in transport.requests[-1].tools] == ["Version, rewritten."]
+    registry.unregister("version")
+    reply = await session.send("and now?")
+    assert reply.tool_calls[0].state is ToolCallState.FAILED
+    assert transport.requests[-1].tools == []
+
+
+async def test_tool_choice_none_sends_no_tools_and_forced_choice_applies_once() -> None:
+    transport = ScriptedTransport(["plain"])
+    session = ChatSession(transport, tools=[get_weather], request_options=RequestOptions(tool_choice=ToolChoice.NONE))
+    await session.send("x")
+    assert transport.requests[0].tools == []
+
+    transport = ScriptedTransport([calls_reply(call("get_weather", {"city": "Oslo"})), "answer"])
+    session = ChatSession(
+        transport, tools=[get_weather], request_options=RequestOptions(tool_choice=ToolChoice.specific("get_weather"))
+    )
+    await session.send("x")
+    assert transport.requests[0].options.tool_choice == ToolChoice.specific("get_weather")
+    assert transport.requests[1].options.tool_choice == ToolChoice.AUTO
+    session.request_options = RequestOptions(tool_choice=ToolChoice.specific("missing"))
+    with pytest.raises(ValueError, match="'missing', which is not registered"):
+        await session.send("y")
+
+
+# --- 12. what a tool sees and returns -----------------------------------------------------------------------------
+
+
+async def test_tool_reads_its_invocation_and_returns_rich_outcomes() -> None:
+    seen: dict[str, Any] = {}
+
+    class Report(BaseModel):
+        title: str
+        pages: int
+
+    @tool
+    def research(topic: str, invocation: ToolInvocation) -> ToolOutcome:
+        """Researches."""
+        seen.update(
+            call_id=invocation.tool_call_id,
+            conversation=invocation.conversation_id,
+            message=invocation.message_id,
+            context=invocation.context,
+        )
+        return ToolOutcome.success(
+            text=f"Found **2** sources on {topic}", citations=["https://a.example", "https://b.example"]
+        )
+
+    @tool
+    def report() -> Report:
+        """Reports."""
+        return Report(title="T", pages=3)
+
+    transport = ScriptedTransport([calls_reply(call("research", {"topic": "owls"}, id="call_r"), call("report")), "ok"])
+    session = ChatSession(transport, tools=[research, report], context={"user": "ada"}, conversation_id="conv_1")
+    reply = await session.send("research owls")
+    assert seen == {"call_id": "call_r", "conversation": "conv_1", "message": reply.id, "context": {"user": "ada"}}
+    research_part, report_part = reply.tool_calls
+    assert research_part.outcome is not None
+    assert research_part.outcome.model_content() == "Found **2** sources on owls"
+    assert [c.url for c in research_part.outcome.citations] == ["https://a.example", "https://b.example"]
+    assert report_part.outcome is not None
+    assert report_part.outcome.model_content() == '{"title":"T","pages":3}'
+
+
+async def test_a_failing_observer_does_not_break_the_turn(caplog: pytest.LogCaptureFixture) -> None:
+    session = ChatSession(ScriptedTransport(["hello"]))
+
+    def broken(change: SessionChange) -> None:
+        raise RuntimeError("observer bug")
+
+    session.subscribe(broken)
+    reply = await session.send("hi")
+    assert reply.text == "hello"
+    assert "observer failed" in caplog.text
+
+
+async def test_non_streaming_call_with_complete_arguments() -> None:
+    class Whole:
+        async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+            yield MessageStarted()
+            if request.tool_results():
+                yield TextDelta("done")
+                yield MessageCompleted(FinishReason.STOP)
+                return
+            yield ToolCallStarted("c1", "get_weather", '{"city": "Kyiv"}')
+            yield MessageCompleted(FinishReason.TOOL_CALLS)
+
+    weather_runs.clear()
+    reply = await ChatSession(Whole(), tools=[get_weather]).send("x")
+    assert weather_runs == ["Kyiv"]
+    assert reply.text == "done"
