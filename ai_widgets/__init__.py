@@ -34,6 +34,7 @@ __all__ = [
     "ApprovalPolicy",
     "Attachment",
     "ChatSession",
+    "ChatWidget",
     "Citation",
     "DefaultApprovalPolicy",
     "FinishReason",
@@ -57,7 +58,21 @@ __all__ = [
     "ToolRegistry",
     "ToolRisk",
     "Usage",
+    "arun_tool",
+    "run_tool",
     "tool",
 ]
 
 __version__ = "0.1.0"
+
+_WIDGET_NAMES = frozenset({"ChatWidget", "run_tool", "arun_tool"})
+
+
+def __getattr__(name: str) -> object:
+    # The widget layer imports anywidget and ipywidgets; load it only when it is asked for, so the core works in
+    # a script or a test without them.
+    if name in _WIDGET_NAMES:
+        from ai_widgets import widget
+
+        return getattr(widget, name)
+    raise AttributeError(f"module 'ai_widgets' has no attribute {name!r}")

@@ -30,6 +30,7 @@ __all__ = [
     "ToolCallProgress",
     "ToolCallState",
     "Usage",
+    "conversation_markdown",
     "dump_messages",
     "load_messages",
 ]
@@ -482,6 +483,32 @@ def load_messages(text: str | bytes) -> list[Message]:
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"unsupported conversation format version {data.get('version')!r}")
     return [Message.from_dict(m) for m in data["messages"]]
+
+
+def conversation_markdown(messages: Iterable[Message]) -> str:
+    """The conversation as markdown, for front ends without widgets and for transcripts."""
+    blocks: list[str] = []
+    for message in messages:
+        who = "**You**" if message.role is Role.USER else "**Assistant**"
+        lines = [who]
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                lines.append(part.text)
+            elif isinstance(part, ReasoningPart):
+                lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
+            else:
+                arguments = json.dumps(part.parsed_arguments, ensure_ascii=False)
+                if len(arguments) > 300:
+                    arguments = arguments[:299] + "…"
+                line = f"> 🔧 `{part.tool_name}` {arguments} — *{part.state.value.replace('_', ' ')}*"
+                if part.outcome is not None:
+                    result = part.outcome.text or part.outcome.model_content()
+                    line += ": " + " ".join(result.split())[:300]
+                lines.append(line)
+        if message.status not in (MessageStatus.COMPLETED, MessageStatus.IN_PROGRESS):
+            lines.append(f"*({message.status.value.replace('_', ' ')}{': ' + message.error if message.error else ''})*")
+        blocks.append("\n\n".join(lines))
+    return "\n\n---\n\n".join(blocks) if blocks else "*(no messages yet)*"
 
 
 def iter_tool_calls(messages: Iterable[Message]) -> Iterator[ToolCallPart]:

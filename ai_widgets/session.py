@@ -162,6 +162,12 @@ class ChatSession:
         return self._turn is not None
 
     @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the running turn runs on, or ``None`` when idle."""
+        task = self._turn
+        return None if task is None else task.get_loop()
+
+    @property
     def usage(self) -> Usage:
         """Tokens used by the whole conversation."""
         total = Usage()

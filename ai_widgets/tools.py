@@ -665,3 +665,26 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names()!r})"
+
+    def _repr_markdown_(self) -> str:
+        """The tools, their risk and their schema, as a notebook shows a registry."""
+        if not self._tools:
+            return "*No tools registered.*"
+        rows = ["| tool | risk | approval | description | parameters |", "|---|---|---|---|---|"]
+        for definition in self.definitions():
+            label = f"{definition.icon + ' ' if definition.icon else ''}**{definition.name}**"
+            if definition.title:
+                label += f" ({_cell(definition.title)})"
+            schema = json.dumps(definition.parameters, ensure_ascii=False)
+            approval = "always asks" if definition.requires_approval else ""
+            rows.append(
+                f"| {label} | {definition.risk.value} | {approval} | {_cell(definition.description)} "
+                f"| <code>{_cell(schema)}</code> |"
+            )
+        return "\n".join(rows)
+
+
+def _cell(text: str) -> str:
+    """Text made safe for one markdown table cell (no pipes, no newlines, no HTML)."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return " ".join(escaped.split())

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Sets up .venv (idempotent) and runs every check: lint, format, types, tests.
+# Sets up everything (idempotently) and runs every check: lint, format, types, the front end's type check and
+# unit tests, then the whole pytest suite (unit, kernel tests against each supported ipykernel, notebooks,
+# and browser tests in JupyterLab / Notebook 7 in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev]"
+bash scripts/setup.sh
+bash scripts/browser_setup.sh
 
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== front end: tsc, vitest"
+(cd js && npm run --silent typecheck && npm test --silent)
+
+echo "== kernels for the kernel tests"
+AIW_KERNEL_PYTHONS="$(AI_WIDGETS_SKIP_JS_BUILD=1 bash scripts/kernel_envs.sh)"
+# Browser tests must run here, not skip: chromium was installed above.
+export AIW_E2E_REQUIRED=1
+export AIW_KERNEL_PYTHONS
+
 echo "== pytest"
 set +e
 .venv/bin/python -m pytest "$@"

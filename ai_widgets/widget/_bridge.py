@@ -1,0 +1,201 @@
+"""From session changes to front-end patches: small ops, merged and flushed at most ~30 times a second.
+
+Nothing here grows with the conversation: a text delta becomes (or extends) one ``text`` op of its part, an
+argument delta one ``args`` op of its call. Finished messages leave through ``on_finished`` (the widget turns each
+into a message model), so they are sent once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ai_widgets.changes import (
+    BusyChanged,
+    ConversationCleared,
+    MessageAdded,
+    MessageFinished,
+    MessageUpdated,
+    PartAdded,
+    SessionChange,
+    TextAppended,
+    ToolCallArgumentsChanged,
+    ToolCallUpdated,
+)
+from ai_widgets.messages import Message, MessageStatus
+from ai_widgets.session import ChatSession
+from ai_widgets.widget._serialize import call_fields, json_safe, message_dict, message_fields, part_dict
+
+__all__ = ["PatchStream", "SessionBridge"]
+
+Op = list[Any]
+
+
+class PatchStream:
+    """Buffers ops and sends them as one ``{"type": "patch", "ops": [...]}`` message per interval.
+
+    Adjacent ops on the same target merge: text appends concatenate, argument patches join (consecutive appends
+    to one path concatenate), field updates overwrite. Safe to use from any thread.
+
+    Args:
+        send: Sends one custom message to the front end.
+        interval: Seconds between flushes while ops keep coming (1/30 by default).
+    """
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], *, interval: float = 1 / 30) -> None:
+        self._send = send
+        self._interval = interval
+        self._ops: list[Op] = []
+        self._lock = threading.RLock()
+        self._timer: asyncio.TimerHandle | None = None
+        self.flushes = 0
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while ops are added or flushed (a snapshot taken under it is consistent with the ops sent)."""
+        return self._lock
+
+    def push(self, op: Op) -> None:
+        """Adds an op, merging it into the previous one where they touch the same thing."""
+        with self._lock:
+            ops = self._ops
+            last = ops[-1] if ops else None
+            if last is not None and last[0] == op[0]:
+                kind = op[0]
+                if kind == "text" and last[1] == op[1] and last[2] == op[2]:
+                    last[3] += op[3]
+                    return
+                if kind == "args" and last[1] == op[1] and last[2] == op[2]:
+                    _join_patches(last[3], op[3])
+                    return
+                if kind == "call" and last[1] == op[1] and last[2] == op[2]:
+                    last[3].update(op[3])
+                    return
+                if kind == "msg" and last[1] == op[1]:
+                    last[2].update(op[2])
+                    return
+            ops.append(op)
+            if self._timer is None:
+                self._schedule()
+
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # No loop on this thread (a plain script, or a callback thread): send at once.
+            self.flush()
+            return
+        self._timer = loop.call_later(self._interval, self.flush)
+
+    def flush(self) -> None:
+        """Sends the buffered ops now."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not self._ops:
+                return
+            ops, self._ops = self._ops, []
+            self.flushes += 1
+            self._send({"type": "patch", "ops": ops})
+
+
+def _join_patches(into: list[list[Any]], more: list[list[Any]]) -> None:
+    for patch in more:
+        last = into[-1] if into else None
+        mergeable = last is not None and patch[0] == "append" and last[1] == patch[1]
+        if mergeable and (last[0] == "append" or (last[0] == "set" and isinstance(last[2], str))):  # type: ignore[index]
+            last[2] = last[2] + patch[2]  # type: ignore[index]
+            continue
+        into.append(patch)
+
+
+class SessionBridge:
+    """Observes a session and turns its changes into ops, finished messages and trait updates.
+
+    Args:
+        session: The session to mirror.
+        patches: Where ops go.
+        on_finished: Called with each finished message and its index (user messages at once; replies when their
+            turn ends), after the ops before it were flushed.
+        on_busy: Called with the session's busy flag when it changes.
+        on_turn_end: Called after a reply finished (to refresh usage and similar).
+        on_cleared: Called after the conversation was cleared (the finished-message chain starts again).
+    """
+
+    def __init__(
+        self,
+        session: ChatSession,
+        patches: PatchStream,
+        *,
+        on_finished: Callable[[Message, int], None],
+        on_busy: Callable[[bool], None],
+        on_turn_end: Callable[[Message], None],
+        on_cleared: Callable[[], None],
+    ) -> None:
+        self._session = session
+        self._patches = patches
+        self._on_finished = on_finished
+        self._on_busy = on_busy
+        self._on_turn_end = on_turn_end
+        self._on_cleared = on_cleared
+        self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
+        self._count = len(self._indices)
+        self._unsubscribe = session.subscribe(self.observe)
+
+    def close(self) -> None:
+        """Stops observing."""
+        self._unsubscribe()
+
+    def index_of(self, message: Message) -> int:
+        """The message's position in the conversation."""
+        return self._indices[message.id]
+
+    def live_messages(self) -> list[dict[str, Any]]:
+        """The messages in progress, whole (for a view that opens mid-stream)."""
+        return [
+            message_dict(m, self._indices[m.id])
+            for m in self._session.messages
+            if m.status is MessageStatus.IN_PROGRESS and m.id in self._indices
+        ]
+
+    def observe(self, change: SessionChange) -> None:
+        """Turns one session change into ops (the session calls this)."""
+        push = self._patches.push
+        match change:
+            case TextAppended(message=message, index=index, text=text):
+                push(["text", message.id, index, json_safe(text)])
+            case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
+                if patches:
+                    ops = [[p.op, list(p.path), json_safe(p.value)] for p in patches]
+                    push(["args", message.id, part.tool_call_id, ops])
+            case ToolCallUpdated(message=message, part=part):
+                push(["call", message.id, part.tool_call_id, call_fields(part)])
+            case MessageUpdated(message=message):
+                push(["msg", message.id, message_fields(message)])
+            case PartAdded(message=message, index=index, part=part):
+                push(["part", message.id, index, part_dict(part)])
+            case MessageAdded(message=message):
+                index = self._count
+                self._count += 1
+                self._indices[message.id] = index
+                if message.status is MessageStatus.IN_PROGRESS:
+                    push(["start", message_dict(message, index)])
+                else:
+                    self._patches.flush()
+                    self._on_finished(message, index)
+            case MessageFinished(message=message):
+                push(["end", message.id])
+                self._patches.flush()
+                self._on_finished(message, self._indices[message.id])
+                self._on_turn_end(message)
+            case BusyChanged(busy=busy):
+                self._on_busy(busy)
+            case ConversationCleared():
+                self._indices.clear()
+                self._count = 0
+                push(["clear"])
+                self._patches.flush()
+                self._on_cleared()

@@ -1,0 +1,62 @@
+// Text formatting for the cards and the usage line.
+
+import type { JsonObject, ToolCallState, Usage } from "./types";
+
+export const STATE_LABELS: Record<ToolCallState, string> = {
+  streaming: "streaming",
+  pending: "pending",
+  awaiting_approval: "awaiting approval",
+  running: "running",
+  completed: "completed",
+  failed: "failed",
+  rejected: "rejected",
+  cancelled: "cancelled",
+};
+
+export const stateLabel = (state: string): string => STATE_LABELS[state as ToolCallState] ?? state;
+
+export const RISK_LABELS: Record<string, string> = {
+  read_only: "read-only",
+  normal: "normal",
+  destructive: "destructive",
+};
+
+/** "0.4s", "12s", "1m 05s", "1h 02m". */
+export function formatElapsed(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) seconds = 0;
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
+  if (seconds < 60) return `${Math.floor(seconds)}s`;
+  const s = Math.floor(seconds);
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+const n = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) ? x : 0);
+const fmt = (x: number): string => x.toLocaleString("en-US");
+
+export function formatUsage(usage: Usage | null | undefined): string {
+  const u = usage ?? {};
+  return `${fmt(n(u.input_tokens))} in · ${fmt(n(u.output_tokens))} out`;
+}
+
+export function hasUsage(usage: Usage | null | undefined): boolean {
+  return !!usage && (n(usage.input_tokens) > 0 || n(usage.output_tokens) > 0);
+}
+
+/** A one-line summary of arguments: `city: "Paris", days: 3`, clipped; cost bounded by `max`, not by size. */
+export function summarizeArgs(args: JsonObject | null | undefined, max = 80): string {
+  if (!args) return "";
+  let out = "";
+  for (const key in args) {
+    if (!Object.prototype.hasOwnProperty.call(args, key)) continue;
+    const v = args[key];
+    let shown: string;
+    if (typeof v === "string") shown = JSON.stringify(v.length > max ? v.slice(0, max) : v);
+    else if (Array.isArray(v)) shown = `[${v.length}]`;
+    else if (v !== null && typeof v === "object") shown = "{…}";
+    else shown = String(v);
+    out += (out ? ", " : "") + `${key}: ${shown}`;
+    if (out.length >= max) return out.slice(0, max - 1) + "…";
+  }
+  return out;
+}

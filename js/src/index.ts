@@ -1,0 +1,12 @@
+// The anywidget entry point of ChatWidget (docs/protocol.md).
+
+import type { RenderProps } from "@anywidget/types";
+import type { WidgetTraits } from "./types";
+import { ChatView } from "./view";
+
+export default {
+  render({ model, el }: Pick<RenderProps<WidgetTraits>, "model" | "el">): () => void {
+    const view = new ChatView(model, el);
+    return () => view.destroy();
+  },
+};

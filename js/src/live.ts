@@ -1,0 +1,212 @@
+// Live (in-progress) messages, built from the kernel's patch ops (docs/protocol.md). Pure logic, no DOM.
+// Ops for unknown messages, parts or calls are ignored; a message whose finished copy has arrived takes no ops.
+
+import { isRecord, normalizeMessage, normalizePart } from "./normalize";
+import { applyPatches } from "./patch";
+import type { ArgPatch, Message, Part, ToolCallPart } from "./types";
+
+export type StoreEvent =
+  /** Everything was dropped (op "clear"). */
+  | { kind: "reset" }
+  /** The kernel answered for the first time: this model is connected to a live kernel. */
+  | { kind: "connected" }
+  /** Message `id` appeared, was replaced (live -> finished, duplicate start, snapshot) or disappeared. */
+  | { kind: "message"; id: string }
+  /** status / status_text / finish_reason / usage / error of `id` changed. */
+  | { kind: "fields"; id: string }
+  /** The part at `index` was added or replaced. */
+  | { kind: "part"; id: string; index: number }
+  /** Text was appended to the text/reasoning part at `index`. */
+  | { kind: "text"; id: string; index: number }
+  /** The call's arguments changed by `patches` (null: re-render them from the value). */
+  | { kind: "args"; id: string; index: number; patches: ArgPatch[] | null }
+  /** Fields of the call at `index` changed. */
+  | { kind: "call"; id: string; index: number }
+  /** The kernel refused an action. */
+  | { kind: "error"; message: string };
+
+const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage", "error"] as const;
+const CALL_FIELDS = [
+  "state",
+  "progress",
+  "outcome",
+  "approval_reason",
+  "decision",
+  "decision_reason",
+  "provider_executed",
+  "started_at",
+  "run_started_at",
+  "finished_at",
+] as const;
+
+interface Live {
+  message: Message;
+  ended: boolean;
+  calls: Map<string, number>; // tool_call_id -> part index
+}
+
+function callIndex(parts: Part[]): Map<string, number> {
+  const calls = new Map<string, number>();
+  parts.forEach((p, i) => p.kind === "tool_call" && calls.set(p.tool_call_id, i));
+  return calls;
+}
+
+export class LiveMessages {
+  private readonly live = new Map<string, Live>();
+
+  constructor(
+    private readonly isFinished: (id: string) => boolean,
+    private readonly emit: (event: StoreEvent) => void,
+  ) {}
+
+  get(id: string): Message | undefined {
+    return this.live.get(id)?.message;
+  }
+
+  ids(): IterableIterator<string> {
+    return this.live.keys();
+  }
+
+  delete(id: string): void {
+    this.live.delete(id);
+  }
+
+  clear(): void {
+    this.live.clear();
+  }
+
+  /** Applies a message op; false if `op` is not one of them. */
+  apply(op: unknown[]): boolean {
+    switch (op[0]) {
+      case "start":
+        this.start(op[1]);
+        return true;
+      case "msg":
+        this.setFields(op[1], op[2]);
+        return true;
+      case "part":
+        this.addPart(op[1], op[2], op[3]);
+        return true;
+      case "text":
+        this.appendText(op[1], op[2], op[3]);
+        return true;
+      case "args":
+        this.patchArgs(op[1], op[2], op[3]);
+        return true;
+      case "call":
+        this.setCall(op[1], op[2], op[3]);
+        return true;
+      case "end":
+        this.end(op[1]);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private liveEntry(id: unknown): Live | undefined {
+    if (typeof id !== "string" || this.isFinished(id)) return undefined;
+    return this.live.get(id);
+  }
+
+  private start(raw: unknown): void {
+    const message = normalizeMessage(raw);
+    if (!message || this.isFinished(message.id)) return;
+    if (message === raw) message.parts = [...message.parts]; // ours to mutate from here on
+    this.live.set(message.id, { message, ended: false, calls: callIndex(message.parts) });
+    this.emit({ kind: "message", id: message.id });
+  }
+
+  private setFields(id: unknown, fields: unknown): void {
+    const entry = this.liveEntry(id);
+    if (!entry || !isRecord(fields)) return;
+    const target = entry.message as unknown as Record<string, unknown>;
+    let changed = false;
+    for (const key of MESSAGE_FIELDS) {
+      if (key in fields) {
+        target[key] = fields[key];
+        changed = true;
+      }
+    }
+    if (changed) this.emit({ kind: "fields", id: entry.message.id });
+  }
+
+  private addPart(id: unknown, index: unknown, raw: unknown): void {
+    const entry = this.liveEntry(id);
+    const part = normalizePart(raw);
+    if (!entry || !part || typeof index !== "number") return;
+    const parts = entry.message.parts;
+    if (!Number.isInteger(index) || index < 0 || index > parts.length) return;
+    const old = parts[index];
+    if (old?.kind === "tool_call") entry.calls.delete(old.tool_call_id);
+    parts[index] = part; // at the end: added; before it (a repeat): replaced
+    if (part.kind === "tool_call") entry.calls.set(part.tool_call_id, index);
+    this.emit({ kind: "part", id: entry.message.id, index });
+  }
+
+  private appendText(id: unknown, index: unknown, text: unknown): void {
+    const entry = this.liveEntry(id);
+    if (!entry || typeof index !== "number" || typeof text !== "string") return;
+    const part = entry.message.parts[index];
+    if (!part || (part.kind !== "text" && part.kind !== "reasoning")) return;
+    part.text += text;
+    this.emit({ kind: "text", id: entry.message.id, index });
+  }
+
+  private call(entry: Live, callId: unknown): [ToolCallPart, number] | undefined {
+    if (typeof callId !== "string") return undefined;
+    const index = entry.calls.get(callId);
+    if (index === undefined) return undefined;
+    const part = entry.message.parts[index];
+    return part?.kind === "tool_call" ? [part, index] : undefined;
+  }
+
+  private patchArgs(id: unknown, callId: unknown, patches: unknown): void {
+    const entry = this.liveEntry(id);
+    const found = entry && this.call(entry, callId);
+    if (!entry || !found || !Array.isArray(patches)) return;
+    const [part, index] = found;
+    let applied: ArgPatch[] | null = patches as ArgPatch[];
+    try {
+      applyPatches(part.parsed_arguments, applied);
+    } catch (err) {
+      console.warn("ai_widgets: argument patch does not apply", err);
+      applied = null; // the view re-renders from the value
+    }
+    this.emit({ kind: "args", id: entry.message.id, index, patches: applied });
+  }
+
+  private setCall(id: unknown, callId: unknown, fields: unknown): void {
+    const entry = this.liveEntry(id);
+    const found = entry && this.call(entry, callId);
+    if (!entry || !found || !isRecord(fields)) return;
+    const [part, index] = found;
+    const target = part as unknown as Record<string, unknown>;
+    for (const key of CALL_FIELDS) if (key in fields) target[key] = fields[key];
+    this.emit({ kind: "call", id: entry.message.id, index });
+  }
+
+  private end(id: unknown): void {
+    if (typeof id !== "string") return;
+    if (this.isFinished(id)) {
+      this.live.delete(id); // its model came first
+      return;
+    }
+    const entry = this.live.get(id);
+    if (entry) entry.ended = true; // keep showing the live copy until the model arrives
+  }
+
+  /** Replaces the live state with the kernel's (answer to "sync"). */
+  snapshot(list: unknown[]): void {
+    const incoming = new Set<string>();
+    for (const raw of list) if (isRecord(raw) && typeof raw.id === "string") incoming.add(raw.id);
+    for (const [id, entry] of this.live) {
+      // A live copy that ended is still shown until its model arrives; keep it.
+      if (!incoming.has(id) && !entry.ended) {
+        this.live.delete(id);
+        if (!this.isFinished(id)) this.emit({ kind: "message", id });
+      }
+    }
+    for (const raw of list) this.start(raw);
+  }
+}

@@ -1,0 +1,133 @@
+// One message: its parts, the status line while the model decides, and a note when the turn did not complete.
+
+import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
+import type { ArgPatch, Message, Part } from "../types";
+import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
+import { type CardContext, ToolCardView } from "./toolcard";
+
+/** What changed in a part since the last flush (built by the view). */
+export interface PartDirty {
+  full: boolean; // added or replaced
+  text: boolean; // text appended
+  call: boolean; // call fields
+  patches: ArgPatch[] | null; // queued argument patches
+  argsReset: boolean; // arguments must be re-rendered from the value
+}
+
+export class MessageView {
+  readonly el = h("div", "aiw-message");
+  private readonly partsEl = h("div", "aiw-parts");
+  private readonly statusLine = h("div", "aiw-status-line");
+  private readonly statusText = document.createTextNode("");
+  private readonly note = h("div", "aiw-note");
+  private parts: PartView[] = [];
+  private role: string;
+
+  constructor(
+    message: Message,
+    private readonly ctx: CardContext,
+  ) {
+    this.role = message.role;
+    this.el.dataset.role = message.role;
+    this.el.dataset.id = message.id;
+    this.statusLine.setAttribute("aria-live", "polite");
+    const label = h("span", "aiw-status-text");
+    label.append(this.statusText);
+    this.statusLine.append(label);
+    this.el.append(this.partsEl, this.statusLine, this.note);
+    this.sync(message);
+  }
+
+  /** Brings everything up to date with `message` (first render, or a replaced copy), touching only differences. */
+  sync(message: Message, stale?: ReadonlySet<number>): void {
+    this.updateFields(message);
+    message.parts.forEach((part, i) => this.setPart(part, i, stale?.has(i) ?? false));
+    while (this.parts.length > message.parts.length) this.removePart(this.parts.length - 1);
+  }
+
+  updateFields(message: Message): void {
+    const wasInProgress = this.el.dataset.status === "in_progress";
+    setAttr(this.el, "data-status", message.status);
+    if (wasInProgress && message.status !== "in_progress") for (const p of this.parts) p.finish?.();
+    const inProgress = message.status === "in_progress" && this.role === "assistant";
+    const status = typeof message.status_text === "string" ? message.status_text : "";
+    // While the reply is in progress the line keeps its space, so text below it does not jump.
+    setHidden(this.statusLine, !inProgress);
+    toggleClass(this.statusLine, "aiw-status-active", inProgress && !!status);
+    if (this.statusText.data !== status) this.statusText.data = status;
+
+    let note = "";
+    if (message.status === "cancelled") note = "Stopped";
+    else if (message.status === "limit_reached") note = "Stopped at the tool-call limit";
+    else if (message.status === "error") note = message.error ? `Error: ${message.error}` : "Error";
+    setText(this.note, note);
+    setAttr(this.note, "data-kind", note ? message.status : null);
+    setHidden(this.note, !note);
+  }
+
+  /** Applies what changed in the part at `index`. */
+  updatePart(message: Message, index: number, dirty: PartDirty): void {
+    const part = message.parts[index];
+    if (!part) return;
+    if (index > this.parts.length) return this.sync(message); // a gap: cannot happen, but stay correct
+    const view = this.parts[index];
+    if (dirty.full || !view || view.kind !== part.kind) {
+      this.setPart(part, index, dirty.argsReset || dirty.patches !== null);
+      return;
+    }
+    if (view instanceof ToolCardView && part.kind === "tool_call") {
+      if (dirty.argsReset) view.updateArgs(part, null);
+      else if (dirty.patches) view.updateArgs(part, dirty.patches);
+      if (dirty.call) view.update(part);
+    } else if (dirty.text) {
+      // Appended text streams; once the message is over, the text is rendered whole.
+      view.update(part, message.status === "in_progress");
+    }
+  }
+
+  private setPart(part: Part, index: number, argsStale: boolean): void {
+    const view = this.parts[index];
+    if (view && view.kind === part.kind) {
+      view.update(part);
+      if (argsStale && view instanceof ToolCardView && part.kind === "tool_call") view.updateArgs(part, null);
+      return;
+    }
+    const next = this.createPart(part);
+    if (view) {
+      view.destroy?.();
+      this.partsEl.replaceChild(next.el, view.el);
+      this.parts[index] = next;
+    } else {
+      this.partsEl.append(next.el);
+      this.parts[index] = next;
+    }
+  }
+
+  private removePart(index: number): void {
+    const view = this.parts[index];
+    view.destroy?.();
+    view.el.remove();
+    this.parts.splice(index, 1);
+  }
+
+  private createPart(part: Part): PartView {
+    switch (part.kind) {
+      case "tool_call":
+        return new ToolCardView(part, this.ctx);
+      case "reasoning":
+        return new ReasoningPartView(part);
+      default:
+        return this.role === "user" ? new PlainTextPartView(part) : new MarkdownPartView(part);
+    }
+  }
+
+  /** Every tool card (for trait-wide refreshes such as `tools`). */
+  cards(): ToolCardView[] {
+    return this.parts.filter((p): p is ToolCardView => p instanceof ToolCardView);
+  }
+
+  destroy(): void {
+    for (const p of this.parts) p.destroy?.();
+    this.parts = [];
+  }
+}

@@ -1,0 +1,89 @@
+// A call's outcome: the value as JSON or the text as sanitised markdown, citations as links, image attachments
+// as images, a failure's message with the traceback in an expandable <details>.
+
+import { h } from "../dom";
+import { safeImageUrl, safeLinkUrl, setMarkdown } from "../markdown";
+import type { Attachment, Citation, Outcome } from "../types";
+import { JsonView } from "./json";
+
+const IMAGE_MIME = /^image\/[\w.+-]+$/i;
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+export function renderOutcome(outcome: Outcome, state: string): HTMLElement {
+  const el = h("div", "aiw-tool-result");
+  if (outcome.status === "failure") {
+    el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
+    const err = outcome.error;
+    const headline = err ? `${err.type || "Error"}: ${err.message ?? ""}` : outcome.message || "Failed";
+    el.append(h("div", "aiw-tool-error-message", headline));
+    if (err && outcome.message && outcome.message !== err.message) {
+      el.append(h("div", "aiw-tool-error-told", `Told the model: ${outcome.message}`));
+    }
+    if (err?.traceback) {
+      const details = h("details", "aiw-traceback");
+      details.append(h("summary", undefined, "Traceback"), h("pre", undefined, err.traceback));
+      el.append(details);
+    }
+  } else if (typeof outcome.text === "string" && outcome.text) {
+    const md = h("div", "aiw-md aiw-result-text");
+    setMarkdown(md, outcome.text);
+    el.append(md);
+  } else if (outcome.value !== undefined && outcome.value !== null) {
+    el.append(new JsonView(outcome.value).el);
+  }
+  if (Array.isArray(outcome.citations) && outcome.citations.length) el.append(renderCitations(outcome.citations));
+  if (Array.isArray(outcome.attachments) && outcome.attachments.length) el.append(renderAttachments(outcome.attachments));
+  return el;
+}
+
+function renderCitations(citations: Citation[]): HTMLElement {
+  const list = h("ul", "aiw-citations");
+  for (const c of citations) {
+    if (!c || typeof c !== "object") continue;
+    const item = h("li", "aiw-citation");
+    const label = (typeof c.title === "string" && c.title) || (typeof c.url === "string" ? c.url : "source");
+    if (safeLinkUrl(c.url)) {
+      const a = h("a", undefined, label);
+      a.href = c.url;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      item.append(a);
+    } else {
+      item.append(h("span", undefined, label));
+    }
+    if (typeof c.snippet === "string" && c.snippet) item.append(h("div", "aiw-citation-snippet", c.snippet));
+    list.append(item);
+  }
+  return list;
+}
+
+function attachmentImage(a: Attachment): string | null {
+  const mime = typeof a.mime_type === "string" ? a.mime_type : "";
+  if (!IMAGE_MIME.test(mime)) return null;
+  if (typeof a.data === "string" && BASE64.test(a.data)) return `data:${mime};base64,${a.data.replace(/\s+/g, "")}`;
+  return safeImageUrl(a.url) ? a.url : null;
+}
+
+function renderAttachments(attachments: Attachment[]): HTMLElement {
+  const box = h("div", "aiw-attachments");
+  for (const a of attachments) {
+    if (!a || typeof a !== "object") continue;
+    const name = (typeof a.name === "string" && a.name) || (typeof a.mime_type === "string" ? a.mime_type : "attachment");
+    const src = attachmentImage(a);
+    if (src) {
+      const img = h("img", "aiw-attachment-image");
+      img.alt = name;
+      img.src = src;
+      box.append(img);
+    } else if (safeLinkUrl(a.url)) {
+      const link = h("a", "aiw-attachment", name);
+      link.href = a.url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      box.append(link);
+    } else {
+      box.append(h("span", "aiw-attachment", `${name}${a.mime_type && a.mime_type !== name ? ` (${a.mime_type})` : ""}`));
+    }
+  }
+  return box;
+}

@@ -1,0 +1,172 @@
+// The chat shell: kernel-error banners, the message list, the turn banner (error / limit + Continue),
+// suggestion chips, the allowed-always list, the input with Send / Stop, and the usage line.
+
+import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
+import { formatUsage, hasUsage } from "../format";
+import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
+
+const MAX_KERNEL_BANNERS = 3;
+
+export class Shell {
+  readonly root = h("div", "aiw");
+  readonly list = h("div", "aiw-messages");
+  /** The last child of the list: keeps the view pinned to the bottom while content grows (CSS scroll anchoring). */
+  readonly anchor = h("div", "aiw-anchor");
+  private readonly kernelBanners = h("div", "aiw-kernel-banners");
+  private readonly turnBanner = h("div", "aiw-banner aiw-turn-banner");
+  private readonly turnText = h("span", "aiw-banner-text");
+  private readonly continueButton: HTMLButtonElement;
+  private readonly suggestions = h("div", "aiw-suggestions");
+  private readonly allowed = h("div", "aiw-allowed");
+  readonly input = h("textarea", "aiw-input");
+  private readonly sendButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly usage = h("div", "aiw-usage");
+  private busy = false;
+  private shownSuggestions = "";
+  private shownAllowed = "";
+
+  constructor(private readonly send: (msg: OutgoingMessage) => boolean) {
+    this.list.setAttribute("role", "log");
+    this.list.setAttribute("aria-label", "Conversation");
+    this.list.setAttribute("aria-live", "off");
+    this.list.append(this.anchor);
+
+    this.continueButton = button("aiw-btn aiw-btn-primary aiw-continue", "Continue", () => {
+      setDisabled(this.continueButton, true);
+      this.send({ type: "continue" });
+    });
+    this.turnBanner.setAttribute("role", "status");
+    this.turnBanner.append(this.turnText, this.continueButton);
+    this.turnBanner.hidden = true;
+
+    this.input.rows = 2;
+    this.input.setAttribute("aria-label", "Message");
+    this.input.addEventListener("keydown", (ev) => {
+      // Enter sends, Shift+Enter is a new line; never while an IME composes (keyCode 229 for older engines).
+      if (ev.key !== "Enter" || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
+      ev.preventDefault();
+      this.submit();
+    });
+    this.input.addEventListener("input", () => this.updateButtons());
+    this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
+    this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
+    const inputRow = h("div", "aiw-input-row");
+    inputRow.append(this.input, this.sendButton, this.stopButton);
+
+    this.suggestions.setAttribute("aria-label", "Suggestions");
+    this.suggestions.hidden = true;
+    this.allowed.hidden = true;
+    this.usage.setAttribute("aria-live", "off");
+    this.usage.hidden = true;
+    const footer = h("div", "aiw-footer");
+    footer.append(this.suggestions, this.allowed, inputRow, this.usage);
+    this.root.append(this.kernelBanners, this.list, this.turnBanner, footer);
+    this.updateButtons();
+  }
+
+  submit(text?: string): void {
+    const value = text ?? this.input.value;
+    if (this.busy || !value.trim()) return;
+    if (this.send({ type: "send", text: value }) && text === undefined) this.input.value = "";
+    this.updateButtons();
+  }
+
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+    setAttr(this.list, "aria-busy", String(busy));
+    this.updateButtons();
+  }
+
+  private updateButtons(): void {
+    setDisabled(this.sendButton, this.busy || !this.input.value.trim());
+    setHidden(this.stopButton, !this.busy);
+    setDisabled(this.stopButton, !this.busy);
+    for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);
+  }
+
+  setPlaceholder(text: string): void {
+    if (this.input.placeholder !== text) this.input.placeholder = text;
+  }
+
+  /** Suggestion chips, shown while the conversation is empty. */
+  setSuggestions(list: string[], conversationEmpty: boolean): void {
+    const items = list.filter((s) => typeof s === "string" && s.trim());
+    const key = JSON.stringify(items);
+    if (key !== this.shownSuggestions) {
+      this.shownSuggestions = key;
+      this.suggestions.replaceChildren(
+        ...items.map((text) => button("aiw-suggestion", text, () => this.submit(text))),
+      );
+      this.updateButtons();
+    }
+    setHidden(this.suggestions, !conversationEmpty || items.length === 0);
+  }
+
+  /** The tools allowed always, each with a Revoke button. */
+  setAllowed(names: string[], info: (name: string) => ToolInfo | undefined): void {
+    const items = names.filter((n) => typeof n === "string");
+    const titles = items.map((n) => (typeof info(n)?.title === "string" && info(n)!.title) || n);
+    const key = JSON.stringify([items, titles]);
+    if (key === this.shownAllowed) return;
+    this.shownAllowed = key;
+    const chips = items.map((name, i) => {
+      const chip = h("span", "aiw-allowed-tool");
+      chip.dataset.toolName = name;
+      const revoke = button("aiw-btn aiw-btn-small aiw-revoke", "Revoke", () => {
+        setDisabled(revoke, true);
+        this.send({ type: "revoke", tool_name: name });
+      });
+      revoke.setAttribute("aria-label", `Revoke "allow always" for ${titles[i]}`);
+      chip.append(h("span", "aiw-allowed-name", titles[i]), revoke);
+      return chip;
+    });
+    this.allowed.replaceChildren(...(chips.length ? [h("span", "aiw-allowed-label", "Allowed always:"), ...chips] : []));
+    setHidden(this.allowed, chips.length === 0);
+  }
+
+  /** Usage of the last turn and of the conversation. */
+  setUsage(lastTurn: Usage | null | undefined, conversation: Usage | null | undefined): void {
+    const parts: string[] = [];
+    if (hasUsage(lastTurn)) parts.push(`Last turn: ${formatUsage(lastTurn)}`);
+    if (hasUsage(conversation)) {
+      const requests = conversation?.requests ? ` (${conversation.requests} request${conversation.requests === 1 ? "" : "s"})` : "";
+      parts.push(`Conversation: ${formatUsage(conversation)}${requests}`);
+    }
+    setText(this.usage, parts.join(" · "));
+    setHidden(this.usage, parts.length === 0);
+  }
+
+  /** The banner for the last turn: an error, or the tool-call limit with Continue. */
+  setTurnBanner(last: Message | undefined): void {
+    const status = last?.role === "assistant" ? last.status : null;
+    let text = "";
+    if (status === "error") text = `The last turn ended with an error${last?.error ? `: ${last.error}` : "."}`;
+    else if (status === "limit_reached") {
+      text = `The turn stopped at the tool-call limit${last?.error ? `: ${last.error}` : "."}`;
+    }
+    setText(this.turnText, text);
+    setAttr(this.turnBanner, "data-kind", status);
+    const show = status === "error" || status === "limit_reached";
+    if (show && this.turnBanner.hidden) setDisabled(this.continueButton, false);
+    setHidden(this.turnBanner, !show);
+    setHidden(this.continueButton, status !== "limit_reached");
+  }
+
+  /** A refused action, as a dismissible banner. */
+  showError(message: string): void {
+    const banner = h("div", "aiw-banner aiw-banner-kernel");
+    banner.setAttribute("role", "alert");
+    const close = button("aiw-banner-close", "×", () => banner.remove());
+    close.setAttribute("aria-label", "Dismiss");
+    banner.append(h("span", "aiw-banner-text", message), close);
+    this.kernelBanners.append(banner);
+    while (this.kernelBanners.children.length > MAX_KERNEL_BANNERS) this.kernelBanners.firstElementChild?.remove();
+    setDisabled(this.continueButton, false);
+  }
+
+  /** Scrolls the message list to the end (after the first render, after sending). */
+  scrollToEnd(): void {
+    this.list.scrollTop = this.list.scrollHeight;
+  }
+}

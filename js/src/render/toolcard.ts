@@ -1,0 +1,202 @@
+// One card per tool call: header (toggle with icon, title, args summary; risk, state, elapsed), then the
+// arguments (a JSON view that grows by patches), the approval prompt, the decision, a progress bar, the result.
+// Updates compare against what is shown and touch only what changed.
+
+import { h, setAttr, setHidden, setText, toggleClass, typingFocused } from "../dom";
+import { RISK_LABELS, formatElapsed, stateLabel, summarizeArgs } from "../format";
+import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
+import { ApprovalBox, DECISION_LABELS } from "./approval";
+import { JsonView } from "./json";
+import type { PartView } from "./parts";
+import { ProgressBar } from "./progress";
+import { renderOutcome } from "./result";
+
+export interface CardContext {
+  send(msg: OutgoingMessage): void;
+  toolInfo(name: string): ToolInfo | undefined;
+  collapseByDefault(): boolean;
+  /** Register / unregister a card whose elapsed time ticks (running). */
+  setTicking(card: ToolCardView, on: boolean): void;
+  /** Register / unregister a card with an open approval prompt. */
+  setPrompting(card: ToolCardView, on: boolean): void;
+  now(): number; // seconds since the epoch
+}
+
+export class ToolCardView implements PartView {
+  readonly kind = "tool_call" as const;
+  readonly el = h("div", "aiw-part aiw-tool-card");
+  private readonly toggle = h("button", "aiw-tool-toggle");
+  private readonly icon = h("span", "aiw-tool-icon");
+  private readonly title = h("span", "aiw-tool-title");
+  private readonly summary = h("span", "aiw-tool-summary");
+  private readonly risk = h("span", "aiw-badge aiw-risk");
+  private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
+  private readonly state = h("span", "aiw-badge aiw-state");
+  private readonly elapsed = document.createTextNode("");
+  private readonly body = h("div", "aiw-tool-body");
+  private readonly args: JsonView;
+  private readonly decision = h("div", "aiw-decision");
+  private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
+  private readonly progressSlot = h("div", "aiw-tool-progress"); // shown collapsed too
+  private readonly result = h("div", "aiw-tool-result-slot");
+  private approval: ApprovalBox | null = null;
+  private progress: ProgressBar | null = null;
+  private part: ToolCallPart;
+  private expanded: boolean;
+  private shownOutcome: string | null = null;
+  private ticking = false;
+
+  constructor(
+    part: ToolCallPart,
+    private readonly ctx: CardContext,
+  ) {
+    this.part = part;
+    this.expanded = !ctx.collapseByDefault();
+    this.el.dataset.callId = part.tool_call_id;
+    this.toggle.type = "button";
+    this.toggle.append(this.icon, this.title, this.summary);
+    this.toggle.addEventListener("click", () => {
+      this.expanded = !this.isExpanded();
+      this.renderExpanded();
+    });
+    const elapsed = h("span", "aiw-elapsed");
+    elapsed.append(this.elapsed);
+    const header = h("div", "aiw-tool-header");
+    header.append(this.toggle, this.risk, this.provider, this.state, elapsed);
+    this.args = new JsonView(part.parsed_arguments);
+    const argsBox = h("div", "aiw-tool-args");
+    argsBox.append(h("div", "aiw-section-label", "Arguments"), this.args.el);
+    this.body.append(argsBox, this.prompt, this.decision, this.result);
+    this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
+    this.toggle.setAttribute("aria-controls", this.body.id);
+    this.el.append(header, this.progressSlot, this.body);
+    this.update(part);
+  }
+
+  private isExpanded(): boolean {
+    return this.expanded || this.part.state === "awaiting_approval";
+  }
+
+  /** Full update from a (possibly new) part object. */
+  update(part: Part): void {
+    const previous = this.part;
+    this.part = part as ToolCallPart;
+    if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
+      this.args.render(this.part.parsed_arguments);
+    }
+    this.updateInfo();
+    this.updateCall();
+    this.updateSummary();
+  }
+
+  /** The arguments changed by `patches` (null: re-render from the value). */
+  updateArgs(part: ToolCallPart, patches: ArgPatch[] | null): void {
+    this.part = part;
+    if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
+    this.updateSummary();
+  }
+
+  /** Title, icon and risk from the `tools` trait. */
+  updateInfo(): void {
+    const info = this.ctx.toolInfo(this.part.tool_name);
+    setText(this.icon, (typeof info?.icon === "string" && info.icon) || "🔧");
+    setText(this.title, (typeof info?.title === "string" && info.title) || this.part.tool_name);
+    const risk = typeof info?.risk === "string" ? info.risk : null;
+    setHidden(this.risk, !risk);
+    setAttr(this.risk, "data-risk", risk);
+    setText(this.risk, risk ? (RISK_LABELS[risk] ?? risk) : "");
+  }
+
+  /** State, decision, approval prompt, progress, outcome, elapsed. */
+  updateCall(): void {
+    const p = this.part;
+    setAttr(this.el, "data-state", p.state);
+    setAttr(this.state, "data-state", p.state);
+    setText(this.state, stateLabel(p.state));
+    setHidden(this.provider, !p.provider_executed);
+    this.renderExpanded();
+
+    // The approval prompt: exactly while the call waits.
+    if (p.state === "awaiting_approval") {
+      const question = p.approval_reason || `Allow ${this.title.textContent} to run?`;
+      if (!this.approval) {
+        this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question);
+        this.prompt.append(this.approval.el);
+        this.ctx.setPrompting(this, true);
+        const box = this.approval;
+        // After this flush has put the card into the document; never steal focus from typing.
+        queueMicrotask(() => box === this.approval && box.el.isConnected && !typingFocused() && box.focusFirst());
+      } else {
+        this.approval.setQuestion(question);
+      }
+    } else if (this.approval) {
+      this.approval.el.remove();
+      this.approval = null;
+      this.ctx.setPrompting(this, false);
+    }
+
+    const decided = p.decision ? (DECISION_LABELS[p.decision] ?? p.decision) : "";
+    const reason = p.decision === "rejected" && p.decision_reason ? `: ${p.decision_reason}` : "";
+    setText(this.decision, decided + reason);
+    setAttr(this.decision, "data-decision", p.decision ?? null);
+    setHidden(this.decision, !decided);
+
+    if (p.state === "running") {
+      if (!this.progress) {
+        this.progress = new ProgressBar(p.progress);
+        this.progressSlot.append(this.progress.el);
+      } else {
+        this.progress.update(p.progress);
+      }
+    } else if (this.progress) {
+      this.progress.el.remove();
+      this.progress = null;
+    }
+
+    const outcome = p.outcome ? JSON.stringify(p.outcome) + p.state : null;
+    if (outcome !== this.shownOutcome) {
+      this.shownOutcome = outcome;
+      this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state)] : []));
+    }
+
+    const running = p.state === "running" && typeof p.run_started_at === "number";
+    if (running !== this.ticking) {
+      this.ticking = running;
+      this.ctx.setTicking(this, running);
+    }
+    this.tick();
+  }
+
+  /** Updates only the elapsed-time text node. */
+  tick(): void {
+    const p = this.part;
+    const start = typeof p.run_started_at === "number" ? p.run_started_at : p.started_at;
+    let text = "";
+    if (typeof p.finished_at === "number" && typeof start === "number") text = formatElapsed(p.finished_at - start);
+    else if (p.state === "running" && typeof p.run_started_at === "number") text = formatElapsed(this.ctx.now() - p.run_started_at);
+    if (this.elapsed.data !== text) this.elapsed.data = text;
+  }
+
+  /** The approval prompt, if open: re-enabled when the kernel refuses the decision. */
+  enablePrompt(): void {
+    this.approval?.setEnabled(true);
+  }
+
+  private renderExpanded(): void {
+    const open = this.isExpanded();
+    setAttr(this.toggle, "aria-expanded", String(open));
+    toggleClass(this.el, "aiw-collapsed", !open);
+    setHidden(this.body, !open);
+    this.updateSummary();
+  }
+
+  /** The one-line args summary, kept current only while collapsed (where it shows). */
+  private updateSummary(): void {
+    if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.part.parsed_arguments));
+  }
+
+  destroy(): void {
+    if (this.ticking) this.ctx.setTicking(this, false);
+    if (this.approval) this.ctx.setPrompting(this, false);
+  }
+}

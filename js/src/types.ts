@@ -1,0 +1,141 @@
+// The data the kernel sends (docs/protocol.md). Every string in here is untrusted.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export type MessageStatus = "in_progress" | "completed" | "limit_reached" | "error" | "cancelled";
+export type ToolCallState =
+  | "streaming"
+  | "pending"
+  | "awaiting_approval"
+  | "running"
+  | "completed"
+  | "failed"
+  | "rejected"
+  | "cancelled";
+export type Decision = "approved" | "approved_always" | "rejected";
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+  requests?: number;
+}
+
+export interface TextPart {
+  kind: "text";
+  text: string;
+}
+
+export interface ReasoningPart {
+  kind: "reasoning";
+  text: string;
+}
+
+export interface Citation {
+  url?: string | null;
+  title?: string | null;
+  snippet?: string | null;
+}
+
+export interface Attachment {
+  mime_type?: string | null;
+  data?: string | null;
+  url?: string | null;
+  name?: string | null;
+}
+
+export interface ToolError {
+  type?: string | null;
+  message?: string | null;
+  traceback?: string | null;
+}
+
+export interface Outcome {
+  status: "success" | "failure";
+  value?: Json;
+  text?: string | null;
+  citations?: Citation[] | null;
+  attachments?: Attachment[] | null;
+  message?: string | null;
+  retryable?: boolean;
+  error?: ToolError | null;
+}
+
+export interface Progress {
+  fraction?: number | null;
+  message?: string | null;
+}
+
+export interface ToolCallPart {
+  kind: "tool_call";
+  tool_call_id: string;
+  tool_name: string;
+  parsed_arguments: JsonObject;
+  state: ToolCallState;
+  progress?: Progress | null;
+  approval_reason?: string | null;
+  decision?: Decision | null;
+  decision_reason?: string | null;
+  provider_executed?: boolean;
+  started_at?: number | null;
+  run_started_at?: number | null;
+  finished_at?: number | null;
+  outcome?: Outcome | null;
+}
+
+export type Part = TextPart | ReasoningPart | ToolCallPart;
+
+export interface Message {
+  id: string;
+  index: number;
+  role: "user" | "assistant" | string;
+  status: MessageStatus;
+  finish_reason?: string | null;
+  usage?: Usage | null;
+  error?: string | null;
+  status_text?: string | null;
+  created_at?: number | null;
+  parts: Part[];
+}
+
+export interface ToolInfo {
+  title?: string | null;
+  icon?: string | null;
+  risk?: "read_only" | "normal" | "destructive" | string | null;
+  description?: string | null;
+  requires_approval?: boolean;
+}
+
+/** The synced traits of a ChatWidget (kernel -> front end only). */
+export interface WidgetTraits {
+  last_message: string;
+  tools: Record<string, ToolInfo>;
+  usage: Usage;
+  busy: boolean;
+  allowed_always: string[];
+  suggestions: string[];
+  collapse_tool_calls: boolean;
+  placeholder: string;
+  kernel_mode: string;
+  compact: boolean;
+}
+
+/** The traits of a finished-message model. */
+export interface MessageModelTraits {
+  message: Message;
+  previous: string;
+}
+
+/** An argument patch: `[op, path, value]`. */
+export type ArgPatch = ["set" | "append", (string | number)[], unknown];
+
+/** Front end -> kernel. */
+export type OutgoingMessage =
+  | { type: "sync" }
+  | { type: "send"; text: string }
+  | { type: "stop" }
+  | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string }
+  | { type: "revoke"; tool_name: string }
+  | { type: "continue" };

@@ -1,0 +1,299 @@
+// One view of a ChatWidget: listens to the shared store and to trait changes, records what is dirty, and
+// flushes the DOM once per animation frame, touching only the messages and parts that changed.
+
+import type { AnyModel } from "@anywidget/types";
+import { MessageList } from "./render/list";
+import type { PartDirty } from "./render/message";
+import { Shell } from "./render/shell";
+import type { CardContext, ToolCardView } from "./render/toolcard";
+import { type ChatStore, type StoreEvent, storeFor } from "./store";
+import type { Message, OutgoingMessage, ToolInfo, WidgetTraits } from "./types";
+
+const TRAITS = [
+  "busy",
+  "usage",
+  "tools",
+  "allowed_always",
+  "suggestions",
+  "collapse_tool_calls",
+  "placeholder",
+  "compact",
+] as const;
+type Trait = (typeof TRAITS)[number];
+
+interface MessageDirty {
+  full: boolean;
+  fields: boolean;
+  parts: Map<number, PartDirty>;
+}
+
+interface Stats {
+  frames: number;
+  flushMs: number[];
+}
+
+const raf: (cb: () => void) => number =
+  typeof requestAnimationFrame === "function" ? (cb) => requestAnimationFrame(cb) : (cb) => setTimeout(cb, 16) as unknown as number;
+const cancelRaf: (id: number) => void =
+  typeof cancelAnimationFrame === "function" ? (id) => cancelAnimationFrame(id) : (id) => clearTimeout(id);
+
+export class ChatView {
+  readonly shell: Shell;
+  private readonly store: ChatStore;
+  private readonly list: MessageList;
+  private dirty = new Map<string, MessageDirty>();
+  private dirtyTraits = new Set<Trait>();
+  private resetPending = false;
+  private frame: number | null = null;
+  private ready = false;
+  private destroyed = false;
+  private readonly ticking = new Set<ToolCardView>();
+  private readonly prompting = new Set<ToolCardView>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private toolsLower = new Map<string, ToolInfo>();
+  private readonly unsubscribe: () => void;
+  private readonly traitHandlers: [string, () => void][] = [];
+  readonly ctx: CardContext;
+
+  constructor(
+    private readonly model: AnyModel<WidgetTraits>,
+    el: HTMLElement,
+  ) {
+    this.shell = new Shell((msg) => this.send(msg));
+    this.ctx = {
+      send: (msg) => void this.send(msg),
+      toolInfo: (name) => this.toolInfo(name),
+      collapseByDefault: () => this.model.get("collapse_tool_calls") !== false,
+      setTicking: (card, on) => this.setTicking(card, on),
+      setPrompting: (card, on) => (on ? this.prompting.add(card) : this.prompting.delete(card)),
+      now: () => Date.now() / 1000,
+    };
+    this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx);
+    this.store = storeFor(model);
+    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
+    for (const trait of TRAITS) {
+      const handler = (): void => this.markTrait(trait);
+      model.on(`change:${trait}`, handler);
+      this.traitHandlers.push([`change:${trait}`, handler]);
+    }
+    el.append(this.shell.root);
+    this.store.attach();
+    for (const message of this.store.messages()) this.list.add(message);
+    for (const trait of TRAITS) this.dirtyTraits.add(trait);
+    this.flush();
+    this.send({ type: "sync" });
+    void this.store.ready.then(() => {
+      this.ready = true;
+      this.schedule();
+    });
+  }
+
+  /** Sends an action; returns whether the kernel is known to be there (else the person's text is kept). */
+  private send(msg: OutgoingMessage): boolean {
+    this.model.send(msg);
+    if (msg.type === "sync") return true;
+    if (!this.store.connected) {
+      this.shell.showError(
+        "Waiting for the kernel… If this chat was restored from a saved notebook, run its cell again to chat.",
+      );
+      return false;
+    }
+    if (msg.type === "send") this.shell.scrollToEnd();
+    return true;
+  }
+
+  private toolInfo(name: string): ToolInfo | undefined {
+    const tools = this.model.get("tools");
+    return (tools && Object.prototype.hasOwnProperty.call(tools, name) ? tools[name] : undefined) ?? this.toolsLower.get(name.toLowerCase());
+  }
+
+  // ---- dirty tracking ---------------------------------------------------------------------------------
+
+  private markTrait(trait: Trait): void {
+    this.dirtyTraits.add(trait);
+    this.schedule();
+  }
+
+  private entry(id: string): MessageDirty {
+    let d = this.dirty.get(id);
+    if (!d) this.dirty.set(id, (d = { full: false, fields: false, parts: new Map() }));
+    return d;
+  }
+
+  private part(id: string, index: number): PartDirty {
+    const d = this.entry(id);
+    let p = d.parts.get(index);
+    if (!p) d.parts.set(index, (p = { full: false, text: false, call: false, patches: null, argsReset: false }));
+    return p;
+  }
+
+  private onEvent(ev: StoreEvent): void {
+    switch (ev.kind) {
+      case "reset":
+        this.resetPending = true;
+        this.dirty.clear();
+        break;
+      case "message":
+        this.entry(ev.id).full = true;
+        break;
+      case "fields":
+        this.entry(ev.id).fields = true;
+        break;
+      case "part":
+        this.part(ev.id, ev.index).full = true;
+        break;
+      case "text":
+        this.part(ev.id, ev.index).text = true;
+        break;
+      case "call":
+        this.part(ev.id, ev.index).call = true;
+        break;
+      case "args": {
+        const p = this.part(ev.id, ev.index);
+        if (ev.patches === null) {
+          p.argsReset = true; // re-rendered from the value
+          p.patches = null;
+        } else if (!p.argsReset) {
+          (p.patches ??= []).push(...ev.patches);
+        }
+        break;
+      }
+      case "connected":
+        return;
+      case "error":
+        this.shell.showError(ev.message);
+        for (const card of this.prompting) card.enablePrompt();
+        return;
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.frame === null && !this.destroyed) this.frame = raf(() => this.flush());
+  }
+
+  // ---- flush ------------------------------------------------------------------------------------------
+
+  /** Writes every pending change to the DOM (normally once per animation frame). */
+  flush(): void {
+    if (this.frame !== null) cancelRaf(this.frame);
+    this.frame = null;
+    if (this.destroyed) return;
+    const collect = (globalThis as { __aiwCollectStats?: boolean }).__aiwCollectStats;
+    const t0 = collect ? performance.now() : 0;
+    let structural = false;
+
+    if (this.resetPending) {
+      this.resetPending = false;
+      this.list.clear();
+      for (const message of this.store.messages()) this.list.add(message);
+      this.dirty.clear();
+      structural = true;
+    }
+
+    for (const [id, d] of this.dirty) {
+      const message = this.store.get(id);
+      const view = this.list.get(id);
+      if (!message) {
+        this.list.remove(id);
+        structural = true;
+      } else if (!view) {
+        this.list.add(message);
+        structural = true;
+      } else if (d.full) {
+        const stale = new Set<number>();
+        for (const [i, p] of d.parts) if (p.patches || p.argsReset) stale.add(i);
+        view.sync(message, stale);
+        this.list.reposition(message);
+        structural = true;
+      } else {
+        if (d.fields) {
+          view.updateFields(message);
+          structural = true;
+        }
+        for (const [index, p] of d.parts) view.updatePart(message, index, p);
+      }
+    }
+    this.dirty.clear();
+
+    if (this.dirtyTraits.size) this.applyTraits();
+    if (structural || this.dirtyTraits.size) this.updateShell();
+    this.dirtyTraits.clear();
+
+    if (this.ready && this.shell.root.dataset.rendered !== "true") {
+      this.shell.root.dataset.rendered = "true";
+      this.shell.scrollToEnd();
+      raf(() => this.shell.scrollToEnd()); // again once images and fonts have laid out
+    }
+    if (collect) {
+      const g = globalThis as { __aiwStats?: Stats };
+      const stats = (g.__aiwStats ??= { frames: 0, flushMs: [] });
+      stats.frames++;
+      stats.flushMs.push(performance.now() - t0);
+    }
+  }
+
+  private applyTraits(): void {
+    const t = this.dirtyTraits;
+    if (t.has("tools")) {
+      const tools = this.model.get("tools") ?? {};
+      this.toolsLower = new Map(Object.entries(tools).map(([k, v]) => [k.toLowerCase(), v]));
+      for (const view of this.list.all()) for (const card of view.cards()) card.updateInfo();
+    }
+    if (t.has("busy")) this.shell.setBusy(!!this.model.get("busy"));
+    if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
+    // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
+    if (t.has("compact")) this.shell.root.classList.toggle("aiw-compact", !!this.model.get("compact"));
+    if (t.has("allowed_always") || t.has("tools")) {
+      const names = this.model.get("allowed_always");
+      this.shell.setAllowed(Array.isArray(names) ? names : [], (n) => this.toolInfo(n));
+    }
+  }
+
+  /** The parts of the shell that depend on the conversation: suggestions, turn banner, usage. */
+  private updateShell(): void {
+    const at = (offset: number): Message | undefined => {
+      const id = this.list.lastId(offset);
+      return id === undefined ? undefined : this.store.get(id);
+    };
+    const suggestions = this.model.get("suggestions");
+    this.shell.setSuggestions(Array.isArray(suggestions) ? suggestions : [], this.list.size === 0);
+    this.shell.setTurnBanner(at(0));
+    let lastTurn = undefined;
+    for (let offset = 0; offset < 3; offset++) {
+      const m = at(offset);
+      if (m?.role === "assistant") {
+        lastTurn = m.usage;
+        break;
+      }
+    }
+    this.shell.setUsage(lastTurn, this.model.get("usage"));
+  }
+
+  // ---- elapsed time: one timer for the running cards, each tick writes one text node ------------------
+
+  private setTicking(card: ToolCardView, on: boolean): void {
+    if (on) this.ticking.add(card);
+    else this.ticking.delete(card);
+    if (this.ticking.size && this.timer === null) {
+      this.timer = setInterval(() => this.ticking.forEach((c) => c.tick()), 1000);
+    } else if (!this.ticking.size && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    if (this.frame !== null) cancelRaf(this.frame);
+    this.frame = null;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.unsubscribe();
+    for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
+    this.store.detach();
+    this.list.clear();
+    this.shell.root.remove();
+  }
+}

@@ -1,0 +1,174 @@
+// A fake anywidget model (get/set/on/off/send, widget_manager.get_model) and message builders.
+
+import type { AnyModel } from "@anywidget/types";
+import type { Message, Part, ToolCallPart, WidgetTraits } from "../src/types";
+import { ChatView } from "../src/view";
+
+type Handler = (...args: unknown[]) => void;
+
+class Emitter {
+  handlers = new Map<string, Set<Handler>>();
+
+  on(name: string, cb: Handler): void {
+    if (!this.handlers.has(name)) this.handlers.set(name, new Set());
+    this.handlers.get(name)!.add(cb);
+  }
+
+  off(name?: string | null, cb?: Handler | null): void {
+    if (!name) this.handlers.clear();
+    else if (!cb) this.handlers.delete(name);
+    else this.handlers.get(name)?.delete(cb);
+  }
+
+  emit(name: string, ...args: unknown[]): void {
+    for (const cb of [...(this.handlers.get(name) ?? [])]) cb(...args);
+  }
+
+  listenerCount(): number {
+    let n = 0;
+    for (const set of this.handlers.values()) n += set.size;
+    return n;
+  }
+}
+
+export class FakeMessageModel extends Emitter {
+  constructor(
+    readonly id: string,
+    private attrs: { message: Message; previous: string },
+  ) {
+    super();
+  }
+
+  get<K extends "message" | "previous">(key: K): { message: Message; previous: string }[K] {
+    return this.attrs[key];
+  }
+}
+
+export class FakeModel extends Emitter {
+  attrs: WidgetTraits = {
+    last_message: "",
+    tools: {},
+    usage: {},
+    busy: false,
+    allowed_always: [],
+    suggestions: [],
+    collapse_tool_calls: true,
+    placeholder: "Message the model…",
+    kernel_mode: "test",
+    compact: false,
+  };
+  sent: unknown[] = [];
+  models = new Map<string, FakeMessageModel>();
+  getModelCalls = 0;
+  private nextId = 0;
+  widget_manager = {
+    get_model: async (id: string): Promise<FakeMessageModel> => {
+      this.getModelCalls++;
+      await Promise.resolve();
+      const m = this.models.get(id);
+      if (!m) throw new Error(`no model ${id}`);
+      return m;
+    },
+  };
+
+  constructor(traits: Partial<WidgetTraits> = {}) {
+    super();
+    Object.assign(this.attrs, traits);
+  }
+
+  get<K extends keyof WidgetTraits>(key: K): WidgetTraits[K] {
+    return this.attrs[key];
+  }
+
+  set<K extends keyof WidgetTraits>(key: K, value: WidgetTraits[K]): void {
+    this.attrs[key] = value;
+    this.emit(`change:${key}`);
+  }
+
+  save_changes(): void {}
+
+  send(content: unknown): void {
+    this.sent.push(content);
+  }
+
+  /** A message from the kernel. */
+  custom(msg: unknown): void {
+    this.emit("msg:custom", msg, []);
+  }
+
+  patch(...ops: unknown[]): void {
+    this.custom({ type: "patch", ops });
+  }
+
+  /** A finished message: a new message model linked to the current head, then `last_message` moves to it. */
+  finish(message: Message, { notify = true } = {}): string {
+    const id = `m${this.nextId++}`;
+    this.models.set(id, new FakeMessageModel(id, { message, previous: this.attrs.last_message }));
+    const ref = `IPY_MODEL_${id}`;
+    if (notify) this.set("last_message", ref);
+    else this.attrs.last_message = ref;
+    return ref;
+  }
+
+  asModel(): AnyModel<WidgetTraits> {
+    return this as unknown as AnyModel<WidgetTraits>;
+  }
+}
+
+/** Lets pending promises (the linked-list walk) settle. */
+export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
+export function user(id: string, index: number, text: string): Message {
+  return { id, index, role: "user", status: "completed", parts: [{ kind: "text", text }] };
+}
+
+export function assistant(id: string, index: number, parts: Part[] = [], extra: Partial<Message> = {}): Message {
+  return {
+    id,
+    index,
+    role: "assistant",
+    status: "in_progress",
+    finish_reason: null,
+    usage: null,
+    error: null,
+    status_text: null,
+    parts,
+    ...extra,
+  };
+}
+
+export function call(id: string, name: string, extra: Partial<ToolCallPart> = {}): ToolCallPart {
+  return {
+    kind: "tool_call",
+    tool_call_id: id,
+    tool_name: name,
+    parsed_arguments: {},
+    state: "streaming",
+    progress: null,
+    approval_reason: null,
+    decision: null,
+    decision_reason: null,
+    provider_executed: false,
+    started_at: 1000,
+    run_started_at: null,
+    finished_at: null,
+    outcome: null,
+    ...extra,
+  };
+}
+
+/** A view on a fake model, mounted in the document. */
+export async function mount(model: FakeModel): Promise<{ view: ChatView; el: HTMLElement; root: HTMLElement }> {
+  const el = document.createElement("div");
+  document.body.append(el);
+  const view = new ChatView(model.asModel(), el);
+  await settle();
+  view.flush();
+  return { view, el, root: el.querySelector(".aiw") as HTMLElement };
+}
+
+export const $ = <T extends Element = HTMLElement>(root: ParentNode, sel: string): T => {
+  const el = root.querySelector<T>(sel);
+  if (!el) throw new Error(`no ${sel}`);
+  return el;
+};

@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import { $, FakeModel, mount, user } from "./helpers";
+
+function key(el: HTMLElement, init: KeyboardEventInit & { keyCode?: number }): KeyboardEvent {
+  const ev = new KeyboardEvent("keydown", { bubbles: true, cancelable: true, ...init });
+  if (init.keyCode !== undefined) Object.defineProperty(ev, "keyCode", { value: init.keyCode });
+  el.dispatchEvent(ev);
+  return ev;
+}
+
+function type(input: HTMLTextAreaElement, text: string): void {
+  input.value = text;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+describe("input box", () => {
+  it("Enter sends and clears; Shift+Enter does not send", async () => {
+    const model = new FakeModel();
+    const { root } = await mount(model);
+    const input = $<HTMLTextAreaElement>(root, ".aiw-input");
+    type(input, "hello\nworld");
+    const shift = key(input, { key: "Enter", shiftKey: true });
+    expect(shift.defaultPrevented).toBe(false);
+    expect(model.sent.filter((m) => (m as { type: string }).type === "send")).toHaveLength(0);
+    const enter = key(input, { key: "Enter" });
+    expect(enter.defaultPrevented).toBe(true);
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hello\nworld" });
+    // No kernel has answered yet (a notebook restored from saved state): the text is kept, with a note.
+    expect(input.value).toBe("hello\nworld");
+    expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("run its cell again");
+    model.custom({ type: "snapshot", live: [] });
+    key(input, { key: "Enter" });
+    expect(input.value).toBe("");
+  });
+
+  it("does not send while an IME composes", async () => {
+    const model = new FakeModel();
+    const { root } = await mount(model);
+    const input = $<HTMLTextAreaElement>(root, ".aiw-input");
+    type(input, "にほん");
+    key(input, { key: "Enter", isComposing: true });
+    key(input, { key: "Enter", keyCode: 229 });
+    expect(model.sent.filter((m) => (m as { type: string }).type === "send")).toHaveLength(0);
+    expect(input.value).toBe("にほん");
+  });
+
+  it("Send is disabled while empty or busy; Stop shows while busy", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    const input = $<HTMLTextAreaElement>(root, ".aiw-input");
+    const send = $<HTMLButtonElement>(root, ".aiw-send");
+    const stop = $<HTMLButtonElement>(root, ".aiw-stop");
+    expect(send.disabled).toBe(true);
+    expect(stop.hidden).toBe(true);
+    type(input, "   ");
+    expect(send.disabled).toBe(true);
+    type(input, "hi");
+    expect(send.disabled).toBe(false);
+    model.set("busy", true);
+    view.flush();
+    expect(send.disabled).toBe(true);
+    expect(stop.hidden).toBe(false);
+    expect(stop.disabled).toBe(false);
+    key(input, { key: "Enter" });
+    expect(model.sent.filter((m) => (m as { type: string }).type === "send")).toHaveLength(0);
+    stop.click();
+    expect(model.sent.at(-1)).toEqual({ type: "stop" });
+    model.set("busy", false);
+    view.flush();
+    send.click();
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hi" });
+  });
+
+  it("shows suggestion chips while the conversation is empty; a chip sends its text", async () => {
+    const model = new FakeModel({ suggestions: ["What's the weather?", "Tell a joke"] });
+    const { view, root } = await mount(model);
+    const chips = root.querySelectorAll<HTMLButtonElement>(".aiw-suggestion");
+    expect([...chips].map((c) => c.textContent)).toEqual(["What's the weather?", "Tell a joke"]);
+    expect($(root, ".aiw-suggestions").hidden).toBe(false);
+    chips[1].click();
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "Tell a joke" });
+    model.finish(user("u1", 0, "Tell a joke"));
+    await new Promise((r) => setTimeout(r, 0));
+    view.flush();
+    expect($(root, ".aiw-suggestions").hidden).toBe(true);
+  });
+
+  it("shows the usage of the last turn and of the conversation, and the placeholder", async () => {
+    const model = new FakeModel({ usage: { input_tokens: 1200, output_tokens: 30, requests: 2 }, placeholder: "Ask me" });
+    const { view, root } = await mount(model);
+    expect($<HTMLTextAreaElement>(root, ".aiw-input").placeholder).toBe("Ask me");
+    expect($(root, ".aiw-usage").textContent).toBe("Conversation: 1,200 in · 30 out (2 requests)");
+    model.patch(["start", { id: "a1", index: 0, role: "assistant", status: "in_progress", parts: [], usage: { input_tokens: 10, output_tokens: 5 } }]);
+    view.flush();
+    expect($(root, ".aiw-usage").textContent).toBe("Last turn: 10 in · 5 out · Conversation: 1,200 in · 30 out (2 requests)");
+  });
+});

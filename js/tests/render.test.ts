@@ -1,0 +1,274 @@
+import { describe, expect, it } from "vitest";
+import type { ToolCallState } from "../src/types";
+import { $, FakeModel, assistant, call, mount, settle, user } from "./helpers";
+
+const TOOLS = {
+  get_weather: { title: "Weather", icon: "☀", risk: "read_only", description: "", requires_approval: false },
+  rm: { title: "Delete files", icon: "🗑", risk: "destructive", description: "", requires_approval: true },
+};
+
+describe("messages and parts", () => {
+  it("renders user text as text, assistant text as markdown, reasoning collapsed, in index order", async () => {
+    const model = new FakeModel();
+    model.finish(user("u1", 0, "**not bold** <b>x</b>"));
+    const { view, root } = await mount(model);
+    expect(root.dataset.rendered).toBe("true");
+    model.patch([
+      "start",
+      assistant("a1", 1, [
+        { kind: "reasoning", text: "thinking" },
+        { kind: "text", text: "**bold** and `code`" },
+      ]),
+    ]);
+    view.flush();
+    const msgs = root.querySelectorAll(".aiw-message");
+    expect([...msgs].map((m) => [m.getAttribute("data-role"), m.getAttribute("data-id"), m.getAttribute("data-status")])).toEqual([
+      ["user", "u1", "completed"],
+      ["assistant", "a1", "in_progress"],
+    ]);
+    expect($(msgs[0], ".aiw-text").textContent).toBe("**not bold** <b>x</b>");
+    expect(msgs[0].querySelector("b")).toBeNull();
+    expect($(msgs[1], ".aiw-md strong").textContent).toBe("bold");
+    const reasoning = $<HTMLDetailsElement>(msgs[1], "details.aiw-reasoning");
+    expect(reasoning.open).toBe(false);
+    expect(reasoning.textContent).toContain("thinking");
+  });
+
+  it("streams text into the part and shows the status line until the reply starts", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0)], ["msg", "a1", { status_text: "Thinking…" }]);
+    view.flush();
+    const line = $(root, ".aiw-status-line");
+    expect(line.hidden).toBe(false);
+    expect(line.textContent).toBe("Thinking…");
+    expect(line.classList.contains("aiw-status-active")).toBe(true);
+    model.patch(["msg", "a1", { status_text: null }], ["part", "a1", 0, { kind: "text", text: "Hel" }]);
+    view.flush();
+    const part = $(root, ".aiw-md");
+    model.patch(["text", "a1", 0, "lo *world*"]);
+    view.flush();
+    expect($(root, ".aiw-md")).toBe(part);
+    expect(part.innerHTML).toContain("<em>world</em>");
+    expect(line.textContent).toBe("");
+    model.patch(["msg", "a1", { status: "completed" }]);
+    view.flush();
+    expect(line.hidden).toBe(true);
+  });
+
+  it("shows notes and the turn banner for error, limit (with Continue) and cancel", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0)], ["msg", "a1", { status: "error", error: "boom" }]);
+    view.flush();
+    const banner = $(root, ".aiw-turn-banner");
+    expect(banner.hidden).toBe(false);
+    expect(banner.textContent).toContain("boom");
+    expect($(root, ".aiw-continue").hidden).toBe(true);
+    model.patch(["msg", "a1", { status: "limit_reached", error: null }]);
+    view.flush();
+    const cont = $<HTMLButtonElement>(root, ".aiw-continue");
+    expect(cont.hidden).toBe(false);
+    cont.click();
+    expect(model.sent.at(-1)).toEqual({ type: "continue" });
+    expect(cont.disabled).toBe(true);
+    model.patch(["msg", "a1", { status: "cancelled" }]);
+    view.flush();
+    expect(banner.hidden).toBe(true);
+    expect($(root, ".aiw-note").textContent).toBe("Stopped");
+  });
+
+  it("shows kernel errors as dismissible banners", async () => {
+    const model = new FakeModel();
+    const { root } = await mount(model);
+    model.custom({ type: "error", message: "A reply is still running" });
+    const banner = $(root, ".aiw-banner-kernel");
+    expect(banner.getAttribute("role")).toBe("alert");
+    expect(banner.textContent).toContain("A reply is still running");
+    $<HTMLButtonElement>(banner, "button").click();
+    expect(root.querySelector(".aiw-banner-kernel")).toBeNull();
+  });
+});
+
+describe("tool cards", () => {
+  const states: ToolCallState[] = ["streaming", "pending", "awaiting_approval", "running", "completed", "failed", "rejected", "cancelled"];
+
+  it.each(states)("renders state %s", async (state) => {
+    const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: false });
+    const { view, root } = await mount(model);
+    const terminal = ["completed", "failed", "rejected", "cancelled"].includes(state);
+    model.patch([
+      "start",
+      assistant("a1", 0, [
+        call("c1", "rm", {
+          state,
+          parsed_arguments: { path: "/tmp/x" },
+          approval_reason: "Delete /tmp/x?",
+          run_started_at: state === "pending" || state === "streaming" ? null : 1000,
+          finished_at: terminal ? 1002.5 : null,
+          decision: state === "rejected" ? "rejected" : null,
+          decision_reason: state === "rejected" ? "not now" : null,
+          progress: state === "running" ? { fraction: 0.25, message: "deleting" } : null,
+          outcome: terminal
+            ? state === "completed"
+              ? { status: "success", value: { deleted: 3 } }
+              : { status: "failure", message: state === "failed" ? "Tool failed" : "declined" }
+            : null,
+        }),
+      ]),
+    ]);
+    view.flush();
+    const card = $(root, '.aiw-tool-card[data-call-id="c1"]');
+    expect(card.dataset.state).toBe(state);
+    expect($(card, ".aiw-tool-title").textContent).toBe("Delete files");
+    expect($(card, ".aiw-tool-icon").textContent).toBe("🗑");
+    expect($(card, ".aiw-risk").dataset.risk).toBe("destructive");
+    expect($(card, ".aiw-state").textContent).toBe(state.replace("_", " "));
+    expect($(card, ".aiw-tool-args .aiw-json").textContent).toContain("/tmp/x");
+    expect(card.querySelector(".aiw-approval") !== null).toBe(state === "awaiting_approval");
+    expect(card.querySelector(".aiw-progress") !== null).toBe(state === "running");
+    expect($(card, ".aiw-elapsed").textContent).toBe(terminal ? "2.5s" : state === "running" ? $(card, ".aiw-elapsed").textContent : "");
+    if (state === "running") {
+      const progress = $(card, ".aiw-progress");
+      expect(progress.getAttribute("aria-valuenow")).toBe("25");
+      expect(progress.textContent).toContain("deleting");
+    }
+    if (state === "completed") expect($(card, ".aiw-tool-result .aiw-json").textContent).toContain("deleted");
+    if (state === "failed") expect($(card, ".aiw-tool-error-message").textContent).toBe("Tool failed");
+    if (state === "rejected") expect($(card, ".aiw-decision").textContent).toBe("Declined: not now");
+  });
+
+  it("shows an indeterminate progress bar without a fraction", async () => {
+    const model = new FakeModel({ collapse_tool_calls: false });
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0, [call("c1", "t", { state: "running", run_started_at: 1 })])]);
+    view.flush();
+    const progress = $(root, ".aiw-progress");
+    expect(progress.classList.contains("aiw-indeterminate")).toBe(true);
+    expect(progress.hasAttribute("aria-valuenow")).toBe(false);
+    model.patch(["call", "a1", "c1", { progress: { fraction: 0.5, message: "half" } }]);
+    view.flush();
+    expect($(root, ".aiw-progress")).toBe(progress);
+    expect(progress.classList.contains("aiw-indeterminate")).toBe(false);
+    expect(($(progress, ".aiw-progress-bar") as HTMLElement).style.width).toBe("50%");
+  });
+
+  it("renders a failure's traceback in <details>, text results as markdown, citations as links", async () => {
+    const model = new FakeModel({ collapse_tool_calls: false });
+    const { view, root } = await mount(model);
+    model.patch([
+      "start",
+      assistant("a1", 0, [
+        call("c1", "t", {
+          state: "failed",
+          outcome: { status: "failure", message: "Tool failed", error: { type: "ValueError", message: "bad", traceback: "Traceback…" } },
+        }),
+        call("c2", "t", {
+          state: "completed",
+          outcome: { status: "success", text: "**done**", citations: [{ url: "https://a.example", title: "A" }] },
+        }),
+      ]),
+    ]);
+    view.flush();
+    expect($(root, '[data-call-id="c1"] .aiw-tool-error-message').textContent).toBe("ValueError: bad");
+    expect($(root, '[data-call-id="c1"] details.aiw-traceback pre').textContent).toBe("Traceback…");
+    expect($(root, '[data-call-id="c2"] .aiw-md strong').textContent).toBe("done");
+    expect($(root, '[data-call-id="c2"] .aiw-citations a').getAttribute("href")).toBe("https://a.example");
+  });
+
+  it("starts collapsed when collapse_tool_calls, toggles, and stays open while awaiting approval", async () => {
+    const model = new FakeModel({ tools: TOOLS });
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0, [call("c1", "get_weather", { parsed_arguments: { city: "Paris" } })])]);
+    view.flush();
+    const card = $(root, ".aiw-tool-card");
+    const toggle = $<HTMLButtonElement>(card, ".aiw-tool-toggle");
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    expect($(card, ".aiw-tool-body").hidden).toBe(true);
+    expect($(card, ".aiw-tool-summary").textContent).toBe('city: "Paris"');
+    toggle.click();
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    toggle.click();
+    model.patch(["call", "a1", "c1", { state: "awaiting_approval" }]);
+    view.flush();
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect($(card, ".aiw-tool-body").hidden).toBe(false);
+    model.patch(["call", "a1", "c1", { state: "running" }]);
+    view.flush();
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+  });
+
+  it("uses the tool name when the tool is unknown, and follows changes of the tools trait", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0, [call("c1", "get_weather")])]);
+    view.flush();
+    expect($(root, ".aiw-tool-title").textContent).toBe("get_weather");
+    expect($(root, ".aiw-risk").hidden).toBe(true);
+    model.set("tools", TOOLS);
+    view.flush();
+    expect($(root, ".aiw-tool-title").textContent).toBe("Weather");
+    expect($(root, ".aiw-risk").textContent).toBe("read-only");
+  });
+});
+
+describe("approval", () => {
+  async function awaiting(): Promise<{ model: FakeModel; view: import("../src/view").ChatView; root: HTMLElement }> {
+    const model = new FakeModel({ tools: TOOLS });
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0, [call("c1", "rm", { state: "awaiting_approval", approval_reason: "Delete /tmp?" })])]);
+    view.flush();
+    await settle();
+    return { model, view, root };
+  }
+
+  it.each([
+    [".aiw-approve-once", "approved", "Allowed once"],
+    [".aiw-approve-always", "approved_always", "Allowed always"],
+  ])("%s sends %s and disables the buttons", async (sel, decision, label) => {
+    const { model, view, root } = await awaiting();
+    expect($(root, ".aiw-approval-question").textContent).toBe("Delete /tmp?");
+    $<HTMLButtonElement>(root, sel).click();
+    expect(model.sent.at(-1)).toEqual({ type: "approve", tool_call_id: "c1", decision });
+    for (const b of root.querySelectorAll<HTMLButtonElement>(".aiw-approval button")) expect(b.disabled).toBe(true);
+    $<HTMLButtonElement>(root, sel).click();
+    expect(model.sent.filter((m) => (m as { type: string }).type === "approve")).toHaveLength(1);
+    model.patch(["call", "a1", "c1", { state: "running", decision }]);
+    view.flush();
+    expect(root.querySelector(".aiw-approval")).toBeNull();
+    expect($(root, ".aiw-decision").textContent).toBe(label);
+  });
+
+  it("declines with the optional reason, and re-enables when the kernel refuses", async () => {
+    const { model, root } = await awaiting();
+    $<HTMLInputElement>(root, ".aiw-decline-reason").value = "  too risky ";
+    $<HTMLButtonElement>(root, ".aiw-decline").click();
+    expect(model.sent.at(-1)).toEqual({ type: "approve", tool_call_id: "c1", decision: "rejected", reason: "too risky" });
+    expect($<HTMLButtonElement>(root, ".aiw-decline").disabled).toBe(true);
+    model.custom({ type: "error", message: "Approval refused: not waiting" });
+    expect($<HTMLButtonElement>(root, ".aiw-decline").disabled).toBe(false);
+  });
+
+  it("focuses Allow once when the prompt appears, unless the person is typing", async () => {
+    const { root } = await awaiting();
+    expect(document.activeElement).toBe($(root, ".aiw-approve-once"));
+    const model = new FakeModel({ tools: TOOLS });
+    const second = await mount(model);
+    second.root.querySelector<HTMLTextAreaElement>(".aiw-input")!.focus();
+    model.patch(["start", assistant("a1", 0, [call("c1", "rm", { state: "awaiting_approval" })])]);
+    second.view.flush();
+    await settle();
+    expect(document.activeElement).toBe($(second.root, ".aiw-input"));
+  });
+
+  it("lists tools allowed always with Revoke buttons", async () => {
+    const model = new FakeModel({ tools: TOOLS, allowed_always: ["rm"] });
+    const { view, root } = await mount(model);
+    expect($(root, ".aiw-allowed").textContent).toContain("Delete files");
+    $<HTMLButtonElement>(root, ".aiw-revoke").click();
+    expect(model.sent.at(-1)).toEqual({ type: "revoke", tool_name: "rm" });
+    model.set("allowed_always", []);
+    view.flush();
+    expect($(root, ".aiw-allowed").hidden).toBe(true);
+  });
+});

@@ -1,0 +1,194 @@
+"""Page helpers and notebook snippets shared by the ChatWidget browser tests."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import jupyter_e2e as J
+from playwright.sync_api import Locator, Page, expect
+
+WAIT = 20_000  # ms: generous waits; a passing test never comes near them
+expect.set_options(timeout=WAIT)
+
+# --------------------------------------------------------------------------- notebook code (runs in the kernel)
+
+IMPORTS = textwrap.dedent(
+    """\
+    from ai_widgets import ChatWidget, ToolRisk, tool
+    from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+    """
+)
+
+# A weather tool and a model that calls it, then answers from its result. Small delays: streaming is real
+# (many patches), the status line shows for a moment, and the test stays fast.
+WEATHER = IMPORTS + textwrap.dedent(
+    """\
+
+
+    @tool(title="Weather", icon="🌦", risk=ToolRisk.READ_ONLY)
+    def get_weather(city: str) -> dict:
+        \"\"\"Gets the current weather for a city.
+
+        Args:
+            city: The city.
+        \"\"\"
+        return {"city": city, "sky": "sunny", "temperature": 21}
+
+
+    def model(request):
+        if request.tool_results():
+            v = request.tool_results()[-1].outcome.value
+            return ScriptedReply(status=None, text=f"It is **{v['sky']}** in {v['city']}, {v['temperature']} °C.")
+        return ScriptedReply(
+            status="Checking the forecast…",
+            text="Let me check. ",
+            tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "Lisbon", "unit": "celsius"})],
+        )
+
+
+    chat = ChatWidget(transport=ScriptedTransport(model, delay=0.01, decide_delay=0.6), tools=[get_weather])
+    chat
+    """
+)
+WEATHER_ANSWER = "It is **sunny** in Lisbon, 21 °C."
+WEATHER_ANSWER_SHOWN = "It is sunny in Lisbon, 21 °C."
+
+# A destructive tool with a visible side effect (`deleted`), and a model that answers from the call's state.
+DESTRUCTIVE = IMPORTS + textwrap.dedent(
+    """\
+    from ai_widgets import ToolCallState
+
+    deleted = []
+
+
+    @tool(title="Delete file", icon="🗑", risk=ToolRisk.DESTRUCTIVE)
+    def delete_file(path: str) -> str:
+        \"\"\"Deletes a file.
+
+        Args:
+            path: The file.
+        \"\"\"
+        deleted.append(path)
+        return f"Deleted {path}."
+
+
+    def model(request):
+        if request.tool_results():
+            call = request.tool_results()[-1]
+            if call.state is ToolCallState.REJECTED:
+                return ScriptedReply(status=None, text=f"Declined: I did not delete anything ({call.decision_reason}).")
+            return ScriptedReply(status=None, text=f"Done: {call.outcome.value}")
+        return ScriptedReply(
+            status="Deciding…", tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "notes.txt"})]
+        )
+
+
+    chat = ChatWidget(transport=ScriptedTransport(model, delay=0.01, decide_delay=0.2), tools=[delete_file])
+    chat
+    """
+)
+
+
+# --------------------------------------------------------------------------- page
+
+
+def open_and_run(page: Page, server: J.JupyterServer, nb: str, *, wait_executed: bool = True) -> Locator:
+    """Opens ``nb`` (own Lab workspace), waits for the kernel (pitfall 1), runs all cells from the Run menu,
+    and returns the rendered widget root (a positive marker: a broken widget is silent, pitfall 7)."""
+    t0 = time.monotonic()
+    J.open_notebook(page, server, nb, workspace=Path(nb).stem)
+    t1 = time.monotonic()
+    expect(page.locator(".jp-Dialog")).to_have_count(0)  # no "Select Kernel" (pitfall 3)
+    expect(page.locator(".Toastify__toast")).to_have_count(0)  # no news toast (pitfall 2)
+    J.run_all_cells(page)
+    if wait_executed:
+        J.wait_all_cells_executed(page, timeout=60_000)
+    widget = page.locator(".aiw[data-rendered='true']").first
+    expect(widget).to_be_visible(timeout=WAIT)
+    print(f"[timing] {nb}: open + kernel ready {t1 - t0:.1f}s, run all + render {time.monotonic() - t1:.1f}s")
+    return widget
+
+
+def send_from_input(widget: Locator, text: str) -> None:
+    """Types into the widget's input box and presses Enter (what a person does)."""
+    box = widget.locator(".aiw-input")
+    box.click()
+    box.fill(text)
+    box.press("Enter")
+    expect(box).to_have_value("")
+
+
+def messages(widget: Locator, role: str | None = None) -> Locator:
+    sel = ".aiw-message" if role is None else f".aiw-message[data-role='{role}']"
+    return widget.locator(sel)
+
+
+def last_assistant(widget: Locator) -> Locator:
+    return messages(widget, "assistant").last
+
+
+def wait_idle(widget: Locator) -> None:
+    """The turn is over: Stop is hidden and the last reply is no longer in progress."""
+    expect(widget.locator(".aiw-stop")).to_be_hidden(timeout=WAIT)
+    expect(last_assistant(widget)).not_to_have_attribute("data-status", "in_progress", timeout=WAIT)
+
+
+def prompt_texts(page: Page) -> list[str]:
+    return page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+
+
+def screenshot(widget: Locator, artifacts: Path, name: str) -> Path:
+    path = artifacts / f"{name}.png"
+    widget.scroll_into_view_if_needed()
+    widget.screenshot(path=str(path))
+    return path
+
+
+def assert_no_widget_errors(page: Page) -> None:
+    bad = J.widget_errors(page.e2e_messages)  # type: ignore[attr-defined]
+    assert not bad, bad
+
+
+def weather_flow(page, srv, nb, artifacts, name):
+    """Shared by the Lab and the Notebook 7 test: ask from the input box, watch the turn, check the kernel."""
+    srv.write_notebook(nb, [WEATHER])
+    widget = open_and_run(page, srv, nb)
+    expect(widget.locator(".aiw-suggestion")).to_have_count(0)
+    send_from_input(widget, "What's the weather in Lisbon?")
+
+    user = messages(widget, "user").first
+    expect(user).to_have_text("What's the weather in Lisbon?")
+    status = widget.locator(".aiw-status-line.aiw-status-active")
+    expect(status).to_be_visible(timeout=WAIT)
+    expect(status).to_have_text("Checking the forecast…")
+    expect(widget.locator(".aiw-stop")).to_be_visible()
+
+    card = widget.locator(".aiw-tool-card")
+    expect(card).to_have_count(1, timeout=WAIT)
+    expect(card).to_have_attribute("data-call-id", "call_1")
+    expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
+    expect(card.locator(".aiw-tool-title")).to_have_text("Weather")
+    expect(card.locator(".aiw-state")).to_have_text("completed")
+
+    reply = last_assistant(widget)
+    expect(reply).to_contain_text(WEATHER_ANSWER_SHOWN, timeout=WAIT)
+    expect(reply.locator(".aiw-text strong")).to_have_text("sunny")
+    wait_idle(widget)
+    expect(reply).to_have_attribute("data-status", "completed")
+    expect(status).to_be_hidden()
+    expect(widget.locator(".aiw-usage")).to_contain_text("Conversation:")
+
+    # Expanded, the card shows the arguments and the result as JSON.
+    card.locator(".aiw-tool-toggle").click()
+    expect(card.locator(".aiw-tool-args .aiw-json")).to_contain_text("Lisbon")
+    expect(card.locator(".aiw-tool-result .aiw-json")).to_contain_text("sunny")
+
+    assert srv.kernel_wait(nb, "chat.session.messages[-1].text", lambda t: t.endswith(WEATHER_ANSWER)) == (
+        "Let me check. " + WEATHER_ANSWER
+    )
+    assert srv.kernel_json(nb, "[m.role.value for m in chat.session.messages]") == ["user", "assistant"]
+    assert srv.kernel_json(nb, "chat.session.messages[-1].tool_calls[0].state.value") == "completed"
+    screenshot(widget, artifacts, name)
+    assert_no_widget_errors(page)

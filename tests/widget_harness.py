@@ -1,0 +1,142 @@
+"""An in-process stand-in for a front end: records what widgets send and mirrors it the way the JS store does.
+
+The comm is replaced by one that packs every message with jupyter_client's real JSON packer (so anything a real
+kernel could not send fails here too) and counts its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import comm
+from comm.base_comm import BaseComm
+from jupyter_client.session import json_packer
+
+from ai_widgets.arguments import ArgumentPatch, apply_patches
+
+
+@dataclass
+class Sent:
+    comm_id: str
+    msg_type: str
+    data: dict[str, Any]
+    nbytes: int
+
+
+@dataclass
+class Wire:
+    """Everything every recording comm sent, in order."""
+
+    sent: list[Sent] = field(default_factory=list)
+    comms: dict[str, RecordingComm] = field(default_factory=dict)
+
+    def custom(self, comm_id: str) -> list[dict[str, Any]]:
+        return [s.data["content"] for s in self.sent if s.comm_id == comm_id and s.data.get("method") == "custom"]
+
+    def mark(self) -> int:
+        return len(self.sent)
+
+    def since(self, mark: int) -> list[Sent]:
+        return self.sent[mark:]
+
+
+class RecordingComm(BaseComm):  # type: ignore[misc]
+    wire: Wire
+
+    def publish_msg(
+        self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
+    ) -> None:
+        payload = data or {}
+        nbytes = len(json_packer(payload))  # the kernel's packer: raises on what a kernel could not send
+        self.wire.sent.append(Sent(self.comm_id, msg_type, json.loads(json_packer(payload)), nbytes))
+
+    def handle(self, content: dict[str, Any]) -> None:
+        """Delivers a message as if the front end sent it (``model.send(content)``)."""
+        data = {"method": "custom", "content": content}
+        self.handle_msg({"content": {"comm_id": self.comm_id, "data": data}, "buffers": []})
+
+
+@contextmanager
+def recording_comms() -> Iterator[Wire]:
+    wire = Wire()
+    original = comm.create_comm
+
+    class Comm(RecordingComm):
+        pass
+
+    Comm.wire = wire  # set before __init__, which already publishes comm_open
+
+    def create(*args: Any, **kwargs: Any) -> RecordingComm:
+        created = Comm(*args, **kwargs)
+        wire.comms[created.comm_id] = created
+        return created
+
+    comm.create_comm = create
+    try:
+        yield wire
+    finally:
+        comm.create_comm = original
+
+
+class Mirror:
+    """What a front-end view holds: finished messages from message models, live ones from patches."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, dict[str, Any]] = {}
+        self.errors: list[str] = []
+
+    def apply(self, content: dict[str, Any]) -> None:
+        match content.get("type"):
+            case "patch":
+                for op in content["ops"]:
+                    self.apply_op(op)
+            case "snapshot":
+                self.live = {m["id"]: m for m in content["live"]}
+            case "error":
+                self.errors.append(content["message"])
+
+    def apply_op(self, op: list[Any]) -> None:
+        kind = op[0]
+        if kind == "clear":
+            self.live.clear()
+            return
+        if kind == "start":
+            self.live[op[1]["id"]] = op[1]
+            return
+        message = self.live.get(op[1])
+        if message is None:
+            return
+        match kind:
+            case "msg":
+                message.update(op[2])
+            case "part":
+                message["parts"].insert(op[2], op[3])
+            case "text":
+                message["parts"][op[2]]["text"] += op[3]
+            case "args":
+                call = self._call(message, op[2])
+                apply_patches(call["parsed_arguments"], [ArgumentPatch(p[0], tuple(p[1]), p[2]) for p in op[3]])
+            case "call":
+                self._call(message, op[2]).update(op[3])
+            case "end":
+                pass
+
+    @staticmethod
+    def _call(message: dict[str, Any], call_id: str) -> dict[str, Any]:
+        return next(p for p in message["parts"] if p.get("tool_call_id") == call_id)
+
+
+def finished_messages(widget: Any) -> list[dict[str, Any]]:
+    """Walks the widget's message-model linked list, newest first, and returns the messages oldest first."""
+    wire: Wire = widget.comm.wire
+    out = []
+    ref = widget.last_message
+    while ref:
+        model = wire.comms[ref.removeprefix("IPY_MODEL_")]._msg_callback.__self__  # the Widget behind the comm
+        out.append(model.message)
+        ref = model.previous
+    return out[::-1]
