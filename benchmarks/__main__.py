@@ -12,7 +12,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ["bench_arguments", "bench_tool_definitions", "bench_session"]
+SECTIONS = ["bench_arguments", "bench_tool_definitions", "bench_session", "bench_frontend"]
 
 
 def main(argv: list[str] | None = None) -> int:

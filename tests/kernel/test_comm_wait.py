@@ -37,6 +37,7 @@ def _load_kernel_module():
     return module
 
 aiw = _load_kernel_module()
+get_ipython().Completer.use_jedi = False  # jedi's first completion can take seconds on a loaded machine
 
 class Probe(anywidget.AnyWidget):
     _esm = "export default { render() {} }"
@@ -127,7 +128,7 @@ def run_after_error(fe: FakeFrontend, code: str) -> str:
     """Runs a cell after a failed one; ipykernel aborts cells that arrive right after an error, so retry those."""
     for _ in range(20):
         msg_id = fe.execute(code)
-        if fe.reply(msg_id, timeout=5)["content"]["status"] != "aborted":
+        if fe.reply(msg_id, timeout=10)["content"]["status"] != "aborted":
             break
         time.sleep(0.05)
     assert fe.replies[msg_id]["content"]["status"] == "ok", fe.replies[msg_id]["content"]
@@ -152,7 +153,7 @@ def test_waiting_cell_gets_the_click(kernel: Kernel, wait: str) -> None:
     cell = kernel.start_waiting(wait, rid)
     time.sleep(0.1)  # the cell is waiting now
     kernel.click(rid)
-    reply = kernel.fe.reply(cell, timeout=5)
+    reply = kernel.fe.reply(cell, timeout=10)
     assert reply["content"]["status"] == "ok", reply["content"]
     kernel.fe.wait_idle(cell)
     assert kernel.fe.stream_text(cell).strip() == "RESULT allow"
@@ -176,7 +177,12 @@ def test_requests_queued_during_a_wait_are_answered_after_it_in_order(kernel: Ke
     clicked = time.monotonic()
     kernel.click(rid)
     later.append(fe.execute("order.append(4)"))  # queued right behind the click
-    replies = [fe.reply(msg_id, timeout=5) for msg_id in [first, *later]]
+    names = ["waiting cell", "cell 2", "complete", "kernel_info", "cell 3", "cell 4"]
+    try:
+        replies = [fe.reply(msg_id, timeout=10) for msg_id in [first, *later]]
+    except TimeoutError:
+        got = [name for name, msg_id in zip(names, [first, *later], strict=True) if msg_id in fe.replies]
+        raise AssertionError(f"replies only to {got}; kernel output: {fe.stream_text(first)!r}") from None
     assert [r["content"]["status"] for r in replies] == ["ok"] * 6
     assert all(r["received"] > clicked for r in replies), "a request was answered while the cell waited"
     positions = [fe.reply_order.index(msg_id) for msg_id in [first, *later]]
@@ -193,18 +199,18 @@ def test_interrupt_ends_the_wait_and_the_next_cell_runs(kernel: Kernel, wait: st
     queued = fe.execute("print('queued')")
     time.sleep(0.2)
     fe.interrupt()
-    reply: dict[str, Any] = fe.reply(waiting, timeout=5)["content"]
+    reply: dict[str, Any] = fe.reply(waiting, timeout=10)["content"]
     assert reply["status"] == "error"
     # An awaiting cell is cancelled by ipykernel (CancelledError); a blocking one gets KeyboardInterrupt.
     assert reply["ename"] == ("KeyboardInterrupt" if wait == "iii" else "CancelledError")
-    assert fe.reply(queued, timeout=5)["content"]["status"] in ("ok", "aborted")
+    assert fe.reply(queued, timeout=10)["content"]["status"] in ("ok", "aborted")
     assert run_after_error(fe, "print('next')").strip() == "next"
     kernel.check_clean()
     # and the next wait still gets its click
     rid = f"after-interrupt-{wait}"
     cell = kernel.start_waiting(wait, rid)
     kernel.click(rid)
-    assert fe.reply(cell, timeout=5)["content"]["status"] == "ok"
+    assert fe.reply(cell, timeout=10)["content"]["status"] == "ok"
 
 
 def test_turn_started_from_the_widget_runs_on_the_main_loop_and_cells_stay_free(kernel: Kernel) -> None:
@@ -214,7 +220,7 @@ def test_turn_started_from_the_widget_runs_on_the_main_loop_and_cells_stay_free(
     fe.wait_state(kernel.comm_id, "pending", "box", start=mark)
     assert fe.run("print(1 + 1)").strip() == "2"  # the turn waits in the background; cells run
     kernel.click("box", "deny")
-    fe.wait_state(kernel.comm_id, "pending", "done:box:deny:MainThread:True", start=mark, timeout=5)
+    fe.wait_state(kernel.comm_id, "pending", "done:box:deny:MainThread:True", start=mark, timeout=10)
 
 
 def test_a_background_wait_does_not_hold_later_cells(kernel: Kernel) -> None:
