@@ -108,8 +108,10 @@ class ChatWidget(anywidget.AnyWidget):
         flush_interval: Seconds between patches to the front end while a reply streams.
     """
 
-    _esm = _ESM
-    _css = _CSS
+    # anywidget reads the files when the class is defined; without a built bundle the import must still work
+    # (ChatWidget() then raises FrontEndNotBuiltError with the command that builds it).
+    _esm = _ESM if _ESM.is_file() else "export default {};\n"
+    _css = _CSS if _CSS.is_file() else "/* not built */\n"
 
     last_message = traitlets.Unicode("").tag(sync=True)
     tools = traitlets.Dict().tag(sync=True)

@@ -1,0 +1,97 @@
+"""A loopback HTTP server for provider tests: a handler decides each response, which may stream in chunks.
+
+Only 127.0.0.1; the server runs in a thread and stops when the context exits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+
+@dataclass
+class Response:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
+    chunks: Iterable[bytes] = ()
+
+
+Handler = Callable[[Request], Response]
+
+
+@dataclass
+class Server:
+    url: str
+    requests: list[Request]
+
+
+@contextmanager
+def loopback(handler: Handler) -> Iterator[Server]:
+    """Serves ``handler`` on 127.0.0.1 (a free port) while the context is open."""
+    requests: list[Request] = []
+
+    class Handle(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            request = Request(
+                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length)
+            )
+            requests.append(request)
+            response = handler(request)
+            self.send_response(response.status)
+            for key, value in response.headers.items():
+                self.send_header(key, value)
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            try:
+                for chunk in response.chunks:
+                    if chunk:
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        do_POST = _serve
+        do_GET = _serve
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{server.server_address[1]}", requests)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def sse(events: Iterable[dict[str, Any] | str], *, event_names: bool = False) -> Iterator[bytes]:
+    """Server-sent events: each dict as ``data: <json>`` (with ``event: <type>`` when ``event_names``)."""
+    for event in events:
+        if isinstance(event, str):
+            yield f"data: {event}\n\n".encode()
+            continue
+        head = f"event: {event['type']}\n" if event_names else ""
+        yield (head + f"data: {json.dumps(event)}\n\n").encode()
