@@ -19,7 +19,7 @@ from ai_widgets.messages import ToolCallState
 from ai_widgets.tools import Citation, Tool, ToolInvocation, ToolOutcome, ToolRisk, tool
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
-__all__ = ["SANDBOX", "demo_chat", "demo_tools", "demo_transport"]
+__all__ = ["SANDBOX", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
 
 SANDBOX = Path(tempfile.gettempdir()) / "ai_widgets-demo"
 
@@ -157,9 +157,6 @@ def _answer_from_tools(request: ChatRequest) -> ScriptedReply:
                 text=f"It is **{value['sky']}** in {value['city']}, {value['temperature']}{degree}. "
                 "Ask about *Oslo* for something colder."
             )
-        case "web_search":
-            links = "\n".join(f"- [{c.title or c.url}]({c.url})" for c in outcome.citations)
-            return ScriptedReply(text=f"Here is what I found:\n\n{links}")
         case _:
             return ScriptedReply(text=f"Done: {outcome.text or outcome.model_content()}")
 
@@ -187,6 +184,11 @@ def _reply(request: ChatRequest) -> ScriptedReply:
             tool_calls=[ScriptedToolCall(name="write_file", arguments={"path": "fib.py", "content": _CODE})],
         )
     if "search" in lowered or "find" in lowered:
+        citations = [
+            Citation(url="https://jupyter.org", title="Project Jupyter"),
+            Citation(url="https://anywidget.dev", title="anywidget"),
+        ]
+        links = "\n".join(f"- [{c.title}]({c.url})" for c in citations)
         return ScriptedReply(
             status="Searching…",
             tool_calls=[
@@ -194,16 +196,10 @@ def _reply(request: ChatRequest) -> ScriptedReply:
                     name="web_search",
                     arguments={"query": text},
                     progress=[(None, "sending the query"), (0.4, "reading 12 pages"), (0.9, "ranking")],
-                    provider_result=ToolOutcome.success(
-                        {"hits": 2},
-                        citations=[
-                            Citation(url="https://jupyter.org", title="Project Jupyter"),
-                            Citation(url="https://anywidget.dev", title="anywidget"),
-                        ],
-                    ),
+                    provider_result=ToolOutcome.success({"hits": len(citations)}, citations=citations),
                 )
             ],
-            finish_reason=None,
+            text_after_tools=f"Here is what I found:\n\n{links}",
         )
     return ScriptedReply(
         status="Thinking…",
@@ -225,6 +221,65 @@ def demo_transport(*, realistic: bool = True) -> ScriptedTransport:
     if realistic:
         return ScriptedTransport(_reply, delay=0.02, decide_delay=0.8)
     return ScriptedTransport(_reply)
+
+
+def _reachable(base_url: str) -> bool:
+    """Whether an OpenAI-compatible server answers at ``base_url`` (a quick GET of /models)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=1.5) as response:
+            return bool(200 <= response.status < 500)
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (OSError, ValueError):
+        return False
+
+
+def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
+    """The model the quickstart talks to, and a sentence that says which and why.
+
+    A real provider when one is configured, the scripted model otherwise:
+
+    - ``AI_WIDGETS_BASE_URL``: a local or hosted OpenAI-compatible server (Ollama ``http://localhost:11434/v1``,
+      vLLM, LM Studio...), used when it answers; ``AI_WIDGETS_MODEL`` names the model.
+    - ``OPENAI_API_KEY``: OpenAI (``AI_WIDGETS_MODEL``, default ``gpt-4o-mini``).
+    - ``ANTHROPIC_API_KEY``: Anthropic (``AI_WIDGETS_MODEL``, default ``claude-3-5-haiku-latest``).
+
+    The key itself is never read into the sentence, the widget or the notebook: the SDK reads it from the
+    environment.
+    """
+    import os
+
+    env = dict(os.environ if environ is None else environ)
+    model = env.get("AI_WIDGETS_MODEL")
+    base_url = env.get("AI_WIDGETS_BASE_URL")
+    try:
+        if base_url:
+            if _reachable(base_url):
+                from ai_widgets.transports import OpenAIChatTransport
+
+                name = model or "llama3.2"
+                return OpenAIChatTransport(name, base_url=base_url), (
+                    f"Using the OpenAI-compatible server at {base_url} (model {name}), from AI_WIDGETS_BASE_URL."
+                )
+            fallback = f"AI_WIDGETS_BASE_URL is set, but nothing answers at {base_url}; "
+        elif env.get("OPENAI_API_KEY"):
+            from ai_widgets.transports import OpenAIChatTransport
+
+            name = model or "gpt-4o-mini"
+            return OpenAIChatTransport(name), f"Using OpenAI {name} (OPENAI_API_KEY is set)."
+        elif env.get("ANTHROPIC_API_KEY"):
+            from ai_widgets.transports import AnthropicTransport
+
+            name = model or "claude-3-5-haiku-latest"
+            return AnthropicTransport(name), f"Using Anthropic {name} (ANTHROPIC_API_KEY is set)."
+        else:
+            fallback = "No provider is configured; "
+    except ImportError as exc:
+        fallback = f"A provider is configured but its SDK is missing ({exc}); "
+    return demo_transport(), fallback + "using the built-in scripted model (no key, no network)."
 
 
 def demo_chat(**widget_options: Any) -> Any:

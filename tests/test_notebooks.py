@@ -16,7 +16,10 @@ def test_there_are_notebooks() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path: Path, tmp_path: Path) -> None:
+def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The demos must run on the scripted model here, never on a provider a developer happens to have configured.
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AI_WIDGETS_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
     notebook = nbformat.read(path, as_version=4)
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), (
         "notebooks are committed without outputs"
@@ -32,4 +35,5 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
         for o in cell.get("outputs", [])
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
-    assert widget_views, "the notebook shows at least one widget"
+    if path.name == "quickstart.ipynb":
+        assert widget_views, "the quickstart shows its widget"

@@ -80,6 +80,7 @@ class ScriptedReply:
         reasoning: Reasoning streamed before the text.
         status: The status line shown while the model "decides"; ``None`` for none.
         tool_calls: Calls the model makes after its text.
+        text_after_tools: Text streamed after the calls, as a model does after a provider-run tool's result.
         finish_reason: Why it stops; ``tool_calls`` when it makes local calls, ``stop`` otherwise.
         usage: Token usage of the response; estimated from its length (4 characters a token) when omitted.
         error: Raised after the first ``error_after`` events, as a provider failing mid-reply.
@@ -91,6 +92,7 @@ class ScriptedReply:
     reasoning: str = ""
     status: str | None = "Thinking…"
     tool_calls: Sequence[ScriptedToolCall] = ()
+    text_after_tools: str = ""
     finish_reason: FinishReason | None = None
     usage: UsageUpdate | None = None
     error: BaseException | None = None
@@ -230,10 +232,14 @@ class ScriptedTransport:
                 yield ToolResult(call_id, outcome)
             else:
                 local_calls = True
+        for piece in self._slices(reply.text_after_tools):
+            yield TextDelta(piece)
+            await self._pause(self._delay)
         if reply.usage is not None:
             yield reply.usage
         else:
-            produced = len(reply.text) + len(reply.reasoning) + sum(len(c.arguments_json) for c in reply.tool_calls)
+            produced = len(reply.text) + len(reply.reasoning) + len(reply.text_after_tools)
+            produced += sum(len(c.arguments_json) for c in reply.tool_calls)
             yield UsageUpdate(input_tokens=100, output_tokens=max(1, produced // 4))
         if reply.truncate:
             return

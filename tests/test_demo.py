@@ -1,0 +1,49 @@
+"""The quickstart's scripted model and how it picks a provider."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai_widgets import ChatSession, MessageStatus, ToolCallState
+from ai_widgets.demo import demo_tools, demo_transport, pick_transport
+from ai_widgets.transports import ScriptedTransport
+from tests.helpers import wait_for
+
+
+async def test_demo_weather_delete_write_and_search() -> None:
+    session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
+    weather = await session.send("What's the weather in Oslo?")
+    assert "snow" in weather.text
+    search = await session.send("Search for anywidget")
+    (call,) = search.tool_calls
+    assert call.provider_executed
+    assert "anywidget.dev" in search.text
+    write = await session.send("Write some code to a file")
+    assert write.tool_calls[0].state is ToolCallState.COMPLETED
+    assert "Wrote" in write.text
+    task = __import__("asyncio").create_task(session.send("Delete my notes"))
+    await wait_for(lambda: bool(session.pending_approvals))
+    session.approve(session.pending_approvals[0].tool_call_id, "rejected", reason="keep them")
+    declined = await task
+    assert "did **not** run" in declined.text
+    assert "keep them" in declined.text
+    hello = await session.send("hello")
+    assert hello.status is MessageStatus.COMPLETED
+    assert "scripted" in hello.text
+
+
+def test_pick_transport_falls_back_to_the_scripted_model() -> None:
+    transport, which = pick_transport({})
+    assert isinstance(transport, ScriptedTransport)
+    assert which == "No provider is configured; using the built-in scripted model (no key, no network)."
+    transport, which = pick_transport({"AI_WIDGETS_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert isinstance(transport, ScriptedTransport)
+    assert "nothing answers at http://127.0.0.1:9/v1" in which
+
+
+def test_pick_transport_never_shows_the_key() -> None:
+    pytest.importorskip("ai_widgets.transports._openai_chat")
+    secret = "sk-test-SECRET-DEMO-123456789"
+    transport, which = pick_transport({"OPENAI_API_KEY": secret})
+    assert secret not in which
+    assert "OPENAI_API_KEY is set" in which
