@@ -44,6 +44,6 @@ def test_pick_transport_falls_back_to_the_scripted_model() -> None:
 def test_pick_transport_never_shows_the_key() -> None:
     pytest.importorskip("ai_widgets.transports._openai_chat")
     secret = "sk-test-SECRET-DEMO-123456789"
-    transport, which = pick_transport({"OPENAI_API_KEY": secret})
+    _transport, which = pick_transport({"OPENAI_API_KEY": secret})
     assert secret not in which
     assert "OPENAI_API_KEY is set" in which
