@@ -309,8 +309,10 @@ class ChatSession:
                 for waiter in self._waiters.values():
                     waiter.future.cancel()
                 self._waiters.clear()
-            self._notify(BusyChanged(False))
+            # The reply is final before the session says it is idle, so an observer never sees "idle" with a
+            # reply still in progress.
             self._notify(MessageFinished(reply))
+            self._notify(BusyChanged(False))
         return reply
 
     async def _turn_loop(self, reply: Message) -> None:

@@ -325,11 +325,15 @@ class ChatWidget(anywidget.AnyWidget):
             SessionBusyError: A turn is already running.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
         """
+        if self.session.busy:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         task = asyncio.ensure_future(self.session.send(text))
         try:
             return await await_with_comms(task)
         except BaseException:
-            self.session.stop()
+            # Stop this call's own turn only: a SessionBusyError from the task means another caller's turn runs.
+            if not task.done():
+                task.cancel()
             raise
 
     def ask_sync(self, text: str) -> Message:
@@ -347,6 +351,8 @@ class ChatWidget(anywidget.AnyWidget):
         try:
             return wait_with_comms(future)
         except BaseException:
+            if future.done() and not future.cancelled() and isinstance(future.exception(), SessionBusyError):
+                raise  # another turn won the race to start: it is not ours to stop
             self.session.stop()
             # Let the turn record its cancellation; the interrupt is what the caller sees.
             with contextlib.suppress(BaseException):

@@ -78,7 +78,7 @@ def loopback(handler: Handler) -> Iterator[Server]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield Server(f"http://127.0.0.1:{server.server_address[1]}", requests)
