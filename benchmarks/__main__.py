@@ -12,7 +12,16 @@ import platform
 import sys
 import time
 
-SECTIONS = ["bench_arguments", "bench_tool_definitions", "bench_session", "bench_frontend"]
+SECTIONS = [
+    "bench_arguments",
+    "bench_tool_definitions",
+    "bench_session",
+    "bench_widget",
+    "bench_frontend",
+    "bench_provider_openai_chat",
+    "bench_provider_openai_responses",
+    "bench_provider_anthropic",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

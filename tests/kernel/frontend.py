@@ -123,6 +123,37 @@ class FakeFrontend:
 
         return self.wait_iopub(is_it, timeout, start)
 
+    def comm_with_state(self, key: str, value: Any, timeout: float = 10, start: int = 0) -> str:
+        """comm_id of the first widget opened (from ``start`` on) whose synced trait ``key`` is ``value``."""
+
+        def is_it(m: Message) -> bool:
+            state = m["content"].get("data", {}).get("state", {})
+            return m["msg_type"] == "comm_open" and state.get(key) == value
+
+        return str(self.wait_iopub(is_it, timeout, start)["content"]["comm_id"])
+
+    def custom_messages(self, comm_id: str, start: int = 0) -> list[Any]:
+        """What the kernel sent with ``widget.send(x)`` on this comm (from ``start`` on): anywidget's ``msg:custom``."""
+        with self._cv:
+            return [m["content"]["data"]["content"] for _, m in self.iopub[start:] if _is_custom(m, comm_id)]
+
+    def comm_messages(self, comm_id: str, start: int = 0) -> list[Message]:
+        """Every ``comm_msg`` the kernel sent on this comm (from ``start`` on): custom messages and state updates."""
+        with self._cv:
+            return [
+                m
+                for _, m in self.iopub[start:]
+                if m["msg_type"] == "comm_msg" and m["content"].get("comm_id") == comm_id
+            ]
+
+    def wait_custom(
+        self, comm_id: str, pred: Callable[[Any], bool], timeout: float = 10, start: int = 0
+    ) -> Any:  # the first custom message on this comm (from ``start`` on) that satisfies ``pred``
+        msg = self.wait_iopub(
+            lambda m: _is_custom(m, comm_id) and pred(m["content"]["data"]["content"]), timeout, start
+        )
+        return msg["content"]["data"]["content"]
+
     def stream_text(self, parent_id: str) -> str:
         with self._cv:
             return "".join(
@@ -179,6 +210,22 @@ class FakeFrontend:
         self.wait_idle(msg_id)
         return self.stream_text(msg_id)
 
+    def run_after_error(self, code: str, timeout: float = 10) -> str:
+        """``run`` for the cell after a failed one: ipykernel aborts requests that arrive right after an error."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg_id = self.execute(code)
+            content = self.reply(msg_id, timeout)["content"]
+            if content["status"] != "aborted" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if content["status"] != "ok":
+            raise AssertionError(
+                f"cell failed: {content.get('status')}: {content.get('ename')}: {content.get('evalue')}"
+            )
+        self.wait_idle(msg_id)
+        return self.stream_text(msg_id)
+
     def wait_idle(self, msg_id: str, timeout: float = 10) -> None:
         """Waits for the ``idle`` status of a request, after which all of its output has arrived."""
         self.wait_iopub(
@@ -228,3 +275,10 @@ class FakeFrontend:
             self.km.shutdown_kernel(now=True)
             self._reader.join(timeout=2)
             self._spec_dir.cleanup()
+
+
+def _is_custom(m: Message, comm_id: str) -> bool:
+    c = m["content"]
+    return bool(
+        m["msg_type"] == "comm_msg" and c.get("comm_id") == comm_id and c.get("data", {}).get("method") == "custom"
+    )

@@ -1,0 +1,621 @@
+"""Anthropic's Messages API (``POST /v1/messages``, streamed), through the official ``anthropic`` SDK."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+from ai_widgets.events import (
+    MessageCompleted,
+    MessageStarted,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallCompleted,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolResult,
+    UsageUpdate,
+)
+from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.tools import ToolOutcome
+from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports._common import ProviderError, describe_status, history, import_sdk, outcome_text, redact
+
+import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
+
+import anthropic  # noqa: E402
+
+__all__ = ["AnthropicTransport"]
+
+_PROVIDER = "Anthropic"
+_KEY_HINT = "ANTHROPIC_API_KEY or api_key="
+
+_FINISH_REASONS = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "max_tokens": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.LENGTH,
+    "refusal": FinishReason.CONTENT_FILTER,
+    # The server paused a long server-tool turn; the person can ask it to go on (the reply is kept as it is).
+    "pause_turn": FinishReason.STOP,
+}
+
+JSON = dict[str, Any]
+
+
+class AnthropicTransport:
+    """A Claude model behind Anthropic's Messages API.
+
+    Args:
+        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        client: An ``anthropic.AsyncAnthropic`` you configured (or a Bedrock/Vertex/Foundry variant); ``base_url``,
+            ``api_key``, ``max_retries`` and ``timeout`` are then the client's own.
+        base_url: Another endpoint speaking the Messages API; ``ANTHROPIC_BASE_URL`` or Anthropic's by default.
+        api_key: The key; ``ANTHROPIC_API_KEY`` by default.
+        max_retries: Retries of a request that fails with 408/409/429/5xx or a connection error, with the SDK's
+            backoff, before the first byte of the stream; never once the reply has begun.
+        timeout: Seconds to wait to connect and between bytes of the stream.
+        max_tokens: Output tokens per response (the API requires a value); ``RequestOptions.max_tokens`` overrides.
+        thinking: Extended thinking, sent as ``thinking``, e.g. ``{"type": "enabled", "budget_tokens": 2048}``.
+        server_tools: Tools Anthropic runs itself, sent with the local tools as given, e.g.
+            ``{"type": "web_search_20250305", "name": "web_search"}``.
+
+    Raises:
+        ValueError: ``client`` was given together with ``base_url`` or ``api_key``.
+
+    Mapping and provider quirks:
+
+    - Request: the system prompt as ``system``; user text as ``text`` blocks; an assistant reply as content blocks in
+      the order they arrived: thinking, text, ``tool_use`` (``input``: the parsed arguments), and for a tool
+      Anthropic ran, its ``server_tool_use`` block followed by its result block exactly as it came (kept as the
+      call's outcome ``value``). After each round of local calls comes a ``user`` message that starts with one
+      ``tool_result`` per call, in order (``is_error`` for failed, declined and cancelled calls; ``content`` is what
+      the model is told); the next user text joins that message after the results. A reply holds every round of its
+      turn, so it is split into one assistant message per round: a round ends at the first part after a local call
+      that is not itself a local call. (Two rounds that each only called tools read as one round of parallel calls,
+      which the API accepts.) Consecutive messages of one role are merged, as the API requires alternation.
+    - Thinking: the signature must come back exactly as received. ``ReasoningPart.signature`` holds it as it came
+      for one ``thinking`` block; when a reasoning part holds a ``redacted_thinking`` block (its encrypted ``data``)
+      or several blocks in a row (the session joins consecutive reasoning), the signature is instead a JSON array of
+      the blocks themselves, sent back as they are. Reasoning without a signature (another provider's, or a stream
+      that broke off) is not sent: the API would reject it.
+    - A provider-run call without a result block (a stream that broke off) is left out, with nothing for it.
+    - Tool choice: ``{"type": "auto"}``, ``{"type": "any"}`` (required), ``{"type": "tool", "name": ...}``; with no
+      tools (``ToolChoice.NONE``) neither ``tools`` (local or server) nor ``tool_choice`` is sent (the API also has
+      ``{"type": "none"}``; sending no tools is the sure way). With ``thinking`` on the API refuses a forced choice,
+      so ``auto`` is sent instead.
+    - ``temperature`` and ``max_tokens`` as given; ``options.extra`` is merged into the JSON body last, so it can
+      override any field (``top_k``, ``metadata``, ``container``, ...).
+    - Stream: the raw server-sent events are read off the SDK's response (no pydantic model per event, several
+      times cheaper). Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
+      ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
+      ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries running
+      totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
+      ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long
+      server-tool turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``.
+      Citations on text are not kept; a web search's result URLs become the call's citations.
+    - Errors: an in-band ``error`` event (``overloaded_error``, ...) and HTTP failures raise :class:`ProviderError`
+      with Anthropic's message, never the key. Nothing is retried once the stream has begun.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        max_tokens: int = 4096,
+        thinking: Mapping[str, Any] | None = None,
+        server_tools: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        if client is not None and (base_url is not None or api_key is not None):
+            raise ValueError("pass either client= or base_url=/api_key=: the client brings its own")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, not {max_tokens!r}")
+        if client is None:
+            client = anthropic.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+            )
+        self.model = model
+        self.max_tokens = max_tokens
+        self.thinking = dict(thinking) if thinking is not None else None
+        self.server_tools = [dict(tool) for tool in server_tools]
+        self._client = client
+        # Only to scrub error texts: whatever key the client resolved (argument or environment).
+        self._secrets = tuple(
+            s for s in (api_key, getattr(client, "api_key", None), getattr(client, "auth_token", None)) if s
+        )
+
+    def __repr__(self) -> str:
+        return f"AnthropicTransport({self.model!r})"
+
+    # --- request ----------------------------------------------------------------------------------------------------
+
+    def request_body(self, request: ChatRequest) -> JSON:
+        """The JSON body of the Messages API request for ``request`` (without ``stream``)."""
+        options = request.options
+        body: JSON = {
+            "model": self.model,
+            "max_tokens": options.max_tokens or self.max_tokens,
+            "messages": anthropic_messages(request.messages),
+        }
+        if options.system_prompt:
+            body["system"] = options.system_prompt
+        if options.tool_choice.mode != "none":
+            tools: list[JSON] = [
+                {"name": d.name, "description": d.description, "input_schema": d.parameters} for d in request.tools
+            ]
+            tools += self.server_tools
+            if tools:
+                body["tools"] = tools
+                body["tool_choice"] = self._tool_choice(options.tool_choice.mode, options.tool_choice.tool_name)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if self.thinking is not None:
+            body["thinking"] = self.thinking
+        body.update(options.extra)
+        return body
+
+    def _tool_choice(self, mode: str, name: str | None) -> JSON:
+        if self.thinking is not None and self.thinking.get("type") != "disabled":
+            return {"type": "auto"}  # the API refuses a forced tool choice while thinking
+        match mode:
+            case "required":
+                return {"type": "any"}
+            case "tool":
+                return {"type": "tool", "name": name}
+            case _:
+                return {"type": "auto"}
+
+    # --- stream -----------------------------------------------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Streams the model's response to ``request``.
+
+        Raises:
+            ProviderError: The request failed, or Anthropic reported an error in the stream.
+        """
+        body = self.request_body(request)
+        # The SDK's typed parameters differ between versions (2.x has no ``temperature`` argument): only what every
+        # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
+        required = {key: body.pop(key) for key in ("model", "max_tokens", "messages")}
+        parser = _StreamParser()
+        decoder = _SSEDecoder()
+        try:
+            async with self._client.messages.with_streaming_response.create(
+                **required, stream=True, extra_body=body
+            ) as response:
+                async for chunk in response.iter_bytes():
+                    for payload in decoder.feed(chunk):
+                        for event in parser.feed(_load(payload)):
+                            yield event
+                for payload in decoder.close():
+                    for event in parser.feed(_load(payload)):
+                        yield event
+        except ProviderError as exc:
+            raise ProviderError(redact(str(exc), *self._secrets)) from None
+        except Exception as exc:
+            error = self._error(exc)
+            if error is None:
+                raise
+            raise error from exc
+
+    def _error(self, exc: Exception) -> ProviderError | None:
+        """A clear, key-free error for what the SDK (or the connection under it) raised."""
+        match exc:
+            case anthropic.APIStatusError():
+                error_type, message = _error_fields(exc.body)
+                detail = redact(message or str(exc), *self._secrets)
+                if error_type and error_type not in detail:
+                    detail = f"{error_type}: {detail}"
+                return ProviderError(describe_status(_PROVIDER, exc.status_code, detail, key_hint=_KEY_HINT))
+            case anthropic.APITimeoutError():
+                timeout = getattr(self._client, "timeout", None)
+                within = f" within {timeout} s" if isinstance(timeout, (int, float)) else ""
+                return ProviderError(f"{_PROVIDER} did not answer{within}, even after retries.")
+            case anthropic.APIConnectionError():
+                cause = redact(str(exc.__cause__ or exc), *self._secrets)
+                return ProviderError(f"Could not reach {_PROVIDER} ({self._client.base_url}): {cause}")
+            case anthropic.AnthropicError():  # credentials that failed to load or refresh, and the like
+                return ProviderError(f"{_PROVIDER} request failed: {redact(str(exc), *self._secrets)}")
+            case TypeError() if "authentication" in str(exc):
+                # The SDK found no key at all (it raises this before sending anything).
+                return ProviderError(f"{_PROVIDER} needs an API key: set {_KEY_HINT}.")
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        # Errors of the HTTP library while the body streams (the SDK wraps only those before the first byte).
+        if "TimeoutException" in names:
+            return ProviderError(f"{_PROVIDER} stopped sending the reply (read timeout).")
+        if names & {"TransportError", "StreamError"}:
+            detail = redact(str(exc), *self._secrets)
+            return ProviderError(f"The connection to {_PROVIDER} broke off mid-reply: {type(exc).__name__}: {detail}")
+        return None
+
+
+# --- request mapping -------------------------------------------------------------------------------------------------
+
+
+def anthropic_messages(messages: Iterable[Message]) -> list[JSON]:
+    """The conversation as Messages API ``messages``: alternating roles, tool results right after their calls."""
+    out: list[JSON] = []
+    for message in history(messages):
+        if message.role is Role.USER:
+            blocks: list[JSON] = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart)]
+            _append(out, "user", [b for b in blocks if b["text"]])
+        else:
+            for role, content in _assistant_turns(message):
+                _append(out, role, content)
+    return out
+
+
+def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
+    """Adds a message, merged into the previous one of the same role (the API requires alternating roles)."""
+    if not content:
+        return
+    if out and out[-1]["role"] == role:
+        out[-1]["content"].extend(content)
+    else:
+        out.append({"role": role, "content": content})
+
+
+def _assistant_turns(message: Message) -> list[tuple[str, list[JSON]]]:
+    """One reply as assistant messages, each round of local calls followed by a user message with their results."""
+    turns: list[tuple[str, list[JSON]]] = []
+    content: list[JSON] = []
+    results: list[JSON] = []
+    for part in message.parts:
+        local_call = isinstance(part, ToolCallPart) and not part.provider_executed
+        if results and not local_call:  # the model saw these results: what follows is its next response
+            turns += [("assistant", content), ("user", results)]
+            content, results = [], []
+        match part:
+            case TextPart():
+                if part.text:
+                    content.append({"type": "text", "text": part.text})
+            case ReasoningPart():
+                content += reasoning_blocks(part)
+            case ToolCallPart() if part.provider_executed:
+                content += _server_call_blocks(part)
+            case ToolCallPart():
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": part.tool_call_id,
+                        "name": part.tool_name,
+                        "input": part.parsed_arguments,
+                    }
+                )
+                results.append(_tool_result(part))
+    turns.append(("assistant", content))
+    if results:
+        turns.append(("user", results))
+    return turns
+
+
+def _tool_result(part: ToolCallPart) -> JSON:
+    block: JSON = {"type": "tool_result", "tool_use_id": part.tool_call_id}
+    text = outcome_text(part)
+    if text:  # the API rejects an empty text; no content at all is fine
+        block["content"] = text
+    if part.outcome is None or not part.outcome.ok:
+        block["is_error"] = True
+    return block
+
+
+def reasoning_blocks(part: ReasoningPart) -> list[JSON]:
+    """The thinking blocks a reasoning part stands for (see the class docstring for the signature's forms)."""
+    signature = part.signature
+    if not signature:
+        return []
+    if signature.startswith("["):
+        try:
+            blocks = json.loads(signature)
+        except ValueError:
+            blocks = None
+        if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
+            return blocks
+    return [{"type": "thinking", "thinking": part.text, "signature": signature}]
+
+
+def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
+    """A provider-run call as it came: its ``server_tool_use`` block and its result block, or nothing."""
+    result = part.outcome.value if part.outcome is not None else None
+    if not (isinstance(result, dict) and result.get("tool_use_id") == part.tool_call_id and "type" in result):
+        return []
+    call = {"type": "server_tool_use", "id": part.tool_call_id, "name": part.tool_name, "input": part.parsed_arguments}
+    return [call, result]
+
+
+# --- stream parsing --------------------------------------------------------------------------------------------------
+
+
+class _SSEDecoder:
+    """Splits a server-sent-event byte stream into its events' ``data``, whatever the chunking.
+
+    Chunks may end anywhere, mid-line or mid-UTF-8 character: events are cut only at blank lines (ASCII), and each
+    payload is decoded as a whole. ``event:`` lines are not needed: every payload carries its ``type``.
+    """
+
+    __slots__ = ("_buffer", "_cr")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._cr = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The payloads of the events this chunk completes."""
+        if self._cr or b"\r" in chunk:
+            chunk = self._normalize(chunk)
+        buffer = self._buffer
+        if buffer:
+            start = len(buffer) - 1  # a blank line may straddle the previous chunk and this one
+            buffer += chunk
+            if buffer.find(b"\n\n", start) < 0:
+                return []
+            chunk = bytes(buffer)
+            buffer.clear()
+        elif chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2:
+            return [payload] if (payload := _data(chunk[:-2])) else []  # one whole event: the usual chunk
+        *blocks, rest = chunk.split(b"\n\n")
+        buffer += rest
+        return [payload for block in blocks if (payload := _data(block))]
+
+    def close(self) -> list[bytes]:
+        """The payload of a last event the stream ended without a blank line after."""
+        rest = bytes(self._buffer) + (b"\n" if self._cr else b"")
+        self._buffer = bytearray()
+        payload = _data(rest)
+        return [payload] if payload else []
+
+    def _normalize(self, chunk: bytes) -> bytes:
+        # CRLF and CR end lines too; a CR at a chunk's end may be half of a CRLF, so it waits for the next chunk.
+        if self._cr:
+            chunk = b"\r" + chunk
+        self._cr = chunk.endswith(b"\r")
+        if self._cr:
+            chunk = chunk[:-1]
+        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def _data(block: bytes) -> bytes:
+    """An event's data: its ``data:`` lines, joined (JSON does not mind the leading space or the line breaks)."""
+    start = block.find(b"data:")
+    if start == 0 or (start > 0 and block[start - 1] == 0x0A):  # the usual one data line, found without a split
+        end = block.find(b"\n", start)
+        if end < 0:
+            return block[start + 5 :]
+        if block.find(b"\ndata:", end) < 0:
+            return block[start + 5 : end]
+    return b"\n".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
+
+
+def _load(payload: bytes) -> Any:
+    try:
+        return json.loads(payload)
+    except ValueError:
+        text = payload[:200].decode("utf-8", "replace")
+        raise ProviderError(f"{_PROVIDER} sent a stream event that is not JSON: {text!r}") from None
+
+
+class _Block:
+    """What the parser keeps of one content block while it streams."""
+
+    __slots__ = ("call_id", "data", "input", "kind", "signature", "streamed_input", "thinking")
+
+    def __init__(self, kind: str, call_id: str = "") -> None:
+        self.kind = kind
+        self.call_id = call_id
+        self.streamed_input = False
+        self.input: Any = None
+        self.thinking: list[str] = []  # a thinking block's text, in pieces (joined only when needed)
+        self.signature = ""
+        self.data = ""  # a redacted_thinking block's encrypted data
+
+    def thinking_param(self) -> JSON:
+        """The block as it goes back to the API."""
+        if self.kind == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return {"type": "thinking", "thinking": "".join(self.thinking), "signature": self.signature}
+
+
+class _StreamParser:
+    """Turns the Messages API's stream events (JSON objects) into ai_widgets events."""
+
+    __slots__ = ("_blocks", "_finish", "_reasoning", "_server_calls", "_usage")
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._usage: JSON = {}
+        self._finish = FinishReason.STOP
+        self._server_calls: set[str] = set()
+        # The thinking blocks of the reasoning part the session is filling (it joins consecutive reasoning), or None
+        # once something else started a part.
+        self._reasoning: list[_Block] | None = None
+
+    def feed(self, data: Any) -> list[StreamEvent]:
+        """The events for one stream event."""
+        if not isinstance(data, dict):
+            return []
+        match data.get("type"):
+            case "content_block_delta":
+                return self._delta(data)
+            case "content_block_start":
+                return self._start(data)
+            case "content_block_stop":
+                return self._stop(data)
+            case "message_start":
+                message = data.get("message") or {}
+                return [MessageStarted(), self._usage_update(message.get("usage"))]
+            case "message_delta":
+                reason = (data.get("delta") or {}).get("stop_reason")
+                if reason:
+                    self._finish = _FINISH_REASONS.get(reason, FinishReason.STOP)
+                return [self._usage_update(data.get("usage"))]
+            case "message_stop":
+                return [MessageCompleted(self._finish)]
+            case "error":
+                error_type, message = _error_fields(data)
+                raise ProviderError(f"{_PROVIDER} reported an error mid-reply ({error_type or 'error'}): {message}")
+            case _:
+                return []  # ping, and events added after this was written
+
+    def _delta(self, data: JSON) -> list[StreamEvent]:
+        delta = data.get("delta") or {}
+        match delta.get("type"):
+            case "text_delta":
+                text = delta.get("text")
+                if not text:
+                    return []
+                self._reasoning = None
+                return [TextDelta(text)]
+            case "input_json_delta":
+                piece = delta.get("partial_json")
+                if not piece:
+                    return []  # every call's input starts with "", a call without arguments has only that
+                block = self._call_block(data)
+                block.streamed_input = True
+                return [ToolCallDelta(block.call_id, piece)]
+            case "thinking_delta":
+                text = delta.get("thinking") or ""
+                if not text:
+                    return []
+                current = self._blocks.get(data.get("index", -1))
+                if current is not None:
+                    current.thinking.append(text)
+                return [ReasoningDelta(text)]
+            case "signature_delta":
+                current = self._blocks.get(data.get("index", -1))
+                if current is None or current.kind != "thinking":
+                    return []
+                current.signature = delta.get("signature") or ""
+                return [ReasoningDelta("", signature=self._signature())]
+            case _:
+                return []  # citations_delta (not kept), and deltas added after this was written
+
+    def _start(self, data: JSON) -> list[StreamEvent]:
+        index = data.get("index", -1)
+        block = data.get("content_block") or {}
+        kind = block.get("type")
+        match kind:
+            case "text":
+                self._blocks[index] = _Block("text")
+                text = block.get("text")
+                if not text:
+                    return []
+                self._reasoning = None
+                return [TextDelta(text)]
+            case "tool_use" | "server_tool_use":
+                call_id, name = block.get("id"), block.get("name")
+                if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
+                    raise ProviderError(f"{_PROVIDER} started a {kind} block without an id or name: {block!r:.200}")
+                started = self._blocks[index] = _Block(kind, call_id)
+                started.input = block.get("input")
+                self._reasoning = None
+                server = kind == "server_tool_use"
+                if server:
+                    self._server_calls.add(call_id)
+                return [ToolCallStarted(call_id, name, provider_executed=server)]
+            case "thinking" | "redacted_thinking":
+                return self._start_thinking(index, kind, block)
+            case str() if kind.endswith("_tool_result"):
+                self._blocks[index] = _Block("result")
+                call_id = block.get("tool_use_id")
+                if call_id not in self._server_calls:
+                    return []  # a result for no call of this response: nothing to attach it to
+                return [ToolResult(call_id, _server_outcome(block))]
+            case _:
+                self._blocks[index] = _Block("other")
+                return []
+
+    def _start_thinking(self, index: int, kind: str, block: JSON) -> list[StreamEvent]:
+        started = self._blocks[index] = _Block(kind)
+        started.data = block.get("data") or ""
+        started.signature = block.get("signature") or ""
+        text = block.get("thinking") or ""
+        if self._reasoning is None:
+            self._reasoning = []
+        self._reasoning.append(started)
+        events: list[StreamEvent] = []
+        if text:
+            started.thinking.append(text)
+            events.append(ReasoningDelta(text))
+        if kind == "redacted_thinking" or started.signature or len(self._reasoning) > 1:
+            events.append(ReasoningDelta("", signature=self._signature()))
+        return events
+
+    def _stop(self, data: JSON) -> list[StreamEvent]:
+        block = self._blocks.get(data.get("index", -1))
+        if block is None:
+            return []
+        if block.kind in ("tool_use", "server_tool_use"):
+            if block.streamed_input:
+                return [ToolCallCompleted(block.call_id)]
+            # No input streamed: the start's input (``{}`` for a call without arguments) is the whole of it.
+            whole = json.dumps(block.input) if isinstance(block.input, dict) and block.input else "{}"
+            return [ToolCallDelta(block.call_id, whole), ToolCallCompleted(block.call_id)]
+        if block.kind == "thinking" and self._reasoning is not None and len(self._reasoning) > 1:
+            return [ReasoningDelta("", signature=self._signature())]  # the joined part's blocks, now complete
+        return []
+
+    def _call_block(self, data: JSON) -> _Block:
+        block = self._blocks.get(data.get("index", -1))
+        if block is None or not block.call_id:
+            raise ProviderError(
+                f"{_PROVIDER} sent tool input for content block {data.get('index')!r}, which is not a tool call"
+            )
+        return block
+
+    def _signature(self) -> str:
+        blocks = self._reasoning or []
+        if len(blocks) == 1 and blocks[0].kind == "thinking":
+            return blocks[0].signature
+        return json.dumps([b.thinking_param() for b in blocks], ensure_ascii=False, separators=(",", ":"))
+
+    def _usage_update(self, usage: Any) -> UsageUpdate:
+        if isinstance(usage, dict):
+            # message_delta carries running totals; fields it leaves out (or sends as null) keep their value.
+            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+        u = self._usage
+        cached = _int(u.get("cache_read_input_tokens"))
+        details = u.get("output_tokens_details")
+        return UsageUpdate(
+            input_tokens=_int(u.get("input_tokens")) + _int(u.get("cache_creation_input_tokens")) + cached,
+            output_tokens=_int(u.get("output_tokens")),
+            cached_tokens=cached,
+            reasoning_tokens=_int(details.get("thinking_tokens")) if isinstance(details, dict) else 0,
+        )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _server_outcome(block: JSON) -> ToolOutcome:
+    """The outcome of a call Anthropic ran: its raw result block is the value (it goes back to the API as it is)."""
+    content = block.get("content")
+    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
+        code = content.get("error_code") or content.get("type")
+        message = f"{block.get('type')} failed: {code}"
+        return ToolOutcome(status="failure", value=block, message=message, retryable=False)
+    citations = []
+    if isinstance(content, list):
+        citations = [
+            {"url": item["url"], "title": item.get("title")}
+            for item in content
+            if isinstance(item, dict) and isinstance(item.get("url"), str)
+        ]
+    return ToolOutcome.success(block, citations=citations)
+
+
+def _error_fields(body: Any) -> tuple[str | None, str | None]:
+    """``error.type`` and ``error.message`` of an Anthropic error body, where present."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None, None
+    error_type, message = error.get("type"), error.get("message")
+    return (error_type if isinstance(error_type, str) else None, message if isinstance(message, str) else None)

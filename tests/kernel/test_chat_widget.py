@@ -1,0 +1,430 @@
+"""ChatWidget in a real kernel, driven the way a browser drives it: every ipykernel version, comms on the main
+shell or a subshell.
+
+The kernel holds a ``ChatWidget`` on a ``ScriptedTransport`` whose model calls a destructive tool (``delete``,
+which records its calls); the fake front end sends anywidget custom messages (``sync``, ``send``, ``approve``,
+``stop``, ``revoke``) and reads the widget's ``patch``/``snapshot``/``error`` messages and trait updates off
+iopub. The three entry points:
+
+(i)   the widget's input box: ``{"type": "send"}``; the turn runs in the background and cells stay free;
+(ii)  ``reply = await chat.ask(...)`` in a cell;
+(iii) ``reply = chat.ask_sync(...)`` in a cell.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+pytest.importorskip("jupyter_client")
+
+from tests.kernel.frontend import FakeFrontend
+
+SETUP = r"""
+import asyncio, json
+from ai_widgets import ChatWidget, tool
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+
+get_ipython().Completer.use_jedi = False  # jedi's first completion can take seconds on a loaded machine
+
+def _script(request):
+    results = request.tool_results()
+    if results:  # the round after the tool: say how it went
+        return ScriptedReply(text=f" Result: {results[-1].state.value}.", status=None)
+    text = request.last_user_text
+    if text.startswith("delete "):
+        call = ScriptedToolCall(name="delete", arguments={"path": text[len("delete "):]})
+        return ScriptedReply(text="Deleting.", tool_calls=[call])
+    return ScriptedReply(text=f"You said: {text}", status=None)
+
+def make_chat(tag):
+    calls = []
+
+    @tool(risk="destructive")
+    def delete(path: str) -> str:
+        "Deletes a file."
+        calls.append(path)
+        return f"deleted {path}"
+
+    chat = ChatWidget(transport=ScriptedTransport(_script), tools=[delete], placeholder=tag)
+    chat.calls = calls
+    return chat
+
+def show_state(chat):
+    def call(p):
+        return {"id": p.tool_call_id, "state": p.state.value, "decision": p.decision,
+                "decision_reason": p.decision_reason}
+    state = {
+        "busy": chat.session.busy,
+        "widget_busy": chat.busy,
+        "calls": list(chat.calls),
+        "pending": [p.tool_call_id for p in chat.session.pending_approvals],
+        "allowed_always": list(chat.allowed_always),
+        "messages": [
+            {"role": m.role.value, "status": m.status.value, "text": m.text, "calls": [call(p) for p in m.tool_calls]}
+            for m in chat.session.messages
+        ],
+    }
+    print("STATE", json.dumps(state))
+"""
+
+# A cell that waits for the reply: (ii) an awaiting cell, (iii) a blocking cell.
+CELLS = {
+    "ii": "reply = await chat.ask({prompt!r})",
+    "iii": "reply = chat.ask_sync({prompt!r})",
+}
+PRINT_REPLY = "\nprint('REPLY', reply.status.value, '|', reply.text)"
+
+
+@dataclass
+class ChatKernel:
+    fe: FakeFrontend
+    version: str
+    subshell: bool
+    comm_id: str = ""
+    _tags: Iterator[int] = field(default_factory=itertools.count)
+
+    def new_chat(self) -> None:
+        """``chat = make_chat(...)`` in the kernel; then a view opens on it and asks for a snapshot, as a browser."""
+        tag = f"chat-{next(self._tags)}"
+        mark = self.fe.mark()
+        self.fe.run(f"chat = make_chat({tag!r})")
+        self.comm_id = self.fe.comm_with_state("placeholder", tag, start=mark)
+        snapshot = self.wait_custom(lambda c: c.get("type") == "snapshot", self.action({"type": "sync"}))
+        assert snapshot == {"type": "snapshot", "live": []}
+
+    def action(self, content: Any) -> int:
+        """Sends what the view's ``model.send(content)`` sends; returns the iopub mark from before it."""
+        mark = self.fe.mark()
+        self.fe.send_custom(self.comm_id, content, subshell=self.subshell)
+        return mark
+
+    def approve(self, call_id: str, decision: str = "approved", reason: str | None = None) -> int:
+        content: dict[str, Any] = {"type": "approve", "tool_call_id": call_id, "decision": decision}
+        if reason is not None:
+            content["reason"] = reason
+        return self.action(content)
+
+    def wait_custom(self, pred: Any, start: int, timeout: float = 10) -> Any:
+        return self.fe.wait_custom(self.comm_id, pred, timeout=timeout, start=start)
+
+    def wait_error(self, start: int) -> str:
+        return str(self.wait_custom(lambda c: c.get("type") == "error", start)["message"])
+
+    def wait_awaiting(self, start: int) -> str:
+        """The id of the call the patches (from ``start`` on) show waiting for approval."""
+        found: list[str] = []
+
+        def awaiting(content: Any) -> bool:
+            for op in content.get("ops", []) if content.get("type") == "patch" else []:
+                if op[0] == "call" and op[3].get("state") == "awaiting_approval":
+                    found.append(op[2])
+                parts = [op[3]] if op[0] == "part" else op[1]["parts"] if op[0] == "start" else []
+                found.extend(p["tool_call_id"] for p in parts if p.get("state") == "awaiting_approval")
+            return bool(found)
+
+        self.wait_custom(awaiting, start)
+        return found[0]
+
+    def start(self, entry: str, prompt: str = "delete x", after: str = PRINT_REPLY) -> tuple[str | None, str]:
+        """Starts a turn from ``entry``; returns the waiting cell's msg_id (None for the input box) and the call id
+        once the widget shows the call waiting for approval."""
+        if entry == "i":
+            return None, self.wait_awaiting(self.action({"type": "send", "text": prompt}))
+        return self.start_cell(entry, prompt, after)
+
+    def start_cell(self, entry: str, prompt: str = "delete x", after: str = PRINT_REPLY) -> tuple[str, str]:
+        """Sends a cell that waits for the reply (``entry`` "ii" or "iii"); returns its msg_id and the call id."""
+        mark = self.fe.mark()
+        cell = self.fe.execute(CELLS[entry].format(prompt=prompt) + after)
+        return cell, self.wait_awaiting(mark)
+
+    def finish(self, cell: str | None, start: int) -> str:
+        """Waits for the turn to end; returns what the waiting cell printed ("" for the input box)."""
+        if cell is None:  # the reply's "end" op comes last (the busy update may come before it)
+            self.wait_custom(lambda c: c.get("type") == "patch" and any(op[0] == "end" for op in c["ops"]), start)
+            self.fe.wait_state(self.comm_id, "busy", False, start=start)
+            return ""
+        content = self.fe.reply(cell, timeout=15)["content"]
+        assert content["status"] == "ok", content
+        self.fe.wait_idle(cell)
+        return self.fe.stream_text(cell).strip()
+
+    def state(self, after_error: bool = False) -> dict[str, Any]:
+        run = self.fe.run_after_error if after_error else self.fe.run
+        lines = [line for line in run("show_state(chat)").splitlines() if line.startswith("STATE ")]
+        assert len(lines) == 1, lines
+        return dict(json.loads(lines[0][len("STATE ") :]))
+
+
+@pytest.fixture(scope="module")
+def kernel(kernel_config: tuple[str, str, str]) -> Iterator[ChatKernel]:
+    python, version, mode = kernel_config
+    fe = FakeFrontend(python)
+    try:
+        if mode == "subshell":
+            assert fe.has_subshells, f"ipykernel {version} does not advertise subshells"
+            fe.create_subshell()
+        fe.run(SETUP, timeout=60)
+        yield ChatKernel(fe, version, subshell=mode == "subshell")
+    finally:
+        fe.close()
+
+
+@pytest.fixture
+def k(kernel: ChatKernel) -> ChatKernel:
+    """The module's kernel, with a new ``chat`` (its own transport, tool and comm) for each test."""
+    kernel.new_chat()
+    return kernel
+
+
+def only_message(messages: list[dict[str, Any]], role: str) -> dict[str, Any]:
+    found = [m for m in messages if m["role"] == role]
+    assert len(found) == 1, messages
+    return found[0]
+
+
+# --- approving ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_allow_once_runs_the_tool_once_and_the_reply_finishes(k: ChatKernel, entry: str) -> None:
+    cell, call_id = k.start(entry)
+    if entry == "i":  # the turn waits in the background: the kernel is free for cells
+        assert k.fe.run("print(1 + 1)").strip() == "2"
+    time.sleep(0.1)
+    # a view opened now catches up: the snapshot has the live reply with the call waiting
+    snapshot = k.wait_custom(lambda c: c.get("type") == "snapshot", k.action({"type": "sync"}))
+    (live,) = snapshot["live"]
+    assert [p["state"] for p in live["parts"] if p["kind"] == "tool_call"] == ["awaiting_approval"]
+    mark = k.approve(call_id)
+    out = k.finish(cell, mark)
+    if cell is not None:
+        assert out == "REPLY completed | Deleting. Result: completed."
+    ops = [op for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "patch" for op in c["ops"]]
+    assert any(op[0] == "call" and op[2] == call_id and op[3]["decision"] == "approved" for op in ops), ops
+    assert any(op[0] == "end" for op in ops), ops
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert (state["busy"], state["widget_busy"], state["pending"]) == (False, False, [])
+    reply = only_message(state["messages"], "assistant")
+    assert (reply["status"], reply["text"]) == ("completed", "Deleting. Result: completed.")
+    assert reply["calls"] == [{"id": call_id, "state": "completed", "decision": "approved", "decision_reason": None}]
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_decline_with_a_reason_never_runs_the_tool(k: ChatKernel, entry: str) -> None:
+    cell, call_id = k.start(entry)
+    mark = k.approve(call_id, "rejected", "not today")
+    out = k.finish(cell, mark)
+    if cell is not None:
+        assert out == "REPLY completed | Deleting. Result: rejected."
+    state = k.state()
+    assert state["calls"] == []
+    reply = only_message(state["messages"], "assistant")
+    assert reply["calls"] == [
+        {"id": call_id, "state": "rejected", "decision": "rejected", "decision_reason": "not today"}
+    ]
+    assert reply["text"] == "Deleting. Result: rejected."
+
+
+def test_allow_always_then_revoke(k: ChatKernel) -> None:
+    cell, call_id = k.start_cell("ii")
+    mark = k.approve(call_id, "approved_always")
+    k.fe.wait_state(k.comm_id, "allowed_always", ["delete"], start=mark)
+    assert k.finish(cell, mark) == "REPLY completed | Deleting. Result: completed."
+    k.fe.wait_state(k.comm_id, "allowed_always", [], start=k.action({"type": "revoke", "tool_name": "delete"}))
+    # asked again after the revoke
+    cell, call_id = k.start_cell("ii", "delete y")
+    k.approve(call_id)
+    assert k.finish(cell, 0) == "REPLY completed | Deleting. Result: completed."
+    assert k.state()["calls"] == ["x", "y"]
+
+
+# --- stopping -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_stop_while_waiting_for_approval_ends_the_turn(k: ChatKernel, entry: str) -> None:
+    cell, call_id = k.start(entry)
+    mark = k.action({"type": "stop"})
+    out = k.finish(cell, mark)
+    if cell is not None:
+        assert out == "REPLY cancelled | Deleting."
+    assert k.fe.run("print('next')").strip() == "next"
+    state = k.state()
+    assert (state["calls"], state["busy"], state["pending"]) == ([], False, [])
+    reply = only_message(state["messages"], "assistant")
+    assert reply["status"] == "cancelled"
+    assert reply["calls"][0]["state"] == "cancelled"
+    # too late now: the call is not waiting any more
+    assert call_id in k.wait_error(k.approve(call_id))
+    assert k.state()["calls"] == []
+
+
+# --- waiting cells: queued cells and interrupts -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["ii", "iii"])
+def test_a_queued_cell_runs_after_the_waiting_cell(k: ChatKernel, entry: str) -> None:
+    fe = k.fe
+    fe.run("order = []")
+    cell, call_id = k.start_cell(entry, after="; order.append(1)")
+    queued = fe.execute("order.append(2)")
+    with pytest.raises(TimeoutError):  # reads the shell channel: the queued cell must not run while the first waits
+        fe.reply(queued, timeout=0.3)
+    assert cell not in fe.replies
+    k.approve(call_id)
+    last = fe.execute("order.append(3)")
+    replies = [fe.reply(msg_id, timeout=15) for msg_id in (cell, queued, last)]
+    assert [r["content"]["status"] for r in replies] == ["ok"] * 3
+    positions = [fe.reply_order.index(msg_id) for msg_id in (cell, queued, last)]
+    assert positions == sorted(positions)
+    assert fe.run("print(order, reply.status.value, chat.calls)").strip() == "[1, 2, 3] completed ['x']"
+
+
+@pytest.mark.parametrize("entry", ["ii", "iii"])
+def test_interrupt_while_waiting_ends_the_turn_and_the_next_cell_runs(k: ChatKernel, entry: str) -> None:
+    fe = k.fe
+    cell, _ = k.start_cell(entry)
+    time.sleep(0.1)
+    fe.interrupt()
+    content = fe.reply(cell, timeout=15)["content"]
+    assert content["status"] == "error"
+    # ipykernel cancels an awaiting cell; a blocking one gets KeyboardInterrupt
+    assert content["ename"] == ("CancelledError" if entry == "ii" else "KeyboardInterrupt")
+    state = k.state(after_error=True)
+    assert (state["calls"], state["busy"], state["pending"]) == ([], False, [])
+    assert state["messages"][-1]["status"] == "cancelled"
+    assert state["messages"][-1]["calls"][0]["state"] == "cancelled"
+    # the chat goes on
+    out = fe.run("r = chat.ask_sync('hello'); print('REPLY', r.status.value, '|', r.text)")
+    assert out.strip() == "REPLY completed | You said: hello"
+    assert not k.state()["widget_busy"]
+
+
+# --- refused front-end messages -----------------------------------------------------------------------------------
+
+MALFORMED: list[Any] = [
+    "send",
+    [1, 2],
+    None,
+    {},
+    {"type": "explode"},
+    {"type": 7},
+    {"type": "send"},
+    {"type": "send", "text": ""},
+    {"type": "send", "text": 5},
+    {"type": "send", "text": "delete z", "extra": True},
+    {"type": "stop", "now": True},
+    {"type": "approve", "decision": "approved"},
+    {"type": "approve", "tool_call_id": "call_1"},
+    {"type": "approve", "tool_call_id": "call_1", "decision": "maybe"},
+    {"type": "approve", "tool_call_id": "call_1", "decision": "approved", "reason": 3},
+    {"type": "approve", "tool_call_id": "no-such-call", "decision": "approved"},
+    {"type": "revoke"},
+]
+
+
+def send_each_and_expect_an_error(k: ChatKernel, messages: list[Any]) -> list[str]:
+    errors = []
+    for content in messages:
+        mark = k.action(content)
+        try:
+            errors.append(k.wait_error(mark))
+        except TimeoutError:
+            raise AssertionError(f"no error back for {content!r}") from None
+    return errors
+
+
+def test_malformed_messages_get_an_error_and_change_nothing(k: ChatKernel) -> None:
+    before = k.state()
+    mark = k.fe.mark()
+    bad = [*MALFORMED, {"type": "continue"}]  # the last is well formed, but there is nothing to continue
+    errors = send_each_and_expect_an_error(k, bad)
+    assert "must be an object, not str" in errors[0]
+    assert "must be an object, not list" in errors[1]
+    assert "no-such-call" in errors[-3]
+    assert "nothing to resume" in errors[-1]
+    assert k.state() == before
+    assert (before["messages"], before["calls"]) == ([], [])
+    sent = k.fe.comm_messages(k.comm_id, mark)
+    assert [m["content"]["data"]["content"]["type"] for m in sent] == ["error"] * len(bad)
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_malformed_messages_while_a_call_waits_change_nothing_and_a_second_click_is_refused(
+    k: ChatKernel, entry: str
+) -> None:
+    cell, call_id = k.start(entry)
+    time.sleep(0.1)
+    before = k.state() if entry == "i" else None  # a cell can look only while the kernel is free
+    mark = k.fe.mark()
+    bad = [*MALFORMED, {"type": "approve", "tool_call_id": call_id, "decision": "approve"}, {"type": "continue"}]
+    send_each_and_expect_an_error(k, bad)
+    sent = k.fe.comm_messages(k.comm_id, mark)
+    assert [m["content"]["data"]["content"]["type"] for m in sent] == ["error"] * len(bad)
+    if before is not None:
+        assert k.state() == before
+    # the call still waits: the first click decides, a second one is refused
+    mark = k.approve(call_id)
+    k.approve(call_id, "rejected")
+    error = k.wait_error(mark)
+    assert error.startswith("Approval refused")
+    assert call_id in error
+    out = k.finish(cell, mark)
+    if cell is not None:
+        assert out == "REPLY completed | Deleting. Result: completed."
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert [m["role"] for m in state["messages"]] == ["user", "assistant"]
+    assert state["messages"][1]["calls"][0]["decision"] == "approved"
+    errors = [c for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "error"]
+    assert len(errors) == 1, errors
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_a_second_send_while_busy_is_refused_and_nothing_interleaves(k: ChatKernel, entry: str) -> None:
+    cell, call_id = k.start(entry)
+    error = k.wait_error(k.action({"type": "send", "text": "delete y"}))
+    assert "still running" in error or "already running" in error
+    mark = k.approve(call_id)
+    k.finish(cell, mark)
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert [(m["role"], m["text"]) for m in state["messages"]] == [
+        ("user", "delete x"),
+        ("assistant", "Deleting. Result: completed."),
+    ]
+
+
+def test_two_sends_at_once_start_one_turn(k: ChatKernel) -> None:
+    mark = k.action({"type": "send", "text": "delete x"})
+    k.action({"type": "send", "text": "delete y"})
+    error = k.wait_error(mark)
+    assert "running" in error
+    call_id = k.wait_awaiting(mark)
+    k.finish(None, k.approve(call_id))
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert [m["text"] for m in state["messages"] if m["role"] == "user"] == ["delete x"]
+
+
+@pytest.mark.parametrize("wait", ["ii", "iii"])
+def test_asking_while_the_input_box_turn_waits_is_refused_and_leaves_that_turn_alone(k: ChatKernel, wait: str) -> None:
+    _, call_id = k.start("i")
+    cell = k.fe.execute(CELLS[wait].format(prompt="hello"))
+    content = k.fe.reply(cell, timeout=15)["content"]
+    assert (content["status"], content["ename"]) == ("error", "SessionBusyError"), content
+    state = k.state(after_error=True)
+    assert (state["busy"], state["pending"]) == (True, [call_id]), state
+    k.finish(None, k.approve(call_id))
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert [m["text"] for m in state["messages"]] == ["delete x", "Deleting. Result: completed."]
