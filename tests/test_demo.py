@@ -41,9 +41,27 @@ def test_pick_transport_falls_back_to_the_scripted_model() -> None:
     assert "nothing answers at http://127.0.0.1:9/v1" in which
 
 
-def test_pick_transport_never_shows_the_key() -> None:
-    pytest.importorskip("ai_widgets.transports._openai_chat")
+def test_pick_transport_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ai_widgets.transports import OpenAIChatTransport
+
     secret = "sk-test-SECRET-DEMO-123456789"
-    _transport, which = pick_transport({"OPENAI_API_KEY": secret})
+    monkeypatch.delenv("AI_WIDGETS_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    transport, which = pick_transport()
+    assert isinstance(transport, OpenAIChatTransport)
     assert secret not in which
     assert "OPENAI_API_KEY is set" in which
+
+
+async def test_pick_transport_uses_a_reachable_local_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ai_widgets.transports import OpenAIChatTransport
+    from tests.providers.loopback import Response, loopback
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-MUST-NOT-TRAVEL-1234")
+    with loopback(
+        lambda request: Response(headers={"content-type": "application/json"}, chunks=[b'{"data": []}'])
+    ) as server:
+        transport, which = pick_transport({"AI_WIDGETS_BASE_URL": server.url + "/v1", "AI_WIDGETS_MODEL": "qwen3"})
+    assert isinstance(transport, OpenAIChatTransport)
+    assert which == f"Using the OpenAI-compatible server at {server.url}/v1 (model qwen3), from AI_WIDGETS_BASE_URL."
+    assert transport.client.api_key == "not-needed"  # OpenAI's key does not travel to another server

@@ -206,3 +206,11 @@ def test_message_user_and_lookup() -> None:
     assert message.tool_call("c1") is message.parts[1]
     assert message.tool_call("nope") is None
     assert Message.from_dict(message.to_dict()).to_dict() == message.to_dict()
+
+
+def test_masked_keys_that_providers_echo_are_redacted_too() -> None:
+    from ai_widgets.transports._common import redact
+
+    text = "Incorrect API key provided: sk-proj-****************************6789. You can find your key at ..."
+    assert "6789" not in redact(text)
+    assert "sk-test-SECRET123456789" not in redact("key sk-test-SECRET123456789 bad", "sk-test-SECRET123456789")

@@ -21,7 +21,8 @@ __all__ = [
 
 # Things that look like credentials, whatever the provider: removed from every error text we produce.
 _SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
+    # Full keys, and the masked forms providers echo back (sk-proj-****...6789), whose tail is still a secret's.
+    re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"),
     re.compile(r"(?i)(api[_-]?key|authorization|x-api-key|bearer)([\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
 ]
 
