@@ -212,6 +212,19 @@ def _whole_trait(history: list[Message], deltas: list[str], *, coalesce: bool) -
     return run
 
 
+def _unpaced_marginal(n: int, repeats: int) -> tuple[float, float]:
+    """Session alone and session + widget on ``n`` deltas with no pacing (one flush at the end): µs per delta."""
+    global BURST
+    saved, BURST = BURST, n + 1  # never sleep: the stream runs flat out
+    try:
+        deltas = _deltas(n)
+        floor = statistics.median(_measure(_session_only([], deltas)).cpu for _ in range(repeats))
+        ours = statistics.median(_measure(_ours([], deltas)).cpu for _ in range(repeats))
+    finally:
+        BURST = saved
+    return floor / n * 1e6, ours / n * 1e6
+
+
 def run(*, quick: bool = False) -> str:
     n_deltas = 1000 if quick else 6000
     deltas = _deltas(n_deltas)
@@ -254,8 +267,11 @@ def run(*, quick: bool = False) -> str:
         )
     flat_cpu = ours[500][0] / ours[10][0]
     flat_bytes = ours[500][1] / ours[10][1]
+    floor_us, ours_us = _unpaced_marginal(5000 if quick else 20000, 3 if quick else 5)
     lines += [
         "",
+        f"Unpaced (deltas flat out, so only the per-delta path counts): session {floor_us:.2f} µs per delta, "
+        f"session + widget bridge {ours_us:.2f} µs, the bridge {ours_us - floor_us:.2f} µs.",
         f"Floor (session alone, no widget): {floors[10] / n_deltas * 1e6:.0f} / {floors[500] / n_deltas * 1e6:.0f} µs per delta "
         "at 10 / 500 earlier messages.",
         f"ChatWidget from 10 to 500 earlier messages: CPU ×{flat_cpu:.2f}, bytes ×{flat_bytes:.2f} (flat is ×1).",
