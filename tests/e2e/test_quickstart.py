@@ -7,7 +7,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from chat_ui import WAIT, assert_no_widget_errors, last_assistant, messages, open_and_run, screenshot
+from chat_ui import (
+    WAIT,
+    assert_no_widget_errors,
+    last_assistant,
+    messages,
+    open_and_run,
+    screenshot,
+    send_from_input,
+    wait_idle,
+)
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -39,6 +48,21 @@ def test_quickstart_runs(chromium_page, server, artifacts):
             assert "Error" not in cells.nth(i).locator(".jp-OutputArea").inner_text()
         assert srv.kernel_json(nb, "[m.status.value for m in chat.session.messages]") == ["completed", "completed"]
         screenshot(widget, artifacts, "test_quickstart_runs")
+
+        # The demo's other flows, from the widget's input box: a long argument streaming into its card with
+        # progress, and a search the provider runs itself, with citations as links.
+        send_from_input(widget, "Write some code to a file")
+        write_card = widget.locator(".aiw-tool-card").nth(1)
+        expect(write_card).to_have_attribute("data-state", "completed", timeout=WAIT)
+        wait_idle(widget)
+        expect(last_assistant(widget)).to_contain_text("Wrote")
+        send_from_input(widget, "Search for anywidget")
+        search_card = widget.locator(".aiw-tool-card").nth(2)
+        expect(search_card).to_have_attribute("data-state", "completed", timeout=WAIT)
+        wait_idle(widget)
+        # The link in the answer's text and the citation in the card.
+        expect(last_assistant(widget).locator("a[href='https://anywidget.dev']")).to_have_count(2)
+        screenshot(widget, artifacts, "test_quickstart_runs-demo-flows")
         assert_no_widget_errors(page)
     finally:
         srv.shutdown_kernels(nb)
