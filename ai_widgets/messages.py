@@ -142,11 +142,10 @@ class _Pieces:
         return self._joined
 
 
-class TextPart:
-    """Text the model wrote (markdown), or a user's message."""
+class _GrowingText:
+    """A part whose text grows by appended deltas."""
 
     __slots__ = ("_text",)
-    kind: Literal["text"] = "text"
 
     def __init__(self, text: str = "") -> None:
         self._text = _Pieces(text)
@@ -160,6 +159,13 @@ class TextPart:
         """Appends a delta."""
         self._text.append(text)
 
+
+class TextPart(_GrowingText):
+    """Text the model wrote (markdown), or a user's message."""
+
+    __slots__ = ()
+    kind: Literal["text"] = "text"
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {"kind": "text", "text": self.text}
@@ -168,24 +174,15 @@ class TextPart:
         return f"TextPart({self.text!r})"
 
 
-class ReasoningPart:
+class ReasoningPart(_GrowingText):
     """The model's reasoning; ``signature`` is what a provider may need back with it."""
 
-    __slots__ = ("_text", "signature")
+    __slots__ = ("signature",)
     kind: Literal["reasoning"] = "reasoning"
 
     def __init__(self, text: str = "", signature: str | None = None) -> None:
-        self._text = _Pieces(text)
+        super().__init__(text)
         self.signature = signature
-
-    @property
-    def text(self) -> str:
-        """The reasoning so far."""
-        return self._text.get()
-
-    def append(self, text: str) -> None:
-        """Appends a delta."""
-        self._text.append(text)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

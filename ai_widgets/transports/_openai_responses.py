@@ -49,8 +49,6 @@ _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 # these the encrypted reasoning is requested even without ``reasoning=``, so it can be sent back with store=False.
 _REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss)")
 
-# OpenAI's 401 message quotes the key with its middle masked; even masked, it does not belong in an error text.
-_MASKED_KEY = re.compile(r"sk-[A-Za-z0-9_\-]*\*{3,}[A-Za-z0-9_\-]*")
 
 _INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
 
@@ -602,7 +600,7 @@ class OpenAIResponsesTransport:
                 text = describe_status(_PROVIDER, exc.status_code, _detail(exc), key_hint=_KEY_HINT)
             case _:  # an error the API reported inside the stream
                 text = _in_band_error(exc.code or exc.type, _detail(exc))
-        return ProviderError(_MASKED_KEY.sub("[redacted]", redact(text, key)))
+        return ProviderError(redact(text, key))  # redact also covers the masked forms OpenAI echoes
 
 
 def _tool_choice(request: ChatRequest) -> Any:
