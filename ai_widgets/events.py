@@ -16,24 +16,24 @@ if TYPE_CHECKING:
     from ai_widgets.tools import ToolOutcome
 
 __all__ = [
-    "MessageCompleted",
-    "MessageStarted",
+    "ProviderToolResult",
     "ReasoningDelta",
+    "ResponseCompleted",
+    "ResponseStarted",
     "StatusUpdate",
     "StreamEvent",
     "TextDelta",
     "ToolApprovalRequested",
-    "ToolCallCompleted",
+    "ToolCallArgumentsDone",
     "ToolCallDelta",
     "ToolCallStarted",
     "ToolProgressUpdate",
-    "ToolResult",
     "UsageUpdate",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class MessageStarted:
+class ResponseStarted:
     """The provider began a response (one per request)."""
 
 
@@ -56,12 +56,15 @@ class ReasoningDelta:
     """The next piece of the model's reasoning.
 
     Attributes:
-        text: The reasoning text.
-        signature: An opaque token some providers (Anthropic) need back with the reasoning.
+        text: The reasoning text (may be empty when only provider data arrives).
+        provider: The provider ``provider_data`` belongs to (``"anthropic"``, ``"openai"``...).
+        provider_data: What that provider needs back with the reasoning (a signature, encrypted reasoning), JSON;
+            when given it replaces the reasoning part's provider data.
     """
 
     text: str
-    signature: str | None = None
+    provider: str | None = None
+    provider_data: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +75,17 @@ class ToolCallStarted:
         tool_call_id: The provider's id of the call.
         tool_name: The tool's name as the model wrote it.
         arguments: The complete JSON arguments, for a call that does not stream them.
-        provider_executed: Whether the provider runs this tool itself (its result arrives as ``ToolResult``).
+        provider_executed: Whether the provider runs this tool itself (its result arrives as ``ProviderToolResult``).
+        provider: The provider ``provider_data`` belongs to.
+        provider_data: What that provider needs back with the call, JSON.
     """
 
     tool_call_id: str
     tool_name: str
     arguments: str | None = None
     provider_executed: bool = False
+    provider: str | None = None
+    provider_data: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +97,7 @@ class ToolCallDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallCompleted:
+class ToolCallArgumentsDone:
     """A call's arguments are complete."""
 
     tool_call_id: str
@@ -114,11 +121,21 @@ class ToolProgressUpdate:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
-    """The result of a call the provider ran itself; such a call is never run locally."""
+class ProviderToolResult:
+    """The result of a call the provider ran itself; such a call is never run locally.
+
+    Attributes:
+        tool_call_id: The call's id.
+        outcome: The result as the card and the transcript show it.
+        provider: The provider ``provider_data`` belongs to.
+        provider_data: What that provider needs back with the call (its result block, as it came), JSON; when given
+            it replaces the call's provider data.
+    """
 
     tool_call_id: str
     outcome: ToolOutcome
+    provider: str | None = None
+    provider_data: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,23 +156,23 @@ class UsageUpdate:
 
 
 @dataclass(frozen=True, slots=True)
-class MessageCompleted:
+class ResponseCompleted:
     """The provider finished the response, and why."""
 
     finish_reason: FinishReason
 
 
 StreamEvent: TypeAlias = (
-    MessageStarted
+    ResponseStarted
     | StatusUpdate
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallDelta
-    | ToolCallCompleted
+    | ToolCallArgumentsDone
     | ToolApprovalRequested
     | ToolProgressUpdate
-    | ToolResult
+    | ProviderToolResult
     | UsageUpdate
-    | MessageCompleted
+    | ResponseCompleted
 )

@@ -19,7 +19,9 @@ from ai_widgets.arguments import StreamingArguments
 from ai_widgets.tools import ToolOutcome
 
 __all__ = [
+    "TRANSITIONS",
     "FinishReason",
+    "InvalidTransitionError",
     "Message",
     "MessageStatus",
     "Part",
@@ -35,7 +37,8 @@ __all__ = [
     "load_messages",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 
 
 class FinishReason(str, Enum):
@@ -50,7 +53,9 @@ class FinishReason(str, Enum):
 
 class ToolCallState(str, Enum):
     """Where a tool call is: ``streaming -> pending -> [awaiting_approval] -> running -> completed | failed``,
-    or ``rejected`` (declined) / ``cancelled`` (stopped or never run). Every terminal state carries an outcome."""
+    or ``rejected`` (a person declined it), ``cancelled`` (a person stopped the turn or cancelled this call), or
+    ``skipped`` (never run for another reason: a limit, a failed turn, the conversation went on without it).
+    Every terminal state carries an outcome; the allowed moves are :data:`TRANSITIONS`."""
 
     STREAMING = "streaming"
     PENDING = "pending"
@@ -60,6 +65,7 @@ class ToolCallState(str, Enum):
     FAILED = "failed"
     REJECTED = "rejected"
     CANCELLED = "cancelled"
+    SKIPPED = "skipped"
 
     @property
     def terminal(self) -> bool:
@@ -67,7 +73,23 @@ class ToolCallState(str, Enum):
         return self in _TERMINAL
 
 
-_TERMINAL = frozenset({ToolCallState.COMPLETED, ToolCallState.FAILED, ToolCallState.REJECTED, ToolCallState.CANCELLED})
+_S = ToolCallState
+_TERMINAL = frozenset({_S.COMPLETED, _S.FAILED, _S.REJECTED, _S.CANCELLED, _S.SKIPPED})
+_ENDS = frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED, _S.SKIPPED})
+
+#: Every move a tool call may make; anything else is a bug (``ToolCallPart.move`` raises). A provider-run call
+#: goes from ``streaming``/``pending`` to ``running`` (progress) or straight to its result.
+TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
+    _S.STREAMING: frozenset({_S.PENDING, _S.RUNNING, *_ENDS}),
+    _S.PENDING: frozenset({_S.AWAITING_APPROVAL, _S.RUNNING, *_ENDS}),
+    _S.AWAITING_APPROVAL: frozenset({_S.RUNNING, _S.REJECTED, _S.CANCELLED, _S.SKIPPED}),
+    _S.RUNNING: frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED}),
+    **{state: frozenset() for state in _TERMINAL},
+}
+
+
+class InvalidTransitionError(RuntimeError):
+    """A tool call was asked to make a move the state table does not allow (a bug, never a user error)."""
 
 
 class Role(str, Enum):
@@ -143,12 +165,20 @@ class _Pieces:
 
 
 class _GrowingText:
-    """A part whose text grows by appended deltas."""
+    """A part whose text grows by appended deltas.
 
-    __slots__ = ("_text",)
+    Attributes:
+        provider: Which provider ``provider_data`` belongs to (``"anthropic"``, ``"openai"``...), or ``None``.
+        provider_data: What that provider needs back with this part (a reasoning signature, encrypted reasoning),
+            JSON; a transport sends back only its own provider's data.
+    """
 
-    def __init__(self, text: str = "") -> None:
+    __slots__ = ("_text", "provider", "provider_data")
+
+    def __init__(self, text: str = "", *, provider: str | None = None, provider_data: Any = None) -> None:
         self._text = _Pieces(text)
+        self.provider = provider
+        self.provider_data = provider_data
 
     @property
     def text(self) -> str:
@@ -168,25 +198,21 @@ class TextPart(_GrowingText):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"kind": "text", "text": self.text}
+        return _with_provider({"kind": "text", "text": self.text}, self)
 
     def __repr__(self) -> str:
         return f"TextPart({self.text!r})"
 
 
 class ReasoningPart(_GrowingText):
-    """The model's reasoning; ``signature`` is what a provider may need back with it."""
+    """The model's reasoning; ``provider_data`` holds what its provider needs back with it (a signature)."""
 
-    __slots__ = ("signature",)
+    __slots__ = ()
     kind: Literal["reasoning"] = "reasoning"
-
-    def __init__(self, text: str = "", signature: str | None = None) -> None:
-        super().__init__(text)
-        self.signature = signature
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"kind": "reasoning", "text": self.text, "signature": self.signature}
+        return _with_provider({"kind": "reasoning", "text": self.text}, self)
 
     def __repr__(self) -> str:
         return f"ReasoningPart({self.text!r})"
@@ -206,7 +232,7 @@ class ToolCallPart:
     Attributes:
         tool_call_id: The provider's id of the call.
         tool_name: The tool's name as the model wrote it.
-        state: Where the call is.
+        state: Where the call is; it changes only through :meth:`move`.
         outcome: The result, once the call is in a terminal state.
         progress: Progress while running, or ``None``.
         approval_reason: The question shown to the person when a decision is needed.
@@ -214,8 +240,13 @@ class ToolCallPart:
             the policy says).
         decision: The person's decision (``approved``, ``approved_always``, ``rejected``), once made.
         decision_reason: The reason the person gave, if any.
-        provider_executed: Whether the provider ran the tool itself.
+        edited_arguments: What the person changed the arguments to before allowing the call, or ``None``. The call
+            ran with these; ``arguments`` keeps what the model sent.
+        provider_executed: Whether the provider ran the tool itself (such a call never runs locally).
+        provider: Which provider ``provider_data`` belongs to, or ``None``.
+        provider_data: What that provider needs back with this call (a server-tool result block), JSON.
         started_at: When the call began streaming (epoch seconds).
+        approval_requested_at: When it began waiting for a decision.
         run_started_at: When it began running.
         finished_at: When it reached a terminal state.
     """
@@ -223,12 +254,16 @@ class ToolCallPart:
     __slots__ = (
         "_arguments",
         "approval_reason",
+        "approval_requested_at",
         "approval_requested_by_transport",
         "decision",
         "decision_reason",
+        "edited_arguments",
         "finished_at",
         "outcome",
         "progress",
+        "provider",
+        "provider_data",
         "provider_executed",
         "run_started_at",
         "started_at",
@@ -246,6 +281,8 @@ class ToolCallPart:
         *,
         state: ToolCallState = ToolCallState.STREAMING,
         provider_executed: bool = False,
+        provider: str | None = None,
+        provider_data: Any = None,
     ) -> None:
         self.tool_call_id = tool_call_id
         self.tool_name = tool_name
@@ -259,20 +296,35 @@ class ToolCallPart:
         self.approval_requested_by_transport = False
         self.decision: str | None = None
         self.decision_reason: str | None = None
+        self.edited_arguments: dict[str, Any] | None = None
         self.provider_executed = provider_executed
+        self.provider = provider
+        self.provider_data = provider_data
         self.started_at: float = time.time()
+        self.approval_requested_at: float | None = None
         self.run_started_at: float | None = None
         self.finished_at: float | None = None
 
     @property
     def arguments(self) -> str:
-        """The raw JSON text of the arguments so far."""
+        """The raw JSON text of the arguments so far, as the model sent it."""
         return self._arguments.text
 
     @property
     def parsed_arguments(self) -> dict[str, Any]:
-        """A lenient parse of the arguments so far: always a dict, at least ``{}``."""
+        """A lenient parse of the arguments so far: always a dict, at least ``{}``. The card, the approval
+        question and the tool all read this one parse."""
         return self._arguments.value
+
+    @property
+    def arguments_error(self) -> str | None:
+        """Why the arguments are not a valid JSON object (NaN, a duplicate key, bad syntax), or ``None``."""
+        return self._arguments.error
+
+    @property
+    def effective_arguments(self) -> dict[str, Any]:
+        """The arguments the call runs with: the person's edit if there is one, else the model's."""
+        return self.edited_arguments if self.edited_arguments is not None else self.parsed_arguments
 
     @property
     def streaming_arguments(self) -> StreamingArguments:
@@ -283,62 +335,134 @@ class ToolCallPart:
         """Appends a piece of the arguments; returns the top-level keys whose view changed."""
         return self._arguments.feed(delta)
 
+    def move(self, state: ToolCallState, outcome: ToolOutcome | None = None) -> None:
+        """Moves the call to ``state`` (the one place state changes), stamping the time.
+
+        Args:
+            state: The new state; it must be allowed by :data:`TRANSITIONS`.
+            outcome: The result; required for a terminal state, refused otherwise.
+
+        Raises:
+            InvalidTransitionError: The move is not in the table, or the outcome does not fit the state.
+        """
+        if state not in TRANSITIONS[self.state]:
+            raise InvalidTransitionError(
+                f"tool call {self.tool_call_id!r} ({self.tool_name}) cannot move from {self.state.value} "
+                f"to {state.value}"
+            )
+        if state.terminal != (outcome is not None):
+            raise InvalidTransitionError(
+                f"tool call {self.tool_call_id!r}: a terminal state needs an outcome, and only a terminal state "
+                f"takes one ({state.value})"
+            )
+        now = time.time()
+        self.state = state
+        if state is ToolCallState.AWAITING_APPROVAL:
+            self.approval_requested_at = now
+        elif state is ToolCallState.RUNNING:
+            self.run_started_at = now
+        elif outcome is not None:
+            self.outcome = outcome
+            if state is not ToolCallState.COMPLETED:
+                self.progress = None
+            self.finished_at = now
+
     def finish(self, state: ToolCallState, outcome: ToolOutcome) -> None:
-        """Moves the call to a terminal state with its outcome."""
+        """Moves the call to a terminal state with its outcome (see :meth:`move`)."""
         if not state.terminal:
             raise ValueError(f"{state.value} is not a terminal state")
-        self.state = state
-        self.outcome = outcome
-        self.progress = None if state is not ToolCallState.COMPLETED else self.progress
-        self.finished_at = time.time()
+        self.move(state, outcome)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the parsed view is derived again on load)."""
-        return {
-            "kind": "tool_call",
-            "tool_call_id": self.tool_call_id,
-            "tool_name": self.tool_name,
-            "arguments": self.arguments,
-            "state": self.state.value,
-            "outcome": None if self.outcome is None else self.outcome.model_dump(mode="json"),
-            "progress": None
-            if self.progress is None
-            else {"fraction": self.progress.fraction, "message": self.progress.message},
-            "approval_reason": self.approval_reason,
-            "approval_requested_by_transport": self.approval_requested_by_transport,
-            "decision": self.decision,
-            "decision_reason": self.decision_reason,
-            "provider_executed": self.provider_executed,
-            "started_at": self.started_at,
-            "run_started_at": self.run_started_at,
-            "finished_at": self.finished_at,
-        }
+        return _with_provider(
+            {
+                "kind": "tool_call",
+                "tool_call_id": self.tool_call_id,
+                "tool_name": self.tool_name,
+                "arguments": self.arguments,
+                "edited_arguments": self.edited_arguments,
+                "state": self.state.value,
+                "outcome": None if self.outcome is None else self.outcome.model_dump(mode="json"),
+                "progress": None
+                if self.progress is None
+                else {"fraction": self.progress.fraction, "message": self.progress.message},
+                "approval_reason": self.approval_reason,
+                "approval_requested_by_transport": self.approval_requested_by_transport,
+                "decision": self.decision,
+                "decision_reason": self.decision_reason,
+                "provider_executed": self.provider_executed,
+                "started_at": self.started_at,
+                "approval_requested_at": self.approval_requested_at,
+                "run_started_at": self.run_started_at,
+                "finished_at": self.finished_at,
+            },
+            self,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCallPart:
-        """Rebuilds a call from :meth:`to_dict`'s output."""
+        """Rebuilds a call from :meth:`to_dict`'s output.
+
+        Raises:
+            ValueError: A field is missing or of the wrong type.
+        """
         part = cls(
-            data["tool_call_id"],
-            data["tool_name"],
-            data.get("arguments", ""),
-            state=ToolCallState(data["state"]),
-            provider_executed=bool(data.get("provider_executed", False)),
+            _field(data, "tool_call_id", str),
+            _field(data, "tool_name", str),
+            _field(data, "arguments", str, ""),
+            state=ToolCallState(_field(data, "state", str)),
+            provider_executed=_field(data, "provider_executed", bool, False),
+            provider=_field(data, "provider", (str, type(None)), None),
+            provider_data=data.get("provider_data"),
         )
-        if data.get("outcome") is not None:
-            part.outcome = ToolOutcome.model_validate(data["outcome"])
-        if data.get("progress") is not None:
-            part.progress = ToolCallProgress(**data["progress"])
-        part.approval_reason = data.get("approval_reason")
-        part.approval_requested_by_transport = bool(data.get("approval_requested_by_transport", False))
-        part.decision = data.get("decision")
-        part.decision_reason = data.get("decision_reason")
-        part.started_at = data.get("started_at", part.started_at)
-        part.run_started_at = data.get("run_started_at")
-        part.finished_at = data.get("finished_at")
+        outcome = data.get("outcome")
+        if outcome is not None:
+            part.outcome = ToolOutcome.model_validate(outcome)
+        progress = _field(data, "progress", (dict, type(None)), None)
+        if progress is not None:
+            fraction = progress.get("fraction")
+            if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float))):
+                raise ValueError(f"progress fraction must be a number, not {type(fraction).__name__}")
+            part.progress = ToolCallProgress(fraction, _field(progress, "message", (str, type(None)), None))
+        part.edited_arguments = _field(data, "edited_arguments", (dict, type(None)), None)
+        part.approval_reason = _field(data, "approval_reason", (str, type(None)), None)
+        part.approval_requested_by_transport = _field(data, "approval_requested_by_transport", bool, False)
+        part.decision = _field(data, "decision", (str, type(None)), None)
+        part.decision_reason = _field(data, "decision_reason", (str, type(None)), None)
+        part.started_at = _field(data, "started_at", (int, float), part.started_at)
+        part.approval_requested_at = _field(data, "approval_requested_at", (int, float, type(None)), None)
+        part.run_started_at = _field(data, "run_started_at", (int, float, type(None)), None)
+        part.finished_at = _field(data, "finished_at", (int, float, type(None)), None)
+        if part.state.terminal and part.outcome is None:
+            raise ValueError(f"tool call {part.tool_call_id!r} is {part.state.value} but has no outcome")
         return part
 
     def __repr__(self) -> str:
         return f"ToolCallPart({self.tool_call_id!r}, {self.tool_name!r}, state={self.state.value!r})"
+
+
+_MISSING_FIELD: Any = object()
+
+
+def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING_FIELD) -> Any:
+    """``data[name]``, checked to be of ``kind``; ``default`` when absent (required when no default)."""
+    if name not in data:
+        if default is _MISSING_FIELD:
+            raise ValueError(f"missing field {name!r}")
+        return default
+    value = data[name]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+        raise ValueError(f"field {name!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _with_provider(data: dict[str, Any], part: _GrowingText | ToolCallPart) -> dict[str, Any]:
+    if part.provider is not None or part.provider_data is not None:
+        data["provider"] = part.provider
+        data["provider_data"] = part.provider_data
+    return data
 
 
 Part: TypeAlias = TextPart | ReasoningPart | ToolCallPart
@@ -430,30 +554,54 @@ class Message:
         Raises:
             ValueError: The data is not a message of this format.
         """
+        if not isinstance(data, dict):
+            raise ValueError(f"a message must be an object, not {type(data).__name__}")
         try:
-            return cls(
-                Role(data["role"]),
-                [_part_from_dict(p) for p in data.get("parts", [])],
-                id=data["id"],
-                status=MessageStatus(data.get("status", "completed")),
-                finish_reason=None if data.get("finish_reason") is None else FinishReason(data["finish_reason"]),
-                usage=Usage(**data.get("usage", {})),
-                error=data.get("error"),
-                created_at=data.get("created_at"),
+            parts = _field(data, "parts", list, [])
+            usage = _field(data, "usage", dict, {})
+            for key, count in usage.items():
+                if key not in _USAGE_FIELDS or isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    raise ValueError(f"usage field {key!r} must be a known, non-negative integer")
+            finish_reason = _field(data, "finish_reason", (str, type(None)), None)
+            message = cls(
+                Role(_field(data, "role", str)),
+                [_part_from_dict(p) for p in parts],
+                id=_field(data, "id", str),
+                status=MessageStatus(_field(data, "status", str, "completed")),
+                finish_reason=None if finish_reason is None else FinishReason(finish_reason),
+                usage=Usage(**usage),
+                error=_field(data, "error", (str, type(None)), None),
+                created_at=_field(data, "created_at", (int, float, type(None)), None),
             )
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not a serialised message: {exc!r}") from exc
+        except ValueError:
+            raise
+        except Exception as exc:  # a TypeError, a pydantic error, anything a malformed dump can cause
+            raise ValueError(f"not a serialised message: {type(exc).__name__}: {exc}") from exc
+        return message
 
     def __repr__(self) -> str:
         return f"Message({self.role.value}, {self.parts!r}, status={self.status.value!r})"
 
 
-def _part_from_dict(data: dict[str, Any]) -> Part:
+_USAGE_FIELDS = frozenset(("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "requests"))
+
+
+def _part_from_dict(data: Any) -> Part:
+    if not isinstance(data, dict):
+        raise ValueError(f"a message part must be an object, not {type(data).__name__}")
     match data.get("kind"):
         case "text":
-            return TextPart(data["text"])
+            return TextPart(
+                _field(data, "text", str),
+                provider=_field(data, "provider", (str, type(None)), None),
+                provider_data=data.get("provider_data"),
+            )
         case "reasoning":
-            return ReasoningPart(data["text"], data.get("signature"))
+            return ReasoningPart(
+                _field(data, "text", str),
+                provider=_field(data, "provider", (str, type(None)), None),
+                provider_data=data.get("provider_data"),
+            )
         case "tool_call":
             return ToolCallPart.from_dict(data)
         case other:
@@ -461,25 +609,89 @@ def _part_from_dict(data: dict[str, Any]) -> Part:
 
 
 def dump_messages(messages: Iterable[Message]) -> str:
-    """Serialises a conversation to JSON text."""
-    return json.dumps(
-        {"format": "ai_widgets.conversation", "version": FORMAT_VERSION, "messages": [m.to_dict() for m in messages]},
-        ensure_ascii=False,
-    )
+    """Serialises a conversation to JSON text (UTF-8-encodable: lone surrogates are escaped).
+
+    Raises:
+        ValueError: A message holds something that is not JSON (it cannot have come in through a session).
+    """
+    payload = {
+        "format": "ai_widgets.conversation",
+        "version": FORMAT_VERSION,
+        "messages": [m.to_dict() for m in messages],
+    }
+    # ensure_ascii escapes any lone surrogate as \udXXX, so the text always encodes; allow_nan=False refuses what
+    # no other JSON reader takes.
+    return json.dumps(payload, ensure_ascii=True, allow_nan=False)
 
 
 def load_messages(text: str | bytes) -> list[Message]:
-    """Rebuilds a conversation from :func:`dump_messages`'s output.
+    """Rebuilds a conversation from :func:`dump_messages`'s output (this format version or the previous one).
 
     Raises:
-        ValueError: The text is not a serialised conversation.
+        ValueError: The text is not a serialised conversation, is malformed, or is from a newer format.
     """
-    data = json.loads(text)
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("not an ai_widgets conversation: nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError(f"not an ai_widgets conversation: invalid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != "ai_widgets.conversation":
         raise ValueError("not an ai_widgets conversation (missing format marker)")
-    if data.get("version") != FORMAT_VERSION:
-        raise ValueError(f"unsupported conversation format version {data.get('version')!r}")
-    return [Message.from_dict(m) for m in data["messages"]]
+    version = data.get("version")
+    if version not in _READABLE_VERSIONS:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+        hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
+        raise ValueError(f"unsupported conversation format version {version!r}{hint}")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        raise ValueError("not an ai_widgets conversation: 'messages' must be a list")
+    if version == 1:
+        messages = [upgrade_v1_message(m) for m in messages]
+    try:
+        return [Message.from_dict(m) for m in messages]
+    except RecursionError:
+        raise ValueError("not an ai_widgets conversation: nested too deeply") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def upgrade_v1_message(data: Any) -> Any:
+    """A version-1 message in the version-2 shape: provider data moved out of ``signature`` and outcome values."""
+    if not isinstance(data, dict) or not isinstance(data.get("parts"), list):
+        return data
+    parts = []
+    for part in data["parts"]:
+        if isinstance(part, dict):
+            part = dict(part)
+            if part.get("kind") == "reasoning":
+                part.update(_v1_reasoning_provider(part.pop("signature", None)))
+            elif part.get("kind") == "tool_call" and part.get("provider_executed"):
+                value = (part.get("outcome") or {}).get("value") if isinstance(part.get("outcome"), dict) else None
+                if isinstance(value, dict) and value.get("tool_use_id") == part.get("tool_call_id") and "type" in value:
+                    part["provider"], part["provider_data"] = "anthropic", {"result_block": value}
+        parts.append(part)
+    return {**data, "parts": parts}
+
+
+def _v1_reasoning_provider(signature: Any) -> dict[str, Any]:
+    """Tells apart what version 1 packed into a reasoning signature (it could only guess; this is the last time)."""
+    if not isinstance(signature, str) or not signature:
+        return {}
+    if signature[:1] in "[{":
+        try:
+            decoded = json.loads(signature)
+        except ValueError:
+            decoded = None
+        items = decoded if isinstance(decoded, list) else [decoded]
+        if items and all(isinstance(i, dict) and "type" in i for i in items):
+            return {"provider": "anthropic", "provider_data": {"blocks": items}}
+        if items and all(isinstance(i, dict) and "id" in i for i in items):
+            return {"provider": "openai", "provider_data": {"items": items}}
+        return {}
+    return {"provider": "anthropic", "provider_data": {"signature": signature}}
 
 
 def conversation_markdown(messages: Iterable[Message]) -> str:

@@ -32,18 +32,18 @@ from ai_widgets.changes import (
     ToolCallUpdated,
 )
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StatusUpdate,
     StreamEvent,
     TextDelta,
     ToolApprovalRequested,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     ToolProgressUpdate,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import (
@@ -415,11 +415,11 @@ class ChatSession:
                 if self._subscribers:
                     patches = part.streaming_arguments.last_patches
                     self._notify(ToolCallArgumentsChanged(reply, part, delta, patches))
-            case ReasoningDelta(text=text, signature=signature):
+            case ReasoningDelta(text=text, provider=provider, provider_data=provider_data):
                 self._clear_status(reply)
                 reasoning = self._append_text(reply, ReasoningPart, text)
-                if signature is not None and isinstance(reasoning, ReasoningPart):
-                    reasoning.signature = signature
+                if provider_data is not None:
+                    reasoning.provider, reasoning.provider_data = provider, provider_data
             case StatusUpdate(text=text):
                 reply.status_text = text or None
                 self._notify(MessageUpdated(reply))
@@ -436,11 +436,13 @@ class ChatSession:
                     arguments or "",
                     state=ToolCallState.PENDING if complete else ToolCallState.STREAMING,
                     provider_executed=event.provider_executed,
+                    provider=event.provider,
+                    provider_data=event.provider_data,
                 )
                 state.calls[call_id] = part
                 reply.parts.append(part)
                 self._notify(PartAdded(reply, len(reply.parts) - 1, part))
-            case ToolCallCompleted(tool_call_id=call_id):
+            case ToolCallArgumentsDone(tool_call_id=call_id):
                 part = self._call(state, call_id)
                 if part.state is ToolCallState.STREAMING:
                     self._set_state(reply, part, ToolCallState.PENDING)
@@ -458,9 +460,11 @@ class ChatSession:
                         part.run_started_at = time.time()
                     part.progress = ToolCallProgress(fraction, message)
                     self._notify(ToolCallUpdated(reply, part))
-            case ToolResult(tool_call_id=call_id, outcome=outcome):
+            case ProviderToolResult(tool_call_id=call_id, outcome=outcome):
                 part = self._call(state, call_id)
                 part.provider_executed = True
+                if event.provider_data is not None:
+                    part.provider, part.provider_data = event.provider, event.provider_data
                 part.finish(ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED, outcome)
                 self._notify(ToolCallUpdated(reply, part))
             case UsageUpdate():
@@ -473,13 +477,13 @@ class ChatSession:
                     reply.usage.requests,
                 )
                 self._notify(MessageUpdated(reply))
-            case MessageCompleted(finish_reason=finish_reason):
+            case ResponseCompleted(finish_reason=finish_reason):
                 state.finish_reason = reply.finish_reason = FinishReason(finish_reason)
                 for part in state.calls.values():
                     if part.state is ToolCallState.STREAMING:
                         self._set_state(reply, part, ToolCallState.PENDING)
                 self._notify(MessageUpdated(reply))
-            case MessageStarted():
+            case ResponseStarted():
                 pass
             case _:
                 raise StreamProtocolError(f"the transport yielded {event!r}, which is not a stream event")

@@ -36,11 +36,11 @@ class _PrebuiltTransport:
     """Yields pre-built events, so a run measures the consumer, not the events' construction."""
 
     def __init__(self, texts: list[str]) -> None:
-        from ai_widgets.events import MessageCompleted, MessageStarted, TextDelta, UsageUpdate
+        from ai_widgets.events import ResponseCompleted, ResponseStarted, TextDelta, UsageUpdate
         from ai_widgets.messages import FinishReason
 
-        self.events: list[Any] = [MessageStarted(), *(TextDelta(t) for t in texts)]
-        self.events += [UsageUpdate(input_tokens=10, output_tokens=len(texts)), MessageCompleted(FinishReason.STOP)]
+        self.events: list[Any] = [ResponseStarted(), *(TextDelta(t) for t in texts)]
+        self.events += [UsageUpdate(input_tokens=10, output_tokens=len(texts)), ResponseCompleted(FinishReason.STOP)]
 
     async def stream(self, request: Any) -> AsyncIterator[Any]:
         for event in self.events:

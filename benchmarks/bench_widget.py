@@ -25,7 +25,7 @@ from comm.base_comm import BaseComm
 from jupyter_client.session import Session
 
 from ai_widgets import ChatSession, Message
-from ai_widgets.events import MessageCompleted, MessageStarted, StreamEvent, TextDelta, UsageUpdate
+from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta, UsageUpdate
 from ai_widgets.messages import FinishReason, dump_messages, load_messages
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
@@ -88,13 +88,13 @@ class _Deltas:
         self._deltas = deltas
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        yield MessageStarted()
+        yield ResponseStarted()
         for index, delta in enumerate(self._deltas, 1):
             yield TextDelta(delta)
             if index % BURST == 0:
                 await asyncio.sleep(BURST_INTERVAL)
         yield UsageUpdate(100, len(self._deltas))
-        yield MessageCompleted(FinishReason.STOP)
+        yield ResponseCompleted(FinishReason.STOP)
 
 
 def _deltas(n: int) -> list[str]:

@@ -22,7 +22,7 @@ from ai_widgets import (
     Usage,
     tool,
 )
-from ai_widgets.events import MessageCompleted, StatusUpdate, TextDelta, UsageUpdate
+from ai_widgets.events import ResponseCompleted, StatusUpdate, TextDelta, UsageUpdate
 from ai_widgets.messages import dump_messages, load_messages
 from ai_widgets.transports import (
     ChatRequest,
@@ -155,7 +155,7 @@ async def collect(transport: Transport, request: ChatRequest) -> list[Any]:
 async def test_echo_transport_streams_the_last_user_message() -> None:
     events = await collect(EchoTransport(prefix="You said: "), ChatRequest(messages=[Message.user("hello there")]))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You said: hello there"
-    assert isinstance(events[-1], MessageCompleted)
+    assert isinstance(events[-1], ResponseCompleted)
     assert not any(isinstance(e, StatusUpdate) for e in events)
 
 

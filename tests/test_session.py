@@ -41,7 +41,7 @@ from ai_widgets.changes import (
     ToolCallArgumentsChanged,
     ToolCallUpdated,
 )
-from ai_widgets.events import MessageCompleted, MessageStarted, StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
+from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
@@ -763,7 +763,7 @@ async def test_stream_ending_without_completion_is_an_error() -> None:
 async def test_broken_transport_events_are_clear_errors() -> None:
     class Broken:
         async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-            yield MessageStarted()
+            yield ResponseStarted()
             yield ToolCallDelta("never_started", "{}")
 
     session = ChatSession(Broken())
@@ -795,7 +795,7 @@ class SlowText:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         try:
-            yield MessageStarted()
+            yield ResponseStarted()
             while True:
                 yield TextDelta("word ")
                 await asyncio.sleep(0.01)
@@ -993,13 +993,13 @@ async def test_a_failing_observer_does_not_break_the_turn(caplog: pytest.LogCapt
 async def test_non_streaming_call_with_complete_arguments() -> None:
     class Whole:
         async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-            yield MessageStarted()
+            yield ResponseStarted()
             if request.tool_results():
                 yield TextDelta("done")
-                yield MessageCompleted(FinishReason.STOP)
+                yield ResponseCompleted(FinishReason.STOP)
                 return
             yield ToolCallStarted("c1", "get_weather", '{"city": "Kyiv"}')
-            yield MessageCompleted(FinishReason.TOOL_CALLS)
+            yield ResponseCompleted(FinishReason.TOOL_CALLS)
 
     weather_runs.clear()
     reply = await ChatSession(Whole(), tools=[get_weather]).send("x")

@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StreamEvent,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
@@ -450,14 +450,14 @@ class _StreamParser:
                 return self._stop(data)
             case "message_start":
                 message = data.get("message") or {}
-                return [MessageStarted(), self._usage_update(message.get("usage"))]
+                return [ResponseStarted(), self._usage_update(message.get("usage"))]
             case "message_delta":
                 reason = (data.get("delta") or {}).get("stop_reason")
                 if reason:
                     self._finish = _FINISH_REASONS.get(reason, FinishReason.STOP)
                 return [self._usage_update(data.get("usage"))]
             case "message_stop":
-                return [MessageCompleted(self._finish)]
+                return [ResponseCompleted(self._finish)]
             case "error":
                 error_type, message = _error_fields(data)
                 raise ProviderError(f"{_PROVIDER} reported an error mid-reply ({error_type or 'error'}): {message}")
@@ -527,7 +527,7 @@ class _StreamParser:
                 call_id = block.get("tool_use_id")
                 if call_id not in self._server_calls:
                     return []  # a result for no call of this response: nothing to attach it to
-                return [ToolResult(call_id, _server_outcome(block))]
+                return [ProviderToolResult(call_id, _server_outcome(block))]
             case _:
                 self._blocks[index] = _Block("other")
                 return []
@@ -554,10 +554,10 @@ class _StreamParser:
             return []
         if block.kind in ("tool_use", "server_tool_use"):
             if block.streamed_input:
-                return [ToolCallCompleted(block.call_id)]
+                return [ToolCallArgumentsDone(block.call_id)]
             # No input streamed: the start's input (``{}`` for a call without arguments) is the whole of it.
             whole = json.dumps(block.input) if isinstance(block.input, dict) and block.input else "{}"
-            return [ToolCallDelta(block.call_id, whole), ToolCallCompleted(block.call_id)]
+            return [ToolCallDelta(block.call_id, whole), ToolCallArgumentsDone(block.call_id)]
         if block.kind == "thinking" and self._reasoning is not None and len(self._reasoning) > 1:
             return [ReasoningDelta("", signature=self._signature())]  # the joined part's blocks, now complete
         return []

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StreamEvent,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     UsageUpdate,
@@ -216,7 +216,7 @@ class OpenAIChatTransport:
         try:
             response = await create(**params)
             responded = True
-            yield MessageStarted()
+            yield ResponseStarted()
             async with response:
                 async for chunk in response:
                     for event in parser.feed(chunk):
@@ -366,7 +366,7 @@ class _ChunkParser:
         if usage is not None:
             events.append(_usage(usage))
             if not choices and self._finish is not None:
-                events.append(MessageCompleted(self._finish))
+                events.append(ResponseCompleted(self._finish))
                 self._completed = True
         return events
 
@@ -375,7 +375,7 @@ class _ChunkParser:
         if self._completed or self._finish is None:
             return []  # without a finish reason the reply broke off; the session says so
         self._completed = True
-        return [MessageCompleted(self._finish)]
+        return [ResponseCompleted(self._finish)]
 
     def _delta(self, delta: ChoiceDelta, events: list[StreamEvent]) -> None:
         extra = delta.model_extra
@@ -445,7 +445,7 @@ class _ChunkParser:
                     self._start(call, events)
                 if not call.has_arguments:
                     events.append(ToolCallDelta(call.id or "", "{}"))  # a call without arguments takes none
-                events.append(ToolCallCompleted(call.id or ""))
+                events.append(ToolCallArgumentsDone(call.id or ""))
         known = _FINISH_REASONS.get(reason)
         if known is None:  # a server's own word ("eos", "end_turn", ...)
             known = FinishReason.TOOL_CALLS if self._calls else FinishReason.STOP

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StreamEvent,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     ToolProgressUpdate,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
@@ -206,7 +206,7 @@ class _StreamMapper:
             case "response.output_item.done":
                 return self._item_done(event.item, event.output_index)
             case "response.created":
-                return (MessageStarted(),)
+                return (ResponseStarted(),)
             case "response.completed" | "response.incomplete":
                 return self._finished(event.response)
             case "response.failed":
@@ -308,7 +308,7 @@ class _StreamMapper:
             if arguments:  # the arguments (say, the search query) are often only known once the call is done
                 events.append(ToolCallDelta(item.id, json.dumps(arguments, ensure_ascii=False)))
         self.builtin[item.id] = True
-        events.append(ToolResult(item.id, _builtin_failed(item) or builtin.outcome(item)))
+        events.append(ProviderToolResult(item.id, _builtin_failed(item) or builtin.outcome(item)))
         return tuple(events)
 
     def _finish_call(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
@@ -324,7 +324,7 @@ class _StreamMapper:
             events.append(ToolCallDelta(call.call_id, arguments[call.sent :]))
             call.sent = len(arguments)
         call.completed = True
-        events.append(ToolCallCompleted(call.call_id))
+        events.append(ToolCallArgumentsDone(call.call_id))
         return tuple(events)
 
     def _progress(self, kind: str, event: Any) -> tuple[StreamEvent, ...]:
@@ -354,7 +354,7 @@ class _StreamMapper:
                     reasoning_tokens=reasoning or 0,
                 )
             )
-        events.append(MessageCompleted(self._finish_reason(response)))
+        events.append(ResponseCompleted(self._finish_reason(response)))
         return tuple(events)
 
     def _finish_reason(self, response: Any) -> FinishReason:
@@ -403,7 +403,7 @@ class OpenAIResponsesTransport:
           Reasoning parts from other providers (a signature that is not this JSON) are left out.
         - Provider-run tool calls (``web_search_call`` and the like) are not sent back: they are output items the
           API produced, and the model's text already carries what it took from them. Their results are shown
-          locally (``ToolResult``) and kept in the transcript.
+          locally (``ProviderToolResult``) and kept in the transcript.
         - Tools: ``{"type": "function", "name", "description", "parameters", "strict": False}`` for each
           definition, plus ``builtin_tools`` as given. Tool choice: ``auto`` -> ``"auto"``, ``required`` ->
           ``"required"``, a specific tool -> ``{"type": "function", "name": ...}``; ``none`` sends no tools (the

@@ -10,18 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StatusUpdate,
     StreamEvent,
     TextDelta,
     ToolApprovalRequested,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     ToolProgressUpdate,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason
@@ -85,7 +85,7 @@ class ScriptedReply:
         usage: Token usage of the response; estimated from its length (4 characters a token) when omitted.
         error: Raised after the first ``error_after`` events, as a provider failing mid-reply.
         error_after: How many events stream before ``error`` is raised (all of them when ``None``).
-        truncate: End the stream without ``MessageCompleted``, as a connection that drops.
+        truncate: End the stream without ``ResponseCompleted``, as a connection that drops.
     """
 
     text: str = ""
@@ -198,7 +198,7 @@ class ScriptedTransport:
             raise reply.error
 
     async def _events(self, reply: ScriptedReply) -> AsyncIterator[StreamEvent]:
-        yield MessageStarted()
+        yield ResponseStarted()
         if reply.status:
             yield StatusUpdate(reply.status)
             await self._pause(self._decide_delay)
@@ -220,7 +220,7 @@ class ScriptedTransport:
                     await self._pause(self._delay)
             else:
                 yield ToolCallStarted(call_id, call.name, arguments, provider_executed=call.provider_executed)
-            yield ToolCallCompleted(call_id)
+            yield ToolCallArgumentsDone(call_id)
             if call.approval_reason is not None:
                 yield ToolApprovalRequested(call_id, call.approval_reason)
             if call.provider_executed:
@@ -229,7 +229,7 @@ class ScriptedTransport:
                     await self._pause(max(self._delay, self._decide_delay / 2))
                 result = call.provider_result
                 outcome = result if isinstance(result, ToolOutcome) else ToolOutcome.success(result)
-                yield ToolResult(call_id, outcome)
+                yield ProviderToolResult(call_id, outcome)
             else:
                 local_calls = True
         for piece in self._slices(reply.text_after_tools):
@@ -244,7 +244,7 @@ class ScriptedTransport:
         if reply.truncate:
             return
         finish = reply.finish_reason or (FinishReason.TOOL_CALLS if local_calls else FinishReason.STOP)
-        yield MessageCompleted(finish)
+        yield ResponseCompleted(finish)
 
 
 class EchoTransport:

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.events import MessageCompleted, MessageStarted, StreamEvent, ToolCallCompleted, ToolCallStarted
+from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, ToolCallArgumentsDone, ToolCallStarted
 from ai_widgets.messages import FinishReason, Message
 from ai_widgets.options import SessionOptions
 from ai_widgets.session import ChatSession
@@ -25,13 +25,13 @@ class _OneCall:
         self._arguments = arguments
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        yield MessageStarted()
+        yield ResponseStarted()
         if request.tool_results():
-            yield MessageCompleted(FinishReason.STOP)
+            yield ResponseCompleted(FinishReason.STOP)
             return
         yield ToolCallStarted("run_tool_call", self._tool_name, self._arguments)
-        yield ToolCallCompleted("run_tool_call")
-        yield MessageCompleted(FinishReason.TOOL_CALLS)
+        yield ToolCallArgumentsDone("run_tool_call")
+        yield ResponseCompleted(FinishReason.TOOL_CALLS)
 
 
 def _prepare(

@@ -24,14 +24,14 @@ from ai_widgets import (
     tool,
 )
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
@@ -66,10 +66,10 @@ STOP_REASONS = {"end_turn": FinishReason.STOP, "tool_use": FinishReason.TOOL_CAL
 
 def check_events(events: list[Any], want: dict[str, Any]) -> None:
     """The events say what the recorded stream says, block by block, in order."""
-    assert isinstance(events[0], MessageStarted)
-    assert isinstance(events[-1], MessageCompleted)
+    assert isinstance(events[0], ResponseStarted)
+    assert isinstance(events[-1], ResponseCompleted)
     assert events[-1].finish_reason is STOP_REASONS[want["stop_reason"]]
-    assert sum(isinstance(e, MessageCompleted) for e in events) == 1
+    assert sum(isinstance(e, ResponseCompleted) for e in events) == 1
     body = events[1:-1]
     usage = [e for e in body if isinstance(e, UsageUpdate)]
     u = want["usage"]
@@ -109,11 +109,11 @@ def check_events(events: list[Any], want: dict[str, Any]) -> None:
             assert all(deltas)
             assert "".join(deltas) == (block["input_json_raw"] or "{}")
             assert len(deltas) == max(block["non_empty_json_deltas"], 1)
-            assert content[position] == ToolCallCompleted(block["id"])
+            assert content[position] == ToolCallArgumentsDone(block["id"])
             position += 1
         else:  # a provider-run tool's result
             result = content[position]
-            assert isinstance(result, ToolResult)
+            assert isinstance(result, ProviderToolResult)
             assert result.tool_call_id == block["raw"]["tool_use_id"]
             assert result.outcome.ok
             assert result.outcome.value == block["raw"]
@@ -458,7 +458,7 @@ def test_redacted_and_consecutive_thinking_blocks_keep_every_block() -> None:
     ],
 )
 def test_finish_reasons(reason: str, finish: FinishReason) -> None:
-    assert parse(reply_events([], stop_reason=reason))[-1] == MessageCompleted(finish)
+    assert parse(reply_events([], stop_reason=reason))[-1] == ResponseCompleted(finish)
 
 
 def test_usage_counts_the_whole_prompt_and_keeps_running_totals() -> None:
@@ -483,7 +483,7 @@ def test_web_search_results_become_the_calls_outcome_with_citations() -> None:
     }
     search = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "q"}}
     out = parse(reply_events([search, block, {**search, "id": "srv_2"}, failed, {"type": "text", "text": "ok"}]))
-    outcomes = {e.tool_call_id: e.outcome for e in out if isinstance(e, ToolResult)}
+    outcomes = {e.tool_call_id: e.outcome for e in out if isinstance(e, ProviderToolResult)}
     assert outcomes["srv_1"].ok
     assert outcomes["srv_1"].value == block
     assert [(c.url, c.title) for c in outcomes["srv_1"].citations] == [

@@ -28,12 +28,12 @@ from ai_widgets import (
     tool,
 )
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     StreamEvent,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     UsageUpdate,
@@ -134,7 +134,7 @@ def transport_for(name: str, chunk_size: int | None) -> OpenAIChatTransport:
 
 def check_events(name: str, events: list[StreamEvent], error: Exception | None) -> None:
     expected = fixture_expected(name)
-    assert isinstance(events[0], MessageStarted)
+    assert isinstance(events[0], ResponseStarted)
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert text == expected["text"] + (expected["refusal"] or "")  # a refusal is shown as text
     starts = [e for e in events if isinstance(e, ToolCallStarted)]
@@ -145,7 +145,7 @@ def check_events(name: str, events: list[StreamEvent], error: Exception | None) 
         assert json.loads("".join(deltas)) == call["parsed_arguments"]
         assert len(deltas) == call["non_empty_arg_deltas"]
         position = {id(e): i for i, e in enumerate(events)}
-        (completed,) = [e for e in events if isinstance(e, ToolCallCompleted) and e.tool_call_id == call["id"]]
+        (completed,) = [e for e in events if isinstance(e, ToolCallArgumentsDone) and e.tool_call_id == call["id"]]
         last_delta = max(
             i for i, e in enumerate(events) if isinstance(e, ToolCallDelta) and e.tool_call_id == call["id"]
         )
@@ -162,11 +162,11 @@ def check_events(name: str, events: list[StreamEvent], error: Exception | None) 
             reasoning_tokens=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens", 0),
         )
     if expected["finish_reason"] is None:
-        assert not any(isinstance(e, MessageCompleted | ToolCallStarted | ToolCallCompleted) for e in events)
+        assert not any(isinstance(e, ResponseCompleted | ToolCallStarted | ToolCallArgumentsDone) for e in events)
         assert isinstance(error, ProviderError)
     else:
         assert error is None
-        assert events[-1] == MessageCompleted(FinishReason(expected["finish_reason"]))
+        assert events[-1] == ResponseCompleted(FinishReason(expected["finish_reason"]))
         assert isinstance(events[-2], UsageUpdate)  # the reply completes after its usage
 
 
@@ -594,8 +594,8 @@ async def test_calls_without_ids_get_stable_generated_ids() -> None:
     assert id_a.startswith("call_")
     assert id_b.startswith("call_")
     assert id_a != id_b
-    assert [e.tool_call_id for e in events if isinstance(e, ToolCallCompleted)] == [id_a, id_b]
-    assert events[-1] == MessageCompleted(FinishReason.TOOL_CALLS)  # no usage chunk: completes at the end
+    assert [e.tool_call_id for e in events if isinstance(e, ToolCallArgumentsDone)] == [id_a, id_b]
+    assert events[-1] == ResponseCompleted(FinishReason.TOOL_CALLS)  # no usage chunk: completes at the end
 
 
 async def test_every_call_at_index_zero_with_distinct_ids() -> None:
@@ -647,7 +647,7 @@ async def test_reasoning_fields_usage_variants_and_unknown_fields() -> None:
     assert error is None
     assert [e for e in events if isinstance(e, ReasoningDelta)] == [ReasoningDelta("think"), ReasoningDelta(" more")]
     assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta("Hi")]
-    assert events[-2:] == [UsageUpdate(9, 3, 4, 0), MessageCompleted(FinishReason.STOP)]
+    assert events[-2:] == [UsageUpdate(9, 3, 4, 0), ResponseCompleted(FinishReason.STOP)]
 
 
 async def test_content_as_typed_parts() -> None:
@@ -664,7 +664,7 @@ async def test_groq_usage_in_x_groq() -> None:
         chunk({}, "stop", x_groq={"id": "req_1", "usage": {"prompt_tokens": 7, "completion_tokens": 2}}),
         b"data: [DONE]\n\n",
     )
-    assert events[-2:] == [UsageUpdate(7, 2), MessageCompleted(FinishReason.STOP)]
+    assert events[-2:] == [UsageUpdate(7, 2), ResponseCompleted(FinishReason.STOP)]
 
 
 @pytest.mark.parametrize(
@@ -680,7 +680,7 @@ async def test_finish_reasons(reason: str, mapped: FinishReason) -> None:
     events, _ = await stream_of(
         chunk({"content": "x"}), chunk({}, reason), chunk(None, usage={"prompt_tokens": 1, "completion_tokens": 1})
     )
-    assert events[-1] == MessageCompleted(mapped)
+    assert events[-1] == ResponseCompleted(mapped)
 
 
 async def test_a_stream_that_breaks_off_ends_the_message_in_error() -> None:
@@ -711,7 +711,7 @@ async def test_in_band_error_without_code_and_after_a_started_call() -> None:
         base_url="https://openrouter.ai/api/v1",
     )
     assert str(error) == "OpenRouter: Provider disconnected"
-    assert not any(isinstance(e, ToolCallCompleted | MessageCompleted) for e in events)
+    assert not any(isinstance(e, ToolCallArgumentsDone | ResponseCompleted) for e in events)
 
 
 # --- 5. HTTP failures, retries, timeouts ----------------------------------------------------------------------------

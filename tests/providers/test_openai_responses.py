@@ -24,15 +24,15 @@ from ai_widgets import (
     tool,
 )
 from ai_widgets.events import (
-    MessageCompleted,
-    MessageStarted,
+    ProviderToolResult,
     ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
     TextDelta,
-    ToolCallCompleted,
+    ToolCallArgumentsDone,
     ToolCallDelta,
     ToolCallStarted,
     ToolProgressUpdate,
-    ToolResult,
     UsageUpdate,
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
@@ -92,14 +92,14 @@ async def test_reasoning_text_function_call_events(chunk_size: int | None) -> No
     texts = [e for e in events if isinstance(e, TextDelta)]
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
     assert [type(e) for e in events] == [
-        MessageStarted,
+        ResponseStarted,
         ReasoningDelta,
         *[TextDelta] * len(texts),
         ToolCallStarted,
         *[ToolCallDelta] * call["arg_delta_events"],
-        ToolCallCompleted,
+        ToolCallArgumentsDone,
         UsageUpdate,
-        MessageCompleted,
+        ResponseCompleted,
     ]
     reasoning = events[1]
     assert reasoning.text == ""
@@ -116,7 +116,7 @@ async def test_reasoning_text_function_call_events(chunk_size: int | None) -> No
         cached_tokens=usage["input_tokens_details"]["cached_tokens"],
         reasoning_tokens=usage["output_tokens_details"]["reasoning_tokens"],
     )
-    assert events[-1] == MessageCompleted(FinishReason.TOOL_CALLS)
+    assert events[-1] == ResponseCompleted(FinishReason.TOOL_CALLS)
 
 
 @CHUNKINGS
@@ -165,7 +165,7 @@ async def test_error_fixture_raises_the_providers_code_and_message(chunk_size: i
     with pytest.raises(ProviderError) as raised:
         await consume()
     assert str(raised.value) == quota_message()
-    assert events == [MessageStarted()]
+    assert events == [ResponseStarted()]
 
 
 @CHUNKINGS
@@ -294,7 +294,7 @@ async def test_reasoning_summary_refusal_and_usage_details() -> None:
         TextDelta("I can't "),
         TextDelta("help with that."),
         UsageUpdate(100, 20, 64, 12),
-        MessageCompleted(FinishReason.STOP),
+        ResponseCompleted(FinishReason.STOP),
     ]
     # Consecutive reasoning items share one part; both go back, the text with the first.
     part = ReasoningPart("First thought.\n\nSecond thought.\n\nThird.", signature)
@@ -319,7 +319,7 @@ async def test_incomplete_responses(reason: str, finish: FinishReason) -> None:
     )
     transport, _ = transport_for(body)
     events = await collect(transport)
-    assert events[-2:] == [UsageUpdate(7, 3), MessageCompleted(finish)]
+    assert events[-2:] == [UsageUpdate(7, 3), ResponseCompleted(finish)]
 
 
 def web_search_events(call_id: str = "ws_1") -> list[dict[str, Any]]:
@@ -353,12 +353,12 @@ async def test_provider_run_web_search() -> None:
         ToolCallDelta("ws_1", '{"type": "search", "query": "weather Lisbon"}'),
     ]
     result = events[5]
-    assert isinstance(result, ToolResult)
+    assert isinstance(result, ProviderToolResult)
     assert result.tool_call_id == "ws_1"
     assert result.outcome.ok
     assert result.outcome.value["query"] == "weather Lisbon"
     assert [c.url for c in result.outcome.citations] == ["https://example.com/lisbon"]
-    assert events[-1] == MessageCompleted(FinishReason.STOP)
+    assert events[-1] == ResponseCompleted(FinishReason.STOP)
     assert api.requests[0]["tools"] == [{"type": "web_search"}]
 
 
@@ -406,11 +406,11 @@ async def test_other_provider_run_tools_mcp_and_a_failed_search() -> None:
         ToolProgressUpdate("mcp_1", message="calling the MCP server…"),
         ToolCallDelta("mcp_1", '{"q": "x"}'),
     ]
-    assert events[4] == ToolResult("mcp_1", ToolOutcome.success("found"))
+    assert events[4] == ProviderToolResult("mcp_1", ToolOutcome.success("found"))
     assert events[5] == ToolCallStarted("fs_1", "file_search", '{"queries": ["q"]}', provider_executed=True)
-    assert isinstance(events[6], ToolResult)
+    assert isinstance(events[6], ProviderToolResult)
     assert not events[6].outcome.ok
-    assert events[-1] == MessageCompleted(FinishReason.STOP)
+    assert events[-1] == ResponseCompleted(FinishReason.STOP)
 
 
 async def test_unknown_events_and_items_are_ignored() -> None:
@@ -427,7 +427,7 @@ async def test_unknown_events_and_items_are_ignored() -> None:
     )
     transport, _ = transport_for(body)
     events = await collect(transport)
-    assert events == [MessageStarted(), TextDelta("ok"), UsageUpdate(10, 5), MessageCompleted(FinishReason.STOP)]
+    assert events == [ResponseStarted(), TextDelta("ok"), UsageUpdate(10, 5), ResponseCompleted(FinishReason.STOP)]
 
 
 async def test_malformed_data_raises_a_clear_error() -> None:
