@@ -103,6 +103,7 @@ class DerivedSignature:
     invocation_parameter: str | None
     positional_only: tuple[str, ...]
     description: str
+    parameter_names: dict[str, str]
 
 
 def derive_signature(
@@ -135,6 +136,7 @@ def derive_signature(
     fields: dict[str, Any] = {}
     invocation_parameter: str | None = None
     positional_only: list[str] = []
+    parameter_names: dict[str, str] = {}
     for name, param in signature.parameters.items():
         if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise TypeError(
@@ -153,7 +155,15 @@ def derive_signature(
         field = FieldInfo.from_annotated_attribute(annotation, default)
         if field.description is None and name in doc.parameters:
             field.description = doc.parameters[name]
-        fields[name] = (field.annotation, field)
+        # Every parameter becomes a field under a neutral name with the parameter's name as its alias: a name that
+        # pydantic reserves (``model_config``) or treats as private (``_x``) would otherwise vanish from the schema.
+        internal = f"p{len(fields)}"
+        parameter_names[internal] = name
+        if field.alias is None:
+            field.alias = name
+            field.validation_alias = name
+            field.serialization_alias = name
+        fields[internal] = (field.annotation, field)
     model = create_model(_model_name(tool_name), __config__=ARGUMENTS_CONFIG, **fields)
     schema = compact_schema(model.model_json_schema())
     schema.setdefault("properties", {})
@@ -163,6 +173,7 @@ def derive_signature(
         invocation_parameter=invocation_parameter,
         positional_only=tuple(positional_only),
         description=description if description is not None else doc.description,
+        parameter_names=parameter_names,
     )
 
 

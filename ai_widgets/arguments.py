@@ -20,9 +20,15 @@ What the view shows, for a prefix of the text:
 - an incomplete escape (``\\``, ``\\u00``) or half a surrogate pair (``\\ud83d`` without its low half) is held back
   until it is complete, so no value ever contains half an escape or a lone surrogate.
 
-Once the whole object has arrived the view equals ``json.loads(text)`` (duplicate keys: the last one wins; ints
-stay ``int``, big ints exact, floats ``float``), with one documented difference:
+Once the whole object has arrived the view equals ``json.loads(text)`` (ints stay ``int``, big ints exact, floats
+``float``) for every text this parser accepts. It accepts less than ``json.loads``, on purpose: the view is what a
+person approves and what the tool runs with, so nothing may be read two ways.
 
+- **Duplicate keys are an error.** ``json.loads`` keeps the last value silently, so a card could show one value and
+  a tool run with another.
+- **NaN, Infinity and -Infinity are errors**, as the JSON standard says (``json.loads`` accepts them).
+- **Nesting deeper than** `MAX_DEPTH` **levels is an error**: every encoder and validator the arguments meet later
+  recurses, and none of them is safe that deep.
 - **Lone surrogates become U+FFFD.** ``json.loads('{"a": "\\ud800"}')`` returns a ``str`` holding a lone
   surrogate, which cannot be encoded as UTF-8 and makes the kernel's JSON packer fail. Here a lone surrogate,
   whether written as an escape or present as a raw code point in the text, is replaced by U+FFFD
@@ -37,14 +43,14 @@ tests check this), the documented differences are:
 - a top-level value that is not an object (``[1]``, ``"x"``, ``3``) is an error here, because tool arguments must
   be an object; pydantic_core returns the value;
 - lone surrogates become U+FFFD here; pydantic_core raises;
-- with a duplicate key, the earlier value stays visible until the new value has started (or, for a number or
-  literal, is terminated); pydantic_core shows the new partial value.
+- a duplicate key is an error here; pydantic_core keeps the last value.
 
 Invalid input never raises out of `StreamingArguments.feed`: the first error is recorded in
 `StreamingArguments.error` (with the offset and what was expected), the view keeps what was good before it, and
-later pieces are ignored. Like ``json.loads``, raw control characters (U+0000 to U+001F) inside strings, ``NaN``,
-``Infinity``, trailing commas and text after the closing brace are errors; integers with more digits than
-Python's ``int`` conversion limit (4,300 by default) are an error too, as ``json.loads`` raises for them.
+later pieces are ignored. Like ``json.loads``, raw control characters (U+0000 to U+001F) inside strings, trailing
+commas and text after the closing brace are errors; integers with more digits than Python's ``int`` conversion
+limit (4,300 by default) are an error too, as ``json.loads`` raises for them. Unlike ``json.loads``, ``NaN``,
+``Infinity``, duplicate keys and nesting deeper than `MAX_DEPTH` are errors (see above).
 """
 
 from __future__ import annotations
@@ -55,7 +61,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
 
-__all__ = ["ArgumentPatch", "StreamingArguments", "apply_patches"]
+from ai_widgets._safe import MAX_DEPTH
+
+__all__ = ["MAX_DEPTH", "ArgumentPatch", "StreamingArguments", "apply_patches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,12 +499,16 @@ class StreamingArguments:
             container.append(value)
         self._raw.append(("set", (*path, key), value))
 
-    def _open_container(self, container: dict[str, Any] | list[Any]) -> None:
-        """Attach a container that has just opened to its parent and make it the innermost one."""
+    def _open_container(self, container: dict[str, Any] | list[Any]) -> bool:
+        """Attach a container that has just opened to its parent and make it the innermost one; ``False`` (and
+        nothing attached) when that would nest deeper than `MAX_DEPTH`."""
+        if len(self._stack) >= MAX_DEPTH:
+            return False
         path = self._value_path()
         _put(self._stack[-1][0], path[-1], container)
         self._raw.append(("set", path, {} if type(container) is dict else []))
         self._stack.append((container, path))
+        return True
 
     def _close_container(self) -> int:
         """Close the innermost container; return the state that follows."""
@@ -552,8 +564,11 @@ class StreamingArguments:
                 i, status = _scan_string(s, i, out)
                 self._key_parts.extend(out)
                 if status == _CLOSED:
-                    self._key = "".join(self._key_parts)
+                    self._key = key = "".join(self._key_parts)
                     self._key_parts = []
+                    if key in self._stack[-1][0]:
+                        self._fail(s, i - 1, f"duplicate key {key!r}: a key may appear only once in an object")
+                        return
                     st = _COLON
                     continue
                 if status == _HOLD:
@@ -632,13 +647,11 @@ class StreamingArguments:
                 elif c == "-" or "0" <= c <= "9":
                     self._num_state = _N_START
                     st = _NUM
-                elif c == "{":
-                    self._open_container({})
-                    st = _OBJ_FIRST
-                    i += 1
-                elif c == "[":
-                    self._open_container([])
-                    st = _ARR_FIRST
+                elif c == "{" or c == "[":
+                    if not self._open_container({} if c == "{" else []):
+                        self._fail(s, i, f"the arguments nest deeper than {MAX_DEPTH} levels")
+                        return
+                    st = _OBJ_FIRST if c == "{" else _ARR_FIRST
                     i += 1
                 elif c in _LITERALS:
                     self._lit, self._lit_value = _LITERALS[c]

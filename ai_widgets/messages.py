@@ -335,6 +335,16 @@ class ToolCallPart:
         """Appends a piece of the arguments; returns the top-level keys whose view changed."""
         return self._arguments.feed(delta)
 
+    def result_for_model(self) -> str:
+        """What the model is told about this call's result; when the person edited the arguments, it says so and
+        to what, so the transcript stays honest."""
+        outcome = self.outcome or ToolOutcome.failure("Not run.")
+        text = outcome.model_content()
+        if self.edited_arguments is not None:
+            edited = json.dumps(self.edited_arguments, ensure_ascii=False, separators=(", ", ": "))
+            text = f"(The person changed the arguments before allowing this call; it ran with {edited}.)\n{text}"
+        return text
+
     def move(self, state: ToolCallState, outcome: ToolOutcome | None = None) -> None:
         """Moves the call to ``state`` (the one place state changes), stamping the time.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -89,7 +90,12 @@ class SessionOptions:
         include_detailed_errors: Tell the model a failing tool's exception type and text (which can hold secrets).
         terminate_on_unknown_calls: End the turn when the model calls a tool that is not registered, rather than
             telling the model and going on.
-        tool_timeout: Seconds a call may run before it fails; ``None`` for no limit.
+        tool_timeout: Seconds a call may run before it fails; ``None`` for no limit. A sync tool that times out
+            is told through ``invocation.cancelled``; its thread cannot be killed and stops counting against the
+            library's thread limit.
+        tool_executor: Where sync tools run: a ``concurrent.futures.Executor`` (a Dask or Ray executor sends them
+            to a cluster; the call then travels pickled, without context variables), or ``None`` for the library's
+            own threads.
     """
 
     execute_tools: bool = True
@@ -99,8 +105,13 @@ class SessionOptions:
     include_detailed_errors: bool = False
     terminate_on_unknown_calls: bool = False
     tool_timeout: float | None = None
+    tool_executor: Executor | None = None
 
     def __post_init__(self) -> None:
+        if self.tool_executor is not None and not isinstance(self.tool_executor, Executor):
+            raise TypeError(
+                f"tool_executor must be a concurrent.futures.Executor, not {type(self.tool_executor).__name__}"
+            )
         if self.max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, not {self.max_iterations!r}")
         if self.max_consecutive_errors < 1:

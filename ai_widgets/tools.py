@@ -16,8 +16,8 @@ import math
 import re
 import threading
 import traceback
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeVar, overload
@@ -25,7 +25,10 @@ from typing import Any, Literal, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
+from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
 from ai_widgets._schema import derive_signature
+from ai_widgets._threads import ToolThreads, default_tool_threads
+from ai_widgets.arguments import StreamingArguments
 
 __all__ = [
     "Attachment",
@@ -131,11 +134,19 @@ class ToolError(BaseModel):
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> ToolError:
-        """Captures an exception with its traceback."""
+        """Captures an exception with its traceback, secrets redacted (even one whose ``str()`` raises)."""
+        try:
+            message = str(exc)
+        except Exception as broken:
+            message = f"(the exception's text could not be read: {type(broken).__name__})"
+        try:
+            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        except Exception:
+            trace = None
         error = cls(
-            type=type(exc).__qualname__,
-            message=str(exc),
-            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            type=safe_text(type(exc).__qualname__),
+            message=redact(safe_text(message)),
+            traceback=None if trace is None else redact(safe_text(trace)),
         )
         error._exception = exc
         return error
@@ -182,7 +193,7 @@ class ToolOutcome(BaseModel):
         """
         return cls(
             status="success",
-            value=to_jsonable_python(value, fallback=repr),
+            value=_jsonable(value),
             text=text,
             citations=tuple(Citation(url=c) if isinstance(c, str) else Citation.model_validate(c) for c in citations),
             attachments=tuple(Attachment.model_validate(a) for a in attachments),
@@ -222,6 +233,74 @@ class ToolOutcome(BaseModel):
         if isinstance(self.value, str):
             return self.value
         return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _jsonable(value: Any) -> Any:
+    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.json_safe`); bytes that are not UTF-8 become
+    base64.
+
+    Raises:
+        UnsafeValueError: The value cannot be made JSON (a cycle, nesting too deep, an integer too long).
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return json_safe(value, where="the tool's result")
+    try:
+        try:
+            plain = to_jsonable_python(value, fallback=repr)
+        except UnicodeDecodeError:
+            plain = to_jsonable_python(value, fallback=repr, bytes_mode="base64")
+    except (ValueError, RecursionError) as exc:
+        raise UnsafeValueError(f"the tool's result cannot be written as JSON: {exc}") from None
+    return json_safe(plain, where="the tool's result")
+
+
+def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome`` made safe to keep: JSON- and UTF-8-safe value and texts, secrets redacted from what a person
+    sees. An outcome that cannot be made safe becomes a failure saying why.
+
+    Args:
+        outcome: Any outcome, from a tool, a transport or a person.
+    """
+    if not isinstance(outcome, ToolOutcome):
+        return ToolOutcome.failure(f"Not a ToolOutcome: {type(outcome).__name__}.", retryable=False)
+    try:
+        update: dict[str, Any] = {}
+        value = json_safe(outcome.value, where="the result")
+        if value is not outcome.value:
+            update["value"] = value
+        for name in ("text", "message"):
+            original = getattr(outcome, name)
+            if original is not None:
+                cleaned = safe_text(original)
+                if cleaned is not original:
+                    update[name] = cleaned
+        if outcome.error is not None:
+            error = outcome.error
+            cleaned_error = ToolError(
+                type=safe_text(error.type),
+                message=redact(safe_text(error.message)),
+                traceback=None if error.traceback is None else redact(safe_text(error.traceback)),
+            )
+            if cleaned_error != error:
+                cleaned_error._exception = error._exception
+                update["error"] = cleaned_error
+        if outcome.citations or outcome.attachments:
+            dumped = json_safe(
+                {
+                    "citations": [c.model_dump() for c in outcome.citations],
+                    "attachments": [a.model_dump() for a in outcome.attachments],
+                },
+                where="the result's citations",
+            )
+            update["citations"] = tuple(Citation.model_validate(c) for c in dumped["citations"])
+            update["attachments"] = tuple(Attachment.model_validate(a) for a in dumped["attachments"])
+        return outcome.model_copy(update=update) if update else outcome
+    except (UnsafeValueError, ValueError) as exc:
+        return ToolOutcome.failure(
+            f"The result could not be kept: {exc}. Nothing of it was sent to the model.",
+            retryable=False,
+            error=ToolError(type="UnsafeValueError", message=safe_text(str(exc))),
+        )
 
 
 ProgressCallback = Callable[[float | None, str | None], None]
@@ -279,11 +358,14 @@ class ToolInvocation:
     Attributes:
         tool_call_id: The provider's id of the call.
         tool_name: The name the model used.
-        arguments: The raw JSON text of the arguments.
+        arguments: The raw JSON text of the arguments the call runs with (the person's edit, when they changed it).
         conversation_id: The session's conversation id.
         message_id: The id of the assistant message the call belongs to.
         progress: Where the handler reports progress; never ``None``.
         context: The application's context object, passed through from the session.
+        cancelled: Set when the call is cancelled, stopped or timed out; a sync tool can check it and return early.
+        parsed_arguments: The one parse of ``arguments`` that the card showed and the person approved; derived from
+            ``arguments`` when not given.
     """
 
     tool_call_id: str
@@ -293,14 +375,36 @@ class ToolInvocation:
     message_id: str | None = None
     progress: ToolProgress = field(default_factory=ToolProgress)
     context: Any = None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    parsed_arguments: dict[str, Any] | None = None
 
     def get_arguments(self, type_: type[T]) -> T:
         """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).
 
         Raises:
             pydantic.ValidationError: The arguments do not fit ``type_``.
+            ValueError: The arguments are not a valid JSON object.
         """
-        return TypeAdapter(type_).validate_json(self.arguments or "{}")
+        parsed = parse_arguments(self.arguments) if self.parsed_arguments is None else self.parsed_arguments
+        if isinstance(parsed, str):
+            raise ValueError(parsed)
+        return TypeAdapter(type_).validate_python(parsed)
+
+
+def parse_arguments(text: str) -> dict[str, Any] | str:
+    """The arguments in ``text`` as a dict, or why they are not a valid, complete JSON object.
+
+    The same strict parser that shows a call's arguments while they stream: NaN, Infinity, duplicate keys and
+    nesting deeper than the limit are refused, so a text can never be read two ways.
+    """
+    if not text.strip():
+        return {}
+    parser = StreamingArguments.parse(text)
+    if parser.error is not None:
+        return parser.error
+    if not parser.complete:
+        return "the JSON object is incomplete (it broke off before its closing brace)"
+    return parser.value
 
 
 Handler = Callable[..., Any]
@@ -324,6 +428,7 @@ class Tool:
         self._arguments_model: type[BaseModel] | None = None
         self._invocation_parameter: str | None = None
         self._positional_only: tuple[str, ...] = ()
+        self._parameter_names: dict[str, str] = {}
         self._function: Callable[..., Any] | None = None
 
     @classmethod
@@ -365,6 +470,7 @@ class Tool:
         instance._arguments_model = derived.arguments_model
         instance._invocation_parameter = derived.invocation_parameter
         instance._positional_only = derived.positional_only
+        instance._parameter_names = derived.parameter_names
         instance._function = fn
         functools.update_wrapper(instance, fn)
         return instance
@@ -380,6 +486,11 @@ class Tool:
         return self._definition.name
 
     @property
+    def is_sync(self) -> bool:
+        """Whether the handler is a plain function (it runs on a thread, which cannot be stopped from outside)."""
+        return not inspect.iscoroutinefunction(self._handler)
+
+    @property
     def handler(self) -> Handler:
         """The function that runs a call."""
         return self._handler
@@ -393,62 +504,93 @@ class Tool:
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, risk={self._definition.risk.value!r})"
 
-    def bind(self, arguments: str) -> dict[str, Any] | ToolOutcome:
-        """Validates raw JSON arguments; returns the bound keyword arguments, or a failure for the model.
+    def bind(self, arguments: str | Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:
+        """Validates arguments; returns the bound keyword arguments, or a failure for the model.
 
         Args:
-            arguments: The raw JSON text the model produced (empty means no arguments).
+            arguments: The raw JSON text the model produced (empty means no arguments), or an already parsed dict
+                (the one parse the person saw).
         """
-        text = arguments if arguments.strip() else "{}"
-        try:
-            parsed = json.loads(text)
-        except (ValueError, RecursionError) as exc:
+        if isinstance(arguments, str):
+            parsed = parse_arguments(arguments)
+            if isinstance(parsed, str):
+                return ToolOutcome.failure(
+                    f"The arguments for {self.name} are not valid JSON ({parsed}). Send a JSON object that matches "
+                    "the tool's parameters, each key once.",
+                )
+        elif isinstance(arguments, Mapping):
+            parsed = dict(arguments)
+        else:
             return ToolOutcome.failure(
-                f"The arguments for {self.name} are not valid JSON ({exc}). Send a JSON object that matches "
-                "the tool's parameters.",
-                error=exc,
-            )
-        if not isinstance(parsed, dict):
-            return ToolOutcome.failure(
-                f"The arguments for {self.name} must be a JSON object, not {type(parsed).__name__}."
+                f"The arguments for {self.name} must be a JSON object, not {type(arguments).__name__}."
             )
         if self._arguments_model is None:
-            return parsed
+            return self._check_schema(parsed)
         try:
             model = self._arguments_model.model_validate(parsed)
         except ValidationError as exc:
             return ToolOutcome.failure(_describe_validation_error(self.name, exc), error=exc)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {self._parameter_names.get(name, name): getattr(model, name) for name in type(model).model_fields}
 
-    async def invoke(self, invocation: ToolInvocation, *, include_detailed_errors: bool = False) -> ToolOutcome:
+    def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | ToolOutcome:
+        """Checks arguments against a definition's own JSON Schema (a tool built from a definition)."""
+        import jsonschema
+
+        validator_class = jsonschema.validators.validator_for(self._definition.parameters)
+        validator = validator_class(self._definition.parameters)
+        problems = sorted(validator.iter_errors(parsed), key=lambda e: list(e.absolute_path))
+        if not problems:
+            return parsed
+        described = "; ".join(
+            f"{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}: {error.message[:200]}"
+            for error in problems[:5]
+        )
+        return ToolOutcome.failure(f"Invalid arguments for {self.name}: {described}. Correct them and call again.")
+
+    async def invoke(
+        self,
+        invocation: ToolInvocation,
+        *,
+        include_detailed_errors: bool = False,
+        executor: Executor | None = None,
+    ) -> ToolOutcome:
         """Validates the arguments, runs the handler and turns what it returns or raises into an outcome.
 
         Invalid arguments give a failure and the handler never runs. A handler that raises gives a failed,
-        retryable outcome that keeps the exception and traceback; the model is told the exception's text only
-        when ``include_detailed_errors`` is on.
+        retryable outcome that keeps the exception and traceback (secrets redacted); the model is told the
+        exception's text only when ``include_detailed_errors`` is on. A value that cannot be written as JSON fails
+        the call, saying why.
 
         Args:
-            invocation: The call.
+            invocation: The call; its ``parsed_arguments`` (when set) are what is validated and run.
             include_detailed_errors: Whether the model may see the exception's type and text.
+            executor: Where a sync handler runs; the library's own threads by default.
         """
-        bound = self.bind(invocation.arguments)
+        arguments = invocation.arguments if invocation.parsed_arguments is None else invocation.parsed_arguments
+        bound = self.bind(arguments)
         if isinstance(bound, ToolOutcome):
             return bound
         try:
-            result = await self._run(bound, invocation)
-        except asyncio.CancelledError:
-            raise
+            result = await self._run(bound, invocation, executor)
         except Exception as exc:
             if include_detailed_errors:
-                message = f"The tool {self.name} failed: {type(exc).__name__}: {exc}"
+                error = ToolError.from_exception(exc)
+                message = f"The tool {self.name} failed: {error.type}: {error.message}"
             else:
                 message = f"The tool {self.name} failed with an internal error."
             return ToolOutcome.failure(message, retryable=True, error=exc)
         if isinstance(result, ToolOutcome):
             return result
-        return ToolOutcome.success(result)
+        try:
+            return ToolOutcome.success(result)
+        except UnsafeValueError as exc:
+            return ToolOutcome.failure(
+                f"The tool {self.name} returned a value that cannot be sent to the model: {exc}.",
+                retryable=False,
+                error=exc,
+            )
 
-    async def _run(self, bound: dict[str, Any], invocation: ToolInvocation) -> Any:
+    async def _run(self, bound: dict[str, Any], invocation: ToolInvocation, executor: Executor | None) -> Any:
         if self._function is None:
             args: tuple[Any, ...] = (invocation,)
             kwargs: dict[str, Any] = {}
@@ -460,28 +602,27 @@ class Tool:
         handler = self._handler
         if inspect.iscoroutinefunction(handler):
             return await handler(*args, **kwargs)
-        # Sync handlers run off the event loop, with the caller's context variables.
-        context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
-        call = functools.partial(context.run, handler, *args, **kwargs)
-        result = await loop.run_in_executor(_tool_executor(), call)
+        if executor is not None and not isinstance(executor, ToolThreads):
+            # Another executor (a process pool, a cluster): the call travels as it is, without context variables,
+            # which do not pickle.
+            result = await asyncio.wrap_future(executor.submit(handler, *args, **kwargs), loop=loop)
+        else:
+            threads = executor if isinstance(executor, ToolThreads) else default_tool_threads()
+            # With the caller's context variables, as a direct call would see them.
+            context = contextvars.copy_context()
+            future = threads.submit(
+                context.run, handler, *args, __label__=f"{self.name} ({invocation.tool_call_id})", **kwargs
+            )
+            try:
+                result = await asyncio.wrap_future(future, loop=loop)
+            except BaseException:
+                if not future.done():
+                    threads.abandon(future)
+                raise
         if inspect.isawaitable(result):
             return await result
         return result
-
-
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
-def _tool_executor() -> ThreadPoolExecutor:
-    """The threads sync tools run on: more than the loop's default (CPUs + 4), since tools mostly wait on I/O,
-    and N concurrent calls should take about as long as one."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=64, thread_name_prefix="ai_widgets-tool")
-        return _executor
 
 
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:

@@ -476,16 +476,120 @@ async def test_tool_from_definition_with_dynamic_schema() -> None:
         risk=ToolRisk.DESTRUCTIVE,
     )
 
+    ran: list[str] = []
+
     async def handler(call: ToolInvocation) -> str:
+        ran.append(call.arguments)
         return call.get_arguments(Query).sql.upper()
 
     run_sql = Tool(definition, handler)
     assert run_sql.definition.parameters == definition.parameters  # nothing derived
     assert (await run_sql.invoke(invocation({"sql": "select 1"}, name="run_sql"))).value == "SELECT 1"
-    bad = await run_sql.invoke(invocation({"query": "x"}, name="run_sql"))
-    assert not bad.ok
-    assert bad.error is not None
-    assert bad.error.type == "ValidationError"
+    # The definition's own schema is checked before the handler runs.
+    for arguments, problem in [({"query": "x"}, "'sql' is a required property"), ({"sql": 5}, "sql: 5 is not of type")]:
+        bad = await run_sql.invoke(invocation(arguments, name="run_sql"))
+        assert not bad.ok
+        assert bad.message is not None
+        assert problem in bad.message
+    assert len(ran) == 1
+
+
+async def test_parameters_pydantic_reserves_keep_their_names() -> None:
+    @tool
+    def configure(model_config: str, _hidden: int = 1) -> str:
+        """Configures.
+
+        Args:
+            model_config: Which configuration.
+        """
+        return f"{model_config}:{_hidden}"
+
+    assert configure.definition.parameters["properties"] == {
+        "model_config": {"description": "Which configuration.", "type": "string"},
+        "_hidden": {"default": 1, "type": "integer"},
+    }
+    assert configure.definition.parameters["required"] == ["model_config"]
+    outcome = await configure.invoke(invocation({"model_config": "fast", "_hidden": "2"}, name="configure"))
+    assert outcome.value == "fast:2"
+
+
+async def test_arguments_are_refused_when_they_could_be_read_two_ways() -> None:
+    @tool
+    def delete(path: str) -> str:
+        """Deletes."""
+        return path
+
+    for text in ['{"path": "a", "path": "/home"}', '{"path": "a", "x": NaN}', '{"path": "a", "x": Infinity}']:
+        outcome = await delete.invoke(ToolInvocation("c1", "delete", text))
+        assert not outcome.ok
+        assert outcome.message is not None
+        assert "not valid JSON" in outcome.message
+
+
+async def test_tool_values_that_json_cannot_hold_fail_that_call_only() -> None:
+    import sys
+
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    deep: list[Any] = []
+    for _ in range(3000):
+        deep = [deep]
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    huge = 10**5000
+    sys.set_int_max_str_digits(limit)
+    for value in (cyclic, deep, huge):
+
+        @tool
+        def odd() -> Any:
+            """Returns something odd."""
+            return value
+
+        outcome = await odd.invoke(ToolInvocation("c1", "odd", "{}"))
+        assert not outcome.ok, value
+        assert outcome.message is not None
+        assert "cannot be sent to the model" in outcome.message
+
+    @tool
+    def names() -> Any:
+        """Lists."""
+        return {"name": "caf\udce9", "raw": b"\xff\xfe", "nan": float("nan")}
+
+    outcome = await names.invoke(ToolInvocation("c1", "names", "{}"))
+    assert outcome.ok
+    assert outcome.value == {"name": "caf\ufffd", "raw": "__4=", "nan": None}
+    json.dumps(outcome.model_dump(mode="json"), allow_nan=False).encode("utf-8")
+
+
+async def test_an_exception_whose_text_raises_still_fails_cleanly() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    @tool
+    def broken() -> str:
+        """Breaks."""
+        raise Unprintable
+
+    outcome = await broken.invoke(ToolInvocation("c1", "broken", "{}"), include_detailed_errors=True)
+    assert not outcome.ok
+    assert outcome.error is not None
+    assert "could not be read" in outcome.error.message
+
+
+async def test_person_facing_error_text_is_redacted() -> None:
+    key = "sk-" + "proj" + "A1b2C3d4E5f6G7h8"
+
+    @tool
+    def leaky() -> str:
+        """Leaks."""
+        raise RuntimeError(f"auth failed for {key}")
+
+    outcome = await leaky.invoke(ToolInvocation("c1", "leaky", "{}"))
+    assert outcome.error is not None
+    assert key not in outcome.error.message
+    assert outcome.error.traceback is not None
+    assert key not in outcome.error.traceback
 
 
 def test_definition_checks_its_schema() -> None:

@@ -1,0 +1,121 @@
+"""Making values safe to keep: JSON- and UTF-8-safe, not too deep, free of secrets.
+
+Everything that enters a conversation (stream events, tool values, errors) passes through here, so that every later
+request, dump, widget update and transcript keeps working. The walks are iterative: a value nested thousands of
+levels deep is refused with a clear error, never a ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "UnsafeValueError", "json_safe", "redact", "safe_text"]
+
+#: The deepest nesting kept anywhere in a conversation (arguments, results, provider data). Deeper values are
+#: refused: the JSON encoders and validators this data meets later recurse, and none of them go this deep safely.
+MAX_DEPTH = 200
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Things that look like credentials, whatever the provider: removed from every text a person sees or a file keeps.
+_SECRET_PATTERNS = [
+    # Full keys, and the masked forms providers echo back (sk-proj-****...6789), whose tail is still a secret's.
+    re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"),
+    re.compile(r"(?i)(api[_-]?key|authorization|x-api-key|bearer|x-goog-api-key)([\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
+    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+]
+
+
+class UnsafeValueError(ValueError):
+    """A value cannot be kept in a conversation (a cycle, nesting too deep, a number JSON cannot hold...)."""
+
+
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so it always encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with the given secrets and anything that looks like a key replaced by ``[redacted]``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex else "") + "[redacted]", text)
+    return text
+
+
+def _scalar(value: Any, where: str) -> Any:
+    if value is None or value is True or value is False:
+        return value
+    kind = type(value)
+    if kind is str:
+        return safe_text(value)
+    if kind is int or isinstance(value, int):
+        if value.bit_length() > 13_000:  # about 3,900 digits: under Python's 4,300-digit conversion limit
+            try:
+                str(value)
+            except ValueError:
+                raise UnsafeValueError(
+                    f"{where}: an integer with more than 4,300 digits cannot be written as JSON"
+                ) from None
+        return int(value)
+    if kind is float or isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        return safe_text(str(value))
+    raise UnsafeValueError(f"{where}: a {type(value).__name__} is not JSON")
+
+
+def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH) -> Any:
+    """A JSON- and UTF-8-safe copy of ``value`` (plain dicts, lists, strings, numbers, booleans, ``None``).
+
+    Lone surrogates become U+FFFD and non-finite floats ``None``; tuples become lists. Returns ``value`` itself
+    always a new container for a container.
+
+    Args:
+        value: Plain JSON-like data (already converted from models and dataclasses).
+        where: What the value is, for the error message.
+        max_depth: The deepest nesting allowed.
+
+    Raises:
+        UnsafeValueError: A cycle, nesting deeper than ``max_depth``, a non-string key, an integer too long for
+            JSON, or a type JSON has no form for.
+    """
+    if not isinstance(value, (dict, list, tuple)):
+        return _scalar(value, where)
+    # An explicit stack of (source container, its copy, depth); children are copied into the copy. A cycle shows
+    # as nesting past ``max_depth``; the item budget stops a value that shares containers exponentially.
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
+    budget = _MAX_ITEMS
+    while stack:
+        source, target, depth = stack.pop()
+        if depth > max_depth:
+            raise UnsafeValueError(f"{where}: nested deeper than {max_depth} levels (or it contains itself)")
+        budget -= len(source)
+        if budget < 0:
+            raise UnsafeValueError(f"{where}: more than {_MAX_ITEMS:,} values")
+        is_dict = isinstance(source, dict)
+        for key, item in source.items() if is_dict else enumerate(source):
+            if is_dict and not isinstance(key, str):
+                raise UnsafeValueError(f"{where}: a key must be a string, not {type(key).__name__}")
+            if isinstance(item, (dict, list, tuple)):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child, depth + 1))
+            else:
+                child = _scalar(item, where)
+            if is_dict:
+                target[safe_text(key)] = child
+            else:
+                target.append(child)
+    return root
+
+
+_MAX_ITEMS = 10_000_000

@@ -1,0 +1,314 @@
+"""``ChatSession``: the conversation, its observers, and the public controls of a turn.
+
+A turn runs as a task on the running event loop (:mod:`ai_widgets.session._turn`); ``send`` awaits it. Events
+become parts in :mod:`ai_widgets.session._reply`; a round of tool calls runs in :mod:`ai_widgets.session._round`.
+Observers (the widget) subscribe to typed changes; approvals, cancels and stop may come from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
+from ai_widgets.changes import BusyChanged, ConversationCleared, MessageAdded, MessageUpdated, SessionChange
+from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
+from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._reply import end_open_calls
+from ai_widgets.session._turn import Turn
+from ai_widgets.tools import Tool, ToolRegistry
+from ai_widgets.transports._base import Transport
+
+__all__ = ["ChatSession", "SessionBusyError"]
+
+logger = logging.getLogger("ai_widgets")
+
+Subscriber = Callable[[SessionChange], None]
+
+
+class SessionBusyError(RuntimeError):
+    """A turn is already running: wait for it, or stop it, before starting another."""
+
+
+class ChatSession:
+    """A conversation with a model that can call tools.
+
+    Args:
+        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...).
+        tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
+            tools and functions to put in a new one.
+        approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
+            default (one per session, never share one between users).
+        options: How a turn runs.
+        request_options: What every request carries (tool choice, system prompt, temperature, ...).
+        context: The application's object, handed to every tool call as ``invocation.context``.
+        messages: A conversation to continue (from :func:`ai_widgets.messages.load_messages`).
+        conversation_id: An id for the conversation; a new one by default.
+
+    Raises:
+        TypeError: ``transport`` has no ``stream(request)`` method.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] | None = None,
+        approval_policy: ApprovalPolicy | None = None,
+        options: SessionOptions | None = None,
+        request_options: RequestOptions | None = None,
+        context: Any = None,
+        messages: Iterable[Message] | None = None,
+        conversation_id: str | None = None,
+    ) -> None:
+        if not isinstance(transport, Transport):
+            raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
+        self.transport = transport
+        self.tools = _as_tools(tools)
+        self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
+        self.options = options or SessionOptions()
+        self.request_options = request_options or RequestOptions()
+        self.context = context
+        self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
+        self._messages: list[Message] = list(messages or ())
+        self._subscribers: list[Subscriber] = []
+        self._turn: Turn | None = None
+
+    # --- reading --------------------------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far (a new list; the messages themselves are live)."""
+        return list(self._messages)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._turn is not None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the running turn runs on, or ``None`` when idle."""
+        turn = self._turn
+        return None if turn is None or turn.task is None else turn.task.get_loop()
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by the whole conversation."""
+        total = Usage()
+        for message in self._messages:
+            total = total + message.usage
+        return total
+
+    @property
+    def pending_approvals(self) -> list[ToolCallPart]:
+        """The calls waiting for a person's decision."""
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        return [] if tool_round is None else tool_round.waiting()
+
+    def find_tool_call(self, tool_call_id: str) -> tuple[Message, ToolCallPart] | None:
+        """The message and call with this id, or ``None``."""
+        for message in reversed(self._messages):
+            part = message.tool_call(tool_call_id)
+            if part is not None:
+                return message, part
+        return None
+
+    # --- observing ------------------------------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Calls ``subscriber(change)`` on every state change, on the loop's thread; returns an unsubscribe."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def _notify(self, change: SessionChange) -> None:
+        for subscriber in self._subscribers:
+            try:
+                subscriber(change)
+            except Exception:
+                logger.exception("an ai_widgets session observer failed on %s", type(change).__name__)
+
+    # --- turns ----------------------------------------------------------------------------------------------------
+
+    async def send(self, text: str) -> Message:
+        """Sends a user message and runs the turn: returns the assistant's reply when the turn ends.
+
+        The reply is one message from the first request to the last, however many tool rounds the turn takes.
+        Its ``status`` says how the turn ended (completed, limit reached, error, cancelled); a failing model or
+        tool ends the message in error rather than raising, and the session stays usable. Cancelling the task that
+        awaits ``send`` stops the turn (the reply ends ``cancelled``) and raises ``CancelledError`` here.
+
+        Raises:
+            SessionBusyError: A turn is already running.
+            ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("send() needs a non-empty message")
+        self._check_can_start()
+        self._append(Message.user(text))
+        return await self._start_turn()
+
+    async def resume(self) -> Message:
+        """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.
+
+        Raises:
+            SessionBusyError: A turn is already running.
+            ValueError: The conversation is empty.
+        """
+        if not self._messages:
+            raise ValueError("there is nothing to resume: the conversation is empty")
+        self._check_can_start()
+        return await self._start_turn()
+
+    def stop(self) -> bool:
+        """Cancels the running turn wherever it is: the model stream, a pending approval, running tools.
+
+        Safe from any thread. Cancelled calls get a cancelled result; the session stays usable.
+
+        Returns:
+            Whether a turn was running.
+        """
+        turn = self._turn
+        return False if turn is None else turn.stop()
+
+    def cancel(self, tool_call_id: str, reason: str | None = None) -> None:
+        """Cancels one call, waiting for approval or running, while its siblings and the turn go on.
+
+        Safe from any thread; returns at once. The call ends ``cancelled`` with an outcome that tells the model the
+        person cancelled it; a sync tool sees ``invocation.cancelled`` set.
+
+        Args:
+            tool_call_id: The call's id.
+            reason: Why, told to the model.
+
+        Raises:
+            ApprovalError: The call is unknown, has ended, or is not running or waiting in the current turn.
+        """
+        if reason is not None and not isinstance(reason, str):
+            raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        if tool_round is None or not tool_round.cancel(tool_call_id, reason):
+            raise ApprovalError(self._why_not_active(tool_call_id, "cancelled"))
+
+    def clear(self) -> None:
+        """Removes every message.
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        if self._turn is not None:
+            raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
+        self._messages.clear()
+        self._notify(ConversationCleared())
+
+    def _check_can_start(self) -> None:
+        if self._turn is not None:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        choice = self.request_options.tool_choice
+        if choice.mode == "tool" and choice.tool_name is not None and self.tools.get(choice.tool_name) is None:
+            raise ValueError(f"the tool choice names {choice.tool_name!r}, which is not registered")
+
+    def _append(self, message: Message) -> None:
+        self._messages.append(message)
+        self._notify(MessageAdded(message))
+
+    def _close_unanswered_calls(self) -> None:
+        """Gives every call in the history an outcome, so no provider ever sees a call without a result."""
+        for message in self._messages:
+            if message.role is not Role.ASSISTANT:
+                continue
+            end_open_calls(self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it.")
+            if message.status is MessageStatus.IN_PROGRESS:  # saved mid-turn, restored: that turn is over
+                message.status = MessageStatus.CANCELLED
+                message.status_text = None
+                self._notify(MessageUpdated(message))
+
+    async def _start_turn(self) -> Message:
+        loop = asyncio.get_running_loop()
+        self._close_unanswered_calls()
+        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        self._append(reply)
+        turn = Turn(self, reply)
+        self._turn = turn
+        task = turn.start(loop)
+        self._notify(BusyChanged(True))
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            cancelling = getattr(current, "cancelling", None)
+            outside = cancelling() > 0 if cancelling is not None else not turn.stop_requested
+            if turn.stop_requested and not outside:
+                return reply  # stop(): the reply, ended cancelled, is the answer
+            raise
+        finally:
+            if task.done():
+                turn.end()
+
+    # --- approval -------------------------------------------------------------------------------------------------
+
+    def approve(
+        self,
+        tool_call_id: str,
+        decision: ApprovalDecision | str,
+        reason: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
+    ) -> None:
+        """Decides on a call that waits for approval. Safe from any thread; returns at once.
+
+        Args:
+            tool_call_id: The call's id.
+            decision: ``approved`` (run it once), ``approved_always`` (run it, and don't ask again for this tool in
+                this session) or ``rejected`` (don't run it; the model is told the person declined).
+            reason: Why, told to the model with a rejection.
+            arguments: The arguments as the person edited them (with an approval). They are validated like the
+                model's; the call runs with them, the part keeps the model's arguments and records these as
+                ``edited_arguments``, and the model is told that the person changed them, and to what.
+
+        Raises:
+            ApprovalError: The call is unknown, not waiting, or already decided; the decision is not one of the
+                three; or the edited arguments are invalid. Nothing runs and nothing changes.
+        """
+        try:
+            chosen = ApprovalDecision(decision)
+        except ValueError:
+            raise ApprovalError(
+                f"unknown decision {decision!r}: use 'approved', 'approved_always' or 'rejected'"[:300]
+            ) from None
+        if reason is not None and not isinstance(reason, str):
+            raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        if tool_round is None or not tool_round.has(tool_call_id):
+            raise ApprovalError(self._why_not_active(tool_call_id, "decided"))
+        tool_round.approve(tool_call_id, chosen, reason or None, arguments)
+
+    def _why_not_active(self, tool_call_id: object, verb: str) -> str:
+        if not isinstance(tool_call_id, str):
+            return f"a tool call id is text, not {type(tool_call_id).__name__}"
+        found = self.find_tool_call(tool_call_id)
+        shown = tool_call_id if len(tool_call_id) <= 80 else tool_call_id[:80] + "…"
+        if found is None:
+            return f"there is no tool call {shown!r} in this conversation"
+        _, part = found
+        if part.decision is not None and verb == "decided":
+            return f"tool call {shown!r} ({part.tool_name}) was already decided: {part.decision}"
+        if verb == "decided":
+            return f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+        return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
+
+
+def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] | None) -> ToolRegistry:
+    return tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))

@@ -1,0 +1,340 @@
+"""Applying a transport's stream to the reply: the only place events become parts.
+
+Every event is checked for its types and its order before it touches the reply; a transport that breaks the
+protocol ends the turn with a :class:`StreamProtocolError` and nothing malformed enters the history. Every value
+that enters is made JSON- and UTF-8-safe on the way in. Tool calls change state only through :func:`move_call`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ai_widgets._safe import UnsafeValueError, json_safe
+from ai_widgets.changes import (
+    MessageUpdated,
+    PartAdded,
+    SessionChange,
+    TextAppended,
+    ToolCallArgumentsChanged,
+    ToolCallUpdated,
+)
+from ai_widgets.events import (
+    ProviderToolResult,
+    ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
+    StatusUpdate,
+    StreamEvent,
+    TextDelta,
+    ToolApprovalRequested,
+    ToolCallArgumentsDone,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolProgressUpdate,
+    UsageUpdate,
+)
+from ai_widgets.messages import (
+    FinishReason,
+    Message,
+    MessageStatus,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolCallProgress,
+    ToolCallState,
+    Usage,
+)
+from ai_widgets.tools import ToolOutcome, safe_outcome
+
+__all__ = ["Notify", "ReplyBuilder", "StreamProtocolError", "move_call"]
+
+Notify = Callable[[SessionChange], None]
+
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+class StreamProtocolError(RuntimeError):
+    """A transport sent events that do not fit together (a wrong type, an unknown call, events after the end)."""
+
+
+def move_call(
+    notify: Notify, reply: Message, part: ToolCallPart, state: ToolCallState, outcome: ToolOutcome | None = None
+) -> None:
+    """Moves a call to ``state`` and tells the observers: the one place calls change state in a session.
+
+    The outcome is made safe to keep first (:func:`ai_widgets.tools.safe_outcome`).
+
+    Raises:
+        InvalidTransitionError: The state table does not allow the move.
+    """
+    part.move(state, None if outcome is None else safe_outcome(outcome))
+    notify(ToolCallUpdated(reply, part))
+
+
+def end_open_calls(notify: Notify, reply: Message, state: ToolCallState, message: str) -> None:
+    """Gives every call of ``reply`` that has no outcome yet one, in ``state`` (``skipped`` where it never ran)."""
+    for part in reply.tool_calls:
+        if part.state.terminal:
+            continue
+        final = state
+        if part.state is ToolCallState.RUNNING and state is ToolCallState.SKIPPED:
+            final = ToolCallState.FAILED  # it ran, so it was not skipped: it was cut short
+        if part.state is not ToolCallState.RUNNING and state is ToolCallState.FAILED:
+            final = ToolCallState.SKIPPED
+        move_call(notify, reply, part, final, ToolOutcome.failure(message, retryable=True))
+
+
+def _safe_delta(held: str, text: str) -> tuple[str, str]:
+    """Text safe to keep, and a trailing high surrogate held back for the next delta (it may pair with it)."""
+    text = held + text
+    held = ""
+    if text and "\ud800" <= text[-1] <= "\udbff":
+        held, text = text[-1], text[:-1]
+    if _LONE.search(text) is not None:
+        text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
+        text = _LONE.sub("\ufffd", text)
+    return text, held
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise StreamProtocolError(f"the transport broke the stream protocol: {message}")
+
+
+def _text_field(value: object, name: str, *, optional: bool = False) -> None:
+    _check(isinstance(value, str) or (optional and value is None), f"{name} must be text, not {type(value).__name__}")
+
+
+def _count(value: object, name: str) -> int:
+    _check(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+        f"{name} must be a non-negative integer, not {value!r}"[:200],
+    )
+    return int(value)  # type: ignore[call-overload]
+
+
+class ReplyBuilder:
+    """Applies the events of one model response to the reply in progress.
+
+    Args:
+        reply: The turn's reply (one message however many requests the turn takes).
+        notify: Tells the session's observers about each change.
+    """
+
+    def __init__(self, reply: Message, notify: Notify) -> None:
+        self.reply = reply
+        self._notify = notify
+        self.calls: dict[str, ToolCallPart] = {}
+        self.finish_reason: FinishReason | None = None
+        self._usage_before = dataclasses.replace(reply.usage)
+        self._started = False
+        self._held = ""  # a high surrogate held back from the last text delta
+        self._held_kind: type[TextPart] | type[ReasoningPart] | None = None
+        reply.usage.requests += 1
+        reply.finish_reason = None
+
+    @property
+    def completed(self) -> bool:
+        """Whether the response said it was complete."""
+        return self.finish_reason is not None
+
+    def apply(self, event: StreamEvent) -> None:
+        """Applies one event.
+
+        Raises:
+            StreamProtocolError: The event is malformed or out of order; nothing of it was applied.
+        """
+        _check(self.finish_reason is None, f"{type(event).__name__} arrived after the response completed")
+        reply = self.reply
+        match event:
+            case TextDelta(text=text):
+                _text_field(text, "TextDelta.text")
+                self._append_text(TextPart, text)
+            case ToolCallDelta(tool_call_id=call_id, delta=delta):
+                part = self._call(call_id, "ToolCallDelta")
+                _text_field(delta, "ToolCallDelta.delta")
+                _check(part.state is ToolCallState.STREAMING, f"arguments for call {call_id!r} after they were done")
+                part.feed_arguments(delta)
+                self._notify(ToolCallArgumentsChanged(reply, part, delta, part.streaming_arguments.last_patches))
+            case ReasoningDelta(text=text, provider=provider, provider_data=provider_data):
+                _text_field(text, "ReasoningDelta.text")
+                _text_field(provider, "ReasoningDelta.provider", optional=True)
+                data = self._provider_data(provider_data, "ReasoningDelta.provider_data")
+                reasoning = self._append_text(ReasoningPart, text)
+                if provider_data is not None and isinstance(reasoning, ReasoningPart):
+                    reasoning.provider, reasoning.provider_data = provider, data
+            case StatusUpdate(text=text):
+                _text_field(text, "StatusUpdate.text")
+                reply.status_text = _safe_delta("", text)[0] or None
+                self._notify(MessageUpdated(reply))
+            case ToolCallStarted():
+                self._start_call(event)
+            case ToolCallArgumentsDone(tool_call_id=call_id):
+                part = self._call(call_id, "ToolCallArgumentsDone")
+                if part.state is ToolCallState.STREAMING:
+                    move_call(self._notify, reply, part, ToolCallState.PENDING)
+            case ToolApprovalRequested(tool_call_id=call_id, reason=reason):
+                part = self._call(call_id, "ToolApprovalRequested")
+                _text_field(reason, "ToolApprovalRequested.reason", optional=True)
+                _check(not part.state.terminal, f"approval requested for call {call_id!r}, which has ended")
+                part.approval_requested_by_transport = True
+                part.approval_reason = _safe_delta("", reason)[0] if reason else part.approval_reason
+                self._notify(ToolCallUpdated(reply, part))
+            case ToolProgressUpdate(tool_call_id=call_id, fraction=fraction, message=message):
+                part = self._call(call_id, "ToolProgressUpdate")
+                _check(
+                    fraction is None
+                    or (
+                        isinstance(fraction, (int, float))
+                        and not isinstance(fraction, bool)
+                        and math.isfinite(fraction)
+                        and 0 <= fraction <= 1
+                    ),
+                    f"ToolProgressUpdate.fraction must be a number from 0 to 1, not {fraction!r}"[:200],
+                )
+                _text_field(message, "ToolProgressUpdate.message", optional=True)
+                if not part.state.terminal:
+                    part.provider_executed = True
+                    if part.state is not ToolCallState.RUNNING:
+                        move_call(self._notify, reply, part, ToolCallState.RUNNING)
+                    text = None if message is None else _safe_delta("", message)[0]
+                    part.progress = ToolCallProgress(None if fraction is None else float(fraction), text)
+                    self._notify(ToolCallUpdated(reply, part))
+            case ProviderToolResult(tool_call_id=call_id, outcome=outcome, provider=provider, provider_data=data):
+                part = self._call(call_id, "ProviderToolResult")
+                _check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
+                _text_field(provider, "ProviderToolResult.provider", optional=True)
+                _check(not part.state.terminal, f"a second result for call {call_id!r}")
+                safe_data = self._provider_data(data, "ProviderToolResult.provider_data")
+                part.provider_executed = True
+                if data is not None:
+                    part.provider, part.provider_data = provider, safe_data
+                state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
+                move_call(self._notify, reply, part, state, outcome)
+            case UsageUpdate():
+                before = self._usage_before
+                reply.usage = Usage(
+                    before.input_tokens + _count(event.input_tokens, "UsageUpdate.input_tokens"),
+                    before.output_tokens + _count(event.output_tokens, "UsageUpdate.output_tokens"),
+                    before.cached_tokens + _count(event.cached_tokens, "UsageUpdate.cached_tokens"),
+                    before.reasoning_tokens + _count(event.reasoning_tokens, "UsageUpdate.reasoning_tokens"),
+                    reply.usage.requests,
+                )
+                self._notify(MessageUpdated(reply))
+            case ResponseCompleted(finish_reason=finish_reason):
+                try:
+                    reason = FinishReason(finish_reason)
+                except ValueError:
+                    raise StreamProtocolError(
+                        f"the transport broke the stream protocol: unknown finish reason {finish_reason!r}"[:300]
+                    ) from None
+                self._flush_held()
+                self.finish_reason = reply.finish_reason = reason
+                for part in self.calls.values():
+                    if part.state is ToolCallState.STREAMING:
+                        move_call(self._notify, reply, part, ToolCallState.PENDING)
+                self._notify(MessageUpdated(reply))
+            case ResponseStarted():
+                _check(not self._started, "a second ResponseStarted in one response")
+            case _:
+                raise StreamProtocolError(
+                    f"the transport yielded {type(event).__name__}, which is not a stream event"[:300]
+                )
+        self._started = True
+
+    def close(self) -> None:
+        """Ends the response (completed or not): text held back for a surrogate pair is written out."""
+        self._flush_held()
+
+    # --- helpers ----------------------------------------------------------------------------------------------------
+
+    def _start_call(self, event: ToolCallStarted) -> None:
+        call_id, name, arguments = event.tool_call_id, event.tool_name, event.arguments
+        _check(
+            isinstance(call_id, str) and bool(call_id), f"ToolCallStarted.tool_call_id must be text, not {call_id!r}"
+        )
+        _check(isinstance(name, str) and bool(name), f"ToolCallStarted.tool_name must be text, not {name!r}"[:200])
+        _text_field(arguments, "ToolCallStarted.arguments", optional=True)
+        _check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
+        _text_field(event.provider, "ToolCallStarted.provider", optional=True)
+        _check(
+            call_id not in self.calls and self.reply.tool_call(call_id) is None,
+            f"tool call id {call_id!r} was used twice",
+        )
+        data = self._provider_data(event.provider_data, "ToolCallStarted.provider_data")
+        self._flush_held()
+        self._clear_status()
+        part = ToolCallPart(
+            call_id,
+            _safe_delta("", name)[0],
+            arguments or "",
+            state=ToolCallState.PENDING if arguments is not None else ToolCallState.STREAMING,
+            provider_executed=event.provider_executed,
+            provider=event.provider if event.provider_data is not None else None,
+            provider_data=data,
+        )
+        self.calls[call_id] = part
+        self.reply.parts.append(part)
+        self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
+
+    def _call(self, call_id: object, event_name: str) -> ToolCallPart:
+        _check(isinstance(call_id, str), f"{event_name}.tool_call_id must be text, not {type(call_id).__name__}")
+        part = self.calls.get(call_id)  # type: ignore[arg-type]
+        _check(part is not None, f"{event_name} for tool call {call_id!r}, which this response never started"[:300])
+        assert part is not None
+        return part
+
+    @staticmethod
+    def _provider_data(data: object, name: str) -> Any:
+        if data is None:
+            return None
+        try:
+            return json_safe(data, where=name)
+        except UnsafeValueError as exc:
+            raise StreamProtocolError(f"the transport broke the stream protocol: {exc}") from None
+
+    def _clear_status(self) -> None:
+        if self.reply.status_text is not None:
+            self.reply.status_text = None
+            self._notify(MessageUpdated(self.reply))
+
+    def _append_text(self, kind: type[TextPart] | type[ReasoningPart], text: str) -> TextPart | ReasoningPart:
+        self._clear_status()
+        if self._held_kind is not kind:
+            self._flush_held()
+        text, self._held = _safe_delta(self._held, text)
+        self._held_kind = kind if self._held else None
+        reply = self.reply
+        parts = reply.parts
+        last = parts[-1] if parts else None
+        if type(last) is kind:
+            if text:
+                last.append(text)
+                self._notify(TextAppended(reply, len(parts) - 1, text))
+            return last
+        part = kind(text)
+        parts.append(part)
+        self._notify(PartAdded(reply, len(parts) - 1, part))
+        return part
+
+    def _flush_held(self) -> None:
+        """A high surrogate that no low one followed becomes U+FFFD."""
+        if not self._held:
+            return
+        kind = self._held_kind
+        self._held, self._held_kind = "", None
+        parts = self.reply.parts
+        last = parts[-1] if parts else None
+        if kind is not None and type(last) is kind:
+            last.append("\ufffd")
+            self._notify(TextAppended(self.reply, len(parts) - 1, "\ufffd"))
+
+
+def reply_in_progress(reply: Message) -> bool:
+    """Whether the reply's turn is still running (calls of a finished turn never change again)."""
+    return reply.status is MessageStatus.IN_PROGRESS

@@ -1,0 +1,411 @@
+"""One round of tool calls: resolve each call's tool, check its arguments, ask for approval, run, record.
+
+A round owns its calls from the moment the model's response is complete until each has an outcome. Every call
+runs as its own task, so one call can be cancelled while its siblings go on; a stop cancels them all. Arguments are
+read once, from the parse the card shows: what a person approves is what runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ai_widgets._safe import UnsafeValueError, json_safe, redact
+from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
+from ai_widgets.changes import ToolCallUpdated
+from ai_widgets.messages import Message, ToolCallPart, ToolCallProgress, ToolCallState
+from ai_widgets.options import SessionOptions
+from ai_widgets.session._reply import Notify, move_call, reply_in_progress
+from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress
+
+__all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
+
+logger = logging.getLogger("ai_widgets")
+
+Resolve = Callable[[str], "Tool | None"]
+
+
+class RoundInterrupted(Exception):
+    """A kernel interrupt reached a tool running on the loop's thread; the turn ends as stopped."""
+
+
+@dataclass
+class _Call:
+    part: ToolCallPart
+    tool: Tool
+    invocation: ToolInvocation
+    decision: asyncio.Future[tuple[ApprovalDecision, str | None]] | None = None
+    decided: bool = False
+    task: asyncio.Task[None] | None = None
+    cancel_reason: str | None = field(default=None)  # set before the session cancels the call's task
+
+
+class ToolRound:
+    """The calls of one model response that the session runs itself.
+
+    Args:
+        reply: The reply the calls belong to.
+        notify: Tells the session's observers about each change.
+        policy: Decides which calls need a person.
+        options: How calls run (concurrency, timeout, executor, detailed errors).
+        conversation_id: Handed to each invocation.
+        context: The application's object, handed to each invocation.
+    """
+
+    def __init__(
+        self,
+        reply: Message,
+        notify: Notify,
+        *,
+        policy: ApprovalPolicy,
+        options: SessionOptions,
+        conversation_id: str | None,
+        context: Any,
+    ) -> None:
+        self.reply = reply
+        self._notify = notify
+        self._policy = policy
+        self._options = options
+        self._conversation_id = conversation_id
+        self._context = context
+        self._calls: dict[str, _Call] = {}
+        self._lock = threading.Lock()
+        self.unknown: list[str] = []
+        self.interrupted = False
+
+    # --- preparing ------------------------------------------------------------------------------------------------
+
+    async def prepare(self, parts: Iterable[ToolCallPart], resolve: Resolve, *, available: Iterable[str]) -> None:
+        """Resolves, checks and asks about each call; calls that cannot run get their failure now.
+
+        Args:
+            parts: The calls to run (none of them provider-run or finished).
+            resolve: Finds a tool by the name the model used; ``None`` when there is none.
+            available: The names the model was offered, for the message about an unknown tool.
+        """
+        offered = list(available)
+        for part in parts:
+            if part.state is ToolCallState.STREAMING:
+                move_call(self._notify, self.reply, part, ToolCallState.PENDING)
+            found = resolve(part.tool_name)
+            if found is None:
+                self.unknown.append(part.tool_name)
+                names = ", ".join(offered) or "none (tools are off for this request)"
+                outcome = ToolOutcome.failure(
+                    f"There is no tool named {part.tool_name!r}. Available tools: {names}.", retryable=True
+                )
+                move_call(self._notify, self.reply, part, ToolCallState.FAILED, outcome)
+                continue
+            checked = self._check_arguments(part, found)
+            if checked is not None:
+                move_call(self._notify, self.reply, part, ToolCallState.FAILED, checked)
+                continue
+            await self._ask(part, found)
+
+    def _check_arguments(self, part: ToolCallPart, tool: Tool) -> ToolOutcome | None:
+        """A failure for arguments that are not a complete, strict JSON object matching the tool, before anyone is
+        asked and before anything runs."""
+        parser = part.streaming_arguments
+        if part.arguments.strip() and (parser.error is not None or not parser.complete):
+            problem = parser.error or "the JSON object broke off before its closing brace"
+            return ToolOutcome.failure(
+                f"The arguments for {tool.name} are not valid JSON ({problem}). Send a JSON object that matches the "
+                "tool's parameters, each key once.",
+            )
+        bound = tool.bind(part.parsed_arguments)
+        return bound if isinstance(bound, ToolOutcome) else None
+
+    async def _ask(self, part: ToolCallPart, tool: Tool) -> None:
+        call = _Call(part, tool, self._invocation(part, tool))
+        self._calls[part.tool_call_id] = call
+        needs_decision = part.approval_requested_by_transport
+        question = part.approval_reason
+        if not needs_decision:
+            try:
+                verdict = await self._policy.requires_approval(tool.definition, call.invocation)
+            except Exception as exc:
+                del self._calls[part.tool_call_id]
+                outcome = ToolOutcome.failure(
+                    f"Not run: the approval policy failed for {tool.name}.", retryable=False, error=exc
+                )
+                move_call(self._notify, self.reply, part, ToolCallState.FAILED, outcome)
+                return
+            if verdict:
+                needs_decision = True
+                if isinstance(verdict, str):
+                    question = verdict
+        if needs_decision:
+            part.approval_reason = question or f"Allow {tool.definition.title or tool.name}?"
+            call.decision = asyncio.get_running_loop().create_future()
+            move_call(self._notify, self.reply, part, ToolCallState.AWAITING_APPROVAL)
+
+    def _invocation(self, part: ToolCallPart, tool: Tool) -> ToolInvocation:
+        reply, notify = self.reply, self._notify
+
+        def on_progress(fraction: float | None, message: str | None) -> None:
+            # Progress of a call that has ended (a thread still reporting after a stop) changes nothing.
+            if part.state is ToolCallState.RUNNING and reply_in_progress(reply):
+                part.progress = ToolCallProgress(fraction, message)
+                notify(ToolCallUpdated(reply, part))
+
+        return ToolInvocation(
+            tool_call_id=part.tool_call_id,
+            tool_name=tool.name,
+            arguments=part.arguments or "{}",
+            conversation_id=self._conversation_id,
+            message_id=self.reply.id,
+            progress=ToolProgress(on_progress),
+            context=self._context,
+            parsed_arguments=part.parsed_arguments,
+        )
+
+    # --- running --------------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Waits for the decisions and runs the approved calls: concurrently, except tools marked sequential.
+
+        A stop (this task cancelled) cancels every call, which each record, and then propagates.
+        """
+        loop = asyncio.get_running_loop()
+        calls = list(self._calls.values())
+        together = [c for c in calls if self._options.concurrent_tools and not c.tool.definition.sequential]
+        alone = [c for c in calls if c not in together]
+        try:
+            for call in together:
+                call.task = loop.create_task(self._settle(call))
+            if together:
+                await asyncio.wait([c.task for c in together if c.task is not None])
+            for call in alone:
+                if call.part.state.terminal:  # cancelled while it waited for its turn
+                    continue
+                call.task = loop.create_task(self._settle(call))
+                await asyncio.wait([call.task])
+            if self.interrupted:
+                raise RoundInterrupted("the kernel was interrupted while a tool ran")
+        except BaseException:
+            await self.abort("Stopped by the person before it finished.", "Stopped before it ran.")
+            raise
+
+    async def abort(self, running_message: str, waiting_message: str) -> None:
+        """Cancels every call that has not finished (a stop, an interrupt) and waits until each has recorded it."""
+        tasks = []
+        for call in self._calls.values():
+            if call.part.state.terminal:
+                continue
+            if call.task is None:
+                self._end(call, ToolCallState.CANCELLED, waiting_message)
+                continue
+            if not call.task.done():
+                call.cancel_reason = running_message if call.part.state is ToolCallState.RUNNING else waiting_message
+                call.invocation.cancelled.set()
+                call.task.cancel()
+                tasks.append(call.task)
+        if tasks:
+            # Shielded: a second stop while calls record their cancellation must not leave one without an outcome.
+            await asyncio.shield(asyncio.wait(tasks))
+
+    async def _settle(self, call: _Call) -> None:
+        part = call.part
+        try:
+            if call.decision is not None:
+                decision, reason = await call.decision
+                part.decision = decision.value
+                part.decision_reason = reason
+                self._policy.record_decision(call.tool.definition, call.invocation, decision)
+                if decision is ApprovalDecision.REJECTED:
+                    told = "The person declined this call, so nothing was done"
+                    told += f". Their reason: {reason}" if reason else "."
+                    move_call(
+                        self._notify,
+                        self.reply,
+                        part,
+                        ToolCallState.REJECTED,
+                        ToolOutcome.failure(told, retryable=False),
+                    )
+                    return
+            move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
+            outcome = await self._invoke(call)
+        except asyncio.CancelledError:
+            if call.cancel_reason is None:
+                # Nobody cancelled this call: the tool raised CancelledError itself. That is its failure, not a stop.
+                outcome = ToolOutcome.failure(
+                    f"The tool {call.tool.name} failed: it raised CancelledError.",
+                    retryable=True,
+                    error="CancelledError raised by the tool itself",
+                )
+            else:
+                if not part.state.terminal:
+                    message = call.cancel_reason
+                    if part.state is ToolCallState.RUNNING and call.tool.is_sync:
+                        message += " Its thread had not returned yet; whatever it returns is discarded."
+                    self._end(call, ToolCallState.CANCELLED, message)
+                return
+        except Exception as exc:  # a bug of ours or of the policy: this call fails, never the turn or its siblings
+            logger.exception("ai_widgets: running tool call %s failed", part.tool_call_id)
+            outcome = ToolOutcome.failure(f"The tool {call.tool.name} could not be run.", retryable=False, error=exc)
+            if part.state is ToolCallState.AWAITING_APPROVAL:
+                self._end(call, ToolCallState.SKIPPED, outcome.message or "Not run.")
+                return
+        except (KeyboardInterrupt, SystemExit):
+            # A kernel interrupt while the tool ran on the loop's thread: the call ends, and so does the turn.
+            self.interrupted = True
+            if not part.state.terminal:
+                self._end(call, ToolCallState.CANCELLED, "Interrupted: the kernel was interrupted while it ran.")
+            raise
+        state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
+        move_call(self._notify, self.reply, part, state, outcome)
+
+    async def _invoke(self, call: _Call) -> ToolOutcome:
+        run = call.tool.invoke(
+            call.invocation,
+            include_detailed_errors=self._options.include_detailed_errors,
+            executor=self._options.tool_executor,
+        )
+        timeout = self._options.tool_timeout
+        if timeout is None:
+            return await run
+        try:
+            return await asyncio.wait_for(run, timeout)
+        except asyncio.TimeoutError as exc:
+            call.invocation.cancelled.set()
+            message = f"The tool {call.tool.name} did not finish within {timeout:g} seconds."
+            detail = message
+            if call.tool.is_sync:
+                detail += " Its thread is still running (it was told to stop through invocation.cancelled)."
+                logger.warning(
+                    "ai_widgets: tool call %s (%s) timed out; its thread is still running",
+                    call.part.tool_call_id,
+                    call.tool.name,
+                )
+            return ToolOutcome.failure(message, retryable=True, error=detail or exc)
+
+    def _end(self, call: _Call, state: ToolCallState, message: str) -> None:
+        move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True))
+
+    # --- decisions from a person ----------------------------------------------------------------------------------
+
+    def waiting(self) -> list[ToolCallPart]:
+        """The calls waiting for a decision."""
+        with self._lock:
+            return [c.part for c in self._calls.values() if c.decision is not None and not c.decided]
+
+    def has(self, tool_call_id: str) -> bool:
+        """Whether this round holds the call."""
+        return tool_call_id in self._calls
+
+    def approve(
+        self, tool_call_id: str, decision: ApprovalDecision, reason: str | None, arguments: dict[str, Any] | None
+    ) -> None:
+        """Decides on a waiting call (any thread). Edited arguments are checked first; on error nothing changes.
+
+        Raises:
+            ApprovalError: The call is not waiting or was decided, or the edited arguments are invalid.
+        """
+        call = self._calls.get(tool_call_id)
+        if arguments is not None:
+            if decision is ApprovalDecision.REJECTED:
+                raise ApprovalError("edited arguments go with an approval, not a rejection")
+            if call is None:
+                raise ApprovalError(f"tool call {tool_call_id!r} is not waiting for approval")
+            arguments = self._checked_edit(call, arguments)
+        with self._lock:
+            if call is None or call.decision is None or call.decided or call.part.state.terminal:
+                raise ApprovalError(self._why_not_waiting(tool_call_id, call))
+            call.decided = True
+        if arguments is not None:
+            call.part.edited_arguments = arguments
+            call.invocation.parsed_arguments = arguments
+            call.invocation.arguments = json.dumps(arguments, ensure_ascii=False)
+        self._resolve(call, (decision, reason))
+
+    def cancel(self, tool_call_id: str, reason: str | None) -> bool:
+        """Cancels one call, waiting or running (any thread); ``False`` when it is not this round's or has ended."""
+        call = self._calls.get(tool_call_id)
+        if call is None or call.part.state.terminal:
+            return False
+        with self._lock:
+            if call.cancel_reason is not None:
+                return False
+            told = "Cancelled by the person" + (f": {reason}" if reason else ".")
+            call.cancel_reason = told
+            call.decided = True
+        call.invocation.cancelled.set()
+        loop = self._loop(call)
+
+        def cancel_now() -> None:
+            if call.part.state.terminal:
+                return
+            if call.task is None:  # not started (a sequential call still queued): record it now
+                self._end(call, ToolCallState.CANCELLED, told)
+            else:
+                call.task.cancel()
+
+        if _running_loop() is loop:
+            cancel_now()
+        else:
+            loop.call_soon_threadsafe(cancel_now)
+        return True
+
+    def _checked_edit(self, call: _Call, arguments: object) -> dict[str, Any]:
+        if not isinstance(arguments, dict):
+            raise ApprovalError(f"edited arguments must be a dict, not {type(arguments).__name__}")
+        try:
+            safe = json_safe(arguments, where="the edited arguments")
+        except UnsafeValueError as exc:
+            raise ApprovalError(str(exc)) from None
+        bound = call.tool.bind(safe)
+        if isinstance(bound, ToolOutcome):
+            raise ApprovalError(f"the edited arguments are invalid: {bound.message}")
+        assert isinstance(safe, dict)
+        return safe
+
+    def _resolve(self, call: _Call, result: tuple[ApprovalDecision, str | None]) -> None:
+        future = call.decision
+        assert future is not None
+
+        def resolve() -> None:
+            if not future.done():
+                future.set_result(result)
+
+        loop = future.get_loop()
+        if _running_loop() is loop:
+            resolve()
+        else:
+            loop.call_soon_threadsafe(resolve)
+
+    def _loop(self, call: _Call) -> asyncio.AbstractEventLoop:
+        if call.decision is not None:
+            return call.decision.get_loop()
+        if call.task is not None:
+            return call.task.get_loop()
+        return asyncio.get_event_loop()
+
+    def _why_not_waiting(self, tool_call_id: str, call: _Call | None) -> str:
+        if call is None:
+            return f"tool call {tool_call_id!r} is not waiting for approval"
+        part = call.part
+        if part.decision is not None or call.decided:
+            return f"tool call {tool_call_id!r} ({part.tool_name}) was already decided"
+        return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def person_facing_error(part: ToolCallPart) -> str:
+    """A failed call's error as a person should read it: the exception where there is one, secrets redacted."""
+    outcome = part.outcome
+    if outcome is None:
+        return "failed"
+    if outcome.error is not None:
+        return redact(f"{outcome.error.type}: {outcome.error.message}")
+    return redact(outcome.message or "failed")

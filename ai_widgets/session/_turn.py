@@ -1,0 +1,288 @@
+"""A turn and its lifecycle: request -> stream -> run tools -> request again, until the model answers.
+
+The turn runs as a task. Its cleanup (every call given an outcome, the reply final, ``busy`` false) runs however
+the task ends: finished, failed, stopped, interrupted, or cancelled before its first step, when no ``finally`` of
+the coroutine would ever run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from ai_widgets._safe import redact
+from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated
+from ai_widgets.events import StreamEvent
+from ai_widgets.messages import FinishReason, Message, MessageStatus, ToolCallState
+from ai_widgets.options import ToolChoice
+from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError, end_open_calls, move_call
+from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
+from ai_widgets.tools import ToolOutcome
+from ai_widgets.transports._base import ChatRequest
+
+if TYPE_CHECKING:
+    from ai_widgets.session._chat import ChatSession
+
+__all__ = ["Turn"]
+
+logger = logging.getLogger("ai_widgets")
+
+
+class Turn:
+    """One turn of a session: its reply, its task, the round of calls in flight, and how it ended.
+
+    Args:
+        session: The session the turn belongs to.
+        reply: The assistant message the turn fills.
+    """
+
+    def __init__(self, session: ChatSession, reply: Message) -> None:
+        self.session = session
+        self.reply = reply
+        self.task: asyncio.Task[Message] | None = None
+        self.round: ToolRound | None = None
+        self.stop_requested = False
+        self.ended = False
+
+    # --- lifecycle --------------------------------------------------------------------------------------------------
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> asyncio.Task[Message]:
+        """Creates the turn's task; its cleanup is attached before the task can run or be cancelled."""
+        task = loop.create_task(self._run())
+        self.task = task
+        task.add_done_callback(lambda _: self.end())
+        return task
+
+    async def _run(self) -> Message:
+        reply = self.reply
+        try:
+            await self._loop()
+        except asyncio.CancelledError:
+            self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
+            if not self.stop_requested:
+                raise
+        except (KeyboardInterrupt, SystemExit):
+            self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
+            raise
+        except RoundInterrupted:
+            self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
+        except Exception as exc:
+            logger.exception("an ai_widgets turn failed")
+            end_open_calls(self.session._notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
+            self._finish(MessageStatus.ERROR, f"The turn failed: {_describe(exc)}")
+        finally:
+            self.end()
+        return reply
+
+    def end(self) -> None:
+        """Makes the turn final, once: every call has an outcome, the reply a terminal status, the session idle."""
+        if self.ended:
+            return
+        self.ended = True
+        session = self.session
+        if self.reply.status is MessageStatus.IN_PROGRESS:
+            # Cancelled before its first step, or ended in a way the coroutine could not record.
+            self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
+        if session._turn is self:
+            session._turn = None
+        # The reply is final before the session says it is idle, so an observer never sees "idle" with a reply
+        # still in progress.
+        session._notify(MessageFinished(self.reply))
+        session._notify(BusyChanged(False))
+
+    def stop(self) -> bool:
+        """Cancels the turn's task from any thread; whether there was one to stop."""
+        task = self.task
+        if task is None or task.done() or self.ended:
+            return False
+        self.stop_requested = True
+        loop = task.get_loop()
+        if _running_loop() is loop:
+            task.cancel()
+        else:
+            loop.call_soon_threadsafe(task.cancel)
+        return True
+
+    def _finish_stopped(self, running_message: str, waiting_message: str) -> None:
+        if self.reply.status is not MessageStatus.IN_PROGRESS:
+            return
+        notify = self.session._notify
+        for part in self.reply.tool_calls:
+            if part.state.terminal:
+                continue
+            message = running_message if part.state is ToolCallState.RUNNING else waiting_message
+            move_call(notify, self.reply, part, ToolCallState.CANCELLED, ToolOutcome.failure(message, retryable=True))
+        self._finish(MessageStatus.CANCELLED, None)
+
+    def _finish(self, status: MessageStatus, error: str | None) -> None:
+        reply = self.reply
+        if reply.status is not MessageStatus.IN_PROGRESS:
+            return
+        reply.status = status
+        reply.error = None if error is None else redact(error)
+        reply.status_text = None
+        self.session._notify(MessageUpdated(reply))
+
+    # --- the loop ---------------------------------------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        session, reply = self.session, self.reply
+        options = session.options
+        rounds = 0
+        failed_rounds = 0
+        while True:
+            offered = await self._request(first=rounds == 0)
+            if offered is None:
+                return
+            calls = [part for part in reply.tool_calls if not part.state.terminal and not part.provider_executed]
+            if not calls or not options.execute_tools:
+                for part in calls:
+                    if part.state is ToolCallState.STREAMING:
+                        move_call(session._notify, reply, part, ToolCallState.PENDING)
+                self._finish(MessageStatus.COMPLETED, None)
+                return
+            if rounds >= options.max_iterations:
+                end_open_calls(
+                    session._notify,
+                    reply,
+                    ToolCallState.SKIPPED,
+                    f"Not run: this turn reached its limit of {options.max_iterations} rounds of tool calls.",
+                )
+                rounds_text = "round" if options.max_iterations == 1 else "rounds"
+                self._finish(
+                    MessageStatus.LIMIT_REACHED,
+                    f"Stopped after {options.max_iterations} {rounds_text} of tool calls (max_iterations): the model "
+                    "asked for more, which did not run. Continue to let it go on.",
+                )
+                return
+            rounds += 1
+            tool_round = ToolRound(
+                reply,
+                session._notify,
+                policy=session.approval_policy,
+                options=options,
+                conversation_id=session.conversation_id,
+                context=session.context,
+            )
+            self.round = tool_round
+            try:
+                registry = session.tools
+                resolve = registry.get if offered else (lambda name: None)
+                await tool_round.prepare(calls, resolve, available=offered)
+                if tool_round.unknown and options.terminate_on_unknown_calls:
+                    await tool_round.abort(
+                        "Not run: the turn ended because the model called an unknown tool.",
+                        "Not run: the turn ended because the model called an unknown tool.",
+                    )
+                    end_open_calls(
+                        session._notify,
+                        reply,
+                        ToolCallState.SKIPPED,
+                        "Not run: the turn ended because the model called an unknown tool.",
+                    )
+                    names = ", ".join(repr(name) for name in tool_round.unknown)
+                    self._finish(
+                        MessageStatus.ERROR,
+                        f"The model called a tool that is not registered ({names}), "
+                        "and terminate_on_unknown_calls is on.",
+                    )
+                    return
+                await tool_round.run()
+            finally:
+                self.round = None
+            failures = [part for part in calls if part.state is ToolCallState.FAILED]
+            failed_rounds = failed_rounds + 1 if failures else 0
+            if failed_rounds >= options.max_consecutive_errors:
+                last = failures[-1]
+                self._finish(
+                    MessageStatus.ERROR,
+                    f"Tool calls failed in {failed_rounds} rounds in a row (max_consecutive_errors); "
+                    f"the last: {last.tool_name}: {person_facing_error(last)}",
+                )
+                return
+
+    async def _request(self, *, first: bool) -> list[str] | None:
+        """One model request; the tool names it offered, or ``None`` when the turn has ended."""
+        session, reply = self.session, self.reply
+        options = session.request_options
+        choice = options.tool_choice
+        if not first and choice.forces_call:
+            options = dataclasses.replace(options, tool_choice=ToolChoice.AUTO)
+        elif choice.mode == "tool" and choice.tool_name is not None:
+            # The choice is checked case-insensitively; the provider gets the name as registered.
+            registered = session.tools.get(choice.tool_name)
+            if registered is not None and registered.name != choice.tool_name:
+                options = dataclasses.replace(options, tool_choice=ToolChoice.specific(registered.name))
+        tools = [] if options.tool_choice.mode == "none" else session.tools.definitions()
+        request = ChatRequest(
+            messages=list(session._messages), tools=tools, options=options, conversation_id=session.conversation_id
+        )
+        builder = ReplyBuilder(reply, session._notify)
+        try:
+            async with _closing(session.transport.stream(request)) as stream:
+                async for event in stream:
+                    builder.apply(event)
+        except StreamProtocolError as exc:
+            builder.close()
+            self._fail_request(str(exc))
+            return None
+        except Exception as exc:
+            builder.close()
+            self._fail_request(f"The model request failed: {_describe(exc)}")
+            return None
+        builder.close()
+        self._skip_provider_calls_without_result()
+        if not builder.completed:
+            self._fail_request("The model's response broke off before it was complete.")
+            return None
+        if builder.finish_reason is FinishReason.ERROR:
+            self._fail_request("The model reported an error and stopped.")
+            return None
+        return [definition.name for definition in tools]
+
+    def _skip_provider_calls_without_result(self) -> None:
+        """A call the provider ran but sent no result for (a paused turn) is never run here: it gets an outcome."""
+        for part in self.reply.tool_calls:
+            if part.provider_executed and not part.state.terminal:
+                move_call(
+                    self.session._notify,
+                    self.reply,
+                    part,
+                    ToolCallState.SKIPPED,
+                    ToolOutcome.failure("The provider did not send a result for this call.", retryable=True),
+                )
+
+    def _fail_request(self, error: str) -> None:
+        end_open_calls(self.session._notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
+        self._finish(MessageStatus.ERROR, error)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = "(its text could not be read)"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def _closing(stream: AsyncIterator[StreamEvent]) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+    """Closes a transport's stream however the consumer leaves it (done, failed or cancelled)."""
+    try:
+        yield stream
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
