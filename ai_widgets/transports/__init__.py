@@ -2,6 +2,15 @@
 
 ``ScriptedTransport`` and ``EchoTransport`` need no network. The provider transports import their SDK only when
 they are used (``pip install "ai_widgets[openai]"`` or ``"ai_widgets[anthropic]"``).
+
+The provider transports follow one template: a class whose docstring lists its mapping and the provider's quirks,
+then its request mapping (``request_body``, ``request_messages``), its stream mapping (``stream``) and its error
+mapping (``_map_error``; the OpenAI SDK's errors are mapped once for both OpenAI transports). They behave the same
+way at construction: ``client=`` together with ``base_url=``/``api_key=`` is a ``ValueError``; no key for the
+provider's own API is a :class:`ProviderError` naming the variable to set, while a server named by ``base_url``
+(a local or compatible one) may go without. Provider data a transport streams (reasoning signatures, encrypted
+reasoning, server-tool blocks) is stored on the part with its provider (``provider``, ``provider_data``), and each
+transport sends back only its own, so a conversation can move between providers mid-way.
 """
 
 from typing import Any

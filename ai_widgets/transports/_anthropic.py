@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +23,18 @@ from ai_widgets.events import (
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
-from ai_widgets.transports._common import ProviderError, describe_status, history, import_sdk, outcome_text, redact
+from ai_widgets.transports._common import (
+    NO_KEY,
+    ProviderError,
+    check_connection_arguments,
+    describe_status,
+    history,
+    import_sdk,
+    missing_key,
+    outcome_text,
+    own_data,
+    redact,
+)
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
@@ -29,8 +42,12 @@ import anthropic  # noqa: E402
 
 __all__ = ["AnthropicTransport"]
 
-_PROVIDER = "Anthropic"
+JSON = dict[str, Any]
+
+_LABEL = "Anthropic"
 _KEY_HINT = "ANTHROPIC_API_KEY or api_key="
+#: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
+_PROVIDER_ID = "anthropic"
 
 _FINISH_REASONS = {
     "end_turn": FinishReason.STOP,
@@ -43,7 +60,16 @@ _FINISH_REASONS = {
     "pause_turn": FinishReason.STOP,
 }
 
-JSON = dict[str, Any]
+# What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
+_TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _has_credentials(client: Any) -> bool:
+    """Whether the SDK found a key, a token or another credential (a profile, workload identity) for ``client``."""
+    if getattr(client, "api_key", None) or getattr(client, "auth_token", None) or getattr(client, "credentials", None):
+        return True
+    headers = getattr(client, "default_headers", {})
+    return bool(headers.get("X-Api-Key") or headers.get("Authorization"))
 
 
 class AnthropicTransport:
@@ -54,7 +80,8 @@ class AnthropicTransport:
         client: An ``anthropic.AsyncAnthropic`` you configured (or a Bedrock/Vertex/Foundry variant); ``base_url``,
             ``api_key``, ``max_retries`` and ``timeout`` are then the client's own.
         base_url: Another endpoint speaking the Messages API; ``ANTHROPIC_BASE_URL`` or Anthropic's by default.
-        api_key: The key; ``ANTHROPIC_API_KEY`` by default.
+        api_key: The key; ``ANTHROPIC_API_KEY`` (or any credential the SDK finds: ``ANTHROPIC_AUTH_TOKEN``, a
+            profile) by default.
         max_retries: Retries of a request that fails with 408/409/429/5xx or a connection error, with the SDK's
             backoff, before the first byte of the stream; never once the reply has begun.
         timeout: Seconds to wait to connect and between bytes of the stream.
@@ -64,25 +91,35 @@ class AnthropicTransport:
             ``{"type": "web_search_20250305", "name": "web_search"}``.
 
     Raises:
-        ValueError: ``client`` was given together with ``base_url`` or ``api_key``.
+        ValueError: ``model`` is empty, ``max_tokens`` is below 1, or ``client`` was given together with
+            ``base_url`` or ``api_key``.
+        ProviderError: No key for Anthropic's own API was given or found. A ``base_url`` (or
+            ``ANTHROPIC_BASE_URL``) without a key gets a placeholder instead: a local server or proxy may need none,
+            and a remote one answers 401 with a message naming the key's variable.
 
     Mapping and provider quirks:
 
     - Request: the system prompt as ``system``; user text as ``text`` blocks; an assistant reply as content blocks in
       the order they arrived: thinking, text, ``tool_use`` (``input``: the parsed arguments), and for a tool
-      Anthropic ran, its ``server_tool_use`` block followed by its result block exactly as it came (kept as the
-      call's outcome ``value``). After each round of local calls comes a ``user`` message that starts with one
-      ``tool_result`` per call, in order (``is_error`` for failed, declined and cancelled calls; ``content`` is what
-      the model is told); the next user text joins that message after the results. A reply holds every round of its
-      turn, so it is split into one assistant message per round: a round ends at the first part after a local call
-      that is not itself a local call. (Two rounds that each only called tools read as one round of parallel calls,
-      which the API accepts.) Consecutive messages of one role are merged, as the API requires alternation.
-    - Thinking: the signature must come back exactly as received. ``ReasoningPart.signature`` holds it as it came
-      for one ``thinking`` block; when a reasoning part holds a ``redacted_thinking`` block (its encrypted ``data``)
-      or several blocks in a row (the session joins consecutive reasoning), the signature is instead a JSON array of
-      the blocks themselves, sent back as they are. Reasoning without a signature (another provider's, or a stream
-      that broke off) is not sent: the API would reject it.
-    - A provider-run call without a result block (a stream that broke off) is left out, with nothing for it.
+      Anthropic ran, its ``server_tool_use`` block followed by its result block. After each round of local calls
+      comes a ``user`` message that starts with one ``tool_result`` per call, in order (``is_error`` for failed,
+      declined and cancelled calls; ``content`` is what the model is told); the next user text joins that message
+      after the results. A reply holds every round of its turn, so it is split into one assistant message per
+      round: a round ends at the first part after a local call that is not itself a local call. (Two rounds that
+      each only called tools read as one round of parallel calls, which the API accepts.) Consecutive messages of
+      one role are merged, as the API requires alternation. Local calls of any provider go as ``tool_use``, their
+      ids with characters the API refuses replaced by ``_``.
+    - Provider data: only parts with ``provider == "anthropic"`` send theirs back. Thinking must come back exactly
+      as received: a reasoning part holds ``{"signature": ...}`` for one ``thinking`` block (its text is the part's
+      text), or ``{"blocks": [...]}``, the blocks themselves as they came, when it holds a ``redacted_thinking``
+      block (encrypted ``data``) or several blocks in a row (the session joins consecutive reasoning). Reasoning of
+      any other provider, or without provider data (a stream that broke off), is left out: the API rejects
+      thinking without Anthropic's signature. A provider-run call keeps its result block as it came
+      (``{"result_block": ...}``) and goes back as ``server_tool_use`` plus that block; its outcome ``value`` is
+      the block's content for people (web search results without their encrypted content, code output...) and
+      its citations the result URLs. A provider-run call without a result block (``pause_turn`` paused the turn
+      before it, or the stream broke off), and every provider-run call of another provider, is left out: the API
+      rejects a ``server_tool_use`` without its result, and another provider's tools are not Anthropic's.
     - Tool choice: ``{"type": "auto"}``, ``{"type": "any"}`` (required), ``{"type": "tool", "name": ...}``; with no
       tools (``ToolChoice.NONE``) neither ``tools`` (local or server) nor ``tool_choice`` is sent (the API also has
       ``{"type": "none"}``; sending no tools is the sure way). With ``thinking`` on the API refuses a forced choice,
@@ -95,8 +132,9 @@ class AnthropicTransport:
       ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries running
       totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
       ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long
-      server-tool turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``.
-      Citations on text are not kept; a web search's result URLs become the call's citations.
+      server-tool turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
+      ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs
+      locally, result or not. Citations on text are not kept.
     - Errors: an in-band ``error`` event (``overloaded_error``, ...) and HTTP failures raise :class:`ProviderError`
       with Anthropic's message, never the key. Nothing is retried once the stream has begun.
     """
@@ -114,14 +152,22 @@ class AnthropicTransport:
         thinking: Mapping[str, Any] | None = None,
         server_tools: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        if client is not None and (base_url is not None or api_key is not None):
-            raise ValueError("pass either client= or base_url=/api_key=: the client brings its own")
+        if not model:
+            raise ValueError("a model name is needed, e.g. AnthropicTransport('claude-sonnet-4-5')")
+        check_connection_arguments(client, base_url=base_url, api_key=api_key)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens!r}")
         if client is None:
             client = anthropic.AsyncAnthropic(
                 api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
             )
+            if not _has_credentials(client):
+                if not (base_url or os.environ.get("ANTHROPIC_BASE_URL")):
+                    raise missing_key(_LABEL, "ANTHROPIC_API_KEY")
+                # A local server or proxy may need no key; a remote one answers 401, and the message names the key.
+                client = anthropic.AsyncAnthropic(
+                    api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout
+                )
         self.model = model
         self.max_tokens = max_tokens
         self.thinking = dict(thinking) if thinking is not None else None
@@ -135,15 +181,21 @@ class AnthropicTransport:
     def __repr__(self) -> str:
         return f"AnthropicTransport({self.model!r})"
 
-    # --- request ----------------------------------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        """The SDK client the requests go through."""
+        return self._client
+
+    # --- request mapping ----------------------------------------------------------------------------------------------
 
     def request_body(self, request: ChatRequest) -> JSON:
-        """The JSON body of the Messages API request for ``request`` (without ``stream``)."""
+        """The JSON body of the request for ``request``, as sent (``options.extra`` merged last)."""
         options = request.options
         body: JSON = {
             "model": self.model,
             "max_tokens": options.max_tokens or self.max_tokens,
-            "messages": anthropic_messages(request.messages),
+            "messages": self.request_messages(request.messages),
+            "stream": True,
         }
         if options.system_prompt:
             body["system"] = options.system_prompt
@@ -162,6 +214,18 @@ class AnthropicTransport:
         body.update(options.extra)
         return body
 
+    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
+        """The history as Messages API ``messages``: alternating roles, tool results right after their calls."""
+        out: list[JSON] = []
+        for message in history(messages):
+            if message.role is Role.USER:
+                blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+                _append(out, "user", blocks)
+            else:
+                for role, content in _assistant_turns(message):
+                    _append(out, role, content)
+        return out
+
     def _tool_choice(self, mode: str, name: str | None) -> JSON:
         if self.thinking is not None and self.thinking.get("type") != "disabled":
             return {"type": "auto"}  # the API refuses a forced tool choice while thinking
@@ -173,24 +237,23 @@ class AnthropicTransport:
             case _:
                 return {"type": "auto"}
 
-    # --- stream -----------------------------------------------------------------------------------------------------
+    # --- stream mapping -----------------------------------------------------------------------------------------------
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``.
 
         Raises:
-            ProviderError: The request failed, or Anthropic reported an error in the stream.
+            ProviderError: The request failed, or Anthropic reported an error in the stream; the message says why
+                and never contains the key.
         """
         body = self.request_body(request)
         # The SDK's typed parameters differ between versions (2.x has no ``temperature`` argument): only what every
         # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
-        required = {key: body.pop(key) for key in ("model", "max_tokens", "messages")}
+        required = {key: body.pop(key) for key in ("model", "max_tokens", "messages", "stream")}
         parser = _StreamParser()
         decoder = _SSEDecoder()
         try:
-            async with self._client.messages.with_streaming_response.create(
-                **required, stream=True, extra_body=body
-            ) as response:
+            async with self._client.messages.with_streaming_response.create(**required, extra_body=body) as response:
                 async for chunk in response.iter_bytes():
                     for payload in decoder.feed(chunk):
                         for event in parser.feed(_load(payload)):
@@ -201,56 +264,45 @@ class AnthropicTransport:
         except ProviderError as exc:
             raise ProviderError(redact(str(exc), *self._secrets)) from None
         except Exception as exc:
-            error = self._error(exc)
+            error = self._map_error(exc)
             if error is None:
                 raise
             raise error from exc
 
-    def _error(self, exc: Exception) -> ProviderError | None:
-        """A clear, key-free error for what the SDK (or the connection under it) raised."""
+    # --- error mapping ------------------------------------------------------------------------------------------------
+
+    def _map_error(self, exc: Exception) -> ProviderError | None:
+        """A clear, key-free error for what the SDK (or the connection under it) raised (``None``: raised as it is)."""
         match exc:
             case anthropic.APIStatusError():
                 error_type, message = _error_fields(exc.body)
                 detail = redact(message or str(exc), *self._secrets)
                 if error_type and error_type not in detail:
                     detail = f"{error_type}: {detail}"
-                return ProviderError(describe_status(_PROVIDER, exc.status_code, detail, key_hint=_KEY_HINT))
+                return ProviderError(describe_status(_LABEL, exc.status_code, detail, key_hint=_KEY_HINT))
             case anthropic.APITimeoutError():
                 timeout = getattr(self._client, "timeout", None)
                 within = f" within {timeout} s" if isinstance(timeout, (int, float)) else ""
-                return ProviderError(f"{_PROVIDER} did not answer{within}, even after retries.")
+                return ProviderError(f"{_LABEL} did not answer{within}, even after retries.")
             case anthropic.APIConnectionError():
                 cause = redact(str(exc.__cause__ or exc), *self._secrets)
-                return ProviderError(f"Could not reach {_PROVIDER} ({self._client.base_url}): {cause}")
+                return ProviderError(f"Could not reach {_LABEL} ({self._client.base_url}): {cause}")
             case anthropic.AnthropicError():  # credentials that failed to load or refresh, and the like
-                return ProviderError(f"{_PROVIDER} request failed: {redact(str(exc), *self._secrets)}")
+                return ProviderError(f"{_LABEL} request failed: {redact(str(exc), *self._secrets)}")
             case TypeError() if "authentication" in str(exc):
-                # The SDK found no key at all (it raises this before sending anything).
-                return ProviderError(f"{_PROVIDER} needs an API key: set {_KEY_HINT}.")
+                # A client given without any credential (the SDK raises this before sending anything).
+                return ProviderError(f"{_LABEL} needs an API key: set {_KEY_HINT}.")
         names = {cls.__name__ for cls in type(exc).__mro__}
         # Errors of the HTTP library while the body streams (the SDK wraps only those before the first byte).
         if "TimeoutException" in names:
-            return ProviderError(f"{_PROVIDER} stopped sending the reply (read timeout).")
+            return ProviderError(f"{_LABEL} stopped sending the reply (read timeout).")
         if names & {"TransportError", "StreamError"}:
             detail = redact(str(exc), *self._secrets)
-            return ProviderError(f"The connection to {_PROVIDER} broke off mid-reply: {type(exc).__name__}: {detail}")
+            return ProviderError(f"The connection to {_LABEL} broke off mid-reply: {type(exc).__name__}: {detail}")
         return None
 
 
-# --- request mapping -------------------------------------------------------------------------------------------------
-
-
-def anthropic_messages(messages: Iterable[Message]) -> list[JSON]:
-    """The conversation as Messages API ``messages``: alternating roles, tool results right after their calls."""
-    out: list[JSON] = []
-    for message in history(messages):
-        if message.role is Role.USER:
-            blocks: list[JSON] = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart)]
-            _append(out, "user", [b for b in blocks if b["text"]])
-        else:
-            for role, content in _assistant_turns(message):
-                _append(out, role, content)
-    return out
+# --- request mapping --------------------------------------------------------------------------------------------------
 
 
 def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
@@ -278,27 +330,28 @@ def _assistant_turns(message: Message) -> list[tuple[str, list[JSON]]]:
                 if part.text:
                     content.append({"type": "text", "text": part.text})
             case ReasoningPart():
-                content += reasoning_blocks(part)
+                content += _reasoning_blocks(part)
             case ToolCallPart() if part.provider_executed:
                 content += _server_call_blocks(part)
             case ToolCallPart():
+                call_id = _tool_use_id(part.tool_call_id)
                 content.append(
-                    {
-                        "type": "tool_use",
-                        "id": part.tool_call_id,
-                        "name": part.tool_name,
-                        "input": part.parsed_arguments,
-                    }
+                    {"type": "tool_use", "id": call_id, "name": part.tool_name, "input": part.parsed_arguments}
                 )
-                results.append(_tool_result(part))
+                results.append(_tool_result(part, call_id))
     turns.append(("assistant", content))
     if results:
         turns.append(("user", results))
     return turns
 
 
-def _tool_result(part: ToolCallPart) -> JSON:
-    block: JSON = {"type": "tool_result", "tool_use_id": part.tool_call_id}
+def _tool_use_id(call_id: str) -> str:
+    """A call's id as the API takes it (another provider's ids may hold characters it refuses)."""
+    return _TOOL_USE_ID.sub("_", call_id) or "_"
+
+
+def _tool_result(part: ToolCallPart, call_id: str) -> JSON:
+    block: JSON = {"type": "tool_result", "tool_use_id": call_id}
     text = outcome_text(part)
     if text:  # the API rejects an empty text; no content at all is fine
         block["content"] = text
@@ -307,31 +360,38 @@ def _tool_result(part: ToolCallPart) -> JSON:
     return block
 
 
-def reasoning_blocks(part: ReasoningPart) -> list[JSON]:
-    """The thinking blocks a reasoning part stands for (see the class docstring for the signature's forms)."""
-    signature = part.signature
-    if not signature:
+def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
+    """The thinking blocks a reasoning part stands for: none unless Anthropic signed them (see the class docstring)."""
+    data = own_data(part, _PROVIDER_ID)
+    if data is None:
+        return []  # another provider's reasoning, or none signed: the API rejects thinking without a signature
+    blocks = data.get("blocks")
+    if isinstance(blocks, list):
+        if blocks and all(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in blocks):
+            return [dict(b) for b in blocks]
         return []
-    if signature.startswith("["):
-        try:
-            blocks = json.loads(signature)
-        except ValueError:
-            blocks = None
-        if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
-            return blocks
-    return [{"type": "thinking", "thinking": part.text, "signature": signature}]
+    signature = data.get("signature")
+    if isinstance(signature, str) and signature:
+        return [{"type": "thinking", "thinking": part.text, "signature": signature}]
+    return []
 
 
 def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
-    """A provider-run call as it came: its ``server_tool_use`` block and its result block, or nothing."""
-    result = part.outcome.value if part.outcome is not None else None
-    if not (isinstance(result, dict) and result.get("tool_use_id") == part.tool_call_id and "type" in result):
+    """A call Anthropic ran: its ``server_tool_use`` block and its result block as it came, or nothing (no result
+    block, or another provider's call)."""
+    data = own_data(part, _PROVIDER_ID)
+    result = data.get("result_block") if data is not None else None
+    if not (
+        isinstance(result, dict)
+        and result.get("tool_use_id") == part.tool_call_id
+        and isinstance(result.get("type"), str)
+    ):
         return []
     call = {"type": "server_tool_use", "id": part.tool_call_id, "name": part.tool_name, "input": part.parsed_arguments}
-    return [call, result]
+    return [call, dict(result)]
 
 
-# --- stream parsing --------------------------------------------------------------------------------------------------
+# --- stream mapping ---------------------------------------------------------------------------------------------------
 
 
 class _SSEDecoder:
@@ -399,7 +459,7 @@ def _load(payload: bytes) -> Any:
         return json.loads(payload)
     except ValueError:
         text = payload[:200].decode("utf-8", "replace")
-        raise ProviderError(f"{_PROVIDER} sent a stream event that is not JSON: {text!r}") from None
+        raise ProviderError(f"{_LABEL} sent a stream event that is not JSON: {text!r}") from None
 
 
 class _Block:
@@ -460,7 +520,7 @@ class _StreamParser:
                 return [ResponseCompleted(self._finish)]
             case "error":
                 error_type, message = _error_fields(data)
-                raise ProviderError(f"{_PROVIDER} reported an error mid-reply ({error_type or 'error'}): {message}")
+                raise ProviderError(f"{_LABEL} reported an error mid-reply ({error_type or 'error'}): {message}")
             case _:
                 return []  # ping, and events added after this was written
 
@@ -493,7 +553,7 @@ class _StreamParser:
                 if current is None or current.kind != "thinking":
                     return []
                 current.signature = delta.get("signature") or ""
-                return [ReasoningDelta("", signature=self._signature())]
+                return [self._reasoning_data()]
             case _:
                 return []  # citations_delta (not kept), and deltas added after this was written
 
@@ -512,7 +572,7 @@ class _StreamParser:
             case "tool_use" | "server_tool_use":
                 call_id, name = block.get("id"), block.get("name")
                 if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
-                    raise ProviderError(f"{_PROVIDER} started a {kind} block without an id or name: {block!r:.200}")
+                    raise ProviderError(f"{_LABEL} started a {kind} block without an id or name: {block!r:.200}")
                 started = self._blocks[index] = _Block(kind, call_id)
                 started.input = block.get("input")
                 self._reasoning = None
@@ -527,7 +587,8 @@ class _StreamParser:
                 call_id = block.get("tool_use_id")
                 if call_id not in self._server_calls:
                     return []  # a result for no call of this response: nothing to attach it to
-                return [ProviderToolResult(call_id, _server_outcome(block))]
+                data = {"result_block": block}
+                return [ProviderToolResult(call_id, _server_outcome(block), provider=_PROVIDER_ID, provider_data=data)]
             case _:
                 self._blocks[index] = _Block("other")
                 return []
@@ -545,7 +606,7 @@ class _StreamParser:
             started.thinking.append(text)
             events.append(ReasoningDelta(text))
         if kind == "redacted_thinking" or started.signature or len(self._reasoning) > 1:
-            events.append(ReasoningDelta("", signature=self._signature()))
+            events.append(self._reasoning_data())
         return events
 
     def _stop(self, data: JSON) -> list[StreamEvent]:
@@ -559,22 +620,25 @@ class _StreamParser:
             whole = json.dumps(block.input) if isinstance(block.input, dict) and block.input else "{}"
             return [ToolCallDelta(block.call_id, whole), ToolCallArgumentsDone(block.call_id)]
         if block.kind == "thinking" and self._reasoning is not None and len(self._reasoning) > 1:
-            return [ReasoningDelta("", signature=self._signature())]  # the joined part's blocks, now complete
+            return [self._reasoning_data()]  # the joined part's blocks, now complete
         return []
 
     def _call_block(self, data: JSON) -> _Block:
         block = self._blocks.get(data.get("index", -1))
         if block is None or not block.call_id:
             raise ProviderError(
-                f"{_PROVIDER} sent tool input for content block {data.get('index')!r}, which is not a tool call"
+                f"{_LABEL} sent tool input for content block {data.get('index')!r}, which is not a tool call"
             )
         return block
 
-    def _signature(self) -> str:
+    def _reasoning_data(self) -> ReasoningDelta:
+        """The provider data of the reasoning part being filled (it replaces what the part had)."""
         blocks = self._reasoning or []
         if len(blocks) == 1 and blocks[0].kind == "thinking":
-            return blocks[0].signature
-        return json.dumps([b.thinking_param() for b in blocks], ensure_ascii=False, separators=(",", ":"))
+            data: JSON = {"signature": blocks[0].signature}
+        else:
+            data = {"blocks": [b.thinking_param() for b in blocks]}
+        return ReasoningDelta("", provider=_PROVIDER_ID, provider_data=data)
 
     def _usage_update(self, usage: Any) -> UsageUpdate:
         if isinstance(usage, dict):
@@ -596,20 +660,31 @@ def _int(value: Any) -> int:
 
 
 def _server_outcome(block: JSON) -> ToolOutcome:
-    """The outcome of a call Anthropic ran: its raw result block is the value (it goes back to the API as it is)."""
+    """The outcome of a call Anthropic ran, for people: the result's content without its opaque parts (the block
+    itself goes back to the API from the call's provider data), and the URLs it found as citations."""
     content = block.get("content")
     if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
         code = content.get("error_code") or content.get("type")
-        message = f"{block.get('type')} failed: {code}"
-        return ToolOutcome(status="failure", value=block, message=message, retryable=False)
-    citations = []
-    if isinstance(content, list):
-        citations = [
-            {"url": item["url"], "title": item.get("title")}
-            for item in content
-            if isinstance(item, dict) and isinstance(item.get("url"), str)
-        ]
-    return ToolOutcome.success(block, citations=citations)
+        return ToolOutcome.failure(f"{block.get('type')} failed: {code}", retryable=False)
+    items = content if isinstance(content, list) else [content]
+    citations = [
+        {"url": item["url"], "title": item.get("title")}
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("url"), str)
+    ]
+    return ToolOutcome.success(_readable(content), citations=citations)
+
+
+def _readable(value: Any) -> Any:
+    """``value`` without the encrypted fields people cannot read (``encrypted_content``, ``encrypted_index``)."""
+    if isinstance(value, list):
+        return [_readable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _readable(item) for key, item in value.items() if not key.startswith("encrypted_")}
+    return value
+
+
+# --- error mapping ----------------------------------------------------------------------------------------------------
 
 
 def _error_fields(body: Any) -> tuple[str | None, str | None]:

@@ -1,44 +1,36 @@
-"""What the provider transports share: clear errors without secrets, and the history as providers need it."""
+"""What the provider transports share: clear errors without secrets, keys and clients set up the same way, and the
+history as providers need it."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ai_widgets._safe import redact
 from ai_widgets.messages import Message, Role, ToolCallPart
-from ai_widgets.tools import ToolOutcome
 
 __all__ = [
+    "NO_KEY",
     "ProviderError",
+    "arguments_json",
+    "check_connection_arguments",
     "describe_status",
     "history",
     "import_sdk",
+    "missing_key",
     "outcome_text",
+    "own_data",
     "redact",
 ]
 
-# Things that look like credentials, whatever the provider: removed from every error text we produce.
-_SECRET_PATTERNS = [
-    # Full keys, and the masked forms providers echo back (sk-proj-****...6789), whose tail is still a secret's.
-    re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"),
-    re.compile(r"(?i)(api[_-]?key|authorization|x-api-key|bearer)([\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
-]
+#: The key a transport gives its SDK for a server named by ``base_url`` when no key is configured: the SDKs refuse to
+#: build a client without one, a local server needs none, and a remote one answers 401 with a message naming the key.
+NO_KEY = "not-needed"
 
 
 class ProviderError(RuntimeError):
     """A provider request failed; the message says why and what to do, and never contains a key."""
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with the given secrets and anything that looks like a key replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex else "") + "[redacted]", text)
-    return text
 
 
 def describe_status(provider: str, status: int, detail: str, *, key_hint: str) -> str:
@@ -65,6 +57,31 @@ def describe_status(provider: str, status: int, detail: str, *, key_hint: str) -
     return f"{provider} refused the request ({status}). {detail}".strip()
 
 
+def missing_key(provider: str, variable: str) -> ProviderError:
+    """The error a transport raises at construction when it has no key for the provider's own API."""
+    return ProviderError(f"No API key for {provider}: set {variable}, or pass api_key= or client=.")
+
+
+def check_connection_arguments(client: object, **connection: object) -> None:
+    """Refuses ``client=`` together with arguments that configure a client (``base_url=``, ``api_key=``, ...).
+
+    Raises:
+        ValueError: Both were given.
+    """
+    given = [f"{name}=" for name, value in connection.items() if value is not None]
+    if client is not None and given:
+        raise ValueError(
+            f"pass either client= or {'/'.join(given)}, not both: a client brings its own base URL and key"
+        )
+
+
+def own_data(part: Any, provider: str) -> dict[str, Any] | None:
+    """A part's ``provider_data`` when it is a dict that ``provider`` stored, else ``None`` (another provider's, or
+    none at all): a transport sends back only its own provider's data."""
+    data = part.provider_data
+    return data if part.provider == provider and isinstance(data, dict) else None
+
+
 def import_sdk(module: str, extra: str) -> Any:
     """Imports a provider SDK, or says which extra installs it."""
     import importlib
@@ -84,9 +101,9 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
 
 
 def outcome_text(part: ToolCallPart) -> str:
-    """What the model is told about a call's result (every call in a request has an outcome)."""
-    outcome = part.outcome or ToolOutcome.failure("Not run.")
-    return outcome.model_content()
+    """What the model is told about a call's result (every call in a request has an outcome), including that the
+    person edited its arguments, when they did."""
+    return part.result_for_model()
 
 
 def arguments_json(part: ToolCallPart) -> str:

@@ -1,12 +1,11 @@
-"""OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq,
-DeepSeek, Qwen/DashScope), through the official ``openai`` SDK."""
+"""OpenAI's Chat Completions API (``POST /chat/completions``, streamed), and every server that speaks it (Ollama,
+vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through the official ``openai`` SDK."""
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -25,14 +24,16 @@ from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, Text
 from ai_widgets.options import ToolChoice
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
+    NO_KEY,
     ProviderError,
     arguments_json,
-    describe_status,
+    check_connection_arguments,
     history,
     import_sdk,
+    missing_key,
     outcome_text,
-    redact,
 )
+from ai_widgets.transports._openai_errors import map_openai_error
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 __all__ = ["OpenAIChatTransport"]
+
+JSON = dict[str, Any]
 
 # Hosts we recognise: the name used in error messages, and the environment variable that holds their key.
 # A known non-OpenAI host never gets OPENAI_API_KEY: that key belongs to OpenAI alone.
@@ -55,9 +58,6 @@ _KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
     ("ollama.com", "Ollama Cloud", "OLLAMA_API_KEY"),
     (":11434", "Ollama", None),
 )
-
-# What a local server gets when no key is configured: the SDK refuses to build a client without one.
-_NO_KEY = "not-needed"
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -72,14 +72,28 @@ _FINISH_REASONS = {
 }
 
 
+def _identify(base_url: str | None) -> tuple[str, str | None, str]:
+    """The provider's name, the environment variable of its key, and where to look for the key (for messages)."""
+    if not base_url:
+        return "OpenAI", "OPENAI_API_KEY", "OPENAI_API_KEY or api_key="
+    parts = urlsplit(base_url)
+    host = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
+    for marker, label, variable in _KNOWN_HOSTS:
+        if marker in host:
+            return label, variable, f"{variable} or api_key=" if variable else "api_key="
+    # An unknown server given as base_url= never gets OPENAI_API_KEY: that key is OpenAI's, not a third party's.
+    return f"the server at {base_url}", None, "api_key="
+
+
 class OpenAIChatTransport:
     """A model behind the Chat Completions API (``POST /chat/completions``, streamed).
 
     Args:
         model: The model name, e.g. ``"gpt-4o"``, ``"llama3.2"`` on Ollama, ``"qwen3-max"`` on DashScope.
-        client: An ``openai.AsyncOpenAI`` you configured; the other connection arguments are then ignored.
+        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, organization, retries and timeout
+            are used).
         base_url: An OpenAI-compatible server, e.g. ``"http://localhost:11434/v1"`` (Ollama),
-            ``"https://api.groq.com/openai/v1"``; OpenAI's API by default (or ``OPENAI_BASE_URL``).
+            ``"https://api.groq.com/openai/v1"``; ``OPENAI_BASE_URL`` or OpenAI's API by default.
         api_key: The key. Without it: the known host's variable (``OPENAI_API_KEY``, ``GROQ_API_KEY``,
             ``DEEPSEEK_API_KEY``, ``OPENROUTER_API_KEY``, ``DASHSCOPE_API_KEY``, ``OLLAMA_API_KEY``); another
             ``base_url`` gets no key from the environment (``OPENAI_API_KEY`` only goes to OpenAI, or to
@@ -94,22 +108,27 @@ class OpenAIChatTransport:
         provider_name: The name error messages use; guessed from the base URL when omitted.
 
     Raises:
-        ProviderError: No key for OpenAI's own API was given or found (a ``base_url`` without a key gets a
-            placeholder: local servers need none, and a remote one answers 401 with a message naming the key).
+        ValueError: ``model`` is empty, or ``client`` was given together with ``base_url``, ``api_key`` or
+            ``organization``.
+        ProviderError: No key for OpenAI's own API was given or found. A ``base_url`` (or ``OPENAI_BASE_URL``)
+            without a key gets a placeholder instead: local servers need none, and a remote one answers 401 with a
+            message naming the key's variable.
 
     Mapping and provider quirks:
 
     - Request: the system prompt as the first ``system`` message; user text; an assistant reply as one
       ``assistant`` message per model response (``content``: its text, ``None`` when it only called tools;
       ``tool_calls``), each followed by one ``tool`` message per call, in the calls' order, with the text the model
-      is told (failed, declined and cancelled calls included). Calls the provider ran are sent the same way: Chat
-      Completions has no server tools. Reasoning is not sent back: Chat Completions has no field for it (DeepSeek
-      even rejects ``reasoning_content`` in requests).
+      is told (failed, declined and cancelled calls included). Calls a provider ran (another API's server tools)
+      are sent the same way, as a function call with the text of its result: Chat Completions has no server tools.
+    - Provider data: none is sent back, whichever provider stored it. Reasoning is not sent back at all: Chat
+      Completions has no field for it (DeepSeek even rejects ``reasoning_content`` in requests), and nothing this
+      transport streams carries provider data, so a conversation moves to and from any other transport as it is.
     - Tool choice: ``auto``, ``required``, ``{"type": "function", "function": {"name": ...}}``; with no tools
       (``ToolChoice.NONE``) neither ``tools`` nor ``tool_choice`` is sent.
     - ``max_tokens`` is sent as ``max_completion_tokens`` for OpenAI's reasoning models (names starting with o1, o3,
       o4, gpt-5), which reject ``max_tokens``; every other model gets ``max_tokens``, which compatible servers
-      expect. ``options.extra`` is merged into the JSON body last (``extra_body``), so it can override any field.
+      expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
     - Stream: ``delta.refusal`` is shown as text (the finish reason stays as sent); ``delta.reasoning_content``
       (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as reasoning; tool calls are keyed by
       ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and a different id at a used index
@@ -118,8 +137,8 @@ class OpenAIChatTransport:
       DeepSeek's ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so
       its usage is inside it. A stream that ends without a finish reason is reported as broken off.
     - Errors: an in-band ``{"error": ...}`` event (Groq's ``tool_use_failed``, OpenRouter's mid-stream errors) and
-      HTTP failures raise :class:`ProviderError` with the provider's message, never the key; no tool call of a
-      failed reply is reported as complete.
+      HTTP failures raise :class:`ProviderError` with the provider's message, never the key (the wording is shared
+      with the Responses transport); no tool call of a failed reply is reported as complete.
     """
 
     def __init__(
@@ -137,11 +156,11 @@ class OpenAIChatTransport:
         provider_name: str | None = None,
     ) -> None:
         if not model:
-            raise ValueError("OpenAIChatTransport needs a model name")
+            raise ValueError("a model name is needed, e.g. OpenAIChatTransport('gpt-4o')")
+        check_connection_arguments(client, base_url=base_url, api_key=api_key, organization=organization)
         self.model = model
         self._stream_usage = stream_usage
         self._parallel_tool_calls = parallel_tool_calls
-        self._timeout = f"{timeout:g} s"
         if client is None:
             from_environment = not base_url and bool(os.environ.get("OPENAI_BASE_URL"))
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -152,8 +171,8 @@ class OpenAIChatTransport:
             key = api_key or (os.environ.get(variable) if variable else None)
             if not key:
                 if base_url is None:
-                    raise ProviderError("No API key for OpenAI: set OPENAI_API_KEY, or pass api_key= or client=.")
-                key = _NO_KEY  # a local server needs none; a remote one answers 401, and the message names the key
+                    raise missing_key("OpenAI", "OPENAI_API_KEY")
+                key = NO_KEY  # a local server needs none; a remote one answers 401, and the message names the key
             client = openai.AsyncOpenAI(
                 api_key=key,
                 base_url=base_url,
@@ -163,7 +182,6 @@ class OpenAIChatTransport:
             )
         else:
             label, _, key_hint = _identify(str(client.base_url))
-            self._timeout = f"{client.timeout}"
         self._client = client
         self._label = provider_name or label
         self._key_hint = key_hint
@@ -179,28 +197,39 @@ class OpenAIChatTransport:
         """The SDK client the requests go through."""
         return self._client
 
-    # --- request ----------------------------------------------------------------------------------------------
+    # --- request mapping ----------------------------------------------------------------------------------------------
 
-    def build_request(self, request: ChatRequest) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` for ``request`` (``extra_body`` holds the extras)."""
+    def request_body(self, request: ChatRequest) -> JSON:
+        """The JSON body of the request for ``request``, as sent (``options.extra`` merged last)."""
         options = request.options
-        params: dict[str, Any] = {"model": self.model, "messages": chat_messages(request), "stream": True}
+        body: JSON = {"model": self.model, "messages": self.request_messages(request.messages), "stream": True}
+        if options.system_prompt:
+            body["messages"].insert(0, {"role": "system", "content": options.system_prompt})
         if self._stream_usage:
-            params["stream_options"] = {"include_usage": True}
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
-            params["tools"] = [{"type": "function", "function": tool.model_schema()} for tool in request.tools]
-            params["tool_choice"] = _tool_choice(options.tool_choice)
+            body["tools"] = [{"type": "function", "function": tool.model_schema()} for tool in request.tools]
+            body["tool_choice"] = _tool_choice(options.tool_choice)
             if self._parallel_tool_calls is not None:
-                params["parallel_tool_calls"] = self._parallel_tool_calls
+                body["parallel_tool_calls"] = self._parallel_tool_calls
         if options.temperature is not None:
-            params["temperature"] = options.temperature
+            body["temperature"] = options.temperature
         if options.max_tokens is not None:
-            params[self._max_tokens_field] = options.max_tokens
-        if options.extra:
-            params["extra_body"] = dict(options.extra)
-        return params
+            body[self._max_tokens_field] = options.max_tokens
+        body.update(options.extra)
+        return body
 
-    # --- stream -----------------------------------------------------------------------------------------------
+    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
+        """The history as Chat Completions ``messages`` (without the system prompt)."""
+        out: list[JSON] = []
+        for message in history(messages):
+            if message.role is Role.USER:
+                out.append({"role": "user", "content": message.text})
+            else:
+                out.extend(_assistant_messages(message))
+        return out
+
+    # --- stream mapping -----------------------------------------------------------------------------------------------
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's reply to ``request`` as events.
@@ -209,12 +238,14 @@ class OpenAIChatTransport:
             ProviderError: The request failed (HTTP status, timeout, connection, an in-band error event, data
                 that is not JSON); the message says why and never contains the key.
         """
-        params = self.build_request(request)
+        body = self.request_body(request)
+        # Only what the SDK requires goes as arguments; the rest as ``extra_body``, merged into the JSON as it is.
+        required = {key: body.pop(key) for key in ("model", "messages", "stream")}
         create: Any = self._client.chat.completions.create  # typed overloads do not take a built dict
         parser = _ChunkParser(self._label)
         responded = False  # once the response began, nothing is retried
         try:
-            response = await create(**params)
+            response = await create(**required, extra_body=body)
             responded = True
             yield ResponseStarted()
             async with response:
@@ -223,54 +254,22 @@ class OpenAIChatTransport:
                         yield event
             for event in parser.end():
                 yield event
-        except openai.OpenAIError as exc:
-            raise self._error(exc, responded) from None
-        except json.JSONDecodeError as exc:
-            raise ProviderError(f"{self._label} sent stream data that is not JSON ({exc.msg}).") from None
+        except Exception as exc:
+            error = self._map_error(exc, responded=responded)
+            if error is None:
+                raise
+            raise error from None
 
-    def _error(self, exc: openai.OpenAIError, responded: bool) -> ProviderError:
-        """A clear, key-free error for what the SDK raised."""
-        key = self._client.api_key if isinstance(self._client.api_key, str) else None
-        match exc:
-            case openai.APIStatusError(status_code=status):
-                detail = redact(_error_detail(exc.body, exc.message), key)
-                return ProviderError(describe_status(self._label, status, detail, key_hint=self._key_hint))
-            case openai.APITimeoutError():
-                return ProviderError(
-                    f"{self._label} did not answer in time (timeout {self._timeout}"
-                    f"{'' if responded else ', even after retries'})."
-                )
-            case openai.APIConnectionError():
-                cause = exc.__cause__ or exc.__context__
-                detail = redact(f": {cause}" if cause is not None and str(cause) else "", key)
-                if responded:
-                    return ProviderError(f"The connection to {self._label} broke off mid-reply{detail}.")
-                url = str(self._client.base_url).rstrip("/")
-                where = self._label if url in self._label else f"{self._label} at {url}"
-                return ProviderError(redact(f"Could not reach {where}, even after retries{detail}.", key))
-            case openai.APIError():
-                # An error event inside a 200 stream (the SDK raises on a payload with an "error" key).
-                code = exc.code or (exc.type if isinstance(exc.type, str) else None)
-                prefix = f"{self._label}: {code}: " if code else f"{self._label}: "
-                return ProviderError(prefix + redact(exc.message, key))
-            case _:
-                return ProviderError(f"{self._label}: {redact(str(exc), key)}")
+    # --- error mapping ------------------------------------------------------------------------------------------------
+
+    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+        """A clear, key-free error for what the SDK raised (``None``: not the SDK's, raised as it is)."""
+        return map_openai_error(
+            exc, label=self._label, key_hint=self._key_hint, client=self._client, responded=responded
+        )
 
 
-# --- request mapping ------------------------------------------------------------------------------------------
-
-
-def chat_messages(request: ChatRequest) -> list[dict[str, Any]]:
-    """The history as Chat Completions messages, the system prompt first."""
-    messages: list[dict[str, Any]] = []
-    if request.options.system_prompt:
-        messages.append({"role": "system", "content": request.options.system_prompt})
-    for message in history(request.messages):
-        if message.role is Role.USER:
-            messages.append({"role": "user", "content": message.text})
-        else:
-            messages.extend(_assistant_messages(message))
-    return messages
+# --- request mapping --------------------------------------------------------------------------------------------------
 
 
 def _assistant_messages(message: Message) -> Iterator[dict[str, Any]]:
@@ -318,7 +317,7 @@ def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
     return choice.mode
 
 
-# --- stream mapping -------------------------------------------------------------------------------------------
+# --- stream mapping ---------------------------------------------------------------------------------------------------
 
 
 class _Call:
@@ -486,26 +485,5 @@ def _field(value: Any, name: str) -> Any:
     return getattr(value, name, None)
 
 
-def _error_detail(body: object, fallback: str) -> str:
-    """The provider's own message from an error body (``{"error": {"message": ...}}`` and variants)."""
-    error = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        message = error.get("message")
-        if isinstance(message, str) and message:
-            return message
-    if isinstance(error, str) and error:
-        return error
-    return fallback
-
-
-def _identify(base_url: str | None) -> tuple[str, str | None, str]:
-    """The provider's name, the environment variable of its key, and where to look for the key (for messages)."""
-    if not base_url:
-        return "OpenAI", "OPENAI_API_KEY", "OPENAI_API_KEY or api_key="
-    parts = urlsplit(base_url)
-    host = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
-    for marker, label, variable in _KNOWN_HOSTS:
-        if marker in host:
-            return label, variable, f"{variable} or api_key=" if variable else "api_key="
-    # An unknown server given as base_url= never gets OPENAI_API_KEY: that key is OpenAI's, not a third party's.
-    return f"the server at {base_url}", None, "api_key="
+# --- error mapping ----------------------------------------------------------------------------------------------------
+# The OpenAI SDK's errors become ProviderErrors in ``_openai_errors``, shared with the Responses transport.

@@ -1,12 +1,13 @@
-"""A transport for OpenAI's Responses API (``client.responses.create(stream=True)``) through the official SDK."""
+"""OpenAI's Responses API (``POST /responses``, streamed), through the official ``openai`` SDK."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ai_widgets.events import (
     ProviderToolResult,
@@ -25,35 +26,274 @@ from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, Text
 from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
+    NO_KEY,
     ProviderError,
     arguments_json,
-    describe_status,
+    check_connection_arguments,
     history,
     import_sdk,
+    missing_key,
     outcome_text,
+    own_data,
     redact,
 )
+from ai_widgets.transports._openai_errors import in_band_error, map_openai_error
 
-if TYPE_CHECKING:
-    import openai
-else:
-    openai = import_sdk("openai", "openai")
+import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
+
+import openai  # noqa: E402
 
 __all__ = ["OpenAIResponsesTransport"]
 
-_PROVIDER = "OpenAI"
+JSON = dict[str, Any]
+
+_LABEL = "OpenAI"
 _KEY_HINT = "OPENAI_API_KEY or api_key="
+#: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
+_PROVIDER_ID = "openai"
 _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 # Models that reason by default (o-series, GPT-5 but its non-reasoning chat variant, later GPTs, gpt-oss): for
 # these the encrypted reasoning is requested even without ``reasoning=``, so it can be sent back with store=False.
 _REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss)")
 
-
 _INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
 
 
-# --- provider-run (built-in) tools ---------------------------------------------------------------------------------
+class OpenAIResponsesTransport:
+    """A model behind OpenAI's Responses API (``client.responses.create(stream=True, ...)``).
+
+    Args:
+        model: The model, e.g. ``"gpt-5-mini"``.
+        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, retries and timeout are used).
+        base_url: The API's base URL, for a client this transport makes; ``OPENAI_BASE_URL`` or OpenAI's by default.
+        api_key: The key, for a client this transport makes; ``OPENAI_API_KEY`` by default.
+        max_retries: Retries of a request that fails with 408/409/429/5xx or a connection error, with the SDK's
+            backoff, before the first byte of the stream; never once the reply has begun.
+        timeout: Seconds to wait to connect and between bytes of the stream.
+        store: Let OpenAI keep the responses (``store=True``); off by default, so reasoning travels encrypted.
+        reasoning: The ``reasoning`` request field, e.g. ``{"effort": "low", "summary": "auto"}``.
+        builtin_tools: Tools OpenAI runs itself, sent as given, e.g. ``{"type": "web_search"}``.
+        include_encrypted_reasoning: Ask for encrypted reasoning when reasoning is used, to send it back.
+
+    Raises:
+        ValueError: ``model`` is empty, or ``client`` was given together with ``base_url`` or ``api_key``.
+        ProviderError: No key for OpenAI's own API was given or found (nor any other credential the SDK takes). A
+            ``base_url`` (or ``OPENAI_BASE_URL``) without a key gets a placeholder instead: local servers need none,
+            and a remote one answers 401 with a message naming the key's variable.
+
+    Mapping and provider quirks:
+
+    - Request: the system prompt as ``instructions``; user messages as ``{"role": "user", "content": text}``; the
+      assistant's text as ``{"role": "assistant", "content": text}`` (the SDK's simple message form); every local
+      tool call (another provider's included) as a ``function_call`` item (``call_id``, ``name``, ``arguments``)
+      followed by its ``function_call_output`` (what the model is told about the outcome, for failed, declined and
+      cancelled calls too), in the order of the reply's parts.
+    - Provider data: only parts with ``provider == "openai"`` send theirs back. A reasoning part keeps the reasoning
+      items the model produced as ``provider_data={"items": [{"id": "rs_...", "encrypted_content": "..."}, ...]}``
+      (consecutive items land on one part), sent back before the items they preceded as ``{"type": "reasoning",
+      "id", "encrypted_content", "summary"}`` (the part's text as the first item's summary). With ``store=False``
+      (the default, so nothing is kept at OpenAI) an item goes back only with its encrypted content, which is asked
+      for with ``include=["reasoning.encrypted_content"]`` whenever reasoning is used (``reasoning=`` given, or a
+      model that reasons by default: o-series, GPT-5 and later, gpt-oss); with ``store=True`` the id alone
+      suffices. Reasoning of any other provider (an Anthropic signature, a stream without provider data) is left
+      out: a reasoning item needs an id OpenAI issued.
+    - Provider-run calls are not sent back, this API's own (``web_search_call`` and the like: output items the API
+      produced, whose results the model's text already carries) nor another provider's (an Anthropic server tool):
+      they store no provider data here. Their results are shown locally (``ProviderToolResult``) and kept in the
+      transcript.
+    - Tools: ``{"type": "function", "name", "description", "parameters", "strict": False}`` for each definition,
+      plus ``builtin_tools`` as given. Tool choice: ``auto`` -> ``"auto"``, ``required`` -> ``"required"``, a
+      specific tool -> ``{"type": "function", "name": ...}``; ``none`` sends no tools (the built-in ones neither)
+      and no tool choice, as does a request with no tools at all.
+    - ``temperature``, ``max_output_tokens`` (from ``max_tokens``); ``options.extra`` is merged into the JSON body
+      last, so it can set or override any field.
+    - Stream: text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
+      their arguments delta by delta (several per response), provider-run tools as calls with a result
+      (web_search, file_search, code_interpreter, image_generation, mcp; tools that need the client to act, such as
+      computer use or shell, are not supported) and with progress once their arguments are known (a web search's
+      query and an MCP call's arguments come with the item's end, just before its result), usage (input, output,
+      cached and reasoning tokens), and the finish reason (``incomplete`` for ``max_output_tokens`` is ``length``,
+      for ``content_filter`` is ``content_filter``). Message ``phase`` (commentary / final answer) is not kept.
+    - Errors: an in-band ``error`` event or ``response.failed`` raises :class:`ProviderError` with the provider's
+      code and message; HTTP failures, after the SDK's retries (429, 5xx, timeouts and connection errors, before any
+      byte of the stream, never mid-stream), raise one that says what happened, never with the key (the wording is
+      shared with the Chat Completions transport).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        store: bool = False,
+        reasoning: Mapping[str, Any] | None = None,
+        builtin_tools: Iterable[Mapping[str, Any]] = (),
+        include_encrypted_reasoning: bool = True,
+    ) -> None:
+        if not model:
+            raise ValueError("a model name is needed, e.g. OpenAIResponsesTransport('gpt-5-mini')")
+        check_connection_arguments(client, base_url=base_url, api_key=api_key)
+        self.model = model
+        self.store = store
+        self.reasoning = dict(reasoning) if reasoning is not None else None
+        self.builtin_tools = [dict(tool) for tool in builtin_tools]
+        self.include_encrypted_reasoning = include_encrypted_reasoning
+        if client is None:
+            try:
+                client = openai.AsyncOpenAI(
+                    api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+                )
+            except openai.OpenAIError as exc:
+                if "api_key" not in str(exc):
+                    raise ProviderError(redact(f"{_LABEL} client could not be created: {exc}", api_key)) from None
+                if not (base_url or os.environ.get("OPENAI_BASE_URL")):
+                    raise missing_key(_LABEL, "OPENAI_API_KEY") from None
+                # A local server needs no key; a remote one answers 401, and the message names the key.
+                client = openai.AsyncOpenAI(api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout)
+        self._client: openai.AsyncOpenAI = client
+
+    def __repr__(self) -> str:
+        return f"OpenAIResponsesTransport({self.model!r}, store={self.store!r})"
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client the requests go through."""
+        return self._client
+
+    # --- request mapping ----------------------------------------------------------------------------------------------
+
+    def request_body(self, request: ChatRequest) -> JSON:
+        """The JSON body of the request for ``request``, as sent (``options.extra`` merged last)."""
+        options = request.options
+        body: JSON = {
+            "model": self.model,
+            "input": self.request_messages(request.messages),
+            "store": self.store,
+            "stream": True,
+        }
+        if options.system_prompt:
+            body["instructions"] = options.system_prompt
+        tools = self._tools(request)
+        if tools:
+            body["tools"] = tools
+            body["tool_choice"] = _tool_choice(request)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            body["max_output_tokens"] = options.max_tokens
+        if self.reasoning is not None:
+            body["reasoning"] = self.reasoning
+        if self.include_encrypted_reasoning and (self.reasoning is not None or _REASONING_MODELS.match(self.model)):
+            body["include"] = [_ENCRYPTED_REASONING]
+        body.update(options.extra)
+        return body
+
+    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
+        """The history as Responses ``input`` items."""
+        items: list[JSON] = []
+        for message in history(messages):
+            if message.role is Role.USER:
+                items.append({"role": "user", "content": message.text})
+            else:
+                items.extend(self._assistant_items(message))
+        return items
+
+    def _tools(self, request: ChatRequest) -> list[JSON]:
+        if request.options.tool_choice.mode == "none":
+            return []
+        tools: list[JSON] = [
+            {"type": "function", **definition.model_schema(), "strict": False} for definition in request.tools
+        ]
+        return tools + self.builtin_tools
+
+    def _assistant_items(self, message: Message) -> Iterator[JSON]:
+        for part in message.parts:
+            match part:
+                case TextPart():
+                    if part.text:
+                        yield {"role": "assistant", "content": part.text}
+                case ReasoningPart():
+                    yield from self._reasoning_items(part)
+                case ToolCallPart():
+                    if part.provider_executed:
+                        continue  # this API's own output item, or another provider's: not sent (class docstring)
+                    yield {
+                        "type": "function_call",
+                        "call_id": part.tool_call_id,
+                        "name": part.tool_name,
+                        "arguments": arguments_json(part),
+                    }
+                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": outcome_text(part)}
+
+    def _reasoning_items(self, part: ReasoningPart) -> Iterator[JSON]:
+        data = own_data(part, _PROVIDER_ID)
+        entries = data.get("items") if data is not None else None
+        if not isinstance(entries, list):
+            return  # another provider's reasoning, or none recorded: nothing the Responses API can take
+        summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+        for entry in entries:
+            if not (isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]):
+                continue
+            encrypted = entry.get("encrypted_content")
+            if not (isinstance(encrypted, str) and encrypted) and not self.store:
+                continue  # without storage the API cannot find the item by its id
+            item: JSON = {"type": "reasoning", "id": entry["id"], "summary": summary}
+            if isinstance(encrypted, str) and encrypted:
+                item["encrypted_content"] = encrypted
+            summary = []  # the part's text goes with its first item
+            yield item
+
+    # --- stream mapping -----------------------------------------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Streams the model's response to ``request``.
+
+        Raises:
+            ProviderError: The request failed (HTTP status, timeout, connection, an in-band error, data that is not
+                JSON); the message says why and never contains the key.
+        """
+        body = self.request_body(request)
+        # Only what the SDK requires goes as arguments; the rest as ``extra_body``, merged into the JSON as it is.
+        required = {key: body.pop(key) for key in ("model", "input", "stream")}
+        create: Any = self._client.responses.create  # typed overloads do not take a built dict
+        mapper = _StreamMapper()
+        responded = False  # once the response began, nothing is retried
+        try:
+            response_stream = await create(**required, extra_body=body)
+            responded = True
+            async with response_stream:
+                async for event in response_stream:
+                    for mapped in mapper.map(event):
+                        yield mapped
+        except Exception as exc:
+            error = self._map_error(exc, responded=responded)
+            if error is None:
+                raise
+            raise error from None
+
+    # --- error mapping ------------------------------------------------------------------------------------------------
+
+    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+        """A clear, key-free error for what the SDK raised (``None``: not the SDK's, raised as it is)."""
+        return map_openai_error(exc, label=_LABEL, key_hint=_KEY_HINT, client=self._client, responded=responded)
+
+
+# --- request mapping --------------------------------------------------------------------------------------------------
+
+
+def _tool_choice(request: ChatRequest) -> Any:
+    choice = request.options.tool_choice
+    if choice.mode == "tool":
+        return {"type": "function", "name": choice.tool_name}
+    return choice.mode
+
+
+# --- stream mapping ---------------------------------------------------------------------------------------------------
 
 
 def _dump(value: Any) -> Any:
@@ -130,12 +370,18 @@ def _mcp_outcome(item: Any) -> ToolOutcome:
 
 @dataclass(frozen=True)
 class _BuiltinTool:
-    """How one kind of provider-run call shows: its tool name, arguments, progress text and result."""
+    """How one kind of provider-run call shows: its tool name, arguments, progress text and result.
+
+    A call whose arguments are not in its ``added`` item gets them from its ``done`` item, before its result; until
+    then it shows no progress (a call's arguments are fixed once it runs). A tool that takes no arguments
+    (``takes_arguments=False``) starts complete, so its progress shows at once.
+    """
 
     name: str
     progress: str
     arguments: Callable[[Any], dict[str, Any]]
     outcome: Callable[[Any], ToolOutcome]
+    takes_arguments: bool = True
 
 
 # Output items of tools OpenAI runs itself. Tools that need the client to act (computer use, shell, apply_patch,
@@ -145,7 +391,7 @@ _BUILTIN_TOOLS = {
     "file_search_call": _BuiltinTool("file_search", "searching files…", _file_search_arguments, _file_search_outcome),
     "code_interpreter_call": _BuiltinTool("code_interpreter", "running code…", _code_arguments, _code_outcome),
     "image_generation_call": _BuiltinTool(
-        "image_generation", "generating the image…", _image_arguments, _image_outcome
+        "image_generation", "generating the image…", _image_arguments, _image_outcome, takes_arguments=False
     ),
     "mcp_call": _BuiltinTool("mcp", "calling the MCP server…", _mcp_arguments, _mcp_outcome),
 }
@@ -160,9 +406,6 @@ def _builtin_failed(item: Any) -> ToolOutcome | None:
     return None
 
 
-# --- the stream ------------------------------------------------------------------------------------------------
-
-
 @dataclass
 class _Call:
     """A function call being streamed: its call id and how many argument characters were sent."""
@@ -175,14 +418,15 @@ class _Call:
 class _StreamMapper:
     """Turns the SDK's Responses stream events into ai_widgets events, one response at a time.
 
-    Reasoning items become the ``signature`` of a ReasoningPart: ``{"id": ..., "encrypted_content": ...}`` as JSON
-    (a JSON list of such objects when consecutive reasoning items share one part).
+    Reasoning items become the provider data of their ReasoningPart: ``provider="openai"``,
+    ``provider_data={"items": [{"id": ..., "encrypted_content": ...}, ...]}`` (every consecutive reasoning item
+    that landed on the part, in order).
     """
 
     def __init__(self) -> None:
         self.calls: dict[str, _Call] = {}  # output item id -> function call
         self.item_ids: dict[int, str] = {}  # output index -> output item id, for events without an item id
-        self.builtin: dict[str, bool] = {}  # provider-run item id -> whether its arguments were sent
+        self.builtin: dict[str, bool] = {}  # provider-run item id -> whether its arguments are complete
         self.local_calls = False
         # The reasoning items whose part is the reply's last part (consecutive items land on one part).
         self.reasoning_items: list[dict[str, str]] = []
@@ -211,9 +455,13 @@ class _StreamMapper:
                 return self._finished(event.response)
             case "response.failed":
                 error = getattr(event.response, "error", None)
-                raise ProviderError(_in_band_error(getattr(error, "code", None), getattr(error, "message", None)))
+                raise ProviderError(
+                    in_band_error(_LABEL, getattr(error, "code", None), getattr(error, "message", None))
+                )
             case "error":
-                raise ProviderError(_in_band_error(getattr(event, "code", None), getattr(event, "message", None)))
+                raise ProviderError(
+                    in_band_error(_LABEL, getattr(event, "code", None), getattr(event, "message", None))
+                )
             case other:
                 return self._progress(other, event)
 
@@ -241,9 +489,8 @@ class _StreamMapper:
         if encrypted:
             entry["encrypted_content"] = encrypted
         self.reasoning_items.append(entry)
-        items = self.reasoning_items
-        signature = json.dumps(items[0] if len(items) == 1 else items, separators=(",", ":"))
-        return (ReasoningDelta("", signature=signature),)
+        data = {"items": [dict(e) for e in self.reasoning_items]}
+        return (ReasoningDelta("", provider=_PROVIDER_ID, provider_data=data),)
 
     # -- items --
 
@@ -258,10 +505,11 @@ class _StreamMapper:
             return ()
         self.reasoning_open = False
         arguments = builtin.arguments(item)
-        self.builtin[item.id] = bool(arguments)
+        complete = bool(arguments) or not builtin.takes_arguments
+        self.builtin[item.id] = complete
         # An MCP call names the server's tool; the other built-in tools are named by their kind.
         name = (getattr(item, "name", None) or builtin.name) if kind == "mcp_call" else builtin.name
-        text = json.dumps(arguments, ensure_ascii=False) if arguments else None
+        text = json.dumps(arguments, ensure_ascii=False) if complete else None
         return (ToolCallStarted(item.id, name, text, provider_executed=True),)
 
     def _start_call(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
@@ -303,11 +551,12 @@ class _StreamMapper:
         events: list[StreamEvent] = []
         if item.id not in self.builtin:  # done without added: start it now
             events += self._item_added(item, index)
-        elif not self.builtin[item.id]:
+        if not self.builtin[item.id]:
+            # The arguments (say, the search query) are often only known once the call is done.
             arguments = builtin.arguments(item)
-            if arguments:  # the arguments (say, the search query) are often only known once the call is done
-                events.append(ToolCallDelta(item.id, json.dumps(arguments, ensure_ascii=False)))
-        self.builtin[item.id] = True
+            events.append(ToolCallDelta(item.id, json.dumps(arguments, ensure_ascii=False)))
+            events.append(ToolCallArgumentsDone(item.id))
+            self.builtin[item.id] = True
         events.append(ProviderToolResult(item.id, _builtin_failed(item) or builtin.outcome(item)))
         return tuple(events)
 
@@ -334,8 +583,8 @@ class _StreamMapper:
             return ()
         builtin = _BUILTIN_TOOLS.get(parts[1])
         item_id = getattr(event, "item_id", None)
-        if builtin is None or item_id not in self.builtin:
-            return ()
+        if builtin is None or not isinstance(item_id, str) or not self.builtin.get(item_id):
+            return ()  # not started, or its arguments are still to come (a running call's are fixed)
         return (ToolProgressUpdate(item_id, message=builtin.progress),)
 
     # -- the end --
@@ -364,257 +613,5 @@ class _StreamMapper:
         return FinishReason.TOOL_CALLS if self.local_calls else FinishReason.STOP
 
 
-def _in_band_error(code: str | None, message: str | None) -> str:
-    text = message or "the response failed without saying why"
-    return redact(f"{_PROVIDER}: {code}: {text}" if code else f"{_PROVIDER}: {text}")
-
-
-# --- the request -----------------------------------------------------------------------------------------------
-
-
-def _reasoning_entries(signature: str | None) -> list[dict[str, Any]]:
-    """The reasoning items recorded on a part's signature (none for a signature that is not ours)."""
-    if not signature:
-        return []
-    try:
-        data = json.loads(signature)
-    except ValueError:
-        return []  # another provider's signature: nothing the Responses API can take
-    entries = data if isinstance(data, list) else [data]
-    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
-
-
-class OpenAIResponsesTransport:
-    """Talks to a model through OpenAI's Responses API (``client.responses.create(stream=True, ...)``).
-
-    What is sent:
-        - The system prompt as ``instructions``; user messages as ``{"role": "user", "content": text}``; the
-          assistant's text as ``{"role": "assistant", "content": text}`` (the SDK's simple message form).
-        - Every local tool call as a ``function_call`` item (``call_id``, ``name``, ``arguments``) followed by its
-          ``function_call_output`` (what the model is told about the outcome, for failed, declined and cancelled
-          calls too), in the order of the reply's parts.
-        - Reasoning: each reasoning item the model produced is kept on a ``ReasoningPart.signature`` as the JSON
-          text ``{"id": "rs_...", "encrypted_content": "..."}`` (a JSON list of such objects when consecutive
-          reasoning items landed on one part), and sent back before the items it preceded as
-          ``{"type": "reasoning", "id", "encrypted_content", "summary"}``. With ``store=False`` (the default, so
-          nothing is kept at OpenAI) an item is sent back only with its encrypted content, which is asked for with
-          ``include=["reasoning.encrypted_content"]`` whenever reasoning is used (``reasoning=`` given, or a model
-          that reasons by default: o-series, GPT-5 and later, gpt-oss). With ``store=True`` the id alone suffices.
-          Reasoning parts from other providers (a signature that is not this JSON) are left out.
-        - Provider-run tool calls (``web_search_call`` and the like) are not sent back: they are output items the
-          API produced, and the model's text already carries what it took from them. Their results are shown
-          locally (``ProviderToolResult``) and kept in the transcript.
-        - Tools: ``{"type": "function", "name", "description", "parameters", "strict": False}`` for each
-          definition, plus ``builtin_tools`` as given. Tool choice: ``auto`` -> ``"auto"``, ``required`` ->
-          ``"required"``, a specific tool -> ``{"type": "function", "name": ...}``; ``none`` sends no tools (the
-          built-in ones neither) and no tool choice, as does a request with no tools at all.
-        - ``temperature``, ``max_output_tokens`` (from ``max_tokens``); ``RequestOptions.extra`` is merged into the
-          request body last, so it can set or override any field.
-
-    What is streamed back: text and refusals as text, reasoning summaries and reasoning text as reasoning, function
-    calls with their arguments delta by delta (several per response), provider-run tools as calls with progress
-    and a result (web_search, file_search, code_interpreter, image_generation, mcp; tools that need the client to
-    act, such as computer use or shell, are not supported), usage (input, output, cached and reasoning tokens),
-    and the finish reason (``incomplete`` for ``max_output_tokens`` is ``length``, for ``content_filter`` is
-    ``content_filter``). An in-band ``error`` event or ``response.failed`` raises :class:`ProviderError` with the
-    provider's code and message. Message ``phase`` (commentary / final answer) is not kept.
-
-    HTTP failures: the SDK retries 429, 5xx, timeouts and connection errors ``max_retries`` times with backoff,
-    before any byte of the stream (never mid-stream); then a :class:`ProviderError` says what happened, without
-    the key.
-
-    Args:
-        model: The model, e.g. ``"gpt-5-mini"``.
-        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, retries and timeout are used).
-        base_url: The API's base URL, for a client this transport makes.
-        api_key: The key, for a client this transport makes (otherwise ``OPENAI_API_KEY``).
-        max_retries: Retries of a failed request before its stream starts, for a client this transport makes.
-        timeout: Seconds to wait for the server (also between streamed bytes), for a client this transport makes.
-        store: Let OpenAI keep the responses (``store=True``); off by default, so reasoning travels encrypted.
-        reasoning: The ``reasoning`` request field, e.g. ``{"effort": "low", "summary": "auto"}``.
-        builtin_tools: Tools OpenAI runs itself, sent as given, e.g. ``{"type": "web_search"}``.
-        include_encrypted_reasoning: Ask for encrypted reasoning when reasoning is used, to send it back.
-
-    Raises:
-        ValueError: ``client`` is given together with ``base_url`` or ``api_key``, or ``model`` is empty.
-    """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: openai.AsyncOpenAI | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_retries: int = 2,
-        timeout: float = 60.0,
-        store: bool = False,
-        reasoning: Mapping[str, Any] | None = None,
-        builtin_tools: Iterable[Mapping[str, Any]] = (),
-        include_encrypted_reasoning: bool = True,
-    ) -> None:
-        if not model:
-            raise ValueError("a model name is needed, e.g. OpenAIResponsesTransport('gpt-5-mini')")
-        if client is not None and (base_url is not None or api_key is not None):
-            raise ValueError("pass either client= or base_url=/api_key=, not both: a client brings its own")
-        self.model = model
-        self.store = store
-        self.reasoning = dict(reasoning) if reasoning is not None else None
-        self.builtin_tools = [dict(tool) for tool in builtin_tools]
-        self.include_encrypted_reasoning = include_encrypted_reasoning
-        self._timeout = timeout
-        self._setup_error: str | None = None
-        self._client: openai.AsyncOpenAI | None = client
-        if client is None:
-            try:
-                self._client = openai.AsyncOpenAI(
-                    api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
-                )
-            except openai.OpenAIError as exc:
-                # Reported on the first request, where the session shows it, rather than failing the cell.
-                self._setup_error = redact(f"{_PROVIDER} client could not be created: {exc}", api_key)
-                if "api_key" in str(exc):
-                    self._setup_error = f"{_PROVIDER} needs an API key: set OPENAI_API_KEY or pass api_key=."
-
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesTransport({self.model!r}, store={self.store!r})"
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client requests go through.
-
-        Raises:
-            ProviderError: No client could be made (say, no API key).
-        """
-        if self._client is None:
-            raise ProviderError(self._setup_error or f"{_PROVIDER} client is missing")
-        return self._client
-
-    # --- the request ---
-
-    def request_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The keyword arguments for ``responses.create`` (without ``stream`` and ``extra_body``)."""
-        options = request.options
-        body: dict[str, Any] = {"model": self.model, "input": self.input_items(request.messages), "store": self.store}
-        if options.system_prompt:
-            body["instructions"] = options.system_prompt
-        tools = self._tools(request)
-        if tools:
-            body["tools"] = tools
-            body["tool_choice"] = _tool_choice(request)
-        if options.temperature is not None:
-            body["temperature"] = options.temperature
-        if options.max_tokens is not None:
-            body["max_output_tokens"] = options.max_tokens
-        if self.reasoning is not None:
-            body["reasoning"] = self.reasoning
-        if self.include_encrypted_reasoning and (self.reasoning is not None or _REASONING_MODELS.match(self.model)):
-            body["include"] = [_ENCRYPTED_REASONING]
-        return body
-
-    def _tools(self, request: ChatRequest) -> list[dict[str, Any]]:
-        if request.options.tool_choice.mode == "none":
-            return []
-        tools: list[dict[str, Any]] = [
-            {"type": "function", **definition.model_schema(), "strict": False} for definition in request.tools
-        ]
-        return tools + self.builtin_tools
-
-    def input_items(self, messages: Iterable[Message]) -> list[dict[str, Any]]:
-        """The conversation as Responses input items."""
-        items: list[dict[str, Any]] = []
-        for message in history(messages):
-            if message.role is Role.USER:
-                items.append({"role": "user", "content": message.text})
-            else:
-                items.extend(self._assistant_items(message))
-        return items
-
-    def _assistant_items(self, message: Message) -> Iterator[dict[str, Any]]:
-        for part in message.parts:
-            match part:
-                case TextPart():
-                    if part.text:
-                        yield {"role": "assistant", "content": part.text}
-                case ReasoningPart():
-                    yield from self._reasoning_items(part)
-                case ToolCallPart():
-                    if part.provider_executed:
-                        continue  # an output item of the API's own: not re-sent (see the class docstring)
-                    yield {
-                        "type": "function_call",
-                        "call_id": part.tool_call_id,
-                        "name": part.tool_name,
-                        "arguments": arguments_json(part),
-                    }
-                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": outcome_text(part)}
-
-    def _reasoning_items(self, part: ReasoningPart) -> Iterator[dict[str, Any]]:
-        summary = [{"type": "summary_text", "text": part.text}] if part.text else []
-        for entry in _reasoning_entries(part.signature):
-            encrypted = entry.get("encrypted_content")
-            if not encrypted and not self.store:
-                continue  # without storage the API cannot find the item by its id
-            item: dict[str, Any] = {"type": "reasoning", "id": entry["id"], "summary": summary}
-            if encrypted:
-                item["encrypted_content"] = encrypted
-            summary = []  # the part's text goes with its first item
-            yield item
-
-    # --- the stream ---
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        """Streams the model's response to ``request``.
-
-        Raises:
-            ProviderError: The request failed (HTTP status, timeout, connection, an in-band error, malformed data).
-        """
-        client = self.client
-        body = self.request_body(request)
-        extra = dict(request.options.extra) or None
-        mapper = _StreamMapper()
-        try:
-            response_stream: Any = await client.responses.create(**body, stream=True, extra_body=extra)
-            async with response_stream:
-                async for event in response_stream:
-                    for mapped in mapper.map(event):
-                        yield mapped
-        except openai.APIError as exc:
-            raise self._error(exc) from None
-        except json.JSONDecodeError as exc:
-            raise ProviderError(f"{_PROVIDER} sent a stream event that is not JSON ({exc.msg}).") from None
-
-    def _error(self, exc: openai.APIError) -> ProviderError:
-        key = self._client.api_key if self._client is not None else None
-        match exc:
-            case openai.APITimeoutError():
-                timeout = getattr(self._client, "timeout", self._timeout)
-                seconds = getattr(timeout, "read", timeout)
-                text = f"{_PROVIDER} did not answer within {seconds} s (timeout): try again, or raise timeout=."
-            case openai.APIConnectionError():
-                cause = exc.__cause__
-                detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-                base = self._client.base_url if self._client is not None else "?"
-                text = f"Could not connect to {_PROVIDER} at {base}{detail}; check the network and base_url."
-            case openai.APIStatusError():
-                text = describe_status(_PROVIDER, exc.status_code, _detail(exc), key_hint=_KEY_HINT)
-            case _:  # an error the API reported inside the stream
-                text = _in_band_error(exc.code or exc.type, _detail(exc))
-        return ProviderError(redact(text, key))  # redact also covers the masked forms OpenAI echoes
-
-
-def _tool_choice(request: ChatRequest) -> Any:
-    choice = request.options.tool_choice
-    if choice.mode == "tool":
-        return {"type": "function", "name": choice.tool_name}
-    return choice.mode
-
-
-def _detail(exc: openai.APIError) -> str:
-    """The provider's own message in an SDK error (its body's ``message``), or the SDK's."""
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return exc.message
+# --- error mapping ----------------------------------------------------------------------------------------------------
+# The OpenAI SDK's errors become ProviderErrors in ``_openai_errors``, shared with the Chat Completions transport.

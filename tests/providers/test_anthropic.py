@@ -36,7 +36,7 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, ProviderError
-from ai_widgets.transports._anthropic import _SSEDecoder, _StreamParser, anthropic_messages
+from ai_widgets.transports._anthropic import _SSEDecoder, _StreamParser
 from tests.helpers import wait_for
 from tests.providers.anthropic_emulator import (
     FAKE_KEY,
@@ -50,6 +50,7 @@ from tests.providers.anthropic_emulator import (
     sse,
     tool_results,
 )
+from tests.providers.histories import finished_call
 from tests.providers.loopback import Response, loopback
 
 FIXTURES = [
@@ -96,7 +97,9 @@ def check_events(events: list[Any], want: dict[str, Any]) -> None:
                 run.append(content[position])
                 position += 1
             assert "".join(e.text for e in run) == block["thinking"]
-            assert [e.signature for e in run if e.signature is not None] == [block["signature"]]
+            assert [(e.provider, e.provider_data) for e in run if e.provider_data is not None] == [
+                ("anthropic", {"signature": block["signature"]})
+            ]
         elif kind in ("tool_use", "server_tool_use"):
             started = content[position]
             assert started == ToolCallStarted(block["id"], block["name"], provider_executed=kind == "server_tool_use")
@@ -116,7 +119,9 @@ def check_events(events: list[Any], want: dict[str, Any]) -> None:
             assert isinstance(result, ProviderToolResult)
             assert result.tool_call_id == block["raw"]["tool_use_id"]
             assert result.outcome.ok
-            assert result.outcome.value == block["raw"]
+            # The block goes back to the API from the provider data; the outcome is its content, for people.
+            assert (result.provider, result.provider_data) == ("anthropic", {"result_block": block["raw"]})
+            assert result.outcome.value == block["raw"]["content"]
             position += 1
     assert position == len(content)
 
@@ -135,7 +140,8 @@ def check_message(reply: Message, want: dict[str, Any]) -> None:
                 assert part.text == block["text"]
             case "thinking":
                 assert isinstance(part, ReasoningPart)
-                assert (part.text, part.signature) == (block["thinking"], block["signature"])
+                assert (part.text, part.provider) == (block["thinking"], "anthropic")
+                assert part.provider_data == {"signature": block["signature"]}
             case "tool_use" | "server_tool_use":
                 assert isinstance(part, ToolCallPart)
                 assert (part.tool_call_id, part.tool_name) == (block["id"], block["name"])
@@ -145,7 +151,8 @@ def check_message(reply: Message, want: dict[str, Any]) -> None:
                     assert part.provider_executed
                     assert part.state is ToolCallState.COMPLETED
                     assert part.outcome is not None
-                    assert part.outcome.value == results[block["id"]]
+                    assert part.outcome.value == results[block["id"]]["content"]
+                    assert (part.provider, part.provider_data) == ("anthropic", {"result_block": results[block["id"]]})
                 else:
                     assert not part.provider_executed
                     assert part.state is ToolCallState.PENDING  # execute_tools=False: left to the caller
@@ -270,6 +277,10 @@ def lookup(query: str) -> str:
     return "found"
 
 
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    return AnthropicTransport("claude-x", client=MockAPI().client()).request_messages(messages)
+
+
 def body_for(
     messages: list[Message], options: RequestOptions | None = None, tools: Any = (lookup,), **kwargs: Any
 ) -> dict[str, Any]:
@@ -279,9 +290,7 @@ def body_for(
 
 
 def call(call_id: str, state: ToolCallState, outcome: ToolOutcome, name: str = "lookup") -> ToolCallPart:
-    part = ToolCallPart(call_id, name, '{"query": "x"}', state=ToolCallState.PENDING)
-    part.finish(state, outcome)
-    return part
+    return finished_call(call_id, name, '{"query": "x"}', state, outcome)
 
 
 def test_request_fields() -> None:
@@ -291,6 +300,7 @@ def test_request_fields() -> None:
         "model": "claude-x",
         "max_tokens": 99,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        "stream": True,
         "system": "Be brief.",
         "tools": [
             {
@@ -378,7 +388,7 @@ def test_a_reply_of_several_rounds_is_split_at_each_round() -> None:
     reply = Message(
         Role.ASSISTANT,
         [
-            ReasoningPart("plan", "sig-1"),
+            ReasoningPart("plan", provider="anthropic", provider_data={"signature": "sig-1"}),
             TextPart("First."),
             call("c1", ToolCallState.COMPLETED, ToolOutcome.success("a")),
             call("c2", ToolCallState.COMPLETED, ToolOutcome.success("b")),
@@ -430,19 +440,20 @@ def test_redacted_and_consecutive_thinking_blocks_keep_every_block() -> None:
         {"type": "content_block_stop", "index": 2},
     ]
     out = parse(events)
-    signatures = [e.signature for e in out if isinstance(e, ReasoningDelta) and e.signature is not None]
-    assert signatures[0] == "s1"  # one thinking block: the signature as it came
+    data = [e.provider_data for e in out if isinstance(e, ReasoningDelta) and e.provider_data is not None]
+    assert all(e.provider == "anthropic" for e in out if isinstance(e, ReasoningDelta) and e.provider_data)
+    assert data[0] == {"signature": "s1"}  # one thinking block: the signature as it came
     blocks = [
         {"type": "thinking", "thinking": "one", "signature": "s1"},
         redacted,
         {"type": "thinking", "thinking": "two", "signature": "s2"},
     ]
-    assert json.loads(signatures[-1]) == blocks
+    assert data[-1] == {"blocks": blocks}
     # The session joins the three into one part; it goes back as the three blocks.
-    part = ReasoningPart("onetwo", signatures[-1])
+    part = ReasoningPart("onetwo", provider="anthropic", provider_data=data[-1])
     assert anthropic_messages([Message.user("q"), Message(Role.ASSISTANT, [part])])[1]["content"] == blocks
     only_redacted = parse([{"type": "content_block_start", "index": 0, "content_block": redacted}])
-    assert only_redacted == [ReasoningDelta("", signature=json.dumps([redacted], separators=(",", ":")))]
+    assert only_redacted == [ReasoningDelta("", provider="anthropic", provider_data={"blocks": [redacted]})]
 
 
 @pytest.mark.parametrize(
@@ -483,20 +494,63 @@ def test_web_search_results_become_the_calls_outcome_with_citations() -> None:
     }
     search = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "q"}}
     out = parse(reply_events([search, block, {**search, "id": "srv_2"}, failed, {"type": "text", "text": "ok"}]))
-    outcomes = {e.tool_call_id: e.outcome for e in out if isinstance(e, ProviderToolResult)}
+    results_events = {e.tool_call_id: e for e in out if isinstance(e, ProviderToolResult)}
+    outcomes = {call_id: e.outcome for call_id, e in results_events.items()}
     assert outcomes["srv_1"].ok
-    assert outcomes["srv_1"].value == block
+    # For people: the results without their encrypted content; the block as it came is the provider data.
+    assert outcomes["srv_1"].value == [
+        {"type": "web_search_result", "url": "https://a.example", "title": "A"},
+        {"type": "web_search_result", "url": "https://b.example", "title": "B"},
+    ]
+    assert results_events["srv_1"].provider_data == {"result_block": block}
     assert [(c.url, c.title) for c in outcomes["srv_1"].citations] == [
         ("https://a.example", "A"),
         ("https://b.example", "B"),
     ]
     assert not outcomes["srv_2"].ok
     assert "max_uses_exceeded" in (outcomes["srv_2"].message or "")
-    assert outcomes["srv_2"].value == failed  # kept, to go back as it came
-    part = ToolCallPart("srv_2", "web_search", '{"query": "q"}', provider_executed=True)
+    assert results_events["srv_2"].provider_data == {"result_block": failed}  # kept, to go back as it came
+    part = ToolCallPart(
+        "srv_2", "web_search", '{"query": "q"}', provider_executed=True, provider="anthropic", provider_data=None
+    )
+    part.provider_data = results_events["srv_2"].provider_data
     part.finish(ToolCallState.FAILED, outcomes["srv_2"])
     content = anthropic_messages([Message.user("q"), Message(Role.ASSISTANT, [part])])[1]["content"]
     assert content == [{**search, "id": "srv_2"}, failed]
+
+
+async def test_pause_turn_with_a_server_call_but_no_result() -> None:
+    ran: list[str] = []
+
+    @tool(name="web_search")
+    def local_web_search(query: str) -> str:
+        """A local tool that happens to share the server tool's name."""
+        ran.append(query)
+        return "local"
+
+    search = {"type": "server_tool_use", "id": "srvtoolu_paused", "name": "web_search", "input": {"query": "q"}}
+    paused = reply_events([{"type": "text", "text": "Searching."}, search], stop_reason="pause_turn")
+    events = parse(paused)
+    assert ToolCallStarted("srvtoolu_paused", "web_search", provider_executed=True) in events
+    assert not any(isinstance(e, ProviderToolResult) for e in events)
+    assert events[-1] == ResponseCompleted(FinishReason.STOP)
+
+    api = MockAPI(sse(paused), sse(reply_events([{"type": "text", "text": "Found it."}])))
+    session = ChatSession(api.transport(), tools=[local_web_search])
+    reply = await session.send("Search for q")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    (call,) = reply.tool_calls
+    assert call.provider_executed
+    assert call.state.terminal
+    assert ran == []  # a provider-run call never runs locally, result or not
+    assert len(api.bodies) == 1
+    await session.send("Go on.")
+    # The API rejects a server_tool_use without its result block: the call is left out, the text goes back.
+    assert api.bodies[1]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Search for q"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Searching."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Go on."}]},
+    ]
 
 
 def test_unknown_events_and_blocks_are_ignored() -> None:
@@ -648,20 +702,46 @@ async def test_a_read_timeout_mid_stream() -> None:
     assert "stopped sending the reply" in reply.error
 
 
-async def test_a_missing_key_says_which(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+@pytest.fixture
+def no_anthropic_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
-    transport = AnthropicTransport("claude-x", base_url="http://127.0.0.1:9", max_retries=0)
+
+
+@pytest.mark.usefixtures("no_anthropic_credentials")
+def test_a_missing_key_is_a_clear_error_at_construction() -> None:
+    with pytest.raises(ProviderError, match=r"^No API key for Anthropic: set ANTHROPIC_API_KEY, or pass api_key= or"):
+        AnthropicTransport("claude-x")
+
+
+@pytest.mark.usefixtures("no_anthropic_credentials")
+async def test_a_server_given_by_base_url_needs_no_key() -> None:
+    emulator = Emulator(lambda body: reply_events([{"type": "text", "text": "Local."}]))
+    with loopback(emulator) as server:
+        reply = await ChatSession(AnthropicTransport("claude-x", base_url=server.url)).send("hi")
+        assert reply.text == "Local."
+        auth = server.requests[0].headers.get("x-api-key") or server.requests[0].headers.get("authorization")
+    assert auth is not None
+    assert "not-needed" in auth  # a placeholder: a remote server answers 401, naming ANTHROPIC_API_KEY
+
+
+async def test_a_client_without_credentials_says_which_key(no_anthropic_credentials: None) -> None:
+    import anthropic
+
+    transport = AnthropicTransport("claude-x", client=anthropic.AsyncAnthropic(base_url="http://127.0.0.1:9"))
     reply = await ChatSession(transport).send("hi")
     assert reply.error is not None
     assert "needs an API key: set ANTHROPIC_API_KEY or api_key=" in reply.error
 
 
-def test_client_and_connection_arguments_exclude_each_other() -> None:
-    with pytest.raises(ValueError, match="client="):
-        AnthropicTransport("claude-x", client=MockAPI().client(), api_key=FAKE_KEY)
+@pytest.mark.parametrize("connection", [{"api_key": FAKE_KEY}, {"base_url": "http://127.0.0.1:9"}])
+def test_client_and_connection_arguments_exclude_each_other(connection: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match=r"pass either client= or .*, not both"):
+        AnthropicTransport("claude-x", client=MockAPI().client(), **connection)
+    with pytest.raises(ValueError, match="model"):
+        AnthropicTransport("", api_key=FAKE_KEY)
     assert FAKE_KEY not in repr(AnthropicTransport("claude-x", api_key=FAKE_KEY))
 
 

@@ -41,6 +41,7 @@ from ai_widgets.events import (
 from ai_widgets.messages import MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart, dump_messages
 from ai_widgets.transports import ChatRequest, OpenAIChatTransport, ProviderError
 from tests.helpers import wait_for
+from tests.providers.histories import finish
 from tests.providers.loopback import Handler, Request, Response, Server, loopback
 from tests.providers.openai_chat_emulator import (
     FAKE_KEY,
@@ -332,15 +333,14 @@ async def test_extra_is_merged_into_the_body_last_and_usage_can_be_off() -> None
 
 
 def finished(part: ToolCallPart, state: ToolCallState, outcome: ToolOutcome) -> ToolCallPart:
-    part.finish(state, outcome)
-    return part
+    return finish(part, state, outcome)
 
 
 async def test_history_maps_every_call_with_its_result_in_order() -> None:
     first = Message(
         Role.ASSISTANT,
         [
-            ReasoningPart("let me look", signature="sig"),
+            ReasoningPart("let me look", provider="anthropic", provider_data={"signature": "sig"}),
             TextPart("Looking"),
             TextPart(" it up."),
             finished(
@@ -410,6 +410,7 @@ async def test_history_maps_every_call_with_its_result_in_order() -> None:
     ]
     assert "now answer" not in json.dumps(body)
     assert "let me look" not in json.dumps(body)
+    assert "sig" not in json.dumps(body)
 
 
 async def test_empty_assistant_message_is_skipped() -> None:
@@ -692,7 +693,7 @@ async def test_a_stream_that_breaks_off_ends_the_message_in_error() -> None:
     assert reply.status is MessageStatus.ERROR
     assert reply.error == "The model's response broke off before it was complete."
     assert reply.text == "Hello there, this is long"
-    assert [c.state for c in reply.tool_calls] == [ToolCallState.CANCELLED]  # started, never run
+    assert [c.state for c in reply.tool_calls] == [ToolCallState.SKIPPED]  # started, never run: nobody stopped it
     # The session stays usable.
     session.transport = OpenAIChatTransport("m", client=mock_client(b"".join(sse_reply(text="fine")))[0])
     assert (await session.send("again")).text == "fine"
@@ -961,6 +962,17 @@ def test_known_hosts_use_their_own_key_never_openais(monkeypatch: pytest.MonkeyP
     # ... but OPENAI_BASE_URL with OPENAI_API_KEY is the SDK's convention: both were set on purpose.
     monkeypatch.setenv("OPENAI_BASE_URL", "http://gpu-box:8000/v1")
     assert OpenAIChatTransport("m").client.api_key == FAKE_KEY
+
+
+@pytest.mark.parametrize(
+    "connection", [{"api_key": FAKE_KEY}, {"base_url": "http://127.0.0.1:9/v1"}, {"organization": "org-x"}]
+)
+def test_client_and_connection_arguments_exclude_each_other(connection: dict[str, str]) -> None:
+    client, _ = mock_client(b"")
+    with pytest.raises(ValueError, match=r"pass either client= or .*, not both"):
+        OpenAIChatTransport("gpt-4o", client=client, **connection)
+    with pytest.raises(ValueError, match="model"):
+        OpenAIChatTransport("", api_key=FAKE_KEY)
 
 
 def test_exported_lazily_from_transports() -> None:

@@ -39,6 +39,7 @@ from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import ChatRequest, OpenAIResponsesTransport, ProviderError
 from tests.helpers import wait_for
 from tests.providers import responses_wire as wire
+from tests.providers.histories import finish
 from tests.providers.loopback import Request, Response, loopback
 
 REASONING_FIXTURE = "openai_responses_reasoning_text_function_call"
@@ -104,7 +105,8 @@ async def test_reasoning_text_function_call_events(chunk_size: int | None) -> No
     reasoning = events[1]
     assert reasoning.text == ""
     item = recorded_reasoning_item()
-    assert json.loads(reasoning.signature) == {"id": item["id"], "encrypted_content": item["encrypted_content"]}
+    assert reasoning.provider == "openai"
+    assert reasoning.provider_data == {"items": [{"id": item["id"], "encrypted_content": item["encrypted_content"]}]}
     assert "".join(e.text for e in texts) == want["messages"][0]["text"]
     assert events[2 + len(texts)] == ToolCallStarted(call["call_id"], call["name"])
     assert {e.tool_call_id for e in deltas} == {call["call_id"]}
@@ -132,7 +134,8 @@ async def test_reasoning_text_function_call_message(chunk_size: int | None) -> N
     assert isinstance(reasoning, ReasoningPart)
     assert reasoning.text == ""
     item = recorded_reasoning_item()
-    assert json.loads(reasoning.signature or "") == {"id": item["id"], "encrypted_content": item["encrypted_content"]}
+    assert reasoning.provider == "openai"
+    assert reasoning.provider_data == {"items": [{"id": item["id"], "encrypted_content": item["encrypted_content"]}]}
     assert isinstance(text, TextPart)
     assert text.text == want["messages"][0]["text"]
     expected_call = want["function_calls"][0]
@@ -277,18 +280,16 @@ async def test_reasoning_summary_refusal_and_usage_details() -> None:
     )
     transport, _ = transport_for(body)
     events = await collect(transport)
-    assert events[1:7] == [
+    first = {"id": "rs_1", "encrypted_content": "ENC1"}
+    both = {"items": [first, {"id": "rs_2", "encrypted_content": "ENC2"}]}
+    assert events[1:8] == [
         ReasoningDelta("First thought."),
         ReasoningDelta("\n\n"),
         ReasoningDelta("Second thought."),
-        ReasoningDelta("", signature='{"id":"rs_1","encrypted_content":"ENC1"}'),
+        ReasoningDelta("", provider="openai", provider_data={"items": [first]}),
         ReasoningDelta("\n\n"),
         ReasoningDelta("Third."),
-    ]
-    signature = events[7].signature
-    assert json.loads(signature) == [
-        {"id": "rs_1", "encrypted_content": "ENC1"},
-        {"id": "rs_2", "encrypted_content": "ENC2"},
+        ReasoningDelta("", provider="openai", provider_data=both),  # replaces the part's: both items
     ]
     assert events[8:] == [
         TextDelta("I can't "),
@@ -297,8 +298,8 @@ async def test_reasoning_summary_refusal_and_usage_details() -> None:
         ResponseCompleted(FinishReason.STOP),
     ]
     # Consecutive reasoning items share one part; both go back, the text with the first.
-    part = ReasoningPart("First thought.\n\nSecond thought.\n\nThird.", signature)
-    assert transport.input_items([Message(Role.ASSISTANT, [part])]) == [
+    part = ReasoningPart("First thought.\n\nSecond thought.\n\nThird.", provider="openai", provider_data=both)
+    assert transport.request_messages([Message(Role.ASSISTANT, [part])]) == [
         {
             "type": "reasoning",
             "id": "rs_1",
@@ -346,13 +347,14 @@ async def test_provider_run_web_search() -> None:
     body = wire.encode([wire.created(), *web_search_events(), *wire.message(["Sunny."], 1), wire.completed()])
     transport, api = transport_for(body, text_reply("Still sunny."), builtin_tools=[{"type": "web_search"}])
     events = await collect(transport)
-    assert events[1:5] == [
+    # The query comes only with the item's end: until then the call's arguments are open, so no progress shows
+    # (a running call's arguments are fixed); they arrive whole, just before the result.
+    assert events[1:4] == [
         ToolCallStarted("ws_1", "web_search", None, provider_executed=True),
-        ToolProgressUpdate("ws_1", message="searching…"),
-        ToolProgressUpdate("ws_1", message="searching…"),
         ToolCallDelta("ws_1", '{"type": "search", "query": "weather Lisbon"}'),
+        ToolCallArgumentsDone("ws_1"),
     ]
-    result = events[5]
+    result = events[4]
     assert isinstance(result, ProviderToolResult)
     assert result.tool_call_id == "ws_1"
     assert result.outcome.ok
@@ -395,6 +397,7 @@ async def test_other_provider_run_tools_mcp_and_a_failed_search() -> None:
                 "output_index": 0,
             },
             {"type": "response.output_item.added", "item": search, "output_index": 1},
+            {"type": "response.file_search_call.searching", "item_id": "fs_1", "output_index": 1},
             {"type": "response.output_item.done", "item": {**search, "status": "failed"}, "output_index": 1},
             wire.completed(),
         ]
@@ -403,13 +406,17 @@ async def test_other_provider_run_tools_mcp_and_a_failed_search() -> None:
     events = await collect(transport)
     assert events[1:4] == [
         ToolCallStarted("mcp_1", "lookup", None, provider_executed=True),
-        ToolProgressUpdate("mcp_1", message="calling the MCP server…"),
         ToolCallDelta("mcp_1", '{"q": "x"}'),
+        ToolCallArgumentsDone("mcp_1"),
     ]
     assert events[4] == ProviderToolResult("mcp_1", ToolOutcome.success("found"))
-    assert events[5] == ToolCallStarted("fs_1", "file_search", '{"queries": ["q"]}', provider_executed=True)
-    assert isinstance(events[6], ProviderToolResult)
-    assert not events[6].outcome.ok
+    # Arguments known from the start: the call starts complete, and its progress shows.
+    assert events[5:7] == [
+        ToolCallStarted("fs_1", "file_search", '{"queries": ["q"]}', provider_executed=True),
+        ToolProgressUpdate("fs_1", message="searching files…"),
+    ]
+    assert isinstance(events[7], ProviderToolResult)
+    assert not events[7].outcome.ok
     assert events[-1] == ResponseCompleted(FinishReason.STOP)
 
 
@@ -557,9 +564,7 @@ async def test_follow_up_request_sends_reasoning_text_call_and_result_in_order()
 
 
 def finished_call(call_id: str, state: ToolCallState, outcome: ToolOutcome, arguments: str = "{}") -> ToolCallPart:
-    part = ToolCallPart(call_id, "do_it", arguments)
-    part.finish(state, outcome)
-    return part
+    return finish(ToolCallPart(call_id, "do_it", arguments), state, outcome)
 
 
 def test_every_call_gets_its_result_including_failed_declined_and_cancelled() -> None:
@@ -569,7 +574,9 @@ def test_every_call_gets_its_result_including_failed_declined_and_cancelled() ->
     reply = Message(
         Role.ASSISTANT,
         [
-            ReasoningPart("from another provider", "EqsDCpQBCBAYAipA"),  # not ours: left out
+            ReasoningPart(  # another provider's: left out
+                "from another provider", provider="anthropic", provider_data={"signature": "EqsDCpQBCBAYAipA"}
+            ),
             provider_call,  # the API's own item: left out
             finished_call("c1", ToolCallState.COMPLETED, ToolOutcome.success({"ok": True}), '{"a": 1}'),
             finished_call("c2", ToolCallState.FAILED, ToolOutcome.failure("Bad input."), "{not json"),
@@ -577,7 +584,7 @@ def test_every_call_gets_its_result_including_failed_declined_and_cancelled() ->
             finished_call("c4", ToolCallState.CANCELLED, ToolOutcome.failure("Stopped before it ran.")),
         ],
     )
-    items = transport.input_items([Message.user("go"), Message(Role.ASSISTANT), reply])
+    items = transport.request_messages([Message.user("go"), Message(Role.ASSISTANT), reply])
     assert items == [
         {"role": "user", "content": "go"},
         {"type": "function_call", "call_id": "c1", "name": "do_it", "arguments": '{"a": 1}'},
@@ -592,11 +599,11 @@ def test_every_call_gets_its_result_including_failed_declined_and_cancelled() ->
 
 
 def test_reasoning_without_encrypted_content_goes_back_only_when_stored() -> None:
-    part = ReasoningPart("Thinking.", json.dumps({"id": "rs_9"}))
+    part = ReasoningPart("Thinking.", provider="openai", provider_data={"items": [{"id": "rs_9"}]})
     messages = [Message(Role.ASSISTANT, [part])]
-    assert OpenAIResponsesTransport("o3", api_key=wire.FAKE_KEY).input_items(messages) == []
+    assert OpenAIResponsesTransport("o3", api_key=wire.FAKE_KEY).request_messages(messages) == []
     stored = OpenAIResponsesTransport("o3", api_key=wire.FAKE_KEY, store=True)
-    assert stored.input_items(messages) == [
+    assert stored.request_messages(messages) == [
         {"type": "reasoning", "id": "rs_9", "summary": [{"type": "summary_text", "text": "Thinking."}]}
     ]
 
@@ -743,15 +750,21 @@ async def test_key_from_the_environment_never_shows(monkeypatch: pytest.MonkeyPa
     assert wire.FAKE_KEY not in (reply.error or "") + dump_messages(session.messages) + repr(vars(transport))
 
 
-async def test_missing_key_is_a_clear_error_on_the_first_request(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_is_a_clear_error_at_construction(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    session = ChatSession(OpenAIResponsesTransport("gpt-4o"))
-    reply = await session.send("hi")
-    assert reply.status is MessageStatus.ERROR
-    assert (
-        reply.error
-        == "The model request failed: ProviderError: OpenAI needs an API key: set OPENAI_API_KEY or pass api_key=."
-    )
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ProviderError, match=r"^No API key for OpenAI: set OPENAI_API_KEY, or pass api_key= or client="):
+        OpenAIResponsesTransport("gpt-4o")
+
+
+async def test_a_server_given_by_base_url_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with loopback(
+        wire.emulator(lambda body: [wire.created(), *wire.message(["Local."], 0), wire.completed()])
+    ) as server:
+        reply = await ChatSession(OpenAIResponsesTransport("gpt-oss", base_url=server.url + "/v1")).send("hi")
+        assert reply.text == "Local."
+        assert server.requests[0].headers["authorization"] == "Bearer not-needed"
 
 
 async def test_timeout_mid_stream() -> None:
@@ -769,10 +782,7 @@ async def test_timeout_mid_stream() -> None:
         )
         reply = await ChatSession(transport).send("hi")
     assert reply.status is MessageStatus.ERROR
-    assert (
-        reply.error
-        == "The model request failed: ProviderError: OpenAI did not answer within 0.3 s (timeout): try again, or raise timeout=."
-    )
+    assert reply.error == "The model request failed: ProviderError: OpenAI did not answer in time (timeout 0.3 s)."
 
 
 async def test_connection_refused() -> None:
@@ -781,7 +791,7 @@ async def test_connection_refused() -> None:
     transport = OpenAIResponsesTransport("gpt-4o", base_url=url + "/v1", api_key=wire.FAKE_KEY, max_retries=0)
     reply = await ChatSession(transport).send("hi")
     assert reply.status is MessageStatus.ERROR
-    assert f"Could not connect to OpenAI at {url}/v1/" in (reply.error or "")
+    assert f"Could not reach OpenAI at {url}/v1, even after retries" in (reply.error or "")
 
 
 # --- construction -------------------------------------------------------------------------------------------------
@@ -791,8 +801,9 @@ def test_exported_lazily_and_constructor_checks() -> None:
     import ai_widgets.transports as transports
 
     assert transports.OpenAIResponsesTransport is OpenAIResponsesTransport
-    with pytest.raises(ValueError, match="not both"):
-        OpenAIResponsesTransport("gpt-4o", client=wire.MockAPI().client(), api_key=wire.FAKE_KEY)
+    for connection in ({"api_key": wire.FAKE_KEY}, {"base_url": "http://127.0.0.1:9/v1"}):
+        with pytest.raises(ValueError, match=r"pass either client= or .*, not both"):
+            OpenAIResponsesTransport("gpt-4o", client=wire.MockAPI().client(), **connection)
     with pytest.raises(ValueError, match="model"):
         OpenAIResponsesTransport("")
     assert wire.FAKE_KEY not in repr(OpenAIResponsesTransport("gpt-4o", api_key=wire.FAKE_KEY))
