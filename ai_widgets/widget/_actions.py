@@ -1,16 +1,26 @@
-"""Front-end actions: the messages a view sends to the kernel, validated before anything happens."""
+"""Front-end actions: the messages a view sends to the kernel, validated before anything happens.
+
+A refused message gets an error back that names what was wrong; every value it echoes is clipped, so a huge or
+deeply nested field never makes a huge reply.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias
+import reprlib
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ai_widgets._safe import safe_text
 from ai_widgets.approval import ApprovalDecision
 
-__all__ = ["Action", "ActionError", "parse_action"]
+__all__ = ["Action", "ActionError", "clip", "parse_action"]
 
 MAX_MESSAGE_CHARS = 200_000
+#: The longest echo of a front-end value in an error, and the longest error sent back.
+MAX_ECHO_CHARS = 80
+MAX_ERROR_CHARS = 1_000
+_MAX_PROBLEMS = 5
 
 
 class _Action(BaseModel):
@@ -37,11 +47,20 @@ class StopAction(_Action):
 
 
 class ApproveAction(_Action):
-    """The person decides on a call that waits."""
+    """The person decides on a call that waits; with ``arguments``, they edited the arguments before allowing."""
 
     type: Literal["approve"]
     tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
     decision: ApprovalDecision
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+    arguments: dict[str, Any] | None = None
+
+
+class CancelAction(_Action):
+    """The person cancels one call, waiting for approval or running."""
+
+    type: Literal["cancel"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
     reason: Annotated[str, Field(max_length=2000)] | None = None
 
 
@@ -58,32 +77,73 @@ class ContinueAction(_Action):
     type: Literal["continue"]
 
 
+_ACTIONS = (SyncAction, SendAction, StopAction, ApproveAction, CancelAction, RevokeAction, ContinueAction)
+_TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in _ACTIONS)
+
 Action: TypeAlias = Annotated[
-    SyncAction | SendAction | StopAction | ApproveAction | RevokeAction | ContinueAction,
+    SyncAction | SendAction | StopAction | ApproveAction | CancelAction | RevokeAction | ContinueAction,
     Field(discriminator="type"),
 ]
 
 _ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 2
+_REPR.maxstring = MAX_ECHO_CHARS
+_REPR.maxother = MAX_ECHO_CHARS
+_REPR.maxlong = MAX_ECHO_CHARS
+for _name in ("maxdict", "maxlist", "maxtuple", "maxset", "maxfrozenset", "maxdeque", "maxarray"):
+    setattr(_REPR, _name, 3)
 
 
 class ActionError(ValueError):
     """A front-end message that is not a valid action."""
 
 
+def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (with an ellipsis) and made UTF-8-safe."""
+    text = safe_text(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _echo(value: Any) -> str:
+    """A short, bounded repr of a value from the front end (never raises, whatever its size or depth)."""
+    if isinstance(value, str):
+        return repr(clip(value))
+    try:
+        shown = _REPR.repr(value)
+    except Exception:
+        shown = f"<{type(value).__name__}>"
+    return clip(shown)
+
+
+def _problems(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    shown = [
+        f"{clip('.'.join(str(p) for p in error['loc']) or 'message')}: {clip(error['msg'], 200)}"
+        for error in errors[:_MAX_PROBLEMS]
+    ]
+    if len(errors) > _MAX_PROBLEMS:
+        shown.append(f"and {len(errors) - _MAX_PROBLEMS} more")
+    return "; ".join(shown)
+
+
 def parse_action(content: Any) -> Action:
     """Validates a message from the front end.
 
     Raises:
-        ActionError: It is not one of the actions, or its fields are wrong; the message says which.
+        ActionError: It is not one of the actions, or its fields are wrong; the message says which, in at most
+            :data:`MAX_ERROR_CHARS` characters.
     """
     if not isinstance(content, dict):
         raise ActionError(f"a front-end message must be an object, not {type(content).__name__}")
+    kind = content.get("type")
+    if not isinstance(kind, str) or kind not in _TYPES:
+        expected = ", ".join(repr(t) for t in _TYPES)
+        raise ActionError(f"unknown front-end message type {_echo(kind)}: expected one of {expected}")
     try:
         return _ADAPTER.validate_python(content)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or 'message'}: {error['msg']}"
-            for error in exc.errors(include_url=False)
-        )
-        kind = content.get("type")
-        raise ActionError(f"invalid {kind!r} message from the front end: {problems}") from None
+        raise ActionError(
+            clip(f"invalid {kind!r} message from the front end: {_problems(exc)}", MAX_ERROR_CHARS)
+        ) from None

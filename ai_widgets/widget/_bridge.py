@@ -26,7 +26,14 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
-from ai_widgets.widget._serialize import call_fields, json_safe, message_dict, message_fields, part_dict
+from ai_widgets.widget._serialize import (
+    argument_ops,
+    call_fields,
+    json_safe,
+    message_dict,
+    message_fields,
+    part_dict,
+)
 
 __all__ = ["PatchStream", "SessionBridge"]
 
@@ -168,8 +175,8 @@ class SessionBridge:
             case TextAppended(message=message, index=index, text=text):
                 push(["text", message.id, index, json_safe(text)])
             case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
-                if patches:
-                    ops = [[p.op, list(p.path), json_safe(p.value)] for p in patches]
+                ops = argument_ops(patches)
+                if ops:
                     push(["args", message.id, part.tool_call_id, ops])
             case ToolCallUpdated(message=message, part=part):
                 push(["call", message.id, part.tool_call_id, call_fields(part)])

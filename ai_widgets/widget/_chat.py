@@ -22,13 +22,16 @@ from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._actions import (
+    MAX_ERROR_CHARS,
     ActionError,
     ApproveAction,
+    CancelAction,
     ContinueAction,
     RevokeAction,
     SendAction,
     StopAction,
     SyncAction,
+    clip,
     parse_action,
 )
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
@@ -188,7 +191,7 @@ class ChatWidget(anywidget.AnyWidget):
 
     def _send_error(self, message: str) -> None:
         self._patches.flush()
-        self._send_custom({"type": "error", "message": message})
+        self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
 
     def _message_finished(self, message: Message, index: int) -> None:
         model = _MessageModel(message=message_dict(message, index), previous=self.last_message)
@@ -246,11 +249,16 @@ class ChatWidget(anywidget.AnyWidget):
                 self._start_in_background(self.session.resume)
             case StopAction():
                 self.session.stop()
-            case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason):
+            case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
                 try:
-                    self.session.approve(call_id, decision, reason)
+                    self.session.approve(call_id, decision, reason, arguments=arguments)
                 except ApprovalError as exc:
                     self._send_error(f"Approval refused: {exc}")
+            case CancelAction(tool_call_id=call_id, reason=reason):
+                try:
+                    self.session.cancel(call_id, reason)
+                except ApprovalError as exc:
+                    self._send_error(f"Cancel refused: {exc}")
             case RevokeAction(tool_name=name):
                 policy = self.session.approval_policy
                 if not isinstance(policy, DefaultApprovalPolicy):
@@ -325,9 +333,12 @@ class ChatWidget(anywidget.AnyWidget):
             SessionBusyError: A turn is already running.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
         """
+        return await self._await_turn(lambda: self.session.send(text))
+
+    async def _await_turn(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        task = asyncio.ensure_future(self.session.send(text))
+        task = asyncio.ensure_future(start())
         try:
             return await await_with_comms(task)
         except BaseException:
@@ -345,9 +356,12 @@ class ChatWidget(anywidget.AnyWidget):
             SessionBusyError: A turn is already running.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
         """
+        return self._wait_turn(lambda: self.session.send(text))
+
+    def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        future = asyncio.run_coroutine_threadsafe(self.session.send(text), _private_loop.get())
+        future = asyncio.run_coroutine_threadsafe(start(), _private_loop.get())
         try:
             return wait_with_comms(future)
         except BaseException:

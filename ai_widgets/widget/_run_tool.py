@@ -3,35 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, ToolCallArgumentsDone, ToolCallStarted
-from ai_widgets.messages import FinishReason, Message
+from ai_widgets.messages import Message
 from ai_widgets.options import SessionOptions
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool, ToolOutcome, tool
-from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports import EchoTransport
 
 __all__ = ["arun_tool", "run_tool"]
-
-
-class _OneCall:
-    """A transport that makes one call of one tool, then stops without a word."""
-
-    def __init__(self, tool_name: str, arguments: str) -> None:
-        self._tool_name = tool_name
-        self._arguments = arguments
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        yield ResponseStarted()
-        if request.tool_results():
-            yield ResponseCompleted(FinishReason.STOP)
-            return
-        yield ToolCallStarted("run_tool_call", self._tool_name, self._arguments)
-        yield ToolCallArgumentsDone("run_tool_call")
-        yield ResponseCompleted(FinishReason.TOOL_CALLS)
 
 
 def _prepare(
@@ -45,11 +27,11 @@ def _prepare(
 
     chosen = target if isinstance(target, Tool) else tool(target)
     try:
-        text = json.dumps(arguments, ensure_ascii=False, default=str)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"run_tool needs JSON-compatible arguments: {exc}") from exc
+        json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"run_tool needs JSON arguments: {exc}") from None
     session = ChatSession(
-        _OneCall(chosen.name, text),
+        EchoTransport(),  # never asked: the call is the person's, run by the session's tool round
         tools=[chosen],
         approval_policy=approval_policy,
         options=SessionOptions(max_iterations=1, max_consecutive_errors=1, tool_timeout=timeout),
@@ -96,7 +78,8 @@ def run_tool(
     """
     session, widget = _prepare(target, arguments, approval_policy, context, timeout)
     _show(widget)
-    return _outcome(widget.ask_sync(f"run {session.tools.names()[0]}"))
+    name = session.tools.names()[0]
+    return _outcome(widget._wait_turn(lambda: session.run_call(name, arguments)))
 
 
 async def arun_tool(
@@ -111,4 +94,5 @@ async def arun_tool(
     """Like :func:`run_tool`, awaited (``outcome = await arun_tool(tool, city="Lisbon")``)."""
     session, widget = _prepare(target, arguments, approval_policy, context, timeout)
     _show(widget)
-    return _outcome(await widget.ask(f"run {session.tools.names()[0]}"))
+    name = session.tools.names()[0]
+    return _outcome(await widget._await_turn(lambda: session.run_call(name, arguments)))

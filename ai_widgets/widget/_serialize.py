@@ -1,63 +1,198 @@
-"""Messages as the front end shows them (docs/protocol.md, "Message shape")."""
+"""Messages as the front end shows them (docs/protocol.md, "Message shape").
+
+Everything the widget sends goes through :func:`json_safe`, which never raises: whatever a session holds (a value
+from an old dump, a provider's result, a tool's odd return value), the kernel's JSON packer, the saved notebook and
+the view all accept it. Provider data (``provider``, ``provider_data``) stays in the kernel.
+"""
 
 from __future__ import annotations
 
+import json
 import math
-import re
+from collections.abc import Iterable
 from typing import Any
 
+from ai_widgets._safe import safe_text
+from ai_widgets.arguments import ArgumentPatch
 from ai_widgets.messages import Message, ReasoningPart, TextPart, ToolCallPart, Usage
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+__all__ = [
+    "CYCLE",
+    "MAX_SHOWN_DEPTH",
+    "TOO_DEEP",
+    "TOO_LARGE",
+    "argument_ops",
+    "call_fields",
+    "json_safe",
+    "message_dict",
+    "message_fields",
+    "part_dict",
+    "tool_info",
+    "usage_dict",
+]
 
-__all__ = ["call_fields", "json_safe", "message_dict", "message_fields", "part_dict", "tool_info", "usage_dict"]
+#: The deepest nesting shown: a container deeper than this is replaced by :data:`TOO_DEEP`.
+MAX_SHOWN_DEPTH = 64
+TOO_DEEP = "… (nested too deep to show)"
+TOO_LARGE = "… (too large to show)"
+CYCLE = "… (contains itself)"
+_MAX_SHOWN_ITEMS = 1_000_000  # items in nested containers; past it, containers are not shown
+_REPR_CHARS = 200
+_CONTAINERS = (dict, list, tuple)
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with what the kernel's JSON packer refuses replaced: non-finite floats become ``None`` and lone
-    surrogates U+FFFD. Returns ``value`` itself when nothing needed replacing."""
-    match value:
-        case float() if not math.isfinite(value):
-            return None
-        case str():
+def _text(value: str) -> str:
+    """A plain ``str`` (not a subclass) with lone surrogates replaced."""
+    return safe_text(value if type(value) is str else str.__str__(value))
+
+
+def _describe(value: Any) -> str:
+    """A short text for a value JSON has no form for (it is shown, not kept)."""
+    try:
+        shown = repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+    if type(shown) is not str:
+        return f"<{type(value).__name__}>"
+    return _text(shown if len(shown) <= _REPR_CHARS else shown[: _REPR_CHARS - 1] + "…")
+
+
+def _scalar(value: Any) -> Any:
+    """A JSON scalar for a non-container value; never raises."""
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        if value.bit_length() > 13_000:  # about 3,900 digits: JSON encoders refuse more than 4,300
             try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return _SURROGATE.sub("\ufffd", value)
-            return value
-        case dict():
-            return {json_safe(k) if isinstance(k, str) else k: json_safe(v) for k, v in value.items()}
-        case list() | tuple():
-            return [json_safe(item) for item in value]
-        case _:
-            return value
+                str(value)
+            except ValueError:
+                return "… (an integer too long to show)"
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    return _describe(value)
+
+
+def _key(key: Any) -> str:
+    """A dict key as JSON writes it (``json.dumps`` turns ``None``, booleans and numbers into text)."""
+    if isinstance(key, str):
+        return _text(key)
+    if key is None or isinstance(key, (bool, int, float)):
+        try:
+            return json.dumps(key)
+        except ValueError:
+            return _describe(key)
+    return _describe(key)
+
+
+def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
+    """A copy of ``value`` that the kernel's JSON packer and the front end accept, whatever ``value`` holds.
+
+    Never raises: lone surrogates become U+FFFD, non-finite floats ``None``, tuples lists, non-string keys text,
+    and anything JSON has no form for a short description. A container nested deeper than ``max_depth`` levels
+    becomes :data:`TOO_DEEP`, one inside itself :data:`CYCLE`, and containers past a budget of items
+    :data:`TOO_LARGE`. The walk is iterative, so no depth raises ``RecursionError``, and its cost
+    is bounded by the value's size.
+
+    Args:
+        value: What to send.
+        max_depth: The deepest container kept; the root container is level 1 (0: a container is not shown).
+    """
+    if type(value) is str:  # the common case (a text delta): no walk
+        return safe_text(value)
+    if not isinstance(value, _CONTAINERS):
+        return _scalar(value)
+    if max_depth < 1:
+        return TOO_DEEP
+    root: Any = {} if isinstance(value, dict) else []
+    # A depth-first walk on an explicit stack: (source container, its copy, depth) copies the container's children
+    # into the copy; (None, None, id) marks the end of a container's subtree, so ``path`` holds the ids of the
+    # containers above the one being copied (a child among them is a cycle).
+    stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
+    path: set[int] = set()
+    budget = _MAX_SHOWN_ITEMS
+    while stack:
+        source, target, depth = stack.pop()
+        if target is None:
+            path.discard(depth)
+            continue
+        is_dict = isinstance(target, dict)
+        try:
+            items = list(source.items()) if is_dict else list(enumerate(source))
+        except Exception:  # a container subclass whose iteration fails: shown as empty
+            continue
+        budget -= len(items)
+        path.add(id(source))
+        stack.append((None, None, id(source)))
+        for key, item in items:
+            if isinstance(item, _CONTAINERS):
+                if depth >= max_depth:
+                    child: Any = TOO_DEEP
+                elif id(item) in path:
+                    child = CYCLE
+                elif budget < 0:
+                    child = TOO_LARGE
+                else:
+                    child = {} if isinstance(item, dict) else []
+                    stack.append((item, child, depth + 1))
+            else:
+                child = _scalar(item)
+            if is_dict:
+                target[_key(key)] = child
+            else:
+                target.append(child)
+    return root
 
 
 def usage_dict(usage: Usage) -> dict[str, int]:
     """Usage as JSON."""
-    return usage.to_dict()
+    return json_safe(usage.to_dict())  # type: ignore[no-any-return]
 
 
 def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
-    """An outcome as JSON (the exception object itself stays in the kernel)."""
-    return None if outcome is None else json_safe(outcome.model_dump(mode="json"))
+    """An outcome as JSON (the exception object itself stays in the kernel).
+
+    The value is walked here, not by pydantic, whose serialiser refuses deep values.
+    """
+    if outcome is None:
+        return None
+    try:
+        rest = outcome.model_dump(exclude={"value"})
+    except Exception:
+        rest = {"message": "(this result cannot be shown)"}
+    value = json_safe(getattr(outcome, "value", None))  # the value shows as many levels as arguments do
+    shown: dict[str, Any] = json_safe({"status": getattr(outcome, "status", "failure"), "value": None, **rest})
+    shown["value"] = value
+    return shown
+
+
+def _progress(part: ToolCallPart) -> dict[str, Any] | None:
+    progress = part.progress
+    if progress is None:
+        return None
+    return {"fraction": _scalar(progress.fraction), "message": _scalar(progress.message)}
 
 
 def call_fields(part: ToolCallPart) -> dict[str, Any]:
-    """The fields of a call that change after it started (everything but its id, name and arguments)."""
+    """The fields of a call that change after it started (everything but its id, name and arguments). Provider
+    data is never among them."""
     return {
-        "state": part.state.value,
-        "progress": None
-        if part.progress is None
-        else {"fraction": part.progress.fraction, "message": json_safe(part.progress.message)},
+        "state": _scalar(part.state.value),
+        "progress": _progress(part),
         "outcome": outcome_dict(part.outcome),
-        "approval_reason": json_safe(part.approval_reason),
-        "decision": part.decision,
-        "decision_reason": json_safe(part.decision_reason),
-        "provider_executed": part.provider_executed,
-        "run_started_at": part.run_started_at,
-        "finished_at": part.finished_at,
+        "edited_arguments": json_safe(part.edited_arguments),
+        "approval_reason": _scalar(part.approval_reason),
+        "decision": _scalar(part.decision),
+        "decision_reason": _scalar(part.decision_reason),
+        "provider_executed": bool(part.provider_executed),
+        "approval_requested_at": _scalar(part.approval_requested_at),
+        "run_started_at": _scalar(part.run_started_at),
+        "finished_at": _scalar(part.finished_at),
     }
 
 
@@ -71,10 +206,10 @@ def part_dict(part: TextPart | ReasoningPart | ToolCallPart) -> dict[str, Any]:
         case ToolCallPart():
             return {
                 "kind": "tool_call",
-                "tool_call_id": part.tool_call_id,
-                "tool_name": part.tool_name,
+                "tool_call_id": _scalar(part.tool_call_id),
+                "tool_name": _scalar(part.tool_name),
                 "parsed_arguments": json_safe(part.parsed_arguments),
-                "started_at": part.started_at,
+                "started_at": _scalar(part.started_at),
                 **call_fields(part),
             }
 
@@ -83,20 +218,20 @@ def message_fields(message: Message) -> dict[str, Any]:
     """The fields of a message that change while it is in progress."""
     return {
         "status": message.status.value,
-        "status_text": json_safe(message.status_text),
+        "status_text": _scalar(message.status_text),
         "finish_reason": None if message.finish_reason is None else message.finish_reason.value,
         "usage": usage_dict(message.usage),
-        "error": json_safe(message.error),
+        "error": _scalar(message.error),
     }
 
 
 def message_dict(message: Message, index: int) -> dict[str, Any]:
     """A whole message as the front end shows it."""
     return {
-        "id": message.id,
+        "id": _scalar(message.id),
         "index": index,
         "role": message.role.value,
-        "created_at": message.created_at,
+        "created_at": _scalar(message.created_at),
         "parts": [part_dict(part) for part in message.parts],
         **message_fields(message),
     }
@@ -104,10 +239,23 @@ def message_dict(message: Message, index: int) -> dict[str, Any]:
 
 def tool_info(definition: ToolDefinition) -> dict[str, Any]:
     """What a card shows about a tool."""
-    return {
-        "title": definition.title,
-        "icon": definition.icon,
-        "risk": definition.risk.value,
-        "description": definition.description,
-        "requires_approval": definition.requires_approval,
-    }
+    return json_safe(  # type: ignore[no-any-return]
+        {
+            "title": definition.title,
+            "icon": definition.icon,
+            "risk": definition.risk.value,
+            "description": definition.description,
+            "requires_approval": definition.requires_approval,
+        }
+    )
+
+
+def argument_ops(patches: Iterable[ArgumentPatch]) -> list[list[Any]]:
+    """Argument patches as ``[op, path, value]`` ops, capped like the whole arguments (:func:`json_safe`), so that
+    a view that applies them holds what :func:`part_dict` sends. A patch lands at level ``len(path) + 1``: one
+    inside a container that is not shown is dropped, and its value keeps only the levels left."""
+    return [
+        [patch.op, [_scalar(step) for step in patch.path], json_safe(patch.value, max_depth=MAX_SHOWN_DEPTH - depth)]
+        for patch in patches
+        if (depth := len(patch.path)) <= MAX_SHOWN_DEPTH
+    ]

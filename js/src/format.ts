@@ -11,6 +11,7 @@ export const STATE_LABELS: Record<ToolCallState, string> = {
   failed: "failed",
   rejected: "rejected",
   cancelled: "cancelled",
+  skipped: "not run", // never ran, and nobody cancelled it (a limit, a failed turn, the conversation went on)
 };
 
 export const stateLabel = (state: string): string => STATE_LABELS[state as ToolCallState] ?? state;

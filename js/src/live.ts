@@ -30,11 +30,13 @@ const CALL_FIELDS = [
   "state",
   "progress",
   "outcome",
+  "edited_arguments",
   "approval_reason",
   "decision",
   "decision_reason",
   "provider_executed",
   "started_at",
+  "approval_requested_at",
   "run_started_at",
   "finished_at",
 ] as const;

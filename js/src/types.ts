@@ -12,7 +12,8 @@ export type ToolCallState =
   | "completed"
   | "failed"
   | "rejected"
-  | "cancelled";
+  | "cancelled"
+  | "skipped";
 export type Decision = "approved" | "approved_always" | "rejected";
 
 export interface Usage {
@@ -73,6 +74,8 @@ export interface ToolCallPart {
   tool_call_id: string;
   tool_name: string;
   parsed_arguments: JsonObject;
+  /** What the person changed the arguments to before allowing the call (it ran with these), or null. */
+  edited_arguments?: JsonObject | null;
   state: ToolCallState;
   progress?: Progress | null;
   approval_reason?: string | null;
@@ -80,6 +83,7 @@ export interface ToolCallPart {
   decision_reason?: string | null;
   provider_executed?: boolean;
   started_at?: number | null;
+  approval_requested_at?: number | null;
   run_started_at?: number | null;
   finished_at?: number | null;
   outcome?: Outcome | null;
@@ -136,6 +140,7 @@ export type OutgoingMessage =
   | { type: "sync" }
   | { type: "send"; text: string }
   | { type: "stop" }
-  | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string }
+  | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
+  | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "revoke"; tool_name: string }
   | { type: "continue" };

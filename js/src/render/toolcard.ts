@@ -1,11 +1,12 @@
-// One card per tool call: header (toggle with icon, title, args summary; risk, state, elapsed), then the
-// arguments (a JSON view that grows by patches), the approval prompt, the decision, a progress bar, the result.
-// Updates compare against what is shown and touch only what changed.
+// One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
+// then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
+// the decision, a progress bar, the result. Updates compare against what is shown and touch only what changed.
 
 import { h, setAttr, setHidden, setText, toggleClass, typingFocused } from "../dom";
 import { RISK_LABELS, formatElapsed, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { ApprovalBox, DECISION_LABELS } from "./approval";
+import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
@@ -17,7 +18,7 @@ export interface CardContext {
   collapseByDefault(): boolean;
   /** Register / unregister a card whose elapsed time ticks (running). */
   setTicking(card: ToolCardView, on: boolean): void;
-  /** Register / unregister a card with an open approval prompt. */
+  /** Register / unregister a card with an open approval prompt or Cancel button (re-enabled on a kernel error). */
   setPrompting(card: ToolCardView, on: boolean): void;
   now(): number; // seconds since the epoch
 }
@@ -35,6 +36,9 @@ export class ToolCardView implements PartView {
   private readonly elapsed = document.createTextNode("");
   private readonly body = h("div", "aiw-tool-body");
   private readonly args: JsonView;
+  private readonly argsLabel = h("div", "aiw-section-label", "Arguments");
+  private readonly edited = new EditedArguments();
+  private readonly cancel: CancelButton;
   private readonly decision = h("div", "aiw-decision");
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
   private readonly progressSlot = h("div", "aiw-tool-progress"); // shown collapsed too
@@ -45,6 +49,7 @@ export class ToolCardView implements PartView {
   private expanded: boolean;
   private shownOutcome: string | null = null;
   private ticking = false;
+  private prompting = false;
 
   constructor(
     part: ToolCallPart,
@@ -62,11 +67,12 @@ export class ToolCardView implements PartView {
     const elapsed = h("span", "aiw-elapsed");
     elapsed.append(this.elapsed);
     const header = h("div", "aiw-tool-header");
-    header.append(this.toggle, this.risk, this.provider, this.state, elapsed);
+    this.cancel = new CancelButton(part.tool_call_id, (msg) => ctx.send(msg));
+    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.state, elapsed, this.cancel.el);
     this.args = new JsonView(part.parsed_arguments);
     const argsBox = h("div", "aiw-tool-args");
-    argsBox.append(h("div", "aiw-section-label", "Arguments"), this.args.el);
-    this.body.append(argsBox, this.prompt, this.decision, this.result);
+    argsBox.append(this.argsLabel, this.args.el);
+    this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result);
     this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.el.append(header, this.progressSlot, this.body);
@@ -114,15 +120,17 @@ export class ToolCardView implements PartView {
     setAttr(this.state, "data-state", p.state);
     setText(this.state, stateLabel(p.state));
     setHidden(this.provider, !p.provider_executed);
+    const edited = this.edited.update(p.edited_arguments);
+    setText(this.argsLabel, edited ? "Arguments from the model" : "Arguments");
+    this.cancel.update(p.state);
     this.renderExpanded();
 
     // The approval prompt: exactly while the call waits.
     if (p.state === "awaiting_approval") {
-      const question = p.approval_reason || `Allow ${this.title.textContent} to run?`;
+      const question = p.approval_reason || `Allow ${this.title.textContent}?`;
       if (!this.approval) {
         this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question);
         this.prompt.append(this.approval.el);
-        this.ctx.setPrompting(this, true);
         const box = this.approval;
         // After this flush has put the card into the document; never steal focus from typing.
         queueMicrotask(() => box === this.approval && box.el.isConnected && !typingFocused() && box.focusFirst());
@@ -132,7 +140,11 @@ export class ToolCardView implements PartView {
     } else if (this.approval) {
       this.approval.el.remove();
       this.approval = null;
-      this.ctx.setPrompting(this, false);
+    }
+    const prompting = this.approval !== null || this.cancel.visible;
+    if (prompting !== this.prompting) {
+      this.prompting = prompting;
+      this.ctx.setPrompting(this, prompting);
     }
 
     const decided = p.decision ? (DECISION_LABELS[p.decision] ?? p.decision) : "";
@@ -177,9 +189,10 @@ export class ToolCardView implements PartView {
     if (this.elapsed.data !== text) this.elapsed.data = text;
   }
 
-  /** The approval prompt, if open: re-enabled when the kernel refuses the decision. */
+  /** The approval prompt, if open, and the Cancel button: re-enabled when the kernel refuses an action. */
   enablePrompt(): void {
     this.approval?.setEnabled(true);
+    this.cancel.enable();
   }
 
   private renderExpanded(): void {
@@ -192,11 +205,17 @@ export class ToolCardView implements PartView {
 
   /** The one-line args summary, kept current only while collapsed (where it shows). */
   private updateSummary(): void {
-    if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.part.parsed_arguments));
+    if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith()));
+  }
+
+  /** The arguments the call runs with: the person's edit, else the model's. */
+  private ranWith(): ToolCallPart["parsed_arguments"] {
+    const edited = this.part.edited_arguments;
+    return edited && typeof edited === "object" && !Array.isArray(edited) ? edited : this.part.parsed_arguments;
   }
 
   destroy(): void {
     if (this.ticking) this.ctx.setTicking(this, false);
-    if (this.approval) this.ctx.setPrompting(this, false);
+    if (this.prompting) this.ctx.setPrompting(this, false);
   }
 }
