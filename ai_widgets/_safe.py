@@ -112,7 +112,7 @@ def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH) -
             else:
                 child = _scalar(item, where)
             if is_dict:
-                target[safe_text(key)] = child
+                target[safe_text(str(key))] = child
             else:
                 target.append(child)
     return root

@@ -682,6 +682,10 @@ def upgrade_v1_message(data: Any) -> Any:
                 value = (part.get("outcome") or {}).get("value") if isinstance(part.get("outcome"), dict) else None
                 if isinstance(value, dict) and value.get("tool_use_id") == part.get("tool_call_id") and "type" in value:
                     part["provider"], part["provider_data"] = "anthropic", {"result_block": value}
+                    # The raw block was the value only so the transport could send it back: show its content.
+                    outcome = dict(part["outcome"])
+                    outcome["value"] = value.get("content")
+                    part["outcome"] = outcome
         parts.append(part)
     return {**data, "parts": parts}
 

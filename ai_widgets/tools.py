@@ -261,8 +261,6 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
     Args:
         outcome: Any outcome, from a tool, a transport or a person.
     """
-    if not isinstance(outcome, ToolOutcome):
-        return ToolOutcome.failure(f"Not a ToolOutcome: {type(outcome).__name__}.", retryable=False)
     try:
         update: dict[str, Any] = {}
         value = json_safe(outcome.value, where="the result")
@@ -518,12 +516,8 @@ class Tool:
                     f"The arguments for {self.name} are not valid JSON ({parsed}). Send a JSON object that matches "
                     "the tool's parameters, each key once.",
                 )
-        elif isinstance(arguments, Mapping):
-            parsed = dict(arguments)
         else:
-            return ToolOutcome.failure(
-                f"The arguments for {self.name} must be a JSON object, not {type(arguments).__name__}."
-            )
+            parsed = dict(arguments)
         if self._arguments_model is None:
             return self._check_schema(parsed)
         try:
@@ -534,7 +528,7 @@ class Tool:
 
     def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | ToolOutcome:
         """Checks arguments against a definition's own JSON Schema (a tool built from a definition)."""
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
 
         validator_class = jsonschema.validators.validator_for(self._definition.parameters)
         validator = validator_class(self._definition.parameters)

@@ -58,7 +58,6 @@ def strict_loads(text: str) -> Any:
     return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
 
 
-
 def feed_all(deltas: list[str]) -> tuple[StreamingArguments, list[dict[str, Any]]]:
     """Feed the deltas one by one, checking the patch mirror and invariants at each step."""
     parser = StreamingArguments()
@@ -371,7 +370,11 @@ def test_lone_surrogate_in_a_key() -> None:
         ('{"a": 1, "a": 2}', "invalid JSON at offset 11: duplicate key 'a'", {"a": 1}),
         ('{"p": "x", "_": 1, "p": "/home"}', "invalid JSON at offset 21: duplicate key 'p'", {"p": "x", "_": 1}),
         ('{"a": [{"k": 1, "k": 2}]}', "invalid JSON at offset 18: duplicate key 'k'", {"a": [{"k": 1}]}),
-        ('{"a": ' + "[" * 201, "invalid JSON at offset 205: the arguments nest deeper than 200 levels", {"a": nested_lists(199)}),
+        (
+            '{"a": ' + "[" * 201,
+            "invalid JSON at offset 205: the arguments nest deeper than 200 levels",
+            {"a": nested_lists(199)},
+        ),
     ],
 )
 def test_errors(text: str, error: str, value: dict[str, Any]) -> None:

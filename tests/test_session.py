@@ -456,7 +456,7 @@ async def test_destructive_call_waits_and_the_turn_is_paused() -> None:
     task = await start(session, "delete /tmp/a")
     (waiting,) = session.pending_approvals
     assert waiting.state is ToolCallState.AWAITING_APPROVAL
-    assert waiting.approval_reason == 'Allow Delete file?'
+    assert waiting.approval_reason == "Allow Delete file?"
     await asyncio.sleep(0.1)
     assert deleted == []
     assert len(transport.requests) == 1  # the model has not been asked again

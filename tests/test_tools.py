@@ -538,13 +538,17 @@ async def test_tool_values_that_json_cannot_hold_fail_that_call_only() -> None:
     sys.set_int_max_str_digits(0)
     huge = 10**5000
     sys.set_int_max_str_digits(limit)
-    for value in (cyclic, deep, huge):
 
+    def returning(value: Any) -> Any:
         @tool
         def odd() -> Any:
             """Returns something odd."""
             return value
 
+        return odd
+
+    for value in (cyclic, deep, huge):
+        odd = returning(value)
         outcome = await odd.invoke(ToolInvocation("c1", "odd", "{}"))
         assert not outcome.ok, value
         assert outcome.message is not None

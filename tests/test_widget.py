@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolRisk, tool
-from ai_widgets.messages import Message, TextPart
+from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolOutcome, ToolRisk, tool
+from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
+from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
-from ai_widgets.widget._serialize import message_dict
+from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, json_safe, message_dict
 from tests.helpers import wait_for
 from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
@@ -298,3 +301,246 @@ async def test_clear_starts_a_new_chain_of_message_models(wire: Wire) -> None:
     await chat.ask("second")
     assert [m["parts"][0]["text"] for m in finished_messages(chat)] == ["second", "two"]
     assert [m["index"] for m in finished_messages(chat)] == [0, 1]
+
+
+# --- values no input may make unsendable -------------------------------------------------------------------------
+
+
+def nested(depth: int, leaf: Any = "bottom") -> Any:
+    """``depth`` levels of ``{"k": ...}`` (built without recursion)."""
+    value = leaf
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+def levels(value: Any) -> tuple[int, Any]:
+    """How many ``{"k": ...}`` levels ``value`` has, and what is at the bottom."""
+    count = 0
+    while isinstance(value, dict):
+        value, count = value["k"], count + 1
+    return count, value
+
+
+async def test_values_thousands_of_levels_deep_reach_the_view_and_the_notebook(wire: Wire) -> None:
+    # Values the core refuses today (deeper than 200 levels) can still come from an old dump or a provider: the
+    # widget shows them, cut at MAX_SHOWN_DEPTH levels, and never fails.
+    chat = ChatWidget(transport=ScriptedTransport([]))
+    ran = ToolCallPart("call_deep", "get_weather", '{"city": "Lisbon"}')
+    failed = ToolCallPart("call_failed", "get_weather", '{"city": "Oslo"}')
+    message = Message(Role.ASSISTANT, [ran, failed], status=MessageStatus.IN_PROGRESS)
+    bridge = chat._bridge
+    bridge.observe(MessageAdded(message))
+    ran.edited_arguments = nested(2000)
+    for part in (ran, failed):
+        part.move(ToolCallState.PENDING)
+        part.move(ToolCallState.RUNNING)
+        bridge.observe(ToolCallUpdated(message, part))
+    ran.finish(ToolCallState.COMPLETED, ToolOutcome(status="success", value=nested(3000, float("nan"))))
+    failed.finish(ToolCallState.FAILED, ToolOutcome(status="failure", message="bad", value=[nested(2000, "\ud800")]))
+    for part in (ran, failed):
+        bridge.observe(ToolCallUpdated(message, part))
+    message.status = MessageStatus.COMPLETED
+    bridge.observe(MessageUpdated(message))
+    bridge.observe(MessageFinished(message))
+
+    (shown,) = finished_messages(chat)  # every message went through the kernel's JSON packer (the harness)
+    json.dumps(shown, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    mirror = Mirror()
+    feed_mirror(wire, chat, mirror)
+    assert mirror.live[message.id] == shown  # the live copy, from patches, is the same
+    first, second = shown["parts"]
+    assert levels(first["outcome"]["value"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
+    assert levels(first["edited_arguments"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
+    assert first["approval_requested_at"] is None
+    assert levels(second["outcome"]["value"][0]) == (MAX_SHOWN_DEPTH - 1, TOO_DEEP)  # the list is a level
+    assert json_safe(nested(10, float("inf"))) == nested(10, None)
+    assert json_safe([nested(5, "\udc80x")]) == [nested(5, "\ufffdx")]
+
+
+def test_the_serialiser_never_raises() -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    cyclic: dict[str, Any] = {"x": [1]}
+    cyclic["self"] = cyclic
+    cyclic["x"].append(cyclic)
+    shared = [1, 2]
+    value = {
+        "cyclic": cyclic,
+        "shared": [shared, shared],
+        1: b"\xff",
+        None: float("-inf"),
+        "big": 10**5000,
+        "odd": Unprintable(),
+        "tuple": (1, (2,)),
+        "lone \udc00": "\ud83d",
+    }
+    shown = json_safe(value)
+    json.dumps(shown, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    assert shown["cyclic"] == {"x": [1, CYCLE], "self": CYCLE}
+    assert shown["shared"] == [[1, 2], [1, 2]]  # shared is not a cycle
+    assert shown["1"] == "b'\\xff'"
+    assert shown["null"] is None
+    assert shown["big"].startswith("…")
+    assert shown["odd"] == "<Unprintable>"
+    assert shown["tuple"] == [1, [2]]
+    assert shown["lone \ufffd"] == "\ufffd"
+
+
+async def test_streamed_arguments_deeper_than_shown_match_the_finished_message(wire: Wire) -> None:
+    @tool
+    def echo(data: Any) -> Any:
+        """Returns its argument."""
+        return data
+
+    deep = nested(150, 7)
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="echo", arguments={"data": deep})]), "ok"],
+        slice_size=(5, 40),
+    )
+    chat = ChatWidget(transport=transport, tools=[echo], flush_interval=0.001)
+    reply = await chat.ask("echo")
+    mirror = Mirror()
+    feed_mirror(wire, chat, mirror)
+    shown = finished_messages(chat)[1]
+    assert mirror.live[reply.id] == shown == message_dict(reply, 1)
+    call = shown["parts"][0]
+    assert call["state"] == "completed"
+    assert levels(call["parsed_arguments"]["data"]) == (MAX_SHOWN_DEPTH - 1, TOO_DEEP)
+    assert levels(call["outcome"]["value"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
+    assert reply.tool_calls[0].parsed_arguments == {"data": deep}  # the session keeps the whole value
+
+
+async def test_provider_data_never_reaches_the_front_end(wire: Wire) -> None:
+    secret = {"encrypted_content": "OPAQUE-PROVIDER-BLOB", "signature": "SIG-0123456789"}
+    earlier = Message(
+        Role.ASSISTANT,
+        [
+            ReasoningPart("thinking", provider="anthropic", provider_data=secret),
+            TextPart("hello", provider="openai", provider_data=secret),
+        ],
+    )
+    call = ToolCallPart(
+        "call_p", "web_search", "{}", provider_executed=True, provider="anthropic", provider_data=secret
+    )
+    call.finish(ToolCallState.COMPLETED, ToolOutcome.success({"hits": 3}))
+    earlier.parts.append(call)
+    chat = ChatWidget(ChatSession(weather_script(), tools=[get_weather], messages=[Message.user("hi"), earlier]))
+    live = ToolCallPart("call_live", "get_weather", "{}", provider="anthropic", provider_data=secret)
+    message = Message(Role.ASSISTANT, [live], status=MessageStatus.IN_PROGRESS)
+    chat._bridge.observe(MessageAdded(message))
+    chat._bridge.observe(ToolCallUpdated(message, live))
+    await chat.ask("weather?")
+    sent = json.dumps([s.data for s in wire.sent], ensure_ascii=False)
+    assert "OPAQUE-PROVIDER-BLOB" not in sent
+    assert "SIG-0123456789" not in sent
+    assert "provider_data" not in sent
+    assert '"provider"' not in sent
+    assert finished_messages(chat)[1]["parts"][2]["provider_executed"] is True
+
+
+# --- front-end actions ---------------------------------------------------------------------------------------------
+
+
+async def test_errors_echo_at_most_a_clipped_value(wire: Wire) -> None:
+    chat = ChatWidget(transport=ScriptedTransport([]))
+    front = wire.comms[chat.comm.comm_id]
+    huge = "x" * 1_000_000
+    deep: Any = [1]
+    for _ in range(500):
+        deep = [deep]
+    bad: list[Any] = [
+        {"type": huge},
+        {"type": [huge] * 10},
+        {"type": deep},
+        {"type": "approve", "tool_call_id": huge, "decision": huge, "reason": huge},
+        {"type": "send", "text": "hi", **{f"{huge[:5000]}{i}": huge for i in range(100)}},
+        {"type": "cancel", "tool_call_id": "c", "reason": huge},
+    ]
+    mark = wire.mark()
+    for content in bad:
+        front.handle(content)
+    replies = [s for s in wire.since(mark) if s.data.get("method") == "custom"]
+    assert len(replies) == len(bad)
+    assert all(s.nbytes < 1_500 for s in replies), [s.nbytes for s in replies]
+    errors = [s.data["content"]["message"] for s in replies]
+    assert errors[0].startswith("unknown front-end message type 'xxx")
+    assert "…" in errors[0]
+    assert errors[0].count("x") < 200
+    assert "and 95 more" in errors[4]
+    assert "reason" in errors[5]
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def write_note(path: str, text: str = "") -> str:
+    """Writes a note."""
+    return f"wrote {path}"
+
+
+async def test_approve_with_edited_arguments(wire: Wire) -> None:
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "a.txt"})]), "Done."]
+    )
+    chat = ChatWidget(transport=transport, tools=[write_note])
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("write"))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    call_id = chat.session.pending_approvals[0].tool_call_id
+    for arguments, problem in [({"text": "no path"}, "invalid"), ([1], "valid dictionary")]:
+        front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved", "arguments": arguments})
+        assert problem in wire.custom(chat.comm.comm_id)[-1]["message"]
+    assert chat.session.pending_approvals  # nothing changed: it still waits
+    edited = {"path": "b.txt", "text": "hello"}
+    front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved", "arguments": edited})
+    reply = await turn
+    call = finished_messages(chat)[1]["parts"][0]
+    assert call["parsed_arguments"] == {"path": "a.txt"}  # what the model sent...
+    assert call["edited_arguments"] == edited  # ...and what the person made it
+    assert call["outcome"]["value"] == "wrote b.txt"
+    assert isinstance(call["approval_requested_at"], float)
+    assert reply.tool_calls[0].edited_arguments == edited
+
+
+async def test_cancel_a_waiting_or_running_call(wire: Wire) -> None:
+    release = threading.Event()
+
+    @tool
+    def slow(n: int) -> int:
+        """Takes a while."""
+        release.wait(5)
+        return n
+
+    transport = ScriptedTransport(
+        [
+            ScriptedReply(
+                tool_calls=[
+                    ScriptedToolCall(name="slow", arguments={"n": 1}, id="run"),
+                    ScriptedToolCall(name="write_note", arguments={"path": "x"}, id="ask"),
+                    ScriptedToolCall(name="slow", arguments={"n": 2}, id="keep"),
+                ]
+            ),
+            "Done.",
+        ]
+    )
+    chat = ChatWidget(transport=transport, tools=[slow, write_note])
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("go"))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    calls = {p.tool_call_id: p for p in chat.session.messages[-1].tool_calls}
+    await wait_for(lambda: calls["run"].state is ToolCallState.RUNNING)
+    front.handle({"type": "cancel", "tool_call_id": "run", "reason": "too slow"})
+    front.handle({"type": "cancel", "tool_call_id": "ask"})
+    await wait_for(lambda: calls["run"].state.terminal and calls["ask"].state.terminal)
+    front.handle({"type": "cancel", "tool_call_id": "run"})
+    assert "Cancel refused" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    front.handle({"type": "cancel", "tool_call_id": "ghost"})
+    assert "Cancel refused" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    front.handle({"type": "cancel"})
+    assert "tool_call_id: Field required" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    release.set()
+    reply = await turn
+    assert reply.status is MessageStatus.COMPLETED
+    states = {p["tool_call_id"]: p["state"] for p in finished_messages(chat)[1]["parts"] if p["kind"] == "tool_call"}
+    assert states == {"run": "cancelled", "ask": "cancelled", "keep": "completed"}

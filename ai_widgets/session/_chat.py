@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ai_widgets._safe import UnsafeValueError, json_safe
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.changes import BusyChanged, ConversationCleared, MessageAdded, MessageUpdated, SessionChange
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
@@ -228,18 +230,49 @@ class ChatSession:
         for message in self._messages:
             if message.role is not Role.ASSISTANT:
                 continue
-            end_open_calls(self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it.")
+            end_open_calls(
+                self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it."
+            )
             if message.status is MessageStatus.IN_PROGRESS:  # saved mid-turn, restored: that turn is over
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
                 self._notify(MessageUpdated(message))
 
-    async def _start_turn(self) -> Message:
+    async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
+        """Runs one call of a registered tool as a person asked it, without the model: the call is validated, asked
+        about and run exactly like a model's (approval, progress, timeout, cancel, stop) in a reply of its own.
+
+        Args:
+            tool_name: The tool's name (any case).
+            arguments: The arguments, a JSON object.
+
+        Returns:
+            The reply holding the call and its outcome.
+
+        Raises:
+            SessionBusyError: A turn is already running.
+            ValueError: No such tool, or the arguments are not JSON data.
+        """
+        if self._turn is not None:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        found = self.tools.get(tool_name)
+        if found is None:
+            raise ValueError(
+                f"no tool named {tool_name!r} is registered (have: {', '.join(self.tools.names()) or 'none'})"
+            )
+        try:
+            text = json.dumps(json_safe(arguments or {}, where="the arguments"), ensure_ascii=False, allow_nan=False)
+        except (UnsafeValueError, TypeError, ValueError) as exc:
+            raise ValueError(f"the arguments must be JSON data: {exc}") from None
+        part = ToolCallPart(f"call_{uuid.uuid4().hex[:12]}", found.name, text, state=ToolCallState.PENDING)
+        return await self._start_turn(direct=part)
+
+    async def _start_turn(self, *, direct: ToolCallPart | None = None) -> Message:
         loop = asyncio.get_running_loop()
         self._close_unanswered_calls()
-        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        reply = Message(Role.ASSISTANT, [] if direct is None else [direct], status=MessageStatus.IN_PROGRESS)
         self._append(reply)
-        turn = Turn(self, reply)
+        turn = Turn(self, reply, direct=direct is not None)
         self._turn = turn
         task = turn.start(loop)
         self._notify(BusyChanged(True))

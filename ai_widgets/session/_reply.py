@@ -111,11 +111,11 @@ def _text_field(value: object, name: str, *, optional: bool = False) -> None:
 
 
 def _count(value: object, name: str) -> int:
-    _check(
-        isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-        f"{name} must be a non-negative integer, not {value!r}"[:200],
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise StreamProtocolError(
+        f"the transport broke the stream protocol: {name} must be a non-negative integer, not {value!r}"[:300]
     )
-    return int(value)  # type: ignore[call-overload]
 
 
 class ReplyBuilder:
@@ -133,6 +133,7 @@ class ReplyBuilder:
         self.finish_reason: FinishReason | None = None
         self._usage_before = dataclasses.replace(reply.usage)
         self._started = False
+        self._appended = False  # whether this response has added a text or reasoning part yet
         self._held = ""  # a high surrogate held back from the last text delta
         self._held_kind: type[TextPart] | type[ReasoningPart] | None = None
         reply.usage.requests += 1
@@ -202,8 +203,8 @@ class ReplyBuilder:
                     part.provider_executed = True
                     if part.state is not ToolCallState.RUNNING:
                         move_call(self._notify, reply, part, ToolCallState.RUNNING)
-                    text = None if message is None else _safe_delta("", message)[0]
-                    part.progress = ToolCallProgress(None if fraction is None else float(fraction), text)
+                    shown = None if message is None else _safe_delta("", message)[0]
+                    part.progress = ToolCallProgress(None if fraction is None else float(fraction), shown)
                     self._notify(ToolCallUpdated(reply, part))
             case ProviderToolResult(tool_call_id=call_id, outcome=outcome, provider=provider, provider_data=data):
                 part = self._call(call_id, "ProviderToolResult")
@@ -243,7 +244,8 @@ class ReplyBuilder:
                 _check(not self._started, "a second ResponseStarted in one response")
             case _:
                 raise StreamProtocolError(
-                    f"the transport yielded {type(event).__name__}, which is not a stream event"[:300]
+                    f"the transport broke the stream protocol: it yielded {type(event).__name__}, which is not a "
+                    "stream event"
                 )
         self._started = True
 
@@ -283,10 +285,13 @@ class ReplyBuilder:
         self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
 
     def _call(self, call_id: object, event_name: str) -> ToolCallPart:
-        _check(isinstance(call_id, str), f"{event_name}.tool_call_id must be text, not {type(call_id).__name__}")
-        part = self.calls.get(call_id)  # type: ignore[arg-type]
-        _check(part is not None, f"{event_name} for tool call {call_id!r}, which this response never started"[:300])
-        assert part is not None
+        part = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if part is None:
+            if not isinstance(call_id, str):
+                problem = f"{event_name}.tool_call_id must be text, not {type(call_id).__name__}"
+            else:
+                problem = f"{event_name} for tool call {call_id!r}, which this response never started"
+            raise StreamProtocolError(f"the transport broke the stream protocol: {problem}"[:300])
         return part
 
     @staticmethod
@@ -312,13 +317,14 @@ class ReplyBuilder:
         reply = self.reply
         parts = reply.parts
         last = parts[-1] if parts else None
-        if type(last) is kind:
+        if type(last) is kind and self._appended:  # never join a part of an earlier response (its provider data)
             if text:
                 last.append(text)
                 self._notify(TextAppended(reply, len(parts) - 1, text))
             return last
         part = kind(text)
         parts.append(part)
+        self._appended = True
         self._notify(PartAdded(reply, len(parts) - 1, part))
         return part
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ai_widgets._safe import redact
 from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import FinishReason, Message, MessageStatus, ToolCallState
+from ai_widgets.messages import FinishReason, Message, MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.options import ToolChoice
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError, end_open_calls, move_call
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
@@ -40,9 +40,10 @@ class Turn:
         reply: The assistant message the turn fills.
     """
 
-    def __init__(self, session: ChatSession, reply: Message) -> None:
+    def __init__(self, session: ChatSession, reply: Message, *, direct: bool = False) -> None:
         self.session = session
         self.reply = reply
+        self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
         self.task: asyncio.Task[Message] | None = None
         self.round: ToolRound | None = None
         self.stop_requested = False
@@ -130,6 +131,10 @@ class Turn:
     # --- the loop ---------------------------------------------------------------------------------------------------
 
     async def _loop(self) -> None:
+        if self.direct:
+            await self._run_round([p for p in self.reply.tool_calls if not p.state.terminal], offered=None)
+            self._finish(MessageStatus.COMPLETED, None)
+            return
         session, reply = self.session, self.reply
         options = session.options
         rounds = 0
@@ -160,40 +165,8 @@ class Turn:
                 )
                 return
             rounds += 1
-            tool_round = ToolRound(
-                reply,
-                session._notify,
-                policy=session.approval_policy,
-                options=options,
-                conversation_id=session.conversation_id,
-                context=session.context,
-            )
-            self.round = tool_round
-            try:
-                registry = session.tools
-                resolve = registry.get if offered else (lambda name: None)
-                await tool_round.prepare(calls, resolve, available=offered)
-                if tool_round.unknown and options.terminate_on_unknown_calls:
-                    await tool_round.abort(
-                        "Not run: the turn ended because the model called an unknown tool.",
-                        "Not run: the turn ended because the model called an unknown tool.",
-                    )
-                    end_open_calls(
-                        session._notify,
-                        reply,
-                        ToolCallState.SKIPPED,
-                        "Not run: the turn ended because the model called an unknown tool.",
-                    )
-                    names = ", ".join(repr(name) for name in tool_round.unknown)
-                    self._finish(
-                        MessageStatus.ERROR,
-                        f"The model called a tool that is not registered ({names}), "
-                        "and terminate_on_unknown_calls is on.",
-                    )
-                    return
-                await tool_round.run()
-            finally:
-                self.round = None
+            if not await self._run_round(calls, offered=offered):
+                return
             failures = [part for part in calls if part.state is ToolCallState.FAILED]
             failed_rounds = failed_rounds + 1 if failures else 0
             if failed_rounds >= options.max_consecutive_errors:
@@ -204,6 +177,42 @@ class Turn:
                     f"the last: {last.tool_name}: {person_facing_error(last)}",
                 )
                 return
+
+    async def _run_round(self, calls: list[ToolCallPart], *, offered: list[str] | None) -> bool:
+        """Runs one round of calls; ``False`` when it ended the turn.
+
+        Args:
+            calls: The calls to run.
+            offered: The tool names the model was offered; ``None`` for calls a person made (any registered tool).
+        """
+        session, reply, options = self.session, self.reply, self.session.options
+        tool_round = ToolRound(
+            reply,
+            session._notify,
+            policy=session.approval_policy,
+            options=options,
+            conversation_id=session.conversation_id,
+            context=session.context,
+        )
+        self.round = tool_round
+        try:
+            registry = session.tools
+            resolve = registry.get if offered is None or offered else (lambda name: None)
+            await tool_round.prepare(calls, resolve, available=registry.names() if offered is None else offered)
+            if tool_round.unknown and options.terminate_on_unknown_calls and offered is not None:
+                message = "Not run: the turn ended because the model called an unknown tool."
+                await tool_round.abort(message, message)
+                end_open_calls(session._notify, reply, ToolCallState.SKIPPED, message)
+                names = ", ".join(repr(name) for name in tool_round.unknown)
+                self._finish(
+                    MessageStatus.ERROR,
+                    f"The model called a tool that is not registered ({names}), and terminate_on_unknown_calls is on.",
+                )
+                return False
+            await tool_round.run()
+        finally:
+            self.round = None
+        return True
 
     async def _request(self, *, first: bool) -> list[str] | None:
         """One model request; the tool names it offered, or ``None`` when the turn has ended."""
@@ -228,7 +237,8 @@ class Turn:
                     builder.apply(event)
         except StreamProtocolError as exc:
             builder.close()
-            self._fail_request(str(exc))
+            message = str(exc)
+            self._fail_request(message[:1].upper() + message[1:] + ".")
             return None
         except Exception as exc:
             builder.close()
