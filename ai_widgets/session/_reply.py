@@ -91,6 +91,8 @@ def end_open_calls(notify: Notify, reply: Message, state: ToolCallState, message
 
 def _safe_delta(held: str, text: str) -> tuple[str, str]:
     """Text safe to keep, and a trailing high surrogate held back for the next delta (it may pair with it)."""
+    if not held and text.isascii():
+        return text, ""
     text = held + text
     held = ""
     if text and "\ud800" <= text[-1] <= "\udbff":
@@ -102,12 +104,17 @@ def _safe_delta(held: str, text: str) -> tuple[str, str]:
 
 
 def _check(condition: bool, message: str) -> None:
+    # Only on paths that are not per-delta: the message is built whether or not it is needed.
     if not condition:
         raise StreamProtocolError(f"the transport broke the stream protocol: {message}")
 
 
 def _text_field(value: object, name: str, *, optional: bool = False) -> None:
-    _check(isinstance(value, str) or (optional and value is None), f"{name} must be text, not {type(value).__name__}")
+    if type(value) is str or (optional and value is None) or isinstance(value, str):
+        return
+    raise StreamProtocolError(
+        f"the transport broke the stream protocol: {name} must be text, not {type(value).__name__}"
+    )
 
 
 def _count(value: object, name: str) -> int:
@@ -150,7 +157,10 @@ class ReplyBuilder:
         Raises:
             StreamProtocolError: The event is malformed or out of order; nothing of it was applied.
         """
-        _check(self.finish_reason is None, f"{type(event).__name__} arrived after the response completed")
+        if self.finish_reason is not None:
+            raise StreamProtocolError(
+                f"the transport broke the stream protocol: {type(event).__name__} arrived after the response completed"
+            )
         reply = self.reply
         match event:
             case TextDelta(text=text):
@@ -159,7 +169,8 @@ class ReplyBuilder:
             case ToolCallDelta(tool_call_id=call_id, delta=delta):
                 part = self._call(call_id, "ToolCallDelta")
                 _text_field(delta, "ToolCallDelta.delta")
-                _check(part.state is ToolCallState.STREAMING, f"arguments for call {call_id!r} after they were done")
+                if part.state is not ToolCallState.STREAMING:
+                    _check(False, f"arguments for call {call_id!r} after they were done")
                 part.feed_arguments(delta)
                 self._notify(ToolCallArgumentsChanged(reply, part, delta, part.streaming_arguments.last_patches))
             case ReasoningDelta(text=text, provider=provider, provider_data=provider_data):
