@@ -192,3 +192,35 @@ def weather_flow(page, srv, nb, artifacts, name):
     assert srv.kernel_json(nb, "chat.session.messages[-1].tool_calls[0].state.value") == "completed"
     screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
+
+
+def keys_stay_in_widget(page, srv, nb, artifacts, name):
+    """Shift+Enter in the message box is a new line and never reaches the notebook (which would re-run the cell
+    and wipe the chat); Enter then sends both lines."""
+    srv.write_notebook(nb, [WEATHER])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "What's the weather in Lisbon?")
+    wait_idle(widget)
+    prompts = prompt_texts(page)
+    box = widget.locator(".aiw-input")
+    box.click()
+    box.type("first line")
+    box.press("Shift+Enter")
+    box.type("second line")
+    expect(box).to_have_value("first line\nsecond line")
+    page.wait_for_timeout(800)  # a re-run would have started by now
+    assert prompt_texts(page) == prompts, "Shift+Enter in the message box re-ran the cell"
+    # Nor from a card header of the widget that has the focus (a person who tabbed to it).
+    widget.locator(".aiw-tool-card button").first.focus()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_timeout(800)
+    assert prompt_texts(page) == prompts, "a key in the widget re-ran the cell"
+    expect(messages(widget)).to_have_count(2)
+    assert srv.kernel_json(nb, "len(chat.session.messages)") == 2
+    box.click()
+    box.press("Enter")
+    expect(messages(widget, "user").last).to_contain_text("second line", timeout=WAIT)
+    wait_idle(widget)
+    assert srv.kernel_json(nb, "chat.session.messages[-2].text") == "first line\nsecond line"
+    screenshot(widget, artifacts, name)
+    assert_no_widget_errors(page)

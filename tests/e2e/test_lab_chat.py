@@ -9,6 +9,7 @@ from chat_ui import (
     IMPORTS,
     WAIT,
     assert_no_widget_errors,
+    keys_stay_in_widget,
     last_assistant,
     messages,
     open_and_run,
@@ -25,6 +26,10 @@ pytestmark = pytest.mark.e2e
 
 def test_weather_flow_lab(chromium_page, server, notebook_name, artifacts):
     weather_flow(chromium_page, server("lab"), notebook_name, artifacts, "test_weather_flow_lab")
+
+
+def test_keys_stay_in_widget_lab(chromium_page, server, notebook_name, artifacts):
+    keys_stay_in_widget(chromium_page, server("lab"), notebook_name, artifacts, "test_keys_stay_in_widget_lab")
 
 
 def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifacts):

@@ -42,6 +42,14 @@ export class Shell {
 
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Message");
+    // No key pressed in the widget may reach the notebook's shortcuts: Shift+Enter would re-run this cell and wipe
+    // the chat, "d d" in command mode would delete it. Escape still leaves, as everywhere in the notebook.
+    // Lumino (JupyterLab, Notebook 7) matches key bindings from the target up and stops at this attribute, even
+    // where it listens in the capture phase; other hosts get the event stopped on its way up.
+    this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+    this.root.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Escape") ev.stopPropagation();
+    });
     this.input.addEventListener("keydown", (ev) => {
       // Enter sends, Shift+Enter is a new line; never while an IME composes (keyCode 229 for older engines).
       if (ev.key !== "Enter" || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
