@@ -44,16 +44,37 @@ export function hasUsage(usage: Usage | null | undefined): boolean {
   return !!usage && (n(usage.input_tokens) > 0 || n(usage.output_tokens) > 0);
 }
 
-/** A one-line summary of arguments: `city: "Paris", days: 3`, clipped; cost bounded by `max`, not by size. */
-export function summarizeArgs(args: JsonObject | null | undefined, max = 80): string {
+/** "512 B", "2.4 KB", "1.3 MB": the size of a text as it grows (characters, close enough to bytes to read). */
+export function formatSize(chars: number): string {
+  if (chars < 1000) return `${chars} B`;
+  if (chars < 1_000_000) return `${(chars / 1000).toFixed(1)} KB`;
+  return `${(chars / 1_000_000).toFixed(1)} MB`;
+}
+
+/** A string on one line, as a person reads it: decoded (no JSON escapes), line breaks shown as ⏎. */
+const oneLine = (text: string): string => text.replace(/\r?\n/g, " ⏎ ").replace(/[\t\f\v]/g, " ");
+
+/**
+ * A one-line summary of arguments: `city: "Paris", days: 3`, with strings decoded; clipped, with cost bounded by
+ * `max`, not by size. With `live` (the call is still streaming), a long last string shows its tail and size, so
+ * the summary moves as the text arrives.
+ */
+export function summarizeArgs(args: JsonObject | null | undefined, max = 80, live = false): string {
   if (!args) return "";
+  const keys = Object.keys(args);
   let out = "";
-  for (const key in args) {
-    if (!Object.prototype.hasOwnProperty.call(args, key)) continue;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
     const v = args[key];
     let shown: string;
-    if (typeof v === "string") shown = JSON.stringify(v.length > max ? v.slice(0, max) : v);
-    else if (Array.isArray(v)) shown = `[${v.length}]`;
+    if (typeof v === "string") {
+      if (live && i === keys.length - 1 && v.length > max / 2) {
+        // The growing end, then its size: a head cut off on the left keeps what is new in view.
+        const whole = `${out ? out + ", " : ""}${key}: “…${oneLine(v.slice(-max))}” (${formatSize(v.length)})`;
+        return whole.length > max ? "…" + whole.slice(-(max - 1)) : whole;
+      }
+      shown = `“${oneLine(v.length > max ? v.slice(0, max) : v)}”`;
+    } else if (Array.isArray(v)) shown = `[${v.length}]`;
     else if (v !== null && typeof v === "object") shown = "{…}";
     else shown = String(v);
     out += (out ? ", " : "") + `${key}: ${shown}`;

@@ -56,7 +56,7 @@ describe("edited arguments", () => {
     expect($(card, ".aiw-tool-args .aiw-section-label").textContent).toBe("Arguments from the model");
     expect($(card, ".aiw-tool-args .aiw-json").textContent).toContain("/tmp/a");
     // Collapsed, the summary shows what ran.
-    expect($(card, ".aiw-tool-summary").textContent).toBe('path: "/tmp/b"');
+    expect($(card, ".aiw-tool-summary").textContent).toBe("path: “/tmp/b”");
     const section = edited.querySelector(".aiw-json");
     model.patch(["call", "a1", "c1", { progress: { fraction: 0.5, message: null } }]);
     view.flush();

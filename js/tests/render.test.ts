@@ -185,7 +185,7 @@ describe("tool cards", () => {
     const toggle = $<HTMLButtonElement>(card, ".aiw-tool-toggle");
     expect(toggle.getAttribute("aria-expanded")).toBe("false");
     expect($(card, ".aiw-tool-body").hidden).toBe(true);
-    expect($(card, ".aiw-tool-summary").textContent).toBe('city: "Paris"');
+    expect($(card, ".aiw-tool-summary").textContent).toBe("city: “Paris”");
     toggle.click();
     expect(toggle.getAttribute("aria-expanded")).toBe("true");
     toggle.click();

@@ -224,3 +224,30 @@ def keys_stay_in_widget(page, srv, nb, artifacts, name):
     assert srv.kernel_json(nb, "chat.session.messages[-2].text") == "first line\nsecond line"
     screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
+
+
+def narrow_card(page, srv, nb, artifacts, name, width=320):
+    """At a narrow width the card's title stays readable and every approval button stays inside the widget."""
+    srv.write_notebook(nb, [DESTRUCTIVE])
+    widget = open_and_run(page, srv, nb)
+    widget.evaluate(f"el => {{ el.style.width = '{width}px'; el.style.maxWidth = '{width}px'; }}")
+    send_from_input(widget, "delete my notes")
+    card = widget.locator(".aiw-tool-card").first
+    expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
+    page.wait_for_timeout(300)
+    box = widget.bounding_box()
+    assert box is not None
+    right = box["x"] + box["width"] + 0.5
+    title = card.locator(".aiw-tool-title").bounding_box()
+    assert title is not None
+    assert title["width"] >= 60, f"the title is squeezed to {title['width']}px"
+    assert card.locator(".aiw-tool-title").evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "title clipped"
+    for selector in (".aiw-approve-once", ".aiw-approve-always", ".aiw-decline", ".aiw-cancel-call", ".aiw-state"):
+        b = card.locator(selector).bounding_box()
+        assert b is not None, selector
+        assert b["x"] >= box["x"] - 0.5, selector
+        assert b["x"] + b["width"] <= right, f"{selector} goes off the widget's right edge"
+    screenshot(widget, artifacts, name)
+    card.locator(".aiw-approve-once").click()
+    expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
+    assert_no_widget_errors(page)

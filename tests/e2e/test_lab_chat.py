@@ -10,6 +10,7 @@ from chat_ui import (
     WAIT,
     assert_no_widget_errors,
     keys_stay_in_widget,
+    narrow_card,
     last_assistant,
     messages,
     open_and_run,
@@ -30,6 +31,11 @@ def test_weather_flow_lab(chromium_page, server, notebook_name, artifacts):
 
 def test_keys_stay_in_widget_lab(chromium_page, server, notebook_name, artifacts):
     keys_stay_in_widget(chromium_page, server("lab"), notebook_name, artifacts, "test_keys_stay_in_widget_lab")
+
+
+@pytest.mark.parametrize("width", [320, 240])
+def test_narrow_card_keeps_title_and_buttons(chromium_page, server, notebook_name, artifacts, width):
+    narrow_card(chromium_page, server("lab"), notebook_name, artifacts, f"test_narrow_card_{width}", width)
 
 
 def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifacts):

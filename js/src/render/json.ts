@@ -1,11 +1,24 @@
 // A JSON view keyed by path. It grows by argument patches without re-rendering: a new key adds one row, a string
 // that grows gets the text appended to its existing text node. Everything is set as text, never as HTML.
+// While the call streams ("live"), a long string shows its newest lines and its size, so a person can watch it
+// arrive; a string that looks like code is shown as a code block.
 
 import { h } from "../dom";
+import { formatSize } from "../format";
 import { pathKey } from "../patch";
 import type { ArgPatch } from "../types";
 
 const LONG = 300; // characters; a longer (or multiline) string is clipped with an expand toggle
+const CODE_KEYS = /^(code|source|src|script|sql|query|program|snippet|patch|diff|html|css|js|python|shell|command|cmd|content|body|file_content|text)$/i;
+const CODE_WORDS = /(^|\n)\s*(def |class |import |from \S+ import|function |const |let |var |return\b|#include|SELECT |INSERT |UPDATE |CREATE |<\w+[ >])/;
+
+/** Whether a multi-line string reads as code (a key that names code, or code's words and indentation). */
+export function looksLikeCode(key: string | number | undefined, text: string): boolean {
+  const lines = text.indexOf("\n");
+  if (lines < 0) return false;
+  if (typeof key === "string" && CODE_KEYS.test(key) && /(^|\n)( {2,}|\t)\S/.test(text)) return true;
+  return CODE_WORDS.test(text.slice(0, 2000));
+}
 
 type Path = (string | number)[];
 
@@ -17,6 +30,8 @@ interface Entry {
   text?: Text; // strings
   len?: number;
   long?: boolean;
+  size?: Text; // a long string's size, kept current as it grows
+  key?: string | number;
 }
 
 export class JsonView {
@@ -26,6 +41,11 @@ export class JsonView {
   constructor(value: unknown = {}) {
     this.el = h("div", "aiw-json");
     this.render(value);
+  }
+
+  /** Whether the value is still streaming: long strings then show their newest lines. */
+  setLive(live: boolean): void {
+    this.el.classList.toggle("aiw-json-live", live);
   }
 
   /** Renders `value` from scratch. */
@@ -66,6 +86,10 @@ export class JsonView {
     entry.text.appendData(text);
     entry.len = (entry.len ?? 0) + text.length;
     if (!entry.long && (entry.len > LONG || text.includes("\n"))) this.makeLong(entry);
+    if (entry.size) entry.size.data = formatSize(entry.len);
+    if (!entry.el.classList.contains("aiw-json-code") && entry.long && looksLikeCode(entry.key, entry.text.data)) {
+      entry.el.classList.add("aiw-json-code");
+    }
   }
 
   private set(path: Path, value: unknown): void {
@@ -77,7 +101,7 @@ export class JsonView {
       this.forget(existing);
       entry.row = existing.row;
       existing.row.replaceChild(entry.el, existing.el);
-      existing.row.querySelector(":scope > .aiw-json-more")?.remove();
+      existing.row.querySelector(":scope > .aiw-json-tools")?.remove();
       if (entry.long) entry.row.append(this.moreButton(entry));
       entry.row.classList.toggle("aiw-json-block", entry.kind === "object" || entry.kind === "array" || !!entry.long);
       this.entries.set(key, entry);
@@ -104,6 +128,8 @@ export class JsonView {
 
   private row(key: string | number, entry: Entry): HTMLElement {
     const row = h("div", "aiw-json-row");
+    entry.key = key;
+    if (entry.long && entry.text && looksLikeCode(key, entry.text.data)) entry.el.classList.add("aiw-json-code");
     row.append(h("span", typeof key === "number" ? "aiw-json-key aiw-json-idx" : "aiw-json-key", String(key)), entry.el);
     if (entry.kind === "object" || entry.kind === "array" || entry.long) row.classList.add("aiw-json-block");
     if (entry.long) row.append(this.moreButton(entry));
@@ -154,7 +180,19 @@ export class JsonView {
     }
   }
 
-  private moreButton(entry: Entry): HTMLButtonElement {
+  private moreButton(entry: Entry): HTMLElement {
+    const tools = h("span", "aiw-json-tools");
+    if (entry.kind === "string") {
+      entry.size = document.createTextNode(formatSize(entry.len ?? 0));
+      const size = h("span", "aiw-json-size");
+      size.append(entry.size);
+      tools.append(size);
+    }
+    tools.append(this.toggleButton(entry));
+    return tools;
+  }
+
+  private toggleButton(entry: Entry): HTMLButtonElement {
     const b = h("button", "aiw-json-more", "Show all");
     b.type = "button";
     b.setAttribute("aria-expanded", "false");

@@ -203,9 +203,12 @@ export class ToolCardView implements PartView {
     this.updateSummary();
   }
 
-  /** The one-line args summary, kept current only while collapsed (where it shows). */
+  /** The one-line args summary, kept current only while collapsed (where it shows); it follows a string that is
+   * still streaming. The JSON view shows the newest lines of long strings while the arguments stream. */
   private updateSummary(): void {
-    if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith()));
+    const live = this.part.state === "streaming";
+    this.args.setLive(live);
+    if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith(), 80, live));
   }
 
   /** The arguments the call runs with: the person's edit, else the model's. */
