@@ -246,6 +246,7 @@ def tool_info(definition: ToolDefinition) -> dict[str, Any]:
             "risk": definition.risk.value,
             "description": definition.description,
             "requires_approval": definition.requires_approval,
+            "parameters": definition.parameters,  # the fields of the approval prompt's Edit form
         }
     )
 

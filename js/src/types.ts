@@ -110,6 +110,8 @@ export interface ToolInfo {
   risk?: "read_only" | "normal" | "destructive" | string | null;
   description?: string | null;
   requires_approval?: boolean;
+  /** The tool's parameters (JSON Schema): the fields of the Edit form. */
+  parameters?: Json;
 }
 
 /** The synced traits of a ChatWidget (kernel -> front end only). */

@@ -162,7 +162,7 @@ export class ChatView {
         return;
       case "error":
         this.shell.showError(ev.message);
-        for (const card of this.prompting) card.enablePrompt();
+        for (const card of this.prompting) card.enablePrompt(ev.message);
         return;
     }
     this.schedule();

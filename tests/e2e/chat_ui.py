@@ -251,3 +251,35 @@ def narrow_card(page, srv, nb, artifacts, name, width=320):
     card.locator(".aiw-approve-once").click()
     expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
     assert_no_widget_errors(page)
+
+
+def edit_before_allowing(page, srv, nb, artifacts, name):
+    """Edit turns the arguments into fields; a bad value is refused at its field; the call runs with the edit, and
+    the card shows what the model asked and what the person changed."""
+    srv.write_notebook(nb, [DESTRUCTIVE])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "delete my notes")
+    card = widget.locator(".aiw-tool-card").first
+    expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
+    card.locator(".aiw-edit-args").click()
+    path = card.locator('.aiw-edit-input[data-field="path"]')
+    expect(path).to_have_value("notes.txt")
+    expect(path).to_be_focused()
+    card.locator(".aiw-edit-cancel").click()  # Back: the three buttons again, nothing sent
+    expect(card.locator(".aiw-edit-form")).to_have_count(0)
+    card.locator(".aiw-edit-args").click()
+    path.fill("")
+    path.type("drafts/old.txt")
+    path.press("Shift+Enter")  # never reaches the notebook
+    screenshot(widget, artifacts, f"{name}-form")
+    card.locator(".aiw-approve-edited").click()
+    expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
+    assert srv.kernel_wait(nb, "deleted", lambda v: v == ["drafts/old.txt"]) == ["drafts/old.txt"]
+    edited = srv.kernel_json(nb, "chat.session.messages[-1].tool_calls[0].edited_arguments")
+    assert edited == {"path": "drafts/old.txt"}
+    expect(card.locator(".aiw-edited")).to_be_visible()
+    expect(card).to_contain_text("notes.txt")  # what the model asked stays shown
+    expect(card).to_contain_text("drafts/old.txt")
+    wait_idle(widget)
+    screenshot(widget, artifacts, name)
+    assert_no_widget_errors(page)

@@ -9,10 +9,11 @@ from chat_ui import (
     IMPORTS,
     WAIT,
     assert_no_widget_errors,
+    edit_before_allowing,
     keys_stay_in_widget,
-    narrow_card,
     last_assistant,
     messages,
+    narrow_card,
     open_and_run,
     prompt_texts,
     screenshot,
@@ -36,6 +37,10 @@ def test_keys_stay_in_widget_lab(chromium_page, server, notebook_name, artifacts
 @pytest.mark.parametrize("width", [320, 240])
 def test_narrow_card_keeps_title_and_buttons(chromium_page, server, notebook_name, artifacts, width):
     narrow_card(chromium_page, server("lab"), notebook_name, artifacts, f"test_narrow_card_{width}", width)
+
+
+def test_edit_arguments_before_allowing(chromium_page, server, notebook_name, artifacts):
+    edit_before_allowing(chromium_page, server("lab"), notebook_name, artifacts, "test_edit_arguments_before_allowing")
 
 
 def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifacts):

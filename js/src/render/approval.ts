@@ -1,7 +1,15 @@
-// The approval prompt inside a card: the question and Allow once / Allow always / Decline (+ optional reason).
+// The approval prompt inside a card: the question and Allow once / Allow always / Decline (+ optional reason), and
+// Edit: the arguments as fields from the tool's schema, allowed as the person changed them.
 
-import { button, h, setDisabled } from "../dom";
-import type { Decision, OutgoingMessage } from "../types";
+import { button, h, setDisabled, setHidden } from "../dom";
+import type { Decision, Json, JsonObject, OutgoingMessage } from "../types";
+import { EditForm } from "./editform";
+
+/** What Edit needs: the tool's parameter schema and the arguments the model sent. */
+export interface EditSource {
+  schema(): Json | undefined;
+  values(): JsonObject;
+}
 
 export const DECISION_LABELS: Record<string, string> = {
   approved: "Allowed once",
@@ -14,11 +22,15 @@ export class ApprovalBox {
   private readonly question = h("p", "aiw-approval-question");
   private readonly reason = h("input", "aiw-decline-reason");
   private readonly buttons: HTMLButtonElement[];
+  private readonly actions = h("div", "aiw-approval-actions");
+  private readonly editActions = h("div", "aiw-approval-actions aiw-edit-actions");
+  private form: EditForm | null = null;
 
   constructor(
     private readonly callId: string,
     private readonly send: (msg: OutgoingMessage) => void,
     question: string,
+    private readonly editing?: EditSource,
   ) {
     this.el.setAttribute("role", "group");
     this.el.setAttribute("aria-label", "Approval");
@@ -38,11 +50,54 @@ export class ApprovalBox {
       button("aiw-btn aiw-approve-always", "Allow always", () => this.decide("approved_always")),
       button("aiw-btn aiw-btn-danger aiw-decline", "Decline", () => this.decide("rejected")),
     ];
-    const actions = h("div", "aiw-approval-actions");
     const decline = h("span", "aiw-decline-group");
     decline.append(this.buttons[2], this.reason);
-    actions.append(this.buttons[0], this.buttons[1], decline);
-    this.el.append(this.question, actions);
+    this.actions.append(this.buttons[0], this.buttons[1]);
+    if (editing) {
+      const edit = button("aiw-btn aiw-edit-args", "Edit…", () => this.openEditor());
+      edit.title = "Change the arguments, then allow the call with them";
+      this.buttons.push(edit);
+      this.actions.append(edit);
+      const allowEdited = button("aiw-btn aiw-btn-primary aiw-approve-edited", "Allow with these arguments", () =>
+        this.allowEdited(),
+      );
+      const back = button("aiw-btn aiw-edit-cancel", "Back", () => this.closeEditor());
+      this.buttons.push(allowEdited, back);
+      this.editActions.append(allowEdited, back);
+      this.editActions.hidden = true;
+    }
+    this.actions.append(decline);
+    this.el.append(this.question, this.actions, this.editActions);
+  }
+
+  private openEditor(): void {
+    if (!this.editing) return;
+    this.form?.el.remove();
+    this.form = new EditForm(this.editing.schema(), this.editing.values());
+    this.el.insertBefore(this.form.el, this.editActions);
+    setHidden(this.actions, true);
+    setHidden(this.editActions, false);
+    this.form.focusFirst();
+  }
+
+  private closeEditor(): void {
+    this.form?.el.remove();
+    this.form = null;
+    setHidden(this.actions, false);
+    setHidden(this.editActions, true);
+  }
+
+  private allowEdited(): void {
+    const args = this.form?.value();
+    if (!args || this.buttons[0].disabled) return;
+    this.setEnabled(false);
+    this.send({ type: "approve", tool_call_id: this.callId, decision: "approved", arguments: args });
+  }
+
+  /** The kernel refused the action; with the editor open, its message goes under the fields. */
+  refused(message?: string): void {
+    if (message && this.form && this.buttons[0].disabled) this.form.showError(message); // it was this box that asked
+    this.setEnabled(true);
   }
 
   setQuestion(text: string): void {
@@ -62,6 +117,9 @@ export class ApprovalBox {
   setEnabled(enabled: boolean): void {
     for (const b of this.buttons) setDisabled(b, !enabled);
     setDisabled(this.reason, !enabled);
+    for (const input of this.form?.el.querySelectorAll<HTMLInputElement>(".aiw-edit-input") ?? []) {
+      setDisabled(input, !enabled);
+    }
     this.el.setAttribute("aria-busy", String(!enabled));
   }
 

@@ -129,7 +129,10 @@ export class ToolCardView implements PartView {
     if (p.state === "awaiting_approval") {
       const question = p.approval_reason || `Allow ${this.title.textContent}?`;
       if (!this.approval) {
-        this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question);
+        this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question, {
+          schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
+          values: () => this.part.parsed_arguments,
+        });
         this.prompt.append(this.approval.el);
         const box = this.approval;
         // After this flush has put the card into the document; never steal focus from typing.
@@ -190,8 +193,8 @@ export class ToolCardView implements PartView {
   }
 
   /** The approval prompt, if open, and the Cancel button: re-enabled when the kernel refuses an action. */
-  enablePrompt(): void {
-    this.approval?.setEnabled(true);
+  enablePrompt(message?: string): void {
+    this.approval?.refused(message);
     this.cancel.enable();
   }
 
