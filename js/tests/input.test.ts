@@ -71,7 +71,7 @@ describe("input box", () => {
     expect(model.sent.at(-1)).toEqual({ type: "send", text: "hi" });
   });
 
-  it("shows suggestion chips while the conversation is empty; a chip sends its text", async () => {
+  it("shows suggestion chips, before and after the first message; a chip sends its text", async () => {
     const model = new FakeModel({ suggestions: ["What's the weather?", "Tell a joke"] });
     const { view, root } = await mount(model);
     const chips = root.querySelectorAll<HTMLButtonElement>(".aiw-suggestion");
@@ -79,10 +79,18 @@ describe("input box", () => {
     expect($(root, ".aiw-suggestions").hidden).toBe(false);
     chips[1].click();
     expect(model.sent.at(-1)).toEqual({ type: "send", text: "Tell a joke" });
+    model.set("busy", true);
     model.finish(user("u1", 0, "Tell a joke"));
     await new Promise((r) => setTimeout(r, 0));
     view.flush();
-    expect($(root, ".aiw-suggestions").hidden).toBe(true);
+    // Still offered after the first message (a menu of things to try), but not while a turn runs.
+    expect($(root, ".aiw-suggestions").hidden).toBe(false);
+    expect([...chips].every((c) => c.disabled)).toBe(true);
+    model.set("busy", false);
+    view.flush();
+    expect([...chips].some((c) => c.disabled)).toBe(false);
+    chips[0].click();
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "What's the weather?" });
   });
 
   it("shows the usage of the last turn and of the conversation, and the placeholder", async () => {

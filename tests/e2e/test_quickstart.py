@@ -1,4 +1,5 @@
-"""notebooks/quickstart.ipynb runs top to bottom without errors and shows the widget."""
+"""notebooks/quickstart.ipynb runs top to bottom without errors, leaves its suggestions to click, and its "From
+code" cell continues the conversation once the reader has started it."""
 
 from __future__ import annotations
 
@@ -39,26 +40,51 @@ def test_quickstart_runs(chromium_page, server, artifacts):
         expect(cells).to_have_count(len(code))
         # No traceback and nothing on stderr, in any cell.
         expect(page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")).to_have_count(0)
-        # The widget shows the conversation the notebook's `await chat.ask(...)` had.
-        expect(messages(widget, "user").first).to_have_text("What's the weather in Lisbon?")
-        expect(last_assistant(widget)).to_contain_text("Lisbon", timeout=WAIT)
-        expect(widget.locator(".aiw-tool-card").first).to_have_attribute("data-state", "completed")
-        expect(cells.nth(1).locator(".jp-OutputArea-output")).to_contain_text("It is **sunny** in Lisbon")
+        # Run All leaves the chat to the reader: the suggestions the text asks to click, no conversation yet (the
+        # "From code" cell asks only once the chat has one).
+        chips = widget.locator(".aiw-suggestion")
+        expect(chips).to_have_count(4)
+        expect(messages(widget)).to_have_count(0)
+        expect(cells.nth(1).locator(".jp-OutputArea-output")).to_contain_text("Try the chat above first")
         for i in range(len(code)):
             assert "Error" not in cells.nth(i).locator(".jp-OutputArea").inner_text()
-        assert srv.kernel_json(nb, "[m.status.value for m in chat.session.messages]") == ["completed", "completed"]
+        screenshot(widget, artifacts, "test_quickstart_runs-fresh")
+
+        widget.get_by_role("button", name="What's the weather in Oslo?").click()
+        expect(messages(widget, "user").first).to_have_text("What's the weather in Oslo?")
+        expect(widget.locator(".aiw-tool-card").first).to_have_attribute("data-state", "completed", timeout=WAIT)
+        expect(last_assistant(widget)).to_contain_text("Oslo", timeout=WAIT)
+        wait_idle(widget)
+        # The suggestions stay after the first message, ready for the next one.
+        expect(chips).to_have_count(4)
+        expect(chips.first).to_be_enabled()
+
+        # Now the "From code" cell continues the conversation, in the widget and in its own output.
+        cells.nth(1).locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        expect(cells.nth(1).locator(".jp-OutputArea-output").last).to_contain_text(
+            "It is **sunny** in Lisbon", timeout=WAIT
+        )
+        expect(messages(widget, "user").nth(1)).to_have_text("What's the weather in Lisbon?")
+        expect(last_assistant(widget)).to_contain_text("Lisbon", timeout=WAIT)
+        wait_idle(widget)
+        statuses = srv.kernel_json(nb, "[m.status.value for m in chat.session.messages]")
+        assert statuses == ["completed"] * 4, statuses
         screenshot(widget, artifacts, "test_quickstart_runs")
 
         # The demo's other flows, from the widget's input box: a long argument streaming into its card with
         # progress, and a search the provider runs itself, with citations as links.
         send_from_input(widget, "Write some code to a file")
-        write_card = widget.locator(".aiw-tool-card").nth(1)
+        write_card = widget.locator(".aiw-tool-card").nth(2)
         expect(write_card).to_have_attribute("data-state", "completed", timeout=WAIT)
         wait_idle(widget)
         expect(last_assistant(widget)).to_contain_text("Wrote")
         send_from_input(widget, "Search for anywidget")
-        search_card = widget.locator(".aiw-tool-card").nth(2)
+        search_card = widget.locator(".aiw-tool-card").nth(3)
         expect(search_card).to_have_attribute("data-state", "completed", timeout=WAIT)
+        # The provider's own search reads as one, not as its raw name with a wrench.
+        expect(search_card.locator(".aiw-tool-title")).to_have_text("Web search")
+        expect(search_card.locator(".aiw-tool-icon")).to_have_text("🔍")
         wait_idle(widget)
         # The link in the answer's text and the citation in the card.
         expect(last_assistant(widget).locator("a[href='https://anywidget.dev']")).to_have_count(2)

@@ -37,6 +37,9 @@ COLOURS = """root => {
     cardBorder: cs('.aiw-tool-card').borderTopColor,
     userBg: cs('.aiw-message[data-role="user"]').backgroundColor,
     sendBg: cs('.aiw-send').backgroundColor,
+    sendFg: cs('.aiw-send').color,
+    sendOpacity: cs('.aiw-send').opacity,
+    sendDisabled: root.querySelector('.aiw-send').disabled,
   };
 }"""
 
@@ -48,6 +51,21 @@ FALLBACK_TEXT = "rgb(31, 35, 40)"  # #1f2328
 def luminance(rgb: str) -> float:
     r, g, b = (int(x) for x in re.findall(r"\d+", rgb)[:3])
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg: str, bg: str) -> float:
+    """WCAG contrast ratio of text colour ``fg`` (its alpha composited over ``bg``) on ``bg``."""
+    f = [float(x) for x in re.findall(r"[\d.]+", fg)]
+    b = [float(x) for x in re.findall(r"[\d.]+", bg)[:3]]
+    alpha = f[3] if len(f) > 3 else 1.0
+    mixed = [alpha * f[i] + (1 - alpha) * b[i] for i in range(3)]
+
+    def rel(c: list[float]) -> float:
+        lin = [(v / 255 / 12.92) if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((rel(mixed), rel(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
 
 
 SEEN: dict[str, dict] = {}
@@ -66,7 +84,17 @@ def test_theme_colours_reach_widget(chromium_page, server, notebook_name, artifa
     expect(widget.locator(".aiw-tool-card")).to_have_attribute("data-state", "completed")
     wait_idle(widget)
 
+    # With nothing typed, Send is disabled: still readable (it was the brand colour at half opacity, dark text on
+    # dark in the dark theme), at full opacity.
+    idle = widget.evaluate(COLOURS)
+    assert idle["sendDisabled"], idle
+    assert idle["sendOpacity"] == "1", idle
+    assert contrast(idle["sendFg"], idle["sendBg"]) >= 4.5, idle
+    screenshot(widget, artifacts, f"test_theme_colours_reach_widget-{'dark' if dark else 'light'}-send-disabled")
+    widget.locator(".aiw-input").fill("more?")
+
     c = widget.evaluate(COLOURS)
+    assert not c["sendDisabled"], c
     v = c["vars"]
     assert v["fg"], v
     assert v["bg0"], v

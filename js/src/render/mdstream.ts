@@ -4,8 +4,13 @@
 // boundary are rendered once and frozen; only the tail (the block still growing) is re-rendered on each update.
 // Cutting can differ slightly from rendering the whole text at once (a loose list split into two lists, a
 // reference link defined later), so the final text is rendered whole once (`finish`).
+//
+// Text cut short (the growing block, or a reply that was stopped) has its open emphasis, code span or link closed
+// first (`closeMarkdown`), so `*What's the weath` shows in italics, not as a stray asterisk. `decorate` adds
+// controls to blocks that are complete (copy buttons on code blocks); it never sees the growing block.
 
 import { markdownFragment } from "../markdown";
+import { closeMarkdown } from "./mdclose";
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const BLANK = /^[ \t]*\r?$/;
@@ -18,13 +23,20 @@ export class StreamingMarkdown {
   private fence: { ch: string; len: number } | null = null;
   private boundary = 0; // the last safe cut found
   private whole = true; // whether what is shown is the text rendered whole
+  private source = ""; // what was rendered whole (the text, closed if it was cut short)
 
-  constructor(readonly el: HTMLElement) {}
+  constructor(
+    readonly el: HTMLElement,
+    private readonly decorate: (fragment: DocumentFragment) => void = () => {},
+  ) {}
 
-  /** Shows `text` rendered whole (a first render, a replaced text, or the final one). */
-  render(text: string): void {
+  /** Shows `text` rendered whole (a first render, a replaced text, or the final one); `cut`: it was cut short. */
+  render(text: string, cut = false): void {
     this.text = text;
-    this.el.replaceChildren(markdownFragment(text));
+    this.source = cut ? closeMarkdown(text) : text;
+    const fragment = markdownFragment(this.source);
+    this.decorate(fragment);
+    this.el.replaceChildren(fragment);
     this.tail = [...this.el.childNodes];
     this.frozenEnd = 0;
     this.scanned = 0;
@@ -36,7 +48,7 @@ export class StreamingMarkdown {
   /** Shows `text`, which extends what is shown; re-renders only the growing block. */
   append(text: string): void {
     if (text.length < this.text.length || !text.startsWith(this.text.slice(this.frozenEnd), this.frozenEnd)) {
-      this.render(text);
+      this.render(text, true);
       return;
     }
     this.text = text;
@@ -44,23 +56,25 @@ export class StreamingMarkdown {
     if (this.boundary > this.frozenEnd) {
       // Blocks complete since last time: render them once, for good.
       for (const node of this.tail) node.parentNode?.removeChild(node);
-      this.el.append(markdownFragment(text.slice(this.frozenEnd, this.boundary)));
+      const done = markdownFragment(text.slice(this.frozenEnd, this.boundary));
+      this.decorate(done);
+      this.el.append(done);
       this.frozenEnd = this.boundary;
       this.tail = [];
-      this.whole = false;
     }
-    const fragment = markdownFragment(text.slice(this.frozenEnd));
+    const fragment = markdownFragment(closeMarkdown(text.slice(this.frozenEnd)));
     const nodes = [...fragment.childNodes];
     const first = this.tail[0];
     if (first && first.parentNode === this.el) this.el.insertBefore(fragment, first);
     else this.el.append(fragment);
     for (const node of this.tail) node.parentNode?.removeChild(node);
     this.tail = nodes;
+    this.whole = false; // the growing block is closed and undecorated: `finish` renders the text whole
   }
 
-  /** The final text: rendered whole if it was shown in pieces. */
-  finish(text: string): void {
-    if (!this.whole || text !== this.text) this.render(text);
+  /** The final text: rendered whole if it was shown in pieces; `cut`: it was cut short (a stopped reply). */
+  finish(text: string, cut = false): void {
+    if (!this.whole || text !== this.text || (cut ? closeMarkdown(text) : text) !== this.source) this.render(text, cut);
   }
 
   get shown(): string {

@@ -2,6 +2,8 @@
 
 import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
+import { builtinToolInfo } from "./builtin";
+import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
 import { type CardContext, ToolCardView } from "./toolcard";
 
@@ -20,21 +22,26 @@ export class MessageView {
   private readonly statusLine = h("div", "aiw-status-line");
   private readonly statusText = document.createTextNode("");
   private readonly note = h("div", "aiw-note");
+  private readonly actions = h("div", "aiw-message-actions");
   private parts: PartView[] = [];
   private role: string;
+  private message: Message;
 
   constructor(
     message: Message,
     private readonly ctx: CardContext,
   ) {
     this.role = message.role;
+    this.message = message;
     this.el.dataset.role = message.role;
     this.el.dataset.id = message.id;
     this.statusLine.setAttribute("aria-live", "polite");
     const label = h("span", "aiw-status-text");
     label.append(this.statusText);
     this.statusLine.append(label);
-    this.el.append(this.partsEl, this.statusLine, this.note);
+    // Copy the reply: its text parts' markdown, as the model wrote it.
+    this.actions.append(copyButton("aiw-copy-message", "Copy message", () => textOf(this.message)));
+    this.el.append(this.partsEl, this.statusLine, this.note, this.actions);
     this.sync(message);
   }
 
@@ -46,9 +53,11 @@ export class MessageView {
   }
 
   updateFields(message: Message): void {
+    this.message = message;
     const wasInProgress = this.el.dataset.status === "in_progress";
     setAttr(this.el, "data-status", message.status);
-    if (wasInProgress && message.status !== "in_progress") for (const p of this.parts) p.finish?.();
+    if (wasInProgress && message.status !== "in_progress") this.parts.forEach((p, i) => p.finish?.(this.cutAt(i)));
+    setHidden(this.actions, this.role !== "assistant" || message.status === "in_progress" || !textOf(message).trim());
     const inProgress = message.status === "in_progress" && this.role === "assistant";
     const status = typeof message.status_text === "string" ? message.status_text : "";
     // While the reply is in progress the line keeps its space, so text below it does not jump.
@@ -56,9 +65,9 @@ export class MessageView {
     toggleClass(this.statusLine, "aiw-status-active", inProgress && !!status);
     if (this.statusText.data !== status) this.statusText.data = status;
 
+    // limit_reached has no note: the turn banner says it once, with Continue, and each call left unrun says why.
     let note = "";
     if (message.status === "cancelled") note = "Stopped";
-    else if (message.status === "limit_reached") note = "Stopped at the tool-call limit";
     else if (message.status === "error") note = message.error ? `Error: ${message.error}` : "Error";
     setText(this.note, note);
     setAttr(this.note, "data-kind", note ? message.status : null);
@@ -67,6 +76,7 @@ export class MessageView {
 
   /** Applies what changed in the part at `index`. */
   updatePart(message: Message, index: number, dirty: PartDirty): void {
+    this.message = message;
     const part = message.parts[index];
     if (!part) return;
     if (index > this.parts.length) return this.sync(message); // a gap: cannot happen, but stay correct
@@ -92,7 +102,7 @@ export class MessageView {
       if (argsStale && view instanceof ToolCardView && part.kind === "tool_call") view.updateArgs(part, null);
       return;
     }
-    const next = this.createPart(part);
+    const next = this.createPart(part, index);
     if (view) {
       view.destroy?.();
       this.partsEl.replaceChild(next.el, view.el);
@@ -110,15 +120,35 @@ export class MessageView {
     this.parts.splice(index, 1);
   }
 
-  private createPart(part: Part): PartView {
+  private createPart(part: Part, index: number): PartView {
     switch (part.kind) {
       case "tool_call":
-        return new ToolCardView(part, this.ctx);
+        return new ToolCardView(part, this.cardContext(index));
       case "reasoning":
         return new ReasoningPartView(part);
       default:
-        return this.role === "user" ? new PlainTextPartView(part) : new MarkdownPartView(part);
+        return this.role === "user" ? new PlainTextPartView(part) : new MarkdownPartView(part, this.cutAt(index));
     }
+  }
+
+  /** Whether the text of part `index` is cut short: streaming, or the last part of a reply that did not finish. */
+  private cutAt(index: number): boolean {
+    const m = this.message;
+    if (m.status === "in_progress") return true;
+    const stopped = m.status === "cancelled" || m.status === "error" || m.finish_reason === "length";
+    return stopped && index === m.parts.length - 1;
+  }
+
+  /** A provider-run call of a known built-in tool (web search...) gets its title and icon. */
+  private cardContext(index: number): CardContext {
+    const ctx = this.ctx;
+    return {
+      ...ctx,
+      toolInfo: (name) => {
+        const part = this.message.parts[index];
+        return ctx.toolInfo(name) ?? (part?.kind === "tool_call" && part.provider_executed ? builtinToolInfo(name) : undefined);
+      },
+    };
   }
 
   /** Every tool card (for trait-wide refreshes such as `tools`). */
@@ -130,4 +160,12 @@ export class MessageView {
     for (const p of this.parts) p.destroy?.();
     this.parts = [];
   }
+}
+
+/** The text of a message's text parts (markdown), as copied. */
+function textOf(message: Message): string {
+  return message.parts
+    .filter((p) => p.kind === "text")
+    .map((p) => (p as { text: string }).text)
+    .join("\n\n");
 }

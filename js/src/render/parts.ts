@@ -2,6 +2,7 @@
 // frame at most, by the view's flush); user text and reasoning are plain text that grows by appending.
 
 import { h } from "../dom";
+import { addCodeCopyButtons } from "./copy";
 import { StreamingMarkdown } from "./mdstream";
 import type { Part, ReasoningPart, TextPart } from "../types";
 
@@ -10,19 +11,23 @@ export interface PartView {
   readonly kind: Part["kind"];
   /** Brings the element up to date with `part`; `appended` says only text was appended since last time. */
   update(part: Part, appended?: boolean): void;
-  /** The message is no longer in progress. */
-  finish?(): void;
+  /** The message is no longer in progress; `cut`: this part's text was cut short (stopped mid-reply). */
+  finish?(cut: boolean): void;
   destroy?(): void;
 }
 
-/** Assistant text: sanitised markdown; while it streams only its growing block is re-rendered. */
+/** Assistant text: sanitised markdown; while it streams only its growing block is re-rendered. Text cut short
+ * (streaming, or stopped) shows its open emphasis closed; code blocks get a copy button once complete. */
 export class MarkdownPartView implements PartView {
   readonly kind = "text" as const;
   readonly el = h("div", "aiw-part aiw-text aiw-md");
-  private readonly md = new StreamingMarkdown(this.el);
+  private readonly md = new StreamingMarkdown(this.el, addCodeCopyButtons);
 
-  constructor(part: TextPart) {
-    this.md.render(part.text);
+  constructor(
+    part: TextPart,
+    private cut = false,
+  ) {
+    this.md.render(part.text, cut);
   }
 
   update(part: Part, appended = false): void {
@@ -30,12 +35,13 @@ export class MarkdownPartView implements PartView {
     if (appended) {
       if (text !== this.md.shown) this.md.append(text);
     } else {
-      this.md.finish(text);
+      this.md.finish(text, this.cut);
     }
   }
 
-  finish(): void {
-    this.md.finish(this.md.shown);
+  finish(cut: boolean): void {
+    this.cut = cut;
+    this.md.finish(this.md.shown, cut);
   }
 }
 

@@ -4,14 +4,17 @@
 import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage } from "../format";
 import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
+import { Follower } from "./follow";
 
 const MAX_KERNEL_BANNERS = 3;
 
 export class Shell {
   readonly root = h("div", "aiw");
   readonly list = h("div", "aiw-messages");
-  /** The last child of the list: keeps the view pinned to the bottom while content grows (CSS scroll anchoring). */
+  /** The last child of the list (messages are inserted before it). */
   readonly anchor = h("div", "aiw-anchor");
+  /** Keeps the list at its end while content grows, until the person scrolls up ("Jump to latest"). */
+  readonly follower = new Follower(this.list);
   private readonly kernelBanners = h("div", "aiw-kernel-banners");
   private readonly turnBanner = h("div", "aiw-banner aiw-turn-banner");
   private readonly turnText = h("span", "aiw-banner-text");
@@ -69,7 +72,9 @@ export class Shell {
     this.usage.hidden = true;
     const footer = h("div", "aiw-footer");
     footer.append(this.suggestions, this.allowed, inputRow, this.usage);
-    this.root.append(this.kernelBanners, this.list, this.turnBanner, footer);
+    const listBox = h("div", "aiw-list-box");
+    listBox.append(this.list, this.follower.jumpButton);
+    this.root.append(this.kernelBanners, listBox, this.turnBanner, footer);
     this.updateButtons();
   }
 
@@ -97,8 +102,8 @@ export class Shell {
     if (this.input.placeholder !== text) this.input.placeholder = text;
   }
 
-  /** Suggestion chips, shown while the conversation is empty. */
-  setSuggestions(list: string[], conversationEmpty: boolean): void {
+  /** Suggestion chips: they stay after the first message (a menu of things to try), disabled while a turn runs. */
+  setSuggestions(list: string[]): void {
     const items = list.filter((s) => typeof s === "string" && s.trim());
     const key = JSON.stringify(items);
     if (key !== this.shownSuggestions) {
@@ -108,7 +113,7 @@ export class Shell {
       );
       this.updateButtons();
     }
-    setHidden(this.suggestions, !conversationEmpty || items.length === 0);
+    setHidden(this.suggestions, items.length === 0);
   }
 
   /** The tools allowed always, each with a Revoke button. */
@@ -173,8 +178,13 @@ export class Shell {
     setDisabled(this.continueButton, false);
   }
 
-  /** Scrolls the message list to the end (after the first render, after sending). */
+  /** Scrolls the message list to the end and follows it again (after the first render, after sending). */
   scrollToEnd(): void {
-    this.list.scrollTop = this.list.scrollHeight;
+    this.follower.jumpToEnd();
+  }
+
+  destroy(): void {
+    this.follower.destroy();
+    this.root.remove();
   }
 }
