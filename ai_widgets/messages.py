@@ -240,6 +240,8 @@ class ToolCallPart:
             the policy says).
         decision: The person's decision (``approved``, ``approved_always``, ``rejected``), once made.
         decision_reason: The reason the person gave, if any.
+        decision_remembered: Whether the decision was not asked for: the call ran because the person chose "allow
+            always" for its tool earlier (``decision`` is then ``approved_always``).
         edited_arguments: What the person changed the arguments to before allowing the call, or ``None``. The call
             ran with these; ``arguments`` keeps what the model sent.
         provider_executed: Whether the provider ran the tool itself (such a call never runs locally).
@@ -258,6 +260,7 @@ class ToolCallPart:
         "approval_requested_by_transport",
         "decision",
         "decision_reason",
+        "decision_remembered",
         "edited_arguments",
         "finished_at",
         "outcome",
@@ -296,6 +299,7 @@ class ToolCallPart:
         self.approval_requested_by_transport = False
         self.decision: str | None = None
         self.decision_reason: str | None = None
+        self.decision_remembered = False
         self.edited_arguments: dict[str, Any] | None = None
         self.provider_executed = provider_executed
         self.provider = provider
@@ -401,6 +405,7 @@ class ToolCallPart:
                 "approval_requested_by_transport": self.approval_requested_by_transport,
                 "decision": self.decision,
                 "decision_reason": self.decision_reason,
+                "decision_remembered": self.decision_remembered,
                 "provider_executed": self.provider_executed,
                 "started_at": self.started_at,
                 "approval_requested_at": self.approval_requested_at,
@@ -440,6 +445,7 @@ class ToolCallPart:
         part.approval_requested_by_transport = _field(data, "approval_requested_by_transport", bool, False)
         part.decision = _field(data, "decision", (str, type(None)), None)
         part.decision_reason = _field(data, "decision_reason", (str, type(None)), None)
+        part.decision_remembered = _field(data, "decision_remembered", bool, False)
         part.started_at = _field(data, "started_at", (int, float), part.started_at)
         part.approval_requested_at = _field(data, "approval_requested_at", (int, float, type(None)), None)
         part.run_started_at = _field(data, "run_started_at", (int, float, type(None)), None)

@@ -83,7 +83,7 @@ class SessionOptions:
     Attributes:
         execute_tools: Run tool calls locally; when off, all running is left to the transport.
         max_iterations: Rounds of tool calls per turn. When the model asks for tools once more after that, those
-            calls get a "not run" result and the turn ends as ``limit_reached``.
+            calls get a "not run" result and the turn ends as ``limit_reached``; ``session.resume()`` runs them.
         max_consecutive_errors: The turn ends, showing the error, after this many tool rounds in a row in which a
             call failed.
         concurrent_tools: Run the calls of one reply concurrently (a tool marked ``sequential`` runs alone anyway).

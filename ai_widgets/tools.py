@@ -28,6 +28,7 @@ from pydantic_core import to_jsonable_python
 from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
 from ai_widgets._schema import derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
+from ai_widgets._traceback import user_first_traceback
 from ai_widgets.arguments import StreamingArguments
 
 __all__ = [
@@ -134,15 +135,22 @@ class ToolError(BaseModel):
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> ToolError:
-        """Captures an exception with its traceback, secrets redacted (even one whose ``str()`` raises)."""
+        """Captures an exception with its traceback, secrets redacted (even one whose ``str()`` raises).
+
+        The traceback shows the user's frames first; the frames of this package, asyncio and the thread pool that
+        ran them are listed after (:func:`ai_widgets._traceback.user_first_traceback`).
+        """
         try:
             message = str(exc)
         except Exception as broken:
             message = f"(the exception's text could not be read: {type(broken).__name__})"
         try:
-            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            trace: str | None = user_first_traceback(exc)  # the tool author's frames first
         except Exception:
-            trace = None
+            try:
+                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            except Exception:
+                trace = None
         error = cls(
             type=safe_text(type(exc).__qualname__),
             message=redact(safe_text(message)),
@@ -233,6 +241,18 @@ class ToolOutcome(BaseModel):
         if isinstance(self.value, str):
             return self.value
         return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+
+    def _repr_html_(self) -> str:
+        """One line for a notebook: ``Result: …`` or ``Failed: …``, escaped."""
+        from ai_widgets._html import outcome_html
+
+        return outcome_html(self)
+
+    def _ipython_display_(self) -> None:
+        """Shows :meth:`_repr_html_`, except as the value of a ``run_tool(...)`` cell, whose card shows it."""
+        from ai_widgets._html import display_outcome
+
+        display_outcome(self)
 
 
 def _jsonable(value: Any) -> Any:
@@ -801,25 +821,9 @@ class ToolRegistry:
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names()!r})"
 
-    def _repr_markdown_(self) -> str:
-        """The tools, their risk and their schema, as a notebook shows a registry."""
-        if not self._tools:
-            return "*No tools registered.*"
-        rows = ["| tool | risk | approval | description | parameters |", "|---|---|---|---|---|"]
-        for definition in self.definitions():
-            label = f"{definition.icon + ' ' if definition.icon else ''}**{definition.name}**"
-            if definition.title:
-                label += f" ({_cell(definition.title)})"
-            schema = json.dumps(definition.parameters, ensure_ascii=False)
-            approval = "always asks" if definition.requires_approval else ""
-            rows.append(
-                f"| {label} | {definition.risk.value} | {approval} | {_cell(definition.description)} "
-                f"| <code>{_cell(schema)}</code> |"
-            )
-        return "\n".join(rows)
+    def _repr_html_(self) -> str:
+        """The tools as a notebook shows a registry: icon, name, title, risk, whether a call asks for approval,
+        description, and the parameters as a tree (:func:`ai_widgets._html.registry_html`)."""
+        from ai_widgets._html import registry_html
 
-
-def _cell(text: str) -> str:
-    """Text made safe for one markdown table cell (no pipes, no newlines, no HTML)."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-    return " ".join(escaped.split())
+        return registry_html(self.definitions())

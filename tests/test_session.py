@@ -244,11 +244,134 @@ async def test_max_iterations_ends_the_turn_with_every_call_answered() -> None:
     assert last.outcome is not None
     assert "limit" in last.outcome.model_content()
     assert_every_call_answered(session.messages)
-    # Continue: the model goes on from where it was, and answers this time
+    # Continue: the call the limit left unrun runs first, then the model goes on, and answers this time
     transport._script = lambda request: "All done."
     resumed = await session.resume()
+    assert runs == [0, 1, 2, 3]
+    assert len(transport.requests) == 5  # one request: the model is not asked to redo the step
     assert resumed.text == "All done."
     assert resumed.status is MessageStatus.COMPLETED
+
+
+async def test_the_limit_message_is_one_sentence_with_the_right_plural() -> None:
+    @tool
+    def again(n: int = 0) -> int:
+        """Runs again."""
+        return n
+
+    two = calls_reply(call("again", {"n": 1}, id="a"), call("again", {"n": 2}, id="b"))
+    transport = ScriptedTransport(lambda request: two if not request.tool_results() else calls_reply(call("again")))
+    session = ChatSession(transport, tools=[again], options=SessionOptions(max_iterations=1))
+    reply = await session.send("go")
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.error == (
+        "Paused at the limit of 1 round of tool calls per turn (max_iterations); "
+        "Continue runs the call the model asked for next."
+    )
+    skipped = reply.tool_calls[-1]
+    assert skipped.state is ToolCallState.SKIPPED
+    assert skipped.outcome is not None
+    assert skipped.outcome.message == "Not run: this turn reached its limit of 1 round of tool calls."
+
+    pair = lambda request: calls_reply(call("again", {"n": 1}), call("again", {"n": 2}))  # noqa: E731
+    session = ChatSession(ScriptedTransport(pair), tools=[again], options=SessionOptions(max_iterations=2))
+    reply = await session.send("go")
+    assert reply.error == (
+        "Paused at the limit of 2 rounds of tool calls per turn (max_iterations); "
+        "Continue runs the 2 calls the model asked for next."
+    )
+
+
+async def test_resume_after_the_limit_runs_the_skipped_calls_before_asking_the_model() -> None:
+    ran: list[str] = []
+
+    @tool
+    def step(name: str) -> str:
+        """One step."""
+        ran.append(name)
+        return f"did {name}"
+
+    def model(request: ChatRequest) -> ScriptedReply | str:
+        done = [p for m in request.messages for p in m.tool_calls if p.state is ToolCallState.COMPLETED]
+        if not done:
+            return calls_reply(call("step", {"name": "first"}, id="c1"))
+        if len(done) == 1:
+            return calls_reply(call("step", {"name": "second"}, id="c2"), call("step", {"name": "third"}, id="c3"))
+        return f"Finished after {', '.join(p.outcome.value for p in done if p.outcome is not None)}."
+
+    transport = ScriptedTransport(model)
+    session = ChatSession(transport, tools=[step], options=SessionOptions(max_iterations=1))
+    recorder = Recorder(session)
+    stopped = await session.send("go")
+    assert stopped.status is MessageStatus.LIMIT_REACHED
+    assert ran == ["first"]
+    assert [p.state for p in stopped.tool_calls] == [ToolCallState.COMPLETED, *[ToolCallState.SKIPPED] * 2]
+    requests = len(transport.requests)
+    record = [p.to_dict() for p in stopped.tool_calls]
+
+    resumed = await session.resume()
+    # The skipped calls ran first, in the new reply, as new calls with the same tool and arguments...
+    assert ran == ["first", "second", "third"]
+    assert [(p.tool_name, p.parsed_arguments, p.state) for p in resumed.tool_calls] == [
+        ("step", {"name": "second"}, ToolCallState.COMPLETED),
+        ("step", {"name": "third"}, ToolCallState.COMPLETED),
+    ]
+    # ... and the model was asked once, afterwards, with their results: it did not redo the step.
+    assert len(transport.requests) == requests + 1
+    assert resumed.text == "Finished after did first, did second, did third."
+    assert resumed.status is MessageStatus.COMPLETED
+    # The stopped reply kept its record; every call the provider saw has one result, under a unique id.
+    assert [p.to_dict() for p in stopped.tool_calls] == record
+    request = transport.requests[-1]
+    ids = [p.tool_call_id for m in request.messages for p in m.tool_calls]
+    assert len(ids) == len(set(ids)) == 5
+    assert all(p.outcome is not None for m in request.messages for p in m.tool_calls)
+    assert_every_call_answered(session.messages)
+    assert isinstance(recorder.changes[-1], BusyChanged)
+    # A second resume has nothing left over: it only asks the model.
+    await session.resume()
+    assert ran == ["first", "second", "third"]
+    assert len(transport.requests) == requests + 2
+
+
+async def test_resume_after_the_limit_asks_about_a_skipped_call_that_needs_approval() -> None:
+    deleted: list[str] = []
+
+    @tool(risk=ToolRisk.DESTRUCTIVE)
+    def delete(path: str) -> str:
+        """Deletes."""
+        deleted.append(path)
+        return "deleted"
+
+    @tool
+    def look(path: str) -> str:
+        """Looks."""
+        return "a file"
+
+    transport = ScriptedTransport(
+        [calls_reply(call("look", {"path": "x"})), calls_reply(call("delete", {"path": "x"})), "Deleted it."]
+    )
+    session = ChatSession(transport, tools=[look, delete], options=SessionOptions(max_iterations=1))
+    assert (await session.send("clean up")).status is MessageStatus.LIMIT_REACHED
+    resuming = asyncio.ensure_future(session.resume())
+    await wait_for(lambda: bool(session.pending_approvals))
+    assert deleted == []  # nothing runs before the person decides, after a Continue as before
+    (waiting,) = session.pending_approvals
+    assert waiting.parsed_arguments == {"path": "x"}
+    session.approve(waiting.tool_call_id, ApprovalDecision.APPROVED)
+    resumed = await resuming
+    assert deleted == ["x"]
+    assert resumed.text == "Deleted it."
+    assert_every_call_answered(session.messages)
+
+
+async def test_resume_after_other_endings_only_asks_the_model() -> None:
+    transport = ScriptedTransport([ScriptedReply(error=RuntimeError("down")), "Back."])
+    session = ChatSession(transport)
+    assert (await session.send("hi")).status is MessageStatus.ERROR
+    resumed = await session.resume()
+    assert resumed.tool_calls == []
+    assert resumed.text == "Back."
 
 
 # --- 4. failing and hanging tools ---------------------------------------------------------------------------------
@@ -481,9 +604,16 @@ async def test_approved_always_is_remembered_for_this_session_only() -> None:
     task = await start(session, "delete a")
     session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
     await task
+    first = session.messages[1].tool_calls[0]
+    assert (first.decision, first.decision_remembered) == ("approved_always", False)  # the person clicked
     reply = await session.send("delete b")  # runs without a prompt
     assert deleted == ["a", "b"]
-    assert reply.tool_calls[0].decision is None
+    # ... and the call says why: the "allow always" chosen before, remembered (never asked, so no wait)
+    second = reply.tool_calls[0]
+    assert (second.decision, second.decision_remembered) == ("approved_always", True)
+    assert second.approval_requested_at is None
+    assert second.to_dict()["decision_remembered"] is True
+    assert ToolCallPart.from_dict(second.to_dict()).decision_remembered
     assert isinstance(session.approval_policy, DefaultApprovalPolicy)
     assert session.approval_policy.allowed_always == frozenset({"delete_file"})
 
@@ -563,6 +693,9 @@ async def test_transport_requested_approval_waits_even_for_read_only_and_after_a
     session.approve(part.tool_call_id, "approved")
     await task
     assert deleted == ["a", "b"]
+    assert (part.decision, part.decision_remembered) == ("approved", False)
+    read = session.messages[3].tool_calls[0]  # the transport asked: decided by the person, not remembered
+    assert (read.decision, read.decision_remembered) == ("approved", False)
 
 
 async def test_stop_while_waiting_cancels_and_nothing_runs() -> None:
@@ -1005,3 +1138,48 @@ async def test_non_streaming_call_with_complete_arguments() -> None:
     reply = await ChatSession(Whole(), tools=[get_weather]).send("x")
     assert weather_runs == ["Kyiv"]
     assert reply.text == "done"
+
+
+async def test_a_call_cancelled_before_its_task_first_ran_is_recorded_and_never_runs_later() -> None:
+    """A sequential call whose task is cancelled in the moment between its creation and its first step: its own
+    code never runs, so the round records the cancel (found by the property test: the call stayed pending, and
+    ran in the next round)."""
+    ran: list[str] = []
+
+    @tool
+    async def first() -> str:
+        """First."""
+        await asyncio.sleep(0.01)
+        return "1"
+
+    @tool
+    async def second() -> str:
+        """Second."""
+        ran.append("second")
+        return "2"
+
+    transport = ScriptedTransport([calls_reply(call("first", id="a"), call("second", id="b")), "ok"])
+    session = ChatSession(transport, tools=[first, second], options=SessionOptions(concurrent_tools=False))
+
+    async def person() -> None:
+        while True:  # polls every loop iteration; cancels as soon as the task exists, before it has run
+            tool_round = None if session._turn is None else session._turn.round
+            found = None if tool_round is None else tool_round._calls.get("b")
+            if found is not None and found.task is not None and not found.task.done():
+                assert found.part.state is ToolCallState.PENDING
+                session.cancel("b", "changed my mind")
+                return
+            await asyncio.sleep(0)
+
+    clicking = asyncio.create_task(person())
+    reply = await session.send("go")
+    await clicking
+    assert [(p.tool_call_id, p.state) for p in reply.tool_calls] == [
+        ("a", ToolCallState.COMPLETED),
+        ("b", ToolCallState.CANCELLED),
+    ]
+    assert reply.tool_calls[1].outcome is not None
+    assert reply.tool_calls[1].outcome.message == "Cancelled by the person: changed my mind"
+    assert ran == []
+    assert reply.status is MessageStatus.COMPLETED
+    assert len(transport.requests) == 2

@@ -660,3 +660,226 @@ def test_registry_accepts_plain_functions() -> None:
 
     registry = ToolRegistry([ping])
     assert registry["ping"].definition.description == "Pings."
+
+
+def _tags_balance(html: str) -> bool:
+    """Whether every element the HTML opens is closed, in order (void elements aside)."""
+    from html.parser import HTMLParser
+
+    stack: list[str] = []
+    ok = True
+
+    class Checker(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag not in ("br", "img", "hr", "meta", "input"):
+                stack.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            nonlocal ok
+            ok = ok and bool(stack) and stack.pop() == tag
+
+    Checker().feed(html)
+    return ok and not stack
+
+
+class Address(BaseModel):
+    street: Annotated[str, Field(description="Street and number.")]
+    postcode: str | None = None
+
+
+class Contact(BaseModel):
+    name: str
+    addresses: list[Address] = []
+
+
+def test_registry_html_shows_each_tool_and_its_schema_as_a_tree() -> None:
+    @tool(title="Delete <files>", icon="🗑", risk=ToolRisk.DESTRUCTIVE)
+    def delete(path: Annotated[str, Field(description=r"A path like C:\temp\x or \\server\share.")]) -> str:
+        """Deletes a file. <script>alert(1)</script>"""
+        return "ok"
+
+    @tool(requires_approval=True)
+    def send(to: Contact, urgent: bool = False, unit: Unit = Unit.celsius) -> str:
+        """Sends a message."""
+        return "sent"
+
+    @tool(icon="🌦", risk=ToolRisk.READ_ONLY)
+    def weather(city: str) -> str:
+        """Weather."""
+        return "sunny"
+
+    html = ToolRegistry([delete, send, weather])._repr_html_()
+    assert _tags_balance(html), html
+    # Everything a tool author wrote is escaped: no markup of theirs reaches the page.
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "Delete &lt;files&gt;" in html
+    # Backslashes survive (the markdown table lost them).
+    assert r"C:\temp\x or \\server\share." in html
+    rows = html.split("<tr>")[2:]  # after the header row
+    assert len(rows) == 3
+    delete_row, send_row, weather_row = rows
+    # Icon and name stay together; the title under them.
+    assert '<span style="white-space: nowrap"><span>🗑</span>&nbsp;<code>delete</code></span>' in delete_row
+    # Risk, and whether a call asks: destructive tools and those that require approval ask.
+    assert "destructive" in delete_row
+    assert "<strong>asks</strong>" in delete_row
+    assert "normal" in send_row
+    assert "<strong>asks</strong>" in send_row
+    assert "read-only" in weather_row
+    assert "runs unasked" in weather_row
+    # The schema as a tree: types, required marks, descriptions, enums, defaults, nested models and lists of them.
+    assert '<code>path</code> <em style="color: var(--jp-content-font-color2, #666)">string</em>' in delete_row
+    assert 'title="required">required</strong>' in delete_row
+    assert "<code>to</code>" in send_row
+    assert send_row.count("<ul") >= 3
+    assert "<code>addresses</code>" in send_row
+    assert "list of object" in send_row
+    assert "<code>street</code>" in send_row
+    assert "Street and number." in send_row
+    assert "string | null" in send_row  # postcode
+    assert "one of: &quot;celsius&quot;, &quot;fahrenheit&quot;" in send_row
+    assert "default false" in send_row
+    urgent = send_row[send_row.index("<code>urgent</code>") :].split("</li>")[0]
+    assert "required" not in urgent
+    assert "Weather." in weather_row
+
+
+def test_registry_html_for_schemas_it_has_to_read_carefully() -> None:
+    recursive = ToolDefinition(
+        name="tree",
+        parameters={
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Node"}, "free": {}, "<b>": {"type": "string"}},
+            "required": ["root"],
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                }
+            },
+        },
+    )
+    empty = ToolDefinition(name="ping")
+    html = ToolRegistry([Tool(recursive, lambda invocation: None), Tool(empty, lambda invocation: None)])._repr_html_()
+    assert _tags_balance(html)
+    assert "<code>children</code>" in html
+    assert "Node" in html  # the recursion is named, not followed for ever
+    assert "<code>free</code>" in html
+    assert ">any<" in html
+    assert "<code>&lt;b&gt;</code>" in html
+    assert "no parameters" in html
+    assert "No tools registered." in ToolRegistry()._repr_html_()
+
+
+# --- tracebacks: the tool author's frames first -------------------------------------------------------------------
+
+
+def _helper_that_raises(x: int) -> int:
+    raise ValueError(f"bad value {x}")
+
+
+def _frame_files(text: str) -> list[str]:
+    return [line.split('"')[1] for line in text.splitlines() if line.lstrip().startswith('File "')]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_traceback_shows_the_tool_authors_frames_first(kind: str) -> None:
+    if kind == "sync":
+
+        @tool
+        def broken(x: int) -> int:
+            """Breaks."""
+            return _helper_that_raises(x)
+
+    else:
+
+        @tool
+        async def broken(x: int) -> int:
+            """Breaks."""
+            return _helper_that_raises(x)
+
+    outcome = await broken.invoke(invocation({"x": 3}, name="broken"))
+    assert outcome.error is not None
+    trace = outcome.error.traceback
+    assert trace is not None
+    lines = trace.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    exception_line = lines.index("ValueError: bad value 3")
+    files = _frame_files("\n".join(lines[:exception_line]))
+    assert files == [__file__, __file__]  # broken, then the helper: only the author's frames before the error
+    assert "listed at the end" in lines[1]  # where the machinery's frames were
+    moved = "\n".join(lines[exception_line + 1 :])
+    assert "Frames of ai_widgets" in moved
+    assert all("ai_widgets" in f or "asyncio" in f or "concurrent" in f for f in _frame_files(moved))
+    assert _frame_files(moved)  # still there, after
+
+
+def test_a_chained_traceback_keeps_its_chain_and_one_without_user_frames_is_left_alone() -> None:
+    from ai_widgets._traceback import user_first_traceback
+    from ai_widgets.tools import ToolError
+
+    def outer() -> None:
+        try:
+            _helper_that_raises(1)
+        except ValueError as exc:
+            raise RuntimeError("wrapped") from exc
+
+    try:
+        outer()
+    except RuntimeError as exc:
+        caught = exc
+    trace = ToolError.from_exception(caught).traceback
+    assert trace is not None
+    assert "The above exception was the direct cause of the following exception:" in trace
+    assert trace.index("ValueError: bad value 1") < trace.index("RuntimeError: wrapped")
+    assert "listed at the end" not in trace  # only the author's frames: nothing to move
+
+    import traceback as tb
+
+    try:
+        user_first_traceback(None)  # type: ignore[arg-type]  # fails inside ai_widgets
+    except AttributeError as exc:
+        inside = exc.with_traceback(exc.__traceback__.tb_next if exc.__traceback__ else None)
+    assert _frame_files(user_first_traceback(inside))
+    assert user_first_traceback(inside) == "".join(tb.format_exception(type(inside), inside, inside.__traceback__))
+
+
+# --- how an outcome shows in a notebook -----------------------------------------------------------------------------
+
+
+def test_an_outcome_shows_in_one_escaped_line() -> None:
+    assert ToolOutcome.success({"a": 1})._repr_html_() == (
+        '<div class="aiw-outcome"><strong style="color: inherit">Result</strong>'
+        '<span style="white-space: pre-wrap">: {&quot;a&quot;: 1}</span></div>'
+    )
+    assert 'Result</strong><span style="white-space: pre-wrap">: &lt;b&gt;hi&lt;/b&gt;' in (
+        ToolOutcome.success("<b>hi</b>")._repr_html_()
+    )
+    failed = ToolOutcome.failure("told", error=ValueError("<nope>"))._repr_html_()
+    assert "Failed</strong>" in failed
+    assert "ValueError: &lt;nope&gt;" in failed
+    assert len(ToolOutcome.success("x" * 5000)._repr_html_()) < 1000
+
+
+def test_run_tools_outcome_is_not_shown_twice_in_its_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    from ai_widgets import _html
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.append((objs, kw)))
+    count = [7]
+    monkeypatch.setattr(_html, "_execution_count", lambda: count[0])
+    outcome = ToolOutcome.success("done")
+    _html.mark_shown_by_card(outcome)
+    outcome._ipython_display_()  # the value of the run_tool cell: its card shows it
+    assert shown == []
+    ToolOutcome.success("done")._ipython_display_()  # another outcome: shown
+    count[0] = 8
+    outcome._ipython_display_()  # the same outcome in a later cell: shown
+    assert len(shown) == 2
+    (bundle,), options = shown[1]
+    assert options == {"raw": True}
+    assert bundle["text/plain"] == repr(outcome)
+    assert "Result" in bundle["text/html"]

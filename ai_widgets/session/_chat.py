@@ -21,7 +21,7 @@ from ai_widgets.changes import BusyChanged, ConversationCleared, MessageAdded, M
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._reply import end_open_calls
-from ai_widgets.session._turn import Turn
+from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry
 from ai_widgets.transports._base import Transport
 
@@ -163,6 +163,10 @@ class ChatSession:
     async def resume(self) -> Message:
         """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.
 
+        After a turn that reached the limit (``max_iterations``), the turn picks up where it stopped: the calls the
+        limit left unrun run first (asked about and run as any call, in the new reply, as new calls with the same
+        tool and arguments; the stopped reply stays as it ended), and then the model is asked again.
+
         Raises:
             SessionBusyError: A turn is already running.
             ValueError: The conversation is empty.
@@ -170,7 +174,7 @@ class ChatSession:
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
         self._check_can_start()
-        return await self._start_turn()
+        return await self._start_turn(carried=carry_over(self._messages[-1]))
 
     def stop(self) -> bool:
         """Cancels the running turn wherever it is: the model stream, a pending approval, running tools.
@@ -267,12 +271,15 @@ class ChatSession:
         part = ToolCallPart(f"call_{uuid.uuid4().hex[:12]}", found.name, text, state=ToolCallState.PENDING)
         return await self._start_turn(direct=part)
 
-    async def _start_turn(self, *, direct: ToolCallPart | None = None) -> Message:
+    async def _start_turn(
+        self, *, direct: ToolCallPart | None = None, carried: list[ToolCallPart] | None = None
+    ) -> Message:
         loop = asyncio.get_running_loop()
         self._close_unanswered_calls()
-        reply = Message(Role.ASSISTANT, [] if direct is None else [direct], status=MessageStatus.IN_PROGRESS)
+        parts = [direct] if direct is not None else list(carried or ())
+        reply = Message(Role.ASSISTANT, parts, status=MessageStatus.IN_PROGRESS)
         self._append(reply)
-        turn = Turn(self, reply, direct=direct is not None)
+        turn = Turn(self, reply, direct=direct is not None, carried=bool(carried))
         self._turn = turn
         task = turn.start(loop)
         self._notify(BusyChanged(True))

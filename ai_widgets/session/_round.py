@@ -21,7 +21,7 @@ from ai_widgets.changes import ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallProgress, ToolCallState
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._reply import Notify, move_call, reply_in_progress
-from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress
+from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
 
@@ -143,6 +143,21 @@ class ToolRound:
             part.approval_reason = question or f"Allow {tool.definition.title or tool.name}?"
             call.decision = asyncio.get_running_loop().create_future()
             move_call(self._notify, self.reply, part, ToolCallState.AWAITING_APPROVAL)
+        elif self._allowed_always(tool):
+            # It runs unasked because of an earlier "allow always": recorded, so the card can say so.
+            part.decision = ApprovalDecision.APPROVED_ALWAYS.value
+            part.decision_remembered = True
+
+    def _allowed_always(self, tool: Tool) -> bool:
+        """Whether a call of a tool that asks by default runs unasked because a person chose "allow always"."""
+        definition = tool.definition
+        if not (definition.risk is ToolRisk.DESTRUCTIVE or definition.requires_approval):
+            return False
+        remembered = getattr(self._policy, "is_allowed_always", None)
+        try:
+            return callable(remembered) and remembered(definition.name) is True
+        except Exception:
+            return False
 
     def _invocation(self, part: ToolCallPart, tool: Tool) -> ToolInvocation:
         reply, notify = self.reply, self._notify
@@ -180,11 +195,13 @@ class ToolRound:
                 call.task = loop.create_task(self._settle(call))
             if together:
                 await asyncio.wait([c.task for c in together if c.task is not None])
+                self._record_unstarted(together)
             for call in alone:
                 if call.part.state.terminal:  # cancelled while it waited for its turn
                     continue
                 call.task = loop.create_task(self._settle(call))
                 await asyncio.wait([call.task])
+                self._record_unstarted([call])
             if self.interrupted:
                 raise RoundInterrupted("the kernel was interrupted while a tool ran")
         except BaseException:
@@ -208,6 +225,14 @@ class ToolRound:
         if tasks:
             # Shielded: a second stop while calls record their cancellation must not leave one without an outcome.
             await asyncio.shield(asyncio.wait(tasks))
+        self._record_unstarted(self._calls.values())
+
+    def _record_unstarted(self, calls: Iterable[_Call]) -> None:
+        """Records the cancel of a call whose task was cancelled before its first step: its coroutine never ran, so
+        it could not record it itself (and the call must never run later)."""
+        for call in calls:
+            if call.task is not None and call.task.done() and not call.part.state.terminal:
+                self._end(call, ToolCallState.CANCELLED, call.cancel_reason or "Stopped before it ran.")
 
     async def _settle(self, call: _Call) -> None:
         part = call.part

@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from ai_widgets._safe import redact
 from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import FinishReason, Message, MessageStatus, ToolCallPart, ToolCallState
+from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, ToolCallPart, ToolCallState
 from ai_widgets.options import ToolChoice
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError, end_open_calls, move_call
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
@@ -27,9 +28,38 @@ from ai_widgets.transports._base import ChatRequest
 if TYPE_CHECKING:
     from ai_widgets.session._chat import ChatSession
 
-__all__ = ["Turn"]
+__all__ = ["LIMIT_NOT_RUN", "Turn", "carry_over"]
 
 logger = logging.getLogger("ai_widgets")
+
+#: How the outcome of a call the round limit left unrun begins (it is told to the model as written).
+LIMIT_NOT_RUN = "Not run: this turn reached its limit"
+
+
+def carry_over(message: Message) -> list[ToolCallPart]:
+    """New calls for the calls the round limit left unrun in ``message`` (a ``limit_reached`` reply), to run when
+    the conversation resumes; none for any other message.
+
+    The stopped reply keeps its record (a call's record never changes after its turn ended): each new call has a
+    new id and the same tool and arguments, so every call the provider sees has one result.
+    """
+    if message.role is not Role.ASSISTANT or message.status is not MessageStatus.LIMIT_REACHED:
+        return []
+    carried = []
+    for part in message.tool_calls:
+        outcome = part.outcome
+        if part.state is not ToolCallState.SKIPPED or part.provider_executed or outcome is None:
+            continue
+        if not (outcome.message or "").startswith(LIMIT_NOT_RUN):
+            continue
+        copy = ToolCallPart(
+            f"call_{uuid.uuid4().hex[:12]}", part.tool_name, part.arguments, state=ToolCallState.PENDING
+        )
+        if part.approval_requested_by_transport:  # the transport wanted a person to decide: it still does
+            copy.approval_requested_by_transport = True
+            copy.approval_reason = part.approval_reason
+        carried.append(copy)
+    return carried
 
 
 class Turn:
@@ -40,10 +70,11 @@ class Turn:
         reply: The assistant message the turn fills.
     """
 
-    def __init__(self, session: ChatSession, reply: Message, *, direct: bool = False) -> None:
+    def __init__(self, session: ChatSession, reply: Message, *, direct: bool = False, carried: bool = False) -> None:
         self.session = session
         self.reply = reply
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
+        self.carried = carried  # the reply starts with calls a limit left unrun: they run before the first request
         self.task: asyncio.Task[Message] | None = None
         self.round: ToolRound | None = None
         self.stop_requested = False
@@ -139,6 +170,17 @@ class Turn:
         options = session.options
         rounds = 0
         failed_rounds = 0
+        if self.carried:
+            # Continue after the round limit: the calls it left unrun are this turn's first round.
+            calls = [part for part in reply.tool_calls if not part.state.terminal]
+            choice = session.request_options.tool_choice
+            rounds = 1
+            if not await self._run_round(calls, offered=[] if choice.mode == "none" else session.tools.names()):
+                return
+            counted = self._count_failures(calls, 0)
+            if counted is None:
+                return
+            failed_rounds = counted
         while True:
             offered = await self._request(first=rounds == 0)
             if offered is None:
@@ -151,32 +193,37 @@ class Turn:
                 self._finish(MessageStatus.COMPLETED, None)
                 return
             if rounds >= options.max_iterations:
-                end_open_calls(
-                    session._notify,
-                    reply,
-                    ToolCallState.SKIPPED,
-                    f"Not run: this turn reached its limit of {options.max_iterations} rounds of tool calls.",
-                )
-                rounds_text = "round" if options.max_iterations == 1 else "rounds"
+                limit = options.max_iterations
+                rounds_text = f"{limit} round{'' if limit == 1 else 's'} of tool calls"
+                end_open_calls(session._notify, reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {rounds_text}.")
+                asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
                 self._finish(
                     MessageStatus.LIMIT_REACHED,
-                    f"Stopped after {options.max_iterations} {rounds_text} of tool calls (max_iterations): the model "
-                    "asked for more, which did not run. Continue to let it go on.",
+                    f"Paused at the limit of {rounds_text} per turn (max_iterations); "
+                    f"Continue runs {asked} the model asked for next.",
                 )
                 return
             rounds += 1
             if not await self._run_round(calls, offered=offered):
                 return
-            failures = [part for part in calls if part.state is ToolCallState.FAILED]
-            failed_rounds = failed_rounds + 1 if failures else 0
-            if failed_rounds >= options.max_consecutive_errors:
-                last = failures[-1]
-                self._finish(
-                    MessageStatus.ERROR,
-                    f"Tool calls failed in {failed_rounds} rounds in a row (max_consecutive_errors); "
-                    f"the last: {last.tool_name}: {person_facing_error(last)}",
-                )
+            counted = self._count_failures(calls, failed_rounds)
+            if counted is None:
                 return
+            failed_rounds = counted
+
+    def _count_failures(self, calls: list[ToolCallPart], failed_rounds: int) -> int | None:
+        """The failed rounds in a row after this round; ``None`` when that ended the turn."""
+        failures = [part for part in calls if part.state is ToolCallState.FAILED]
+        failed_rounds = failed_rounds + 1 if failures else 0
+        if failed_rounds >= self.session.options.max_consecutive_errors:
+            last = failures[-1]
+            self._finish(
+                MessageStatus.ERROR,
+                f"Tool calls failed in {failed_rounds} rounds in a row (max_consecutive_errors); "
+                f"the last: {last.tool_name}: {person_facing_error(last)}",
+            )
+            return None
+        return failed_rounds
 
     async def _run_round(self, calls: list[ToolCallPart], *, offered: list[str] | None) -> bool:
         """Runs one round of calls; ``False`` when it ended the turn.

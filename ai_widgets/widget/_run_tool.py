@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ai_widgets._html import mark_shown_by_card
 from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.messages import Message
 from ai_widgets.options import SessionOptions
@@ -44,6 +45,7 @@ def _prepare(
 def _outcome(reply: Message) -> ToolOutcome:
     (part,) = reply.tool_calls
     assert part.outcome is not None, "every finished call has an outcome"
+    mark_shown_by_card(part.outcome)  # as the cell's value it shows nothing more: the card above shows it
     return part.outcome
 
 
@@ -67,7 +69,8 @@ def run_tool(
     """Runs one call of a tool the way a session would, showing its card in the cell, and returns the outcome.
 
     The arguments are validated against the tool's schema, the approval policy is asked (a destructive tool shows
-    its approval buttons, and this call waits for the click), and progress shows in the card.
+    its approval buttons, and this call waits for the click), and progress shows in the card. As the value of the
+    cell the outcome shows nothing more (the card shows it); displayed later, it shows in one line.
 
     Args:
         target: A tool, or a plain function (made a tool with default options).

@@ -189,6 +189,7 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
         "approval_reason": _scalar(part.approval_reason),
         "decision": _scalar(part.decision),
         "decision_reason": _scalar(part.decision_reason),
+        "decision_remembered": bool(part.decision_remembered),
         "provider_executed": bool(part.provider_executed),
         "approval_requested_at": _scalar(part.approval_requested_at),
         "run_started_at": _scalar(part.run_started_at),

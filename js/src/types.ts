@@ -81,6 +81,8 @@ export interface ToolCallPart {
   approval_reason?: string | null;
   decision?: Decision | null;
   decision_reason?: string | null;
+  /** The call ran unasked because of an earlier "allow always" (`decision` is then "approved_always"). */
+  decision_remembered?: boolean;
   provider_executed?: boolean;
   started_at?: number | null;
   approval_requested_at?: number | null;
@@ -116,7 +118,10 @@ export interface ToolInfo {
 
 /** The synced traits of a ChatWidget (kernel -> front end only). */
 export interface WidgetTraits {
-  last_message: string;
+  /** The finished messages, oldest first (raw: normalise before use). Kept current in place by the store. */
+  history: unknown[];
+  /** The live messages as this front end last had them (the kernel never sets it; for saved state). */
+  live: unknown[];
   tools: Record<string, ToolInfo>;
   usage: Usage;
   busy: boolean;
@@ -128,18 +133,12 @@ export interface WidgetTraits {
   compact: boolean;
 }
 
-/** The traits of a finished-message model. */
-export interface MessageModelTraits {
-  message: Message;
-  previous: string;
-}
-
 /** An argument patch: `[op, path, value]`. */
 export type ArgPatch = ["set" | "append", (string | number)[], unknown];
 
 /** Front end -> kernel. */
 export type OutgoingMessage =
-  | { type: "sync" }
+  | { type: "sync"; have: number; last?: string }
   | { type: "send"; text: string }
   | { type: "stop" }
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }

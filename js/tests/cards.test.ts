@@ -31,6 +31,7 @@ describe("a skipped call", () => {
     expect(card.textContent).not.toContain("cancelled");
     expect($(card, ".aiw-tool-result").classList.contains("aiw-result-quiet")).toBe(true);
     expect($(card, ".aiw-tool-error-message").textContent).toBe("Not run: the tool-round limit was reached.");
+    expect($(card, ".aiw-tool-outcome-line").hidden).toBe(true); // only a failure's message shows collapsed
     expect($<HTMLButtonElement>(card, ".aiw-cancel-call").hidden).toBe(true);
   });
 });

@@ -134,7 +134,7 @@ describe("tool cards", () => {
       expect(progress.textContent).toContain("deleting");
     }
     if (state === "completed") expect($(card, ".aiw-tool-result .aiw-json").textContent).toContain("deleted");
-    if (state === "failed") expect($(card, ".aiw-tool-error-message").textContent).toBe("Tool failed");
+    if (state === "failed") expect($(card, ".aiw-tool-outcome-line").textContent).toBe("Tool failed");
     if (state === "rejected") expect($(card, ".aiw-decision").textContent).toBe("Declined: not now");
   });
 
@@ -170,7 +170,7 @@ describe("tool cards", () => {
       ]),
     ]);
     view.flush();
-    expect($(root, '[data-call-id="c1"] .aiw-tool-error-message').textContent).toBe("ValueError: bad");
+    expect($(root, '[data-call-id="c1"] .aiw-tool-outcome-line').textContent).toBe("ValueError: bad");
     expect($(root, '[data-call-id="c1"] details.aiw-traceback pre').textContent).toBe("Traceback…");
     expect($(root, '[data-call-id="c2"] .aiw-md strong').textContent).toBe("done");
     expect($(root, '[data-call-id="c2"] .aiw-citations a').getAttribute("href")).toBe("https://a.example");

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jupyter_e2e as J
 import pytest
 from chat_ui import (
@@ -60,7 +62,7 @@ def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifa
     card.locator(".aiw-approve-once").click()
     expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
     expect(card.locator(".aiw-approval")).to_have_count(0)
-    expect(card.locator(".aiw-decision")).to_have_text("Allowed once")
+    expect(card.locator(".aiw-decision")).to_have_text(re.compile(r"^Allowed once after [\d.]+s$"))
     expect(last_assistant(widget)).to_contain_text("Done: Deleted notes.txt.", timeout=WAIT)
     wait_idle(widget)
     assert srv.kernel_wait(nb, "deleted", lambda v: v == ["notes.txt"]) == ["notes.txt"]
@@ -71,7 +73,7 @@ def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifa
     expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
     card.locator(".aiw-approve-always").click()
     expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
-    expect(card.locator(".aiw-decision")).to_have_text("Allowed always")
+    expect(card.locator(".aiw-decision")).to_have_text(re.compile(r"^Allowed always after [\d.]+s$"))
     allowed = widget.locator(".aiw-allowed")
     expect(allowed).to_be_visible()
     expect(allowed.locator(".aiw-allowed-tool[data-tool-name='delete_file']")).to_contain_text("Delete file")
@@ -83,8 +85,11 @@ def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifa
     wait_idle(widget)
     expect(widget.locator(".aiw-approval")).to_have_count(0)
     assert srv.kernel_wait(nb, "deleted", lambda v: len(v) == 3) == ["notes.txt"] * 3
-    third = srv.kernel_json(nb, "[(c.state.value, c.decision) for c in chat.session.messages[-1].tool_calls]")
-    assert third == [["completed", None]], third  # no decision asked for
+    third = srv.kernel_json(
+        nb, "[(c.state.value, c.decision, c.decision_remembered) for c in chat.session.messages[-1].tool_calls]"
+    )
+    assert third == [["completed", "approved_always", True]], third  # not asked: the remembered "allow always"
+    expect(card.locator(".aiw-remembered")).to_have_text("allowed always")
     assert srv.kernel_json(nb, "chat.allowed_always") == ["delete_file"]
     screenshot(widget, artifacts, "test_destructive_tool_approvals-always")
 
@@ -98,7 +103,7 @@ def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifa
     card.locator(".aiw-decline-reason").fill("keep my notes")
     card.locator(".aiw-decline").click()
     expect(card).to_have_attribute("data-state", "rejected", timeout=WAIT)
-    expect(card.locator(".aiw-decision")).to_have_text("Declined: keep my notes")
+    expect(card.locator(".aiw-decision")).to_have_text(re.compile(r"^Declined after [\d.]+s: keep my notes$"))
     reply = last_assistant(widget)
     expect(reply).to_contain_text("Declined: I did not delete anything (keep my notes).", timeout=WAIT)
     wait_idle(widget)

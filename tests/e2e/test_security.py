@@ -128,7 +128,7 @@ def test_hostile_content_never_runs(chromium_page, server, notebook_name, artifa
     expect(widget.locator(".aiw-message[data-role='user']")).to_contain_text("<script>window.__pwned=1</script>")
     expect(cards.nth(0).locator(".aiw-tool-title")).to_contain_text('onerror="window.__pwned=1"')
     expect(cards.nth(1).locator(".aiw-tool-result .aiw-json")).to_contain_text("<script>")
-    expect(cards.nth(2).locator(".aiw-tool-error-message")).to_contain_text("<script>")
+    expect(cards.nth(2).locator(".aiw-tool-outcome-line")).to_contain_text("<script>")
 
     # Open everything that can be opened, then click every link and every summary.
     for details in widget.locator("details").all():

@@ -497,3 +497,31 @@ def test_a_format_1_conversation_continues_on_every_transport(target: str) -> No
             "thinking",
             "tool_use",
         ]
+
+
+@pytest.mark.parametrize("target", list(TRANSPORTS))
+async def test_a_turn_resumed_after_the_round_limit_is_a_valid_request_for_every_provider(target: str) -> None:
+    """Continue after ``max_iterations`` runs the calls the limit left, as new calls in a new reply: every request
+    after it pairs each call with one result, in the order each API requires."""
+    from ai_widgets import SessionOptions, ToolCallState
+    from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+
+    def model(request: ChatRequest) -> ScriptedReply | str:
+        done = [p for m in request.messages for p in m.tool_calls if p.state is ToolCallState.COMPLETED]
+        if not done:
+            return ScriptedReply(tool_calls=[ScriptedToolCall(name="get_temperature", arguments={"city": "Utrecht"})])
+        if len(done) == 1:
+            cities = ("Delft", "Leiden")
+            return ScriptedReply(
+                text="And two more. ",
+                tool_calls=[ScriptedToolCall(name="get_temperature", arguments={"city": c}) for c in cities],
+            )
+        return "It is 21 °C in all three."
+
+    scripted = ScriptedTransport(model)
+    session = ChatSession(scripted, tools=[get_temperature], options=SessionOptions(max_iterations=1))
+    assert (await session.send("How warm is it?")).status is MessageStatus.LIMIT_REACHED
+    resumed = await session.resume()
+    assert resumed.text == "It is 21 °C in all three."
+    check_request(target, body_for(target, scripted.requests[-1].messages))  # the request the resumed turn made
+    check_request(target, body_for(target, [*session.messages, Message.user("Thanks.")]))  # and the next turn's

@@ -65,7 +65,7 @@ export class MessageView {
     toggleClass(this.statusLine, "aiw-status-active", inProgress && !!status);
     if (this.statusText.data !== status) this.statusText.data = status;
 
-    // limit_reached has no note: the turn banner says it once, with Continue, and each call left unrun says why.
+    // limit_reached has no note: the turn banner says it once, with Continue; the calls it left show "not run".
     let note = "";
     if (message.status === "cancelled") note = "Stopped";
     else if (message.status === "error") note = message.error ? `Error: ${message.error}` : "Error";

@@ -1,5 +1,6 @@
-// A call's outcome: the value as JSON or the text as sanitised markdown, citations as links, image attachments
-// as images, a failure's message with the traceback in an expandable <details>.
+// A call's outcome: under a "Result" label, the value as JSON (a string value as plain text) or the text as
+// sanitised markdown, citations as links, image attachments as images; a failure's message with the traceback in
+// an expandable <details> (the traceback puts the tool author's frames first: the kernel orders it).
 
 import { h } from "../dom";
 import { safeImageUrl, safeLinkUrl, setMarkdown } from "../markdown";
@@ -9,13 +10,14 @@ import { JsonView } from "./json";
 const IMAGE_MIME = /^image\/[\w.+-]+$/i;
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 
-export function renderOutcome(outcome: Outcome, state: string): HTMLElement {
+/** `headlineShown`: the card shows the failure's message above already (under its header), so it is not repeated. */
+export function renderOutcome(outcome: Outcome, state: string, headlineShown = false): HTMLElement {
   const el = h("div", "aiw-tool-result");
   if (outcome.status === "failure") {
     el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
     const err = outcome.error;
     const headline = err ? `${err.type || "Error"}: ${err.message ?? ""}` : outcome.message || "Failed";
-    el.append(h("div", "aiw-tool-error-message", headline));
+    if (!headlineShown) el.append(h("div", "aiw-tool-error-message", headline));
     if (err && outcome.message && outcome.message !== err.message) {
       el.append(h("div", "aiw-tool-error-told", `Told the model: ${outcome.message}`));
     }
@@ -27,9 +29,12 @@ export function renderOutcome(outcome: Outcome, state: string): HTMLElement {
   } else if (typeof outcome.text === "string" && outcome.text) {
     const md = h("div", "aiw-md aiw-result-text");
     setMarkdown(md, outcome.text);
-    el.append(md);
+    el.append(h("div", "aiw-section-label", "Result"), md);
+  } else if (typeof outcome.value === "string") {
+    // Text a tool returned: shown as written, in the card's own font (not as a JSON string, which reads as code).
+    el.append(h("div", "aiw-section-label", "Result"), h("div", "aiw-result-plain", outcome.value || "(empty text)"));
   } else if (outcome.value !== undefined && outcome.value !== null) {
-    el.append(new JsonView(outcome.value).el);
+    el.append(h("div", "aiw-section-label", "Result"), new JsonView(outcome.value).el);
   }
   if (Array.isArray(outcome.citations) && outcome.citations.length) el.append(renderCitations(outcome.citations));
   if (Array.isArray(outcome.attachments) && outcome.attachments.length) el.append(renderAttachments(outcome.attachments));

@@ -156,7 +156,7 @@ export class Shell {
     let text = "";
     if (status === "error") text = `The last turn ended with an error${last?.error ? `: ${last.error}` : "."}`;
     else if (status === "limit_reached") {
-      text = `The turn stopped at the tool-call limit${last?.error ? `: ${last.error}` : "."}`;
+      text = last?.error || "Paused at the tool-call limit.";
     }
     setText(this.turnText, text);
     setAttr(this.turnBanner, "data-kind", status);

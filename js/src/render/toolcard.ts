@@ -3,14 +3,15 @@
 // the decision, a progress bar, the result. Updates compare against what is shown and touch only what changed.
 
 import { h, setAttr, setHidden, setText, toggleClass, typingFocused } from "../dom";
-import { RISK_LABELS, formatElapsed, stateLabel, summarizeArgs } from "../format";
+import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
-import { ApprovalBox, DECISION_LABELS } from "./approval";
+import { ApprovalBox } from "./approval";
 import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
 import { renderOutcome } from "./result";
+import { decisionText, outcomeLine, runTime } from "./verdict";
 
 export interface CardContext {
   send(msg: OutgoingMessage): void;
@@ -33,6 +34,8 @@ export class ToolCardView implements PartView {
   private readonly risk = h("span", "aiw-badge aiw-risk");
   private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
   private readonly state = h("span", "aiw-badge aiw-state");
+  private readonly remembered = h("span", "aiw-badge aiw-remembered", "allowed always");
+  private readonly outcomeLine = h("div", "aiw-tool-outcome-line"); // a failure's message: shown collapsed too
   private readonly elapsed = document.createTextNode("");
   private readonly body = h("div", "aiw-tool-body");
   private readonly args: JsonView;
@@ -68,14 +71,18 @@ export class ToolCardView implements PartView {
     elapsed.append(this.elapsed);
     const header = h("div", "aiw-tool-header");
     this.cancel = new CancelButton(part.tool_call_id, (msg) => ctx.send(msg));
-    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.state, elapsed, this.cancel.el);
+    this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
+    elapsed.title = "How long it ran";
+    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.remembered, this.state, elapsed);
+    header.append(this.cancel.el);
     this.args = new JsonView(part.parsed_arguments);
     const argsBox = h("div", "aiw-tool-args");
     argsBox.append(this.argsLabel, this.args.el);
     this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result);
     this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
     this.toggle.setAttribute("aria-controls", this.body.id);
-    this.el.append(header, this.progressSlot, this.body);
+    this.outcomeLine.hidden = true;
+    this.el.append(header, this.progressSlot, this.outcomeLine, this.body);
     this.update(part);
   }
 
@@ -150,11 +157,11 @@ export class ToolCardView implements PartView {
       this.ctx.setPrompting(this, prompting);
     }
 
-    const decided = p.decision ? (DECISION_LABELS[p.decision] ?? p.decision) : "";
-    const reason = p.decision === "rejected" && p.decision_reason ? `: ${p.decision_reason}` : "";
-    setText(this.decision, decided + reason);
+    const decided = decisionText(p);
+    setText(this.decision, decided);
     setAttr(this.decision, "data-decision", p.decision ?? null);
     setHidden(this.decision, !decided);
+    setHidden(this.remembered, !(p.decision_remembered && p.decision === "approved_always"));
 
     if (p.state === "running") {
       if (!this.progress) {
@@ -171,7 +178,11 @@ export class ToolCardView implements PartView {
     const outcome = p.outcome ? JSON.stringify(p.outcome) + p.state : null;
     if (outcome !== this.shownOutcome) {
       this.shownOutcome = outcome;
-      this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state)] : []));
+      const line = outcomeLine(p);
+      setText(this.outcomeLine, line?.text ?? "");
+      setAttr(this.outcomeLine, "data-kind", line?.kind ?? null);
+      setHidden(this.outcomeLine, !line);
+      this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state, !!line)] : []));
     }
 
     const running = p.state === "running" && typeof p.run_started_at === "number";
@@ -182,13 +193,9 @@ export class ToolCardView implements PartView {
     this.tick();
   }
 
-  /** Updates only the elapsed-time text node. */
+  /** Updates only the elapsed-time text node: how long the call ran (the wait for a decision is not counted). */
   tick(): void {
-    const p = this.part;
-    const start = typeof p.run_started_at === "number" ? p.run_started_at : p.started_at;
-    let text = "";
-    if (typeof p.finished_at === "number" && typeof start === "number") text = formatElapsed(p.finished_at - start);
-    else if (p.state === "running" && typeof p.run_started_at === "number") text = formatElapsed(this.ctx.now() - p.run_started_at);
+    const text = runTime(this.part, this.ctx.now());
     if (this.elapsed.data !== text) this.elapsed.data = text;
   }
 
