@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from jupyter_client.session import json_packer
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolOutcome, ToolRisk, tool
 from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
@@ -66,7 +67,9 @@ async def test_patches_rebuild_exactly_the_finished_message(wire: Wire) -> None:
     assert user["role"] == "user"
     assert user["parts"] == [{"kind": "text", "text": "weather?"}]
     assert final == message_dict(reply, 1)
-    assert mirror.live[reply.id] == final  # the live copy, built from patches alone, matches
+    assert mirror.ended[reply.id] == final  # the live copy, built from patches alone, matches
+    assert mirror.finished == [user, final]  # and each finished message came once, in a "finish" op
+    assert mirror.live == {}
     assert final["parts"][1]["parsed_arguments"] == {"city": "Lisbon"}
     assert final["parts"][1]["outcome"]["value"] == {"city": "Lisbon", "sky": "sunny"}
     assert chat.tools["get_weather"] == {
@@ -75,6 +78,7 @@ async def test_patches_rebuild_exactly_the_finished_message(wire: Wire) -> None:
         "risk": "normal",
         "description": "Gets the weather.",
         "requires_approval": False,
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     }
     assert chat.usage["requests"] == 2
     assert chat.busy is False
@@ -101,8 +105,14 @@ async def conversation_of(n: int) -> list[Message]:
     return session.messages
 
 
-async def measure_turn(wire: Wire, earlier: int) -> tuple[float, int]:
-    """Bytes per streamed delta, and bytes to finish the turn's two messages, after ``earlier`` messages."""
+def finish_ops(sent: list[Any]) -> list[list[Any]]:
+    patches = [s.data["content"] for s in sent if s.data.get("method") == "custom"]
+    return [op for c in patches if c["type"] == "patch" for op in c["ops"] if op[0] == "finish"]
+
+
+async def measure_turn(wire: Wire, earlier: int) -> tuple[float, int, int]:
+    """Bytes per streamed delta, bytes to finish the turn's two messages, and every other byte of the turn (state
+    updates), after ``earlier`` messages."""
     history = await conversation_of(earlier)
     transport = ScriptedTransport([ScriptedReply(text="y" * 2000, status=None)], slice_size=(4, 8))
     chat = ChatWidget(ChatSession(transport, messages=history), flush_interval=0)
@@ -110,20 +120,27 @@ async def measure_turn(wire: Wire, earlier: int) -> tuple[float, int]:
     mark = wire.mark()
     await chat.ask("now")
     sent = wire.since(mark)
-    patch_bytes = sum(s.nbytes for s in sent if s.data.get("method") == "custom")
-    finish_bytes = sum(s.nbytes for s in sent if s.msg_type == "comm_open" or "state" in s.data)
-    return patch_bytes / (2000 / 6), finish_bytes
+    finishes = finish_ops(sent)
+    assert [op[1] for op in finishes] == [earlier, earlier + 1]
+    assert len(finished_messages(chat)) == earlier + 2
+    finish_bytes = sum(len(json_packer(op)) for op in finishes)
+    patch_bytes = sum(s.nbytes for s in sent if s.data.get("method") == "custom") - finish_bytes
+    other_bytes = sum(s.nbytes for s in sent if s.data.get("method") != "custom")
+    return patch_bytes / (2000 / 6), finish_bytes, other_bytes
 
 
 async def test_bytes_per_delta_and_per_finish_are_flat_from_10_to_500_messages(wire: Wire) -> None:
-    delta_10, finish_10 = await measure_turn(wire, 10)
-    delta_500, finish_500 = await measure_turn(wire, 500)
+    delta_10, finish_10, other_10 = await measure_turn(wire, 10)
+    delta_500, finish_500, other_500 = await measure_turn(wire, 500)
     # A delta costs its text plus a small envelope, whatever the conversation's length...
     assert delta_10 < 200, delta_10
     assert delta_500 <= delta_10 * 1.1 + 2, (delta_10, delta_500)
-    # ...and finishing two messages sends two small models and two references, not the conversation.
-    assert finish_10 < 2 * 2000 + 4000, finish_10
+    # ...finishing two messages sends those two messages, not the conversation...
+    assert finish_10 < 2000 + 3000, finish_10
     assert finish_500 <= finish_10 * 1.1 + 50, (finish_10, finish_500)
+    # ...and no trait update carries the conversation either (busy, usage: a few hundred bytes).
+    assert other_10 < 1500, other_10
+    assert other_500 <= other_10 * 1.1 + 50, (other_10, other_500)
 
 
 async def test_a_view_opened_mid_stream_catches_up(wire: Wire) -> None:
@@ -140,13 +157,51 @@ async def test_a_view_opened_mid_stream_catches_up(wire: Wire) -> None:
     chat = ChatWidget(transport=transport, tools=[get_weather], flush_interval=0.01)
     task = asyncio.create_task(chat.ask("go"))
     await wait_for(lambda: len(chat.session.messages) == 2 and len(chat.session.messages[1].text) > 100)
-    late = Mirror()
+    late = Mirror(finished_messages(chat))  # a new page: the state the kernel sends it, then its sync
+    assert [m["role"] for m in late.finished] == ["user"]
     mark = len(wire.custom(chat.comm.comm_id))
-    wire.comms[chat.comm.comm_id].handle({"type": "sync"})
+    wire.comms[chat.comm.comm_id].handle({"type": "sync", "have": 1, "last": late.finished[0]["id"]})
     reply = await task
-    for content in wire.custom(chat.comm.comm_id)[mark:]:
+    contents = wire.custom(chat.comm.comm_id)[mark:]
+    for content in contents:
         late.apply(content)
-    assert late.live[reply.id] == message_dict(reply, 1)
+    assert late.ended[reply.id] == message_dict(reply, 1)
+    assert late.finished == finished_messages(chat)
+    snapshot = next(c for c in contents if c["type"] == "snapshot")
+    assert (snapshot["from"], snapshot["finished"]) == (1, [])  # it had the user's message: not sent again
+
+
+async def test_a_view_that_missed_finished_messages_gets_them_in_its_snapshot(wire: Wire) -> None:
+    # marimo replays a model's state as it was opened (finished messages come as ops, which it does not replay);
+    # a view that missed ops (no view was listening, a clear) asks for what it lacks.
+    transport = ScriptedTransport(["one", "two", "three"])
+    chat = ChatWidget(transport=transport)
+    opened = finished_messages(chat)
+    await chat.ask("first")
+    await chat.ask("second")
+    front = wire.comms[chat.comm.comm_id]
+
+    def snapshot_for(sync: dict[str, Any]) -> dict[str, Any]:
+        front.handle({"type": "sync", **sync})
+        content = wire.custom(chat.comm.comm_id)[-1]
+        assert content["type"] == "snapshot"
+        return content
+
+    everything = finished_messages(chat)
+    assert len(everything) == 4
+    stale = Mirror(opened)
+    stale.apply(snapshot_for({"have": 0}))
+    assert stale.finished == everything
+    partial = snapshot_for({"have": 2, "last": everything[1]["id"]})
+    assert (partial["from"], partial["finished"]) == (2, everything[2:])
+    # What the view holds is not a prefix of the conversation (it missed a clear): it gets all of it.
+    chat.clear()
+    await chat.ask("third")
+    after_clear = Mirror(everything)
+    after_clear.apply(snapshot_for({"have": 2, "last": everything[1]["id"]}))
+    assert after_clear.finished == finished_messages(chat)
+    assert [m["parts"][0]["text"] for m in after_clear.finished] == ["third", "three"]
+    assert snapshot_for({"have": 9, "last": "x"})["from"] == 0
 
 
 async def test_malformed_front_end_messages_get_an_error_and_change_nothing(wire: Wire) -> None:
@@ -172,7 +227,7 @@ async def test_malformed_front_end_messages_get_an_error_and_change_nothing(wire
     front.handle({"type": "approve", "tool_call_id": "ghost", "decision": "approved"})
     assert "no tool call 'ghost'" in wire.custom(chat.comm.comm_id)[-1]["message"]
     assert chat.session.messages == []
-    assert chat.last_message == ""
+    assert chat.history == []
 
 
 async def test_actions_drive_the_session(wire: Wire) -> None:
@@ -291,16 +346,33 @@ def test_send_checks_its_input(wire: Wire) -> None:
         chat.send("  ")
 
 
-async def test_clear_starts_a_new_chain_of_message_models(wire: Wire) -> None:
+async def test_clear_empties_the_history_with_one_small_op(wire: Wire) -> None:
     chat = ChatWidget(transport=ScriptedTransport(["one", "two"]))
+    mirror = Mirror(finished_messages(chat))
     await chat.ask("first")
     assert len(finished_messages(chat)) == 2
+    mark = wire.mark()
     chat.clear()
-    assert chat.last_message == ""
-    assert wire.custom(chat.comm.comm_id)[-1] == {"type": "patch", "ops": [["clear"]]}
+    assert finished_messages(chat) == []
+    sent = wire.since(mark)
+    assert [s.data["content"] for s in sent if s.data.get("method") == "custom"] == [
+        {"type": "patch", "ops": [["clear"]]}
+    ]
+    assert not any("history" in s.data.get("state", {}) for s in sent)  # the clear op empties every view's copy
     await chat.ask("second")
     assert [m["parts"][0]["text"] for m in finished_messages(chat)] == ["second", "two"]
     assert [m["index"] for m in finished_messages(chat)] == [0, 1]
+    feed_mirror(wire, chat, mirror)
+    assert mirror.finished == finished_messages(chat)
+
+
+def test_a_session_with_history_opens_with_it(wire: Wire) -> None:
+    session = ChatSession(ScriptedTransport([]), messages=[Message.user("hi"), Message.user("again")])
+    chat = ChatWidget(session)
+    (opened,) = [s for s in wire.sent if s.msg_type == "comm_open" and s.comm_id == chat.comm.comm_id]
+    assert [m["parts"][0]["text"] for m in opened.data["state"]["history"]] == ["hi", "again"]
+    assert opened.data["state"]["live"] == []  # the kernel leaves it to the views (saved state)
+    assert wire.custom(chat.comm.comm_id) == []  # nothing else to send: the state has it
 
 
 # --- values no input may make unsendable -------------------------------------------------------------------------
@@ -348,7 +420,7 @@ async def test_values_thousands_of_levels_deep_reach_the_view_and_the_notebook(w
     json.dumps(shown, ensure_ascii=False, allow_nan=False).encode("utf-8")
     mirror = Mirror()
     feed_mirror(wire, chat, mirror)
-    assert mirror.live[message.id] == shown  # the live copy, from patches, is the same
+    assert mirror.ended[message.id] == shown  # the live copy, from patches, is the same
     first, second = shown["parts"]
     assert levels(first["outcome"]["value"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
     assert levels(first["edited_arguments"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
@@ -405,7 +477,7 @@ async def test_streamed_arguments_deeper_than_shown_match_the_finished_message(w
     mirror = Mirror()
     feed_mirror(wire, chat, mirror)
     shown = finished_messages(chat)[1]
-    assert mirror.live[reply.id] == shown == message_dict(reply, 1)
+    assert mirror.ended[reply.id] == shown == message_dict(reply, 1)
     call = shown["parts"][0]
     assert call["state"] == "completed"
     assert levels(call["parsed_arguments"]["data"]) == (MAX_SHOWN_DEPTH - 1, TOO_DEEP)

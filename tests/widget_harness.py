@@ -83,10 +83,16 @@ def recording_comms() -> Iterator[Wire]:
 
 
 class Mirror:
-    """What a front-end view holds: finished messages from message models, live ones from patches."""
+    """What a front-end view holds, as the JS store builds it: finished messages (the widget's ``history`` it
+    started from, then ``finish`` ops and snapshots) and live ones from patches.
 
-    def __init__(self) -> None:
+    ``ended`` keeps each live copy as it stood when its ``finish`` op came, to compare with the finished message.
+    """
+
+    def __init__(self, history: list[dict[str, Any]] | None = None) -> None:
+        self.finished: list[dict[str, Any]] = list(history or [])
         self.live: dict[str, dict[str, Any]] = {}
+        self.ended: dict[str, dict[str, Any]] = {}
         self.errors: list[str] = []
 
     def apply(self, content: dict[str, Any]) -> None:
@@ -95,7 +101,11 @@ class Mirror:
                 for op in content["ops"]:
                     self.apply_op(op)
             case "snapshot":
-                self.live = {m["id"]: m for m in content["live"]}
+                start = content["from"]
+                assert start <= len(self.finished), (start, len(self.finished))
+                self.finished[start:] = content["finished"]
+                done = {m["id"] for m in self.finished}
+                self.live = {m["id"]: m for m in content["live"] if m["id"] not in done}
             case "error":
                 self.errors.append(content["message"])
 
@@ -103,9 +113,17 @@ class Mirror:
         kind = op[0]
         if kind == "clear":
             self.live.clear()
+            self.finished.clear()
             return
         if kind == "start":
             self.live[op[1]["id"]] = op[1]
+            return
+        if kind == "finish":
+            position, message = op[1], op[2]
+            assert position == len(self.finished), (position, len(self.finished))
+            self.finished.append(message)
+            if message["id"] in self.live:
+                self.ended[message["id"]] = self.live.pop(message["id"])
             return
         message = self.live.get(op[1])
         if message is None:
@@ -122,8 +140,6 @@ class Mirror:
                 apply_patches(call["parsed_arguments"], [ArgumentPatch(p[0], tuple(p[1]), p[2]) for p in op[3]])
             case "call":
                 self._call(message, op[2]).update(op[3])
-            case "end":
-                pass
 
     @staticmethod
     def _call(message: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -131,12 +147,5 @@ class Mirror:
 
 
 def finished_messages(widget: Any) -> list[dict[str, Any]]:
-    """Walks the widget's message-model linked list, newest first, and returns the messages oldest first."""
-    wire: Wire = widget.comm.wire
-    out = []
-    ref = widget.last_message
-    while ref:
-        model = wire.comms[ref.removeprefix("IPY_MODEL_")]._msg_callback.__self__  # the Widget behind the comm
-        out.append(model.message)
-        ref = model.previous
-    return out[::-1]
+    """The widget's finished messages as a new view gets them (its ``history``, through the kernel's packer)."""
+    return list(json.loads(json_packer(widget.get_state(["history"])))["history"])

@@ -28,9 +28,12 @@ class _Action(BaseModel):
 
 
 class SyncAction(_Action):
-    """A view asks for the live state (sent once by each new view)."""
+    """A view asks for what it lacks (sent once by each new view): it holds the first ``have`` finished messages,
+    the last of them ``last``."""
 
     type: Literal["sync"]
+    have: Annotated[int, Field(ge=0, strict=True)] = 0
+    last: Annotated[str, Field(max_length=512)] | None = None
 
 
 class SendAction(_Action):

@@ -1,8 +1,8 @@
 """From session changes to front-end patches: small ops, merged and flushed at most ~30 times a second.
 
 Nothing here grows with the conversation: a text delta becomes (or extends) one ``text`` op of its part, an
-argument delta one ``args`` op of its call. Finished messages leave through ``on_finished`` (the widget turns each
-into a message model), so they are sent once.
+argument delta one ``args`` op of its call. Finished messages leave through ``on_finished`` (the widget keeps each
+in its ``history`` and sends it once, as one ``finish`` op), so finishing a message costs that message alone.
 """
 
 from __future__ import annotations
@@ -126,10 +126,10 @@ class SessionBridge:
         session: The session to mirror.
         patches: Where ops go.
         on_finished: Called with each finished message and its index (user messages at once; replies when their
-            turn ends), after the ops before it were flushed.
+            turn ends), after the ops before it; it sends the message (a ``finish`` op, which ends the live copy).
         on_busy: Called with the session's busy flag when it changes.
         on_turn_end: Called after a reply finished (to refresh usage and similar).
-        on_cleared: Called after the conversation was cleared (the finished-message chain starts again).
+        on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
     """
 
     def __init__(
@@ -191,11 +191,8 @@ class SessionBridge:
                 if message.status is MessageStatus.IN_PROGRESS:
                     push(["start", message_dict(message, index)])
                 else:
-                    self._patches.flush()
                     self._on_finished(message, index)
             case MessageFinished(message=message):
-                push(["end", message.id])
-                self._patches.flush()
                 self._on_finished(message, self._indices[message.id])
                 self._on_turn_end(message)
             case BusyChanged(busy=busy):

@@ -16,7 +16,7 @@ import ipywidgets
 import traitlets
 
 from ai_widgets.approval import ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.messages import Message, conversation_markdown
+from ai_widgets.messages import Message, MessageStatus, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry
@@ -45,7 +45,6 @@ logger = logging.getLogger("ai_widgets")
 STATIC = Path(__file__).resolve().parent.parent / "static"
 _ESM = STATIC / "widget.js"
 _CSS = STATIC / "widget.css"
-_MODEL_PREFIX = "IPY_MODEL_"
 
 
 class FrontEndNotBuiltError(RuntimeError):
@@ -58,13 +57,6 @@ def _check_bundle() -> None:
             f"the ChatWidget front end is not built ({_ESM} is missing). From the source tree run "
             "`npm --prefix js ci && npm --prefix js run build`, or reinstall the package."
         )
-
-
-class _MessageModel(ipywidgets.Widget):
-    """One finished message; ``previous`` links to the message model before it."""
-
-    message = traitlets.Dict().tag(sync=True)
-    previous = traitlets.Unicode("").tag(sync=True)
 
 
 class _PrivateLoop:
@@ -105,7 +97,7 @@ class ChatWidget(anywidget.AnyWidget):
         options: How a turn runs (when no session is given).
         request_options: What every request carries (when no session is given).
         context: The application's object for tool calls (when no session is given).
-        suggestions: Prompts offered as chips while the conversation is empty.
+        suggestions: Prompts offered as chips above the input (disabled while a turn runs).
         collapse_tool_calls: Cards start collapsed to a one-line summary.
         placeholder: The input box's placeholder.
         flush_interval: Seconds between patches to the front end while a reply streams.
@@ -116,7 +108,13 @@ class ChatWidget(anywidget.AnyWidget):
     _esm = _ESM if _ESM.is_file() else "export default {};\n"
     _css = _CSS if _CSS.is_file() else "/* not built */\n"
 
-    last_message = traitlets.Unicode("").tag(sync=True)
+    # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
+    # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message), and
+    # the whole list only in a full state (a new page's view, a saved notebook). docs/protocol.md, "Finished messages".
+    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # The messages in progress as a view last had them: the kernel leaves it empty (a view asks for the live state
+    # with "sync"); each view keeps its own copy current in place, so a notebook saved mid-turn shows the reply.
+    live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     tools = traitlets.Dict().tag(sync=True)
     usage = traitlets.Dict().tag(sync=True)
     busy = traitlets.Bool(False).tag(sync=True)
@@ -158,17 +156,20 @@ class ChatWidget(anywidget.AnyWidget):
         elif any(x is not None for x in (transport, tools, approval_policy, options, request_options, context)):
             raise TypeError("pass either a session, or transport= with its options, not both")
         super().__init__(
+            # In the state the comm opens with: a view starts from it, whenever it opens.
+            history=[
+                message_dict(message, index)
+                for index, message in enumerate(session.messages)
+                if message.status is not MessageStatus.IN_PROGRESS
+            ],
             suggestions=list(suggestions),
             collapse_tool_calls=collapse_tool_calls,
             placeholder=placeholder,
             compact=compact,
         )
         self.session = session
-        self._message_models: list[_MessageModel] = []
         self._main_loop = main_loop()
         self._patches = PatchStream(self._send_custom, interval=flush_interval)
-        for index, message in enumerate(session.messages):
-            self._message_finished(message, index)
         self._bridge = SessionBridge(
             session,
             self._patches,
@@ -194,16 +195,17 @@ class ChatWidget(anywidget.AnyWidget):
         self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
 
     def _message_finished(self, message: Message, index: int) -> None:
-        model = _MessageModel(message=message_dict(message, index), previous=self.last_message)
-        self._message_models.append(model)
-        self.last_message = _MODEL_PREFIX + model.model_id
+        shown = message_dict(message, index)
+        with self._patches.lock:
+            position = len(self.history)
+            self.history.append(shown)  # in place: no trait sync; the op carries this message alone
+            self._patches.push(["finish", position, shown])
+            self._patches.flush()
 
     def _cleared(self) -> None:
-        # A new chain of message models: nothing before the clear is reachable (or saved) any more.
-        self.last_message = ""
-        for model in self._message_models:
-            model.close()
-        self._message_models.clear()
+        # In place too: the "clear" op (already sent) empties every view's copy.
+        with self._patches.lock:
+            self.history.clear()
         self._turn_ended(None)
 
     def clear(self) -> None:
@@ -241,8 +243,8 @@ class ChatWidget(anywidget.AnyWidget):
             self._send_error(str(exc))
             return
         match action:
-            case SyncAction():
-                self._on_turn_thread(self._send_snapshot)
+            case SyncAction(have=have, last=last):
+                self._on_turn_thread(lambda: self._send_snapshot(have, last))
             case SendAction(text=text):
                 self._start_in_background(lambda: self.session.send(text))
             case ContinueAction():
@@ -267,10 +269,18 @@ class ChatWidget(anywidget.AnyWidget):
                 policy.revoke(name)
                 self._refresh_allowed()
 
-    def _send_snapshot(self) -> None:
+    def _send_snapshot(self, have: int, last: str | None) -> None:
+        """Answers a view's ``sync``: the finished messages it lacks, and the live ones as they are now."""
         with self._patches.lock:
             self._patches.flush()
-            self._send_custom({"type": "snapshot", "live": self._bridge.live_messages()})
+            history = self.history
+            # The view holds the first ``have`` finished messages if its last one is ours at that place; else (it
+            # started from an old state: a replay, a clear it missed) it gets them all.
+            known = 0 < have <= len(history) and history[have - 1].get("id") == last
+            start = have if known else 0
+            self._send_custom(
+                {"type": "snapshot", "from": start, "finished": history[start:], "live": self._bridge.live_messages()}
+            )
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
@@ -399,8 +409,6 @@ class ChatWidget(anywidget.AnyWidget):
         if hasattr(self, "_bridge"):  # close() also runs from __del__ of a widget whose __init__ failed
             self._bridge.close()
             self._unsubscribe_tools()
-        for model in getattr(self, "_message_models", ()):
-            model.close()
         super().close()
 
 

@@ -242,7 +242,6 @@ function schedule(rate, seconds, created) {
   for (let i = 0; i < textB; i++, t += step) op(["text", LIVE_ID, 2, text[ti++ % text.length]], true);
   op(["msg", LIVE_ID, { status: "completed", status_text: null, finish_reason: "stop",
     usage: { input_tokens: 30000, output_tokens: total, cached_tokens: 0, reasoning_tokens: 0, requests: 2 }, error: null }]);
-  op(["end", LIVE_ID]);
   return { items, deltas: total };
 }
 
@@ -358,28 +357,13 @@ class Emitter {
   }
 }
 
-class FakeMessageModel extends Emitter {
-  constructor(attrs) {
-    super();
-    this.attrs = attrs;
-  }
-  get(key) {
-    return this.attrs[key];
-  }
-}
-
 class FakeModel extends Emitter {
   constructor(messages) {
     super();
-    this.models = new Map();
     this.sent = [];
-    let previous = "";
-    for (const [i, message] of messages.entries()) {
-      this.models.set(`m${i}`, new FakeMessageModel({ message, previous }));
-      previous = `IPY_MODEL_m${i}`;
-    }
     this.attrs = {
-      last_message: previous,
+      history: messages, // the finished messages, in the state a view opens with
+      live: [],
       tools: TOOLS,
       usage: { input_tokens: 900000, output_tokens: 90000, cached_tokens: 0, reasoning_tokens: 0, requests: 375 },
       busy: false,
@@ -389,13 +373,6 @@ class FakeModel extends Emitter {
       placeholder: "Message the model…",
       kernel_mode: "bench",
       compact: false,
-    };
-    this.widget_manager = {
-      get_model: async (id) => {
-        const m = this.models.get(id);
-        if (!m) throw new Error(`no model ${id}`);
-        return m;
-      },
     };
   }
   get(key) {
@@ -408,8 +385,10 @@ class FakeModel extends Emitter {
   save_changes() {}
   send(content) {
     this.sent.push(content);
-    // The kernel answers a view's sync with the live messages (none yet).
-    if (content?.type === "sync") setTimeout(() => this.custom({ type: "snapshot", live: [] }), 0);
+    // The kernel answers a view's sync with what it lacks (nothing: it has every finished message, none is live).
+    if (content?.type === "sync") {
+      setTimeout(() => this.custom({ type: "snapshot", from: content.have, finished: [], live: [] }), 0);
+    }
   }
   custom(msg) {
     this.emit("msg:custom", msg, []);

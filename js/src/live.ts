@@ -1,5 +1,6 @@
 // Live (in-progress) messages, built from the kernel's patch ops (docs/protocol.md). Pure logic, no DOM.
-// Ops for unknown messages, parts or calls are ignored; a message whose finished copy has arrived takes no ops.
+// Ops for unknown messages, parts or calls are ignored; a message whose finished copy has arrived (op "finish",
+// handled by the store) takes no ops.
 
 import { isRecord, normalizeMessage, normalizePart } from "./normalize";
 import { applyPatches } from "./patch";
@@ -33,6 +34,7 @@ const CALL_FIELDS = [
   "edited_arguments",
   "approval_reason",
   "decision",
+  "decision_remembered",
   "decision_reason",
   "provider_executed",
   "started_at",
@@ -43,7 +45,6 @@ const CALL_FIELDS = [
 
 interface Live {
   message: Message;
-  ended: boolean;
   calls: Map<string, number>; // tool_call_id -> part index
 }
 
@@ -56,9 +57,14 @@ function callIndex(parts: Part[]): Map<string, number> {
 export class LiveMessages {
   private readonly live = new Map<string, Live>();
 
+  /**
+   * @param saved The model's `live` array, which this keeps holding the live messages themselves (updated in
+   *   place by the ops, so as they stand): what a host saves of the model (a notebook saved mid-turn) shows them.
+   */
   constructor(
     private readonly isFinished: (id: string) => boolean,
     private readonly emit: (event: StoreEvent) => void,
+    private readonly saved: () => unknown[] = () => [],
   ) {}
 
   get(id: string): Message | undefined {
@@ -70,11 +76,34 @@ export class LiveMessages {
   }
 
   delete(id: string): void {
-    this.live.delete(id);
+    if (this.live.delete(id)) this.unsave(id);
   }
 
   clear(): void {
     this.live.clear();
+    this.saved().length = 0;
+  }
+
+  /** Shows the live messages of the model's saved state (a notebook saved mid-turn) until the kernel's come. */
+  restore(): void {
+    for (const raw of [...this.saved()]) {
+      if (!isRecord(raw) || typeof raw.id !== "string") continue;
+      if (this.isFinished(raw.id)) this.unsave(raw.id);
+      else if (!this.live.has(raw.id)) this.start(JSON.parse(JSON.stringify(raw))); // a copy: never share one
+    }
+  }
+
+  private save(message: Message): void {
+    const saved = this.saved();
+    const at = saved.findIndex((m) => isRecord(m) && m.id === message.id);
+    if (at >= 0) saved[at] = message;
+    else saved.push(message);
+  }
+
+  private unsave(id: string): void {
+    const saved = this.saved();
+    const at = saved.findIndex((m) => isRecord(m) && m.id === id);
+    if (at >= 0) saved.splice(at, 1);
   }
 
   /** Applies a message op; false if `op` is not one of them. */
@@ -98,9 +127,6 @@ export class LiveMessages {
       case "call":
         this.setCall(op[1], op[2], op[3]);
         return true;
-      case "end":
-        this.end(op[1]);
-        return true;
       default:
         return false;
     }
@@ -115,7 +141,8 @@ export class LiveMessages {
     const message = normalizeMessage(raw);
     if (!message || this.isFinished(message.id)) return;
     if (message === raw) message.parts = [...message.parts]; // ours to mutate from here on
-    this.live.set(message.id, { message, ended: false, calls: callIndex(message.parts) });
+    this.live.set(message.id, { message, calls: callIndex(message.parts) });
+    this.save(message);
     this.emit({ kind: "message", id: message.id });
   }
 
@@ -188,24 +215,13 @@ export class LiveMessages {
     this.emit({ kind: "call", id: entry.message.id, index });
   }
 
-  private end(id: unknown): void {
-    if (typeof id !== "string") return;
-    if (this.isFinished(id)) {
-      this.live.delete(id); // its model came first
-      return;
-    }
-    const entry = this.live.get(id);
-    if (entry) entry.ended = true; // keep showing the live copy until the model arrives
-  }
-
   /** Replaces the live state with the kernel's (answer to "sync"). */
   snapshot(list: unknown[]): void {
     const incoming = new Set<string>();
     for (const raw of list) if (isRecord(raw) && typeof raw.id === "string") incoming.add(raw.id);
-    for (const [id, entry] of this.live) {
-      // A live copy that ended is still shown until its model arrives; keep it.
-      if (!incoming.has(id) && !entry.ended) {
-        this.live.delete(id);
+    for (const id of this.live.keys()) {
+      if (!incoming.has(id)) {
+        this.delete(id);
         if (!this.isFinished(id)) this.emit({ kind: "message", id });
       }
     }

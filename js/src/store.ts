@@ -1,30 +1,36 @@
-// The conversation as the front end knows it: finished messages (message models, a linked list from
-// `last_message`) and live messages (built from patches). Pure logic, no DOM. One store per widget model,
-// shared by all its views; it tells subscribers exactly which message / part changed.
+// The conversation as the front end knows it: finished messages (the model's `history`) and live messages (built
+// from patches). Pure logic, no DOM. One store per model object a host passes (shared by the views it passes it to;
+// a host that passes one per view gets one store per view, which is why every write below is idempotent); it tells
+// subscribers exactly which message / part changed.
+//
+// Finished messages (docs/protocol.md): a view starts from `history`; each message finished later comes once, in a
+// "finish" op, and the store appends it to the model's own `history` array in place (no `set`, nothing goes back to
+// the kernel), so whatever the host keeps of the model's state (a notebook saved by JupyterLab, a second view) has
+// the whole conversation, while finishing a message costs only that message. A gap (ops missed while no view
+// listened, or a host that replays an older state) is filled by asking the kernel for what is missing. The live
+// messages are kept in the model's `live` array the same way, so a notebook saved mid-turn shows the reply as it
+// stood.
 
 import type { AnyModel } from "@anywidget/types";
 import { LiveMessages, type StoreEvent } from "./live";
 import { isRecord, normalizeMessage } from "./normalize";
-import type { Message, MessageModelTraits, WidgetTraits } from "./types";
+import type { Message, OutgoingMessage, WidgetTraits } from "./types";
 
 export type { StoreEvent };
 export type Listener = (event: StoreEvent) => void;
 
-const REF_PREFIX = "IPY_MODEL_";
+const idOf = (raw: unknown): string => (isRecord(raw) && typeof raw.id === "string" ? raw.id : "");
 
 export class ChatStore {
   private readonly finished = new Map<string, Message>(); // message id -> message
-  private chain: string[] = []; // model refs, oldest first
-  private readonly chainPos = new Map<string, number>(); // model ref -> position in `chain`
-  private readonly refIds = new Map<string, string>(); // model ref -> message id
+  private order: string[] = []; // the ids of `history`, position by position ("" for a malformed entry)
+  private readonly own: unknown[] = []; // stands in for `history` when the model's state has none
+  private readonly ownLive: unknown[] = []; // and for `live`
   private readonly listeners = new Set<Listener>();
-  private generation = 0;
-  /** After "clear": the head at that moment; the walk never goes past it (the old conversation). */
-  private barrier: string | null = null;
-  private walking: Promise<void> = Promise.resolve();
   private attached = 0;
-  /** Resolves once the finished messages known at the first attach are loaded. */
-  ready: Promise<void> = Promise.resolve();
+  private syncing = false;
+  /** Resolves once the finished messages known at the first attach are loaded (at once: loading is synchronous). */
+  readonly ready: Promise<void> = Promise.resolve();
 
   private readonly live: LiveMessages;
 
@@ -32,6 +38,7 @@ export class ChatStore {
     this.live = new LiveMessages(
       (id) => this.finished.has(id),
       (event) => this.emit(event),
+      () => this.saved(),
     );
   }
 
@@ -50,19 +57,20 @@ export class ChatStore {
   attach(): void {
     if (this.attached++ > 0) return;
     this.model.on("msg:custom", this.onCustom);
-    this.model.on("change:last_message", this.onHead);
-    this.ready = this.loadFinished();
+    this.model.on("change:history", this.onHistory);
+    this.load();
+    this.live.restore();
   }
 
   detach(): void {
     if (--this.attached > 0) return;
     this.attached = 0;
     this.model.off("msg:custom", this.onCustom);
-    this.model.off("change:last_message", this.onHead);
+    this.model.off("change:history", this.onHistory);
   }
 
   private readonly onCustom = (msg: unknown): void => this.handle(msg);
-  private readonly onHead = (): void => void this.loadFinished();
+  private readonly onHistory = (): void => this.load();
 
   // ---- reading ------------------------------------------------------------------------------------
 
@@ -88,48 +96,76 @@ export class ChatStore {
     return n;
   }
 
-  // ---- finished messages: the linked list -----------------------------------------------------------
+  // ---- finished messages: the model's `history` -------------------------------------------------------
 
-  /** Follows `last_message` back until a message model already known: O(new messages). Serialised. */
-  loadFinished(): Promise<void> {
-    const generation = this.generation;
-    this.walking = this.walking.then(() => this.walk(generation)).catch((err) => console.warn("ai_widgets:", err));
-    return this.walking;
+  /** The model's `history` array, which the store keeps current in place. */
+  private history(): unknown[] {
+    const history = this.model.get("history");
+    return Array.isArray(history) ? history : this.own;
   }
 
-  private async walk(generation: number): Promise<void> {
-    const head = String(this.model.get("last_message") ?? "");
-    if (generation !== this.generation) return;
-    const found: [string, Message][] = [];
-    let ref = head;
-    while (ref && ref !== this.barrier && !this.chainPos.has(ref)) {
-      if (!ref.startsWith(REF_PREFIX)) break;
-      const m = await this.model.widget_manager.get_model<MessageModelTraits>(ref.slice(REF_PREFIX.length));
-      if (generation !== this.generation) return;
-      const message = normalizeMessage(m.get("message"));
-      if (message) found.push([ref, message]);
-      ref = String(m.get("previous") ?? "");
+  /** The model's `live` array (the live messages, for saved state), likewise. */
+  private saved(): unknown[] {
+    const live = this.model.get("live");
+    return Array.isArray(live) ? live : this.ownLive;
+  }
+
+  /** What a view asks the kernel for when it opens: whatever follows the finished messages it holds. */
+  syncMessage(): OutgoingMessage {
+    const history = this.history();
+    const last = history.length ? idOf(history[history.length - 1]) : "";
+    return last ? { type: "sync", have: history.length, last } : { type: "sync", have: history.length };
+  }
+
+  private resync(): void {
+    if (this.syncing) return;
+    this.syncing = true;
+    this.model.send(this.syncMessage());
+  }
+
+  /** Brings the finished messages in line with `history` (kept: the longest common start). */
+  private load(): void {
+    const history = this.history();
+    const common = Math.min(this.order.length, history.length);
+    let keep = 0;
+    while (keep < common && idOf(history[keep]) === this.order[keep]) keep++;
+    for (let i = this.order.length - 1; i >= keep; i--) {
+      const id = this.order[i];
+      if (id && this.finished.delete(id)) this.emit({ kind: "message", id });
     }
-    const keep = ref && this.chainPos.has(ref) ? this.chainPos.get(ref)! + 1 : 0;
-    for (let i = this.chain.length - 1; i >= keep; i--) this.dropRef(this.chain[i]);
-    this.chain.length = keep;
-    for (let i = found.length - 1; i >= 0; i--) this.addFinished(found[i][0], found[i][1]);
+    this.order.length = keep;
+    for (let i = keep; i < history.length; i++) this.add(history[i]);
   }
 
-  private dropRef(ref: string): void {
-    const id = this.refIds.get(ref);
-    this.chainPos.delete(ref);
-    this.refIds.delete(ref);
-    if (id !== undefined && this.finished.delete(id)) this.emit({ kind: "message", id });
-  }
-
-  private addFinished(ref: string, message: Message): void {
-    this.chainPos.set(ref, this.chain.length);
-    this.chain.push(ref);
-    this.refIds.set(ref, message.id);
+  private add(raw: unknown): void {
+    const message = normalizeMessage(raw);
+    this.order.push(message?.id ?? "");
+    if (!message) return;
     this.finished.set(message.id, message);
-    this.live.delete(message.id); // the finished copy wins, whether or not "end" came first
+    this.live.delete(message.id); // the finished copy replaces the live one
     this.emit({ kind: "message", id: message.id });
+  }
+
+  /** Op "finish": `raw` is finished message number `position` (0-based); O(1) when nothing was missed. */
+  private finish(position: unknown, raw: unknown): void {
+    const id = idOf(raw);
+    if (typeof position !== "number" || !Number.isInteger(position) || position < 0 || !id) return;
+    const history = this.history();
+    if (position === history.length) history.push(raw);
+    else if (position > history.length || idOf(history[position]) !== id) return this.resync();
+    // `history[position]` is this message now (appended here, or already by another store on this model).
+    if (position === this.order.length) this.add(history[position]);
+    else if (position > this.order.length) this.load();
+  }
+
+  /** The finished part of a snapshot: the kernel's messages from `from` on. */
+  private takeFinished(from: unknown, list: unknown): void {
+    if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || !Array.isArray(list)) return;
+    const history = this.history();
+    if (from > history.length) return this.resync(); // the answer to another view's sync, which holds more
+    history.length = from;
+    for (const raw of list) history.push(raw);
+    this.load();
   }
 
   // ---- kernel messages --------------------------------------------------------------------------------
@@ -152,6 +188,8 @@ export class ChatStore {
         }
       }
     } else if (msg.type === "snapshot") {
+      this.syncing = false;
+      this.takeFinished(msg.from, msg.finished);
       this.live.snapshot(Array.isArray(msg.live) ? msg.live : []);
     } else if (msg.type === "error") {
       this.emit({ kind: "error", message: String(msg.message ?? "error") });
@@ -161,17 +199,15 @@ export class ChatStore {
   /** Applies one op of a patch (docs/protocol.md); ops for unknown messages are ignored. */
   apply(op: unknown): void {
     if (!Array.isArray(op)) return;
-    if (op[0] === "clear") this.clear();
+    if (op[0] === "finish") this.finish(op[1], op[2]);
+    else if (op[0] === "clear") this.clear();
     else this.live.apply(op);
   }
 
   private clear(): void {
-    this.generation++;
-    this.barrier = String(this.model.get("last_message") ?? "") || this.barrier;
+    this.history().length = 0; // in place, as the kernel empties its own
     this.finished.clear();
-    this.chain = [];
-    this.chainPos.clear();
-    this.refIds.clear();
+    this.order = [];
     this.live.clear();
     this.emit({ kind: "reset" });
   }

@@ -81,7 +81,7 @@ export class ChatView {
     for (const message of this.store.messages()) this.list.add(message);
     for (const trait of TRAITS) this.dirtyTraits.add(trait);
     this.flush();
-    this.send({ type: "sync" });
+    this.send(this.store.syncMessage()); // what it lacks: live messages, finished ones it missed
     void this.store.ready.then(() => {
       this.ready = true;
       this.schedule();
@@ -257,7 +257,7 @@ export class ChatView {
       return id === undefined ? undefined : this.store.get(id);
     };
     const suggestions = this.model.get("suggestions");
-    this.shell.setSuggestions(Array.isArray(suggestions) ? suggestions : [], this.list.size === 0);
+    this.shell.setSuggestions(Array.isArray(suggestions) ? suggestions : []);
     this.shell.setTurnBanner(at(0));
     let lastTurn = undefined;
     for (let offset = 0; offset < 3; offset++) {
@@ -294,6 +294,6 @@ export class ChatView {
     for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
     this.store.detach();
     this.list.clear();
-    this.shell.root.remove();
+    this.shell.destroy();
   }
 }

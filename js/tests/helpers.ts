@@ -1,4 +1,4 @@
-// A fake anywidget model (get/set/on/off/send, widget_manager.get_model) and message builders.
+// A fake anywidget model (get/set/on/off/send) and message builders.
 
 import type { AnyModel } from "@anywidget/types";
 import type { Message, Part, ToolCallPart, WidgetTraits } from "../src/types";
@@ -31,22 +31,10 @@ class Emitter {
   }
 }
 
-export class FakeMessageModel extends Emitter {
-  constructor(
-    readonly id: string,
-    private attrs: { message: Message; previous: string },
-  ) {
-    super();
-  }
-
-  get<K extends "message" | "previous">(key: K): { message: Message; previous: string }[K] {
-    return this.attrs[key];
-  }
-}
-
 export class FakeModel extends Emitter {
   attrs: WidgetTraits = {
-    last_message: "",
+    history: [],
+    live: [],
     tools: {},
     usage: {},
     busy: false,
@@ -58,18 +46,8 @@ export class FakeModel extends Emitter {
     compact: false,
   };
   sent: unknown[] = [];
-  models = new Map<string, FakeMessageModel>();
-  getModelCalls = 0;
-  private nextId = 0;
-  widget_manager = {
-    get_model: async (id: string): Promise<FakeMessageModel> => {
-      this.getModelCalls++;
-      await Promise.resolve();
-      const m = this.models.get(id);
-      if (!m) throw new Error(`no model ${id}`);
-      return m;
-    },
-  };
+  /** How many finished messages the kernel has sent (what its `history` holds). */
+  finishedCount = 0;
 
   constructor(traits: Partial<WidgetTraits> = {}) {
     super();
@@ -97,17 +75,17 @@ export class FakeModel extends Emitter {
   }
 
   patch(...ops: unknown[]): void {
+    if (ops.some((op) => Array.isArray(op) && op[0] === "clear")) this.finishedCount = 0;
     this.custom({ type: "patch", ops });
   }
 
-  /** A finished message: a new message model linked to the current head, then `last_message` moves to it. */
-  finish(message: Message, { notify = true } = {}): string {
-    const id = `m${this.nextId++}`;
-    this.models.set(id, new FakeMessageModel(id, { message, previous: this.attrs.last_message }));
-    const ref = `IPY_MODEL_${id}`;
-    if (notify) this.set("last_message", ref);
-    else this.attrs.last_message = ref;
-    return ref;
+  /** A finished message, as the kernel sends it: a "finish" op; or (notify: false, or no view listens yet) in the
+   * state a view opens with. Returns its position. */
+  finish(message: Message, { notify = true } = {}): number {
+    const position = this.finishedCount++;
+    if (notify && this.handlers.get("msg:custom")?.size) this.patch(["finish", position, message]);
+    else this.attrs.history.push(message);
+    return position;
   }
 
   asModel(): AnyModel<WidgetTraits> {
@@ -115,7 +93,7 @@ export class FakeModel extends Emitter {
   }
 }
 
-/** Lets pending promises (the linked-list walk) settle. */
+/** Lets pending promises settle. */
 export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
 export function user(id: string, index: number, text: string): Message {

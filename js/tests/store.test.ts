@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { ChatStore, type StoreEvent, storeFor } from "../src/store";
 import type { ToolCallPart } from "../src/types";
-import { FakeModel, assistant, call, settle, user } from "./helpers";
+import { FakeModel, assistant, call, user } from "./helpers";
 
 function setup(model = new FakeModel()): { model: FakeModel; store: ChatStore; events: StoreEvent[] } {
   const store = new ChatStore(model.asModel());
@@ -48,7 +48,6 @@ describe("store: ops", () => {
       ["text", "nope", 0, "x"],
       ["args", "nope", "c", [["set", ["a"], 1]]],
       ["call", "nope", "c", { state: "running" }],
-      ["end", "nope"],
       ["bogus"],
       "not an op",
     );
@@ -85,36 +84,47 @@ describe("store: ops", () => {
     expect(events).toEqual([{ kind: "error", message: "Approval refused" }]);
   });
 
-  it("clear drops everything; the walk never goes back into the cleared conversation", async () => {
+  it("clear drops everything, the model's history included", () => {
     const { model, store, events } = setup();
     model.finish(user("u1", 0, "hi"));
-    await settle();
     model.patch(["start", assistant("a1", 1)]);
     expect(store.size).toBe(2);
     model.patch(["clear"]);
     expect(store.size).toBe(0);
+    expect(model.attrs.history).toEqual([]);
     expect(events.at(-1)).toEqual({ kind: "reset" });
-    // The kernel links the next message to the old head: still only the new message shows.
     model.finish(user("u2", 0, "again"));
-    await settle();
     expect(store.messages().map((m) => m.id)).toEqual(["u2"]);
+    expect(model.sent).toEqual([]); // nothing missed: no sync
   });
 });
 
 describe("store: finished messages", () => {
-  it("walks the linked list once, then costs one get_model per new finished message", async () => {
+  it("starts from the model's history, then keeps it current in place, one finish op at a time", () => {
     const model = new FakeModel();
     for (let i = 0; i < 50; i++) model.finish(user(`u${i}`, i, `m${i}`), { notify: false });
-    const { store } = setup(model);
-    await store.ready;
+    const history = model.attrs.history;
+    const { store, events } = setup(model);
     expect(store.messages().map((m) => m.index)).toEqual(Array.from({ length: 50 }, (_, i) => i));
-    expect(model.getModelCalls).toBe(50);
-    for (let i = 50; i < 60; i++) {
-      model.finish(user(`u${i}`, i, `m${i}`));
-      await settle();
-      expect(model.getModelCalls).toBe(i + 1); // O(1) per finish
-    }
+    events.length = 0;
+    for (let i = 50; i < 60; i++) model.finish(user(`u${i}`, i, `m${i}`));
+    expect(events).toEqual(Array.from({ length: 10 }, (_, i) => ({ kind: "message", id: `u${50 + i}` })));
     expect(store.size).toBe(60);
+    // The same array, grown in place: what a host saves of the model has the whole conversation, and no trait
+    // was set (nothing goes back to the kernel).
+    expect(model.attrs.history).toBe(history);
+    expect(history.map((m) => (m as { id: string }).id)).toEqual(Array.from({ length: 60 }, (_, i) => `u${i}`));
+    expect(model.sent).toEqual([]);
+  });
+
+  it("a second store on the same model (marimo: one per view) does not append twice", () => {
+    const model = new FakeModel();
+    const a = setup(model).store;
+    const b = setup(model).store;
+    model.finish(user("u0", 0, "hi"));
+    expect(model.attrs.history).toHaveLength(1);
+    expect(a.size).toBe(1);
+    expect(b.size).toBe(1);
   });
 
   it("shares one store per model", () => {
@@ -123,45 +133,98 @@ describe("store: finished messages", () => {
     expect(storeFor(new FakeModel().asModel())).not.toBe(storeFor(model.asModel()));
   });
 
-  it("end before the model: the live copy shows until the model arrives", async () => {
+  it("the finished copy replaces the live one; late ops are ignored", () => {
     const { model, store } = setup();
+    model.finish(user("u0", 0, "hi"));
     model.patch(["start", assistant("a1", 1, [{ kind: "text", text: "live" }])]);
-    model.patch(["msg", "a1", { status: "completed" }], ["end", "a1"]);
-    expect(store.get("a1")!.parts[0]).toEqual({ kind: "text", text: "live" });
     expect(store.isLive("a1")).toBe(true);
-    model.finish(assistant("a1", 1, [{ kind: "text", text: "final" }], { status: "completed" }));
-    await settle();
+    model.patch(["msg", "a1", { status: "completed" }], ["finish", 1, assistant("a1", 1, [{ kind: "text", text: "final" }], { status: "completed" })]);
     expect(store.isLive("a1")).toBe(false);
-    expect(store.get("a1")!.parts[0]).toEqual({ kind: "text", text: "final" });
-    expect(store.messages()).toHaveLength(1);
-  });
-
-  it("model before end: the finished copy wins, late ops and end are ignored", async () => {
-    const { model, store } = setup();
-    model.patch(["start", assistant("a1", 1, [{ kind: "text", text: "live" }])]);
-    model.finish(assistant("a1", 1, [{ kind: "text", text: "final" }], { status: "completed" }));
-    await settle();
-    model.patch(["text", "a1", 0, " late"], ["end", "a1"], ["start", assistant("a1", 1)]);
+    model.patch(["text", "a1", 0, " late"], ["start", assistant("a1", 1)]);
     expect(store.get("a1")!.parts[0]).toEqual({ kind: "text", text: "final" });
     expect(store.get("a1")!.status).toBe("completed");
-    expect(store.messages()).toHaveLength(1);
+    expect(store.messages()).toHaveLength(2);
   });
 
-  it("never mutates a finished message's data", async () => {
+  it("never mutates a finished message's data", () => {
     const { model, store } = setup();
     const msg = assistant("a1", 1, [{ kind: "text", text: "final" }], { status: "completed" });
     const frozen = JSON.stringify(msg);
     model.finish(msg);
-    await settle();
     model.patch(["text", "a1", 0, "x"], ["msg", "a1", { status: "error" }]);
     expect(JSON.stringify(store.get("a1"))).toBe(frozen);
   });
 
-  it("snapshot replaces the live state but keeps ended copies waiting for their model", () => {
+  it("asks for what it missed, once, and takes it from the snapshot", () => {
+    const model = new FakeModel();
+    model.finish(user("u0", 0, "a"), { notify: false });
+    const { store } = setup(model);
+    model.finishedCount = 3; // two finish ops went by while no view listened
+    model.finish(user("u3", 3, "d"));
+    model.finish(user("u4", 4, "e"));
+    expect(model.sent).toEqual([{ type: "sync", have: 1, last: "u0" }]);
+    expect(store.size).toBe(1);
+    const rest = [user("u1", 1, "b"), user("u2", 2, "c"), user("u3", 3, "d"), user("u4", 4, "e")];
+    model.custom({ type: "snapshot", from: 1, finished: rest, live: [] });
+    expect(store.messages().map((m) => m.id)).toEqual(["u0", "u1", "u2", "u3", "u4"]);
+    expect(model.attrs.history).toHaveLength(5);
+    model.finish(user("u5", 5, "f"));
+    expect(store.size).toBe(6);
+    expect(model.sent).toHaveLength(1);
+  });
+
+  it("a snapshot from 0 replaces a history that is not the kernel's (a clear it missed)", () => {
+    const model = new FakeModel();
+    model.finish(user("old0", 0, "a"), { notify: false });
+    model.finish(user("old1", 1, "b"), { notify: false });
+    const { store } = setup(model);
+    model.custom({ type: "snapshot", from: 0, finished: [user("new0", 0, "c")], live: [] });
+    expect(store.messages().map((m) => m.id)).toEqual(["new0"]);
+    expect(model.attrs.history.map((m) => (m as { id: string }).id)).toEqual(["new0"]);
+  });
+
+  it("a new history value (the host replaced the state) is reconciled", () => {
+    const model = new FakeModel();
+    model.finish(user("u0", 0, "a"), { notify: false });
+    const { store } = setup(model);
+    model.set("history", [user("u0", 0, "a"), user("u1", 1, "b")]);
+    expect(store.messages().map((m) => m.id)).toEqual(["u0", "u1"]);
+    model.set("history", []);
+    expect(store.size).toBe(0);
+  });
+
+  it("keeps the live messages, as they stand, in the model's live array (for saved state)", () => {
     const { model, store } = setup();
-    model.patch(["start", assistant("a1", 1)], ["end", "a1"], ["start", assistant("a2", 3)]);
-    model.custom({ type: "snapshot", live: [assistant("a3", 5, [{ kind: "text", text: "now" }])] });
-    expect(store.messages().map((m) => m.id)).toEqual(["a1", "a3"]);
+    const saved = model.attrs.live;
+    model.patch(["start", assistant("a1", 1, [{ kind: "text", text: "Hel" }])], ["text", "a1", 0, "lo"]);
+    expect(saved).toEqual([store.get("a1")]);
+    expect((saved[0] as { parts: { text: string }[] }).parts[0].text).toBe("Hello");
+    model.finish(assistant("a1", 1, [{ kind: "text", text: "Hello" }], { status: "completed" }));
+    expect(saved).toEqual([]);
+    expect(model.attrs.live).toBe(saved); // in place: nothing is set, nothing goes back to the kernel
+    expect(model.sent).toEqual([]);
+  });
+
+  it("shows the live messages of a saved state until the kernel's snapshot replaces them", () => {
+    const model = new FakeModel();
+    model.finish(user("u0", 0, "delete it"), { notify: false });
+    const waiting = assistant("a1", 1, [call("c1", "rm", { state: "awaiting_approval" })]);
+    model.attrs.live.push(waiting, user("u0", 0, "stale: finished since"));
+    const { store } = setup(model);
+    expect(store.messages().map((m) => m.id)).toEqual(["u0", "a1"]);
+    expect(store.isLive("a1")).toBe(true);
+    expect(store.get("a1")).not.toBe(waiting); // a copy: ops never touch the saved object twice
+    expect(model.attrs.live).toEqual([waiting]);
+    model.custom({ type: "snapshot", from: 1, finished: [], live: [] });
+    expect(store.messages().map((m) => m.id)).toEqual(["u0"]);
+    expect(model.attrs.live).toEqual([]);
+  });
+
+  it("snapshot replaces the live state", () => {
+    const { model, store } = setup();
+    model.patch(["start", assistant("a1", 1)], ["start", assistant("a2", 3)]);
+    model.custom({ type: "snapshot", from: 0, finished: [], live: [assistant("a3", 5, [{ kind: "text", text: "now" }])] });
+    expect(store.messages().map((m) => m.id)).toEqual(["a3"]);
     model.patch(["text", "a3", 0, "!"]);
     expect(store.get("a3")!.parts[0]).toEqual({ kind: "text", text: "now!" });
   });

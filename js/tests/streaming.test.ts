@@ -124,7 +124,7 @@ describe("patching only what changed", () => {
 });
 
 describe("finishing a message", () => {
-  it.each(["end first", "model first"])("keeps one element per message (%s)", async (order) => {
+  it.each(["with the last ops", "in a patch of its own"])("keeps one element per message (finish %s)", async (when) => {
     const model = new FakeModel({ collapse_tool_calls: false });
     const { view, root } = await mount(model);
     model.patch(["start", assistant("a1", 0, [{ kind: "text", text: "Hi" }, call("c1", "t", { parsed_arguments: { q: "x" }, state: "running" })])]);
@@ -132,17 +132,14 @@ describe("finishing a message", () => {
     const el = $(root, '.aiw-message[data-id="a1"]');
     const card = $(el, ".aiw-tool-card");
     const final = assistant("a1", 0, [{ kind: "text", text: "Hi" }, call("c1", "t", { parsed_arguments: { q: "x" }, state: "completed", outcome: { status: "success", value: 1 } })], { status: "completed" });
-    if (order === "end first") {
-      model.patch(["call", "a1", "c1", { state: "completed", outcome: { status: "success", value: 1 } }], ["msg", "a1", { status: "completed" }], ["end", "a1"]);
-      view.flush();
-      model.finish(final);
+    const last = [["call", "a1", "c1", { state: "completed", outcome: { status: "success", value: 1 } }], ["msg", "a1", { status: "completed" }]];
+    if (when === "with the last ops") {
+      model.patch(...last, ["finish", 0, final]);
     } else {
-      model.finish(final);
-      await settle();
+      model.patch(...last);
       view.flush();
-      model.patch(["end", "a1"]);
+      model.finish(final);
     }
-    await settle();
     view.flush();
     expect(root.querySelectorAll(".aiw-message")).toHaveLength(1);
     expect($(root, '.aiw-message[data-id="a1"]')).toBe(el);
@@ -169,7 +166,7 @@ describe("anywidget entry point", () => {
     model.finish(user("u1", 0, "hi"), { notify: false });
     const el = document.createElement("div");
     const cleanup = widget.render({ model: model.asModel(), el });
-    expect(model.sent).toEqual([{ type: "sync" }]);
+    expect(model.sent).toEqual([{ type: "sync", have: 1, last: "u1" }]);
     await settle();
     await new Promise((r) => setTimeout(r, 50));
     const root = $(el, ".aiw");

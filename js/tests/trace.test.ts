@@ -5,11 +5,10 @@ import { describe, expect, it } from "vitest";
 import { storeFor } from "../src/store";
 import type { Message, WidgetTraits } from "../src/types";
 import trace from "./fixtures/trace.json";
-import { $, FakeMessageModel, FakeModel, mount, settle } from "./helpers";
+import { $, FakeModel, mount, settle } from "./helpers";
 
 type Event =
   | { kind: "custom"; msg: { type: string; ops?: unknown[][] } }
-  | { kind: "model"; id: string; message: Message; previous: string }
   | { kind: "trait"; name: keyof WidgetTraits; value: never }
   | { kind: "action"; msg: Record<string, unknown> };
 
@@ -30,17 +29,22 @@ describe("a real kernel trace", () => {
 
     for (; i < events.length; i++) {
       const e = events[i];
-      if (e.kind === "model") {
-        const live = store.isLive(e.message.id) ? store.get(e.message.id) : undefined;
-        if (live) {
-          expect(JSON.parse(JSON.stringify(live))).toEqual(e.message);
-          compared++;
-        }
-        model.models.set(e.id, new FakeMessageModel(e.id, { message: e.message, previous: e.previous }));
-        finished.push(e.message);
-      } else if (e.kind === "trait") {
+      if (e.kind === "trait") {
         model.set(e.name, e.value);
         await settle();
+      } else if (e.kind === "custom" && e.msg.type === "patch") {
+        for (const op of e.msg.ops ?? []) {
+          if (op[0] === "finish") {
+            const message = op[2] as Message;
+            const live = store.isLive(message.id) ? store.get(message.id) : undefined;
+            if (live) {
+              expect(JSON.parse(JSON.stringify(live))).toEqual(message);
+              compared++;
+            }
+            finished.push(message);
+          }
+          model.patch(op); // one op at a time: the live copy as it stands right before its "finish"
+        }
       } else if (e.kind === "custom") {
         model.custom(e.msg);
       } else if (e.kind === "action" && e.msg.type === "approve" && e.msg.tool_call_id !== "nope") {

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from chat_ui import (
+    DESTRUCTIVE,
     WAIT,
     WEATHER,
     WEATHER_ANSWER_SHOWN,
@@ -35,6 +36,26 @@ def saved_widget_state(path) -> dict:
     return nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
 
 
+def save_and_reopen_without_kernel(page, srv, nb: str, saved) -> tuple[dict, object]:
+    """Saves the notebook (JupyterLab's save command) until its ChatWidget state satisfies ``saved(state)``, shuts
+    the kernel down and reloads the page; returns that state and the widget shown from it."""
+    path = srv.root / nb
+    deadline = time.monotonic() + WAIT / 1000
+    while True:
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        models = [m for m in saved_widget_state(path).values() if m.get("model_name") == "AnyModel"]
+        if models and saved(models[0]["state"]):
+            break
+        assert time.monotonic() < deadline, f"no saved ChatWidget state as expected in {path}"
+        time.sleep(0.5)
+    srv.shutdown_kernels(nb)
+    assert not [s for s in srv.api("GET", "/api/sessions") if s["path"] == nb]
+    page.reload(wait_until="domcontentloaded")
+    widget = page.locator(".aiw[data-rendered='true']").first
+    expect(widget).to_be_visible(timeout=WAIT)
+    return models[0]["state"], widget
+
+
 def test_reopened_notebook_shows_conversation(chromium_page, server, notebook_name, artifacts):
     page, srv, nb = chromium_page, server("lab", settings=SAVE_STATE), notebook_name
     srv.write_notebook(nb, [WEATHER])
@@ -45,27 +66,10 @@ def test_reopened_notebook_shows_conversation(chromium_page, server, notebook_na
     expect(messages(widget)).to_have_count(2)
     shown = messages(widget).all_inner_texts()
 
-    # Save with Ctrl+S from command mode (click the cell's prompt, away from the widget's input box).
-    page.locator(".jp-NotebookPanel .jp-Cell .jp-InputPrompt").first.click()
-    page.keyboard.press("Control+s")
-    path = srv.root / nb
-    deadline = time.monotonic() + WAIT / 1000
-    while True:
-        state = saved_widget_state(path)
-        chat_models = [m for m in state.values() if m.get("model_name") == "AnyModel"]
-        if chat_models and chat_models[0]["state"].get("last_message"):
-            break
-        assert time.monotonic() < deadline, f"no saved ChatWidget state in {path}"
-        time.sleep(0.2)
-    message_models = [m["state"]["message"] for m in state.values() if "message" in m.get("state", {})]
-    assert sorted(m["role"] for m in message_models) == ["assistant", "user"], message_models
-
-    # No kernel: shut it down, then reload the page.
-    srv.shutdown_kernels(nb)
-    assert not [s for s in srv.api("GET", "/api/sessions") if s["path"] == nb]
-    page.reload(wait_until="domcontentloaded")
-    widget = page.locator(".aiw[data-rendered='true']").first
-    expect(widget).to_be_visible(timeout=WAIT)
+    # The whole conversation is in the one widget model's state (no other models to follow).
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == 2)
+    assert [m["role"] for m in state["history"]] == ["user", "assistant"], state["history"]
+    assert state["live"] == []
     expect(messages(widget)).to_have_count(2)
     expect(messages(widget, "user")).to_have_text("What's the weather in Lisbon?")
     expect(last_assistant(widget)).to_contain_text(WEATHER_ANSWER_SHOWN)
@@ -78,4 +82,28 @@ def test_reopened_notebook_shows_conversation(chromium_page, server, notebook_na
     # shows came from the saved state.
     assert srv.kernel_json(nb, "'chat' in globals()") is False
     screenshot(widget, artifacts, "test_reopened_notebook_shows_conversation")
+    assert_no_widget_errors(page)
+
+
+def test_reopened_notebook_shows_a_reply_waiting_for_approval(chromium_page, server, notebook_name, artifacts):
+    """Saved mid-turn, a call waiting for approval shows as it stood; with no kernel, Allow says so."""
+    page, srv, nb = chromium_page, server("lab", settings=SAVE_STATE), notebook_name
+    srv.write_notebook(nb, [DESTRUCTIVE])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "delete my notes")
+    card = widget.locator(".aiw-tool-card")
+    expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
+
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: bool(s.get("live")))
+    assert [m["role"] for m in state["history"]] == ["user"]
+    (reply,) = state["live"]
+    assert [p["state"] for p in reply["parts"] if p["kind"] == "tool_call"] == ["awaiting_approval"]
+    expect(messages(widget, "user")).to_have_text(["delete my notes"])
+    card = widget.locator(".aiw-tool-card")
+    expect(card).to_have_attribute("data-state", "awaiting_approval")
+    expect(card.locator(".aiw-tool-title")).to_have_text("Delete file")
+    card.locator(".aiw-approve-once").click()
+    expect(widget.locator(".aiw-banner-kernel")).to_contain_text("Waiting for the kernel")
+    assert srv.kernel_json(nb, "'deleted' in globals()") is False  # a fresh kernel: nothing ran, nothing could
+    screenshot(widget, artifacts, "test_reopened_notebook_shows_a_reply_waiting_for_approval")
     assert_no_widget_errors(page)

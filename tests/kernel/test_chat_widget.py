@@ -97,7 +97,7 @@ class ChatKernel:
         self.fe.run(f"chat = make_chat({tag!r})")
         self.comm_id = self.fe.comm_with_state("placeholder", tag, start=mark)
         snapshot = self.wait_custom(lambda c: c.get("type") == "snapshot", self.action({"type": "sync"}))
-        assert snapshot == {"type": "snapshot", "live": []}
+        assert snapshot == {"type": "snapshot", "from": 0, "finished": [], "live": []}
 
     def action(self, content: Any) -> int:
         """Sends what the view's ``model.send(content)`` sends; returns the iopub mark from before it."""
@@ -147,8 +147,8 @@ class ChatKernel:
 
     def finish(self, cell: str | None, start: int) -> str:
         """Waits for the turn to end; returns what the waiting cell printed ("" for the input box)."""
-        if cell is None:  # the reply's "end" op comes last (the busy update may come before it)
-            self.wait_custom(lambda c: c.get("type") == "patch" and any(op[0] == "end" for op in c["ops"]), start)
+        if cell is None:  # the reply's "finish" op comes last (the busy update may come before it)
+            self.wait_custom(lambda c: c.get("type") == "patch" and any(is_reply_finish(op) for op in c["ops"]), start)
             self.fe.wait_state(self.comm_id, "busy", False, start=start)
             return ""
         content = self.fe.reply(cell, timeout=15)["content"]
@@ -184,6 +184,10 @@ def k(kernel: ChatKernel) -> ChatKernel:
     return kernel
 
 
+def is_reply_finish(op: list[Any]) -> bool:
+    return bool(op[0] == "finish" and op[2]["role"] == "assistant")
+
+
 def only_message(messages: list[dict[str, Any]], role: str) -> dict[str, Any]:
     found = [m for m in messages if m["role"] == role]
     assert len(found) == 1, messages
@@ -199,8 +203,10 @@ def test_allow_once_runs_the_tool_once_and_the_reply_finishes(k: ChatKernel, ent
     if entry == "i":  # the turn waits in the background: the kernel is free for cells
         assert k.fe.run("print(1 + 1)").strip() == "2"
     time.sleep(0.1)
-    # a view opened now catches up: the snapshot has the live reply with the call waiting
+    # a view opened now catches up: the snapshot has the user's message (finished) and the live reply with the
+    # call waiting
     snapshot = k.wait_custom(lambda c: c.get("type") == "snapshot", k.action({"type": "sync"}))
+    assert [(m["role"], m["parts"][0]["text"]) for m in snapshot["finished"]] == [("user", "delete x")]
     (live,) = snapshot["live"]
     assert [p["state"] for p in live["parts"] if p["kind"] == "tool_call"] == ["awaiting_approval"]
     mark = k.approve(call_id)
@@ -209,7 +215,12 @@ def test_allow_once_runs_the_tool_once_and_the_reply_finishes(k: ChatKernel, ent
         assert out == "REPLY completed | Deleting. Result: completed."
     ops = [op for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "patch" for op in c["ops"]]
     assert any(op[0] == "call" and op[2] == call_id and op[3]["decision"] == "approved" for op in ops), ops
-    assert any(op[0] == "end" for op in ops), ops
+    (finished,) = [op for op in ops if is_reply_finish(op)]
+    assert finished[1] == 1  # the second finished message: the user's came first
+    assert [p["state"] for p in finished[2]["parts"] if p["kind"] == "tool_call"] == ["completed"]
+    # finishing sent that message alone: no state update carries the conversation
+    updates = [m["content"]["data"] for m in k.fe.comm_messages(k.comm_id, mark)]
+    assert not any("history" in u.get("state", {}) for u in updates), updates
     state = k.state()
     assert state["calls"] == ["x"]
     assert (state["busy"], state["widget_busy"], state["pending"]) == (False, False, [])
