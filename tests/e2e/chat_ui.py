@@ -222,6 +222,14 @@ def keys_stay_in_widget(page, srv, nb, artifacts, name):
     expect(messages(widget, "user").last).to_contain_text("second line", timeout=WAIT)
     wait_idle(widget)
     assert srv.kernel_json(nb, "chat.session.messages[-2].text") == "first line\nsecond line"
+    # Application shortcuts still work from the box: Ctrl+S saves the notebook.
+    saved = srv.api("GET", f"/api/contents/{nb}?content=0")["last_modified"]
+    box.click()
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 15
+    while srv.api("GET", f"/api/contents/{nb}?content=0")["last_modified"] == saved:
+        assert time.monotonic() < deadline, "Ctrl+S in the widget did not save the notebook"
+        page.wait_for_timeout(200)
     screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
 

@@ -8,6 +8,13 @@ import { Follower } from "./follow";
 
 const MAX_KERNEL_BANNERS = 3;
 
+/** Keys that belong to the application, not to a cell: Ctrl/Cmd chords other than Ctrl/Cmd+Enter (run the cell),
+ * and Escape. */
+export function isAppShortcut(ev: KeyboardEvent): boolean {
+  if (ev.key === "Escape") return true;
+  return (ev.ctrlKey || ev.metaKey) && ev.key !== "Enter" && ev.key !== "Control" && ev.key !== "Meta";
+}
+
 export class Shell {
   readonly root = h("div", "aiw");
   readonly list = h("div", "aiw-messages");
@@ -46,12 +53,13 @@ export class Shell {
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Message");
     // No key pressed in the widget may reach the notebook's shortcuts: Shift+Enter would re-run this cell and wipe
-    // the chat, "d d" in command mode would delete it. Escape still leaves, as everywhere in the notebook.
-    // Lumino (JupyterLab, Notebook 7) matches key bindings from the target up and stops at this attribute, even
-    // where it listens in the capture phase; other hosts get the event stopped on its way up.
-    this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+    // the chat, "d d" in command mode would delete it. Application shortcuts (Ctrl/Cmd+S to save, the command
+    // palette) and Escape still work. Lumino (JupyterLab, Notebook 7) matches key bindings from the target up and
+    // stops at the suppress attribute, even where it listens in the capture phase: the attribute is set or lifted
+    // per key by a window capture listener, which runs before Lumino's. Other hosts get the event stopped here.
+    window.addEventListener("keydown", this.gateKeys, true);
     this.root.addEventListener("keydown", (ev) => {
-      if (ev.key !== "Escape") ev.stopPropagation();
+      if (!isAppShortcut(ev)) ev.stopPropagation();
     });
     this.input.addEventListener("keydown", (ev) => {
       // Enter sends, Shift+Enter is a new line; never while an IME composes (keyCode 229 for older engines).
@@ -183,7 +191,14 @@ export class Shell {
     this.follower.jumpToEnd();
   }
 
+  private readonly gateKeys = (ev: KeyboardEvent): void => {
+    if (!(ev.target instanceof Node) || !this.root.contains(ev.target)) return;
+    if (isAppShortcut(ev)) this.root.removeAttribute("data-lm-suppress-shortcuts");
+    else this.root.setAttribute("data-lm-suppress-shortcuts", "true");
+  };
+
   destroy(): void {
+    window.removeEventListener("keydown", this.gateKeys, true);
     this.follower.destroy();
     this.root.remove();
   }
