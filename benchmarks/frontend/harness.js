@@ -409,6 +409,7 @@ async function setupWidget({ messages: count, rate, seconds }) {
   const el = document.getElementById("app");
   const t0 = performance.now();
   widget.render({ model, el });
+  const buildMs = performance.now() - t0; // building the view's DOM, before any style, layout or paint
   while (!document.querySelector(".aiw[data-rendered=true]")) await nextFrame();
   await nextFrame();
   const renderMs = performance.now() - t0;
@@ -451,6 +452,7 @@ async function setupWidget({ messages: count, rate, seconds }) {
     const stats = globalThis.__aiwStats;
     return {
       renderMs,
+      buildMs,
       scheduledDeltas: deltas,
       ...played,
       updateMs: stats.flushMs,

@@ -33,7 +33,9 @@ export function formatElapsed(seconds: number): string {
 }
 
 const n = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) ? x : 0);
-const fmt = (x: number): string => x.toLocaleString("en-US");
+// One formatter: `toLocaleString` builds a new one on every call, which a long conversation's first render felt.
+const numbers = new Intl.NumberFormat("en-US");
+const fmt = (x: number): string => numbers.format(x);
 
 export function formatUsage(usage: Usage | null | undefined): string {
   const u = usage ?? {};

@@ -12,6 +12,34 @@
 import { markdownFragment } from "../markdown";
 import { closeMarkdown } from "./mdclose";
 
+// Markdown out of view is rendered when it comes near: a long conversation's first render would otherwise parse
+// and sanitise every message before the first paint. Until then the text shows as plain text (found by search).
+const pending = new WeakMap<Element, () => void>();
+let nearView: IntersectionObserver | null = null;
+
+function whenNearView(el: HTMLElement, render: () => void): boolean {
+  if (typeof IntersectionObserver !== "function") return false;
+  nearView ??= new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        nearView?.unobserve(entry.target);
+        const run = pending.get(entry.target);
+        pending.delete(entry.target);
+        run?.();
+      }
+    },
+    { rootMargin: "1500px 0px" },
+  );
+  pending.set(el, render);
+  nearView.observe(el);
+  return true;
+}
+
+function cancelNearView(el: HTMLElement): void {
+  if (pending.delete(el)) nearView?.unobserve(el);
+}
+
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 const BLANK = /^[ \t]*\r?$/;
 
@@ -24,14 +52,34 @@ export class StreamingMarkdown {
   private boundary = 0; // the last safe cut found
   private whole = true; // whether what is shown is the text rendered whole
   private source = ""; // what was rendered whole (the text, closed if it was cut short)
+  private lazy = false; // shown as plain text until it comes near the view
 
   constructor(
     readonly el: HTMLElement,
     private readonly decorate: (fragment: DocumentFragment) => void = () => {},
   ) {}
 
+  /** Like `render`, but out of view the markdown waits (as plain text) until it comes near the view. */
+  renderWhenNear(text: string, cut = false): void {
+    this.text = text;
+    this.source = cut ? closeMarkdown(text) : text;
+    this.whole = true;
+    if (!text || !whenNearView(this.el, () => this.render(this.text, this.source !== this.text))) {
+      this.render(text, cut);
+      return;
+    }
+    this.el.replaceChildren(document.createTextNode(text));
+    this.el.classList.add("aiw-md-pending");
+    this.lazy = true;
+  }
+
   /** Shows `text` rendered whole (a first render, a replaced text, or the final one); `cut`: it was cut short. */
   render(text: string, cut = false): void {
+    if (this.lazy) {
+      this.lazy = false;
+      cancelNearView(this.el);
+      this.el.classList.remove("aiw-md-pending");
+    }
     this.text = text;
     this.source = cut ? closeMarkdown(text) : text;
     const fragment = markdownFragment(this.source);
@@ -47,7 +95,7 @@ export class StreamingMarkdown {
 
   /** Shows `text`, which extends what is shown; re-renders only the growing block. */
   append(text: string): void {
-    if (text.length < this.text.length || !text.startsWith(this.text.slice(this.frozenEnd), this.frozenEnd)) {
+    if (this.lazy || text.length < this.text.length || !text.startsWith(this.text.slice(this.frozenEnd), this.frozenEnd)) {
       this.render(text, true);
       return;
     }

@@ -27,7 +27,7 @@ export class MarkdownPartView implements PartView {
     part: TextPart,
     private cut = false,
   ) {
-    this.md.render(part.text, cut);
+    this.md.renderWhenNear(part.text, cut);
   }
 
   update(part: Part, appended = false): void {
