@@ -107,15 +107,15 @@ let inert: HTMLTemplateElement | null = null;
  */
 export function markdownFragment(text: string): DocumentFragment {
   inert ??= document.createElement("template");
-  inert.innerHTML = `<div>${toHtml(text)}</div>`;
-  const root = inert.content.firstElementChild as HTMLElement | null;
-  const fragment = document.createDocumentFragment();
-  if (!root) return fragment;
+  inert.innerHTML = toHtml(text);
+  // Everything the HTML parsed into, wrapped in an element of the same inert document, so none of it is left out.
+  const root = inert.content.ownerDocument.createElement("div");
+  root.append(inert.content);
   getPurifier().sanitize(root);
   // A link whose target was refused (javascript:, data:, relative) would still look clickable: make it text.
   for (const link of root.querySelectorAll("a:not([href])")) link.replaceWith(...link.childNodes);
+  const fragment = root.ownerDocument.createDocumentFragment();
   fragment.append(...root.childNodes);
-  inert.innerHTML = "";
   return document.adoptNode(fragment);
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { renderMarkdown } from "../src/markdown";
+import { markdownFragment, renderMarkdown } from "../src/markdown";
 import { $, FakeModel, assistant, call, mount } from "./helpers";
 
 /** Whatever is in `root`, nothing in it can run script. */
@@ -133,5 +133,17 @@ describe("untrusted data in the rendered widget", () => {
     expect(imgs).toEqual(["data:image/png;base64,iVBORw0KGgo="]);
     expect(card.querySelectorAll(".aiw-attachments a")).toHaveLength(0);
     expect($(root, '.aiw-tool-card[data-call-id="c2"] .aiw-traceback pre').textContent).toBe("<script>alert(1)</script>");
+  });
+});
+
+describe("markdownFragment in an inert template", () => {
+  it("keeps text after a stray closing tag and runs nothing", () => {
+    const el = document.createElement("div");
+    el.append(markdownFragment('</div></template><img src=x onerror="globalThis.__pwned=1">after <b>bold</b>'));
+    expect(el.textContent).toContain("after bold");
+    expect(el.querySelector("img")?.getAttribute("onerror") ?? null).toBeNull();
+    expect(el.querySelector("img")?.hasAttribute("src") ?? false).toBe(false);
+    expect((globalThis as { __pwned?: number }).__pwned).toBeUndefined();
+    expect(el.querySelector("b")?.ownerDocument).toBe(document);
   });
 });
