@@ -13,7 +13,10 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
-echo "== front end: tsc, vitest"
+echo "== front end: kernel-side fixtures, tsc, vitest"
+# Fresh from the Python serialiser, so a change there cannot leave the JS tests green on a stale recording.
+rm -rf js/tests/fixtures/generated
+.venv/bin/python js/tests/fixtures/make_trace_fixture.py js/tests/fixtures/generated
 (cd js && npm run --silent typecheck && npm test --silent)
 
 echo "== kernels for the kernel tests"

@@ -616,3 +616,17 @@ async def test_cancel_a_waiting_or_running_call(wire: Wire) -> None:
     assert reply.status is MessageStatus.COMPLETED
     states = {p["tool_call_id"]: p["state"] for p in finished_messages(chat)[1]["parts"] if p["kind"] == "tool_call"}
     assert states == {"run": "cancelled", "ask": "cancelled", "keep": "completed"}
+
+
+def test_call_and_message_fields_follow_their_one_list() -> None:
+    """`call` and `msg` ops carry exactly the fields their lists name, in order (the JS side checks its lists
+    against these through the regenerated protocol fixture)."""
+    from ai_widgets.messages import Message, Role, ToolCallPart
+    from ai_widgets.widget._ops import WIRE_ORDER, to_wire
+    from ai_widgets.widget._serialize import CALL_FIELDS, MESSAGE_FIELDS, call_fields, message_fields
+
+    assert tuple(call_fields(ToolCallPart("c1", "t", "{}"))) == CALL_FIELDS
+    assert tuple(message_fields(Message(Role.ASSISTANT))) == MESSAGE_FIELDS
+    assert to_wire({"op": "text", "message_id": "m", "index": 2, "text": "hi"}) == ["text", "m", 2, "hi"]
+    assert to_wire({"op": "clear"}) == ["clear"]
+    assert set(WIRE_ORDER) == {"start", "msg", "part", "text", "args", "call", "finish", "clear"}

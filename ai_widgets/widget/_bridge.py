@@ -26,6 +26,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
+from ai_widgets.widget._ops import Op, to_wire
 from ai_widgets.widget._serialize import (
     argument_ops,
     call_fields,
@@ -36,8 +37,6 @@ from ai_widgets.widget._serialize import (
 )
 
 __all__ = ["PatchStream", "SessionBridge"]
-
-Op = list[Any]
 
 
 class PatchStream:
@@ -68,21 +67,8 @@ class PatchStream:
         """Adds an op, merging it into the previous one where they touch the same thing."""
         with self._lock:
             ops = self._ops
-            last = ops[-1] if ops else None
-            if last is not None and last[0] == op[0]:
-                kind = op[0]
-                if kind == "text" and last[1] == op[1] and last[2] == op[2]:
-                    last[3] += op[3]
-                    return
-                if kind == "args" and last[1] == op[1] and last[2] == op[2]:
-                    _join_patches(last[3], op[3])
-                    return
-                if kind == "call" and last[1] == op[1] and last[2] == op[2]:
-                    last[3].update(op[3])
-                    return
-                if kind == "msg" and last[1] == op[1]:
-                    last[2].update(op[2])
-                    return
+            if ops and _merge(ops[-1], op):
+                return
             ops.append(op)
             if self._timer is None:
                 self._schedule()
@@ -106,7 +92,27 @@ class PatchStream:
                 return
             ops, self._ops = self._ops, []
             self.flushes += 1
-            self._send({"type": "patch", "ops": ops})
+            self._send({"type": "patch", "ops": [to_wire(op) for op in ops]})
+
+
+def _merge(last: Op, op: Op) -> bool:
+    """Merges ``op`` into ``last`` when both change the same thing; whether it did."""
+    if last["op"] == "text" and op["op"] == "text":
+        if last["message_id"] == op["message_id"] and last["index"] == op["index"]:
+            last["text"] += op["text"]
+            return True
+    elif last["op"] == "args" and op["op"] == "args":
+        if last["message_id"] == op["message_id"] and last["tool_call_id"] == op["tool_call_id"]:
+            _join_patches(last["patches"], op["patches"])
+            return True
+    elif last["op"] == "call" and op["op"] == "call":
+        if last["message_id"] == op["message_id"] and last["tool_call_id"] == op["tool_call_id"]:
+            last["fields"].update(op["fields"])
+            return True
+    elif last["op"] == "msg" and op["op"] == "msg" and last["message_id"] == op["message_id"]:
+        last["fields"].update(op["fields"])
+        return True
+    return False
 
 
 def _join_patches(into: list[list[Any]], more: list[list[Any]]) -> None:
@@ -173,23 +179,24 @@ class SessionBridge:
         push = self._patches.push
         match change:
             case TextAppended(message=message, index=index, text=text):
-                push(["text", message.id, index, json_safe(text)])
+                push({"op": "text", "message_id": message.id, "index": index, "text": json_safe(text)})
             case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
                 ops = argument_ops(patches)
                 if ops:
-                    push(["args", message.id, part.tool_call_id, ops])
+                    push({"op": "args", "message_id": message.id, "tool_call_id": part.tool_call_id, "patches": ops})
             case ToolCallUpdated(message=message, part=part):
-                push(["call", message.id, part.tool_call_id, call_fields(part)])
+                fields = call_fields(part)
+                push({"op": "call", "message_id": message.id, "tool_call_id": part.tool_call_id, "fields": fields})
             case MessageUpdated(message=message):
-                push(["msg", message.id, message_fields(message)])
+                push({"op": "msg", "message_id": message.id, "fields": message_fields(message)})
             case PartAdded(message=message, index=index, part=part):
-                push(["part", message.id, index, part_dict(part)])
+                push({"op": "part", "message_id": message.id, "index": index, "part": part_dict(part)})
             case MessageAdded(message=message):
                 index = self._count
                 self._count += 1
                 self._indices[message.id] = index
                 if message.status is MessageStatus.IN_PROGRESS:
-                    push(["start", message_dict(message, index)])
+                    push({"op": "start", "message": message_dict(message, index)})
                 else:
                     self._on_finished(message, index)
             case MessageFinished(message=message):
@@ -200,6 +207,6 @@ class SessionBridge:
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0
-                push(["clear"])
+                push({"op": "clear"})
                 self._patches.flush()
                 self._on_cleared()

@@ -199,7 +199,7 @@ class ChatWidget(anywidget.AnyWidget):
         with self._patches.lock:
             position = len(self.history)
             self.history.append(shown)  # in place: no trait sync; the op carries this message alone
-            self._patches.push(["finish", position, shown])
+            self._patches.push({"op": "finish", "position": position, "message": shown})
             self._patches.flush()
 
     def _cleared(self) -> None:

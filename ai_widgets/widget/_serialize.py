@@ -178,6 +178,26 @@ def _progress(part: ToolCallPart) -> dict[str, Any] | None:
     return {"fraction": _scalar(progress.fraction), "message": _scalar(progress.message)}
 
 
+#: A tool call's fields that a ``call`` op carries: the one list of them on this side (the front end's is
+#: ``CALL_FIELDS`` in js/src/live.ts; the trace fixture records this one and a JS test compares them).
+CALL_FIELDS = (
+    "state",
+    "progress",
+    "outcome",
+    "edited_arguments",
+    "approval_reason",
+    "decision",
+    "decision_reason",
+    "decision_remembered",
+    "provider_executed",
+    "approval_requested_at",
+    "run_started_at",
+    "finished_at",
+)
+#: A message's fields that a ``msg`` op carries (the front end's ``MESSAGE_FIELDS``).
+MESSAGE_FIELDS = ("status", "status_text", "finish_reason", "usage", "error")
+
+
 def call_fields(part: ToolCallPart) -> dict[str, Any]:
     """The fields of a call that change after it started (everything but its id, name and arguments). Provider
     data is never among them."""

@@ -4,7 +4,7 @@
 
 import { isRecord, normalizeMessage, normalizePart } from "./normalize";
 import { applyPatches } from "./patch";
-import type { ArgPatch, Message, Part, ToolCallPart } from "./types";
+import type { ArgPatch, Message, Part, PatchOp, ToolCallPart } from "./types";
 
 export type StoreEvent =
   /** Everything was dropped (op "clear"). */
@@ -26,18 +26,20 @@ export type StoreEvent =
   /** The kernel refused an action. */
   | { kind: "error"; message: string };
 
-const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage", "error"] as const;
-const CALL_FIELDS = [
+/** A message's fields that a `msg` op carries: the one list of them on this side (the kernel's is
+ * `MESSAGE_FIELDS` in ai_widgets/widget/_serialize.py; a test checks the two agree). */
+export const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage", "error"] as const;
+/** A tool call's fields that a `call` op carries (the kernel's `CALL_FIELDS`, same order). */
+export const CALL_FIELDS = [
   "state",
   "progress",
   "outcome",
   "edited_arguments",
   "approval_reason",
   "decision",
-  "decision_remembered",
   "decision_reason",
+  "decision_remembered",
   "provider_executed",
-  "started_at",
   "approval_requested_at",
   "run_started_at",
   "finished_at",
@@ -107,7 +109,7 @@ export class LiveMessages {
   }
 
   /** Applies a message op; false if `op` is not one of them. */
-  apply(op: unknown[]): boolean {
+  apply(op: PatchOp): boolean {
     switch (op[0]) {
       case "start":
         this.start(op[1]);

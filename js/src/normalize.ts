@@ -1,7 +1,7 @@
 // Defensive shaping of messages from the kernel: the renderers can then rely on the basic shape.
 // Never mutates its input (finished messages belong to their models).
 
-import type { JsonObject, Message, Part } from "./types";
+import type { JsonObject, Message, Part, PatchOp } from "./types";
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -44,4 +44,27 @@ export function normalizeMessage(message: unknown): Message | null {
     index: typeof message.index === "number" ? message.index : Number.MAX_SAFE_INTEGER,
     parts,
   };
+}
+
+/** How many elements each op has: a tuple of another length is not that op. */
+export const OP_LENGTHS: Record<PatchOp[0], number> = { start: 2, msg: 3, part: 4, text: 4, args: 4, call: 4, finish: 3, clear: 1 };
+
+/** `raw` as a patch op, or null when it is not one (checked once, where ops arrive). */
+export function asPatchOp(raw: unknown): PatchOp | null {
+  if (!Array.isArray(raw) || typeof raw[0] !== "string") return null;
+  const length = OP_LENGTHS[raw[0] as PatchOp[0]];
+  if (length === undefined || raw.length !== length) return null;
+  const [kind] = raw;
+  const ok =
+    kind === "start" || kind === "clear"
+      ? true
+      : kind === "finish"
+        ? typeof raw[1] === "number"
+        : typeof raw[1] === "string" &&
+          (kind === "msg"
+            ? typeof raw[2] === "object" && raw[2] !== null
+            : kind === "part" || kind === "text"
+              ? typeof raw[2] === "number" && (kind === "part" || typeof raw[3] === "string")
+              : typeof raw[2] === "string" && (kind === "args" ? Array.isArray(raw[3]) : typeof raw[3] === "object" && raw[3] !== null));
+  return ok ? (raw as PatchOp) : null;
 }

@@ -13,7 +13,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import { LiveMessages, type StoreEvent } from "./live";
-import { isRecord, normalizeMessage } from "./normalize";
+import { asPatchOp, isRecord, normalizeMessage } from "./normalize";
 import type { Message, OutgoingMessage, WidgetTraits } from "./types";
 
 export type { StoreEvent };
@@ -196,9 +196,10 @@ export class ChatStore {
     }
   }
 
-  /** Applies one op of a patch (docs/protocol.md); ops for unknown messages are ignored. */
-  apply(op: unknown): void {
-    if (!Array.isArray(op)) return;
+  /** Applies one op of a patch (docs/protocol.md); malformed ops, and ops for unknown messages, are ignored. */
+  apply(raw: unknown): void {
+    const op = asPatchOp(raw);
+    if (op === null) return;
     if (op[0] === "finish") this.finish(op[1], op[2]);
     else if (op[0] === "clear") this.clear();
     else this.live.apply(op);

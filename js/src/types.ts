@@ -136,6 +136,20 @@ export interface WidgetTraits {
 /** An argument patch: `[op, path, value]`. */
 export type ArgPatch = ["set" | "append", (string | number)[], unknown];
 
+/**
+ * Kernel -> front end: one op of a `{type: "patch"}` message (docs/protocol.md). A positional tuple on the wire
+ * (each delta costs a few bytes); typed here as a union discriminated by its first element.
+ */
+export type PatchOp =
+  | ["start", unknown] // a message in progress, whole
+  | ["msg", string, Record<string, unknown>] // its changed fields (MESSAGE_FIELDS)
+  | ["part", string, number, unknown] // a part added or replaced at an index
+  | ["text", string, number, string] // text appended to a text or reasoning part
+  | ["args", string, string, ArgPatch[]] // a call's argument patches
+  | ["call", string, string, Record<string, unknown>] // a call's changed fields (CALL_FIELDS)
+  | ["finish", number, unknown] // finished message number n, whole: it replaces the live copy
+  | ["clear"];
+
 /** Front end -> kernel. */
 export type OutgoingMessage =
   | { type: "sync"; have: number; last?: string }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { storeFor } from "../src/store";
 import type { Message, WidgetTraits } from "../src/types";
-import trace from "./fixtures/trace.json";
+import { kernelFixture } from "./fixtures/load";
 import { $, FakeModel, mount, settle } from "./helpers";
 
 type Event =
@@ -14,7 +14,7 @@ type Event =
 
 describe("a real kernel trace", () => {
   it("builds live messages equal to the finished ones, and the DOM of the final conversation", async () => {
-    const events = trace as unknown as Event[];
+    const events = kernelFixture<Event[]>("trace.json");
     const model = new FakeModel();
     let i = 0;
     for (; events[i].kind === "trait"; i++) {
