@@ -123,9 +123,11 @@ describe("untrusted data in the rendered widget", () => {
       ]),
     ]);
     view.flush();
+    const card = $(root, '.aiw-tool-card[data-call-id="c1"]');
+    // A collapsed card builds its body when opened: open both, then nothing in them may be live.
+    for (const id of ["c1", "c2"]) $<HTMLButtonElement>(root, `.aiw-tool-card[data-call-id="${id}"] .aiw-tool-toggle`).click();
     assertInert(root);
     expect(alert).not.toHaveBeenCalled();
-    const card = $(root, '.aiw-tool-card[data-call-id="c1"]');
     expect($(card, ".aiw-tool-title").textContent).toBe('<img src=x onerror="alert(1)">');
     const links = [...card.querySelectorAll(".aiw-citations a")].map((a) => a.getAttribute("href"));
     expect(links).toEqual(["https://ok.example"]);

@@ -158,6 +158,7 @@ describe("the tool-call limit", () => {
     expect($(message, ".aiw-note").hidden).toBe(true);
     expect($(message, ".aiw-state").textContent).toBe("not run");
     expect($(message, ".aiw-tool-outcome-line").hidden).toBe(true); // why: in the card's body, not once per card
+    $<HTMLButtonElement>(message, ".aiw-tool-toggle").click(); // a collapsed card builds its body when opened
     expect($(message, ".aiw-tool-error-message").textContent).toBe(
       "Not run: this turn reached its limit of 1 round of tool calls.",
     );

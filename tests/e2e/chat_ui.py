@@ -291,3 +291,61 @@ def edit_before_allowing(page, srv, nb, artifacts, name):
     wait_idle(widget)
     screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
+
+
+# A tool whose long code argument streams slowly, on a chat whose cards start collapsed.
+STREAMING_CODE = IMPORTS + textwrap.dedent(
+    """\
+    CODE = '\"\"\"Fibonacci numbers.\"\"\"\\n\\n\\ndef fib(n):\\n    a, b = 0, 1\\n' + ''.join(
+        f'    # step {i}: keep going\\n' for i in range(60)
+    ) + '    return a\\n'
+
+
+    @tool(title="Write file", icon="📝")
+    def write_file(path: str, content: str) -> str:
+        \"\"\"Writes a file.\"\"\"
+        return f"wrote {len(content)} characters to {path}"
+
+
+    def model(request):
+        if request.tool_results():
+            return ScriptedReply(status=None, text="Written.")
+        return ScriptedReply(status=None, tool_calls=[ScriptedToolCall(name="write_file", arguments={"path": "fib.py", "content": CODE})])
+
+
+    chat = ChatWidget(
+        transport=ScriptedTransport(model, delay=0.03, slice_size=(6, 10)), tools=[write_file], collapse_tool_calls=True
+    )
+    chat
+    """
+)
+
+
+def watch_arguments_stream(page, srv, nb, artifacts, name):
+    """While a long code argument streams into a collapsed card, its summary moves (decoded, the newest end and
+    the size); opened, the string shows as code, its newest lines in view."""
+    srv.write_notebook(nb, [STREAMING_CODE])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "write the fibonacci module")
+    card = widget.locator(".aiw-tool-card").first
+    expect(card).to_have_attribute("data-state", "streaming", timeout=WAIT)
+    summary = card.locator(".aiw-tool-summary")
+    expect(summary).to_contain_text("content:", timeout=WAIT)
+    seen = set()
+    deadline = time.monotonic() + 10
+    while len(seen) < 3 and time.monotonic() < deadline and card.get_attribute("data-state") == "streaming":
+        seen.add(summary.inner_text())
+        page.wait_for_timeout(150)
+    assert len(seen) >= 3, f"the summary did not move while the argument streamed: {seen}"
+    shown = " ".join(seen)
+    assert "\\" not in shown, f"raw JSON escapes in the summary: {shown}"
+    assert any("step" in s and ("B)" in s) for s in seen), seen  # the newest end, with its size
+    card.locator(".aiw-tool-toggle").click()  # open it while it still streams
+    code = card.locator(".aiw-json-str.aiw-json-code")
+    expect(code).to_be_visible(timeout=WAIT)
+    screenshot(widget, artifacts, f"{name}-streaming")
+    expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
+    expect(card.locator(".aiw-json-size").first).to_contain_text("KB")
+    wait_idle(widget)
+    screenshot(widget, artifacts, name)
+    assert_no_widget_errors(page)

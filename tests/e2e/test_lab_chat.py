@@ -21,6 +21,7 @@ from chat_ui import (
     screenshot,
     send_from_input,
     wait_idle,
+    watch_arguments_stream,
     weather_flow,
 )
 from playwright.sync_api import expect
@@ -39,6 +40,10 @@ def test_keys_stay_in_widget_lab(chromium_page, server, notebook_name, artifacts
 @pytest.mark.parametrize("width", [320, 240])
 def test_narrow_card_keeps_title_and_buttons(chromium_page, server, notebook_name, artifacts, width):
     narrow_card(chromium_page, server("lab"), notebook_name, artifacts, f"test_narrow_card_{width}", width)
+
+
+def test_watch_arguments_stream(chromium_page, server, notebook_name, artifacts):
+    watch_arguments_stream(chromium_page, server("lab"), notebook_name, artifacts, "test_watch_arguments_stream")
 
 
 def test_edit_arguments_before_allowing(chromium_page, server, notebook_name, artifacts):

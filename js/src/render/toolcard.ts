@@ -51,6 +51,8 @@ export class ToolCardView implements PartView {
   private part: ToolCallPart;
   private expanded: boolean;
   private shownOutcome: string | null = null;
+  private argsStale = false; // the JSON view lags the arguments (collapsed since they changed)
+  private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
   private ticking = false;
   private prompting = false;
 
@@ -75,7 +77,9 @@ export class ToolCardView implements PartView {
     elapsed.title = "How long it ran";
     header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.remembered, this.state, elapsed);
     header.append(this.cancel.el);
-    this.args = new JsonView(part.parsed_arguments);
+    // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
+    this.args = new JsonView(this.isExpanded() ? part.parsed_arguments : {});
+    this.argsStale = !this.isExpanded();
     const argsBox = h("div", "aiw-tool-args");
     argsBox.append(this.argsLabel, this.args.el);
     this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result);
@@ -95,7 +99,8 @@ export class ToolCardView implements PartView {
     const previous = this.part;
     this.part = part as ToolCallPart;
     if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
-      this.args.render(this.part.parsed_arguments);
+      if (this.isExpanded()) this.args.render(this.part.parsed_arguments);
+      else this.argsStale = true;
     }
     this.updateInfo();
     this.updateCall();
@@ -105,7 +110,8 @@ export class ToolCardView implements PartView {
   /** The arguments changed by `patches` (null: re-render from the value). */
   updateArgs(part: ToolCallPart, patches: ArgPatch[] | null): void {
     this.part = part;
-    if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
+    if (!this.isExpanded() || this.argsStale) this.argsStale = true;
+    else if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
     this.updateSummary();
   }
 
@@ -182,8 +188,9 @@ export class ToolCardView implements PartView {
       setText(this.outcomeLine, line?.text ?? "");
       setAttr(this.outcomeLine, "data-kind", line?.kind ?? null);
       setHidden(this.outcomeLine, !line);
-      this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state, !!line)] : []));
+      this.resultStale = true;
     }
+    if (this.resultStale && this.isExpanded()) this.renderResult();
 
     const running = p.state === "running" && typeof p.run_started_at === "number";
     if (running !== this.ticking) {
@@ -205,8 +212,19 @@ export class ToolCardView implements PartView {
     this.cancel.enable();
   }
 
+  private renderResult(): void {
+    this.resultStale = false;
+    const p = this.part;
+    this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state, !!outcomeLine(p))] : []));
+  }
+
   private renderExpanded(): void {
     const open = this.isExpanded();
+    if (open && this.argsStale) {
+      this.argsStale = false;
+      this.args.render(this.part.parsed_arguments);
+    }
+    if (open && this.resultStale) this.renderResult();
     setAttr(this.toggle, "aria-expanded", String(open));
     toggleClass(this.el, "aiw-collapsed", !open);
     setHidden(this.body, !open);
