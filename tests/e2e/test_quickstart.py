@@ -86,7 +86,9 @@ def test_quickstart_runs(chromium_page, server, artifacts):
         expect(search_card.locator(".aiw-tool-title")).to_have_text("Web search")
         expect(search_card.locator(".aiw-tool-icon")).to_have_text("🔍")
         wait_idle(widget)
-        # The link in the answer's text and the citation in the card.
+        # The link in the answer's text and the citation in the card (a collapsed card builds its body when opened).
+        if search_card.locator(".aiw-tool-toggle").get_attribute("aria-expanded") == "false":
+            search_card.locator(".aiw-tool-toggle").click()
         expect(last_assistant(widget).locator("a[href='https://anywidget.dev']")).to_have_count(2)
         screenshot(widget, artifacts, "test_quickstart_runs-demo-flows")
         assert_no_widget_errors(page)
