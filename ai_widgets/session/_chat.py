@@ -11,15 +11,25 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, json_safe
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.changes import BusyChanged, ConversationCleared, MessageAdded, MessageUpdated, SessionChange
+from ai_widgets.changes import (
+    BusyChanged,
+    ConversationCleared,
+    MessageAdded,
+    MessageFinished,
+    MessageUpdated,
+    SessionChange,
+    ToolCallUpdated,
+)
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._history import HistoryFile
 from ai_widgets.session._reply import end_open_calls
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry
@@ -50,9 +60,13 @@ class ChatSession:
         context: The application's object, handed to every tool call as ``invocation.context``.
         messages: A conversation to continue (from :func:`ai_widgets.messages.load_messages`).
         conversation_id: An id for the conversation; a new one by default.
+        history: A JSON file that keeps the conversation across kernel restarts: loaded when it exists (a turn that
+            was running when the kernel stopped comes back ended, its open calls answered "not run"), and rewritten
+            atomically as messages are added, when a call starts to wait for a decision, and when a turn ends.
 
     Raises:
         TypeError: ``transport`` has no ``stream(request)`` method.
+        HistoryError: The ``history`` file is corrupt or from a newer format (it is left untouched).
     """
 
     def __init__(
@@ -66,9 +80,15 @@ class ChatSession:
         context: Any = None,
         messages: Iterable[Message] | None = None,
         conversation_id: str | None = None,
+        history: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
+        if history is not None and messages is not None:
+            raise ValueError("pass messages= or history=, not both: history= loads the conversation from its file")
+        self._history = None if history is None else HistoryFile(history)
+        if self._history is not None:
+            messages = self._history.load()
         self.transport = transport
         self.tools = _as_tools(tools)
         self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
@@ -79,6 +99,8 @@ class ChatSession:
         self._messages: list[Message] = list(messages or ())
         self._subscribers: list[Subscriber] = []
         self._turn: Turn | None = None
+        if self._history is not None:
+            self._subscribers.append(self._checkpoint)
 
     # --- reading --------------------------------------------------------------------------------------------------
 
@@ -132,6 +154,21 @@ class ChatSession:
                 self._subscribers.remove(subscriber)
 
         return unsubscribe
+
+    def _checkpoint(self, change: SessionChange) -> None:
+        """Writes the history file at the moments a restart must not lose."""
+        match change:
+            case ToolCallUpdated(part=part) if part.state is not ToolCallState.AWAITING_APPROVAL:
+                return
+            case MessageAdded() | MessageFinished() | ConversationCleared() | ToolCallUpdated():
+                pass
+            case _:
+                return
+        assert self._history is not None
+        try:
+            self._history.save(self._messages)
+        except OSError as exc:
+            logger.warning("ai_widgets: could not write the history file %s: %s", self._history.path, exc)
 
     def _notify(self, change: SessionChange) -> None:
         for subscriber in self._subscribers:

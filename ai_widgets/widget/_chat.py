@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
@@ -16,7 +17,7 @@ import ipywidgets
 import traitlets
 
 from ai_widgets.approval import ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.messages import Message, MessageStatus, conversation_markdown
+from ai_widgets.messages import Message, MessageStatus, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry
@@ -101,6 +102,8 @@ class ChatWidget(anywidget.AnyWidget):
         collapse_tool_calls: Cards start collapsed to a one-line summary.
         placeholder: The input box's placeholder.
         flush_interval: Seconds between patches to the front end while a reply streams.
+        history: A JSON file that keeps the conversation across kernel restarts (when no session is given; see
+            :class:`~ai_widgets.ChatSession`).
     """
 
     # anywidget reads the files when the class is defined; without a built bundle the import must still work
@@ -140,6 +143,7 @@ class ChatWidget(anywidget.AnyWidget):
         placeholder: str = "Message the model…",
         compact: bool = False,
         flush_interval: float = 1 / 30,
+        history: str | os.PathLike[str] | None = None,
     ) -> None:
         _check_bundle()
         if session is None:
@@ -152,8 +156,11 @@ class ChatWidget(anywidget.AnyWidget):
                 options=options,
                 request_options=request_options,
                 context=context,
+                history=history,
             )
-        elif any(x is not None for x in (transport, tools, approval_policy, options, request_options, context)):
+        elif any(
+            x is not None for x in (transport, tools, approval_policy, options, request_options, context, history)
+        ):
             raise TypeError("pass either a session, or transport= with its options, not both")
         super().__init__(
             # In the state the comm opens with: a view starts from it, whenever it opens.
@@ -395,6 +402,27 @@ class ChatWidget(anywidget.AnyWidget):
     def transcript(self) -> str:
         """The conversation as markdown."""
         return conversation_markdown(self.session.messages)
+
+    def export(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the conversation to ``path``: a readable transcript for ``.md``, the whole conversation (loadable
+        with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``.
+
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+        """
+        target = Path(path).expanduser()
+        match target.suffix.lower():
+            case ".md" | ".markdown":
+                text = self.transcript() + "\n"
+            case ".json":
+                text = dump_messages(self.session.messages)
+            case _:
+                raise ValueError(f"export() writes .md or .json, not {target.name!r}")
+        target.write_text(text, encoding="utf-8")
+        return target
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
