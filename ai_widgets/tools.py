@@ -12,7 +12,9 @@ import contextvars
 import functools
 import inspect
 import json
+import logging
 import math
+import pickle
 import re
 import threading
 import traceback
@@ -618,9 +620,46 @@ class Tool:
             return await handler(*args, **kwargs)
         loop = asyncio.get_running_loop()
         if executor is not None and not isinstance(executor, ToolThreads):
-            # Another executor (a process pool, a cluster): the call travels as it is, without context variables,
-            # which do not pickle.
-            result = await asyncio.wrap_future(executor.submit(handler, *args, **kwargs), loop=loop)
+            # Another executor (a process pool, a cluster): the call travels pickled, without context variables.
+            # The invocation (its progress is bound to this event loop, ``cancelled`` is a threading.Event) cannot
+            # travel, so the handler gets a detached copy built where it runs; the card says progress is not shown.
+            where = type(executor).__name__
+            takes_invocation = self._function is None or self._invocation_parameter is not None
+            if takes_invocation:
+                fields = {
+                    "tool_call_id": invocation.tool_call_id,
+                    "tool_name": invocation.tool_name,
+                    "arguments": invocation.arguments,
+                    "conversation_id": invocation.conversation_id,
+                    "message_id": invocation.message_id,
+                    "parsed_arguments": invocation.parsed_arguments,
+                }
+                if self._function is None:
+                    args = ()
+                else:
+                    kwargs.pop(self._invocation_parameter or "", None)
+                invocation.progress.report(None, f"running on {where}; its progress is not shown here")
+                target: Callable[..., Any] = functools.partial(
+                    _call_detached, handler, fields, self._invocation_parameter
+                )
+            else:
+                target = handler
+            try:
+                future = executor.submit(target, *args, **kwargs)
+            except Exception as exc:
+                raise RuntimeError(
+                    f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                    "(the handler and its arguments must be picklable)"
+                ) from exc
+            try:
+                result = await asyncio.wrap_future(future, loop=loop)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                if not isinstance(exc, pickle.PicklingError) and "pickl" not in str(exc):
+                    raise
+                raise RuntimeError(
+                    f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                    "(the handler and its arguments must be picklable)"
+                ) from exc
         else:
             threads = executor if isinstance(executor, ToolThreads) else default_tool_threads()
             # With the caller's context variables, as a direct call would see them.
@@ -637,6 +676,38 @@ class Tool:
         if inspect.isawaitable(result):
             return await result
         return result
+
+
+class _DetachedProgress(ToolProgress):
+    """The progress of a call running in another process: kept there, not shown on the card (logged once)."""
+
+    __slots__ = ("_logged",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._logged = False
+
+    def report(self, fraction: float | None = None, message: str | None = None) -> None:
+        super().report(fraction, message)
+        if not self._logged:
+            self._logged = True
+            logging.getLogger(__name__).info(
+                "progress reported by a tool running on another executor is not shown on its card"
+            )
+
+
+def _call_detached(
+    handler: Handler, fields: dict[str, Any], invocation_parameter: str | None, *args: Any, **kwargs: Any
+) -> Any:
+    """Runs where the executor sends it: builds the call's invocation there and calls the handler with it.
+
+    Its ``progress`` is not shown on the card, ``cancelled`` is never set and ``context`` is ``None`` (neither
+    can cross a process boundary).
+    """
+    invocation = ToolInvocation(**fields, progress=_DetachedProgress())
+    if invocation_parameter is None:
+        return handler(invocation, *args, **kwargs)
+    return handler(*args, **kwargs, **{invocation_parameter: invocation})
 
 
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:
