@@ -70,6 +70,8 @@ export class ChatView {
     };
     this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx);
     this.store = storeFor(model);
+    // Until a kernel answers (never, for a notebook reopened without one), controls that need it are hidden.
+    this.shell.root.classList.toggle("aiw-offline", !this.store.connected);
     this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
     for (const trait of TRAITS) {
       const handler = (): void => this.markTrait(trait);
@@ -159,6 +161,7 @@ export class ChatView {
         break;
       }
       case "connected":
+        this.shell.root.classList.remove("aiw-offline");
         return;
       case "error":
         this.shell.showError(ev.message);

@@ -4,6 +4,7 @@ behind it."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -102,8 +103,15 @@ def test_reopened_notebook_shows_a_reply_waiting_for_approval(chromium_page, ser
     card = widget.locator(".aiw-tool-card")
     expect(card).to_have_attribute("data-state", "awaiting_approval")
     expect(card.locator(".aiw-tool-title")).to_have_text("Delete file")
-    card.locator(".aiw-approve-once").click()
-    expect(widget.locator(".aiw-banner-kernel")).to_contain_text("Waiting for the kernel")
+    # No kernel: no controls that cannot work. The card says it waited when saved and has not run.
+    expect(widget).to_have_class(re.compile(r"\baiw-offline\b"))
+    expect(card.locator(".aiw-approve-once")).to_be_hidden()
+    expect(card.locator(".aiw-cancel-call")).to_be_hidden()
+    expect(widget.locator(".aiw-stop")).to_be_hidden()
+    expect(card.locator(".aiw-offline-note")).to_be_visible()
+    expect(card.locator(".aiw-offline-note")).to_contain_text("has not run")
+    state_text = card.locator(".aiw-state").evaluate("el => el.textContent + getComputedStyle(el, '::after').content")
+    assert "when saved" in state_text, state_text
     assert srv.kernel_json(nb, "'deleted' in globals()") is False  # a fresh kernel: nothing ran, nothing could
     screenshot(widget, artifacts, "test_reopened_notebook_shows_a_reply_waiting_for_approval")
     assert_no_widget_errors(page)

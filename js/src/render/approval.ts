@@ -67,7 +67,13 @@ export class ApprovalBox {
       this.editActions.hidden = true;
     }
     this.actions.append(decline);
-    this.el.append(this.question, this.actions, this.editActions);
+    // Shown instead of the buttons while no kernel is connected (a notebook reopened from its saved state).
+    const offline = h(
+      "p",
+      "aiw-offline-note",
+      "This call was waiting for a decision when the notebook was saved; it has not run. Run the chat's cell again to chat.",
+    );
+    this.el.append(this.question, this.actions, this.editActions, offline);
   }
 
   private openEditor(): void {
