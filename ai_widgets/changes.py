@@ -7,12 +7,13 @@ Changes refer to the live message and part objects; an observer reads what it ne
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 from ai_widgets.arguments import ArgumentPatch
 from ai_widgets.messages import Message, Part, ToolCallPart
 
 __all__ = [
+    "LATE_PREVIEW_CHARS",
     "BusyChanged",
     "ConversationCleared",
     "MessageAdded",
@@ -22,6 +23,7 @@ __all__ = [
     "SessionChange",
     "TextAppended",
     "ToolCallArgumentsChanged",
+    "ToolCallStraggling",
     "ToolCallUpdated",
 ]
 
@@ -77,6 +79,27 @@ class ToolCallUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallStraggling:
+    """A sync call ended (cancelled, stopped or timed out) while its thread still ran, which no one can stop.
+
+    Told twice: ``phase`` ``"stopping"`` as the call ends (its thread has not returned yet), then ``"returned"``
+    or ``"raised"`` when the thread ends, with ``preview``: a short, safe text of what it returned or raised
+    (lone surrogates replaced, secrets redacted, at most :data:`LATE_PREVIEW_CHARS` characters). That result was
+    discarded: the call's record (state, outcome) is the one it ended with and never changes. The second change may
+    come after the turn ended, when the call's message is finished.
+    """
+
+    message: Message
+    part: ToolCallPart
+    phase: Literal["stopping", "returned", "raised"]
+    preview: str | None = None
+
+
+#: The longest preview of a late result (:class:`ToolCallStraggling`), in characters.
+LATE_PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
 class MessageFinished:
     """A turn ended; its reply is final (completed, limit reached, error or cancelled)."""
 
@@ -102,6 +125,7 @@ SessionChange: TypeAlias = (
     | TextAppended
     | ToolCallArgumentsChanged
     | ToolCallUpdated
+    | ToolCallStraggling
     | MessageFinished
     | BusyChanged
     | ConversationCleared

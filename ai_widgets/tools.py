@@ -18,8 +18,8 @@ import pickle
 import re
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeVar, overload
@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
+from ai_widgets._remote_progress import ProgressSender, RemoteCall, RemoteRegistration, register_remote_call
 from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
 from ai_widgets._schema import derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
@@ -397,6 +398,9 @@ class ToolInvocation:
     context: Any = None
     cancelled: threading.Event = field(default_factory=threading.Event)
     parsed_arguments: dict[str, Any] | None = None
+    # Told the future of a sync call whose thread goes on after the call was given up (a cancel, a stop, a
+    # timeout), so the session can say when it returns; set by the session, not part of the handler's view.
+    _on_abandoned: Callable[[Future[Any]], None] | None = field(default=None, init=False, repr=False, compare=False)
 
     def get_arguments(self, type_: type[T]) -> T:
         """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).
@@ -622,9 +626,12 @@ class Tool:
         if executor is not None and not isinstance(executor, ToolThreads):
             # Another executor (a process pool, a cluster): the call travels pickled, without context variables.
             # The invocation (its progress is bound to this event loop, ``cancelled`` is a threading.Event) cannot
-            # travel, so the handler gets a detached copy built where it runs; the card says progress is not shown.
+            # travel, so the handler gets a stand-in built where it runs. On a Dask executor the stand-in's progress
+            # comes back as Dask events and drives this invocation's (see ai_widgets._remote_progress), and its
+            # ``cancelled`` follows the Dask task's; other executors have no way back, and the card says so.
             where = type(executor).__name__
             takes_invocation = self._function is None or self._invocation_parameter is not None
+            remote: RemoteRegistration | None = None
             if takes_invocation:
                 fields = {
                     "tool_call_id": invocation.tool_call_id,
@@ -638,28 +645,47 @@ class Tool:
                     args = ()
                 else:
                     kwargs.pop(self._invocation_parameter or "", None)
-                invocation.progress.report(None, f"running on {where}; its progress is not shown here")
+                remote = register_remote_call(executor, invocation.progress.report)
+                if remote is None:
+                    invocation.progress.report(
+                        None, f"running on {where}: its progress cannot come back to this card (only Dask's can)"
+                    )
+                else:
+                    invocation.progress.report(None, f"sent to the Dask cluster ({where})")
                 target: Callable[..., Any] = functools.partial(
-                    _call_detached, handler, fields, self._invocation_parameter
+                    _call_detached, handler, fields, self._invocation_parameter, None if remote is None else remote.call
                 )
             else:
                 target = handler
             try:
-                future = executor.submit(target, *args, **kwargs)
-            except Exception as exc:
-                raise RuntimeError(
-                    f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
-                    "(the handler and its arguments must be picklable)"
-                ) from exc
-            try:
-                result = await asyncio.wrap_future(future, loop=loop)
-            except (pickle.PicklingError, TypeError, AttributeError) as exc:
-                if not isinstance(exc, pickle.PicklingError) and "pickl" not in str(exc):
+                try:
+                    future = executor.submit(target, *args, **kwargs)
+                except Exception as exc:
+                    raise RuntimeError(
+                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                        "(the handler and its arguments must be picklable)"
+                    ) from exc
+                try:
+                    # A cancel here (a cancel, a stop, a timeout) cancels ``future``, and with it the Dask task.
+                    result = await asyncio.wrap_future(future, loop=loop)
+                except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                    if not isinstance(exc, pickle.PicklingError) and "pickl" not in str(exc):
+                        raise
+                    raise RuntimeError(
+                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                        "(the handler and its arguments must be picklable)"
+                    ) from exc
+                except BaseException:
+                    # Given up (a cancel, a stop, a timeout): a call the executor cannot cancel any more (a thread
+                    # pool's started call) runs on; its card says so until it returns.
+                    if not future.done() and not future.cancel() and invocation._on_abandoned is not None:
+                        invocation._on_abandoned(future)
                     raise
-                raise RuntimeError(
-                    f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
-                    "(the handler and its arguments must be picklable)"
-                ) from exc
+            finally:
+                # Every report the worker sent before the call returned has been handed on by now (Dask delivers
+                # them ahead of the result); later ones are for a call that has ended.
+                if remote is not None:
+                    remote.close()
         else:
             threads = executor if isinstance(executor, ToolThreads) else default_tool_threads()
             # With the caller's context variables, as a direct call would see them.
@@ -672,6 +698,8 @@ class Tool:
             except BaseException:
                 if not future.done():
                     threads.abandon(future)
+                    if invocation._on_abandoned is not None:
+                        invocation._on_abandoned(future)
                 raise
         if inspect.isawaitable(result):
             return await result
@@ -679,16 +707,21 @@ class Tool:
 
 
 class _DetachedProgress(ToolProgress):
-    """The progress of a call running in another process: kept there, not shown on the card (logged once)."""
+    """The progress of a call running where an executor sent it: sent back to the card through ``sender`` (on a
+    Dask worker), or else kept there and not shown on the card (logged once)."""
 
-    __slots__ = ("_logged",)
+    __slots__ = ("_logged", "_sender")
 
-    def __init__(self) -> None:
+    def __init__(self, sender: ProgressSender | None = None) -> None:
         super().__init__()
+        self._sender = sender
         self._logged = False
 
     def report(self, fraction: float | None = None, message: str | None = None) -> None:
         super().report(fraction, message)
+        if self._sender is not None:
+            self._sender.send(self.fraction, self.message)
+            return
         if not self._logged:
             self._logged = True
             logging.getLogger(__name__).info(
@@ -697,17 +730,32 @@ class _DetachedProgress(ToolProgress):
 
 
 def _call_detached(
-    handler: Handler, fields: dict[str, Any], invocation_parameter: str | None, *args: Any, **kwargs: Any
+    handler: Handler,
+    fields: dict[str, Any],
+    invocation_parameter: str | None,
+    remote: RemoteCall | None,
+    /,
+    *args: Any,
+    **kwargs: Any,
 ) -> Any:
     """Runs where the executor sends it: builds the call's invocation there and calls the handler with it.
 
-    Its ``progress`` is not shown on the card, ``cancelled`` is never set and ``context`` is ``None`` (neither
-    can cross a process boundary).
+    ``context`` is ``None`` (it stays in the kernel). On a Dask worker (``remote`` given) ``progress`` goes back to
+    the card and ``cancelled`` is set once the kernel has cancelled the call; elsewhere ``progress`` is not shown
+    and ``cancelled`` is never set (nothing crosses back over the process boundary).
     """
-    invocation = ToolInvocation(**fields, progress=_DetachedProgress())
-    if invocation_parameter is None:
-        return handler(invocation, *args, **kwargs)
-    return handler(*args, **kwargs, **{invocation_parameter: invocation})
+    link = None if remote is None else remote.attach()
+    if link is None:
+        invocation = ToolInvocation(**fields, progress=_DetachedProgress())
+    else:
+        invocation = ToolInvocation(**fields, progress=_DetachedProgress(link.sender), cancelled=link.cancelled)
+    try:
+        if invocation_parameter is None:
+            return handler(invocation, *args, **kwargs)
+        return handler(*args, **kwargs, **{invocation_parameter: invocation})
+    finally:
+        if link is not None:
+            link.close()
 
 
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:

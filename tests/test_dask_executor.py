@@ -1,20 +1,28 @@
 """Sync tools sent to a real Dask cluster (``SessionOptions(tool_executor=client.get_executor())``).
 
-The tools are module-level functions so the worker process imports them by reference.
+The tools are module-level functions so the worker process imports them by reference. Progress a tool reports on
+the worker comes back to the card (throttled there), and a cancel in the kernel reaches the tool's
+``invocation.cancelled``; another executor (a process pool) says its progress cannot come back.
 """
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ai_widgets import ChatSession, SessionOptions, ToolCallState, ToolInvocation, tool
+from ai_widgets import ChatSession, SessionOptions, ToolCallState, ToolInvocation, ToolProgress, tool
+from ai_widgets._remote_progress import DEFAULT_INTERVAL, client_relay, register_remote_call
 from ai_widgets.changes import SessionChange, ToolCallUpdated
+from ai_widgets.messages import ToolCallPart
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed (the `dask` extra)")
@@ -38,10 +46,11 @@ def process_id() -> int:
     return os.getpid()
 
 
-def crunch(steps: int, invocation: ToolInvocation) -> dict[str, Any]:
+def crunch(steps: int, invocation: ToolInvocation, pause: float = 0.0) -> dict[str, Any]:
     """Reports progress where it runs and tells what its invocation looked like there."""
     for step in range(steps):
         invocation.progress.report((step + 1) / steps, f"step {step + 1}")
+        time.sleep(pause)
     return {
         "pid": os.getpid(),
         "tool_call_id": invocation.tool_call_id,
@@ -52,18 +61,91 @@ def crunch(steps: int, invocation: ToolInvocation) -> dict[str, Any]:
     }
 
 
-def make_session(executor: Executor, tools: list[Any], name: str, arguments: dict[str, Any]) -> ChatSession:
+def flood(seconds: float, invocation: ToolInvocation) -> int:
+    """Reports progress in a tight loop for ``seconds``, then once more at 1.0; returns how many reports it made."""
+    start = time.monotonic()
+    count = 0
+    while (elapsed := time.monotonic() - start) < seconds:
+        count += 1
+        invocation.progress.report(min(elapsed / seconds, 0.99), f"report {count}")
+    invocation.progress.report(1.0, f"done after {count + 1}")
+    return count + 1
+
+
+def report_then_wait(seconds: float, invocation: ToolInvocation) -> str:
+    """Reports twice at once (the second is held back by the throttle), then works on without reporting."""
+    invocation.progress.report(0.1, "first")
+    invocation.progress.report(0.5, "held back")
+    time.sleep(seconds)
+    return "done"
+
+
+def wait_for_cancel(marker: str, invocation: ToolInvocation) -> str:
+    """Waits until told to stop (at most 30 s) and writes what it saw to ``marker``: the kernel cannot hear it."""
+    invocation.progress.report(None, "waiting")
+    start = time.monotonic()
+    told = invocation.cancelled.wait(30)
+    Path(marker).write_text(f"{told} {invocation.cancelled.is_set()} {time.monotonic() - start:.2f}")
+    return "done"
+
+
+def make_session(
+    executor: Executor,
+    tools: list[Any],
+    name: str,
+    arguments: dict[str, Any],
+    *more_calls: ScriptedToolCall,
+    tool_timeout: float | None = None,
+) -> ChatSession:
     return ChatSession(
         ScriptedTransport(
             [
-                ScriptedReply(tool_calls=(ScriptedToolCall(name=name, arguments=arguments, id="c1"),)),
+                ScriptedReply(tool_calls=(ScriptedToolCall(name=name, arguments=arguments, id="c1"), *more_calls)),
                 ScriptedReply(text="ok"),
             ]
         ),
         tools=tools,
-        options=SessionOptions(tool_executor=executor, include_detailed_errors=True),
+        options=SessionOptions(tool_executor=executor, include_detailed_errors=True, tool_timeout=tool_timeout),
         context={"not": "sent"},
     )
+
+
+class Shown:
+    """What the cards showed: each call's progress as it changed, when (kernel clock), and when the call ended."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self.progress: dict[str, list[tuple[float | None, str | None]]] = {}
+        self.at: dict[str, list[float]] = {}
+        self.ended: dict[str, float] = {}
+        session.subscribe(self._observe)
+
+    def _observe(self, change: SessionChange) -> None:
+        if not isinstance(change, ToolCallUpdated):
+            return
+        part = change.part
+        if part.state.terminal:
+            self.ended.setdefault(part.tool_call_id, time.monotonic())
+            return
+        if part.progress is None:
+            return
+        seen = self.progress.setdefault(part.tool_call_id, [])
+        now = (part.progress.fraction, part.progress.message)
+        if not seen or seen[-1] != now:
+            seen.append(now)
+            self.at.setdefault(part.tool_call_id, []).append(time.monotonic())
+
+
+def calls(session: ChatSession) -> dict[str, ToolCallPart]:
+    return {p.tool_call_id: p for m in session.messages for p in m.tool_calls}
+
+
+def relay_of(executor: Executor) -> Any:
+    return client_relay(executor._client)  # type: ignore[attr-defined]
+
+
+def sent_to_dask(shown: list[tuple[float | None, str | None]]) -> list[tuple[float | None, str | None]]:
+    assert shown[0] == (None, "sent to the Dask cluster (ClientExecutor)")
+    return shown[1:]
 
 
 async def test_a_sync_tool_runs_in_a_worker_process(executor: Executor) -> None:
@@ -76,29 +158,174 @@ async def test_a_sync_tool_runs_in_a_worker_process(executor: Executor) -> None:
     assert reply.text == "ok"
 
 
-async def test_an_invocation_in_a_worker_is_detached_and_the_card_says_so(executor: Executor) -> None:
-    session = make_session(executor, [tool(crunch)], "crunch", {"steps": 3})
-    shown: list[tuple[float | None, str | None]] = []
+async def test_progress_reported_on_a_worker_reaches_each_card_in_order(executor: Executor) -> None:
+    # Two calls at once on the one worker (two threads): one subscription, each report to its own card.
+    session = make_session(
+        executor,
+        [tool(crunch)],
+        "crunch",
+        {"steps": 4, "pause": 2 * DEFAULT_INTERVAL},
+        ScriptedToolCall(name="crunch", arguments={"steps": 3, "pause": 2 * DEFAULT_INTERVAL}, id="c2"),
+    )
+    shown = Shown(session)
+    reply = await session.send("crunch")
+    parts = calls(session)
+    assert reply.text == "ok"
+    assert parts["c1"].state is ToolCallState.COMPLETED, parts["c1"].outcome
+    assert parts["c2"].state is ToolCallState.COMPLETED, parts["c2"].outcome
+    # Reports spaced wider than the throttle's interval all arrive, in order, the last one included.
+    assert sent_to_dask(shown.progress["c1"]) == [(0.25, "step 1"), (0.5, "step 2"), (0.75, "step 3"), (1.0, "step 4")]
+    assert sent_to_dask(shown.progress["c2"]) == [(1 / 3, "step 1"), (2 / 3, "step 2"), (1.0, "step 3")]
+    # The stand-in ran in the worker process, with the call's own fields and nothing of the kernel's context.
+    value = parts["c1"].outcome.value  # type: ignore[union-attr]
+    assert value["pid"] != os.getpid()
+    assert value["tool_call_id"] == "c1"
+    assert value["arguments"] == {"steps": 4, "pause": 2 * DEFAULT_INTERVAL}
+    assert value["fraction"] == 1.0
+    assert value["cancelled"] is False
+    assert value["context"] is None
+    # The relay let go: no call left, the client unsubscribed from the topic.
+    relay = relay_of(executor)
+    assert relay.active_calls == 0
+    assert relay.subscribed is False
 
-    def observe(change: SessionChange) -> None:
-        if isinstance(change, ToolCallUpdated) and change.part.progress is not None:
-            shown.append((change.part.progress.fraction, change.part.progress.message))
 
-    session.subscribe(observe)
+async def test_a_tight_loop_of_reports_is_throttled_on_the_worker_and_the_last_one_arrives(
+    executor: Executor,
+) -> None:
+    seconds = 1.0
+    session = make_session(executor, [tool(flood)], "flood", {"seconds": seconds})
+    shown = Shown(session)
+    relay = relay_of(executor)
+    received_before = relay.received
+    await session.send("flood")
+    part = calls(session)["c1"]
+    assert part.state is ToolCallState.COMPLETED, part.outcome
+    made = part.outcome.value  # type: ignore[union-attr]
+    relayed = sent_to_dask(shown.progress["c1"])
+    events = relay.received - received_before
+    assert made > 1000  # the tool really did flood
+    # At most one event per interval (plus the first and the last), however many reports the tool made.
+    assert 2 <= events <= seconds / DEFAULT_INTERVAL + 3, (events, made)
+    assert len(relayed) == events
+    assert relayed[-1] == (1.0, f"done after {made}")
+    numbers = [int(message.split()[-1]) for _, message in relayed if message and message.startswith("report ")]
+    assert numbers == sorted(numbers)  # in the order they were made
+    fractions = [fraction for fraction, _ in relayed]
+    assert fractions == sorted(fractions)  # type: ignore[type-var]
+
+
+async def test_a_report_held_back_by_the_throttle_is_sent_while_the_tool_still_runs(executor: Executor) -> None:
+    session = make_session(executor, [tool(report_then_wait)], "report_then_wait", {"seconds": 1.5})
+    shown = Shown(session)
+    await session.send("go")
+    assert calls(session)["c1"].state is ToolCallState.COMPLETED
+    assert sent_to_dask(shown.progress["c1"]) == [(0.1, "first"), (0.5, "held back")]
+    # "held back" came an interval after "first", not only when the tool returned 1.5 s later.
+    held_back_at = shown.at["c1"][-1]
+    assert shown.ended["c1"] - held_back_at > 1.0
+
+
+async def test_the_relay_hands_on_events_only_while_a_call_is_registered(executor: Executor) -> None:
+    client = executor._client  # type: ignore[attr-defined]
+    relay = relay_of(executor)
+    got: list[tuple[float | None, str | None]] = []
+    # The kernel-side progress of a call, as the session makes it: report() checks the values and hops to this loop.
+    progress = ToolProgress(lambda fraction, message: got.append((fraction, message)))
+    registration = register_remote_call(executor, progress.report)
+    assert registration is not None
+    try:
+        assert relay.subscribed is True
+        token, topic = registration.call.token, registration.call.topic
+        # client.log_event is a request of its own that can overtake the subscription (a worker's events come after
+        # its task, so after the subscription): probe until the scheduler sends the topic here.
+        deadline = time.monotonic() + 10
+        received = relay.received
+        while relay.received == received:
+            assert time.monotonic() < deadline, "the client never got the topic's events"
+            client.log_event(topic, {"call": "a probe", "seq": 1, "fraction": None, "message": "probe"})
+            await asyncio.sleep(0.05)
+        client.log_event(topic, {"call": token, "seq": 2, "fraction": 0.5, "message": "two"})
+        client.log_event(topic, {"call": token, "seq": 1, "fraction": 0.2, "message": "one, overtaken"})
+        client.log_event(topic, {"call": "someone else", "seq": 9, "fraction": 0.9, "message": "not ours"})
+        client.log_event(topic, {"call": token, "seq": 3, "fraction": 2.0, "message": "malformed"})
+        client.log_event(topic, {"call": token, "seq": 4, "fraction": None, "message": "four"})
+        while len(got) < 2:
+            assert time.monotonic() < deadline, got
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+        assert got == [(0.5, "two"), (None, "four")]
+    finally:
+        registration.close()
+    registration.close()  # closing twice is harmless
+    assert relay.subscribed is False
+    assert relay.active_calls == 0
+    # Unsubscribed: once the scheduler has it, it no longer sends the topic to this client at all.
+    await asyncio.sleep(0.5)
+    received = relay.received
+    client.log_event(topic, {"call": token, "seq": 5, "fraction": 1.0, "message": "after"})
+    await asyncio.sleep(1.0)
+    assert relay.received == received
+    assert got == [(0.5, "two"), (None, "four")]
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+async def test_a_cancel_in_the_kernel_sets_cancelled_on_the_worker(
+    executor: Executor, tmp_path: Path, how: str
+) -> None:
+    marker = tmp_path / "marker"
+    session = make_session(
+        executor,
+        [tool(wait_for_cancel)],
+        "wait_for_cancel",
+        {"marker": str(marker)},
+        tool_timeout=1.0 if how == "timeout" else None,
+    )
+    shown = Shown(session)
+    turn = asyncio.create_task(session.send("go"))
+    deadline = time.monotonic() + 30
+    while (None, "waiting") not in shown.progress.get("c1", []):  # it runs on the worker
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    if how == "cancel":
+        session.cancel("c1")
+    await turn
+    part = calls(session)["c1"]
+    assert part.state is (ToolCallState.CANCELLED if how == "cancel" else ToolCallState.FAILED), part.outcome
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the tool on the worker was never told to stop"
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)  # written in full
+    told, is_set, waited = marker.read_text().split()
+    assert (told, is_set) == ("True", "True")
+    assert float(waited) < 10
+    assert relay_of(executor).active_calls == 0
+
+
+@pytest.fixture(scope="module")
+def process_pool() -> Iterator[Executor]:
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+async def test_another_executor_says_progress_cannot_come_back_and_why(process_pool: Executor) -> None:
+    session = make_session(process_pool, [tool(crunch)], "crunch", {"steps": 3})
+    shown = Shown(session)
     await session.send("crunch")
-    (part,) = [p for m in session.messages for p in m.tool_calls]
+    part = calls(session)["c1"]
     assert part.state is ToolCallState.COMPLETED, part.outcome
     value = part.outcome.value  # type: ignore[union-attr]
     assert value["pid"] != os.getpid()
-    assert value["tool_call_id"] == "c1"
-    assert value["arguments"] == {"steps": 3}
     assert value["fraction"] == 1.0  # report() works there ...
     assert value["cancelled"] is False
-    assert value["context"] is None  # the application's context stays in the kernel
-    # ... but the card only ever shows an indeterminate bar saying where the call runs.
-    assert shown
-    assert {fraction for fraction, _ in shown} == {None}
-    assert all("ClientExecutor" in (message or "") and "not shown" in (message or "") for _, message in shown)
+    assert value["context"] is None
+    # ... but the card only ever shows an indeterminate bar saying where the call runs and why nothing comes back.
+    assert shown.progress["c1"] == [
+        (None, "running on ProcessPoolExecutor: its progress cannot come back to this card (only Dask's can)")
+    ]
 
 
 async def test_an_unpicklable_handler_fails_that_call_naming_the_executor(executor: Executor) -> None:

@@ -17,6 +17,7 @@ from comm.base_comm import BaseComm
 from jupyter_client.session import json_packer
 
 from ai_widgets.arguments import ArgumentPatch, apply_patches
+from ai_widgets.widget._serialize import AFTER_STOP_FIELDS
 
 
 @dataclass
@@ -127,6 +128,11 @@ class Mirror:
             return
         message = self.live.get(op[1])
         if message is None:
+            if kind == "call":  # on a finished message only what a call's thread did after the call ended applies
+                finished = next((m for m in self.finished if m.get("id") == op[1]), None)
+                if finished is not None:
+                    call = self._call(finished, op[2])
+                    call.update({k: v for k, v in op[3].items() if k in AFTER_STOP_FIELDS})
             return
         match kind:
             case "msg":

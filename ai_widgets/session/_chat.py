@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -97,10 +98,12 @@ class ChatSession:
         self.context = context
         self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
         self._messages: list[Message] = list(messages or ())
-        self._subscribers: list[Subscriber] = []
+        # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
+        self._subscribers: tuple[Subscriber, ...] = ()
+        self._subscribers_lock = threading.Lock()
         self._turn: Turn | None = None
         if self._history is not None:
-            self._subscribers.append(self._checkpoint)
+            self._subscribers = (self._checkpoint,)
 
     # --- reading --------------------------------------------------------------------------------------------------
 
@@ -147,11 +150,15 @@ class ChatSession:
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Calls ``subscriber(change)`` on every state change, on the loop's thread; returns an unsubscribe."""
-        self._subscribers.append(subscriber)
+        with self._subscribers_lock:
+            self._subscribers = (*self._subscribers, subscriber)
 
         def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._subscribers.remove(subscriber)
+            with self._subscribers_lock:
+                subscribers = list(self._subscribers)
+                with contextlib.suppress(ValueError):
+                    subscribers.remove(subscriber)
+                self._subscribers = tuple(subscribers)
 
         return unsubscribe
 

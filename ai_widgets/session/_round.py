@@ -8,16 +8,18 @@ read once, from the parse the card shows: what a person approves is what runs.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from ai_widgets._safe import UnsafeValueError, json_safe, redact
+from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
-from ai_widgets.changes import ToolCallUpdated
+from ai_widgets.changes import LATE_PREVIEW_CHARS, ToolCallStraggling, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallProgress, ToolCallState
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._reply import Notify, move_call, reply_in_progress
@@ -43,6 +45,13 @@ class _Call:
     decided: bool = False
     task: asyncio.Task[None] | None = None
     cancel_reason: str | None = field(default=None)  # set before the session cancels the call's task
+    abandoned: concurrent.futures.Future[Any] | None = None  # a sync call's thread, given up while it still ran
+
+    def __post_init__(self) -> None:
+        self.invocation._on_abandoned = self._abandon
+
+    def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        self.abandoned = future
 
 
 class ToolRound:
@@ -269,6 +278,7 @@ class ToolRound:
                     if part.state is ToolCallState.RUNNING and call.tool.is_sync:
                         message += " Its thread had not returned yet; whatever it returns is discarded."
                     self._end(call, ToolCallState.CANCELLED, message)
+                self._follow_thread(call)
                 return
         except Exception as exc:  # a bug of ours or of the policy: this call fails, never the turn or its siblings
             logger.exception("ai_widgets: running tool call %s failed", part.tool_call_id)
@@ -281,9 +291,41 @@ class ToolRound:
             self.interrupted = True
             if not part.state.terminal:
                 self._end(call, ToolCallState.CANCELLED, "Interrupted: the kernel was interrupted while it ran.")
+            self._follow_thread(call)
             raise
         state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
         move_call(self._notify, self.reply, part, state, outcome)
+        self._follow_thread(call)
+
+    def _follow_thread(self, call: _Call) -> None:
+        """Once a sync call has ended while its thread still runs (cancelled, stopped, timed out): tells the
+        observers it is stopping, and later what the thread returned or raised, which is discarded. The call's
+        record is not touched: it keeps the state and outcome it ended with."""
+        future, call.abandoned = call.abandoned, None
+        if future is None or not call.part.state.terminal:
+            return
+        notify, reply, part = self._notify, self.reply, call.part
+        loop = asyncio.get_running_loop()
+        notify(ToolCallStraggling(reply, part, "stopping"))
+
+        def told(phase: Literal["returned", "raised"], preview: str) -> None:
+            notify(ToolCallStraggling(reply, part, phase, preview))
+
+        def ended(done: concurrent.futures.Future[Any]) -> None:
+            # On the tool's thread as it ends (or here, if it already has): the preview is made there, off the loop.
+            if done.cancelled():
+                return
+            try:
+                phase, preview = late_result(done)
+            except BaseException:  # never into the thread's callback machinery
+                logger.exception("ai_widgets: describing the late result of tool call %s failed", part.tool_call_id)
+                return
+            if loop.is_closed():
+                return
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
+                loop.call_soon_threadsafe(told, phase, preview)
+
+        future.add_done_callback(ended)
 
     async def _invoke(self, call: _Call) -> ToolOutcome:
         run = call.tool.invoke(
@@ -424,6 +466,60 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["returned", "raised"], str]:
+    """What a given-up call's thread returned or raised, as a short text safe to show and keep: lone surrogates
+    replaced, secrets redacted, at most ``LATE_PREVIEW_CHARS`` characters, and bounded work for any value."""
+    error = future.exception()
+    if error is not None:
+        try:
+            text = str(error)
+        except Exception:
+            text = "(its text could not be read)"
+        name = type(error).__qualname__
+        text = f"{name}: {text}" if text else name
+        return "raised", _clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
+    value = future.result()
+    if isinstance(value, ToolOutcome):
+        if value.ok:
+            text = value.text if value.value is None and value.text is not None else _preview_value(value.value)
+        else:
+            text = f"a failure: {value.message or ''}"
+    else:
+        if asyncio.iscoroutine(value):
+            value.close()  # never run: the call it belonged to has ended
+            return "returned", "a coroutine (not run)"
+        text = _preview_value(value)
+    return "returned", _clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
+
+
+def _preview_value(value: Any) -> str:
+    """The start of ``value`` as JSON (a string as itself), made as a result would be, and written only as far as
+    the preview shows."""
+    if isinstance(value, str):
+        return value[: LATE_PREVIEW_CHARS * 2]
+    try:
+        plain = ToolOutcome.success(value).value
+    except (UnsafeValueError, ValueError) as exc:
+        try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
+            plain = json_safe(value, where="the late result")
+        except (UnsafeValueError, ValueError):
+            return f"(a value that cannot be shown: {exc})"
+    if isinstance(plain, str):
+        return plain[: LATE_PREVIEW_CHARS * 2]
+    written: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).iterencode(plain):
+        written.append(chunk)
+        size += len(chunk)
+        if size > LATE_PREVIEW_CHARS:
+            break
+    return "".join(written)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= LATE_PREVIEW_CHARS else text[: LATE_PREVIEW_CHARS - 1] + "…"
 
 
 def person_facing_error(part: ToolCallPart) -> str:

@@ -8,6 +8,7 @@ in its ``history`` and sends it once, as one ``finish`` op), so finishing a mess
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,12 +23,14 @@ from ai_widgets.changes import (
     SessionChange,
     TextAppended,
     ToolCallArgumentsChanged,
+    ToolCallStraggling,
     ToolCallUpdated,
 )
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._ops import Op, to_wire
 from ai_widgets.widget._serialize import (
+    after_stop_fields,
     argument_ops,
     call_fields,
     json_safe,
@@ -136,6 +139,8 @@ class SessionBridge:
         on_busy: Called with the session's busy flag when it changes.
         on_turn_end: Called after a reply finished (to refresh usage and similar).
         on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
+        start: The first message to mirror (by position): a view of one turn mirrors only the messages from
+            where the conversation stood when it opened; earlier messages' changes are ignored.
     """
 
     def __init__(
@@ -147,8 +152,10 @@ class SessionBridge:
         on_busy: Callable[[bool], None],
         on_turn_end: Callable[[Message], None],
         on_cleared: Callable[[], None],
+        start: int = 0,
     ) -> None:
         self._session = session
+        self._start = start
         self._patches = patches
         self._on_finished = on_finished
         self._on_busy = on_busy
@@ -159,8 +166,11 @@ class SessionBridge:
         self._unsubscribe = session.subscribe(self.observe)
 
     def close(self) -> None:
-        """Stops observing."""
-        self._unsubscribe()
+        """Stops observing; a call shown stopping (its thread still runs) is still followed until that thread ends, so
+        what stays shown does not say "stopping" for ever."""
+        self._closed = True
+        if not self._stopping:
+            self._unsubscribe()
 
     def index_of(self, message: Message) -> int:
         """The message's position in the conversation."""
@@ -169,14 +179,21 @@ class SessionBridge:
     def live_messages(self) -> list[dict[str, Any]]:
         """The messages in progress, whole (for a view that opens mid-stream)."""
         return [
-            message_dict(m, self._indices[m.id])
+            self._with_after_stop(message_dict(m, self._indices[m.id]))
             for m in self._session.messages
-            if m.status is MessageStatus.IN_PROGRESS and m.id in self._indices
+            if m.status is MessageStatus.IN_PROGRESS and self._indices.get(m.id, -1) >= self._start
         ]
 
     def observe(self, change: SessionChange) -> None:
         """Turns one session change into ops (the session calls this)."""
         push = self._patches.push
+        if self._closed:
+            self._after_close(change)
+            return
+        if self._start:
+            message = getattr(change, "message", None)
+            if message is not None and self._indices.get(message.id, self._count) < self._start:
+                return  # before this view's first message
         match change:
             case TextAppended(message=message, index=index, text=text):
                 push({"op": "text", "message_id": message.id, "index": index, "text": json_safe(text)})
@@ -187,6 +204,8 @@ class SessionBridge:
             case ToolCallUpdated(message=message, part=part):
                 fields = call_fields(part)
                 push({"op": "call", "message_id": message.id, "tool_call_id": part.tool_call_id, "fields": fields})
+            case ToolCallStraggling(message=message, part=part, phase=phase, preview=preview):
+                self._show_after_stop(message, {part.tool_call_id: after_stop_fields(phase, preview)})
             case MessageUpdated(message=message):
                 push({"op": "msg", "message_id": message.id, "fields": message_fields(message)})
             case PartAdded(message=message, index=index, part=part):
@@ -201,12 +220,91 @@ class SessionBridge:
                     self._on_finished(message, index)
             case MessageFinished(message=message):
                 self._on_finished(message, self._indices[message.id])
+                self._show_after_stop(message, self._after_stop.pop(message.id, None), finished=True)
                 self._on_turn_end(message)
             case BusyChanged(busy=busy):
                 self._on_busy(busy)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0
+                self._after_stop.clear()
+                self._stopping.clear()
                 push({"op": "clear"})
                 self._patches.flush()
                 self._on_cleared()
+
+    # --- a sync call's thread after its call ended ------------------------------------------------------------------
+
+    #: The finished messages as the widget keeps them (its ``history``: dicts from ``message_dict``), set by the
+    #: widget, so that what a call's thread did after the call ended (``AFTER_STOP_FIELDS``) is kept in them too,
+    #: for a view that opens later and a saved notebook. ``None``: only the open views are told.
+    finished_shown: Callable[[], list[dict[str, Any]]] | None = None
+
+    _closed = False  # closed, still following the calls shown stopping
+
+    @functools.cached_property
+    def _stopping(self) -> set[tuple[str, str]]:
+        """(message id, call id) of the calls shown stopping: their threads have not returned yet."""
+        return set()
+
+    @functools.cached_property
+    def _after_stop(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Message id -> call id -> the after-stop fields, for messages not finished yet (their ``finish`` op, built
+        from the record, has none: they are sent again after it)."""
+        return {}
+
+    def _show_after_stop(
+        self, message: Message, calls: dict[str, dict[str, Any]] | None, *, finished: bool = False
+    ) -> None:
+        """Tells the views what the threads of ``calls`` (call id -> fields) did after their calls ended, and keeps
+        it: in the finished message the widget keeps, or until the message finishes (``finished``: it just did).
+        The call's record (state, outcome) is not touched."""
+        if not calls:
+            return
+        for call_id, fields in calls.items():
+            self._patches.push({"op": "call", "message_id": message.id, "tool_call_id": call_id, "fields": fields})
+            if fields.get("stopping"):
+                self._stopping.add((message.id, call_id))
+            else:
+                self._stopping.discard((message.id, call_id))
+        if finished:
+            self._patches.flush()  # right after the finish op, which showed the calls without them
+        kept = message.status is not MessageStatus.IN_PROGRESS and self._keep_finished(message.id, calls)
+        if not kept and not finished:
+            self._after_stop.setdefault(message.id, {}).update(calls)
+
+    def _with_after_stop(self, shown: dict[str, Any]) -> dict[str, Any]:
+        """A live message's dict with the after-stop fields of its calls (for a view that opens mid-turn)."""
+        calls = self._after_stop.get(shown["id"])
+        if calls:
+            for part in shown["parts"]:
+                part.update(calls.get(part.get("tool_call_id"), {}))
+        return shown
+
+    def _after_close(self, change: SessionChange) -> None:
+        """After :meth:`close`: only what the threads of calls shown stopping did, until none is left."""
+        match change:
+            case ToolCallStraggling(message=message, part=part, phase=phase, preview=preview) if phase != "stopping":
+                if (message.id, part.tool_call_id) in self._stopping:
+                    self._show_after_stop(message, {part.tool_call_id: after_stop_fields(phase, preview)})
+            case ConversationCleared():
+                self._stopping.clear()
+            case _:
+                pass
+        if not self._stopping:
+            self._unsubscribe()
+
+    def _keep_finished(self, message_id: str, calls: dict[str, dict[str, Any]]) -> bool:
+        """Sets ``calls``' fields in the kept finished message ``message_id`` in place; whether it is kept there."""
+        finished = self.finished_shown
+        if finished is None:
+            return False
+        with self._patches.lock:
+            for kept in reversed(finished()):
+                if kept.get("id") != message_id:
+                    continue
+                for part in kept.get("parts", ()):
+                    if isinstance(part, dict) and part.get("tool_call_id") in calls:
+                        part.update(calls[part["tool_call_id"]])
+                return True
+        return False

@@ -12,52 +12,22 @@ from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
-import anywidget
 import ipywidgets
-import traitlets
 
-from ai_widgets.approval import ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.messages import Message, MessageStatus, conversation_markdown, dump_messages
+from ai_widgets.approval import ApprovalPolicy
+from ai_widgets.messages import Message, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry
 from ai_widgets.transports._base import Transport
-from ai_widgets.widget._actions import (
-    MAX_ERROR_CHARS,
-    ActionError,
-    ApproveAction,
-    CancelAction,
-    ContinueAction,
-    RevokeAction,
-    SendAction,
-    StopAction,
-    SyncAction,
-    clip,
-    parse_action,
-)
-from ai_widgets.widget._bridge import PatchStream, SessionBridge
+from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, main_loop, wait_with_comms
-from ai_widgets.widget._serialize import message_dict, tool_info
+from ai_widgets.widget._turn_view import TurnView
+from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 
 __all__ = ["ChatWidget", "FrontEndNotBuiltError"]
 
 logger = logging.getLogger("ai_widgets")
-
-STATIC = Path(__file__).resolve().parent.parent / "static"
-_ESM = STATIC / "widget.js"
-_CSS = STATIC / "widget.css"
-
-
-class FrontEndNotBuiltError(RuntimeError):
-    """The JavaScript bundle is missing: the package was installed from a source tree without building ``js/``."""
-
-
-def _check_bundle() -> None:
-    if not _ESM.is_file() or not _CSS.is_file():
-        raise FrontEndNotBuiltError(
-            f"the ChatWidget front end is not built ({_ESM} is missing). From the source tree run "
-            "`npm --prefix js ci && npm --prefix js run build`, or reinstall the package."
-        )
 
 
 class _PrivateLoop:
@@ -79,7 +49,7 @@ class _PrivateLoop:
 _private_loop = _PrivateLoop()
 
 
-class ChatWidget(anywidget.AnyWidget):
+class ChatWidget(SessionView):
     """A chat with a model and its tools, live in a notebook cell.
 
     Build it from a :class:`~ai_widgets.ChatSession`, or from a transport and the session's options::
@@ -106,28 +76,6 @@ class ChatWidget(anywidget.AnyWidget):
             :class:`~ai_widgets.ChatSession`).
     """
 
-    # anywidget reads the files when the class is defined; without a built bundle the import must still work
-    # (ChatWidget() then raises FrontEndNotBuiltError with the command that builds it).
-    _esm = _ESM if _ESM.is_file() else "export default {};\n"
-    _css = _CSS if _CSS.is_file() else "/* not built */\n"
-
-    # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
-    # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message), and
-    # the whole list only in a full state (a new page's view, a saved notebook). docs/protocol.md, "Finished messages".
-    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
-    # The messages in progress as a view last had them: the kernel leaves it empty (a view asks for the live state
-    # with "sync"); each view keeps its own copy current in place, so a notebook saved mid-turn shows the reply.
-    live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
-    tools = traitlets.Dict().tag(sync=True)
-    usage = traitlets.Dict().tag(sync=True)
-    busy = traitlets.Bool(False).tag(sync=True)
-    allowed_always = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    suggestions = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    collapse_tool_calls = traitlets.Bool(True).tag(sync=True)
-    placeholder = traitlets.Unicode("Message the model…").tag(sync=True)
-    compact = traitlets.Bool(False).tag(sync=True)
-    kernel_mode = traitlets.Unicode("").tag(sync=True)
-
     def __init__(
         self,
         session: ChatSession | None = None,
@@ -145,7 +93,7 @@ class ChatWidget(anywidget.AnyWidget):
         flush_interval: float = 1 / 30,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
-        _check_bundle()
+        check_bundle()
         if session is None:
             if transport is None:
                 raise TypeError("ChatWidget needs a session, or transport=... to build one")
@@ -163,57 +111,14 @@ class ChatWidget(anywidget.AnyWidget):
         ):
             raise TypeError("pass either a session, or transport= with its options, not both")
         super().__init__(
-            # In the state the comm opens with: a view starts from it, whenever it opens.
-            history=[
-                message_dict(message, index)
-                for index, message in enumerate(session.messages)
-                if message.status is not MessageStatus.IN_PROGRESS
-            ],
+            session,
+            flush_interval=flush_interval,
             suggestions=list(suggestions),
             collapse_tool_calls=collapse_tool_calls,
             placeholder=placeholder,
             compact=compact,
         )
-        self.session = session
         self._main_loop = main_loop()
-        self._patches = PatchStream(self._send_custom, interval=flush_interval)
-        self._bridge = SessionBridge(
-            session,
-            self._patches,
-            on_finished=self._message_finished,
-            on_busy=self._set_busy,
-            on_turn_end=self._turn_ended,
-            on_cleared=self._cleared,
-        )
-        self._unsubscribe_tools = session.tools.subscribe(lambda _registry: self._refresh_tools())
-        self._refresh_tools()
-        self._turn_ended(None)
-        self.kernel_mode = kernel_support().kind
-        self.on_msg(self._handle_frontend_message)
-
-    # --- kernel -> front end --------------------------------------------------------------------------------------
-
-    def _send_custom(self, content: dict[str, Any]) -> None:
-        if self.comm is not None:
-            ipywidgets.Widget.send(self, content)
-
-    def _send_error(self, message: str) -> None:
-        self._patches.flush()
-        self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
-
-    def _message_finished(self, message: Message, index: int) -> None:
-        shown = message_dict(message, index)
-        with self._patches.lock:
-            position = len(self.history)
-            self.history.append(shown)  # in place: no trait sync; the op carries this message alone
-            self._patches.push({"op": "finish", "position": position, "message": shown})
-            self._patches.flush()
-
-    def _cleared(self) -> None:
-        # In place too: the "clear" op (already sent) empties every view's copy.
-        with self._patches.lock:
-            self.history.clear()
-        self._turn_ended(None)
 
     def clear(self) -> None:
         """Removes every message (from the session and the widget).
@@ -223,79 +128,11 @@ class ChatWidget(anywidget.AnyWidget):
         """
         self.session.clear()
 
-    def _set_busy(self, busy: bool) -> None:
-        self.busy = busy
+    def _on_send(self, text: str) -> None:
+        self._start_in_background(lambda: self.session.send(text))
 
-    def _turn_ended(self, _message: Message | None) -> None:
-        self.usage = self.session.usage.to_dict()
-        self._refresh_allowed()
-
-    def _refresh_allowed(self) -> None:
-        policy = self.session.approval_policy
-        if isinstance(policy, DefaultApprovalPolicy):
-            names = {name.casefold(): name for name in self.session.tools.names()}
-            self.allowed_always = sorted(names.get(key, key) for key in policy.allowed_always)
-
-    def _refresh_tools(self) -> None:
-        self.tools = {d.name: tool_info(d) for d in self.session.tools.definitions()}
-
-    # --- front end -> kernel --------------------------------------------------------------------------------------
-
-    def _handle_frontend_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("kind") == "anywidget-command":
-            return  # anywidget's own RPC, answered by anywidget
-        try:
-            action = parse_action(content)
-        except ActionError as exc:
-            self._send_error(str(exc))
-            return
-        match action:
-            case SyncAction(have=have, last=last):
-                self._on_turn_thread(lambda: self._send_snapshot(have, last))
-            case SendAction(text=text):
-                self._start_in_background(lambda: self.session.send(text))
-            case ContinueAction():
-                self._start_in_background(self.session.resume)
-            case StopAction():
-                self.session.stop()
-            case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
-                try:
-                    self.session.approve(call_id, decision, reason, arguments=arguments)
-                except ApprovalError as exc:
-                    self._send_error(f"Approval refused: {exc}")
-            case CancelAction(tool_call_id=call_id, reason=reason):
-                try:
-                    self.session.cancel(call_id, reason)
-                except ApprovalError as exc:
-                    self._send_error(f"Cancel refused: {exc}")
-            case RevokeAction(tool_name=name):
-                policy = self.session.approval_policy
-                if not isinstance(policy, DefaultApprovalPolicy):
-                    self._send_error("this session's approval policy has no 'allow always' to revoke")
-                    return
-                policy.revoke(name)
-                self._refresh_allowed()
-
-    def _send_snapshot(self, have: int, last: str | None) -> None:
-        """Answers a view's ``sync``: the finished messages it lacks, and the live ones as they are now."""
-        with self._patches.lock:
-            self._patches.flush()
-            history = self.history
-            # The view holds the first ``have`` finished messages if its last one is ours at that place; else (it
-            # started from an old state: a replay, a clear it missed) it gets them all.
-            known = 0 < have <= len(history) and history[have - 1].get("id") == last
-            start = have if known else 0
-            self._send_custom(
-                {"type": "snapshot", "from": start, "finished": history[start:], "live": self._bridge.live_messages()}
-            )
-
-    def _on_turn_thread(self, callback: Callable[[], None]) -> None:
-        """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
-        loop = self.session.loop
-        if loop is not None and loop.is_running() and _running_loop() is not loop:
-            loop.call_soon_threadsafe(callback)
-        else:
-            callback()
+    def _on_continue(self) -> None:
+        self._start_in_background(self.session.resume)
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         loop = self._main_loop
@@ -311,9 +148,17 @@ class ChatWidget(anywidget.AnyWidget):
             failed: concurrent.futures.Future[Message] = concurrent.futures.Future()
             failed.set_exception(SessionBusyError("a turn is already running"))
             return failed
-        future = asyncio.run_coroutine_threadsafe(start(), self._background_loop())
+        future = asyncio.run_coroutine_threadsafe(self._interruptible(start), self._background_loop())
         future.add_done_callback(self._report_background_failure)
         return future
+
+    async def _interruptible(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
+        """Runs a turn no cell waits for, so that a kernel interrupt stops it (where the kernel lets us see one)."""
+        _observed, unwatch = watch_interrupts(self.session.stop)
+        try:
+            return await start()
+        finally:
+            unwatch()
 
     def _report_background_failure(self, future: concurrent.futures.Future[Message]) -> None:
         if future.cancelled():
@@ -343,16 +188,26 @@ class ChatWidget(anywidget.AnyWidget):
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         return self._start_in_background(lambda: self.session.send(text))
 
-    async def ask(self, text: str) -> Message:
-        """Sends ``text`` and waits for the reply; approval clicks in the widget reach the session meanwhile.
+    async def ask(self, text: str, *, show: bool = True) -> Message:
+        """Sends ``text`` and waits for the reply; approval clicks reach the session meanwhile.
+
+        Args:
+            text: The person's message.
+            show: Also show this turn live in the cell that asks (the message, the streaming reply, its tool cards
+                with their approval buttons, in step with the chat's own view: a click in either place decides
+                once). Only in a Jupyter kernel; the cell's output keeps the turn when it ends.
 
         Raises:
+            ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
         """
-        return await self._await_turn(lambda: self.session.send(text))
+        view = self._show_turn(text, show)
+        return await self._await_turn(lambda: self.session.send(text), view)
 
-    async def _await_turn(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
+    async def _await_turn(
+        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None
+    ) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         task = asyncio.ensure_future(start())
@@ -363,19 +218,28 @@ class ChatWidget(anywidget.AnyWidget):
             if not task.done():
                 task.cancel()
             raise
+        finally:
+            if view is not None:
+                view.settle()
 
-    def ask_sync(self, text: str) -> Message:
-        """Sends ``text`` and blocks until the reply; approval clicks in the widget reach the session meanwhile.
+    def ask_sync(self, text: str, *, show: bool = True) -> Message:
+        """Sends ``text`` and blocks until the reply; approval clicks reach the session meanwhile.
 
         A kernel interrupt stops the turn cleanly.
 
+        Args:
+            text: The person's message.
+            show: Also show this turn live in the cell that asks (see :meth:`ask`).
+
         Raises:
+            ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
         """
-        return self._wait_turn(lambda: self.session.send(text))
+        view = self._show_turn(text, show)
+        return self._wait_turn(lambda: self.session.send(text), view)
 
-    def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
+    def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         future = asyncio.run_coroutine_threadsafe(start(), _private_loop.get())
@@ -389,6 +253,23 @@ class ChatWidget(anywidget.AnyWidget):
             with contextlib.suppress(BaseException):
                 future.result(timeout=5)
             raise
+        finally:
+            if view is not None:
+                view.settle()
+
+    def _show_turn(self, text: str, show: bool) -> TurnView | None:
+        """Checks that a turn can start; with ``show``, displays the view of that turn in the calling cell."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("ask() needs a non-empty message")
+        if self.session.busy:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        if not show or not kernel_support().kind.startswith("ipykernel"):
+            return None
+        from IPython.display import display
+
+        view = TurnView(self.session, start=len(self.session.messages), collapse_tool_calls=self.collapse_tool_calls)
+        display(view)
+        return view
 
     def stop(self) -> bool:
         """Stops the running turn; returns whether one was running."""
@@ -431,17 +312,3 @@ class ChatWidget(anywidget.AnyWidget):
         data, metadata = bundle
         data = {**data, "text/markdown": self.transcript()}
         return data, metadata
-
-    def close(self) -> None:
-        """Stops mirroring the session and closes the widget's models."""
-        if hasattr(self, "_bridge"):  # close() also runs from __del__ of a widget whose __init__ failed
-            self._bridge.close()
-            self._unsubscribe_tools()
-        super().close()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -18,10 +18,12 @@ from ai_widgets.messages import Message, ReasoningPart, TextPart, ToolCallPart, 
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 
 __all__ = [
+    "AFTER_STOP_FIELDS",
     "CYCLE",
     "MAX_SHOWN_DEPTH",
     "TOO_DEEP",
     "TOO_LARGE",
+    "after_stop_fields",
     "argument_ops",
     "call_fields",
     "json_safe",
@@ -194,6 +196,11 @@ CALL_FIELDS = (
     "run_started_at",
     "finished_at",
 )
+#: What a ``call`` op may also carry about a sync call's thread after the call ended (cancelled, stopped, timed out):
+#: display only, never the call's record, so a view applies them to a finished message too (the front end's
+#: ``AFTER_STOP_FIELDS``). ``stopping``: the thread has not returned yet; ``late``: ``{"kind": "returned" |
+#: "raised", "preview": text}``, what it returned or raised after the stop (discarded), or ``None``.
+AFTER_STOP_FIELDS = ("stopping", "late")
 #: A message's fields that a ``msg`` op carries (the front end's ``MESSAGE_FIELDS``).
 MESSAGE_FIELDS = ("status", "status_text", "finish_reason", "usage", "error")
 
@@ -215,6 +222,14 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
         "run_started_at": _scalar(part.run_started_at),
         "finished_at": _scalar(part.finished_at),
     }
+
+
+def after_stop_fields(phase: str, preview: str | None) -> dict[str, Any]:
+    """The :data:`AFTER_STOP_FIELDS` for a :class:`~ai_widgets.changes.ToolCallStraggling` change's phase
+    (``stopping``, ``returned`` or ``raised``) and preview."""
+    if phase == "stopping":
+        return {"stopping": True, "late": None}
+    return {"stopping": False, "late": {"kind": _scalar(phase), "preview": _scalar(preview or "")}}
 
 
 def part_dict(part: TextPart | ReasoningPart | ToolCallPart) -> dict[str, Any]:

@@ -44,6 +44,22 @@ export const CALL_FIELDS = [
   "run_started_at",
   "finished_at",
 ] as const;
+/** What a `call` op may also carry about a sync call's thread after the call ended (the kernel's
+ * `AFTER_STOP_FIELDS`): display only, never the call's record, so they apply to a finished message too. */
+export const AFTER_STOP_FIELDS = ["stopping", "late"] as const;
+
+/** Sets the after-stop fields that `fields` holds on `part`; whether any was there. */
+export function setAfterStop(part: ToolCallPart, fields: Record<string, unknown>): boolean {
+  const target = part as unknown as Record<string, unknown>;
+  let changed = false;
+  for (const key of AFTER_STOP_FIELDS) {
+    if (key in fields) {
+      target[key] = fields[key];
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 interface Live {
   message: Message;
@@ -214,6 +230,7 @@ export class LiveMessages {
     const [part, index] = found;
     const target = part as unknown as Record<string, unknown>;
     for (const key of CALL_FIELDS) if (key in fields) target[key] = fields[key];
+    setAfterStop(part, fields);
     this.emit({ kind: "call", id: entry.message.id, index });
   }
 

@@ -12,7 +12,7 @@
 // stood.
 
 import type { AnyModel } from "@anywidget/types";
-import { LiveMessages, type StoreEvent } from "./live";
+import { LiveMessages, setAfterStop, type StoreEvent } from "./live";
 import { asPatchOp, isRecord, normalizeMessage } from "./normalize";
 import type { Message, OutgoingMessage, WidgetTraits } from "./types";
 
@@ -202,7 +202,17 @@ export class ChatStore {
     if (op === null) return;
     if (op[0] === "finish") this.finish(op[1], op[2]);
     else if (op[0] === "clear") this.clear();
+    else if (op[0] === "call" && this.finished.has(op[1])) this.afterStop(op[1], op[2], op[3]);
     else this.live.apply(op);
+  }
+
+  /** A `call` op for a finished message: only what a call's thread did after the call ended applies (the call's
+   * record never changes); set in place, so the model's `history` (saved with the notebook) holds it too. */
+  private afterStop(id: string, callId: string, fields: Record<string, unknown>): void {
+    const message = this.finished.get(id);
+    const index = message ? message.parts.findIndex((p) => p.kind === "tool_call" && p.tool_call_id === callId) : -1;
+    const part = message?.parts[index];
+    if (part?.kind === "tool_call" && isRecord(fields) && setAfterStop(part, fields)) this.emit({ kind: "call", id, index });
   }
 
   private clear(): void {

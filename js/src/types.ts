@@ -69,6 +69,13 @@ export interface Progress {
   message?: string | null;
 }
 
+/** What a sync tool's thread did after its call had ended (cancelled, stopped, timed out): it was discarded. */
+export interface LateResult {
+  kind: "returned" | "raised" | string;
+  /** A short text of what it returned, or the exception ("Type: message"); clipped, untrusted. */
+  preview?: string | null;
+}
+
 export interface ToolCallPart {
   kind: "tool_call";
   tool_call_id: string;
@@ -89,6 +96,11 @@ export interface ToolCallPart {
   run_started_at?: number | null;
   finished_at?: number | null;
   outcome?: Outcome | null;
+  /** Display only (never the call's record): the call ended while its sync tool's thread still ran, and that
+   * thread has not returned yet. Set on a finished message too (AFTER_STOP_FIELDS). */
+  stopping?: boolean;
+  /** Display only: what that thread returned or raised after the call ended (discarded), or null. */
+  late?: LateResult | null;
 }
 
 export type Part = TextPart | ReasoningPart | ToolCallPart;
@@ -131,6 +143,8 @@ export interface WidgetTraits {
   placeholder: string;
   kernel_mode: string;
   compact: boolean;
+  /** "chat": the whole conversation with its input; "turn": one turn, in the cell that asked for it. */
+  scope: string;
 }
 
 /** An argument patch: `[op, path, value]`. */
@@ -146,7 +160,7 @@ export type PatchOp =
   | ["part", string, number, unknown] // a part added or replaced at an index
   | ["text", string, number, string] // text appended to a text or reasoning part
   | ["args", string, string, ArgPatch[]] // a call's argument patches
-  | ["call", string, string, Record<string, unknown>] // a call's changed fields (CALL_FIELDS)
+  | ["call", string, string, Record<string, unknown>] // a call's changed fields (CALL_FIELDS, AFTER_STOP_FIELDS)
   | ["finish", number, unknown] // finished message number n, whole: it replaces the live copy
   | ["clear"];
 

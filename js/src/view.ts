@@ -18,6 +18,7 @@ const TRAITS = [
   "collapse_tool_calls",
   "placeholder",
   "compact",
+  "scope",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -247,6 +248,8 @@ export class ChatView {
     if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
     // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
     if (t.has("compact")) this.shell.root.classList.toggle("aiw-compact", !!this.model.get("compact"));
+    // One turn shown where it was asked: its messages and controls, no input (that is the chat's).
+    if (t.has("scope")) this.shell.root.classList.toggle("aiw-turn", this.model.get("scope") === "turn");
     if (t.has("allowed_always") || t.has("tools")) {
       const names = this.model.get("allowed_always");
       this.shell.setAllowed(Array.isArray(names) ? names : [], (n) => this.toolInfo(n));

@@ -44,6 +44,7 @@ export class FakeModel extends Emitter {
     placeholder: "Message the model…",
     kernel_mode: "test",
     compact: false,
+    scope: "chat",
   };
   sent: unknown[] = [];
   /** How many finished messages the kernel has sent (what its `history` holds). */

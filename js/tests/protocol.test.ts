@@ -1,17 +1,21 @@
 // The lists each side of docs/protocol.md writes once must agree: scripts/test.sh regenerates protocol.json (and
 // trace.json) from the Python serialiser before these tests run.
 import { describe, expect, it } from "vitest";
-import { CALL_FIELDS, MESSAGE_FIELDS } from "../src/live";
+import { AFTER_STOP_FIELDS, CALL_FIELDS, MESSAGE_FIELDS } from "../src/live";
 import { OP_LENGTHS, asPatchOp } from "../src/normalize";
 import { kernelFixture } from "./fixtures/load";
 
-const protocol = kernelFixture<{ call_fields: string[]; message_fields: string[]; wire_order: Record<string, string[]> }>(
-  "protocol.json",
-);
+const protocol = kernelFixture<{
+  call_fields: string[];
+  after_stop_fields: string[];
+  message_fields: string[];
+  wire_order: Record<string, string[]>;
+}>("protocol.json");
 
 describe("the protocol's field lists, front end against kernel", () => {
   it("carries the same call and message fields", () => {
     expect([...CALL_FIELDS]).toEqual(protocol.call_fields);
+    expect([...AFTER_STOP_FIELDS]).toEqual(protocol.after_stop_fields);
     expect([...MESSAGE_FIELDS]).toEqual(protocol.message_fields);
   });
 

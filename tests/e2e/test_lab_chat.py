@@ -196,14 +196,14 @@ def test_approval_while_cell_waits(chromium_page, server, notebook_name, artifac
     expect(cells.nth(1).locator(".jp-InputArea-prompt")).to_have_text("[*]:")
     screenshot(widget, artifacts, "test_approval_while_cell_waits-ask")
     cards.nth(0).locator(".aiw-approve-once").click()
-    expect(cells.nth(1).locator(".jp-OutputArea-output")).to_contain_text(
+    expect(cells.nth(1).locator(".jp-OutputArea-output").last).to_contain_text(
         "awaited: Done: Deleted notes.txt.", timeout=WAIT
     )
 
     expect(cards.nth(1)).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
     expect(cells.nth(2).locator(".jp-InputArea-prompt")).to_have_text("[*]:")
     cards.nth(1).locator(".aiw-approve-once").click()
-    expect(cells.nth(2).locator(".jp-OutputArea-output")).to_contain_text(
+    expect(cells.nth(2).locator(".jp-OutputArea-output").last).to_contain_text(
         "blocked: Done: Deleted notes.txt.", timeout=WAIT
     )
     J.wait_all_cells_executed(page, timeout=WAIT)

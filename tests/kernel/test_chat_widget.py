@@ -258,6 +258,79 @@ def test_allow_always_then_revoke(k: ChatKernel) -> None:
     assert k.state()["calls"] == ["x", "y"]
 
 
+# --- the turn shown in the asking cell (ask(..., show=True), the default) ----------------------------------------
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def shown_widgets(k: ChatKernel, start: int, parent: str | None = None) -> list[str]:
+    """The model ids of widgets displayed (from iopub ``start`` on), in cell ``parent`` if given."""
+    with k.fe._cv:
+        messages = [m for _, m in k.fe.iopub[start:]]
+    return [
+        m["content"]["data"][WIDGET_VIEW]["model_id"]
+        for m in messages
+        if m["msg_type"] == "display_data"
+        and WIDGET_VIEW in m["content"].get("data", {})
+        and (parent is None or m["parent_header"].get("msg_id") == parent)
+    ]
+
+
+@pytest.mark.parametrize("entry", ["i", "ii", "iii"])
+def test_the_asking_cell_shows_its_turn_and_allow_once_there_decides_once(k: ChatKernel, entry: str) -> None:
+    fe = k.fe
+    mark = fe.mark()
+    if entry == "i":
+        # The input box is the chat's own view: the turn shows there, and no cell shows anything.
+        cell, call_id = k.start("i")
+        k.finish(cell, k.approve(call_id))
+        assert shown_widgets(k, mark) == []
+        assert k.state()["calls"] == ["x"]
+        return
+    cell = fe.execute(CELLS[entry].format(prompt="delete x") + PRINT_REPLY)
+    turn_comm = fe.comm_with_state("scope", "turn", start=mark)
+    # Displayed in the asking cell's own output.
+    fe.wait_iopub(lambda m: m["msg_type"] == "display_data" and turn_comm in json.dumps(m["content"]), start=mark)
+    assert shown_widgets(k, mark, parent=cell) == [turn_comm]
+    call_id = k.wait_awaiting(mark)  # the chat's own view shows the call waiting
+    # A view of the asking cell's output opens: it gets the person's message and the waiting call.
+    sync = fe.mark()
+    fe.send_custom(turn_comm, {"type": "sync"}, subshell=k.subshell)
+    snapshot = fe.wait_custom(turn_comm, lambda c: c.get("type") == "snapshot", start=sync)
+    assert [(m["role"], m["parts"][0]["text"]) for m in snapshot["finished"]] == [("user", "delete x")]
+    (live,) = snapshot["live"]
+    calls = [(p["tool_call_id"], p["state"]) for p in live["parts"] if p["kind"] == "tool_call"]
+    assert calls == [(call_id, "awaiting_approval")]
+    # Allow once in the asking cell; the chat's own view shows the decision, and a click there now is refused.
+    click = fe.mark()
+    fe.send_custom(turn_comm, {"type": "approve", "tool_call_id": call_id, "decision": "approved"}, subshell=k.subshell)
+    k.wait_custom(
+        lambda c: (
+            c.get("type") == "patch"
+            and any(op[0] == "call" and op[2] == call_id and op[3].get("decision") == "approved" for op in c["ops"])
+        ),
+        click,
+    )
+    assert call_id in k.wait_error(k.approve(call_id, "rejected"))
+    assert k.finish(cell, click) == "REPLY completed | Deleting. Result: completed."
+    assert k.state()["calls"] == ["x"]
+    # The asking cell's view keeps the whole turn and is no longer busy.
+    ops = [op for c in fe.custom_messages(turn_comm, mark) if c["type"] == "patch" for op in c["ops"]]
+    finished = [op[2] for op in ops if op[0] == "finish"]
+    assert [(m["role"], m["status"]) for m in finished] == [("user", "completed"), ("assistant", "completed")]
+    fe.wait_state(turn_comm, "busy", False, start=mark)
+
+
+@pytest.mark.parametrize("entry", ["ii", "iii"])
+def test_show_false_shows_nothing_in_the_asking_cell(k: ChatKernel, entry: str) -> None:
+    mark = k.fe.mark()
+    code = CELLS[entry].format(prompt="delete x").replace("')", "', show=False)")
+    cell = k.fe.execute(code + PRINT_REPLY)
+    call_id = k.wait_awaiting(mark)
+    assert k.finish(cell, k.approve(call_id)) == "REPLY completed | Deleting. Result: completed."
+    assert shown_widgets(k, mark) == []
+
+
 # --- stopping -----------------------------------------------------------------------------------------------------
 
 
@@ -318,6 +391,29 @@ def test_interrupt_while_waiting_ends_the_turn_and_the_next_cell_runs(k: ChatKer
     out = fe.run("r = chat.ask_sync('hello'); print('REPLY', r.status.value, '|', r.text)")
     assert out.strip() == "REPLY completed | You said: hello"
     assert not k.state()["widget_busy"]
+
+
+def test_interrupt_stops_a_turn_started_from_the_input_box(k: ChatKernel) -> None:
+    fe = k.fe
+    _, call_id = k.start("i")
+    time.sleep(0.1)
+    mark = fe.mark()
+    fe.interrupt()
+    k.finish(None, mark)
+    state = k.state()
+    assert (state["calls"], state["busy"], state["pending"]) == ([], False, [])
+    reply = state["messages"][-1]
+    assert (reply["status"], reply["calls"][0]["id"], reply["calls"][0]["state"]) == ("cancelled", call_id, "cancelled")
+    # With no turn running an interrupt is ignored while idle, as before; during a cell it interrupts the cell.
+    fe.interrupt()
+    time.sleep(0.3)
+    assert fe.run("print('alive')").strip() == "alive"
+    cell = fe.execute("import time; time.sleep(30)")
+    time.sleep(0.5)
+    fe.interrupt()
+    assert fe.reply(cell, timeout=15)["content"]["ename"] == "KeyboardInterrupt"
+    out = fe.run_after_error("r = chat.ask_sync('hello', show=False); print('REPLY', r.status.value, '|', r.text)")
+    assert out.strip() == "REPLY completed | You said: hello"
 
 
 # --- refused front-end messages -----------------------------------------------------------------------------------

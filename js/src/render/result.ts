@@ -4,7 +4,7 @@
 
 import { h } from "../dom";
 import { safeImageUrl, safeLinkUrl, setMarkdown } from "../markdown";
-import type { Attachment, Citation, Outcome } from "../types";
+import type { Attachment, Citation, Outcome, ToolCallPart } from "../types";
 import { JsonView } from "./json";
 
 const IMAGE_MIME = /^image\/[\w.+-]+$/i;
@@ -38,6 +38,33 @@ export function renderOutcome(outcome: Outcome, state: string, headlineShown = f
   }
   if (Array.isArray(outcome.citations) && outcome.citations.length) el.append(renderCitations(outcome.citations));
   if (Array.isArray(outcome.attachments) && outcome.attachments.length) el.append(renderAttachments(outcome.attachments));
+  return el;
+}
+
+/**
+ * What a sync tool's thread did after its call ended (cancelled, stopped, timed out; the call's outcome stands):
+ * still running ("Stopping…", with an indeterminate cue), or what it returned or raised, which was discarded. Null
+ * when there is nothing to say. Every text is set as text.
+ */
+export function renderAfterStop(part: ToolCallPart): HTMLElement | null {
+  const late = part.late && typeof part.late === "object" ? part.late : null;
+  if (!late && part.stopping !== true) return null;
+  const el = h("div", "aiw-after-stop");
+  if (!late) {
+    el.dataset.phase = "stopping";
+    el.setAttribute("role", "status");
+    el.title = "The call has ended; its thread cannot be stopped from outside and still runs. Whatever it returns is discarded.";
+    const cue = h("span", "aiw-after-stop-cue");
+    cue.setAttribute("aria-hidden", "true");
+    el.append(cue, h("span", "aiw-after-stop-label", "Stopping… (the tool has not returned yet)"));
+    return el;
+  }
+  const raised = late.kind === "raised";
+  el.dataset.phase = raised ? "raised" : "returned";
+  el.title = "The call had already ended: this was not used, and the model was not told.";
+  el.append(h("span", "aiw-after-stop-label", raised ? "Raised after the stop:" : "Returned after the stop: discarded"));
+  const preview = typeof late.preview === "string" ? late.preview : "";
+  if (preview || raised) el.append(h("span", "aiw-after-stop-preview", preview || "(no message)"));
   return el;
 }
 

@@ -10,7 +10,7 @@ import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
-import { renderOutcome } from "./result";
+import { renderAfterStop, renderOutcome } from "./result";
 import { decisionText, outcomeLine, runTime } from "./verdict";
 
 export interface CardContext {
@@ -36,6 +36,7 @@ export class ToolCardView implements PartView {
   private readonly state = h("span", "aiw-badge aiw-state");
   private readonly remembered = h("span", "aiw-badge aiw-remembered", "allowed always");
   private readonly outcomeLine = h("div", "aiw-tool-outcome-line"); // a failure's message: shown collapsed too
+  private readonly afterStop = h("div", "aiw-tool-after-stop"); // its thread after the call ended: collapsed too
   private readonly elapsed = document.createTextNode("");
   private readonly body = h("div", "aiw-tool-body");
   private readonly args: JsonView;
@@ -51,6 +52,7 @@ export class ToolCardView implements PartView {
   private part: ToolCallPart;
   private expanded: boolean;
   private shownOutcome: string | null = null;
+  private shownAfterStop = "";
   private argsStale = false; // the JSON view lags the arguments (collapsed since they changed)
   private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
   private ticking = false;
@@ -86,7 +88,7 @@ export class ToolCardView implements PartView {
     this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.outcomeLine.hidden = true;
-    this.el.append(header, this.progressSlot, this.outcomeLine, this.body);
+    this.el.append(header, this.progressSlot, this.outcomeLine, this.afterStop, this.body);
     this.update(part);
   }
 
@@ -191,6 +193,13 @@ export class ToolCardView implements PartView {
       this.resultStale = true;
     }
     if (this.resultStale && this.isExpanded()) this.renderResult();
+
+    const afterStop = p.stopping === true || p.late ? JSON.stringify([p.stopping === true, p.late ?? null]) : "";
+    if (afterStop !== this.shownAfterStop) {
+      this.shownAfterStop = afterStop;
+      const shown = renderAfterStop(p);
+      this.afterStop.replaceChildren(...(shown ? [shown] : []));
+    }
 
     const running = p.state === "running" && typeof p.run_started_at === "number";
     if (running !== this.ticking) {

@@ -1,0 +1,57 @@
+"""``TurnView``: one turn of a chat, shown live in the cell that asked for it (``chat.ask(..., show=True)``).
+
+It mirrors the session from the message the turn adds on: the person's message, the streaming reply and its tool
+cards, with the same approval, Cancel and Stop controls as the chat (they act on the same session, so a click in
+either place decides once and the other shows the decision). When the turn ends it stops mirroring and keeps what
+it showed, so the asking cell's output is a record of that turn, also in a saved notebook.
+"""
+
+from __future__ import annotations
+
+from ai_widgets.session import ChatSession
+from ai_widgets.widget._view import SessionView
+
+__all__ = ["TurnView"]
+
+
+class TurnView(SessionView):
+    """One turn of ``session``, from the message at position ``start`` on.
+
+    Args:
+        session: The chat's session.
+        start: Where the turn's first message will be (the conversation's length before it starts).
+        collapse_tool_calls: Cards start collapsed to a one-line summary.
+        flush_interval: Seconds between patches to the front end while a reply streams.
+    """
+
+    def __init__(
+        self, session: ChatSession, *, start: int, collapse_tool_calls: bool = True, flush_interval: float = 1 / 30
+    ) -> None:
+        self._began = False
+        super().__init__(
+            session,
+            start=start,
+            flush_interval=flush_interval,
+            scope="turn",
+            collapse_tool_calls=collapse_tool_calls,
+        )
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        if busy:
+            self._began = True
+        elif self._began:
+            self._stop_mirroring()  # this turn is over: what follows belongs to other turns
+
+    def settle(self) -> None:
+        """Called when the asking call returns: a turn that never started (another one won the race, or the kernel
+        cannot wait) leaves nothing behind; a turn that did keeps mirroring until it has ended."""
+        if not self._began:
+            self.close()
+
+    def _on_send(self, text: str) -> None:
+        del text
+        self._send_error("This shows one turn of a chat: type your message in the chat's own input box.")
+
+    def _on_continue(self) -> None:
+        self._send_error("This shows one turn of a chat: press Continue in the chat itself.")

@@ -1,0 +1,246 @@
+"""``SessionView``: what every widget that mirrors a session shares (the chat, and one turn shown where it was asked).
+
+It holds the traits the front end reads, mirrors the session through a ``SessionBridge`` and answers the view's
+actions: ``sync`` with a snapshot, approvals, cancels, Stop and revokes go straight to the session, so a click in
+any view of any of these widgets decides once and every other view shows the decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import ipywidgets
+import traitlets
+
+from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
+from ai_widgets.messages import Message, MessageStatus
+from ai_widgets.session import ChatSession
+from ai_widgets.widget._actions import (
+    MAX_ERROR_CHARS,
+    ActionError,
+    ApproveAction,
+    CancelAction,
+    ContinueAction,
+    RevokeAction,
+    SendAction,
+    StopAction,
+    SyncAction,
+    clip,
+    parse_action,
+)
+from ai_widgets.widget._bridge import PatchStream, SessionBridge
+from ai_widgets.widget._kernel import kernel_support
+from ai_widgets.widget._serialize import message_dict, tool_info
+
+__all__ = ["FrontEndNotBuiltError", "SessionView"]
+
+logger = logging.getLogger("ai_widgets")
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+_ESM = STATIC / "widget.js"
+_CSS = STATIC / "widget.css"
+
+
+class FrontEndNotBuiltError(RuntimeError):
+    """The JavaScript bundle is missing: the package was installed from a source tree without building ``js/``."""
+
+
+def check_bundle() -> None:
+    """Raises :class:`FrontEndNotBuiltError` (with the command that builds it) when the bundle is missing."""
+    if not _ESM.is_file() or not _CSS.is_file():
+        raise FrontEndNotBuiltError(
+            f"the ChatWidget front end is not built ({_ESM} is missing). From the source tree run "
+            "`npm --prefix js ci && npm --prefix js run build`, or reinstall the package."
+        )
+
+
+class SessionView(anywidget.AnyWidget):
+    """Mirrors a session's messages from position ``start`` on, and passes a view's clicks to the session.
+
+    Args:
+        session: The session to mirror.
+        start: The first message shown (by position in the conversation).
+        flush_interval: Seconds between patches to the front end while a reply streams.
+        **traits: Initial values of the synced traits.
+    """
+
+    # anywidget reads the files when the class is defined; without a built bundle the import must still work
+    # (building a widget then raises FrontEndNotBuiltError with the command that builds it).
+    _esm = _ESM if _ESM.is_file() else "export default {};\n"
+    _css = _CSS if _CSS.is_file() else "/* not built */\n"
+
+    # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
+    # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message), and
+    # the whole list only in a full state (a new page's view, a saved notebook). docs/protocol.md, "Finished messages".
+    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # The messages in progress as a view last had them: the kernel leaves it empty (a view asks for the live state
+    # with "sync"); each view keeps its own copy current in place, so a notebook saved mid-turn shows the reply.
+    live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    tools = traitlets.Dict().tag(sync=True)
+    usage = traitlets.Dict().tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    allowed_always = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    suggestions = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    collapse_tool_calls = traitlets.Bool(True).tag(sync=True)
+    placeholder = traitlets.Unicode("Message the model…").tag(sync=True)
+    compact = traitlets.Bool(False).tag(sync=True)
+    kernel_mode = traitlets.Unicode("").tag(sync=True)
+    # "chat": the whole conversation with its input box; "turn": one turn, shown in the cell that asked for it.
+    scope = traitlets.Unicode("chat").tag(sync=True)
+
+    def __init__(self, session: ChatSession, *, start: int = 0, flush_interval: float = 1 / 30, **traits: Any):
+        check_bundle()
+        super().__init__(
+            # In the state the comm opens with: a view starts from it, whenever it opens.
+            history=[
+                message_dict(message, index)
+                for index, message in enumerate(session.messages)
+                if index >= start and message.status is not MessageStatus.IN_PROGRESS
+            ],
+            **traits,
+        )
+        self.session = session
+        self._patches = PatchStream(self._send_custom, interval=flush_interval)
+        self._bridge = SessionBridge(
+            session,
+            self._patches,
+            on_finished=self._message_finished,
+            on_busy=self._set_busy,
+            on_turn_end=self._turn_ended,
+            on_cleared=self._cleared,
+            start=start,
+        )
+        self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
+        self._unsubscribe_tools = session.tools.subscribe(lambda _registry: self._refresh_tools())
+        self._refresh_tools()
+        self._turn_ended(None)
+        self.kernel_mode = kernel_support().kind
+        self.on_msg(self._handle_frontend_message)
+
+    # --- kernel -> front end --------------------------------------------------------------------------------------
+
+    def _send_custom(self, content: dict[str, Any]) -> None:
+        if self.comm is not None:
+            ipywidgets.Widget.send(self, content)
+
+    def _send_error(self, message: str) -> None:
+        self._patches.flush()
+        self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
+
+    def _message_finished(self, message: Message, index: int) -> None:
+        shown = message_dict(message, index)
+        with self._patches.lock:
+            position = len(self.history)
+            self.history.append(shown)  # in place: no trait sync; the op carries this message alone
+            self._patches.push({"op": "finish", "position": position, "message": shown})
+            self._patches.flush()
+
+    def _cleared(self) -> None:
+        # In place too: the "clear" op (already sent) empties every view's copy.
+        with self._patches.lock:
+            self.history.clear()
+        self._turn_ended(None)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.busy = busy
+
+    def _turn_ended(self, _message: Message | None) -> None:
+        self.usage = self.session.usage.to_dict()
+        self._refresh_allowed()
+
+    def _refresh_allowed(self) -> None:
+        policy = self.session.approval_policy
+        if isinstance(policy, DefaultApprovalPolicy):
+            names = {name.casefold(): name for name in self.session.tools.names()}
+            self.allowed_always = sorted(names.get(key, key) for key in policy.allowed_always)
+
+    def _refresh_tools(self) -> None:
+        self.tools = {d.name: tool_info(d) for d in self.session.tools.definitions()}
+
+    # --- front end -> kernel --------------------------------------------------------------------------------------
+
+    def _handle_frontend_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("kind") == "anywidget-command":
+            return  # anywidget's own RPC, answered by anywidget
+        try:
+            action = parse_action(content)
+        except ActionError as exc:
+            self._send_error(str(exc))
+            return
+        match action:
+            case SyncAction(have=have, last=last):
+                self._on_turn_thread(lambda: self._send_snapshot(have, last))
+            case SendAction(text=text):
+                self._on_send(text)
+            case ContinueAction():
+                self._on_continue()
+            case StopAction():
+                self.session.stop()
+            case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
+                try:
+                    self.session.approve(call_id, decision, reason, arguments=arguments)
+                except ApprovalError as exc:
+                    self._send_error(f"Approval refused: {exc}")
+            case CancelAction(tool_call_id=call_id, reason=reason):
+                try:
+                    self.session.cancel(call_id, reason)
+                except ApprovalError as exc:
+                    self._send_error(f"Cancel refused: {exc}")
+            case RevokeAction(tool_name=name):
+                policy = self.session.approval_policy
+                if not isinstance(policy, DefaultApprovalPolicy):
+                    self._send_error("this session's approval policy has no 'allow always' to revoke")
+                    return
+                policy.revoke(name)
+                self._refresh_allowed()
+
+    def _on_send(self, text: str) -> None:
+        raise NotImplementedError
+
+    def _on_continue(self) -> None:
+        raise NotImplementedError
+
+    def _send_snapshot(self, have: int, last: str | None) -> None:
+        """Answers a view's ``sync``: the finished messages it lacks, and the live ones as they are now."""
+        with self._patches.lock:
+            self._patches.flush()
+            history = self.history
+            # The view holds the first ``have`` finished messages if its last one is ours at that place; else (it
+            # started from an old state: a replay, a clear it missed) it gets them all.
+            known = 0 < have <= len(history) and history[have - 1].get("id") == last
+            start = have if known else 0
+            self._send_custom(
+                {"type": "snapshot", "from": start, "finished": history[start:], "live": self._bridge.live_messages()}
+            )
+
+    def _on_turn_thread(self, callback: Callable[[], None]) -> None:
+        """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
+        loop = self.session.loop
+        if loop is not None and loop.is_running() and _running_loop() is not loop:
+            loop.call_soon_threadsafe(callback)
+        else:
+            callback()
+
+    def _stop_mirroring(self) -> None:
+        """Stops observing the session (the messages shown so far stay, in the state and in every view)."""
+        if hasattr(self, "_bridge"):  # close() also runs from __del__ of a widget whose __init__ failed
+            self._patches.flush()
+            self._bridge.close()
+            self._unsubscribe_tools()
+
+    def close(self) -> None:
+        """Stops mirroring the session and closes the widget's models."""
+        self._stop_mirroring()
+        super().close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
