@@ -94,8 +94,15 @@ class SessionOptions:
             is told through ``invocation.cancelled``; its thread cannot be killed and stops counting against the
             library's thread limit.
         tool_executor: Where sync tools run: a ``concurrent.futures.Executor`` (a Dask or Ray executor sends them
-            to a cluster; the call then travels pickled, without context variables), or ``None`` for the library's
-            own threads.
+            to a cluster; the call then travels pickled, without context variables, and the handler's
+            ``ToolInvocation`` is a stand-in built where it runs, with ``context`` ``None``), or ``None`` for the
+            library's own threads. On Dask's executor (``client.get_executor()``) the stand-in's progress reports
+            come back to the card (as Dask events, at most 20 a second per call, the last one always) and its
+            ``cancelled`` is set once the call is cancelled here (which cancels the Dask task); other executors
+            cannot send progress back (the card says so) and never set ``cancelled``.
+        waiting_status: The status line shown from each model request until its first content (text, reasoning
+            or a tool call), so a person sees that the model is working; a transport may replace it with what it
+            knows (reasoning started, a search running). ``None`` shows nothing.
     """
 
     execute_tools: bool = True
@@ -106,8 +113,11 @@ class SessionOptions:
     terminate_on_unknown_calls: bool = False
     tool_timeout: float | None = None
     tool_executor: Executor | None = None
+    waiting_status: str | None = "Thinking…"
 
     def __post_init__(self) -> None:
+        if self.waiting_status is not None and not isinstance(self.waiting_status, str):
+            raise TypeError(f"waiting_status must be text or None, not {type(self.waiting_status).__name__}")
         if self.tool_executor is not None and not isinstance(self.tool_executor, Executor):
             raise TypeError(
                 f"tool_executor must be a concurrent.futures.Executor, not {type(self.tool_executor).__name__}"

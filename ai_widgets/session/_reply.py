@@ -260,9 +260,17 @@ class ReplyBuilder:
                 )
         self._started = True
 
+    def show_status(self, text: str | None) -> None:
+        """Shows ``text`` on the status line until the response's first content (or the transport's own status)."""
+        if text and self.reply.status_text is None:
+            self.reply.status_text = text
+            self._notify(MessageUpdated(self.reply))
+
     def close(self) -> None:
-        """Ends the response (completed or not): text held back for a surrogate pair is written out."""
+        """Ends the response (completed or not): text held back for a surrogate pair is written out, and the status
+        line goes (it describes this response only)."""
         self._flush_held()
+        self._clear_status()
 
     # --- helpers ----------------------------------------------------------------------------------------------------
 

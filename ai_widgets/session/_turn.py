@@ -278,6 +278,7 @@ class Turn:
             messages=list(session._messages), tools=tools, options=options, conversation_id=session.conversation_id
         )
         builder = ReplyBuilder(reply, session._notify)
+        builder.show_status(session.options.waiting_status)
         try:
             async with _closing(session.transport.stream(request)) as stream:
                 async for event in stream:
