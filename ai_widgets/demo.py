@@ -244,23 +244,28 @@ def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
 
     - ``AI_WIDGETS_BASE_URL``: a local or hosted OpenAI-compatible server (Ollama ``http://localhost:11434/v1``,
       vLLM, LM Studio...), used when it answers; ``AI_WIDGETS_MODEL`` names the model.
-    - ``OPENAI_API_KEY``: OpenAI (``AI_WIDGETS_MODEL``, default ``gpt-4o-mini``).
-    - ``ANTHROPIC_API_KEY``: Anthropic (``AI_WIDGETS_MODEL``, default ``claude-3-5-haiku-latest``).
+    - ``OPENAI_API_KEY``: OpenAI.
+    - ``ANTHROPIC_API_KEY``: Anthropic.
+    - ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``: Gemini (the SDK uses ``GOOGLE_API_KEY`` when both are set).
+
+    ``AI_WIDGETS_MODEL`` names the model; by default each provider's current small model
+    (``ai_widgets.transports._models.DEFAULT_MODELS``).
 
     The key itself is never read into the sentence, the widget or the notebook: the SDK reads it from the
     environment.
     """
     import os
 
+    from ai_widgets.transports._models import default_model
+
     env = dict(os.environ if environ is None else environ)
-    model = env.get("AI_WIDGETS_MODEL")
     base_url = env.get("AI_WIDGETS_BASE_URL")
     try:
         if base_url:
             if _reachable(base_url):
                 from ai_widgets.transports import OpenAIChatTransport
 
-                name = model or "llama3.2"
+                name = default_model("openai-compatible", env)
                 return OpenAIChatTransport(name, base_url=base_url), (
                     f"Using the OpenAI-compatible server at {base_url} (model {name}), from AI_WIDGETS_BASE_URL."
                 )
@@ -268,12 +273,12 @@ def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
         elif env.get("OPENAI_API_KEY"):
             from ai_widgets.transports import OpenAIChatTransport
 
-            name = model or "gpt-4o-mini"
+            name = default_model("openai-chat", env)
             return OpenAIChatTransport(name), f"Using OpenAI {name} (OPENAI_API_KEY is set)."
         elif env.get("ANTHROPIC_API_KEY"):
             from ai_widgets.transports import AnthropicTransport
 
-            name = model or "claude-3-5-haiku-latest"
+            name = default_model("anthropic", env)
             return AnthropicTransport(name), f"Using Anthropic {name} (ANTHROPIC_API_KEY is set)."
         else:
             fallback = "No provider is configured; "

@@ -17,6 +17,7 @@ from typing import Any
 
 from ai_widgets.transports._base import ChatRequest, Transport
 from ai_widgets.transports._common import ProviderError
+from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._scripted import (
     EchoTransport,
     ScriptedReply,
@@ -26,6 +27,7 @@ from ai_widgets.transports._scripted import (
 )
 
 __all__ = [
+    "DEFAULT_MODELS",
     "AnthropicTransport",
     "ChatRequest",
     "EchoTransport",
@@ -37,6 +39,7 @@ __all__ = [
     "ScriptedToolCall",
     "ScriptedTransport",
     "Transport",
+    "default_model",
 ]
 
 _PROVIDERS = {

@@ -1,0 +1,101 @@
+"""The default models are current: each is in the installed SDK's model list and not deprecated there.
+
+This fails when an SDK upgrade retires a default, before a person's first request does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+from tests.providers.loopback import Response, loopback
+
+
+def literal_values(alias: object) -> set[str]:
+    """Every string literal inside a typing alias (``Union[Literal[...], str]`` and nested ones)."""
+    found: set[str] = set()
+    stack = [alias]
+    while stack:
+        current = stack.pop()
+        for arg in typing.get_args(current):
+            if isinstance(arg, str):
+                found.add(arg)
+            else:
+                stack.append(arg)
+    return found
+
+
+def openai_deprecated_models() -> set[str]:
+    """The model ids the openai SDK lists under "Deprecated values" in its ``ChatModel`` documentation."""
+    import openai.types.shared.chat_model as chat_model
+
+    source = Path(chat_model.__file__).read_text(encoding="utf-8")
+    match = re.search(r'"""Deprecated values:(.*?)"""', source, re.S)
+    return set(re.findall(r'"([^"]+)"', match.group(1))) if match else set()
+
+
+def test_openai_defaults_are_listed_and_not_deprecated() -> None:
+    from openai.types.shared import ChatModel, ResponsesModel
+
+    deprecated = openai_deprecated_models()
+    assert deprecated, "the openai SDK no longer documents deprecations where this test reads them: update it"
+    assert "gpt-4o-mini" in deprecated  # the old quickstart default, retired: the parse sees real entries
+    for provider, models in (("openai-chat", ChatModel), ("openai-responses", ResponsesModel)):
+        model = DEFAULT_MODELS[provider]  # type: ignore[index]
+        assert model in literal_values(models), f"{provider} default {model!r} is not in the openai SDK's list"
+        assert model not in deprecated, f"{provider} default {model!r} is deprecated in the openai SDK"
+
+
+def test_anthropic_default_is_listed_and_the_sdk_does_not_warn() -> None:
+    import anthropic
+    from anthropic.types import Model
+
+    model = DEFAULT_MODELS["anthropic"]
+    assert model in literal_values(Model), f"Anthropic default {model!r} is not in the SDK's model list"
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    answer = Response(headers={"content-type": "application/json"}, chunks=[json.dumps(message).encode()])
+    with loopback(lambda request: answer) as server:
+        client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
+        for name, expect_warning in ((model, False), ("claude-sonnet-4-5", True)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                client.messages.create(model=name, max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+            said = [str(w.message) for w in caught if "deprecated" in str(w.message)]
+            # The retired docstring example warns (so the check can fail); the default must not.
+            assert bool(said) is expect_warning, (name, said)
+
+
+def test_gemini_default_is_listed_where_the_sdk_lists_models() -> None:
+    genai_types = pytest.importorskip("google.genai.types", reason="google-genai is not installed (the gemini extra)")
+    listed = {
+        value
+        for name in dir(genai_types)
+        if name.endswith("Model")
+        for value in literal_values(getattr(genai_types, name))
+    }
+    if not any(value.startswith("gemini-") for value in listed):
+        pytest.skip("the installed google-genai SDK has no model list to check against")
+    assert DEFAULT_MODELS["gemini"] in listed
+
+
+def test_ai_widgets_model_overrides_every_default() -> None:
+    assert default_model("anthropic", {}) == DEFAULT_MODELS["anthropic"]
+    assert default_model("anthropic", {"AI_WIDGETS_MODEL": " my-model "}) == "my-model"
+    assert default_model("openai-chat", {"AI_WIDGETS_MODEL": ""}) == DEFAULT_MODELS["openai-chat"]
+    with pytest.raises(ValueError, match="no default model for 'cohere'"):
+        default_model("cohere", {})  # type: ignore[arg-type]
