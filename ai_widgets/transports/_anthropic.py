@@ -25,16 +25,20 @@ from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
+    ModelImage,
     ProviderError,
+    SSEDecoder,
     check_connection_arguments,
     describe_status,
     history,
     import_sdk,
     missing_key,
+    outcome_images,
     outcome_text,
     own_data,
     redact,
 )
+from ai_widgets.transports._models import default_model
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
@@ -60,6 +64,9 @@ _FINISH_REASONS = {
     "pause_turn": FinishReason.STOP,
 }
 
+#: The largest image of a tool's result sent, in base64 characters (the API refuses images over 5 MB).
+_MAX_IMAGE_CHARS = 5 * 1024 * 1024
+
 # What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
 _TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -76,7 +83,8 @@ class AnthropicTransport:
     """A Claude model behind Anthropic's Messages API.
 
     Args:
-        model: The model name, e.g. ``"claude-sonnet-4-5"``.
+        model: The model name, e.g. ``"claude-haiku-4-5"``; by default :func:`~ai_widgets.transports.default_model`
+            (``AI_WIDGETS_MODEL``, else a current small model).
         client: An ``anthropic.AsyncAnthropic`` you configured (or a Bedrock/Vertex/Foundry variant); ``base_url``,
             ``api_key``, ``max_retries`` and ``timeout`` are then the client's own.
         base_url: Another endpoint speaking the Messages API; ``ANTHROPIC_BASE_URL`` or Anthropic's by default.
@@ -89,6 +97,7 @@ class AnthropicTransport:
         thinking: Extended thinking, sent as ``thinking``, e.g. ``{"type": "enabled", "budget_tokens": 2048}``.
         server_tools: Tools Anthropic runs itself, sent with the local tools as given, e.g.
             ``{"type": "web_search_20250305", "name": "web_search"}``.
+        tool_images: Send the images of tool results to the model (see below).
 
     Raises:
         ValueError: ``model`` is empty, ``max_tokens`` is below 1, or ``client`` was given together with
@@ -109,6 +118,12 @@ class AnthropicTransport:
       each only called tools read as one round of parallel calls, which the API accepts.) Consecutive messages of
       one role are merged, as the API requires alternation. Local calls of any provider go as ``tool_use``, their
       ids with characters the API refuses replaced by ``_``.
+    - Images in tool results go inside the ``tool_result``: with images (image attachments of successful outcomes:
+      PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL) its ``content`` is a list, a ``text``
+      block (the text the model is told; left out when empty) then one ``{"type": "image", "source": {"type":
+      "base64", "media_type", "data"}}`` per image (``{"type": "url", "url"}`` for a URL); without, the text. Other
+      attachments, and an image the API would refuse (another format, larger, not base64), show on the card only.
+      Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "anthropic"`` send theirs back. Thinking must come back exactly
       as received: a reasoning part holds ``{"signature": ...}`` for one ``thinking`` block (its text is the part's
       text), or ``{"blocks": [...]}``, the blocks themselves as they came, when it holds a ``redacted_thinking``
@@ -141,7 +156,7 @@ class AnthropicTransport:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         client: Any = None,
         base_url: str | None = None,
@@ -151,9 +166,12 @@ class AnthropicTransport:
         max_tokens: int = 4096,
         thinking: Mapping[str, Any] | None = None,
         server_tools: Sequence[Mapping[str, Any]] = (),
+        tool_images: bool = True,
     ) -> None:
+        if model is None:
+            model = default_model("anthropic")
         if not model:
-            raise ValueError("a model name is needed, e.g. AnthropicTransport('claude-sonnet-4-5')")
+            raise ValueError("a model name is needed, e.g. AnthropicTransport('claude-haiku-4-5')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens!r}")
@@ -172,6 +190,7 @@ class AnthropicTransport:
         self.max_tokens = max_tokens
         self.thinking = dict(thinking) if thinking is not None else None
         self.server_tools = [dict(tool) for tool in server_tools]
+        self.tool_images = tool_images
         self._client = client
         # Only to scrub error texts: whatever key the client resolved (argument or environment).
         self._secrets = tuple(
@@ -222,7 +241,7 @@ class AnthropicTransport:
                 blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
                 _append(out, "user", blocks)
             else:
-                for role, content in _assistant_turns(message):
+                for role, content in _assistant_turns(message, images=self.tool_images):
                     _append(out, role, content)
         return out
 
@@ -251,7 +270,7 @@ class AnthropicTransport:
         # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in ("model", "max_tokens", "messages", "stream")}
         parser = _StreamParser()
-        decoder = _SSEDecoder()
+        decoder = SSEDecoder()
         try:
             async with self._client.messages.with_streaming_response.create(**required, extra_body=body) as response:
                 async for chunk in response.iter_bytes():
@@ -315,7 +334,7 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out.append({"role": role, "content": content})
 
 
-def _assistant_turns(message: Message) -> list[tuple[str, list[JSON]]]:
+def _assistant_turns(message: Message, *, images: bool) -> list[tuple[str, list[JSON]]]:
     """One reply as assistant messages, each round of local calls followed by a user message with their results."""
     turns: list[tuple[str, list[JSON]]] = []
     content: list[JSON] = []
@@ -338,7 +357,7 @@ def _assistant_turns(message: Message) -> list[tuple[str, list[JSON]]]:
                 content.append(
                     {"type": "tool_use", "id": call_id, "name": part.tool_name, "input": part.parsed_arguments}
                 )
-                results.append(_tool_result(part, call_id))
+                results.append(_tool_result(part, call_id, images=images))
     turns.append(("assistant", content))
     if results:
         turns.append(("user", results))
@@ -350,14 +369,24 @@ def _tool_use_id(call_id: str) -> str:
     return _TOOL_USE_ID.sub("_", call_id) or "_"
 
 
-def _tool_result(part: ToolCallPart, call_id: str) -> JSON:
+def _tool_result(part: ToolCallPart, call_id: str, *, images: bool) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
     text = outcome_text(part)
-    if text:  # the API rejects an empty text; no content at all is fine
+    pictures = outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if images else []
+    if pictures:
+        content = [{"type": "text", "text": text}] if text else []
+        block["content"] = content + [_image_block(picture) for picture in pictures]
+    elif text:  # the API rejects an empty text; no content at all is fine
         block["content"] = text
     if part.outcome is None or not part.outcome.ok:
         block["is_error"] = True
     return block
+
+
+def _image_block(image: ModelImage) -> JSON:
+    if image.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": image.url}}
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
@@ -392,66 +421,6 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 # --- stream mapping ---------------------------------------------------------------------------------------------------
-
-
-class _SSEDecoder:
-    """Splits a server-sent-event byte stream into its events' ``data``, whatever the chunking.
-
-    Chunks may end anywhere, mid-line or mid-UTF-8 character: events are cut only at blank lines (ASCII), and each
-    payload is decoded as a whole. ``event:`` lines are not needed: every payload carries its ``type``.
-    """
-
-    __slots__ = ("_buffer", "_cr")
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._cr = False
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        """The payloads of the events this chunk completes."""
-        if self._cr or b"\r" in chunk:
-            chunk = self._normalize(chunk)
-        buffer = self._buffer
-        if buffer:
-            start = len(buffer) - 1  # a blank line may straddle the previous chunk and this one
-            buffer += chunk
-            if buffer.find(b"\n\n", start) < 0:
-                return []
-            chunk = bytes(buffer)
-            buffer.clear()
-        elif chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2:
-            return [payload] if (payload := _data(chunk[:-2])) else []  # one whole event: the usual chunk
-        *blocks, rest = chunk.split(b"\n\n")
-        buffer += rest
-        return [payload for block in blocks if (payload := _data(block))]
-
-    def close(self) -> list[bytes]:
-        """The payload of a last event the stream ended without a blank line after."""
-        rest = bytes(self._buffer) + (b"\n" if self._cr else b"")
-        self._buffer = bytearray()
-        payload = _data(rest)
-        return [payload] if payload else []
-
-    def _normalize(self, chunk: bytes) -> bytes:
-        # CRLF and CR end lines too; a CR at a chunk's end may be half of a CRLF, so it waits for the next chunk.
-        if self._cr:
-            chunk = b"\r" + chunk
-        self._cr = chunk.endswith(b"\r")
-        if self._cr:
-            chunk = chunk[:-1]
-        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-
-
-def _data(block: bytes) -> bytes:
-    """An event's data: its ``data:`` lines, joined (JSON does not mind the leading space or the line breaks)."""
-    start = block.find(b"data:")
-    if start == 0 or (start > 0 and block[start - 1] == 0x0A):  # the usual one data line, found without a split
-        end = block.find(b"\n", start)
-        if end < 0:
-            return block[start + 5 :]
-        if block.find(b"\ndata:", end) < 0:
-            return block[start + 5 : end]
-    return b"\n".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
 
 
 def _load(payload: bytes) -> Any:

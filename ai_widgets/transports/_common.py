@@ -1,10 +1,12 @@
-"""What the provider transports share: clear errors without secrets, keys and clients set up the same way, and the
-history as providers need it."""
+"""What the provider transports share: clear errors without secrets, keys and clients set up the same way, the
+history as providers need it (tool results with their images), and the server-sent-event decoding of streams."""
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ai_widgets._safe import redact
@@ -12,13 +14,17 @@ from ai_widgets.messages import Message, Role, ToolCallPart
 
 __all__ = [
     "NO_KEY",
+    "ModelImage",
     "ProviderError",
+    "SSEDecoder",
     "arguments_json",
     "check_connection_arguments",
     "describe_status",
+    "drain",
     "history",
     "import_sdk",
     "missing_key",
+    "outcome_images",
     "outcome_text",
     "own_data",
     "redact",
@@ -116,3 +122,182 @@ def arguments_json(part: ToolCallPart) -> str:
     except ValueError:
         return json.dumps(part.parsed_arguments)
     return text
+
+
+# --- tool results' images ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelImage:
+    """An image of a tool's result as a model can take it: base64 ``data`` of a ``media_type`` the providers accept
+    (PNG, JPEG, GIF, WebP), or an http(s) ``url``."""
+
+    media_type: str
+    data: str | None = None
+    url: str | None = None
+
+    @property
+    def data_url(self) -> str:
+        """The image as OpenAI's image inputs take it: its URL, or a ``data:`` URL."""
+        return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
+
+
+# The first bytes of the image formats every provider accepts; the longest (WebP) needs 12, 16 base64 characters.
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_ACCEPTED_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
+    """The images a call's result gives the model: the image attachments of a successful outcome, in order.
+
+    An attachment goes only when the provider surely takes it, as one that fails would fail every later request of
+    the conversation: inline data must be valid base64 of a PNG, JPEG, GIF or WebP (its type read from the data, so a
+    JPEG labelled ``image/png`` still goes, as JPEG) of at most ``max_chars`` base64 characters; a URL must be
+    http(s) with one of those types, or a ``data:`` URL. Other attachments (other files, other image formats) stay
+    on the card only.
+
+    Args:
+        part: The call.
+        max_chars: The provider's limit on one image, in base64 characters.
+    """
+    outcome = part.outcome
+    if outcome is None or not outcome.ok or not outcome.attachments:
+        return []
+    images: list[ModelImage] = []
+    for attachment in outcome.attachments:
+        if not attachment.mime_type.lower().startswith("image/"):
+            continue
+        if attachment.data is not None:
+            image = _inline_image(attachment.data, max_chars)
+        else:
+            image = _linked_image(attachment.url or "", attachment.mime_type, max_chars)
+        if image is not None:
+            images.append(image)
+    return images
+
+
+def _inline_image(data: str, max_chars: int) -> ModelImage | None:
+    if data.startswith("data:"):
+        head, comma, data = data.partition(",")
+        if not comma or not head.endswith(";base64"):
+            return None
+    if not _is_base64(data, max_chars):
+        data = "".join(data.split())  # base64 in MIME-style lines (base64.encodebytes)
+        if not _is_base64(data, max_chars):
+            return None
+    media_type = _sniff(base64.b64decode(data[:16]))
+    return ModelImage(media_type, data=data) if media_type is not None else None
+
+
+def _is_base64(data: str, max_chars: int) -> bool:
+    if len(data) > max_chars:
+        return False
+    try:
+        base64.b64decode(data, validate=True)
+    except ValueError:  # not base64 (binascii.Error), or not ASCII
+        return False
+    return True
+
+
+def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
+    if url.startswith("data:"):
+        return _inline_image(url, max_chars)
+    media_type = mime_type.split(";")[0].strip().lower()
+    if url.startswith(("https://", "http://")) and media_type in _ACCEPTED_TYPES:
+        return ModelImage(media_type, url=url)
+    return None
+
+
+def _sniff(head: bytes) -> str | None:
+    for signature, media_type in _SIGNATURES:
+        if head.startswith(signature):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+# --- server-sent events -----------------------------------------------------------------------------------------------
+
+
+class SSEDecoder:
+    """Splits a server-sent-event byte stream into its events' ``data``, whatever the chunking.
+
+    Chunks may end anywhere, mid-line or mid-UTF-8 character: events are cut only at blank lines (ASCII), and each
+    payload is left as bytes for ``json.loads``. Lines end with LF, CRLF or CR. Only ``data:`` lines are kept (an
+    event's several ``data:`` lines joined by line breaks); ``event:``, ``id:``, ``retry:`` and ``:`` comment lines
+    are dropped, and so is an event without data: every provider's payload carries its own ``type``. A payload keeps
+    the space after ``data:``, which JSON ignores.
+    """
+
+    __slots__ = ("_buffer", "_cr")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._cr = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The payloads of the events this chunk completes."""
+        if not chunk:
+            return []
+        if self._cr or b"\r" in chunk:
+            chunk = self._normalize(chunk)
+        buffer = self._buffer
+        if buffer:
+            start = len(buffer) - 1  # a blank line may straddle the previous chunk and this one
+            buffer += chunk
+            if buffer.find(b"\n\n", start) < 0:
+                return []
+            chunk = bytes(buffer)
+            buffer.clear()
+        elif chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2:
+            return [payload] if (payload := _sse_data(chunk[:-2])) else []  # one whole event: the usual chunk
+        *blocks, rest = chunk.split(b"\n\n")
+        buffer += rest
+        return [payload for block in blocks if (payload := _sse_data(block))]
+
+    def close(self) -> list[bytes]:
+        """The payload of a last event the stream ended in, without the blank line that completes it."""
+        rest = bytes(self._buffer)
+        self._buffer = bytearray()
+        payload = _sse_data(rest)
+        return [payload] if payload else []
+
+    def _normalize(self, chunk: bytes) -> bytes:
+        # CRLF and CR end lines too. A CR that ends a chunk ends its line at once; if the next chunk starts with the
+        # LF of that CRLF, the LF is dropped.
+        if self._cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._cr = chunk.endswith(b"\r")
+        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def _sse_data(block: bytes) -> bytes:
+    """An event's data: its ``data:`` lines, joined (JSON does not mind the leading space or the line breaks)."""
+    start = block.find(b"data:")
+    if start == 0 or (start > 0 and block[start - 1] == 0x0A):  # the usual one data line, found without a split
+        end = block.find(b"\n", start)
+        if end < 0:
+            return block[start + 5 :]
+        if block.find(b"\ndata:", end) < 0:
+            return block[start + 5 : end]
+    return b"\n".join(line[5:] for line in block.split(b"\n") if line.startswith(b"data:"))
+
+
+async def drain(chunks: AsyncIterator[bytes], seconds: float = 0.1) -> None:
+    """Reads what is left of a response body after the stream's end marker (OpenAI's ``data: [DONE]``), for at
+    most ``seconds`` and ignoring errors, as the SDK does: a body read to its end lets the HTTP/1.1 connection go
+    back to the pool for the next request, instead of being closed."""
+    import anyio  # every provider SDK's HTTP client runs on it
+
+    try:
+        with anyio.move_on_after(seconds):
+            async for _ in chunks:
+                pass
+    except Exception:  # the connection failing after the reply was complete changes nothing
+        pass

@@ -3,10 +3,11 @@ vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets.events import (
@@ -26,22 +27,22 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
     ProviderError,
+    SSEDecoder,
     arguments_json,
     check_connection_arguments,
+    drain,
     history,
     import_sdk,
     missing_key,
+    outcome_images,
     outcome_text,
 )
-from ai_widgets.transports._openai_errors import map_openai_error
+from ai_widgets.transports._models import default_model
+from ai_widgets.transports._openai_errors import map_openai_error, stream_error
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
 import openai  # noqa: E402
-
-if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionChunk
-    from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
 
 __all__ = ["OpenAIChatTransport"]
 
@@ -58,6 +59,9 @@ _KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
     ("ollama.com", "Ollama Cloud", "OLLAMA_API_KEY"),
     (":11434", "Ollama", None),
 )
+
+#: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
+_MAX_IMAGE_CHARS = 20 * 1024 * 1024
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -89,7 +93,9 @@ class OpenAIChatTransport:
     """A model behind the Chat Completions API (``POST /chat/completions``, streamed).
 
     Args:
-        model: The model name, e.g. ``"gpt-4o"``, ``"llama3.2"`` on Ollama, ``"qwen3-max"`` on DashScope.
+        model: The model name, e.g. ``"gpt-5.4-mini"``, ``"qwen3"`` on Ollama, ``"qwen3-max"`` on DashScope; by
+            default :func:`~ai_widgets.transports.default_model` (``AI_WIDGETS_MODEL``, else a current small model:
+            OpenAI's, or with a ``base_url`` a local server's).
         client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, organization, retries and timeout
             are used).
         base_url: An OpenAI-compatible server, e.g. ``"http://localhost:11434/v1"`` (Ollama),
@@ -106,6 +112,8 @@ class OpenAIChatTransport:
         stream_usage: Ask for token usage (``stream_options.include_usage``); turn off for a server that rejects it.
         parallel_tool_calls: Send ``parallel_tool_calls`` (only with tools); the server's default when ``None``.
         provider_name: The name error messages use; guessed from the base URL when omitted.
+        tool_images: Send the images of tool results to the model (see below); turn off for a model or server
+            without image input (DeepSeek's API, text-only local models), which would refuse every later request.
 
     Raises:
         ValueError: ``model`` is empty, or ``client`` was given together with ``base_url``, ``api_key`` or
@@ -121,6 +129,12 @@ class OpenAIChatTransport:
       ``tool_calls``), each followed by one ``tool`` message per call, in the calls' order, with the text the model
       is told (failed, declined and cancelled calls included). Calls a provider ran (another API's server tools)
       are sent the same way, as a function call with the text of its result: Chat Completions has no server tools.
+    - Images in tool results: a ``tool`` message carries text only, so the images of a response's results (image
+      attachments of successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL)
+      follow its ``tool`` messages as one ``user`` message: for each call with images a text part naming the call
+      (``"The result of <tool> (call <id>) includes this image:"``), then its ``image_url`` parts (``data:`` URLs
+      for inline images). The ``tool`` messages keep the text the model is told. Other attachments, and an image the
+      API would refuse (another format, larger, not base64), show on the card only. Off with ``tool_images=False``.
     - Provider data: none is sent back, whichever provider stored it. Reasoning is not sent back at all: Chat
       Completions has no field for it (DeepSeek even rejects ``reasoning_content`` in requests), and nothing this
       transport streams carries provider data, so a conversation moves to and from any other transport as it is.
@@ -129,11 +143,15 @@ class OpenAIChatTransport:
     - ``max_tokens`` is sent as ``max_completion_tokens`` for OpenAI's reasoning models (names starting with o1, o3,
       o4, gpt-5), which reject ``max_tokens``; every other model gets ``max_tokens``, which compatible servers
       expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
-    - Stream: ``delta.refusal`` is shown as text (the finish reason stays as sent); ``delta.reasoning_content``
-      (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as reasoning; tool calls are keyed by
-      ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and a different id at a used index
-      starts a new call (servers that put every call at index 0); a call without id gets a generated one; a call
-      whose arguments never arrive gets ``{}``. Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or
+    - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
+      chunk, several times cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is
+      drained briefly, so the connection is reused), and an event the body ends in without its blank line is
+      incomplete, as for the SDK. ``delta.refusal`` is shown as text (the finish reason stays as sent);
+      ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as
+      reasoning; tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and
+      a different id at a used index starts a new call (servers that put every call at index 0); a call without id
+      gets a generated one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather
+      than text are taken as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or
       DeepSeek's ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so
       its usage is inside it. A stream that ends without a finish reason is reported as broken off.
     - Errors: an in-band ``{"error": ...}`` event (Groq's ``tool_use_failed``, OpenRouter's mid-stream errors) and
@@ -143,7 +161,7 @@ class OpenAIChatTransport:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
@@ -154,13 +172,18 @@ class OpenAIChatTransport:
         stream_usage: bool = True,
         parallel_tool_calls: bool | None = None,
         provider_name: str | None = None,
+        tool_images: bool = True,
     ) -> None:
+        if model is None:
+            local = base_url or (client is None and os.environ.get("OPENAI_BASE_URL"))
+            model = default_model("openai-compatible" if local else "openai-chat")
         if not model:
-            raise ValueError("a model name is needed, e.g. OpenAIChatTransport('gpt-4o')")
+            raise ValueError("a model name is needed, e.g. OpenAIChatTransport('gpt-5.4-mini')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key, organization=organization)
         self.model = model
         self._stream_usage = stream_usage
         self._parallel_tool_calls = parallel_tool_calls
+        self.tool_images = tool_images
         if client is None:
             from_environment = not base_url and bool(os.environ.get("OPENAI_BASE_URL"))
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -180,6 +203,11 @@ class OpenAIChatTransport:
                 max_retries=max_retries,
                 timeout=timeout,
             )
+            if variable != "OPENAI_API_KEY":
+                # The SDK also reads OPENAI_ORG_ID / OPENAI_PROJECT_ID and sends them to any server: account ids
+                # stay with OpenAI, like its key.
+                client.organization = organization
+                client.project = None
         else:
             label, _, key_hint = _identify(str(client.base_url))
         self._client = client
@@ -226,7 +254,7 @@ class OpenAIChatTransport:
             if message.role is Role.USER:
                 out.append({"role": "user", "content": message.text})
             else:
-                out.extend(_assistant_messages(message))
+                out.extend(_assistant_messages(message, images=self.tool_images))
         return out
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -241,17 +269,25 @@ class OpenAIChatTransport:
         body = self.request_body(request)
         # Only what the SDK requires goes as arguments; the rest as ``extra_body``, merged into the JSON as it is.
         required = {key: body.pop(key) for key in ("model", "messages", "stream")}
-        create: Any = self._client.chat.completions.create  # typed overloads do not take a built dict
+        # The raw response: the SDK sends the request (retries, HTTP errors) and the SSE is read here, with no
+        # pydantic model per chunk.
+        create: Any = self._client.chat.completions.with_streaming_response.create
         parser = _ChunkParser(self._label)
+        decoder = SSEDecoder()
         responded = False  # once the response began, nothing is retried
         try:
-            response = await create(**required, extra_body=body)
-            responded = True
-            yield ResponseStarted()
-            async with response:
-                async for chunk in response:
-                    for event in parser.feed(chunk):
-                        yield event
+            async with create(**required, extra_body=body) as response:
+                responded = True
+                yield ResponseStarted()
+                chunks = response.iter_bytes()
+                async for chunk in chunks:
+                    for payload in decoder.feed(chunk):
+                        for event in parser.feed(payload):
+                            yield event
+                    if parser.done:
+                        await drain(chunks)
+                        break
+                # An event the body ended in, without its blank line, is incomplete: not read (as the SDK does).
             for event in parser.end():
                 yield event
         except Exception as exc:
@@ -272,7 +308,7 @@ class OpenAIChatTransport:
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _assistant_messages(message: Message) -> Iterator[dict[str, Any]]:
+def _assistant_messages(message: Message, *, images: bool) -> Iterator[dict[str, Any]]:
     """One ``assistant`` message per model response of the reply, each followed by its calls' results.
 
     A reply spans several responses (text, calls; then text after the results): text or reasoning that follows a
@@ -286,14 +322,14 @@ def _assistant_messages(message: Message) -> Iterator[dict[str, Any]]:
                 calls.append(part)
             case TextPart() | ReasoningPart():
                 if calls:
-                    yield from _response_messages(text, calls)
+                    yield from _response_messages(text, calls, images=images)
                     text, calls = [], []
                 if isinstance(part, TextPart) and part.text:
                     text.append(part.text)
-    yield from _response_messages(text, calls)
+    yield from _response_messages(text, calls, images=images)
 
 
-def _response_messages(text: list[str], calls: list[ToolCallPart]) -> Iterator[dict[str, Any]]:
+def _response_messages(text: list[str], calls: list[ToolCallPart], *, images: bool) -> Iterator[dict[str, Any]]:
     if not text and not calls:
         return  # a response that only reasoned: nothing Chat Completions can carry
     assistant: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
@@ -309,6 +345,26 @@ def _response_messages(text: list[str], calls: list[ToolCallPart]) -> Iterator[d
     yield assistant
     for call in calls:
         yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call)}
+    if images and calls:
+        content = _result_images(calls)
+        if content:
+            yield {"role": "user", "content": content}
+
+
+def _result_images(calls: list[ToolCallPart]) -> list[JSON]:
+    """The images of the calls' results as user content (a ``tool`` message carries text only): each call's images
+    after a line that says whose they are."""
+    content: list[JSON] = []
+    for call in calls:
+        images = outcome_images(call, max_chars=_MAX_IMAGE_CHARS)
+        if not images:
+            continue
+        these = "this image" if len(images) == 1 else f"these {len(images)} images"
+        content.append(
+            {"type": "text", "text": f"The result of {call.tool_name} (call {call.tool_call_id}) includes {these}:"}
+        )
+        content += [{"type": "image_url", "image_url": {"url": image.data_url}} for image in images]
+    return content
 
 
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
@@ -334,9 +390,9 @@ class _Call:
 
 
 class _ChunkParser:
-    """Turns ``ChatCompletionChunk``s into stream events; one per request."""
+    """Turns the stream's chunks (the JSON of each ``data:`` line) into stream events; one per request."""
 
-    __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_label")
+    __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_held", "_label", "done")
 
     def __init__(self, label: str) -> None:
         self._label = label
@@ -344,25 +400,48 @@ class _ChunkParser:
         self._by_index: dict[int, _Call] = {}
         self._finish: FinishReason | None = None
         self._completed = False
+        self._held = ""  # whitespace after a call began: text only if more text follows
+        self.done = False  # ``[DONE]`` came: nothing after it is read
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
-        """The events of one chunk."""
+    def feed(self, payload: bytes) -> list[StreamEvent]:
+        """The events of one ``data:`` payload.
+
+        Raises:
+            ProviderError: The payload is an error the provider reported.
+            json.JSONDecodeError: The payload is not JSON.
+        """
+        if self.done:
+            return []
+        try:
+            chunk = json.loads(payload)
+        except ValueError:
+            if payload.strip().startswith(b"[DONE]"):  # the end, as OpenAI marks it
+                self.done = True
+                return []
+            raise
+        if not isinstance(chunk, dict):
+            return []
+        if chunk.get("error"):  # an in-band error (Groq's tool_use_failed, OpenRouter's mid-stream errors)
+            raise stream_error(self._label, chunk["error"])
         events: list[StreamEvent] = []
         if self._completed:
             return events  # anything after the usage chunk is not part of this reply
-        choices = chunk.choices
-        if choices:
+        choices = chunk.get("choices")
+        if choices and isinstance(choices, list):
             for choice in choices:
-                if choice.index:  # n > 1 is never requested; the first choice is the reply
+                if not isinstance(choice, dict) or choice.get("index"):  # n > 1 is never requested
                     continue
-                if choice.delta is not None:
-                    self._delta(choice.delta, events)
-                if choice.finish_reason:
-                    self._finish_with(choice.finish_reason, events)
-        usage = chunk.usage
-        if usage is None and chunk.model_extra:
-            usage = (chunk.model_extra.get("x_groq") or {}).get("usage")  # Groq's place for it
-        if usage is not None:
+                delta = choice.get("delta")
+                if delta and isinstance(delta, dict):
+                    self._delta(delta, events)
+                reason = choice.get("finish_reason")
+                if reason and isinstance(reason, str):
+                    self._finish_with(reason, events)
+        usage = chunk.get("usage")
+        if usage is None:
+            groq = chunk.get("x_groq")  # Groq's place for it
+            usage = groq.get("usage") if isinstance(groq, dict) else None
+        if isinstance(usage, dict):
             events.append(_usage(usage))
             if not choices and self._finish is not None:
                 events.append(ResponseCompleted(self._finish))
@@ -376,33 +455,49 @@ class _ChunkParser:
         self._completed = True
         return [ResponseCompleted(self._finish)]
 
-    def _delta(self, delta: ChoiceDelta, events: list[StreamEvent]) -> None:
-        extra = delta.model_extra
-        if extra:
-            reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-            if reasoning and isinstance(reasoning, str):
-                events.append(ReasoningDelta(reasoning))
-        content: Any = delta.content  # a str, but chunks are not validated
+    def _delta(self, delta: JSON, events: list[StreamEvent]) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek, vLLM / Groq, Ollama
+        if reasoning and isinstance(reasoning, str):
+            events.append(ReasoningDelta(reasoning))
+        content = delta.get("content")
         if content:
             if isinstance(content, str):
-                events.append(TextDelta(content))
+                self._text(content, events)
             else:
                 _content_parts(content, events)
-        if delta.refusal:
-            events.append(TextDelta(delta.refusal))  # the person sees why the model declined
-        if delta.tool_calls:
-            for tool_call in delta.tool_calls:
-                self._tool_call(tool_call, events)
+        refusal = delta.get("refusal")
+        if refusal and isinstance(refusal, str):
+            events.append(TextDelta(refusal))  # the person sees why the model declined
+        tool_calls = delta.get("tool_calls")
+        if tool_calls and isinstance(tool_calls, list):
+            for tool_call in tool_calls:
+                if isinstance(tool_call, dict):
+                    self._tool_call(tool_call, events)
 
-    def _tool_call(self, tool_call: ChoiceDeltaToolCall, events: list[StreamEvent]) -> None:
+    def _text(self, content: str, events: list[StreamEvent]) -> None:
+        if self._calls and not (self._held + content).strip():
+            # vLLM's hermes parser streams the "\n" between two <tool_call> blocks as content: whitespace after a
+            # call began is text only if more text follows, so it never splits one response in two.
+            self._held += content
+            return
+        if self._held:
+            content, self._held = self._held + content, ""
+        events.append(TextDelta(content))
+
+    def _tool_call(self, tool_call: JSON, events: list[StreamEvent]) -> None:
         if self._finish is not None:
             return
         call = self._slot(tool_call)
-        function = tool_call.function
-        if function is not None and function.name and not call.name:
-            call.name = function.name
-        arguments = function.arguments if function is not None else None
-        if arguments:
+        function = tool_call.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        name = function.get("name")
+        if name and isinstance(name, str) and not call.name:
+            call.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # the whole arguments as an object, not JSON text (not per spec)
+            arguments = json.dumps(arguments, ensure_ascii=False) if arguments else None
+        if arguments and isinstance(arguments, str):
             call.has_arguments = True
             if call.started:
                 events.append(ToolCallDelta(call.id or "", arguments))
@@ -411,11 +506,12 @@ class _ChunkParser:
         if not call.started and call.name:
             self._start(call, events)
 
-    def _slot(self, tool_call: ChoiceDeltaToolCall) -> _Call:
+    def _slot(self, tool_call: JSON) -> _Call:
         """The call this delta continues, or a new one."""
-        index: int | None = tool_call.index  # typed int, but chunks are not validated
-        new_id = tool_call.id or None  # later chunks may repeat "id": "" (Qwen): that continues the call
-        if index is None:  # not per spec, but seen: continue the last call unless a new id says otherwise
+        index = tool_call.get("index")
+        raw_id = tool_call.get("id")
+        new_id = raw_id if raw_id and isinstance(raw_id, str) else None  # Qwen repeats "id": "" to continue a call
+        if not isinstance(index, int):  # not per spec, but seen: continue the last call unless a new id says otherwise
             index = len(self._calls) - 1 if self._calls and new_id in (None, self._calls[-1].id) else len(self._calls)
         call = self._by_index.get(index)
         if call is None or (new_id is not None and call.id is not None and new_id != call.id):
@@ -464,25 +560,23 @@ def _content_parts(content: Any, events: list[StreamEvent]) -> None:
                     events.append(ReasoningDelta(text))
 
 
-def _usage(usage: Any) -> UsageUpdate:
-    """A ``CompletionUsage`` (or Groq's dict of the same fields) as an event."""
-    prompt_details = _field(usage, "prompt_tokens_details")
-    completion_details = _field(usage, "completion_tokens_details")
-    cached = _field(prompt_details, "cached_tokens") or _field(usage, "prompt_cache_hit_tokens")  # DeepSeek
+def _usage(usage: JSON) -> UsageUpdate:
+    """A chunk's ``usage`` (or Groq's ``x_groq.usage``) as an event."""
+    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens") or usage.get("prompt_cache_hit_tokens")
     return UsageUpdate(
-        input_tokens=_field(usage, "prompt_tokens") or 0,
-        output_tokens=_field(usage, "completion_tokens") or 0,
-        cached_tokens=cached or 0,
-        reasoning_tokens=_field(completion_details, "reasoning_tokens") or 0,
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        cached_tokens=_int(cached),  # DeepSeek's prompt_cache_hit_tokens
+        reasoning_tokens=_int(_field(usage.get("completion_tokens_details"), "reasoning_tokens")),
     )
 
 
 def _field(value: Any, name: str) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
 
 
 # --- error mapping ----------------------------------------------------------------------------------------------------

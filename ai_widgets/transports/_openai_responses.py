@@ -14,6 +14,7 @@ from ai_widgets.events import (
     ReasoningDelta,
     ResponseCompleted,
     ResponseStarted,
+    StatusUpdate,
     StreamEvent,
     TextDelta,
     ToolCallArgumentsDone,
@@ -28,16 +29,20 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
     ProviderError,
+    SSEDecoder,
     arguments_json,
     check_connection_arguments,
+    drain,
     history,
     import_sdk,
     missing_key,
+    outcome_images,
     outcome_text,
     own_data,
     redact,
 )
-from ai_widgets.transports._openai_errors import in_band_error, map_openai_error
+from ai_widgets.transports._models import default_model
+from ai_widgets.transports._openai_errors import in_band_error, map_openai_error, stream_error
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -57,6 +62,9 @@ _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 # these the encrypted reasoning is requested even without ``reasoning=``, so it can be sent back with store=False.
 _REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss)")
 
+#: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
+_MAX_IMAGE_CHARS = 20 * 1024 * 1024
+
 _INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
 
 
@@ -64,7 +72,8 @@ class OpenAIResponsesTransport:
     """A model behind OpenAI's Responses API (``client.responses.create(stream=True, ...)``).
 
     Args:
-        model: The model, e.g. ``"gpt-5-mini"``.
+        model: The model, e.g. ``"gpt-5.4-mini"``; by default :func:`~ai_widgets.transports.default_model`
+            (``AI_WIDGETS_MODEL``, else a current small model).
         client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, retries and timeout are used).
         base_url: The API's base URL, for a client this transport makes; ``OPENAI_BASE_URL`` or OpenAI's by default.
         api_key: The key, for a client this transport makes; ``OPENAI_API_KEY`` by default.
@@ -75,6 +84,8 @@ class OpenAIResponsesTransport:
         reasoning: The ``reasoning`` request field, e.g. ``{"effort": "low", "summary": "auto"}``.
         builtin_tools: Tools OpenAI runs itself, sent as given, e.g. ``{"type": "web_search"}``.
         include_encrypted_reasoning: Ask for encrypted reasoning when reasoning is used, to send it back.
+        tool_images: Send the images of tool results to the model (see below); turn off for a model without image
+            input, which would refuse every later request.
 
     Raises:
         ValueError: ``model`` is empty, or ``client`` was given together with ``base_url`` or ``api_key``.
@@ -89,6 +100,12 @@ class OpenAIResponsesTransport:
       tool call (another provider's included) as a ``function_call`` item (``call_id``, ``name``, ``arguments``)
       followed by its ``function_call_output`` (what the model is told about the outcome, for failed, declined and
       cancelled calls too), in the order of the reply's parts.
+    - Images in tool results go in the ``function_call_output`` itself: with images (image attachments of
+      successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL) its ``output`` is a
+      list, ``{"type": "input_text", "text": ...}`` (the text the model is told; left out when empty) then one
+      ``{"type": "input_image", "image_url": ...}`` per image (a ``data:`` URL for inline images); without, the
+      text. Other attachments, and an image the API would refuse (another format, larger, not base64), show on the
+      card only. Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "openai"`` send theirs back. A reasoning part keeps the reasoning
       items the model produced as ``provider_data={"items": [{"id": "rs_...", "encrypted_content": "..."}, ...]}``
       (consecutive items land on one part), sent back before the items they preceded as ``{"type": "reasoning",
@@ -108,7 +125,9 @@ class OpenAIResponsesTransport:
       and no tool choice, as does a request with no tools at all.
     - ``temperature``, ``max_output_tokens`` (from ``max_tokens``); ``options.extra`` is merged into the JSON body
       last, so it can set or override any field.
-    - Stream: text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
+    - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
+      event, several times cheaper); an event the body ends in without its blank line is incomplete, as for the
+      SDK. Text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
       their arguments delta by delta (several per response), provider-run tools as calls with a result
       (web_search, file_search, code_interpreter, image_generation, mcp; tools that need the client to act, such as
       computer use or shell, are not supported) and with progress once their arguments are known (a web search's
@@ -123,7 +142,7 @@ class OpenAIResponsesTransport:
 
     def __init__(
         self,
-        model: str,
+        model: str | None = None,
         *,
         client: openai.AsyncOpenAI | None = None,
         base_url: str | None = None,
@@ -134,15 +153,19 @@ class OpenAIResponsesTransport:
         reasoning: Mapping[str, Any] | None = None,
         builtin_tools: Iterable[Mapping[str, Any]] = (),
         include_encrypted_reasoning: bool = True,
+        tool_images: bool = True,
     ) -> None:
+        if model is None:
+            model = default_model("openai-responses")
         if not model:
-            raise ValueError("a model name is needed, e.g. OpenAIResponsesTransport('gpt-5-mini')")
+            raise ValueError("a model name is needed, e.g. OpenAIResponsesTransport('gpt-5.4-mini')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key)
         self.model = model
         self.store = store
         self.reasoning = dict(reasoning) if reasoning is not None else None
         self.builtin_tools = [dict(tool) for tool in builtin_tools]
         self.include_encrypted_reasoning = include_encrypted_reasoning
+        self.tool_images = tool_images
         if client is None:
             try:
                 client = openai.AsyncOpenAI(
@@ -228,7 +251,16 @@ class OpenAIResponsesTransport:
                         "name": part.tool_name,
                         "arguments": arguments_json(part),
                     }
-                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": outcome_text(part)}
+                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": self._output(part)}
+
+    def _output(self, part: ToolCallPart) -> str | list[JSON]:
+        """A call's ``function_call_output``: the text the model is told, or with images, content items."""
+        text = outcome_text(part)
+        images = outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if self.tool_images else []
+        if not images:
+            return text
+        content: list[JSON] = [{"type": "input_text", "text": text}] if text else []
+        return content + [{"type": "input_image", "image_url": image.data_url} for image in images]
 
     def _reasoning_items(self, part: ReasoningPart) -> Iterator[JSON]:
         data = own_data(part, _PROVIDER_ID)
@@ -260,16 +292,24 @@ class OpenAIResponsesTransport:
         body = self.request_body(request)
         # Only what the SDK requires goes as arguments; the rest as ``extra_body``, merged into the JSON as it is.
         required = {key: body.pop(key) for key in ("model", "input", "stream")}
-        create: Any = self._client.responses.create  # typed overloads do not take a built dict
+        # The raw response: the SDK sends the request (retries, HTTP errors) and the SSE is read here, with no
+        # pydantic model per event.
+        create: Any = self._client.responses.with_streaming_response.create
         mapper = _StreamMapper()
+        decoder = SSEDecoder()
         responded = False  # once the response began, nothing is retried
         try:
-            response_stream = await create(**required, extra_body=body)
-            responded = True
-            async with response_stream:
-                async for event in response_stream:
-                    for mapped in mapper.map(event):
-                        yield mapped
+            async with create(**required, extra_body=body) as response:
+                responded = True
+                chunks = response.iter_bytes()
+                async for chunk in chunks:
+                    for payload in decoder.feed(chunk):
+                        for event in mapper.feed(payload):
+                            yield event
+                    if mapper.done:
+                        await drain(chunks)
+                        break
+                # An event the body ended in, without its blank line, is incomplete: not read (as the SDK does).
         except Exception as exc:
             error = self._map_error(exc, responded=responded)
             if error is None:
@@ -297,75 +337,92 @@ def _tool_choice(request: ChatRequest) -> Any:
 
 
 def _dump(value: Any) -> Any:
-    """A JSON-ready copy of an SDK model (or of what the SDK left as plain data)."""
-    if value is None:
-        return None
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", exclude_none=True, warnings=False)
+    """An item's field as people see it, as the SDK's typed path showed it: an object without its ``None`` fields,
+    at every depth (``model_dump(exclude_none=True)``); a list as it came."""
+    return _without_none(value) if isinstance(value, dict) else value
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_none(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_none(item) for item in value]
     return value
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _without(data: Any, *keys: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in keys} if isinstance(data, dict) else {}
 
 
-def _web_search_arguments(item: Any) -> dict[str, Any]:
-    return _without(_dump(getattr(item, "action", None)), "sources")
+def _web_search_arguments(item: JSON) -> dict[str, Any]:
+    return _without(_dump(item.get("action")), "sources")
 
 
-def _web_search_outcome(item: Any) -> ToolOutcome:
-    action = _dump(getattr(item, "action", None)) or {}
+def _web_search_outcome(item: JSON) -> ToolOutcome:
+    action = _dump(item.get("action")) or {}
     sources = (action.get("sources") or []) if isinstance(action, dict) else []
     urls = [s["url"] for s in sources if isinstance(s, dict) and isinstance(s.get("url"), str)]
     return ToolOutcome.success(action, citations=urls)
 
 
-def _file_search_arguments(item: Any) -> dict[str, Any]:
-    queries = getattr(item, "queries", None)
-    return {"queries": list(queries)} if queries else {}
+def _file_search_arguments(item: JSON) -> dict[str, Any]:
+    queries = item.get("queries")
+    return {"queries": list(queries)} if queries and isinstance(queries, list) else {}
 
 
-def _file_search_outcome(item: Any) -> ToolOutcome:
-    return ToolOutcome.success({"results": _dump(getattr(item, "results", None)) or []})
+def _file_search_outcome(item: JSON) -> ToolOutcome:
+    return ToolOutcome.success({"results": _dump(item.get("results")) or []})
 
 
-def _code_arguments(item: Any) -> dict[str, Any]:
-    code = getattr(item, "code", None)
+def _code_arguments(item: JSON) -> dict[str, Any]:
+    code = item.get("code")
     return {"code": code} if code else {}
 
 
-def _code_outcome(item: Any) -> ToolOutcome:
-    return ToolOutcome.success({"outputs": _dump(getattr(item, "outputs", None)) or []})
+def _code_outcome(item: JSON) -> ToolOutcome:
+    return ToolOutcome.success({"outputs": _dump(item.get("outputs")) or []})
 
 
-def _image_arguments(item: Any) -> dict[str, Any]:
+def _image_arguments(item: JSON) -> dict[str, Any]:
     return {}
 
 
-def _image_outcome(item: Any) -> ToolOutcome:
+def _image_outcome(item: JSON) -> ToolOutcome:
     # The image goes to the card as an attachment, not into the value: a base64 image is no text for anyone.
-    result = getattr(item, "result", None)
-    image_format = getattr(item, "output_format", None) or "png"
+    result = _str(item.get("result"))
+    image_format = _str(item.get("output_format")) or "png"
     attachments = [{"mime_type": f"image/{image_format}", "data": result}] if result else []
-    prompt = getattr(item, "revised_prompt", None)
+    prompt = item.get("revised_prompt")
     return ToolOutcome.success(
         {"revised_prompt": prompt} if prompt else None, text="Image generated.", attachments=attachments
     )
 
 
-def _mcp_arguments(item: Any) -> dict[str, Any]:
+def _mcp_arguments(item: JSON) -> dict[str, Any]:
     try:
-        parsed = json.loads(getattr(item, "arguments", None) or "")
+        parsed = json.loads(_str(item.get("arguments")) or "")
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _mcp_outcome(item: Any) -> ToolOutcome:
-    error = getattr(item, "error", None)
+def _mcp_outcome(item: JSON) -> ToolOutcome:
+    error = item.get("error")
     if error:
         return ToolOutcome.failure(str(error), retryable=False)
-    return ToolOutcome.success(getattr(item, "output", None))
+    return ToolOutcome.success(item.get("output"))
 
 
 @dataclass(frozen=True)
@@ -379,8 +436,8 @@ class _BuiltinTool:
 
     name: str
     progress: str
-    arguments: Callable[[Any], dict[str, Any]]
-    outcome: Callable[[Any], ToolOutcome]
+    arguments: Callable[[JSON], dict[str, Any]]
+    outcome: Callable[[JSON], ToolOutcome]
     takes_arguments: bool = True
 
 
@@ -400,9 +457,9 @@ _BUILTIN_TOOLS = {
 _PROGRESS_PHASES = frozenset({"in_progress", "searching", "interpreting", "generating"})
 
 
-def _builtin_failed(item: Any) -> ToolOutcome | None:
-    if getattr(item, "status", None) == "failed":
-        return ToolOutcome.failure(f"The provider's {item.type} failed.", retryable=False)
+def _builtin_failed(item: JSON) -> ToolOutcome | None:
+    if item.get("status") == "failed":
+        return ToolOutcome.failure(f"The provider's {item.get('type')} failed.", retryable=False)
     return None
 
 
@@ -416,7 +473,8 @@ class _Call:
 
 
 class _StreamMapper:
-    """Turns the SDK's Responses stream events into ai_widgets events, one response at a time.
+    """Turns the Responses stream's events (the JSON of each ``data:`` line) into ai_widgets events, one response
+    at a time.
 
     Reasoning items become the provider data of their ReasoningPart: ``provider="openai"``,
     ``provider_data={"items": [{"id": ..., "encrypted_content": ...}, ...]}`` (every consecutive reasoning item
@@ -432,60 +490,84 @@ class _StreamMapper:
         self.reasoning_items: list[dict[str, str]] = []
         self.reasoning_open = False
         self.reasoning_text = False
+        self.done = False  # ``[DONE]`` came: nothing after it is read
 
-    def map(self, event: Any) -> tuple[StreamEvent, ...]:
-        """The ai_widgets events for one SDK event (none for events that change nothing we show)."""
-        match event.type:
+    def feed(self, payload: bytes) -> tuple[StreamEvent, ...]:
+        """The events of one ``data:`` payload.
+
+        Raises:
+            ProviderError: The payload is an error the provider reported, or a stream that makes no sense.
+            json.JSONDecodeError: The payload is not JSON.
+        """
+        if self.done:
+            return ()
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            if payload.strip().startswith(b"[DONE]"):  # not sent by OpenAI's Responses API, but by some servers
+                self.done = True
+                return ()
+            raise
+        if not isinstance(event, dict):
+            return ()
+        if event.get("error"):  # an error event, {"type": "error", "error": {...}}
+            raise stream_error(_LABEL, event["error"])
+        return self.map(event)
+
+    def map(self, event: JSON) -> tuple[StreamEvent, ...]:
+        """The ai_widgets events for one stream event (none for events that change nothing we show)."""
+        match event.get("type"):
             case "response.output_text.delta" | "response.refusal.delta":
-                return self._text(event.delta)
+                return self._text(event.get("delta"))
             case "response.function_call_arguments.delta":
                 return self._arguments(event)
             case "response.reasoning_summary_text.delta" | "response.reasoning_text.delta":
-                return self._reasoning(event.delta)
+                return self._reasoning(event.get("delta"))
             case "response.reasoning_summary_part.added":
                 # Summary parts are paragraphs: keep them apart in the one reasoning part.
-                return self._reasoning("\n\n") if getattr(event, "summary_index", 0) and self.reasoning_text else ()
+                return self._reasoning("\n\n") if event.get("summary_index") and self.reasoning_text else ()
             case "response.output_item.added":
-                return self._item_added(event.item, event.output_index)
+                item = event.get("item")
+                return self._item_added(item, event.get("output_index")) if isinstance(item, dict) else ()
             case "response.output_item.done":
-                return self._item_done(event.item, event.output_index)
+                item = event.get("item")
+                return self._item_done(item, event.get("output_index")) if isinstance(item, dict) else ()
             case "response.created":
                 return (ResponseStarted(),)
             case "response.completed" | "response.incomplete":
-                return self._finished(event.response)
+                response = event.get("response")
+                return self._finished(response if isinstance(response, dict) else {})
             case "response.failed":
-                error = getattr(event.response, "error", None)
-                raise ProviderError(
-                    in_band_error(_LABEL, getattr(error, "code", None), getattr(error, "message", None))
-                )
-            case "error":
-                raise ProviderError(
-                    in_band_error(_LABEL, getattr(event, "code", None), getattr(event, "message", None))
-                )
-            case other:
+                error = _field(event.get("response"), "error")
+                raise ProviderError(in_band_error(_LABEL, _field(error, "code"), _field(error, "message")))
+            case "error":  # the flat form: {"type": "error", "code": ..., "message": ...}
+                raise ProviderError(in_band_error(_LABEL, _str(event.get("code")), _str(event.get("message"))))
+            case str() as other:
                 return self._progress(other, event)
+            case _:
+                return ()
 
     # -- text and reasoning --
 
-    def _text(self, delta: str) -> tuple[StreamEvent, ...]:
-        if not delta:
+    def _text(self, delta: Any) -> tuple[StreamEvent, ...]:
+        if not delta or not isinstance(delta, str):
             return ()
         self.reasoning_open = False
         return (TextDelta(delta),)
 
-    def _reasoning(self, delta: str) -> tuple[StreamEvent, ...]:
-        if not delta:
+    def _reasoning(self, delta: Any) -> tuple[StreamEvent, ...]:
+        if not delta or not isinstance(delta, str):
             return ()
         if not self.reasoning_open:
             self.reasoning_open, self.reasoning_items, self.reasoning_text = True, [], False
         self.reasoning_text = True
         return (ReasoningDelta(delta),)
 
-    def _reasoning_done(self, item: Any) -> tuple[StreamEvent, ...]:
+    def _reasoning_done(self, item: JSON) -> tuple[StreamEvent, ...]:
         if not self.reasoning_open:
             self.reasoning_open, self.reasoning_items, self.reasoning_text = True, [], False
-        entry = {"id": item.id}
-        encrypted = getattr(item, "encrypted_content", None)
+        entry = {"id": _str(item.get("id")) or ""}
+        encrypted = _str(item.get("encrypted_content"))
         if encrypted:
             entry["encrypted_content"] = encrypted
         self.reasoning_items.append(entry)
@@ -494,81 +576,91 @@ class _StreamMapper:
 
     # -- items --
 
-    def _item_added(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
-        kind = item.type
+    def _item_added(self, item: JSON, index: Any) -> tuple[StreamEvent, ...]:
+        kind = item.get("type")
         if kind == "function_call":
             return self._start_call(item, index)
-        if kind == "reasoning" and self.reasoning_open and self.reasoning_text:
-            return (ReasoningDelta("\n\n"),)  # a further reasoning item continues the same part
-        builtin = _BUILTIN_TOOLS.get(kind)
-        if builtin is None:
+        if kind == "reasoning":
+            if self.reasoning_open and self.reasoning_text:
+                return (ReasoningDelta("\n\n"),)  # a further reasoning item continues the same part
+            # A reasoning model may think for a while before its summary (if any) or its answer: say so.
+            return (StatusUpdate("Reasoning…"),)
+        builtin = _BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
+        item_id = _str(item.get("id"))
+        if builtin is None or item_id is None:
             return ()
         self.reasoning_open = False
         arguments = builtin.arguments(item)
         complete = bool(arguments) or not builtin.takes_arguments
-        self.builtin[item.id] = complete
+        self.builtin[item_id] = complete
         # An MCP call names the server's tool; the other built-in tools are named by their kind.
-        name = (getattr(item, "name", None) or builtin.name) if kind == "mcp_call" else builtin.name
+        name = (_str(item.get("name")) or builtin.name) if kind == "mcp_call" else builtin.name
         text = json.dumps(arguments, ensure_ascii=False) if complete else None
-        return (ToolCallStarted(item.id, name, text, provider_executed=True),)
+        return (ToolCallStarted(item_id, name, text, provider_executed=True),)
 
-    def _start_call(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
-        call_id = getattr(item, "call_id", None) or item.id
-        if not call_id or not getattr(item, "name", None):
+    def _start_call(self, item: JSON, index: Any) -> tuple[StreamEvent, ...]:
+        call_id, name = _str(item.get("call_id")) or _str(item.get("id")), _str(item.get("name"))
+        if call_id is None or name is None:
             raise ProviderError("OpenAI sent a function call without a call id or a name.")
+        key = _str(item.get("id")) or call_id
         call = _Call(call_id)
-        self.calls[item.id] = call
-        self.item_ids[index] = item.id
+        self.calls[key] = call
+        if isinstance(index, int):
+            self.item_ids[index] = key
         self.local_calls = True
         self.reasoning_open = False
-        events: list[StreamEvent] = [ToolCallStarted(call_id, item.name)]
-        arguments = getattr(item, "arguments", None)
+        events: list[StreamEvent] = [ToolCallStarted(call_id, name)]
+        arguments = _str(item.get("arguments"))
         if arguments:
             call.sent = len(arguments)
             events.append(ToolCallDelta(call_id, arguments))
         return tuple(events)
 
-    def _arguments(self, event: Any) -> tuple[StreamEvent, ...]:
-        item_id = getattr(event, "item_id", None) or self.item_ids.get(getattr(event, "output_index", -1))
+    def _arguments(self, event: JSON) -> tuple[StreamEvent, ...]:
+        item_id = event.get("item_id")
+        if not isinstance(item_id, str) or not item_id:
+            index = event.get("output_index")
+            item_id = self.item_ids.get(index) if isinstance(index, int) else None
         call = self.calls.get(item_id) if item_id is not None else None
         if call is None:
             raise ProviderError(f"OpenAI sent arguments for a function call it never started ({item_id!r}).")
-        delta = event.delta
-        if not delta:
+        delta = event.get("delta")
+        if not delta or not isinstance(delta, str):
             return ()
         call.sent += len(delta)
         return (ToolCallDelta(call.call_id, delta),)
 
-    def _item_done(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
-        kind = item.type
+    def _item_done(self, item: JSON, index: Any) -> tuple[StreamEvent, ...]:
+        kind = item.get("type")
         if kind == "function_call":
             return self._finish_call(item, index)
         if kind == "reasoning":
             return self._reasoning_done(item)
-        builtin = _BUILTIN_TOOLS.get(kind)
-        if builtin is None:
+        builtin = _BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
+        item_id = _str(item.get("id"))
+        if builtin is None or item_id is None:
             return ()
         events: list[StreamEvent] = []
-        if item.id not in self.builtin:  # done without added: start it now
+        if item_id not in self.builtin:  # done without added: start it now
             events += self._item_added(item, index)
-        if not self.builtin[item.id]:
+        if not self.builtin[item_id]:
             # The arguments (say, the search query) are often only known once the call is done.
             arguments = builtin.arguments(item)
-            events.append(ToolCallDelta(item.id, json.dumps(arguments, ensure_ascii=False)))
-            events.append(ToolCallArgumentsDone(item.id))
-            self.builtin[item.id] = True
-        events.append(ProviderToolResult(item.id, _builtin_failed(item) or builtin.outcome(item)))
+            events.append(ToolCallDelta(item_id, json.dumps(arguments, ensure_ascii=False)))
+            events.append(ToolCallArgumentsDone(item_id))
+            self.builtin[item_id] = True
+        events.append(ProviderToolResult(item_id, _builtin_failed(item) or builtin.outcome(item)))
         return tuple(events)
 
-    def _finish_call(self, item: Any, index: int) -> tuple[StreamEvent, ...]:
+    def _finish_call(self, item: JSON, index: Any) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
-        call = self.calls.get(item.id)
+        call = self.calls.get(_str(item.get("id")) or _str(item.get("call_id")) or "")
         if call is None:  # done without added (seen from compatible servers): the whole call at once
             events += self._start_call(item, index)
-            call = self.calls[item.id]
+            call = self.calls[_str(item.get("id")) or _str(item.get("call_id")) or ""]
         if call.completed:
             return ()
-        arguments = getattr(item, "arguments", None) or ""
+        arguments = _str(item.get("arguments")) or ""
         if len(arguments) > call.sent:  # arguments that never came as deltas
             events.append(ToolCallDelta(call.call_id, arguments[call.sent :]))
             call.sent = len(arguments)
@@ -576,40 +668,38 @@ class _StreamMapper:
         events.append(ToolCallArgumentsDone(call.call_id))
         return tuple(events)
 
-    def _progress(self, kind: str, event: Any) -> tuple[StreamEvent, ...]:
+    def _progress(self, kind: str, event: JSON) -> tuple[StreamEvent, ...]:
         # ``response.web_search_call.searching`` and the like; anything else is an event we do not show.
         parts = kind.split(".")
         if len(parts) != 3 or parts[2] not in _PROGRESS_PHASES:
             return ()
         builtin = _BUILTIN_TOOLS.get(parts[1])
-        item_id = getattr(event, "item_id", None)
+        item_id = event.get("item_id")
         if builtin is None or not isinstance(item_id, str) or not self.builtin.get(item_id):
             return ()  # not started, or its arguments are still to come (a running call's are fixed)
         return (ToolProgressUpdate(item_id, message=builtin.progress),)
 
     # -- the end --
 
-    def _finished(self, response: Any) -> tuple[StreamEvent, ...]:
+    def _finished(self, response: JSON) -> tuple[StreamEvent, ...]:
         events: list[StreamEvent] = []
-        usage = getattr(response, "usage", None)
-        if usage is not None:
-            cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
-            reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
+        usage = response.get("usage")
+        if isinstance(usage, dict):
             events.append(
                 UsageUpdate(
-                    input_tokens=usage.input_tokens or 0,
-                    output_tokens=usage.output_tokens or 0,
-                    cached_tokens=cached or 0,
-                    reasoning_tokens=reasoning or 0,
+                    input_tokens=_int(usage.get("input_tokens")),
+                    output_tokens=_int(usage.get("output_tokens")),
+                    cached_tokens=_int(_field(usage.get("input_tokens_details"), "cached_tokens")),
+                    reasoning_tokens=_int(_field(usage.get("output_tokens_details"), "reasoning_tokens")),
                 )
             )
         events.append(ResponseCompleted(self._finish_reason(response)))
         return tuple(events)
 
-    def _finish_reason(self, response: Any) -> FinishReason:
-        if getattr(response, "status", None) == "incomplete":
-            reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
-            return _INCOMPLETE_REASONS.get(reason or "", FinishReason.LENGTH)
+    def _finish_reason(self, response: JSON) -> FinishReason:
+        if response.get("status") == "incomplete":
+            reason = _field(response.get("incomplete_details"), "reason")
+            return _INCOMPLETE_REASONS.get(reason if isinstance(reason, str) else "", FinishReason.LENGTH)
         return FinishReason.TOOL_CALLS if self.local_calls else FinishReason.STOP
 
 

@@ -95,3 +95,15 @@ def sse(events: Iterable[dict[str, Any] | str], *, event_names: bool = False) ->
             continue
         head = f"event: {event['type']}\n" if event_names else ""
         yield (head + f"data: {json.dumps(event)}\n\n").encode()
+
+
+def reframe(body: bytes) -> bytes:
+    """``body``'s events framed the other ways SSE allows: CRLF line ends, a comment line before each event, and each
+    ``data: {...}`` line split in two ``data:`` lines (after its opening brace, where JSON takes a line break)."""
+    out = []
+    for line in body.split(b"\n"):
+        if line.startswith(b"data: {"):
+            out += [b": keep-alive", b"data: {", b"data:" + line[len(b"data: {") :]]
+        else:
+            out.append(line)
+    return b"\r\n".join(out)

@@ -36,7 +36,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, ProviderError
-from ai_widgets.transports._anthropic import _SSEDecoder, _StreamParser
+from ai_widgets.transports._anthropic import _StreamParser
+from ai_widgets.transports._common import SSEDecoder
 from tests.helpers import wait_for
 from tests.providers.anthropic_emulator import (
     FAKE_KEY,
@@ -51,6 +52,7 @@ from tests.providers.anthropic_emulator import (
     tool_results,
 )
 from tests.providers.histories import finished_call
+from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
 from tests.providers.loopback import Response, loopback
 
 FIXTURES = [
@@ -371,6 +373,69 @@ def test_every_call_gets_its_result_failed_declined_and_cancelled_included() -> 
     ]
 
 
+async def test_images_of_tool_results_go_inside_the_tool_result() -> None:
+    history = image_history()
+    assert history[1].tool_calls[0].result_for_model() == CHART_TEXT
+    api = MockAPI(sse(reply_events([{"type": "text", "text": "ok"}])))
+    async for _ in api.transport().stream(ChatRequest(messages=history)):
+        pass
+
+    def png(data: str, media_type: str = "image/png") -> dict[str, Any]:
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+    calls = [("call_chart", "plot", {"series": "a"}), ("call_plain", "lookup", {}), ("call_photo", "snap", {})]
+    calls.append(("call_failed", "snap", {}))
+    assert api.bodies[0]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "plot"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Plotting."},
+                *({"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls),
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_chart",
+                    "content": [
+                        {"type": "text", "text": CHART_TEXT},
+                        png(PNG),
+                        {"type": "image", "source": {"type": "url", "url": PHOTO_URL}},
+                    ],
+                },
+                {"type": "tool_result", "tool_use_id": "call_plain", "content": '{"n":1}'},
+                {"type": "tool_result", "tool_use_id": "call_photo", "content": [png(JPEG, "image/jpeg")]},
+                {"type": "tool_result", "tool_use_id": "call_failed", "content": "It broke.", "is_error": True},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]
+    without = api.transport(tool_images=False).request_messages(history)
+    assert [b.get("content") for b in without[2]["content"]] == [CHART_TEXT, '{"n":1}', None, "It broke."]
+
+
+async def test_a_tools_image_reaches_the_model_in_the_follow_up_request() -> None:
+    call = {"type": "tool_use", "id": "toolu_d", "name": "draw", "input": {"shape": "circle"}}
+    api = MockAPI(
+        sse(reply_events([call], stop_reason="tool_use")), sse(reply_events([{"type": "text", "text": "A circle."}]))
+    )
+    reply = await ChatSession(api.transport(), tools=[draw]).send("Draw a circle")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert tool_results(api.bodies[1]) == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_d",
+            "content": [
+                {"type": "text", "text": "A circle."},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            ],
+        }
+    ]
+
+
 def test_an_earlier_replys_results_come_first_in_the_next_user_message() -> None:
     earlier = Message(Role.ASSISTANT, [call("c1", ToolCallState.CANCELLED, ToolOutcome.failure("Stopped."))])
     messages = anthropic_messages([Message.user("go"), earlier, Message.user("never mind"), Message(Role.ASSISTANT)])
@@ -580,7 +645,7 @@ def test_sse_decoder_any_line_ending_any_chunking(newline: bytes) -> None:
     body = b'event: a\ndata: {"n": 1}\n\n: comment\n\nevent: b\ndata: {"t":\ndata: "\xc3\xa9 data: x"}\n\ndata:{"n": 3}'
     body = body.replace(b"\n", newline)
     for size in (1, 2, 3, len(body)):
-        decoder = _SSEDecoder()
+        decoder = SSEDecoder()
         payloads = [p for start in range(0, len(body), size) for p in decoder.feed(body[start : start + size])]
         payloads += decoder.close()
         assert [json.loads(p) for p in payloads] == [{"n": 1}, {"t": "é data: x"}, {"n": 3}], (newline, size)

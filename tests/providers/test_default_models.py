@@ -99,3 +99,20 @@ def test_ai_widgets_model_overrides_every_default() -> None:
     assert default_model("openai-chat", {"AI_WIDGETS_MODEL": ""}) == DEFAULT_MODELS["openai-chat"]
     with pytest.raises(ValueError, match="no default model for 'cohere'"):
         default_model("cohere", {})  # type: ignore[arg-type]
+
+
+def test_transports_use_the_defaults_when_no_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
+
+    monkeypatch.delenv("AI_WIDGETS_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert OpenAIChatTransport(api_key="k").model == DEFAULT_MODELS["openai-chat"]
+    assert OpenAIChatTransport(base_url="http://127.0.0.1:9/v1").model == DEFAULT_MODELS["openai-compatible"]
+    assert OpenAIResponsesTransport(api_key="k").model == DEFAULT_MODELS["openai-responses"]
+    assert AnthropicTransport(api_key="k").model == DEFAULT_MODELS["anthropic"]
+    monkeypatch.setenv("AI_WIDGETS_MODEL", "chosen-model")
+    assert OpenAIChatTransport(api_key="k").model == "chosen-model"
+    assert AnthropicTransport(api_key="k").model == "chosen-model"
+    assert OpenAIChatTransport("named", api_key="k").model == "named"  # a named model wins
+    with pytest.raises(ValueError, match="a model name is needed"):
+        AnthropicTransport("", api_key="k")

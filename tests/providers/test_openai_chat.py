@@ -42,7 +42,8 @@ from ai_widgets.messages import MessageStatus, ReasoningPart, Role, TextPart, To
 from ai_widgets.transports import ChatRequest, OpenAIChatTransport, ProviderError
 from tests.helpers import wait_for
 from tests.providers.histories import finish
-from tests.providers.loopback import Handler, Request, Response, Server, loopback
+from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
+from tests.providers.loopback import Handler, Request, Response, Server, loopback, reframe
 from tests.providers.openai_chat_emulator import (
     FAKE_KEY,
     Call,
@@ -223,6 +224,22 @@ async def test_recorded_stream_over_real_http(name: str, chunk_size: int | None,
         transport = OpenAIChatTransport("gpt-4o", base_url=server.url, api_key=FAKE_KEY, provider_name="Groq")
         events, error = await collect(transport, user_request())
     check_events(name, events, error)
+
+
+@pytest.mark.parametrize("chunk_size", [None, 1, 7], ids=["whole", "1-byte", "7-byte"])
+@pytest.mark.parametrize("name", CHAT_FIXTURES)
+async def test_recorded_stream_framed_otherwise_gives_the_same_events(name: str, chunk_size: int | None) -> None:
+    # CRLF line ends, comment lines, each payload split over two data: lines.
+    plain, plain_error = await collect(transport_for(name, None), user_request())
+    client, _ = mock_client(
+        reframe(fixture_body(name)),
+        chunk_size=chunk_size,
+        base_url=FIXTURE_HOSTS.get(name, "https://api.openai.com/v1"),
+    )
+    events, error = await collect(OpenAIChatTransport("gpt-4o", client=client), user_request())
+    check_events(name, events, error)
+    assert events == plain
+    assert repr(error) == repr(plain_error)
 
 
 def test_ollama_native_ndjson_is_not_this_transport() -> None:
@@ -411,6 +428,62 @@ async def test_history_maps_every_call_with_its_result_in_order() -> None:
     assert "now answer" not in json.dumps(body)
     assert "let me look" not in json.dumps(body)
     assert "sig" not in json.dumps(body)
+
+
+async def test_images_of_tool_results_follow_the_results_as_a_user_message() -> None:
+    history = image_history()
+    assert history[1].tool_calls[0].result_for_model() == CHART_TEXT
+    body = await first_body({}, ChatRequest(messages=history))
+    calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        for call_id, name, arguments in [
+            ("call_chart", "plot", '{"series": "a"}'),
+            ("call_plain", "lookup", "{}"),
+            ("call_photo", "snap", "{}"),
+            ("call_failed", "snap", "{}"),
+        ]
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": "plot"},
+        {"role": "assistant", "content": "Plotting.", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "call_chart", "content": CHART_TEXT},
+        {"role": "tool", "tool_call_id": "call_plain", "content": '{"n":1}'},
+        {"role": "tool", "tool_call_id": "call_photo", "content": ""},
+        {"role": "tool", "tool_call_id": "call_failed", "content": "It broke."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "The result of plot (call call_chart) includes these 2 images:"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                {"type": "image_url", "image_url": {"url": PHOTO_URL}},
+                {"type": "text", "text": "The result of snap (call call_photo) includes this image:"},
+                {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{JPEG}"}},
+            ],
+        },
+        {"role": "assistant", "content": "Done."},
+    ]
+    without = await first_body({"tool_images": False}, ChatRequest(messages=history))
+    assert without["messages"] == [m for m in body["messages"] if not isinstance(m["content"], list)]
+
+
+async def test_a_tools_image_reaches_the_model_in_the_follow_up_request() -> None:
+    bodies = [
+        b"".join(sse_reply(calls=[Call("call_d", "draw", {"shape": "circle"})])),
+        b"".join(sse_reply(text="A circle.")),
+    ]
+    client, captured = mock_client(lambda request: sse_response(bodies[len(captured.requests) - 1]))
+    session = ChatSession(OpenAIChatTransport("gpt-4o", client=client), tools=[draw])
+    reply = await session.send("Draw a circle")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    *_, tool_message, images = captured.bodies[1]["messages"]
+    assert tool_message == {"role": "tool", "tool_call_id": "call_d", "content": "A circle."}
+    assert images == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "The result of draw (call call_d) includes this image:"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+        ],
+    }
 
 
 async def test_empty_assistant_message_is_skipped() -> None:
@@ -618,6 +691,14 @@ async def test_arguments_before_the_name_and_an_id_that_comes_late() -> None:
     assert calls_of(events) == [("call_late", "search", '{"q": "x"}')]
 
 
+async def test_arguments_sent_as_an_object_are_taken_as_its_json() -> None:
+    call = {"index": 0, "id": "c1", "function": {"name": "search", "arguments": {"q": "é"}}}
+    empty = {"index": 1, "id": "c2", "function": {"name": "now", "arguments": {}}}
+    events, error = await stream_of(chunk({"tool_calls": [call, empty]}), chunk({}, "tool_calls"))
+    assert error is None
+    assert calls_of(events) == [("c1", "search", '{"q": "é"}'), ("c2", "now", "{}")]
+
+
 async def test_a_call_that_never_gets_a_name_is_a_clear_error() -> None:
     _, error = await stream_of(chunk(tool_delta(0, id="c1", arguments="{}")), chunk({}, "tool_calls"))
     assert isinstance(error, ProviderError)
@@ -713,6 +794,74 @@ async def test_in_band_error_without_code_and_after_a_started_call() -> None:
     )
     assert str(error) == "OpenRouter: Provider disconnected"
     assert not any(isinstance(e, ToolCallArgumentsDone | ResponseCompleted) for e in events)
+
+
+async def test_in_band_error_as_a_string_and_data_that_is_not_utf8() -> None:
+    events, error = await stream_of(chunk({"content": "a"}), b'data: {"error": "Upstream overloaded"}\n\n')
+    assert events == [ResponseStarted(), TextDelta("a")]
+    assert str(error) == "OpenAI: Upstream overloaded"
+    _, error = await stream_of(chunk({"content": "a"}), b'data: {"choices": "\xff"}\n\n')
+    assert str(error).startswith("OpenAI sent stream data that is not UTF-8")
+
+
+async def test_nothing_after_done_is_read_as_the_reply() -> None:
+    events, error = await stream_of(
+        *sse_reply(text="ok"), chunk({"content": "late"}), b"data: {not json\n\n", b'data: {"error": "late"}\n\n'
+    )
+    assert error is None
+    assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta("ok")]
+    assert events[-1] == ResponseCompleted(FinishReason.STOP)
+
+
+class Body(httpx2.AsyncByteStream):
+    """A response body in pieces; ``stall`` seconds before the pieces after ``stall_after``; records how far it was
+    read and whether it was closed."""
+
+    def __init__(self, pieces: list[bytes], stall_after: int | None = None, stall: float = 0.0) -> None:
+        self.pieces = pieces
+        self.stall_after = stall_after
+        self.stall = stall
+        self.read = 0
+        self.closed = False
+
+    async def __aiter__(self) -> Any:
+        for n, piece in enumerate(self.pieces):
+            if n == self.stall_after:
+                await asyncio.sleep(self.stall)
+            self.read = n + 1
+            yield piece
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def body_client(body: Body) -> Any:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    return mock_client(handler)[0]
+
+
+async def test_the_body_is_read_to_its_end_after_done_so_the_connection_can_be_reused() -> None:
+    body = Body([*sse_reply(text="ok"), b": trailing comment\n\n", b"\n"])
+    events, error = await collect(OpenAIChatTransport("m", client=body_client(body)), user_request())
+    assert error is None
+    assert events[-1] == ResponseCompleted(FinishReason.STOP)
+    assert body.read == len(body.pieces)
+    assert body.closed
+
+
+async def test_a_server_that_stalls_after_done_does_not_hold_the_reply() -> None:
+    pieces = sse_reply(text="ok")
+    body = Body([*pieces, b": more\n\n"], stall_after=len(pieces), stall=30)
+    session = ChatSession(OpenAIChatTransport("m", client=body_client(body)))
+    started = time.monotonic()
+    reply = await asyncio.wait_for(session.send("hi"), 10)
+    assert time.monotonic() - started < 5  # the drain gives up after a moment
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "ok"
+    assert body.read == len(pieces)
+    assert body.closed
 
 
 # --- 5. HTTP failures, retries, timeouts ----------------------------------------------------------------------------
@@ -971,3 +1120,27 @@ def test_exported_lazily_from_transports() -> None:
     import ai_widgets.transports as transports
 
     assert transports.OpenAIChatTransport is OpenAIChatTransport
+
+
+def test_whitespace_after_a_call_is_text_only_if_text_follows() -> None:
+    """vLLM's hermes parser streams the newline between two calls as content: held back, it never becomes a text part
+    between the calls; followed by words, it is text as sent."""
+    from ai_widgets.events import TextDelta
+    from ai_widgets.transports._openai_chat import _ChunkParser
+
+    def chunk(delta: dict[str, Any]) -> bytes:
+        return json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode()
+
+    def call(index: int, name: str) -> dict[str, Any]:
+        return {"tool_calls": [{"index": index, "id": f"c{index}", "function": {"name": name, "arguments": "{}"}}]}
+
+    parser = _ChunkParser("vLLM")
+    events = [
+        e
+        for d in ({"content": "\n"}, call(0, "a"), {"content": "\n"}, call(1, "b"), {"content": " "})
+        for e in parser.feed(chunk(d))
+    ]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["\n"]  # before any call: text as sent
+    parser = _ChunkParser("vLLM")
+    events = [e for d in (call(0, "a"), {"content": "\n"}, {"content": "Done."}) for e in parser.feed(chunk(d))]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["\nDone."]

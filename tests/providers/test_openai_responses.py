@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+import httpx2
+import openai
 import pytest
 
 from ai_widgets import (
@@ -28,6 +30,7 @@ from ai_widgets.events import (
     ReasoningDelta,
     ResponseCompleted,
     ResponseStarted,
+    StatusUpdate,
     TextDelta,
     ToolCallArgumentsDone,
     ToolCallDelta,
@@ -40,7 +43,8 @@ from ai_widgets.transports import ChatRequest, OpenAIResponsesTransport, Provide
 from tests.helpers import wait_for
 from tests.providers import responses_wire as wire
 from tests.providers.histories import finish
-from tests.providers.loopback import Request, Response, loopback
+from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
+from tests.providers.loopback import Request, Response, loopback, reframe
 
 REASONING_FIXTURE = "openai_responses_reasoning_text_function_call"
 ERROR_FIXTURE = "openai_responses_error_insufficient_quota"
@@ -94,6 +98,7 @@ async def test_reasoning_text_function_call_events(chunk_size: int | None) -> No
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
     assert [type(e) for e in events] == [
         ResponseStarted,
+        StatusUpdate,  # "Reasoning…": the model reasons before anything shows
         ReasoningDelta,
         *[TextDelta] * len(texts),
         ToolCallStarted,
@@ -102,13 +107,14 @@ async def test_reasoning_text_function_call_events(chunk_size: int | None) -> No
         UsageUpdate,
         ResponseCompleted,
     ]
-    reasoning = events[1]
+    assert events[1] == StatusUpdate("Reasoning…")
+    reasoning = events[2]
     assert reasoning.text == ""
     item = recorded_reasoning_item()
     assert reasoning.provider == "openai"
     assert reasoning.provider_data == {"items": [{"id": item["id"], "encrypted_content": item["encrypted_content"]}]}
     assert "".join(e.text for e in texts) == want["messages"][0]["text"]
-    assert events[2 + len(texts)] == ToolCallStarted(call["call_id"], call["name"])
+    assert events[3 + len(texts)] == ToolCallStarted(call["call_id"], call["name"])
     assert {e.tool_call_id for e in deltas} == {call["call_id"]}
     assert "".join(e.delta for e in deltas) == call["arguments"]
     usage = want["usage"]
@@ -203,6 +209,87 @@ async def test_error_event_in_the_sdks_flat_form() -> None:
         await collect(transport)
 
 
+@pytest.mark.parametrize("chunk_size", [None, 1, 7], ids=["whole", "1-byte", "7-byte"])
+@pytest.mark.parametrize("name", [REASONING_FIXTURE, ERROR_FIXTURE])
+async def test_recorded_streams_framed_otherwise_give_the_same_events(name: str, chunk_size: int | None) -> None:
+    # CRLF line ends, comment lines, each payload split over two data: lines.
+    async def run(body: bytes, size: int | None) -> tuple[list[Any], str | None]:
+        transport, _ = transport_for(body, chunk_size=size)
+        events: list[Any] = []
+        try:
+            async for event in transport.stream(ChatRequest(messages=[Message.user("hi")])):
+                events.append(event)
+        except ProviderError as exc:
+            return events, str(exc)
+        return events, None
+
+    plain = await run(wire.fixture_bytes(name), None)
+    assert await run(reframe(wire.fixture_bytes(name)), chunk_size) == plain
+    if name == ERROR_FIXTURE:
+        assert plain == ([ResponseStarted()], quota_message())
+    else:
+        assert plain[1] is None
+        assert isinstance(plain[0][-1], ResponseCompleted)
+
+
+async def test_done_ends_the_stream_and_an_error_as_a_string() -> None:
+    # Some compatible servers end with data: [DONE]; nothing after it is read.
+    body = text_reply("ok") + b"data: [DONE]\n\ndata: {not json\n\n"
+    transport, _ = transport_for(body)
+    events = await collect(transport)
+    assert events == [ResponseStarted(), TextDelta("ok"), UsageUpdate(10, 5), ResponseCompleted(FinishReason.STOP)]
+    transport, _ = transport_for(wire.encode([wire.created()]) + b'data: {"error": "Upstream overloaded"}\n\n')
+    with pytest.raises(ProviderError, match=r"^OpenAI: Upstream overloaded$"):
+        await collect(transport)
+
+
+class _BrokenBody(httpx2.AsyncByteStream):
+    def __init__(self, body: bytes, error: Exception) -> None:
+        self.body = body
+        self.error = error
+
+    async def __aiter__(self) -> Any:
+        yield self.body
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (
+            httpx2.RemoteProtocolError("peer closed connection"),
+            "The connection to OpenAI broke off mid-reply: peer closed connection.",
+        ),
+        (httpx2.ReadTimeout("timed out"), "OpenAI did not answer in time (timeout 600 s)."),
+    ],
+)
+async def test_the_connection_failing_mid_stream(error: Exception, message: str) -> None:
+    # What breaks while the body streams reaches the transport as the HTTP library's own error (the SDK wraps only
+    # what happens before the body): worded as the SDK's errors are.
+    def handle(request: Any) -> Any:
+        body = _BrokenBody(wire.encode([wire.created(), *wire.message(["Hal"], 0)[:2]]), error)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    client = openai.AsyncOpenAI(
+        api_key=wire.FAKE_KEY,
+        base_url="https://api.test/v1",
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
+        max_retries=2,
+    )
+    events: list[Any] = []
+
+    async def consume() -> None:
+        async for event in OpenAIResponsesTransport("gpt-4o", client=client).stream(
+            ChatRequest(messages=[Message.user("hi")])
+        ):
+            events.append(event)
+
+    with pytest.raises(ProviderError) as raised:
+        await consume()
+    assert str(raised.value) == message
+    assert events == [ResponseStarted(), TextDelta("Hal")]
+
+
 def two_calls_events() -> list[dict[str, Any]]:
     """The recorded response with a second function call, built from the recorded call's event shapes."""
     events = wire.sse_events(wire.fixture_bytes(REASONING_FIXTURE))
@@ -282,7 +369,8 @@ async def test_reasoning_summary_refusal_and_usage_details() -> None:
     events = await collect(transport)
     first = {"id": "rs_1", "encrypted_content": "ENC1"}
     both = {"items": [first, {"id": "rs_2", "encrypted_content": "ENC2"}]}
-    assert events[1:8] == [
+    assert events[1] == StatusUpdate("Reasoning…")  # until the summary starts
+    assert events[2:9] == [
         ReasoningDelta("First thought."),
         ReasoningDelta("\n\n"),
         ReasoningDelta("Second thought."),
@@ -291,7 +379,7 @@ async def test_reasoning_summary_refusal_and_usage_details() -> None:
         ReasoningDelta("Third."),
         ReasoningDelta("", provider="openai", provider_data=both),  # replaces the part's: both items
     ]
-    assert events[8:] == [
+    assert events[9:] == [
         TextDelta("I can't "),
         TextDelta("help with that."),
         UsageUpdate(100, 20, 64, 12),
@@ -565,6 +653,58 @@ async def test_follow_up_request_sends_reasoning_text_call_and_result_in_order()
 
 def finished_call(call_id: str, state: ToolCallState, outcome: ToolOutcome, arguments: str = "{}") -> ToolCallPart:
     return finish(ToolCallPart(call_id, "do_it", arguments), state, outcome)
+
+
+async def test_images_of_tool_results_go_in_the_function_call_output() -> None:
+    history = image_history()
+    assert history[1].tool_calls[0].result_for_model() == CHART_TEXT
+    transport, api = transport_for(text_reply("ok"))
+    await collect(transport, ChatRequest(messages=history))
+    calls = [
+        (
+            "call_chart",
+            "plot",
+            '{"series": "a"}',
+            [
+                {"type": "input_text", "text": CHART_TEXT},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+                {"type": "input_image", "image_url": PHOTO_URL},
+            ],
+        ),
+        ("call_plain", "lookup", "{}", '{"n":1}'),
+        ("call_photo", "snap", "{}", [{"type": "input_image", "image_url": f"data:image/jpeg;base64,{JPEG}"}]),
+        ("call_failed", "snap", "{}", "It broke."),
+    ]
+    items = [{"role": "user", "content": "plot"}, {"role": "assistant", "content": "Plotting."}]
+    for call_id, name, arguments, output in calls:
+        items.append({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
+        items.append({"type": "function_call_output", "call_id": call_id, "output": output})
+    items.append({"role": "assistant", "content": "Done."})
+    assert api.requests[0]["input"] == items
+
+    transport, api = transport_for(text_reply("ok"), tool_images=False)
+    await collect(transport, ChatRequest(messages=history))
+    outputs = [item["output"] for item in api.requests[0]["input"] if item.get("type") == "function_call_output"]
+    assert outputs == [CHART_TEXT, '{"n":1}', "", "It broke."]
+
+
+async def test_a_tools_image_reaches_the_model_in_the_follow_up_request() -> None:
+    first = wire.encode(
+        [wire.created(), *wire.function_call("draw", ['{"shape": "circle"}'], 0, "call_d"), wire.completed()]
+    )
+    transport, api = transport_for(first, text_reply("A circle."))
+    reply = await ChatSession(transport, tools=[draw]).send("Draw a circle")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert wire.last_outputs(api.requests[1]) == [
+        {
+            "type": "function_call_output",
+            "call_id": "call_d",
+            "output": [
+                {"type": "input_text", "text": "A circle."},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+            ],
+        }
+    ]
 
 
 def test_every_call_gets_its_result_including_failed_declined_and_cancelled() -> None:
