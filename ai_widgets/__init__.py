@@ -25,6 +25,7 @@ from ai_widgets.tools import (
     ToolProgress,
     ToolRegistry,
     ToolRisk,
+    ToolSource,
     tool,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "ToolProgress",
     "ToolRegistry",
     "ToolRisk",
+    "ToolSource",
     "Usage",
     "arun_tool",
     "run_tool",

@@ -33,7 +33,7 @@ from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._history import HistoryFile
 from ai_widgets.session._reply import end_open_calls
 from ai_widgets.session._turn import Turn, carry_over
-from ai_widgets.tools import Tool, ToolRegistry
+from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 
 __all__ = ["ChatSession", "SessionBusyError"]
@@ -53,7 +53,7 @@ class ChatSession:
     Args:
         transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...).
         tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
-            tools and functions to put in a new one.
+            tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`) to put in a new one.
         approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
             default (one per session, never share one between users).
         options: How a turn runs.
@@ -74,7 +74,7 @@ class ChatSession:
         self,
         transport: Transport,
         *,
-        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] | None = None,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
         options: SessionOptions | None = None,
         request_options: RequestOptions | None = None,
@@ -300,7 +300,11 @@ class ChatSession:
         Raises:
             SessionBusyError: A turn is already running.
             ValueError: No such tool, or the arguments are not JSON data.
+            Exception: A source of tools (an MCP server) could not list its tools.
         """
+        if self._turn is not None:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        await self.tools.refresh()  # the tools of MCP servers, as they are now
         if self._turn is not None:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         found = self.tools.get(tool_name)
@@ -394,5 +398,5 @@ class ChatSession:
         return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
 
 
-def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] | None) -> ToolRegistry:
+def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))

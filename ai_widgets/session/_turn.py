@@ -175,6 +175,8 @@ class Turn:
             calls = [part for part in reply.tool_calls if not part.state.terminal]
             choice = session.request_options.tool_choice
             rounds = 1
+            if choice.mode != "none" and not await self._list_tools():
+                return
             if not await self._run_round(calls, offered=[] if choice.mode == "none" else session.tools.names()):
                 return
             counted = self._count_failures(calls, 0)
@@ -266,6 +268,8 @@ class Turn:
         session, reply = self.session, self.reply
         options = session.request_options
         choice = options.tool_choice
+        if choice.mode != "none" and not await self._list_tools():
+            return None
         if not first and choice.forces_call:
             options = dataclasses.replace(options, tool_choice=ToolChoice.AUTO)
         elif choice.mode == "tool" and choice.tool_name is not None:
@@ -301,6 +305,19 @@ class Turn:
             self._fail_request("The model reported an error and stopped.")
             return None
         return [definition.name for definition in tools]
+
+    async def _list_tools(self) -> bool:
+        """Asks the registry's sources of tools (MCP servers) for their tools before a request; ``False`` when
+        that failed, which ends the turn with an error that says why."""
+        try:
+            await self.session.tools.refresh()
+        except Exception as exc:
+            end_open_calls(
+                self.session._notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
+            )
+            self._finish(MessageStatus.ERROR, f"The tools could not be listed: {_describe(exc)}")
+            return False
+        return True
 
     def _skip_provider_calls_without_result(self) -> None:
         """A call the provider ran but sent no result for (a paused turn) is never run here: it gets an outcome."""

@@ -18,7 +18,7 @@ from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.messages import Message, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, SessionBusyError
-from ai_widgets.tools import Tool, ToolRegistry
+from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, main_loop, wait_with_comms
@@ -63,7 +63,8 @@ class ChatWidget(SessionView):
     Args:
         session: The session to show; built from the other arguments when ``None``.
         transport: How to reach the model (when no session is given).
-        tools: Tools or a :class:`~ai_widgets.ToolRegistry` (when no session is given).
+        tools: Tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`), or a
+            :class:`~ai_widgets.ToolRegistry` (when no session is given).
         approval_policy: Decides which calls need a person (when no session is given).
         options: How a turn runs (when no session is given).
         request_options: What every request carries (when no session is given).
@@ -81,7 +82,7 @@ class ChatWidget(SessionView):
         session: ChatSession | None = None,
         *,
         transport: Transport | None = None,
-        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] | None = None,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
         options: SessionOptions | None = None,
         request_options: RequestOptions | None = None,
