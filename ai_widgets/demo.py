@@ -280,6 +280,12 @@ def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
 
             name = default_model("anthropic", env)
             return AnthropicTransport(name), f"Using Anthropic {name} (ANTHROPIC_API_KEY is set)."
+        elif env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"):
+            from ai_widgets.transports import GeminiTransport
+
+            name = default_model("gemini", env)
+            variable = "GOOGLE_API_KEY" if env.get("GOOGLE_API_KEY") else "GEMINI_API_KEY"
+            return GeminiTransport(name), f"Using Gemini {name} ({variable} is set)."
         else:
             fallback = "No provider is configured; "
     except ImportError as exc:

@@ -1,7 +1,7 @@
 """Transports: how a session talks to a model.
 
 ``ScriptedTransport`` and ``EchoTransport`` need no network. The provider transports import their SDK only when
-they are used (``pip install "ai_widgets[openai]"`` or ``"ai_widgets[anthropic]"``).
+they are used (``pip install "ai_widgets[openai]"``, ``"ai_widgets[anthropic]"`` or ``"ai_widgets[gemini]"``).
 
 The provider transports follow one template: a class whose docstring lists its mapping and the provider's quirks,
 then its request mapping (``request_body``, ``request_messages``), its stream mapping (``stream``) and its error
@@ -31,6 +31,7 @@ __all__ = [
     "AnthropicTransport",
     "ChatRequest",
     "EchoTransport",
+    "GeminiTransport",
     "OpenAIChatTransport",
     "OpenAIResponsesTransport",
     "ProviderError",
@@ -46,6 +47,7 @@ _PROVIDERS = {
     "OpenAIChatTransport": "ai_widgets.transports._openai_chat",
     "OpenAIResponsesTransport": "ai_widgets.transports._openai_responses",
     "AnthropicTransport": "ai_widgets.transports._anthropic",
+    "GeminiTransport": "ai_widgets.transports._gemini",
 }
 
 

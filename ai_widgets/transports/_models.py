@@ -18,7 +18,7 @@ DEFAULT_MODELS: dict[Provider, str] = {
     "openai-chat": "gpt-5.4-mini",
     "openai-responses": "gpt-5.4-mini",
     "anthropic": "claude-haiku-4-5",
-    "gemini": "gemini-2.5-flash",
+    "gemini": "gemini-3.5-flash",
     # A local server (Ollama, vLLM...): a small model that calls tools; the server must have pulled it.
     "openai-compatible": "qwen3",
 }

@@ -80,17 +80,31 @@ def test_anthropic_default_is_listed_and_the_sdk_does_not_warn() -> None:
             assert bool(said) is expect_warning, (name, said)
 
 
-def test_gemini_default_is_listed_where_the_sdk_lists_models() -> None:
-    genai_types = pytest.importorskip("google.genai.types", reason="google-genai is not installed (the gemini extra)")
+def test_gemini_default_is_in_the_sdks_list_of_current_models() -> None:
+    """google-genai has no model enum; its local tokenizer keeps the table of Gemini models it supports, which is
+    the SDK's own list (private: if it moves, this test says so rather than passing)."""
+    import ast
+    import importlib.util
+
+    pytest.importorskip("google.genai", reason="google-genai is not installed (the gemini extra)")
+    spec = importlib.util.find_spec("google.genai._local_tokenizer_loader")
+    assert spec is not None, "google-genai's model table moved: update this test"
+    assert spec.origin
+    # Read, not imported: importing it needs sentencepiece, an optional dependency of the SDK.
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
     listed = {
-        value
-        for name in dir(genai_types)
-        if name.endswith("Model")
-        for value in literal_values(getattr(genai_types, name))
+        key.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id.startswith("_GEMINI_")
+        for key in node.value.keys
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
     }
-    if not any(value.startswith("gemini-") for value in listed):
-        pytest.skip("the installed google-genai SDK has no model list to check against")
-    assert DEFAULT_MODELS["gemini"] in listed
+    assert any(model.startswith("gemini-") for model in listed), "google-genai's model table moved: update this test"
+    assert DEFAULT_MODELS["gemini"] in listed, f"{DEFAULT_MODELS['gemini']!r} is not among {sorted(listed)}"
+    newest = max(float(m.split("-")[1]) for m in listed if m.split("-")[1].replace(".", "").isdigit())
+    assert DEFAULT_MODELS["gemini"].startswith(f"gemini-{newest:g}"), f"a newer Gemini ({newest:g}) is listed"
 
 
 def test_ai_widgets_model_overrides_every_default() -> None:
@@ -110,9 +124,13 @@ def test_transports_use_the_defaults_when_no_model_is_named(monkeypatch: pytest.
     assert OpenAIChatTransport(base_url="http://127.0.0.1:9/v1").model == DEFAULT_MODELS["openai-compatible"]
     assert OpenAIResponsesTransport(api_key="k").model == DEFAULT_MODELS["openai-responses"]
     assert AnthropicTransport(api_key="k").model == DEFAULT_MODELS["anthropic"]
+    from ai_widgets.transports import GeminiTransport
+
+    assert GeminiTransport(api_key="k").model == DEFAULT_MODELS["gemini"]
     monkeypatch.setenv("AI_WIDGETS_MODEL", "chosen-model")
     assert OpenAIChatTransport(api_key="k").model == "chosen-model"
     assert AnthropicTransport(api_key="k").model == "chosen-model"
+    assert GeminiTransport(api_key="k").model == "chosen-model"
     assert OpenAIChatTransport("named", api_key="k").model == "named"  # a named model wins
     with pytest.raises(ValueError, match="a model name is needed"):
         AnthropicTransport("", api_key="k")

@@ -1,0 +1,922 @@
+"""Google's Gemini models (``streamGenerateContent``, server-sent events), through the official ``google-genai`` SDK:
+the Gemini Developer API or Vertex AI."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from ai_widgets.events import (
+    ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgumentsDone,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageUpdate,
+)
+from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports._common import (
+    NO_KEY,
+    ModelImage,
+    ProviderError,
+    check_connection_arguments,
+    describe_status,
+    history,
+    import_sdk,
+    missing_key,
+    outcome_images,
+    outcome_text,
+    own_data,
+    redact,
+)
+from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+
+import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
+
+from google import genai  # noqa: E402
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as genai_types  # noqa: E402
+
+__all__ = ["DEFAULT_MODEL", "GeminiTransport"]
+
+JSON = dict[str, Any]
+
+#: The model a ``GeminiTransport()`` talks to when none is named: a current small (Flash) Gemini model, from the
+#: table of every provider's default.
+DEFAULT_MODEL = DEFAULT_MODELS["gemini"]
+
+_LABEL = "Gemini"
+_KEY_VARIABLES = "GEMINI_API_KEY or GOOGLE_API_KEY"
+_KEY_HINT = f"{_KEY_VARIABLES}, or api_key="
+_VERTEX_HINT = "the Google Cloud credentials (gcloud auth application-default login), or api_key="
+#: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
+_PROVIDER_ID = "gemini"
+
+#: The thought signature Google documents for a function call Gemini did not sign (a conversation that began with
+#: another provider, a signature lost): Gemini 3 refuses a step whose first function call has none. It goes as the
+#: bytes of this text, base64-encoded, as the SDK sends it (verified against the live API by pydantic-ai).
+_SKIP_SIGNATURE = base64.b64encode(b"skip_thought_signature_validator").decode("ascii")
+
+# Models that take images inside a function response (``functionResponse.parts``): Gemini 3 and later. Older ones
+# get a tool's images as a user message right after the function responses.
+_MULTIMODAL_RESPONSES = re.compile(r"gemini-([3-9]|\d\d)")
+# The image types Gemini reads (of those every provider takes: GIF is not among Gemini's).
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
+# The deadline Google gives a whole request, in seconds, sent as ``X-Server-Timeout``: 20 minutes, what Google
+# recommends for long replies. The SDK would send the client's timeout, which bounds only the wait between chunks
+# here, and the server would cut off a reply that streams for longer.
+_SERVER_DEADLINE = 20 * 60
+# One image's limit, in base64 characters (about 5 MB): the whole request must stay under Gemini's 20 MB.
+_MAX_IMAGE_CHARS = 7_000_000
+
+_FINISH_REASONS = {
+    "STOP": FinishReason.STOP,
+    "MAX_TOKENS": FinishReason.LENGTH,
+    **dict.fromkeys(
+        (
+            "SAFETY",
+            "RECITATION",
+            "LANGUAGE",
+            "BLOCKLIST",
+            "PROHIBITED_CONTENT",
+            "SPII",
+            "IMAGE_SAFETY",
+            "IMAGE_PROHIBITED_CONTENT",
+            "IMAGE_RECITATION",
+            "MODEL_ARMOR",
+        ),
+        FinishReason.CONTENT_FILTER,
+    ),
+}
+# Finish reasons that say the reply went wrong: raised with Gemini's own message.
+_FAILED_REASONS = {
+    "MALFORMED_FUNCTION_CALL": "the model wrote a function call that is not valid",
+    "UNEXPECTED_TOOL_CALL": "the model called a tool it was not offered",
+    "TOO_MANY_TOOL_CALLS": "the model made too many tool calls",
+    "MISSING_THOUGHT_SIGNATURE": "a function call in the history lacks its thought signature",
+    "MALFORMED_RESPONSE": "the response was malformed",
+}
+
+
+def _truthy_env(*names: str) -> bool | None:
+    """The first of these environment variables that is set, read as the SDK reads a flag (``None``: none set)."""
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip().lower() in ("true", "1")
+    return None
+
+
+class GeminiTransport:
+    """A Gemini model, on the Gemini Developer API or on Vertex AI (``client.aio.models.generate_content_stream``).
+
+    Args:
+        model: The model name; by default :func:`~ai_widgets.transports.default_model` (``AI_WIDGETS_MODEL``, else
+            :data:`DEFAULT_MODEL`, a small, current Flash model).
+        client: A ``google.genai.Client`` you configured (its key or credentials, base URL, retries and timeout are
+            used).
+        api_key: The key, for a client this transport makes; ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` by default
+            (the SDK's order). On Vertex AI, a key selects its express mode.
+        base_url: Another endpoint speaking the Gemini API (a proxy); ``GOOGLE_GEMINI_BASE_URL`` (or
+            ``GOOGLE_VERTEX_BASE_URL``) by default.
+        vertexai: Use Vertex AI (Google Cloud) instead of the Gemini Developer API; by default the SDK's
+            ``GOOGLE_GENAI_USE_VERTEXAI`` decides. Credentials come from Application Default Credentials.
+        project: The Google Cloud project (Vertex AI); ``GOOGLE_CLOUD_PROJECT`` by default.
+        location: The Vertex AI location, e.g. ``"us-central1"``; ``GOOGLE_CLOUD_LOCATION`` (or ``global``) by default.
+        max_retries: Retries of a request that fails with 408/429/5xx or a connection error, with the SDK's
+            exponential backoff, before the first chunk of the stream; never once the reply has begun.
+        timeout: Seconds to wait to connect and between chunks of the stream. Google's deadline for the whole
+            request is 20 minutes (``X-Server-Timeout``), so a long reply is not cut off.
+        thinking: The ``thinkingConfig`` sent in ``generationConfig``, as given, e.g.
+            ``{"includeThoughts": True, "thinkingLevel": "low"}`` (``includeThoughts`` streams thought summaries,
+            which show as reasoning).
+        stream_function_call_arguments: Ask Vertex AI to stream function-call arguments as the model writes them
+            (``streamFunctionCallArguments``); the Gemini Developer API sends each call whole.
+        multimodal_function_responses: Send images of tool results inside the function response (``True``), or as
+            a user message right after the function responses (``False``); by default inside for Gemini 3 and later.
+
+    Raises:
+        ValueError: ``model`` is empty, ``client`` was given together with arguments that configure one,
+            ``stream_function_call_arguments`` without Vertex AI, or ``max_retries`` below 0.
+        ProviderError: No key for the Gemini Developer API was given or found, or Vertex AI found no credentials.
+            A ``base_url`` (or ``GOOGLE_GEMINI_BASE_URL``) without a key gets a placeholder instead: a local server
+            or proxy may need none, and a remote one answers with a message about the key.
+
+    Mapping and provider quirks:
+
+    - Request: the system prompt as ``systemInstruction``; user text as ``user`` contents; an assistant reply as
+      ``model`` contents with its parts in the order they arrived: text, thought summaries (``thought: true``) and
+      ``functionCall`` parts (``args``: the parsed arguments). After each round of local calls comes a ``user``
+      content with one ``functionResponse`` per call, in order (``response``: ``{"output": ...}``, or
+      ``{"error": ...}`` for failed, declined and cancelled calls; the text is what the model is told). A reply holds
+      every round of its turn, so it is split into one model content per round: a round ends at the first part
+      after a local call that is not itself a local call, or at a call Gemini signed (Gemini signs the first call of
+      each response). Calls any provider made go as ``functionCall``; calls a provider ran itself are left out
+      (Gemini cannot take another provider's tools).
+    - Ids: Gemini may leave a call without an ``id`` (the recorded streams do). Such a call gets one made here
+      (``gemini_call_<random>``, stable: it is stored with the call) and its ``functionCall`` and
+      ``functionResponse`` go back without an id, as Gemini sent them, so Gemini pairs them by order and name. An id
+      Gemini gave is kept in the call's provider data (``{"id": ...}``) and goes back on both. Calls of other
+      providers go back without their ids.
+    - Thought signatures (Gemini 3 requires them back on the parts they came on): only parts with
+      ``provider == "gemini"`` send theirs back, and only to the API that issued them (the Developer API and Vertex AI
+      refuse each other's: data from Vertex AI holds ``"vertexai": True``). A function call keeps its signature in
+      its provider data (``{"thought_signature": ...}``, base64 as Gemini sent it). A signature on any other part
+      becomes a reasoning part's provider data (the stream has no other way to store data for text): on a thought
+      part, that part's; on text (or on a chunk after a call started), an empty reasoning part right after it,
+      which goes back as the signature of the part before it. Thought summaries without a signature, and reasoning of
+      any other provider, are left out. The first function call of each model content that has no signature of
+      Gemini's gets the dummy signature Google documents for calls Gemini did not sign
+      (``skip_thought_signature_validator``), so a conversation begun elsewhere can go on here.
+    - Images in tool results (image attachments of a successful outcome, as :func:`outcome_images` accepts them:
+      valid base64 or an http(s) URL; PNG, JPEG and WebP, as Gemini takes no GIF): for Gemini 3 and later inside the
+      function response (Google's multimodal function responses), as ``parts`` of ``inlineData`` (``fileData`` for a
+      URL) with a ``displayName`` (``<tool>-<n>.<ext>``), which the ``response`` refers to as
+      ``{"images": [{"$ref": name}]}``; for older models (and with ``multimodal_function_responses=False``) as a
+      ``user`` content right after the function responses, each image after a line naming it and its call. Other
+      attachments stay on the card.
+    - Tools: ``functionDeclarations`` with ``parametersJsonSchema`` (the JSON Schema as it is). Tool choice:
+      ``AUTO``, ``ANY`` (required), ``ANY`` with ``allowedFunctionNames`` (a specific tool); with no tools
+      (``ToolChoice.NONE``) neither ``tools`` nor ``toolConfig`` is sent.
+    - ``temperature``, ``maxOutputTokens`` (from ``max_tokens``) and ``thinkingConfig`` in ``generationConfig``
+      (sent empty when none is set, as the SDK sends it); ``options.extra`` is merged into the JSON body last, so it
+      can set or override any field.
+    - The body is sent exactly as :meth:`request_body` builds it: ``contents`` go to the SDK as its types (checked
+      there), and the whole body as ``extra_body``, which the SDK merges over what it built (the SDK would re-encode
+      signatures as URL-safe base64 and write some nested fields in snake case; both are accepted, but a signature
+      goes back byte for byte as Gemini sent it).
+    - Stream: text as text, thought summaries as reasoning, calls with their arguments (whole on the Developer API;
+      on Vertex AI with ``stream_function_call_arguments``, streamed key by key from the ``partialArgs`` JSON paths,
+      written as JSON text in the order they come), several per response. Usage: ``input_tokens`` is the prompt
+      (with tool-use prompt tokens), ``output_tokens`` the candidates and thoughts, ``cached_tokens`` the cached
+      content, ``reasoning_tokens`` the thoughts. Finish reasons: ``STOP`` is stop (tool calls when the response
+      made calls), ``MAX_TOKENS`` length, the safety family content filter; a malformed or unexpected call, too many
+      calls or a missing thought signature raise :class:`ProviderError` saying so (with Gemini's ``finishMessage``
+      where the SDK keeps it: from Vertex AI), as does a prompt Gemini blocked. There is no status line of the
+      transport's own: the SDK opens the request when the first chunk is read, so nothing is known between the
+      request and the first content (the session shows its own waiting status, and ``includeThoughts`` streams the
+      thinking as reasoning).
+    - Errors: HTTP failures (after the SDK's retries) and errors in the stream raise :class:`ProviderError` with
+      Gemini's status and message, never a key.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        client: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        vertexai: bool | None = None,
+        project: str | None = None,
+        location: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+        thinking: Mapping[str, Any] | None = None,
+        stream_function_call_arguments: bool = False,
+        multimodal_function_responses: bool | None = None,
+    ) -> None:
+        if model is None:
+            model = default_model("gemini")
+        if not model:
+            raise ValueError(f"a model name is needed, e.g. GeminiTransport({DEFAULT_MODEL!r})")
+        check_connection_arguments(
+            client, api_key=api_key, base_url=base_url, vertexai=vertexai, project=project, location=location
+        )
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be at least 0, not {max_retries!r}")
+        if client is None:
+            client = _make_client(api_key, base_url, vertexai, project, location, max_retries, timeout)
+            self._timeout: float | None = timeout
+        else:
+            self._timeout = None  # the client's own
+        self.model = model
+        self.thinking = dict(thinking) if thinking is not None else None
+        self._client = client
+        self._vertexai = bool(getattr(client, "vertexai", False))
+        if stream_function_call_arguments and not self._vertexai:
+            raise ValueError(
+                "stream_function_call_arguments needs Vertex AI: the Gemini Developer API sends calls whole"
+            )
+        self.stream_function_call_arguments = stream_function_call_arguments
+        self.multimodal_function_responses = (
+            bool(_MULTIMODAL_RESPONSES.search(model))
+            if multimodal_function_responses is None
+            else multimodal_function_responses
+        )
+        # Only to scrub error texts: whatever key the client resolved (argument or environment).
+        resolved = getattr(getattr(client, "_api_client", None), "api_key", None)
+        self._secrets = tuple(
+            s
+            for s in (api_key, resolved, os.environ.get("GEMINI_API_KEY"), os.environ.get("GOOGLE_API_KEY"))
+            if isinstance(s, str) and s and s != NO_KEY
+        )
+
+    def __repr__(self) -> str:
+        return f"GeminiTransport({self.model!r}{', vertexai=True' if self._vertexai else ''})"
+
+    @property
+    def client(self) -> Any:
+        """The SDK client the requests go through (a ``google.genai.Client``)."""
+        return self._client
+
+    @property
+    def vertexai(self) -> bool:
+        """Whether the requests go to Vertex AI (else to the Gemini Developer API)."""
+        return self._vertexai
+
+    # --- request mapping ----------------------------------------------------------------------------------------------
+
+    def request_body(self, request: ChatRequest) -> JSON:
+        """The JSON body of the request for ``request``, as sent (``options.extra`` merged last). The model is not in
+        the body: it is part of the URL."""
+        options = request.options
+        body: JSON = {"contents": self.request_messages(request.messages)}
+        if options.system_prompt:
+            body["systemInstruction"] = {"parts": [{"text": options.system_prompt}]}
+        if options.tool_choice.mode != "none" and request.tools:
+            declarations = []
+            for definition in request.tools:
+                declaration: JSON = {"name": definition.name}
+                if definition.description:
+                    declaration["description"] = definition.description
+                declaration["parametersJsonSchema"] = definition.parameters
+                declarations.append(declaration)
+            body["tools"] = [{"functionDeclarations": declarations}]
+            calling: JSON = {"mode": "ANY" if options.tool_choice.mode in ("required", "tool") else "AUTO"}
+            if options.tool_choice.mode == "tool" and options.tool_choice.tool_name:
+                calling["allowedFunctionNames"] = [options.tool_choice.tool_name]
+            if self.stream_function_call_arguments:
+                calling["streamFunctionCallArguments"] = True
+            body["toolConfig"] = {"functionCallingConfig": calling}
+        generation: JSON = {}
+        if options.temperature is not None:
+            generation["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            generation["maxOutputTokens"] = options.max_tokens
+        if self.thinking is not None:
+            generation["thinkingConfig"] = self.thinking
+        # Always there, empty when nothing is set: the SDK sends it for every request with a config (see stream).
+        body["generationConfig"] = generation
+        body.update(options.extra)
+        return body
+
+    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
+        """The history as Gemini ``contents``: user and model contents, function responses right after their calls."""
+        contents: list[JSON] = []
+        names = _DisplayNames()
+        for message in history(messages):
+            if message.role is Role.USER:
+                parts = [{"text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+                if parts:
+                    contents.append({"role": "user", "parts": parts})
+            else:
+                contents += self._model_turns(message, names)
+        return contents
+
+    def _model_turns(self, message: Message, names: _DisplayNames) -> list[JSON]:
+        """One reply as contents: each round of local calls as a model content, then a user content with their
+        function responses (and, where they go outside, a user content with their images)."""
+        turns: list[JSON] = []
+        parts: list[JSON] = []
+        responses: list[JSON] = []
+        images: list[JSON] = []
+
+        def flush() -> None:
+            nonlocal parts, responses, images
+            if parts:
+                turns.append({"role": "model", "parts": _sign_first_call(parts)})
+            if responses:
+                turns.append({"role": "user", "parts": responses})
+            if images:
+                turns.append({"role": "user", "parts": images})
+            parts, responses, images = [], [], []
+
+        for part in message.parts:
+            local_call = isinstance(part, ToolCallPart) and not part.provider_executed
+            # A signature-only reasoning part belongs to the part before it (see the class docstring).
+            signature_only = (
+                isinstance(part, ReasoningPart) and not part.text and bool(parts) and self._signature(part) is not None
+            )
+            # Gemini signs the first call of each response: a signed call after answered ones began the next response.
+            next_step = local_call and self._signature(part) is not None
+            if responses and (next_step or not (local_call or signature_only)):
+                flush()  # the model saw these results: what follows is its next response
+            match part:
+                case TextPart():
+                    if part.text:
+                        parts.append({"text": part.text})
+                case ReasoningPart():
+                    self._reasoning(part, parts)
+                case ToolCallPart() if part.provider_executed:
+                    continue  # another provider's own tool: Gemini cannot take it
+                case ToolCallPart():
+                    call, response, extra = self._call(part, names)
+                    parts.append(call)
+                    responses.append(response)
+                    images += extra
+        flush()
+        return turns
+
+    def _own(self, part: Any) -> JSON | None:
+        """A part's provider data when this transport's API issued it (Gemini's, from the same API), else ``None``."""
+        data = own_data(part, _PROVIDER_ID)
+        if data is None or bool(data.get("vertexai")) != self._vertexai:
+            return None
+        return data
+
+    def _signature(self, part: Any) -> str | None:
+        data = self._own(part)
+        signature = data.get("thought_signature") if data is not None else None
+        return signature if _is_base64(signature) else None
+
+    def _reasoning(self, part: ReasoningPart, parts: list[JSON]) -> None:
+        """A reasoning part: a signed thought summary, or a signature for the part before it (see the class docstring);
+        nothing for reasoning Gemini did not sign or another provider's."""
+        signature = self._signature(part)
+        if signature is None:
+            return
+        if part.text:
+            parts.append({"text": part.text, "thought": True, "thoughtSignature": signature})
+        elif parts and "thoughtSignature" not in parts[-1]:
+            parts[-1]["thoughtSignature"] = signature
+        else:
+            parts.append({"text": "", "thoughtSignature": signature})
+
+    def _call(self, part: ToolCallPart, names: _DisplayNames) -> tuple[JSON, JSON, list[JSON]]:
+        """A local call's ``functionCall`` part, its ``functionResponse`` part, and the parts of a following user
+        content with its images (when they do not go inside the response)."""
+        data = self._own(part)
+        call_id = data.get("id") if data is not None else None
+        sent_id = call_id if isinstance(call_id, str) and call_id == part.tool_call_id else None
+        call: JSON = {"functionCall": {"name": part.tool_name, "args": part.parsed_arguments}}
+        if sent_id is not None:
+            call["functionCall"]["id"] = sent_id
+        signature = self._signature(part)
+        if signature is not None:
+            call["thoughtSignature"] = signature
+        outcome = part.outcome
+        failed = outcome is None or not outcome.ok
+        response: JSON = {"error" if failed else "output": outcome_text(part)}
+        function_response: JSON = {"name": part.tool_name, "response": response}
+        if sent_id is not None:
+            function_response["id"] = sent_id
+        images = [i for i in outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if i.media_type in _IMAGE_TYPES]
+        following: list[JSON] = []
+        if images and self.multimodal_function_responses:
+            named = [(names.take(part.tool_name, image), image) for image in images]
+            response["images"] = [{"$ref": name} for name, _ in named]
+            function_response["parts"] = [_image_part(image, name) for name, image in named]
+        for image in images if not self.multimodal_function_responses else ():
+            name = names.take(part.tool_name, image)
+            following += [{"text": f"{name}, an image in the result of {part.tool_name}:"}, _image_part(image)]
+        return call, {"functionResponse": function_response}, following
+
+    # --- stream mapping -----------------------------------------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        """Streams the model's response to ``request``.
+
+        Raises:
+            ProviderError: The request failed (HTTP status, timeout, connection, credentials, an error in the stream),
+                or the reply went wrong (a blocked prompt, a malformed call); the message says why and never contains
+                a key.
+        """
+        body = self.request_body(request)
+        mapper = _StreamMapper(self._vertexai)
+        try:
+            contents = _sdk_contents(body.get("contents"))
+            # The body goes as it is (see the class docstring): the SDK merges ``extra_body`` over what it built.
+            config = genai_types.GenerateContentConfig(
+                automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+                http_options=genai_types.HttpOptions(extra_body=body, headers=self._deadline()),
+            )
+            aio = getattr(self._client, "aio", self._client)
+            stream = await aio.models.generate_content_stream(model=self.model, contents=contents, config=config)
+            try:
+                async for chunk in stream:
+                    for event in mapper.map(chunk):
+                        yield event
+            finally:
+                await stream.aclose()  # closes the response at once, also when the turn stops mid-stream
+            for event in mapper.finish():
+                yield event
+        except ProviderError as exc:
+            raise ProviderError(redact(str(exc), *self._secrets)) from None
+        except Exception as exc:
+            error = self._map_error(exc, responded=mapper.started)
+            if error is None:
+                raise
+            raise error from None
+
+    def _deadline(self) -> dict[str, str] | None:
+        """The ``X-Server-Timeout`` header for a client with a timeout (see ``_SERVER_DEADLINE``)."""
+        options = getattr(getattr(self._client, "_api_client", None), "_http_options", None)
+        timeout = getattr(options, "timeout", None)
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            return None  # no timeout: the SDK sends no deadline either
+        return {"X-Server-Timeout": str(max(_SERVER_DEADLINE, math.ceil(timeout / 1000)))}
+
+    # --- error mapping ------------------------------------------------------------------------------------------------
+
+    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+        """A clear, key-free error for what the SDK (or the connection under it) raised (``None``: raised as it is)."""
+        hint = _VERTEX_HINT if self._vertexai else _KEY_HINT
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        match exc:
+            case genai_errors.APIError():
+                status = exc.status if isinstance(exc.status, str) else ""
+                message = exc.message if isinstance(exc.message, str) else str(exc)
+                detail = redact(f"{status}: {message}" if status and status not in message else message, *self._secrets)
+                code = exc.code if isinstance(exc.code, int) else 0
+                if responded:
+                    return ProviderError(f"{_LABEL} reported an error mid-reply ({code}): {detail}")
+                if code == 400 and _invalid_key(exc):
+                    return ProviderError(f"{_LABEL} rejected the API key (400): check {hint}. {detail}")
+                return ProviderError(describe_status(_LABEL, code, detail, key_hint=hint))
+            case genai_errors.UnknownApiResponseError():
+                return ProviderError(
+                    f"{_LABEL} sent a stream chunk that is not JSON: {redact(str(exc), *self._secrets)}"
+                )
+        if "ValidationError" in names:  # a chunk (or a request content) the SDK's types do not take
+            detail = redact(str(exc), *self._secrets)[:500]
+            return ProviderError(
+                f"{_LABEL}: the SDK could not read {'a chunk' if responded else 'the request'}: {detail}"
+            )
+        if "GoogleAuthError" in names:  # Vertex AI credentials that failed to load or refresh
+            detail = redact(str(exc), *self._secrets)
+            return ProviderError(f"{_LABEL} (Vertex AI) could not get credentials: {detail}. Check {_VERTEX_HINT}.")
+        if "TimeoutException" in names:
+            if responded:
+                return ProviderError(f"{_LABEL} stopped sending the reply (read timeout).")
+            within = f" within {self._timeout:g} s" if self._timeout is not None else ""
+            return ProviderError(f"{_LABEL} did not answer{within}, even after retries.")
+        if names & {"ConnectError", "NetworkError", "TransportError", "StreamError", "RemoteProtocolError"}:
+            detail = redact(str(exc.__cause__ or exc), *self._secrets)
+            if responded:
+                return ProviderError(f"The connection to {_LABEL} broke off mid-reply: {type(exc).__name__}: {detail}")
+            return ProviderError(f"Could not reach {_LABEL}: {type(exc).__name__}: {detail}")
+        return None
+
+
+def _make_client(
+    api_key: str | None,
+    base_url: str | None,
+    vertexai: bool | None,
+    project: str | None,
+    location: str | None,
+    max_retries: int,
+    timeout: float,
+) -> Any:
+    """A ``google.genai.Client`` for these settings, with retries and timeout (see :class:`GeminiTransport`)."""
+    vertex = (
+        vertexai if vertexai is not None else _truthy_env("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
+    )
+    if not vertex and not (api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
+        if not (base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")):
+            raise missing_key(_LABEL, _KEY_VARIABLES)
+        api_key = NO_KEY  # a local server or proxy may need no key; a remote one answers with a message about it
+    options = genai_types.HttpOptions(
+        base_url=base_url,
+        timeout=max(1, round(timeout * 1000)),
+        # Backoff from half a second, as the OpenAI and Anthropic SDKs wait (the SDK's own starts at a second).
+        retry_options=genai_types.HttpRetryOptions(
+            attempts=max_retries + 1, initial_delay=0.5, max_delay=8.0, jitter=0.25
+        ),
+    )
+    try:
+        return genai.Client(
+            vertexai=vertexai, api_key=api_key, project=project, location=location, http_options=options
+        )
+    except Exception as exc:  # missing project or credentials for Vertex AI, and the like
+        detail = redact(str(exc), api_key)
+        hint = f" Check {_VERTEX_HINT}." if vertex else ""
+        raise ProviderError(f"{_LABEL} client could not be created: {detail}{hint}") from None
+
+
+def _invalid_key(exc: Any) -> bool:
+    """Whether a 400 is Gemini's answer to a key that is not valid (it does not use 401 for that)."""
+    try:
+        text = json.dumps(exc.details)
+    except (TypeError, ValueError):
+        text = str(exc)
+    return "API_KEY_INVALID" in text or "API key not valid" in text
+
+
+def _sign_first_call(parts: list[JSON]) -> list[JSON]:
+    """``parts`` with the dummy signature on the first function call when it has none (see the class docstring)."""
+    for part in parts:
+        if "functionCall" in part:
+            part.setdefault("thoughtSignature", _SKIP_SIGNATURE)
+            break
+    return parts
+
+
+def _is_base64(value: Any) -> bool:
+    """Whether ``value`` is base64 text (standard or URL-safe alphabet) that decodes."""
+    if not isinstance(value, str) or not value:
+        return False
+    try:
+        base64.b64decode(value.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _image_part(image: ModelImage, display_name: str | None = None) -> JSON:
+    """An image as an ``inlineData`` part (or ``fileData``, for a URL), with its ``displayName`` inside a function
+    response."""
+    media: JSON = {"mimeType": image.media_type}
+    if image.data is not None:
+        key, media["data"] = "inlineData", image.data
+    else:
+        key, media["fileUri"] = "fileData", image.url
+    if display_name is not None:
+        media["displayName"] = display_name
+    return {key: media}
+
+
+class _DisplayNames:
+    """Names for the images of one request, unique in it: ``<tool>-<n>.<extension>``."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def take(self, tool_name: str, image: ModelImage) -> str:
+        self._count += 1
+        return f"{tool_name}-{self._count}{_EXTENSIONS.get(image.media_type, '')}"
+
+
+_EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
+
+
+def _sdk_contents(contents: Any) -> list[Any]:
+    """``contents`` as the SDK's types (bytes decoded from base64 here, so nothing is decoded twice)."""
+    if not isinstance(contents, list) or not contents:
+        raise ProviderError(f"{_LABEL} needs at least one message to answer")
+    return [genai_types.Content.model_validate(_with_bytes(content)) for content in contents]
+
+
+def _with_bytes(value: Any) -> Any:
+    """A copy of a content with its base64 fields (signatures, inline data) as bytes, as the SDK's types hold them."""
+    if isinstance(value, list):
+        return [_with_bytes(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    copy: JSON = {}
+    for key, item in value.items():
+        if key == "thoughtSignature" and isinstance(item, str):
+            copy[key] = _decode(item)
+        elif key == "inlineData" and isinstance(item, dict) and isinstance(item.get("data"), str):
+            copy[key] = {**item, "data": _decode(item["data"])}
+        elif key in ("parts", "functionResponse"):
+            copy[key] = _with_bytes(item)
+        else:
+            copy[key] = item
+    return copy
+
+
+def _decode(text: str) -> bytes:
+    try:
+        return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        raise ProviderError(f"{_LABEL}: the request holds base64 data that does not decode: {text[:40]!r}") from None
+
+
+# --- stream mapping ---------------------------------------------------------------------------------------------------
+
+_PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+
+
+def _json_path(path: Any) -> tuple[str | int, ...] | None:
+    """The steps of a JSON path such as ``$.a.b[0]`` or ``$['a b']``, or ``None`` when it is not one."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return None
+    steps: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _PATH_STEP.match(path, position)
+        if match is None:
+            return None
+        name, index, single, double = match.groups()
+        steps.append(int(index) if index is not None else next(s for s in (name, single, double) if s is not None))
+        position = match.end()
+    return tuple(steps) or None
+
+
+class _Container:
+    __slots__ = ("array", "count", "keys", "path")
+
+    def __init__(self, path: tuple[str | int, ...], array: bool) -> None:
+        self.path = path
+        self.array = array
+        self.count = 0
+        self.keys: set[str] = set()
+
+
+class _ArgumentsWriter:
+    """Writes a call's arguments as JSON text from Vertex AI's streamed partial arguments (a JSON path and a value
+    each, strings in pieces), in the order they come, so they stream key by key like any provider's arguments.
+
+    Paths come in the order the model writes the JSON; one that goes back into a member already written cannot be
+    written as JSON text and is a :class:`ProviderError`.
+    """
+
+    __slots__ = ("_containers", "_name", "_open_string")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._containers: list[_Container] = []
+        self._open_string: tuple[str | int, ...] | None = None
+
+    def feed(self, argument: Any) -> str:
+        path = _json_path(getattr(argument, "json_path", None))
+        if path is None:
+            raise ProviderError(
+                f"{_LABEL} streamed an argument of {self._name} at a path that is not a JSON path: "
+                f"{getattr(argument, 'json_path', None)!r:.100}"
+            )
+        string = argument.string_value
+        more = bool(argument.will_continue)
+        out: list[str] = []
+        if not self._containers:
+            self._containers.append(_Container((), array=False))
+            out.append("{")
+        if self._open_string is not None:
+            if path == self._open_string:
+                if string:
+                    out.append(_escape(string))
+                if not more:
+                    out.append('"')
+                    self._open_string = None
+                return "".join(out)
+            out.append('"')
+            self._open_string = None
+        parent, leaf = path[:-1], path[-1]
+        containers = self._containers
+        while len(containers) > 1 and parent[: len(containers[-1].path)] != containers[-1].path:
+            out.append("]" if containers.pop().array else "}")
+        for depth in range(len(containers[-1].path), len(parent)):
+            step = parent[depth]
+            following = parent[depth + 1] if depth + 1 < len(parent) else leaf
+            out.append(self._member(containers[-1], step, path))
+            opened = _Container(parent[: depth + 1], array=isinstance(following, int))
+            containers.append(opened)
+            out.append("[" if opened.array else "{")
+        out.append(self._member(containers[-1], leaf, path))
+        if string is not None:
+            out.append('"' + _escape(string))
+            if more:
+                self._open_string = path
+            else:
+                out.append('"')
+        elif argument.bool_value is not None:
+            out.append("true" if argument.bool_value else "false")
+        elif argument.number_value is not None:
+            out.append(_number(argument.number_value))
+        else:
+            out.append("null")
+        return "".join(out)
+
+    def close(self) -> str:
+        """The text that completes the arguments (``{}`` when none came)."""
+        if not self._containers:
+            return "{}"
+        out = ['"'] if self._open_string is not None else []
+        self._open_string = None
+        while self._containers:
+            out.append("]" if self._containers.pop().array else "}")
+        return "".join(out)
+
+    def _member(self, container: _Container, step: str | int, path: tuple[str | int, ...]) -> str:
+        if container.array:
+            valid = isinstance(step, int) and step == container.count
+        else:
+            valid = isinstance(step, str) and step not in container.keys
+            if valid:
+                container.keys.add(str(step))
+        if not valid:
+            shown = "$" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in path)
+            raise ProviderError(
+                f"{_LABEL} streamed the arguments of {self._name} out of order (at {shown}); they cannot be read"
+            )
+        # The spacing of json.dumps, as the arguments of a call that came whole are written.
+        separator = ", " if container.count else ""
+        container.count += 1
+        return separator if container.array else f"{separator}{json.dumps(step, ensure_ascii=False)}: "
+
+
+def _escape(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        return "null"
+    if float(value).is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return json.dumps(value)
+
+
+def _text(value: Any) -> str:
+    """An SDK enum's (or a string's) value, ``""`` for none."""
+    value = getattr(value, "value", value)
+    return value if isinstance(value, str) else ""
+
+
+class _StreamMapper:
+    """Turns the SDK's ``GenerateContentResponse`` chunks into ai_widgets events."""
+
+    __slots__ = ("_calls", "_finish", "_finish_message", "_streaming", "_usage", "_vertexai", "started")
+
+    def __init__(self, vertexai: bool) -> None:
+        self._vertexai = vertexai
+        self.started = False
+        self._calls = 0
+        self._finish = ""
+        self._finish_message = ""
+        self._streaming: tuple[str, _ArgumentsWriter] | None = None  # the call whose arguments stream, if any
+        self._usage: UsageUpdate | None = None
+
+    def map(self, chunk: Any) -> list[StreamEvent]:
+        """The events for one chunk."""
+        events: list[StreamEvent] = []
+        if not self.started:
+            self.started = True
+            events.append(ResponseStarted())
+        feedback = getattr(chunk, "prompt_feedback", None)
+        blocked = _text(getattr(feedback, "block_reason", None))
+        if blocked:
+            message = getattr(feedback, "block_reason_message", None) or "no reason given"
+            raise ProviderError(f"{_LABEL} blocked the prompt ({blocked}): {message}")
+        candidates = getattr(chunk, "candidates", None) or []
+        if candidates:
+            candidate = candidates[0]
+            content = getattr(candidate, "content", None)
+            for part in getattr(content, "parts", None) or ():
+                events += self._part(part)
+            reason = _text(getattr(candidate, "finish_reason", None))
+            if reason:
+                self._finish = reason
+                self._finish_message = getattr(candidate, "finish_message", None) or ""
+        usage = self._usage_update(getattr(chunk, "usage_metadata", None))
+        if usage is not None:
+            events.append(usage)
+        return events
+
+    def finish(self) -> list[StreamEvent]:
+        """The events after the last chunk: the response's end, when Gemini said why it ended (else none: the
+        session reports a reply that broke off)."""
+        if not self._finish:
+            return []
+        events = self._end_streaming()
+        if self._finish in _FAILED_REASONS:
+            said = f": {self._finish_message}" if self._finish_message else ""
+            raise ProviderError(f"{_LABEL} stopped the reply ({self._finish}): {_FAILED_REASONS[self._finish]}{said}")
+        reason = _FINISH_REASONS.get(self._finish, FinishReason.STOP)
+        if reason is FinishReason.STOP and self._calls:
+            reason = FinishReason.TOOL_CALLS
+        events.append(ResponseCompleted(reason))
+        return events
+
+    def _part(self, part: Any) -> list[StreamEvent]:
+        signature = part.thought_signature
+        data: JSON | None = None
+        if signature:
+            data = {"thought_signature": base64.b64encode(signature).decode("ascii")}
+            if self._vertexai:
+                data["vertexai"] = True
+        call = part.function_call
+        if call is not None and call.name:
+            return self._start_call(call, data)
+        events: list[StreamEvent] = []
+        if call is not None:
+            events += self._continue_call(call)
+        elif part.text:
+            events += self._end_streaming()
+            events.append(ReasoningDelta(part.text) if part.thought else TextDelta(part.text))
+        if data is not None:
+            # A signature on anything but a call's start: stored on a reasoning part (see GeminiTransport).
+            events.append(ReasoningDelta("", provider=_PROVIDER_ID, provider_data=data))
+        return events
+
+    def _start_call(self, call: Any, data: JSON | None) -> list[StreamEvent]:
+        events = self._end_streaming()
+        self._calls += 1
+        if isinstance(call.id, str) and call.id:
+            call_id = call.id
+            data = {**(data or {}), "id": call.id}
+            if self._vertexai:
+                data["vertexai"] = True
+        else:
+            call_id = f"gemini_call_{uuid.uuid4().hex[:20]}"
+        provider = _PROVIDER_ID if data is not None else None
+        if not call.will_continue and not call.partial_args:
+            arguments = json.dumps(call.args, ensure_ascii=False) if call.args else "{}"
+            events.append(ToolCallStarted(call_id, call.name, arguments, provider=provider, provider_data=data))
+            return events
+        events.append(ToolCallStarted(call_id, call.name, provider=provider, provider_data=data))
+        self._streaming = (call_id, _ArgumentsWriter(call.name))
+        return events + self._continue_call(call)
+
+    def _continue_call(self, call: Any) -> list[StreamEvent]:
+        if self._streaming is None:
+            if call.partial_args:
+                raise ProviderError(f"{_LABEL} streamed function-call arguments for no call")
+            return []  # a stray end of a call
+        call_id, writer = self._streaming
+        events: list[StreamEvent] = []
+        text = "".join(writer.feed(argument) for argument in call.partial_args or ())
+        if text:
+            events.append(ToolCallDelta(call_id, text))
+        if not call.will_continue:
+            events += self._end_streaming()
+        return events
+
+    def _end_streaming(self) -> list[StreamEvent]:
+        """Completes the arguments of the call that was streaming, if any."""
+        if self._streaming is None:
+            return []
+        call_id, writer = self._streaming
+        self._streaming = None
+        return [ToolCallDelta(call_id, writer.close()), ToolCallArgumentsDone(call_id)]
+
+    def _usage_update(self, usage: Any) -> UsageUpdate | None:
+        if usage is None:
+            return None
+        counts = [
+            getattr(usage, name, None)
+            for name in (
+                "prompt_token_count",
+                "tool_use_prompt_token_count",
+                "candidates_token_count",
+                "thoughts_token_count",
+                "cached_content_token_count",
+            )
+        ]
+        if all(count is None for count in counts):
+            return None  # a chunk with only the traffic type
+        prompt, tool_prompt, candidates, thoughts, cached = (c if isinstance(c, int) else 0 for c in counts)
+        update = UsageUpdate(
+            input_tokens=prompt + tool_prompt,
+            output_tokens=candidates + thoughts,
+            cached_tokens=cached,
+            reasoning_tokens=thoughts,
+        )
+        if update == self._usage:
+            return None
+        self._usage = update
+        return update
