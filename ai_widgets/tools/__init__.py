@@ -1,0 +1,33 @@
+"""Tools: what a model is told about a function, and how a call of it is validated, run and answered.
+
+A tool is a :class:`ToolDefinition` (what the model and the card see) plus an async ``invoke``. ``@tool`` builds
+one from a plain function, deriving the JSON Schema from its signature with pydantic; the same pydantic model
+validates and binds the arguments, so what the model is told is exactly what gets bound.
+
+One module per concept: ``_definition`` (the definition and risk), ``_outcome`` (what a call gives back),
+``_invocation`` (a call as its handler sees it), ``_tool`` (``Tool`` and ``@tool``), ``_detached`` (a call sent to
+another executor), ``_registry`` (the tools a session offers, and sources of tools).
+"""
+
+from ai_widgets.tools._definition import ToolDefinition, ToolRisk
+from ai_widgets.tools._invocation import ToolInvocation, ToolProgress, parse_arguments
+from ai_widgets.tools._outcome import Attachment, Citation, ToolError, ToolOutcome, safe_outcome
+from ai_widgets.tools._registry import ToolRegistry, ToolSource
+from ai_widgets.tools._tool import Tool, tool
+
+__all__ = [
+    "Attachment",
+    "Citation",
+    "Tool",
+    "ToolDefinition",
+    "ToolError",
+    "ToolInvocation",
+    "ToolOutcome",
+    "ToolProgress",
+    "ToolRegistry",
+    "ToolRisk",
+    "ToolSource",
+    "parse_arguments",
+    "safe_outcome",
+    "tool",
+]

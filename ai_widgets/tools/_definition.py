@@ -1,0 +1,61 @@
+"""What the model and the card are told about a tool: its name, description, schema and risk."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ToolDefinition", "ToolRisk"]
+
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ToolRisk(str, Enum):
+    """How much harm a call can do; ``DESTRUCTIVE`` tools ask for approval by default."""
+
+    READ_ONLY = "read_only"
+    NORMAL = "normal"
+    DESTRUCTIVE = "destructive"
+
+
+class ToolDefinition(BaseModel):
+    """What the model is told about a tool, and what its card shows.
+
+    Attributes:
+        name: The name the model calls it by (letters, digits, ``_`` and ``-``; at most 64).
+        description: What the tool does, for the model.
+        parameters: The JSON Schema of its arguments (an object schema).
+        title: A human title for the card; the name is shown when ``None``.
+        icon: A short icon for the card (an emoji or a single character).
+        risk: How much harm a call can do.
+        requires_approval: Whether every call needs a person's decision, whatever the risk.
+        sequential: Whether calls of this tool run alone rather than concurrently with other calls.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    title: str | None = None
+    icon: str | None = None
+    risk: ToolRisk = ToolRisk.NORMAL
+    requires_approval: bool = False
+    sequential: bool = False
+
+    def model_post_init(self, context: Any, /) -> None:
+        _check_name(self.name)
+        if self.parameters.get("type") != "object":
+            raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+
+    def model_schema(self) -> dict[str, Any]:
+        """The definition as a provider needs it: name, description and parameters, nothing for the UI."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+def _check_name(name: str) -> None:
+    if not _NAME_PATTERN.match(name):
+        raise ValueError(f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (what providers accept)")

@@ -1,0 +1,127 @@
+"""One call as its handler sees it: the arguments, progress reporting, the cancelled flag, the context."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter
+
+from ai_widgets.arguments import StreamingArguments
+
+__all__ = ["ToolInvocation", "ToolProgress", "parse_arguments"]
+
+T = TypeVar("T")
+#: A tool's function, or what answers a call for it.
+Handler = Callable[..., Any]
+
+ProgressCallback = Callable[[float | None, str | None], None]
+
+
+class ToolProgress:
+    """Progress reporting for a running call; ``report`` is safe from any thread."""
+
+    __slots__ = ("_callback", "_loop", "_loop_thread", "fraction", "message")
+
+    def __init__(self, callback: ProgressCallback | None = None) -> None:
+        self._callback = callback
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            self._loop_thread: int | None = threading.get_ident()
+        except RuntimeError:
+            self._loop = None
+            self._loop_thread = None
+        self.fraction: float | None = None
+        self.message: str | None = None
+
+    def report(self, fraction: float | None = None, message: str | None = None) -> None:
+        """Reports how far the call is.
+
+        Args:
+            fraction: Done so far, from 0 to 1; ``None`` when unknown (an indeterminate bar).
+            message: A short line about what is happening.
+
+        Raises:
+            ValueError: ``fraction`` is not a number from 0 to 1.
+        """
+        if fraction is not None:
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or math.isnan(fraction):
+                raise ValueError(f"progress fraction must be a number from 0 to 1, not {fraction!r}")
+            if not 0.0 <= fraction <= 1.0:
+                raise ValueError(f"progress fraction must be from 0 to 1, not {fraction!r}")
+            fraction = float(fraction)
+        if message is not None and not isinstance(message, str):
+            raise ValueError(f"progress message must be a string, not {type(message).__name__}")
+        self.fraction, self.message = fraction, message
+        callback = self._callback
+        if callback is None:
+            return
+        if self._loop is not None and threading.get_ident() != self._loop_thread:
+            if not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(callback, fraction, message)
+            return
+        callback(fraction, message)
+
+
+@dataclass
+class ToolInvocation:
+    """One call of a tool, as its handler sees it.
+
+    Attributes:
+        tool_call_id: The provider's id of the call.
+        tool_name: The name the model used.
+        arguments: The raw JSON text of the arguments the call runs with (the person's edit, when they changed it).
+        conversation_id: The session's conversation id.
+        message_id: The id of the assistant message the call belongs to.
+        progress: Where the handler reports progress; never ``None``.
+        context: The application's context object, passed through from the session.
+        cancelled: Set when the call is cancelled, stopped or timed out; a sync tool can check it and return early.
+        parsed_arguments: The one parse of ``arguments`` that the card showed and the person approved; derived from
+            ``arguments`` when not given.
+    """
+
+    tool_call_id: str
+    tool_name: str
+    arguments: str = "{}"
+    conversation_id: str | None = None
+    message_id: str | None = None
+    progress: ToolProgress = field(default_factory=ToolProgress)
+    context: Any = None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    parsed_arguments: dict[str, Any] | None = None
+    # Told the future of a sync call whose thread goes on after the call was given up (a cancel, a stop, a
+    # timeout), so the session can say when it returns; set by the session, not part of the handler's view.
+    _on_abandoned: Callable[[Future[Any]], None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def get_arguments(self, type_: type[T]) -> T:
+        """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).
+
+        Raises:
+            pydantic.ValidationError: The arguments do not fit ``type_``.
+            ValueError: The arguments are not a valid JSON object.
+        """
+        parsed = parse_arguments(self.arguments) if self.parsed_arguments is None else self.parsed_arguments
+        if isinstance(parsed, str):
+            raise ValueError(parsed)
+        return TypeAdapter(type_).validate_python(parsed)
+
+
+def parse_arguments(text: str) -> dict[str, Any] | str:
+    """The arguments in ``text`` as a dict, or why they are not a valid, complete JSON object.
+
+    The same strict parser that shows a call's arguments while they stream: NaN, Infinity, duplicate keys and
+    nesting deeper than the limit are refused, so a text can never be read two ways.
+    """
+    if not text.strip():
+        return {}
+    parser = StreamingArguments.parse(text)
+    if parser.error is not None:
+        return parser.error
+    if not parser.complete:
+        return "the JSON object is incomplete (it broke off before its closing brace)"
+    return parser.value

@@ -1,0 +1,238 @@
+"""What a call gives back: its outcome (value or failure, with citations and attachments), made safe to keep."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic_core import to_jsonable_python
+
+from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
+from ai_widgets._traceback import user_first_traceback
+
+__all__ = ["Attachment", "Citation", "ToolError", "ToolOutcome", "safe_outcome"]
+
+
+class Citation(BaseModel):
+    """A source a tool's result is based on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+
+
+class Attachment(BaseModel):
+    """A file that comes with a result: inline base64 ``data`` or a ``url``, with its MIME type."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mime_type: str
+    data: str | None = None
+    url: str | None = None
+    name: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an attachment needs exactly one of data (base64) or url")
+
+
+class ToolError(BaseModel):
+    """An exception a tool raised, kept for the person (never sent to the model unless asked for)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    message: str
+    traceback: str | None = None
+    _exception: BaseException | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ToolError:
+        """Captures an exception with its traceback, secrets redacted (even one whose ``str()`` raises).
+
+        The traceback shows the user's frames first; the frames of this package, asyncio and the thread pool that
+        ran them are listed after (:func:`ai_widgets._traceback.user_first_traceback`).
+        """
+        try:
+            message = str(exc)
+        except Exception as broken:
+            message = f"(the exception's text could not be read: {type(broken).__name__})"
+        try:
+            trace: str | None = user_first_traceback(exc)  # the tool author's frames first
+        except Exception:
+            try:
+                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            except Exception:
+                trace = None
+        error = cls(
+            type=safe_text(type(exc).__qualname__),
+            message=redact(safe_text(message)),
+            traceback=None if trace is None else redact(safe_text(trace)),
+        )
+        error._exception = exc
+        return error
+
+    @property
+    def exception(self) -> BaseException | None:
+        """The original exception, while this process holds it (not serialised)."""
+        return self._exception
+
+
+class ToolOutcome(BaseModel):
+    """The result of a tool call: a success with a value, or a failure with a message for the model.
+
+    Build one with :meth:`success` or :meth:`failure`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["success", "failure"]
+    value: Any = None
+    text: str | None = None
+    citations: tuple[Citation, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
+    message: str | None = None
+    retryable: bool = False
+    error: ToolError | None = None
+
+    @classmethod
+    def success(
+        cls,
+        value: Any = None,
+        *,
+        text: str | None = None,
+        citations: tuple[Citation | str | dict[str, Any], ...] | list[Any] = (),
+        attachments: tuple[Attachment | dict[str, Any], ...] | list[Any] = (),
+    ) -> ToolOutcome:
+        """A successful result.
+
+        Args:
+            value: What the model receives, as JSON (a pydantic model, dataclass, dict, list, str, number...).
+            text: Display text for the card (markdown); the model receives it when ``value`` is ``None``.
+            citations: Sources, as :class:`Citation`, URLs or dicts.
+            attachments: Files, as :class:`Attachment` or dicts.
+        """
+        return cls(
+            status="success",
+            value=_jsonable(value),
+            text=text,
+            citations=tuple(Citation(url=c) if isinstance(c, str) else Citation.model_validate(c) for c in citations),
+            attachments=tuple(Attachment.model_validate(a) for a in attachments),
+        )
+
+    @classmethod
+    def failure(
+        cls, message: str, *, retryable: bool = True, error: BaseException | ToolError | str | None = None
+    ) -> ToolOutcome:
+        """A failed result.
+
+        Args:
+            message: What the model is told, as written.
+            retryable: Whether calling again (perhaps with other arguments) may succeed.
+            error: The exception or details behind it, for the person.
+        """
+        match error:
+            case BaseException():
+                tool_error: ToolError | None = ToolError.from_exception(error)
+            case str():
+                tool_error = ToolError(type="Error", message=error)
+            case _:
+                tool_error = error
+        return cls(status="failure", message=message, retryable=retryable, error=tool_error)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.status == "success"
+
+    def model_content(self) -> str:
+        """The text the model receives for this result."""
+        if self.status == "failure":
+            return self.message or "The tool call failed."
+        if self.value is None:
+            return self.text if self.text is not None else ""
+        if isinstance(self.value, str):
+            return self.value
+        return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+
+    def _repr_html_(self) -> str:
+        """One line for a notebook: ``Result: …`` or ``Failed: …``, escaped."""
+        from ai_widgets._html import outcome_html
+
+        return outcome_html(self)
+
+    def _ipython_display_(self) -> None:
+        """Shows :meth:`_repr_html_`, except as the value of a ``run_tool(...)`` cell, whose card shows it."""
+        from ai_widgets._html import display_outcome
+
+        display_outcome(self)
+
+
+def _jsonable(value: Any) -> Any:
+    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.json_safe`); bytes that are not UTF-8 become
+    base64.
+
+    Raises:
+        UnsafeValueError: The value cannot be made JSON (a cycle, nesting too deep, an integer too long).
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return json_safe(value, where="the tool's result")
+    try:
+        try:
+            plain = to_jsonable_python(value, fallback=repr)
+        except UnicodeDecodeError:
+            plain = to_jsonable_python(value, fallback=repr, bytes_mode="base64")
+    except (ValueError, RecursionError) as exc:
+        raise UnsafeValueError(f"the tool's result cannot be written as JSON: {exc}") from None
+    return json_safe(plain, where="the tool's result")
+
+
+def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome`` made safe to keep: JSON- and UTF-8-safe value and texts, secrets redacted from what a person
+    sees. An outcome that cannot be made safe becomes a failure saying why.
+
+    Args:
+        outcome: Any outcome, from a tool, a transport or a person.
+    """
+    try:
+        update: dict[str, Any] = {}
+        value = json_safe(outcome.value, where="the result")
+        if value is not outcome.value:
+            update["value"] = value
+        for name in ("text", "message"):
+            original = getattr(outcome, name)
+            if original is not None:
+                cleaned = safe_text(original)
+                if cleaned is not original:
+                    update[name] = cleaned
+        if outcome.error is not None:
+            error = outcome.error
+            cleaned_error = ToolError(
+                type=safe_text(error.type),
+                message=redact(safe_text(error.message)),
+                traceback=None if error.traceback is None else redact(safe_text(error.traceback)),
+            )
+            if cleaned_error != error:
+                cleaned_error._exception = error._exception
+                update["error"] = cleaned_error
+        if outcome.citations or outcome.attachments:
+            dumped = json_safe(
+                {
+                    "citations": [c.model_dump() for c in outcome.citations],
+                    "attachments": [a.model_dump() for a in outcome.attachments],
+                },
+                where="the result's citations",
+            )
+            update["citations"] = tuple(Citation.model_validate(c) for c in dumped["citations"])
+            update["attachments"] = tuple(Attachment.model_validate(a) for a in dumped["attachments"])
+        return outcome.model_copy(update=update) if update else outcome
+    except (UnsafeValueError, ValueError) as exc:
+        return ToolOutcome.failure(
+            f"The result could not be kept: {exc}. Nothing of it was sent to the model.",
+            retryable=False,
+            error=ToolError(type="UnsafeValueError", message=safe_text(str(exc))),
+        )

@@ -1,0 +1,222 @@
+"""The tools a session offers: registered tools, and sources of tools (MCP servers) listed before each request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, overload, runtime_checkable
+
+from ai_widgets.tools._definition import ToolDefinition
+from ai_widgets.tools._tool import Tool, tool
+
+__all__ = ["ToolRegistry", "ToolSource"]
+
+RegistryListener = Callable[["ToolRegistry"], None]
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """A source of tools that may change, such as an MCP server (:class:`ai_widgets.mcp.MCPServer`).
+
+    Added to a registry with :meth:`ToolRegistry.add` (or in ``tools=[...]``), it is asked for its tools before
+    every request (:meth:`ToolRegistry.refresh`); it keeps its own cache, so asking is cheap when nothing changed.
+    """
+
+    async def list_tools(self) -> Sequence[Tool]:
+        """The source's tools as they are now.
+
+        Raises:
+            Exception: They cannot be listed (say which source, and why: the turn shows it as its error).
+        """
+        ...
+
+
+class ToolRegistry:
+    """The tools a session can call: a case-insensitive map from name to tool.
+
+    It may change while a session runs (re-running the cell that defines a tool replaces it); the session reads
+    it on every request. Sources of tools (:class:`ToolSource`, such as an MCP server) are asked for their tools
+    before every request (:meth:`refresh`); between two refreshes the registry holds what they last listed.
+    """
+
+    def __init__(self, tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._listeners: list[RegistryListener] = []
+        self._sources: list[ToolSource] = []
+        # The sources' tools as the last refresh listed them: name (casefolded) -> (tool, its source).
+        self._listed: dict[str, tuple[Tool, ToolSource]] = {}
+        if isinstance(tools, ToolRegistry):
+            tools = [*tools._tools.values(), *tools._sources]
+        for item in tools or ():
+            self.add(item)
+
+    def add(self, item: Tool | Callable[..., Any] | ToolSource, /) -> Tool | ToolSource:
+        """Adds a tool, a function (made a tool with default options) or a source of tools (an MCP server).
+
+        A source's tools are listed before every request (:meth:`refresh`), so they follow the source's changes.
+
+        Returns:
+            The registered tool, or the source.
+        """
+        if isinstance(item, ToolSource) and not isinstance(item, Tool):
+            if not any(source is item for source in self._sources):
+                self._sources.append(item)
+                self._changed()
+            return item
+        return self.register(item)
+
+    def remove(self, source: ToolSource, /) -> None:
+        """Removes a source of tools (its tools go with it).
+
+        Raises:
+            KeyError: The source was not added.
+        """
+        if not any(s is source for s in self._sources):
+            raise KeyError(f"{source!r} is not a source of this registry")
+        self._sources = [s for s in self._sources if s is not source]
+        self._listed = {key: entry for key, entry in self._listed.items() if entry[1] is not source}
+        self._changed()
+
+    @property
+    def sources(self) -> list[ToolSource]:
+        """The sources of tools added (MCP servers), in order."""
+        return list(self._sources)
+
+    async def refresh(self) -> None:
+        """Asks every source for its tools again; the session calls it before each request.
+
+        A source caches its listing, so this is cheap when nothing changed. Listeners are told when the tools
+        changed.
+
+        Raises:
+            Exception: A source could not list its tools (its error says which and why).
+            ValueError: Two tools would have one name (give a source a prefix).
+        """
+        sources = list(self._sources)
+        if not sources and not self._listed:
+            return
+        listings = await asyncio.gather(*(source.list_tools() for source in sources), return_exceptions=True)
+        for listing in listings:
+            if isinstance(listing, BaseException):
+                raise listing
+        listed: dict[str, tuple[Tool, ToolSource]] = {}
+        for source, tools in zip(sources, listings, strict=True):
+            assert not isinstance(tools, BaseException)
+            for item in tools:
+                key = item.name.casefold()
+                if key in self._tools:
+                    raise ValueError(
+                        f"the tool {item.name!r} of {source!r} has the name of a registered tool: "
+                        "give the source a prefix, or rename the registered tool"
+                    )
+                if key in listed:
+                    raise ValueError(
+                        f"the tool name {item.name!r} is offered by both {listed[key][1]!r} and {source!r}: "
+                        "give one of them a prefix"
+                    )
+                listed[key] = (item, source)
+        before = [entry[0].definition for entry in self._listed.values()]
+        self._listed = listed
+        if [entry[0].definition for entry in listed.values()] != before:
+            self._changed()
+
+    def register(self, item: Tool | Callable[..., Any], /) -> Tool:
+        """Adds a tool (or a function, made a tool with default options), replacing one of the same name.
+
+        Returns:
+            The registered tool.
+        """
+        registered = item if isinstance(item, Tool) else Tool.from_function(item)
+        self._tools[registered.name.casefold()] = registered
+        self._changed()
+        return registered
+
+    @overload
+    def tool(self, fn: Callable[..., Any], /) -> Tool: ...
+
+    @overload
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
+
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Tool | Callable[..., Tool]:
+        """Like :func:`tool`, and registers the tool here as it is defined."""
+        if fn is not None:
+            return self.register(tool(fn, **options))
+
+        def decorate(function: Callable[..., Any]) -> Tool:
+            return self.register(tool(function, **options))
+
+        return decorate
+
+    def unregister(self, name: str, /) -> Tool:
+        """Removes a tool by name (any case).
+
+        Raises:
+            KeyError: No tool has that name.
+        """
+        try:
+            removed = self._tools.pop(name.casefold())
+        except KeyError:
+            raise KeyError(
+                f"no tool named {name!r} is registered (have: {', '.join(self.names()) or 'none'})"
+            ) from None
+        self._changed()
+        return removed
+
+    def get(self, name: str, /) -> Tool | None:
+        """The tool with this name in any case, or ``None``."""
+        key = name.casefold()
+        found = self._tools.get(key)
+        if found is None and key in self._listed:
+            return self._listed[key][0]
+        return found
+
+    def __getitem__(self, name: str) -> Tool:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(f"no tool named {name!r} is registered (have: {', '.join(self.names()) or 'none'})")
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name.casefold() in self._tools or name.casefold() in self._listed)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._tools) + len(self._listed)
+
+    def _all(self) -> list[Tool]:
+        """The registered tools in registration order, then the sources' tools as last listed."""
+        return [*self._tools.values(), *(entry[0] for entry in self._listed.values())]
+
+    def names(self) -> list[str]:
+        """The tools' names, as registered (the sources' tools as last listed come after)."""
+        return [t.name for t in self._all()]
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The definitions of every tool, in registration order (the sources' tools as last listed come after)."""
+        return [t.definition for t in self._all()]
+
+    def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
+        """Calls ``listener(registry)`` after every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener(self)
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({self.names()!r})"
+
+    def _repr_html_(self) -> str:
+        """The tools as a notebook shows a registry: icon, name, title, risk, whether a call asks for approval,
+        description, and the parameters as a tree (:func:`ai_widgets._html.registry_html`)."""
+        from ai_widgets._html import registry_html
+
+        return registry_html(self.definitions())

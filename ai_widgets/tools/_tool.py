@@ -1,0 +1,376 @@
+"""``Tool`` (a definition plus the handler that answers a call) and ``@tool``, which builds one from a function."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+import pickle
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from typing import Any, overload
+
+from pydantic import BaseModel, ValidationError
+
+from ai_widgets._remote_progress import RemoteRegistration, register_remote_call
+from ai_widgets._safe import UnsafeValueError, safe_text
+from ai_widgets._schema import derive_signature
+from ai_widgets._threads import ToolThreads, default_tool_threads
+from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
+from ai_widgets.tools._detached import _call_detached
+from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
+from ai_widgets.tools._outcome import ToolError, ToolOutcome
+
+__all__ = ["Tool", "tool"]
+
+
+class Tool:
+    """A tool: a definition plus the handler that runs a call.
+
+    Build one with ``@tool`` from a function (schema derived), or directly from a :class:`ToolDefinition` and a
+    handler for a dynamic schema. A handler given directly is called with the :class:`ToolInvocation` only; it
+    reads its arguments with ``invocation.get_arguments(...)``. It may be sync (run off the event loop) or async.
+
+    One tool instance serves every conversation: it keeps no per-call state.
+    """
+
+    def __init__(self, definition: ToolDefinition, handler: Handler) -> None:
+        if not callable(handler):
+            raise TypeError(f"tool {definition.name!r}: handler must be callable")
+        self._definition = definition
+        self._handler = handler
+        self._arguments_model: type[BaseModel] | None = None
+        self._invocation_parameter: str | None = None
+        self._positional_only: tuple[str, ...] = ()
+        self._parameter_names: dict[str, str] = {}
+        self._function: Callable[..., Any] | None = None
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        icon: str | None = None,
+        risk: ToolRisk | str = ToolRisk.NORMAL,
+        requires_approval: bool = False,
+        sequential: bool = False,
+    ) -> Tool:
+        """Builds a tool from a plain function, deriving its schema from the signature (see :func:`tool`)."""
+        if isinstance(fn, Tool):
+            raise TypeError(f"{fn.name!r} is already a Tool")
+        if not callable(fn):
+            raise TypeError(f"@tool needs a function, not {type(fn).__name__}")
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if not tool_name or tool_name == "<lambda>" or not _NAME_PATTERN.match(tool_name):
+            raise ValueError(
+                f"cannot use {tool_name!r} as a tool name: pass name=... "
+                "(a lambda or a callable without a usable __name__ needs one)"
+            )
+        derived = derive_signature(fn, tool_name=tool_name, invocation_type=ToolInvocation, description=description)
+        definition = ToolDefinition(
+            name=tool_name,
+            description=derived.description,
+            parameters=derived.parameters,
+            title=title,
+            icon=icon,
+            risk=ToolRisk(risk),
+            requires_approval=requires_approval,
+            sequential=sequential,
+        )
+        instance = cls(definition, fn)
+        instance._arguments_model = derived.arguments_model
+        instance._invocation_parameter = derived.invocation_parameter
+        instance._positional_only = derived.positional_only
+        instance._parameter_names = derived.parameter_names
+        instance._function = fn
+        functools.update_wrapper(instance, fn)
+        return instance
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """What the model and the card are told."""
+        return self._definition
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._definition.name
+
+    @property
+    def is_sync(self) -> bool:
+        """Whether the handler is a plain function (it runs on a thread, which cannot be stopped from outside)."""
+        return not inspect.iscoroutinefunction(self._handler)
+
+    @property
+    def handler(self) -> Handler:
+        """The function that runs a call."""
+        return self._handler
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the original function directly, as if it were not a tool (handy while developing it)."""
+        if self._function is None:
+            return self._handler(*args, **kwargs)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, risk={self._definition.risk.value!r})"
+
+    def bind(self, arguments: str | Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:
+        """Validates arguments; returns the bound keyword arguments, or a failure for the model.
+
+        Args:
+            arguments: The raw JSON text the model produced (empty means no arguments), or an already parsed dict
+                (the one parse the person saw).
+        """
+        if isinstance(arguments, str):
+            parsed = parse_arguments(arguments)
+            if isinstance(parsed, str):
+                return ToolOutcome.failure(
+                    f"The arguments for {self.name} are not valid JSON ({parsed}). Send a JSON object that matches "
+                    "the tool's parameters, each key once.",
+                )
+        else:
+            parsed = dict(arguments)
+        if self._arguments_model is None:
+            return self._check_schema(parsed)
+        try:
+            model = self._arguments_model.model_validate(parsed)
+        except ValidationError as exc:
+            return ToolOutcome.failure(_describe_validation_error(self.name, exc), error=exc)
+        return {self._parameter_names.get(name, name): getattr(model, name) for name in type(model).model_fields}
+
+    def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | ToolOutcome:
+        """Checks arguments against a definition's own JSON Schema (a tool built from a definition)."""
+        import jsonschema  # type: ignore[import-untyped]
+
+        validator_class = jsonschema.validators.validator_for(self._definition.parameters)
+        validator = validator_class(self._definition.parameters)
+        problems = sorted(validator.iter_errors(parsed), key=lambda e: list(e.absolute_path))
+        if not problems:
+            return parsed
+        described = "; ".join(
+            f"{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}: {error.message[:200]}"
+            for error in problems[:5]
+        )
+        return ToolOutcome.failure(f"Invalid arguments for {self.name}: {described}. Correct them and call again.")
+
+    async def invoke(
+        self,
+        invocation: ToolInvocation,
+        *,
+        include_detailed_errors: bool = False,
+        executor: Executor | None = None,
+    ) -> ToolOutcome:
+        """Validates the arguments, runs the handler and turns what it returns or raises into an outcome.
+
+        Invalid arguments give a failure and the handler never runs. A handler that raises gives a failed,
+        retryable outcome that keeps the exception and traceback (secrets redacted); the model is told the
+        exception's text only when ``include_detailed_errors`` is on. A value that cannot be written as JSON fails
+        the call, saying why.
+
+        Args:
+            invocation: The call; its ``parsed_arguments`` (when set) are what is validated and run.
+            include_detailed_errors: Whether the model may see the exception's type and text.
+            executor: Where a sync handler runs; the library's own threads by default.
+        """
+        arguments = invocation.arguments if invocation.parsed_arguments is None else invocation.parsed_arguments
+        bound = self.bind(arguments)
+        if isinstance(bound, ToolOutcome):
+            return bound
+        try:
+            result = await self._run(bound, invocation, executor)
+        except Exception as exc:
+            if include_detailed_errors:
+                error = ToolError.from_exception(exc)
+                message = f"The tool {self.name} failed: {error.type}: {error.message}"
+            else:
+                message = f"The tool {self.name} failed with an internal error."
+            return ToolOutcome.failure(message, retryable=True, error=exc)
+        if isinstance(result, ToolOutcome):
+            return result
+        try:
+            return ToolOutcome.success(result)
+        except UnsafeValueError as exc:
+            return ToolOutcome.failure(
+                f"The tool {self.name} returned a value that cannot be sent to the model: {exc}.",
+                retryable=False,
+                error=exc,
+            )
+
+    async def _run(self, bound: dict[str, Any], invocation: ToolInvocation, executor: Executor | None) -> Any:
+        if self._function is None:
+            args: tuple[Any, ...] = (invocation,)
+            kwargs: dict[str, Any] = {}
+        else:
+            args = tuple(bound.pop(name) for name in self._positional_only)
+            kwargs = bound
+            if self._invocation_parameter is not None:
+                kwargs[self._invocation_parameter] = invocation
+        handler = self._handler
+        if inspect.iscoroutinefunction(handler):
+            return await handler(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        if executor is not None and not isinstance(executor, ToolThreads):
+            # Another executor (a process pool, a cluster): the call travels pickled, without context variables.
+            # The invocation (its progress is bound to this event loop, ``cancelled`` is a threading.Event) cannot
+            # travel, so the handler gets a stand-in built where it runs. On a Dask executor the stand-in's progress
+            # comes back as Dask events and drives this invocation's (see ai_widgets._remote_progress), and its
+            # ``cancelled`` follows the Dask task's; other executors have no way back, and the card says so.
+            where = type(executor).__name__
+            takes_invocation = self._function is None or self._invocation_parameter is not None
+            remote: RemoteRegistration | None = None
+            if takes_invocation:
+                fields = {
+                    "tool_call_id": invocation.tool_call_id,
+                    "tool_name": invocation.tool_name,
+                    "arguments": invocation.arguments,
+                    "conversation_id": invocation.conversation_id,
+                    "message_id": invocation.message_id,
+                    "parsed_arguments": invocation.parsed_arguments,
+                }
+                if self._function is None:
+                    args = ()
+                else:
+                    kwargs.pop(self._invocation_parameter or "", None)
+                remote = register_remote_call(executor, invocation.progress.report)
+                if remote is None:
+                    invocation.progress.report(
+                        None, f"running on {where}: its progress cannot come back to this card (only Dask's can)"
+                    )
+                else:
+                    invocation.progress.report(None, f"sent to the Dask cluster ({where})")
+                target: Callable[..., Any] = functools.partial(
+                    _call_detached, handler, fields, self._invocation_parameter, None if remote is None else remote.call
+                )
+            else:
+                target = handler
+            try:
+                try:
+                    future = executor.submit(target, *args, **kwargs)
+                except Exception as exc:
+                    raise RuntimeError(
+                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                        "(the handler and its arguments must be picklable)"
+                    ) from exc
+                try:
+                    # A cancel here (a cancel, a stop, a timeout) cancels ``future``, and with it the Dask task.
+                    result = await asyncio.wrap_future(future, loop=loop)
+                except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                    if not isinstance(exc, pickle.PicklingError) and "pickl" not in str(exc):
+                        raise
+                    raise RuntimeError(
+                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
+                        "(the handler and its arguments must be picklable)"
+                    ) from exc
+                except BaseException:
+                    # Given up (a cancel, a stop, a timeout): a call the executor cannot cancel any more (a thread
+                    # pool's started call) runs on; its card says so until it returns.
+                    if not future.done() and not future.cancel() and invocation._on_abandoned is not None:
+                        invocation._on_abandoned(future)
+                    raise
+            finally:
+                # Every report the worker sent before the call returned has been handed on by now (Dask delivers
+                # them ahead of the result); later ones are for a call that has ended.
+                if remote is not None:
+                    remote.close()
+        else:
+            threads = executor if isinstance(executor, ToolThreads) else default_tool_threads()
+            # With the caller's context variables, as a direct call would see them.
+            context = contextvars.copy_context()
+            future = threads.submit(
+                context.run, handler, *args, __label__=f"{self.name} ({invocation.tool_call_id})", **kwargs
+            )
+            try:
+                result = await asyncio.wrap_future(future, loop=loop)
+            except BaseException:
+                if not future.done():
+                    threads.abandon(future)
+                    if invocation._on_abandoned is not None:
+                        invocation._on_abandoned(future)
+                raise
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+
+def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        detail = error["msg"]
+        if error["type"] != "missing":
+            detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
+        problems.append(f"{location}: {detail}")
+    return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Correct them and call again."
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    icon: str | None = None,
+    risk: ToolRisk | str = ToolRisk.NORMAL,
+    requires_approval: bool = False,
+    sequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    icon: str | None = None,
+    risk: ToolRisk | str = ToolRisk.NORMAL,
+    requires_approval: bool = False,
+    sequential: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Makes a tool from a function (sync or async), bare (``@tool``) or with options (``@tool(...)``).
+
+    The schema comes from the signature: ``Annotated[..., Field(description=...)]`` and the docstring's
+    ``Args:`` section give descriptions; a parameter with a default is optional, one without is required (also
+    when its type is ``Optional``). A parameter annotated :class:`ToolInvocation` receives the call and is not
+    part of the schema.
+
+    Args:
+        fn: The function (when used bare).
+        name: The tool's name; the function's name by default.
+        description: What it does; the docstring's summary by default.
+        title: A human title for the card.
+        icon: An icon for the card.
+        risk: ``read_only``, ``normal`` or ``destructive`` (destructive tools ask for approval by default).
+        requires_approval: Ask a person before every call.
+        sequential: Run calls of this tool alone rather than concurrently with other calls.
+
+    Returns:
+        The :class:`Tool` (still callable like the function), or a decorator that makes one.
+    """
+    options = {
+        "name": name,
+        "description": description,
+        "title": title,
+        "icon": icon,
+        "risk": risk,
+        "requires_approval": requires_approval,
+        "sequential": sequential,
+    }
+
+    def decorate(function: Callable[..., Any]) -> Tool:
+        return Tool.from_function(function, **options)  # type: ignore[arg-type]
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate
