@@ -1,56 +1,41 @@
-"""Tools from MCP servers: :class:`MCPServer`, a source of tools on the official ``mcp`` SDK (extra ``[mcp]``).
-
-::
-
-    files = MCPServer.stdio("python", ["fs_server.py"], prefix="fs")
-    chat = ChatWidget(transport=..., tools=[get_weather, files])   # or registry.add(files)
-
-The server is started (or reached) on first use: the first request of a turn lists its tools. Its tools are
-listed again before every request, from a cache that the server's ``notifications/tools/list_changed`` clears, so
-the model always sees the tools the server has now. ``await files.aclose()`` (or ``async with files:``) closes the
-connection and stops the process.
-
-Threads and loops
-    A turn runs on whatever event loop awaits it: the kernel's, or the private loop thread of ``ask_sync``. The SDK's
-    client session is anyio-based: it must be entered and left by one task, on the loop it was made on. So each
-    server has a thread of its own that runs an event loop, and one task there owns the connection (opens it,
-    keeps it, closes it: the transport and the child process with it). Every request (a listing, a call, a close)
-    is sent to that loop and awaited from the caller's through a future; cancelling the caller's await cancels the
-    request there, which sends the MCP cancellation. Progress the server reports goes to the call's
-    ``invocation.progress``, which hands it to the session's loop.
-
-Failures
-    A server that cannot start, exits, or does not answer in time gives the turn a clear error when its tools are
-    listed (:class:`MCPServerError`, naming the server, with the end of its stderr) or the call a failure the model
-    sees; the child process is always reaped, and the next use starts the server again.
-"""
+"""``MCPServer``: a source of tools on an MCP server, and how its tools and calls map to ai_widgets."""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import codecs
-import concurrent.futures
 import contextlib
 import importlib.util
-import logging
 import math
 import os
-import re
 import threading
 import weakref
-from collections import deque
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets._safe import redact, safe_text
+from ai_widgets.mcp._base import (
+    _CLOSE_TIMEOUT,
+    _MAX_PAGES,
+    _MISSING_SDK,
+    _NOT_NAME,
+    _STDERR_SHOWN,
+    _T,
+    MCPServerError,
+    _connection_closed,
+    _describe,
+    _leaf,
+    _sdk,
+    _shown_url,
+    _version,
+    logger,
+)
+from ai_widgets.mcp._connection import _Link, _LoopThread, _StderrTail, _Stopped, _watched
+from ai_widgets.mcp._results import _outcome, _parameters
 from ai_widgets.tools import (
-    Attachment,
-    Citation,
     Tool,
     ToolDefinition,
     ToolInvocation,
@@ -60,36 +45,7 @@ from ai_widgets.tools import (
     parse_arguments,
 )
 
-__all__ = ["MCPServer", "MCPServerError"]
-
-logger = logging.getLogger("ai_widgets.mcp")
-
-_T = TypeVar("_T")
-
-#: What a tool name may hold (what providers accept); anything else in an MCP tool's name becomes ``_``.
-_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
-#: Pages of ``tools/list`` read at most: a server that paginates forever cannot hang a listing.
-_MAX_PAGES = 100
-#: Characters of a stdio server's stderr kept, and shown in an error.
-_STDERR_KEPT = 8000
-_STDERR_SHOWN = 800
-#: How long a close waits for the connection to wind down (the SDK bounds the process's stop to a few seconds).
-_CLOSE_TIMEOUT = 15.0
-
-
-class MCPServerError(RuntimeError):
-    """An MCP server could not be started, reached or listed; the message names the server and says why."""
-
-
-_MISSING_SDK = "ai_widgets.mcp.MCPServer needs the official MCP SDK: pip install 'ai_widgets[mcp]'"
-
-
-def _sdk() -> Any:
-    try:
-        import mcp
-    except ImportError as exc:  # pragma: no cover - the extra is installed in development
-        raise ImportError(_MISSING_SDK) from exc
-    return mcp
+__all__ = ["MCPServer"]
 
 
 class MCPServer:
@@ -708,210 +664,6 @@ class MCPServer:
         return f"\n\nIts last output (stderr):\n{redact(text)}"
 
 
-# --- the connection ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class _Link:
-    """One connection, owned by one task on the server's loop."""
-
-    ready: asyncio.Future[None]
-    stop: asyncio.Event
-    task: asyncio.Task[None] | None = None
-    client: Any = None
-    stderr: _StderrTail | None = None
-    lost: bool = False  # the server ended the connection (a stdio server's process exited)
-    closing: bool = False  # a close (ours) ends it
-    cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
-
-
-class _WatchedReads:
-    """A transport's read stream that says when the server has ended it (a process that exited): the connection
-    is then closed at once, and the process reaped, instead of when it is next used."""
-
-    def __init__(self, inner: Any, on_end: Any) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        import anyio
-
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_end()
-            raise
-
-    def __aiter__(self) -> _WatchedReads:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._inner.__anext__()
-        except StopAsyncIteration:
-            self._on_end()
-            raise
-        except Exception as exc:
-            import anyio
-
-            if isinstance(exc, anyio.ClosedResourceError):
-                self._on_end()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReads:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc_info)
-        return result
-
-
-@contextlib.asynccontextmanager
-async def _watched(transport: Any, on_end: Any) -> AsyncIterator[tuple[Any, Any]]:
-    async with transport as (reads, writes):
-        yield _WatchedReads(reads, on_end), writes
-
-
-class _StderrTail:
-    """A stdio server's stderr, read on a thread of its own: the end of it kept for error messages, every line
-    logged at DEBUG (a server's log lines stay out of the notebook)."""
-
-    def __init__(self, label: str) -> None:
-        read_end, write_end = os.pipe()
-        self.writer = os.fdopen(write_end, "w", encoding="utf-8", errors="replace")  # the child's stderr
-        self.done = threading.Event()
-        self._label = label
-        self._kept: deque[str] = deque()
-        self._size = 0
-        self._lock = threading.Lock()
-        threading.Thread(
-            target=self._pump, args=(read_end,), name=f"ai_widgets MCP stderr {label}", daemon=True
-        ).start()
-
-    def close_writer(self) -> None:
-        """Closes this process's copy of the pipe's write end, so the pipe ends when the child's does."""
-        with contextlib.suppress(OSError):
-            self.writer.close()
-
-    def text(self) -> str:
-        with self._lock:
-            return "".join(self._kept)
-
-    def _pump(self, fd: int) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                text = decoder.decode(chunk, final=not chunk)
-                if text:
-                    self._keep(text)
-                    if logger.isEnabledFor(logging.DEBUG):
-                        for line in text.splitlines():
-                            logger.debug("MCP server %s (stderr): %s", self._label, line)
-                if not chunk:
-                    break
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            self.done.set()
-
-    def _keep(self, text: str) -> None:
-        with self._lock:
-            self._kept.append(text)
-            self._size += len(text)
-            while self._size > _STDERR_KEPT and len(self._kept) > 1:
-                self._size -= len(self._kept.popleft())
-            if self._size > _STDERR_KEPT:
-                only = self._kept.pop()[-_STDERR_KEPT:]
-                self._kept.append(only)
-                self._size = len(only)
-
-
-class _Stopped(RuntimeError):
-    """The loop thread was stopped (a close) before a request could be sent to it."""
-
-
-class _LoopThread:
-    """A thread running an event loop of its own, where one server's connection lives.
-
-    Every request sent to it is remembered until it is done: a request the loop never ran, because a close stopped
-    the loop first, is failed by :meth:`stop`, so nobody waits for it forever.
-    """
-
-    def __init__(self, label: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._lock = threading.Lock()
-        self._pending: set[concurrent.futures.Future[Any]] = set()
-        self._stopped = False
-        self._label = label
-        self._thread = threading.Thread(target=self._run, name=label, daemon=True)
-        self._thread.start()
-
-    @property
-    def alive(self) -> bool:
-        return not self._stopped and self._thread.is_alive()
-
-    def submit(self, coroutine: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
-        """Runs ``coroutine`` on the loop.
-
-        Raises:
-            _Stopped: The loop was stopped (``coroutine`` was not started).
-        """
-        with self._lock:
-            if self._stopped:
-                raise _Stopped(self._label)
-            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-            self._pending.add(future)
-        future.add_done_callback(self._forget)
-        return future
-
-    def _forget(self, future: concurrent.futures.Future[Any]) -> None:
-        with self._lock:
-            self._pending.discard(future)
-
-    def stop(self) -> None:
-        """Stops the loop (its tasks cancelled), waits for the thread, and fails the requests it never finished."""
-        with self._lock:
-            self._stopped = True
-        with contextlib.suppress(RuntimeError):  # closed already
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        if self._thread is not threading.current_thread():
-            self._thread.join(_CLOSE_TIMEOUT)
-        with self._lock:
-            left = [future for future in self._pending if not future.done()]
-        for future in left:
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                future.set_exception(MCPServerError(f"{self._label}: the connection was closed"))
-
-    def _run(self) -> None:
-        loop = self.loop
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_forever()
-        finally:
-            try:
-                pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-                for task in pending:
-                    task.cancel()
-                if pending:
-                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            finally:
-                loop.close()
-
-
-#: Servers with a loop thread: closed when the interpreter exits, so no child process outlives the kernel.
 _open_servers: weakref.WeakSet[MCPServer] = weakref.WeakSet()
 
 
@@ -920,117 +672,3 @@ def _close_open_servers() -> None:
     for server in list(_open_servers):
         with contextlib.suppress(Exception):
             server.close()
-
-
-# --- results ------------------------------------------------------------------------------------------------------------
-
-
-def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
-    """A ``CallToolResult`` as an outcome: text and structured content for the value, images and audio as
-    attachments (the card shows images), resource links and embedded resources as citations."""
-    texts: list[str] = []
-    attachments: list[Attachment] = []
-    citations: list[Citation] = []
-    for block in result.content:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block.text)
-        elif kind in ("image", "audio"):
-            attachments.append(Attachment(mime_type=block.mime_type, data=block.data))
-        elif kind == "resource_link":
-            citations.append(
-                Citation(url=str(block.uri), title=block.title or block.name or None, snippet=block.description)
-            )
-        elif kind == "resource":
-            resource = block.resource
-            uri = str(resource.uri)
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-                citations.append(Citation(url=uri, snippet=text[:200] or None))
-            else:
-                mime = resource.mime_type or "application/octet-stream"
-                attachments.append(Attachment(mime_type=mime, data=resource.blob, name=uri))
-                citations.append(Citation(url=uri))
-    text = "\n\n".join(t for t in texts if t)
-    if result.is_error:
-        return ToolOutcome.failure(text or f"The MCP server {server!r} reported an error from {shown}.", retryable=True)
-    structured = result.structured_content
-    if structured is not None:
-        value: Any = structured
-    elif text:
-        value = text
-    else:
-        value = None
-    shown_text = None
-    if value is None and attachments:
-        kinds = ", ".join(sorted({a.mime_type for a in attachments}))
-        shown_text = f"Returned {len(attachments)} file{'' if len(attachments) == 1 else 's'} ({kinds})."
-    try:
-        return ToolOutcome.success(value, text=shown_text, citations=citations, attachments=attachments)
-    except ValueError as exc:
-        return ToolOutcome.failure(
-            f"The MCP server {server!r} returned a result from {shown} that cannot be kept: {exc}.",
-            retryable=False,
-            error=exc,
-        )
-
-
-def _parameters(schema: Any) -> dict[str, Any] | None:
-    if not isinstance(schema, dict):
-        return None
-    kind = schema.get("type", "object")
-    if kind != "object":
-        return None
-    return {"type": "object", **schema} if "type" not in schema else dict(schema)
-
-
-# --- small helpers ------------------------------------------------------------------------------------------------------
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside task-group wrappers (an ``ExceptionGroup``)."""
-    seen = 0
-    while seen < 20:
-        inner = getattr(exc, "exceptions", None)
-        if not inner:
-            return exc
-        chosen = next((e for e in inner if not isinstance(e, asyncio.CancelledError)), inner[0])
-        exc = chosen
-        seen += 1
-    return exc
-
-
-def _connection_closed(exc: BaseException) -> bool:
-    try:
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
-    except ImportError:  # pragma: no cover
-        return False
-    leaf = _leaf(exc)
-    return isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED
-
-
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    text = redact(safe_text(text))[:500]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _shown_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("ai_widgets")
-    except Exception:
-        return "0"

@@ -1,0 +1,31 @@
+"""Tools from MCP servers: :class:`MCPServer`, a source of tools on the official ``mcp`` SDK (extra ``[mcp]``).
+
+::
+
+    files = MCPServer.stdio("python", ["fs_server.py"], prefix="fs")
+    chat = ChatWidget(transport=..., tools=[get_weather, files])   # or registry.add(files)
+
+The server is started (or reached) on first use: the first request of a turn lists its tools. Its tools are
+listed again before every request, from a cache that the server's ``notifications/tools/list_changed`` clears, so
+the model always sees the tools the server has now. ``await files.aclose()`` (or ``async with files:``) closes the
+connection and stops the process.
+
+Threads and loops
+    A turn runs on whatever event loop awaits it: the kernel's, or the private loop thread of ``ask_sync``. The SDK's
+    client session is anyio-based: it must be entered and left by one task, on the loop it was made on. So each
+    server has a thread of its own that runs an event loop, and one task there owns the connection (opens it,
+    keeps it, closes it: the transport and the child process with it). Every request (a listing, a call, a close)
+    is sent to that loop and awaited from the caller's through a future; cancelling the caller's await cancels the
+    request there, which sends the MCP cancellation. Progress the server reports goes to the call's
+    ``invocation.progress``, which hands it to the session's loop.
+
+Failures
+    A server that cannot start, exits, or does not answer in time gives the turn a clear error when its tools are
+    listed (:class:`MCPServerError`, naming the server, with the end of its stderr) or the call a failure the model
+    sees; the child process is always reaped, and the next use starts the server again.
+"""
+
+from ai_widgets.mcp._base import MCPServerError
+from ai_widgets.mcp._server import MCPServer
+
+__all__ = ["MCPServer", "MCPServerError"]
