@@ -24,8 +24,10 @@ from ai_widgets.tools import (
     ToolOutcome,
     ToolProgress,
     ToolRegistry,
+    ToolReplacementWarning,
     ToolRisk,
     ToolSource,
+    ToolWarning,
     tool,
 )
 
@@ -57,8 +59,10 @@ __all__ = [
     "ToolOutcome",
     "ToolProgress",
     "ToolRegistry",
+    "ToolReplacementWarning",
     "ToolRisk",
     "ToolSource",
+    "ToolWarning",
     "Usage",
     "arun_tool",
     "run_tool",

@@ -1,21 +1,35 @@
-"""What a notebook shows for a tool registry and for a tool's outcome: small HTML views, every text escaped.
+"""What a notebook shows for a tool, a tool registry and a tool's outcome: small HTML views, every text escaped.
 
-A registry is a table of its tools (icon, name, title, risk, whether a call asks for approval, description) with
-each tool's parameters as a tree: nested properties, their types, required marks, descriptions, allowed values.
-An outcome is one line: its value or text, or its failure.
+A tool shows its definition as each provider receives it (with its size), its risk and approval behaviour, its
+parameters and its warnings (:meth:`Tool.check`); front ends without HTML get the same as markdown. A registry is a
+table of its tools (icon, name, title, risk, whether a call asks for approval, description, warnings) with each
+tool's parameters as a tree: nested properties, their types, required marks, descriptions, allowed values. An outcome
+is one line: its value or text, or its failure.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import weakref
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ai_widgets.tools import ToolDefinition, ToolOutcome
+    from ai_widgets.tools import Tool, ToolDefinition, ToolOutcome
+    from ai_widgets.tools._checks import ToolWarning
 
-__all__ = ["display_outcome", "mark_shown_by_card", "outcome_html", "outcome_summary", "registry_html", "schema_tree"]
+__all__ = [
+    "display_outcome",
+    "mark_shown_by_card",
+    "outcome_html",
+    "outcome_summary",
+    "registry_html",
+    "schema_tree",
+    "tool_html",
+    "tool_markdown",
+]
 
 _MAX_DEPTH = 8  # nested levels of a schema shown; deeper ones say "…"
 _MAX_SHOWN = 300  # characters of an outcome's value shown in its one line
@@ -173,36 +187,262 @@ def _properties(schema: _Schema, node: dict[str, Any], seen: frozenset[str], dep
 # --- the registry ---------------------------------------------------------------------------------------------------
 
 
-def registry_html(definitions: list[ToolDefinition]) -> str:
+def _definition(item: Tool | ToolDefinition) -> ToolDefinition:
+    from ai_widgets.tools import ToolDefinition
+
+    return item if isinstance(item, ToolDefinition) else item.definition
+
+
+def _warnings_of(item: Tool | ToolDefinition) -> list[ToolWarning]:
+    from ai_widgets.tools._checks import check_tool
+
+    try:
+        return check_tool(item)
+    except Exception as exc:  # a view never fails for a check's sake
+        from ai_widgets.tools._checks import ToolWarning
+
+        return [ToolWarning(None, "check-failed", f"The checks could not run: {type(exc).__name__}: {exc}")]
+
+
+_PROVIDER_NAMES = {None: "all providers", "openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
+
+
+def _warning_items(warnings: list[ToolWarning]) -> str:
+    items = []
+    for w in warnings:
+        where = f" <code>{_text(w.path)}</code>" if w.path else ""
+        items.append(
+            f"<li><strong>{_text(_PROVIDER_NAMES.get(w.provider, w.provider))}</strong>{where}: {_text(w.message)} "
+            f'<span style="{_DIM}">({_text(w.code)})</span></li>'
+        )
+    return "".join(items)
+
+
+def registry_html(items: Sequence[Tool | ToolDefinition]) -> str:
     """The tools as a table: icon, name and title; risk; whether a call asks for approval (destructive tools and
-    those that require it ask, unless allowed always); description; parameters as a tree."""
-    if not definitions:
+    those that require it ask, unless allowed always); description; parameters as a tree; warnings
+    (:meth:`Tool.check`)."""
+    from ai_widgets.approval import default_approval_reason
+
+    if not items:
         return f'<div class="aiw-registry"><em style="{_DIM}">No tools registered.</em></div>'
     header = "".join(
-        f'<th style="{_CELL}">{label}</th>' for label in ("Tool", "Risk", "Approval", "Description", "Parameters")
+        f'<th style="{_CELL}">{label}</th>'
+        for label in ("Tool", "Risk", "Approval", "Description", "Parameters", "Warnings")
     )
     rows = []
-    for d in definitions:
+    for item in items:
+        d = _definition(item)
         icon = f"<span>{_text(d.icon)}</span>&nbsp;" if d.icon else ""
         title = f'<br><span style="{_DIM}">{_text(d.title)}</span>' if d.title else ""
         tool = f'<span style="white-space: nowrap">{icon}<code>{_text(d.name)}</code></span>{title}'
-        asks = d.risk.value == "destructive" or d.requires_approval
-        approval = "<strong>asks</strong>" if asks else f'<span style="{_DIM}; white-space: nowrap">runs unasked</span>'
+        reason = default_approval_reason(d)
+        approval = (
+            f'<span title="because {_text(reason)}"><strong>asks</strong></span>'
+            if reason
+            else f'<span style="{_DIM}; white-space: nowrap">runs unasked</span>'
+        )
         description = _text(d.description.strip()) if d.description.strip() else f'<em style="{_DIM}">none</em>'
+        warnings = _warnings_of(item)
+        shown = (
+            f'<ul style="{_LIST}; padding-left: 0">{_warning_items(warnings)}</ul>'
+            if warnings
+            else f'<span style="{_DIM}">none</span>'
+        )
         cells = (
             tool,
             f'<span style="white-space: nowrap">{_text(_RISK.get(d.risk.value, d.risk.value))}</span>',
             approval,
             f'<div style="white-space: pre-line; min-width: 12em">{description}</div>',
             schema_tree(d.parameters),
+            f'<div style="min-width: 12em">{shown}</div>',
         )
         rows.append("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in cells) + "</tr>")
-    count = f"{len(definitions)} tool{'' if len(definitions) == 1 else 's'}"
+    count = f"{len(items)} tool{'' if len(items) == 1 else 's'}"
     return (
         f'<div class="aiw-registry"><table style="border-collapse: collapse">'
         f'<caption style="text-align: left; {_DIM}">ToolRegistry: {count}</caption>'
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+# --- one tool: what each provider receives --------------------------------------------------------------------------
+
+# Scoped under .aiw-tool; JupyterLab's variables with fallbacks for other front ends (light and dark follow the theme).
+_TOOL_CSS = """
+.aiw-tool { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
+  color: var(--jp-ui-font-color1, inherit); border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px;
+  padding: 8px 12px; max-width: 64em; }
+.aiw-tool .aiw-tool-head { font-size: var(--jp-ui-font-size2, 15px); margin-bottom: 4px; }
+.aiw-tool .aiw-tool-description { white-space: pre-line; margin: 4px 0 8px; }
+.aiw-tool .aiw-dim { color: var(--jp-content-font-color2, #666); }
+.aiw-tool .aiw-badge { display: inline-block; padding: 0 6px; border-radius: 8px;
+  border: 1px solid var(--jp-border-color2, #ccc); }
+.aiw-tool .aiw-risk-destructive { color: var(--jp-error-color1, #d32f2f); border-color: currentColor; }
+.aiw-tool .aiw-risk-read_only { color: var(--jp-success-color1, #388e3c); border-color: currentColor; }
+.aiw-tool .aiw-warnings { border-left: 3px solid var(--jp-warn-color1, #f57c00); padding: 2px 8px; margin: 8px 0;
+  background: var(--jp-layout-color2, transparent); }
+.aiw-tool .aiw-warnings ul { margin: 4px 0; padding-left: 1.2em; }
+.aiw-tool .aiw-section { margin: 8px 0 4px; font-weight: bold; }
+.aiw-tool details { margin: 2px 0; }
+.aiw-tool summary { cursor: pointer; }
+.aiw-tool pre { background: var(--jp-layout-color2, #f5f5f5); color: var(--jp-content-font-color1, inherit);
+  font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 12px);
+  padding: 6px 8px; margin: 4px 0; max-height: 28em; overflow: auto; white-space: pre; }
+"""
+
+
+def _approval_line(definition: ToolDefinition) -> str:
+    from ai_widgets.approval import default_approval_reason
+
+    reason = default_approval_reason(definition)
+    if reason:
+        return (
+            f"The default approval policy asks a person before every call, because {reason} (until they choose "
+            '"allow always" for this session).'
+        )
+    return (
+        "The default approval policy runs calls without asking (it asks only for destructive tools and those "
+        "marked requires_approval)."
+    )
+
+
+def _strict_note(view_strict: bool | None, strict_problems: list[ToolWarning]) -> str:
+    if view_strict is None:
+        return ""
+    state = "on" if view_strict else "off (arguments are validated against the schema before the tool runs)"
+    if not strict_problems:
+        return f"Strict mode: {state}. This schema would qualify for it."
+    more = f" ({len(strict_problems) - 1} more)" if len(strict_problems) > 1 else ""
+    return f"Strict mode: {state}. This schema would not qualify for it: {strict_problems[0].message}{more}"
+
+
+def tool_html(item: Tool | ToolDefinition) -> str:
+    """A tool as a notebook shows it: icon, title and name; description; risk and whether the default policy asks
+    (and why); its warnings; its parameters; then, per provider API, a collapsible block with the exact JSON of its
+    entry in the request, and its size in bytes and estimated tokens. Every text is escaped."""
+    from ai_widgets.tools._checks import openai_strict_problems
+    from ai_widgets.tools._views import BYTES_PER_TOKEN, provider_views
+
+    d = _definition(item)
+    icon = f"<span>{_text(d.icon)}</span> " if d.icon else ""
+    title = f"<strong>{_text(d.title)}</strong> " if d.title else ""
+    head = f'<div class="aiw-tool-head">{icon}{title}<code>{_text(d.name)}</code></div>'
+    description = (
+        f'<div class="aiw-tool-description">{_text(d.description.strip())}</div>'
+        if d.description.strip()
+        else '<div class="aiw-tool-description aiw-dim"><em>No description.</em></div>'
+    )
+    risk = _RISK.get(d.risk.value, d.risk.value)
+    behaviour = (
+        f'<div>Risk: <span class="aiw-badge aiw-risk-{_text(d.risk.value)}">{_text(risk)}</span>. '
+        f"{_text(_approval_line(d))}</div>"
+    )
+    warnings = _warnings_of(item)
+    if warnings:
+        count = f"{len(warnings)} warning{'' if len(warnings) == 1 else 's'}"
+        checks = f'<div class="aiw-warnings"><strong>{count}</strong><ul>{_warning_items(warnings)}</ul></div>'
+    else:
+        checks = '<div class="aiw-dim">No warnings: every provider takes this definition as it is.</div>'
+    parameters = f'<div class="aiw-section">Parameters</div>{schema_tree(d.parameters)}'
+    strict_problems = openai_strict_problems(d.parameters)
+    blocks = []
+    for view in provider_views(item):
+        note = _strict_note(view.strict, strict_problems)
+        note_html = f'<div class="aiw-dim">{_text(note)}</div>' if note else ""
+        pretty = json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr)
+        blocks.append(
+            f"<details><summary><strong>{_text(view.label)}</strong> "
+            f'<span class="aiw-dim">{view.size:,} bytes, about {view.tokens:,} tokens</span></summary>'
+            f"{note_html}<pre>{_text(pretty)}</pre></details>"
+        )
+    providers = (
+        '<div class="aiw-section">As each provider receives it</div>'
+        f'<div class="aiw-dim">Sizes are of the JSON as sent (compact, UTF-8); tokens are an estimate at about '
+        f"{BYTES_PER_TOKEN} bytes each, before the provider's own template. Shown indented.</div>" + "".join(blocks)
+    )
+    return (
+        f'<div class="aiw-tool"><style>{_TOOL_CSS}</style>'
+        f"{head}{description}{behaviour}{checks}{parameters}{providers}</div>"
+    )
+
+
+# CommonMark lets any ASCII punctuation be escaped with a backslash, which makes it a literal character: text from a
+# tool author cannot become markup, links or raw HTML in a markdown front end.
+_MD_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+
+
+def _md_text(value: object) -> str:
+    lines = [_MD_PUNCTUATION.sub(r"\\\1", line.strip()) for line in str(value).splitlines()]
+    return "  \n".join(lines)
+
+
+def _md_code(value: object) -> str:
+    text = " ".join(str(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
+
+
+def _md_block(text: str, info: str = "") -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _md_parameters(parameters: dict[str, Any]) -> list[str]:
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return ["*no parameters*"]
+    required = parameters.get("required")
+    required_names = set(required) if isinstance(required, list) else set()
+    schema = _Schema(parameters)
+    lines = []
+    for name, raw in properties.items():
+        prop, seen, recursive = schema.resolve(raw, frozenset())
+        kind = recursive if recursive is not None else schema.type_of(prop, seen)
+        line = f"- {_md_code(name)} ({_md_text(kind)}{', required' if name in required_names else ''})"
+        described = prop.get("description")
+        if isinstance(described, str) and described.strip():
+            line += f": {_md_text(' '.join(described.split()))}"
+        lines.append(line)
+    return lines
+
+
+def tool_markdown(item: Tool | ToolDefinition) -> str:
+    """The same as :func:`tool_html`, as markdown for front ends without HTML; every text escaped."""
+    from ai_widgets.approval import default_approval_reason
+    from ai_widgets.tools._views import BYTES_PER_TOKEN, provider_views
+
+    d = _definition(item)
+    heading = " ".join(part for part in (_md_text(d.icon or ""), _md_text(d.title or "")) if part)
+    lines = [f"### {heading + ' ' if heading else ''}{_md_code(d.name)}", ""]
+    lines += [_md_text(d.description.strip()) if d.description.strip() else "*No description.*", ""]
+    reason = default_approval_reason(d)
+    approval = f"asks before every call, because {reason}" if reason else "runs calls without asking"
+    lines += [f"**Risk:** {_md_text(_RISK.get(d.risk.value, d.risk.value))}. **Approval:** {_md_text(approval)}.", ""]
+    warnings = _warnings_of(item)
+    if warnings:
+        lines.append(f"**{len(warnings)} warning{'' if len(warnings) == 1 else 's'}:**")
+        for w in warnings:
+            where = f" at {_md_code(w.path)}" if w.path else ""
+            lines.append(f"- **{_md_text(_PROVIDER_NAMES.get(w.provider, w.provider))}**{where}: {_md_text(w.message)}")
+    else:
+        lines.append("No warnings: every provider takes this definition as it is.")
+    lines += ["", "**Parameters:**", "", *_md_parameters(d.parameters), ""]
+    lines.append(
+        f"**As each provider receives it** (sizes of the JSON as sent, compact UTF-8; tokens estimated at about "
+        f"{BYTES_PER_TOKEN} bytes each):"
+    )
+    for view in provider_views(item):
+        pretty = json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr)
+        lines += [
+            "",
+            f"**{_md_text(view.label)}**: {view.size:,} bytes, about {view.tokens:,} tokens",
+            "",
+            _md_block(pretty, "json"),
+        ]
+    return "\n".join(lines) + "\n"
 
 
 # --- an outcome -----------------------------------------------------------------------------------------------------

@@ -8,7 +8,13 @@ from typing import Protocol, runtime_checkable
 
 from ai_widgets.tools import ToolDefinition, ToolInvocation, ToolRisk
 
-__all__ = ["ApprovalDecision", "ApprovalError", "ApprovalPolicy", "DefaultApprovalPolicy"]
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalError",
+    "ApprovalPolicy",
+    "DefaultApprovalPolicy",
+    "default_approval_reason",
+]
 
 
 class ApprovalDecision(str, Enum):
@@ -41,6 +47,17 @@ class ApprovalPolicy(Protocol):
         ...
 
 
+def default_approval_reason(definition: ToolDefinition) -> str | None:
+    """Why :class:`DefaultApprovalPolicy` asks a person before every call of this tool, or ``None`` when it runs
+    calls unasked (until a person chose "allow always", which the policy remembers per session)."""
+    reasons = []
+    if definition.risk is ToolRisk.DESTRUCTIVE:
+        reasons.append("its risk is destructive")
+    if definition.requires_approval:
+        reasons.append("it is marked requires_approval")
+    return " and ".join(reasons) or None
+
+
 class DefaultApprovalPolicy:
     """Asks for every destructive tool and every tool that ``requires_approval``; remembers "allow always".
 
@@ -54,7 +71,7 @@ class DefaultApprovalPolicy:
 
     async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool | str:
         """See :class:`ApprovalPolicy`."""
-        if not (definition.risk is ToolRisk.DESTRUCTIVE or definition.requires_approval):
+        if default_approval_reason(definition) is None:
             return False
         return not self.is_allowed_always(definition.name)
 

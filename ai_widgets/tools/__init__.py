@@ -6,11 +6,15 @@ validates and binds the arguments, so what the model is told is exactly what get
 
 One module per concept: ``_definition`` (the definition and risk), ``_outcome`` (what a call gives back),
 ``_invocation`` (a call as its handler sees it), ``_tool`` (``Tool`` and ``@tool``), ``_detached`` (a call sent to
-another executor), ``_registry`` (the tools a session offers, and sources of tools).
+another executor), ``_registry`` (the tools a session offers, and sources of tools), ``_live`` (re-running the cell
+that defines a tool replaces it in every registry holding it), ``_views`` (a definition as each provider receives it,
+with its size) and ``_checks`` (``Tool.check()``: what a provider would refuse or degrade).
 """
 
+from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import ToolDefinition, ToolRisk
 from ai_widgets.tools._invocation import ToolInvocation, ToolProgress, parse_arguments
+from ai_widgets.tools._live import ToolReplacementWarning
 from ai_widgets.tools._outcome import Attachment, Citation, ToolError, ToolOutcome, safe_outcome
 from ai_widgets.tools._registry import ToolRegistry, ToolSource
 from ai_widgets.tools._tool import Tool, tool
@@ -25,8 +29,10 @@ __all__ = [
     "ToolOutcome",
     "ToolProgress",
     "ToolRegistry",
+    "ToolReplacementWarning",
     "ToolRisk",
     "ToolSource",
+    "ToolWarning",
     "parse_arguments",
     "safe_outcome",
     "tool",

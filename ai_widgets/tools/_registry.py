@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload, runtime_checkable
 
 from ai_widgets.tools._definition import ToolDefinition
-from ai_widgets.tools._tool import Tool, tool
+from ai_widgets.tools._live import announce, track
+from ai_widgets.tools._tool import Tool
 
 __all__ = ["ToolRegistry", "ToolSource"]
 
@@ -45,6 +46,7 @@ class ToolRegistry:
         self._sources: list[ToolSource] = []
         # The sources' tools as the last refresh listed them: name (casefolded) -> (tool, its source).
         self._listed: dict[str, tuple[Tool, ToolSource]] = {}
+        track(self)  # weakly: re-running the cell that defines a tool replaces it here (ai_widgets.tools._live)
         if isinstance(tools, ToolRegistry):
             tools = [*tools._tools.values(), *tools._sources]
         for item in tools or ():
@@ -138,14 +140,15 @@ class ToolRegistry:
     def tool(self, fn: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], Tool]: ...
 
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Tool | Callable[..., Tool]:
-        """Like :func:`tool`, and registers the tool here as it is defined."""
-        if fn is not None:
-            return self.register(tool(fn, **options))
+        """Like :func:`tool`, and registers the tool here as it is defined (replacing one of its name here, wherever
+        that one was defined; other registries get it as ``@tool`` would give it to them)."""
 
         def decorate(function: Callable[..., Any]) -> Tool:
-            return self.register(tool(function, **options))
+            made = self.register(Tool.from_function(function, **options))
+            announce(made, skip=self)
+            return made
 
-        return decorate
+        return decorate(fn) if fn is not None else decorate
 
     def unregister(self, name: str, /) -> Tool:
         """Removes a tool by name (any case).
@@ -207,6 +210,11 @@ class ToolRegistry:
 
         return unsubscribe
 
+    def _replace_live(self, new: Tool) -> None:
+        """Puts a tool defined again in the place of the one of its name (:func:`ai_widgets.tools._live.announce`)."""
+        self._tools[new.name.casefold()] = new
+        self._changed()
+
     def _changed(self) -> None:
         for listener in list(self._listeners):
             listener(self)
@@ -216,7 +224,7 @@ class ToolRegistry:
 
     def _repr_html_(self) -> str:
         """The tools as a notebook shows a registry: icon, name, title, risk, whether a call asks for approval,
-        description, and the parameters as a tree (:func:`ai_widgets._html.registry_html`)."""
+        description, the parameters as a tree, and each tool's warnings (:func:`ai_widgets._html.registry_html`)."""
         from ai_widgets._html import registry_html
 
-        return registry_html(self.definitions())
+        return registry_html(list(self))

@@ -18,9 +18,11 @@ from ai_widgets._remote_progress import RemoteRegistration, register_remote_call
 from ai_widgets._safe import UnsafeValueError, safe_text
 from ai_widgets._schema import derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
+from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
 from ai_widgets.tools._detached import _call_detached
 from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
+from ai_widgets.tools._live import ToolPlace, announce, place_of
 from ai_widgets.tools._outcome import ToolError, ToolOutcome
 
 __all__ = ["Tool", "tool"]
@@ -46,6 +48,8 @@ class Tool:
         self._positional_only: tuple[str, ...] = ()
         self._parameter_names: dict[str, str] = {}
         self._function: Callable[..., Any] | None = None
+        # Where the function is defined, across re-runs of its cell (see ai_widgets.tools._live); None: no place.
+        self._place: ToolPlace | None = None
 
     @classmethod
     def from_function(
@@ -88,6 +92,7 @@ class Tool:
         instance._positional_only = derived.positional_only
         instance._parameter_names = derived.parameter_names
         instance._function = fn
+        instance._place = place_of(fn)
         functools.update_wrapper(instance, fn)
         return instance
 
@@ -119,6 +124,33 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, risk={self._definition.risk.value!r})"
+
+    def check(self) -> list[ToolWarning]:
+        """Where a provider would refuse this tool's definition, or take it and do worse with it.
+
+        Checks what the transports really send: names each provider refuses, schemas OpenAI refuses (and, where
+        strict mode is used, what it refuses), recursion and keywords Gemini cannot take, schemas that are not valid
+        JSON Schema for Anthropic, missing descriptions, parameters the model can never fill, values that are not
+        JSON (:mod:`ai_widgets.tools._checks` lists the rules and their sources).
+
+        Returns:
+            The warnings; ``[]`` for a clean tool.
+        """
+        from ai_widgets.tools._checks import check_tool
+
+        return check_tool(self)
+
+    def _repr_html_(self) -> str:
+        """The definition as each provider receives it, with its size, risk, approval and warnings."""
+        from ai_widgets._html import tool_html
+
+        return tool_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """HTML for notebooks, markdown for front ends without HTML, and the repr."""
+        from ai_widgets._html import tool_html, tool_markdown
+
+        return {"text/plain": repr(self), "text/html": tool_html(self), "text/markdown": tool_markdown(self)}
 
     def bind(self, arguments: str | Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:
         """Validates arguments; returns the bound keyword arguments, or a failure for the model.
@@ -369,7 +401,9 @@ def tool(
     }
 
     def decorate(function: Callable[..., Any]) -> Tool:
-        return Tool.from_function(function, **options)  # type: ignore[arg-type]
+        made = Tool.from_function(function, **options)  # type: ignore[arg-type]
+        announce(made)  # its cell run again: the chats holding the tool it defined before get this one
+        return made
 
     if fn is not None:
         return decorate(fn)

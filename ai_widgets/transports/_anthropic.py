@@ -39,6 +39,7 @@ from ai_widgets.transports._common import (
     redact,
 )
 from ai_widgets.transports._models import default_model
+from ai_widgets.transports._tool_formats import anthropic_tool
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
@@ -219,9 +220,7 @@ class AnthropicTransport:
         if options.system_prompt:
             body["system"] = options.system_prompt
         if options.tool_choice.mode != "none":
-            tools: list[JSON] = [
-                {"name": d.name, "description": d.description, "input_schema": d.parameters} for d in request.tools
-            ]
+            tools: list[JSON] = [anthropic_tool(definition) for definition in request.tools]
             tools += self.server_tools
             if tools:
                 body["tools"] = tools

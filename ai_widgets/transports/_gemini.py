@@ -41,6 +41,7 @@ from ai_widgets.transports._common import (
     redact,
 )
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+from ai_widgets.transports._tool_formats import gemini_function_declaration
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
 
@@ -286,13 +287,7 @@ class GeminiTransport:
         if options.system_prompt:
             body["systemInstruction"] = {"parts": [{"text": options.system_prompt}]}
         if options.tool_choice.mode != "none" and request.tools:
-            declarations = []
-            for definition in request.tools:
-                declaration: JSON = {"name": definition.name}
-                if definition.description:
-                    declaration["description"] = definition.description
-                declaration["parametersJsonSchema"] = definition.parameters
-                declarations.append(declaration)
+            declarations = [gemini_function_declaration(definition) for definition in request.tools]
             body["tools"] = [{"functionDeclarations": declarations}]
             calling: JSON = {"mode": "ANY" if options.tool_choice.mode in ("required", "tool") else "AUTO"}
             if options.tool_choice.mode == "tool" and options.tool_choice.tool_name:

@@ -39,6 +39,7 @@ from ai_widgets.transports._common import (
 )
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error, stream_error
+from ai_widgets.transports._tool_formats import openai_chat_tool
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -236,7 +237,7 @@ class OpenAIChatTransport:
         if self._stream_usage:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
-            body["tools"] = [{"type": "function", "function": tool.model_schema()} for tool in request.tools]
+            body["tools"] = [openai_chat_tool(definition) for definition in request.tools]
             body["tool_choice"] = _tool_choice(options.tool_choice)
             if self._parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = self._parallel_tool_calls

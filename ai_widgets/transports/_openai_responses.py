@@ -43,6 +43,7 @@ from ai_widgets.transports._common import (
 )
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import in_band_error, map_openai_error, stream_error
+from ai_widgets.transports._tool_formats import openai_responses_tool
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -229,9 +230,7 @@ class OpenAIResponsesTransport:
     def _tools(self, request: ChatRequest) -> list[JSON]:
         if request.options.tool_choice.mode == "none":
             return []
-        tools: list[JSON] = [
-            {"type": "function", **definition.model_schema(), "strict": False} for definition in request.tools
-        ]
+        tools: list[JSON] = [openai_responses_tool(definition) for definition in request.tools]
         return tools + self.builtin_tools
 
     def _assistant_items(self, message: Message) -> Iterator[JSON]:

@@ -18,7 +18,8 @@ def kernel_pythons() -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrizes ``kernel_config`` as (python, ipykernel version, comm mode), one kernel per module each.
+    """Parametrizes ``kernel_config`` as (python, ipykernel version, comm mode), one kernel per module each, and
+    ``kernel_python`` as (python, ipykernel version).
 
     Comm mode "main" is classic Notebook / VS Code / JupyterLab < 4.4; "subshell" is JupyterLab >= 4.4,
     which sends comm messages on a subshell (ipykernel 7+ only).
@@ -35,3 +36,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             modes = ["main"] if int(version.split(".")[0]) < 7 else ["main", "subshell"]
             params += [pytest.param((python, version, m), id=f"ipykernel-{version}-{m}") for m in modes]
         metafunc.parametrize("kernel_config", params, scope="module")
+    if "kernel_python" in metafunc.fixturenames:
+        # (python, ipykernel version), one kernel per module each: for tests that send no comm messages, which
+        # the comm mode would not change.
+        from tests.kernel.frontend import ipykernel_version
+
+        pythons = []
+        for python in kernel_pythons():
+            try:
+                version = ipykernel_version(python)
+            except Exception as exc:
+                raise pytest.UsageError(f"AIW_KERNEL_PYTHONS: cannot run {python}: {exc}") from exc
+            pythons.append(pytest.param((python, version), id=f"ipykernel-{version}"))
+        metafunc.parametrize("kernel_python", pythons, scope="module")

@@ -154,25 +154,38 @@ class FakeFrontend:
         )
         return msg["content"]["data"]["content"]
 
-    def stream_text(self, parent_id: str) -> str:
+    def stream_text(self, parent_id: str, name: str | None = None) -> str:
+        """What a request printed: on ``name`` (``"stdout"`` or ``"stderr"``) only, or on both."""
         with self._cv:
             return "".join(
                 m["content"]["text"]
                 for _, m in self.iopub
-                if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == parent_id
+                if m["msg_type"] == "stream"
+                and m["parent_header"].get("msg_id") == parent_id
+                and (name is None or m["content"].get("name") == name)
             )
 
     # --- shell ------------------------------------------------------------------------------------------------
-    def request(self, msg_type: str, content: dict[str, Any], subshell_id: str | None = None) -> str:
+    def request(
+        self,
+        msg_type: str,
+        content: dict[str, Any],
+        subshell_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
         """Sends a shell request without waiting; returns its msg_id."""
-        msg = self.kc.session.msg(msg_type, content)
+        msg = self.kc.session.msg(msg_type, content, metadata=metadata)
         if subshell_id is not None:
             msg["header"]["subshell_id"] = subshell_id
         self.kc.shell_channel.send(msg)
         return str(msg["header"]["msg_id"])
 
-    def execute(self, code: str) -> str:
-        """Queues a cell, as a notebook does; returns the request's msg_id."""
+    def execute(self, code: str, metadata: dict[str, Any] | None = None) -> str:
+        """Queues a cell, as a notebook does; returns the request's msg_id.
+
+        ``metadata``: the request's metadata; JupyterLab and Notebook 7 send ``{"cellId": ...}`` (the cell's id,
+        which stays the same when the cell is edited and run again).
+        """
         content = {
             "code": code,
             "silent": False,
@@ -181,7 +194,7 @@ class FakeFrontend:
             "allow_stdin": False,
             "stop_on_error": True,
         }
-        return self.request("execute_request", content)
+        return self.request("execute_request", content, metadata=metadata)
 
     def reply(self, msg_id: str, timeout: float = 10) -> Message:
         """The shell reply to ``msg_id``; replies to other requests are kept, in arrival order."""
@@ -200,15 +213,18 @@ class FakeFrontend:
             self.reply_order.append(parent)
         return self.replies[msg_id]
 
-    def run(self, code: str, timeout: float = 10) -> str:
-        """Runs a cell to its end; returns what it printed. Fails on an error in the cell."""
-        msg_id = self.execute(code)
+    def run(
+        self, code: str, timeout: float = 10, *, metadata: dict[str, Any] | None = None, stream: str | None = None
+    ) -> str:
+        """Runs a cell to its end; returns what it printed (on ``stream`` only, when given). Fails on an error in
+        the cell."""
+        msg_id = self.execute(code, metadata)
         content = self.reply(msg_id, timeout)["content"]
         if content["status"] != "ok":
             tb = "\n".join(content.get("traceback", []))
             raise AssertionError(f"cell failed: {content.get('ename')}: {content.get('evalue')}\n{tb}")
         self.wait_idle(msg_id)
-        return self.stream_text(msg_id)
+        return self.stream_text(msg_id, stream)
 
     def run_after_error(self, code: str, timeout: float = 10) -> str:
         """``run`` for the cell after a failed one: ipykernel aborts requests that arrive right after an error."""
