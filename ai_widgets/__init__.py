@@ -61,6 +61,7 @@ __all__ = [
     "ToolRegistry",
     "ToolReplacementWarning",
     "ToolRisk",
+    "ToolRun",
     "ToolSource",
     "ToolWarning",
     "Usage",
@@ -71,7 +72,7 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-_WIDGET_NAMES = frozenset({"ChatWidget", "run_tool", "arun_tool"})
+_WIDGET_NAMES = frozenset({"ChatWidget", "ToolRun", "run_tool", "arun_tool"})
 
 
 def __getattr__(name: str) -> object:

@@ -2,6 +2,6 @@
 
 from ai_widgets.widget._chat import ChatWidget, FrontEndNotBuiltError
 from ai_widgets.widget._kernel import UnsupportedKernelError
-from ai_widgets.widget._run_tool import arun_tool, run_tool
+from ai_widgets.widget._run_tool import ToolRun, arun_tool, run_tool
 
-__all__ = ["ChatWidget", "FrontEndNotBuiltError", "UnsupportedKernelError", "arun_tool", "run_tool"]
+__all__ = ["ChatWidget", "FrontEndNotBuiltError", "ToolRun", "UnsupportedKernelError", "arun_tool", "run_tool"]

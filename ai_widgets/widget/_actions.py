@@ -80,11 +80,53 @@ class ContinueAction(_Action):
     type: Literal["continue"]
 
 
-_ACTIONS = (SyncAction, SendAction, StopAction, ApproveAction, CancelAction, RevokeAction, ContinueAction)
+class BenchOpenAction(_Action):
+    """The person asks to run a finished call again by hand ("Run again"): a bench entry with its arguments."""
+
+    type: Literal["bench_open"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class BenchRunAction(_Action):
+    """The person runs a bench entry's tool with the arguments of its form."""
+
+    type: Literal["bench_run"]
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    arguments: dict[str, Any]
+
+
+class BenchCloseAction(_Action):
+    """The person closes a bench entry (its run, if one goes on, is stopped)."""
+
+    type: Literal["bench_close"]
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+_ACTIONS = (
+    SyncAction,
+    SendAction,
+    StopAction,
+    ApproveAction,
+    CancelAction,
+    RevokeAction,
+    ContinueAction,
+    BenchOpenAction,
+    BenchRunAction,
+    BenchCloseAction,
+)
 _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in _ACTIONS)
 
 Action: TypeAlias = Annotated[
-    SyncAction | SendAction | StopAction | ApproveAction | CancelAction | RevokeAction | ContinueAction,
+    SyncAction
+    | SendAction
+    | StopAction
+    | ApproveAction
+    | CancelAction
+    | RevokeAction
+    | ContinueAction
+    | BenchOpenAction
+    | BenchRunAction
+    | BenchCloseAction,
     Field(discriminator="type"),
 ]
 

@@ -7,7 +7,6 @@ import concurrent.futures
 import contextlib
 import logging
 import os
-import threading
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
@@ -21,32 +20,13 @@ from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
-from ai_widgets.widget._kernel import await_with_comms, kernel_support, main_loop, wait_with_comms
+from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 
 __all__ = ["ChatWidget", "FrontEndNotBuiltError"]
 
 logger = logging.getLogger("ai_widgets")
-
-
-class _PrivateLoop:
-    """An event loop on a daemon thread, for turns that must run while the cell's thread blocks."""
-
-    def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="ai_widgets-turns", daemon=True).start()
-                self._loop = loop
-            return self._loop
-
-
-_private_loop = _PrivateLoop()
 
 
 class ChatWidget(SessionView):
@@ -119,7 +99,6 @@ class ChatWidget(SessionView):
             placeholder=placeholder,
             compact=compact,
         )
-        self._main_loop = main_loop()
 
     def clear(self) -> None:
         """Removes every message (from the session and the widget).
@@ -134,12 +113,6 @@ class ChatWidget(SessionView):
 
     def _on_continue(self) -> None:
         self._start_in_background(self.session.resume)
-
-    def _background_loop(self) -> asyncio.AbstractEventLoop:
-        loop = self._main_loop
-        if loop is not None and not loop.is_closed():
-            return loop
-        return _private_loop.get()
 
     def _start_in_background(
         self, start: Callable[[], Coroutine[Any, Any, Message]]
@@ -243,7 +216,7 @@ class ChatWidget(SessionView):
     def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        future = asyncio.run_coroutine_threadsafe(start(), _private_loop.get())
+        future = asyncio.run_coroutine_threadsafe(start(), private_loop())
         try:
             return wait_with_comms(future)
         except BaseException:

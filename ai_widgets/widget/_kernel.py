@@ -47,6 +47,7 @@ __all__ = [
     "await_with_comms",
     "kernel_support",
     "main_loop",
+    "private_loop",
     "run_on_main_loop",
     "wait_with_comms",
 ]
@@ -226,6 +227,31 @@ def main_loop() -> asyncio.AbstractEventLoop | None:
     if loop is not None and not loop.is_closed():
         _MAIN_LOOP = loop
     return _MAIN_LOOP if _MAIN_LOOP is not None and not _MAIN_LOOP.is_closed() else None
+
+
+class _PrivateLoop:
+    """An event loop on a daemon thread, for turns that must run while the cell's thread blocks."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="ai_widgets-turns", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+
+_private_loop = _PrivateLoop()
+
+
+def private_loop() -> asyncio.AbstractEventLoop:
+    """An event loop of this package on a daemon thread (started on first use), for turns that must run while the
+    cell's thread blocks."""
+    return _private_loop.get()
 
 
 def _wrap_task(task: asyncio.Future[T], loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[T]:

@@ -1,7 +1,14 @@
-"""``run_tool``: one tool call, shown as a card in the cell, for developing a tool interactively."""
+"""``run_tool``: one tool, run by hand in the cell, with a form built from its schema, for developing a tool.
+
+The cell shows a widget whose only content is one bench entry (``scope`` ``"bench"``, docs/protocol.md): the form,
+and the card of the latest run. With every required argument given the tool runs at once and the outcome is
+returned; with some missing the form waits for the person, and a :class:`ToolRun` is returned.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -13,8 +20,80 @@ from ai_widgets.options import SessionOptions
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool, ToolOutcome, tool
 from ai_widgets.transports import EchoTransport
+from ai_widgets.widget._kernel import await_with_comms, private_loop, wait_with_comms
+from ai_widgets.widget._view import SessionView
 
-__all__ = ["arun_tool", "run_tool"]
+__all__ = ["RunToolView", "ToolRun", "arun_tool", "run_tool"]
+
+
+class RunToolView(SessionView):
+    """``run_tool``'s widget: one bench entry (the tool's form and its latest run) on a session of its own.
+
+    Args:
+        session: The session whose tool, approval policy, context and options the runs use.
+        flush_interval: Seconds between updates while a run streams.
+    """
+
+    def __init__(self, session: ChatSession, *, flush_interval: float = 1 / 30) -> None:
+        super().__init__(session, flush_interval=flush_interval, scope="bench", compact=True, collapse_tool_calls=False)
+
+    def _on_send(self, text: str) -> None:
+        del text
+        self._send_error("This runs one tool by hand: there is no conversation to send to.")
+
+    def _on_continue(self) -> None:
+        self._send_error("This runs one tool by hand: there is no conversation to continue.")
+
+
+def _cell() -> int | None:
+    """The execution count of the cell running now, in IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return None
+    count = getattr(get_ipython(), "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+class ToolRun:
+    """What ``run_tool`` returns when required arguments are missing: the form in the cell runs the tool, as often
+    as the person likes; :attr:`outcome` is the latest run's.
+
+    As the value of the cell that made it, it shows nothing more (the form above is what it is); displayed later, it
+    shows one line.
+    """
+
+    def __init__(self, widget: RunToolView, entry_id: str) -> None:
+        self.widget = widget
+        self._entry_id = entry_id
+        self._cell = _cell()
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's name."""
+        return self.widget.session.tools.names()[0]
+
+    @property
+    def outcome(self) -> ToolOutcome | None:
+        """The latest run's outcome; ``None`` before the first run has finished, and while a run goes on."""
+        return self.widget._bench.outcome(self._entry_id)
+
+    @property
+    def running(self) -> bool:
+        """Whether a run goes on."""
+        return self.widget._bench.running(self._entry_id)
+
+    def __repr__(self) -> str:
+        outcome = self.outcome
+        state = "running" if self.running else "not run yet" if outcome is None else outcome.status
+        return f"ToolRun({self.tool_name!r}, {state})"
+
+    def _ipython_display_(self) -> None:
+        if self._cell is not None and self._cell == _cell():
+            return  # the value of the run_tool cell: the form above shows it
+        from IPython.display import display
+
+        display({"text/plain": repr(self)}, raw=True)
 
 
 def _prepare(
@@ -23,23 +102,26 @@ def _prepare(
     approval_policy: ApprovalPolicy | None,
     context: Any,
     timeout: float | None,
-) -> tuple[ChatSession, Any]:
-    from ai_widgets.widget._chat import ChatWidget
-
+) -> tuple[RunToolView, str, bool]:
+    """The widget with its one entry (the form filled with ``arguments``), and whether every required argument
+    is there."""
     chosen = target if isinstance(target, Tool) else tool(target)
     try:
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"run_tool needs JSON arguments: {exc}") from None
     session = ChatSession(
-        EchoTransport(),  # never asked: the call is the person's, run by the session's tool round
+        EchoTransport(),  # never asked: the calls are the person's, run by the sessions' tool rounds
         tools=[chosen],
         approval_policy=approval_policy,
         options=SessionOptions(max_iterations=1, max_consecutive_errors=1, tool_timeout=timeout),
         context=context,
     )
-    widget = ChatWidget(session, compact=True, collapse_tool_calls=False)
-    return session, widget
+    widget = RunToolView(session)
+    entry_id = widget._bench.open(chosen.name, arguments)
+    required = chosen.definition.parameters.get("required")
+    complete = all(name in arguments for name in required) if isinstance(required, list) else True
+    return widget, entry_id, complete
 
 
 def _outcome(reply: Message) -> ToolOutcome:
@@ -65,24 +147,46 @@ def run_tool(
     context: Any = None,
     timeout: float | None = None,
     **arguments: Any,
-) -> ToolOutcome:
-    """Runs one call of a tool the way a session would, showing its card in the cell, and returns the outcome.
+) -> ToolOutcome | ToolRun:
+    """Runs a tool by hand the way a session would, in a card in the cell, with a form to run it again.
 
-    The arguments are validated against the tool's schema, the approval policy is asked (a destructive tool shows
-    its approval buttons, and this call waits for the click), and progress shows in the card. As the value of the
-    cell the outcome shows nothing more (the card shows it); displayed later, it shows in one line.
+    The cell shows a form built from the tool's schema (filled with ``arguments`` and the defaults) and the card of
+    the latest run. A run is validated against the schema (a problem shows at its field, worded as the model would
+    be told it), the approval policy is asked (a destructive tool shows its approval buttons, and this call waits
+    for the click), and progress shows in the card. The form stays: change a value, press Run, again and again.
 
     Args:
         target: A tool, or a plain function (made a tool with default options).
         approval_policy: Who decides on approval; a fresh default policy when ``None``.
         context: The application's object, passed as ``invocation.context``.
-        timeout: Seconds the call may run.
+        timeout: Seconds a run may take.
         **arguments: The tool's arguments.
+
+    Returns:
+        With every required argument given: the outcome of the run (as the value of the cell it shows nothing more:
+        the card shows it; displayed later, it shows in one line). With some missing: nothing runs, and a
+        :class:`ToolRun` is returned at once, whose ``outcome`` is the latest run's from the form.
+
+    Raises:
+        ValueError: The arguments are not JSON data.
     """
-    session, widget = _prepare(target, arguments, approval_policy, context, timeout)
+    widget, entry_id, complete = _prepare(target, arguments, approval_policy, context, timeout)
     _show(widget)
-    name = session.tools.names()[0]
-    return _outcome(widget._wait_turn(lambda: session.run_call(name, arguments)))
+    if not complete:
+        return ToolRun(widget, entry_id)
+    bench = widget._bench
+    bench.prepare(entry_id, arguments, check=False)  # invalid ones run too: the call fails as the model's would
+    future = asyncio.run_coroutine_threadsafe(bench.run(entry_id), private_loop())
+    try:
+        reply = wait_with_comms(future)
+    except BaseException:
+        if not future.done():
+            bench.stop(entry_id)
+            with contextlib.suppress(BaseException):  # let the run record its cancellation
+                future.result(timeout=5)
+        bench.release(entry_id)
+        raise
+    return _outcome(reply)
 
 
 async def arun_tool(
@@ -93,9 +197,16 @@ async def arun_tool(
     context: Any = None,
     timeout: float | None = None,
     **arguments: Any,
-) -> ToolOutcome:
+) -> ToolOutcome | ToolRun:
     """Like :func:`run_tool`, awaited (``outcome = await arun_tool(tool, city="Lisbon")``)."""
-    session, widget = _prepare(target, arguments, approval_policy, context, timeout)
+    widget, entry_id, complete = _prepare(target, arguments, approval_policy, context, timeout)
     _show(widget)
-    name = session.tools.names()[0]
-    return _outcome(await widget._await_turn(lambda: session.run_call(name, arguments)))
+    if not complete:
+        return ToolRun(widget, entry_id)
+    bench = widget._bench
+    bench.prepare(entry_id, arguments, check=False)
+    try:
+        reply = await await_with_comms(bench.run(entry_id))
+    finally:
+        bench.release(entry_id)  # a run that never started (this kernel cannot wait) leaves the form usable
+    return _outcome(reply)

@@ -2,7 +2,8 @@
 
 It holds the traits the front end reads, mirrors the session through a ``SessionBridge`` and answers the view's
 actions: ``sync`` with a snapshot, approvals, cancels, Stop and revokes go straight to the session, so a click in
-any view of any of these widgets decides once and every other view shows the decision.
+any view of any of these widgets decides once and every other view shows the decision. Its ``Bench`` runs tools by
+hand ("Run again", ``run_tool``'s form) on private sessions; approvals and cancels of those runs go to them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
     ActionError,
     ApproveAction,
+    BenchCloseAction,
+    BenchOpenAction,
+    BenchRunAction,
     CancelAction,
     ContinueAction,
     RevokeAction,
@@ -33,8 +37,9 @@ from ai_widgets.widget._actions import (
     clip,
     parse_action,
 )
+from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
-from ai_widgets.widget._kernel import kernel_support
+from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._serialize import message_dict, tool_info
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
@@ -90,8 +95,12 @@ class SessionView(anywidget.AnyWidget):
     placeholder = traitlets.Unicode("Message the model…").tag(sync=True)
     compact = traitlets.Bool(False).tag(sync=True)
     kernel_mode = traitlets.Unicode("").tag(sync=True)
-    # "chat": the whole conversation with its input box; "turn": one turn, shown in the cell that asked for it.
+    # "chat": the whole conversation with its input box; "turn": one turn, shown in the cell that asked for it;
+    # "bench": one tool run by hand (run_tool), its bench entry alone.
     scope = traitlets.Unicode("chat").tag(sync=True)
+    # Tools run by hand ("Run again", run_tool's form): one entry per form, with its latest run. Set whole, at most
+    # about 30 times a second while a run streams (docs/protocol.md, "The bench").
+    bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
 
     def __init__(self, session: ChatSession, *, start: int = 0, flush_interval: float = 1 / 30, **traits: Any):
         check_bundle()
@@ -105,6 +114,14 @@ class SessionView(anywidget.AnyWidget):
             **traits,
         )
         self.session = session
+        self._main_loop = main_loop()
+        self._bench = Bench(
+            session,
+            self._publish_bench,
+            loop=self._background_loop,
+            on_run_end=self._refresh_allowed,
+            interval=flush_interval,
+        )
         self._patches = PatchStream(self._send_custom, interval=flush_interval)
         self._bridge = SessionBridge(
             session,
@@ -182,15 +199,24 @@ class SessionView(anywidget.AnyWidget):
             case StopAction():
                 self.session.stop()
             case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
-                try:
-                    self.session.approve(call_id, decision, reason, arguments=arguments)
+                try:  # a call of a run by hand is its bench entry's
+                    self._session_of(call_id).approve(call_id, decision, reason, arguments=arguments)
                 except ApprovalError as exc:
                     self._send_error(f"Approval refused: {exc}")
             case CancelAction(tool_call_id=call_id, reason=reason):
                 try:
-                    self.session.cancel(call_id, reason)
+                    self._session_of(call_id).cancel(call_id, reason)
                 except ApprovalError as exc:
                     self._send_error(f"Cancel refused: {exc}")
+            case BenchOpenAction(tool_call_id=call_id):
+                self._bench_action(lambda: self._bench.open_call(call_id), "Run again")
+            case BenchRunAction(id=entry_id, arguments=arguments):
+                self._bench_action(lambda: self._bench.start(entry_id, arguments), "Run")
+            case BenchCloseAction(id=entry_id):
+                if self.scope == "bench":
+                    self._send_error("This form is the cell's own: it stays for the next run.")
+                else:
+                    self._bench_action(lambda: self._bench.close_entry(entry_id), "Close")
             case RevokeAction(tool_name=name):
                 policy = self.session.approval_policy
                 if not isinstance(policy, DefaultApprovalPolicy):
@@ -198,6 +224,27 @@ class SessionView(anywidget.AnyWidget):
                     return
                 policy.revoke(name)
                 self._refresh_allowed()
+
+    def _session_of(self, tool_call_id: str) -> ChatSession:
+        return self._bench.session_for(tool_call_id) or self.session
+
+    def _bench_action(self, action: Callable[[], object], what: str) -> None:
+        try:
+            action()
+        except BenchError as exc:
+            self._send_error(f"{what} refused: {exc}")
+        except RuntimeError as exc:  # no loop to run on (the kernel is shutting down)
+            self._send_error(f"{what} failed: {exc}")
+
+    def _publish_bench(self, entries: list[dict[str, Any]]) -> None:
+        self.bench = entries  # under the bench's lock: one publisher at a time
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        """Where a turn or a run started from the front end runs: the kernel's loop, else a private one."""
+        loop = self._main_loop
+        if loop is not None and not loop.is_closed():
+            return loop
+        return private_loop()
 
     def _on_send(self, text: str) -> None:
         raise NotImplementedError
@@ -234,8 +281,10 @@ class SessionView(anywidget.AnyWidget):
             self._unsubscribe_tools()
 
     def close(self) -> None:
-        """Stops mirroring the session and closes the widget's models."""
+        """Stops mirroring the session, stops the runs by hand, and closes the widget's models."""
         self._stop_mirroring()
+        if hasattr(self, "_bench"):
+            self._bench.close()
         super().close()
 
 

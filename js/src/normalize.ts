@@ -1,7 +1,7 @@
 // Defensive shaping of messages from the kernel: the renderers can then rely on the basic shape.
 // Never mutates its input (finished messages belong to their models).
 
-import type { JsonObject, Message, Part, PatchOp } from "./types";
+import type { BenchEntry, JsonObject, Message, Part, PatchOp } from "./types";
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -67,4 +67,23 @@ export function asPatchOp(raw: unknown): PatchOp | null {
               ? typeof raw[2] === "number" && (kind === "part" || typeof raw[3] === "string")
               : typeof raw[2] === "string" && (kind === "args" ? Array.isArray(raw[3]) : typeof raw[3] === "object" && raw[3] !== null));
   return ok ? (raw as PatchOp) : null;
+}
+
+/** A bench entry as the renderers expect it, or null when it has no id or tool. */
+export function normalizeBenchEntry(raw: unknown): BenchEntry | null {
+  if (!isRecord(raw) || typeof raw.id !== "string" || !raw.id || typeof raw.tool_name !== "string") return null;
+  const errors: Record<string, string> = {};
+  if (isRecord(raw.errors)) for (const [k, v] of Object.entries(raw.errors)) if (typeof v === "string") errors[k] = v;
+  const message = raw.message === null || raw.message === undefined ? null : normalizeMessage(raw.message);
+  return {
+    id: raw.id,
+    tool_name: raw.tool_name,
+    arguments: isRecord(raw.arguments) ? (raw.arguments as JsonObject) : {},
+    source: typeof raw.source === "string" ? raw.source : null,
+    message,
+    running: raw.running === true,
+    errors,
+    error: typeof raw.error === "string" && raw.error ? raw.error : null,
+    attempt: typeof raw.attempt === "number" ? raw.attempt : 0,
+  };
 }

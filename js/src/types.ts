@@ -143,8 +143,30 @@ export interface WidgetTraits {
   placeholder: string;
   kernel_mode: string;
   compact: boolean;
-  /** "chat": the whole conversation with its input; "turn": one turn, in the cell that asked for it. */
+  /** "chat": the whole conversation with its input; "turn": one turn, in the cell that asked for it; "bench": one
+   * tool run by hand (run_tool), its bench entry alone. */
   scope: string;
+  /** Tools run by hand (raw: normalise before use). */
+  bench: unknown[];
+}
+
+/** One tool run by hand: its form's arguments and its latest run (docs/protocol.md, "The bench"). */
+export interface BenchEntry {
+  id: string;
+  tool_name: string;
+  /** What the form shows: the arguments it was opened with, then those of the latest Run. */
+  arguments: JsonObject;
+  /** The call it was opened from ("Run again"), or null. */
+  source: string | null;
+  /** The latest run's reply (one tool call), or null before the first. */
+  message: Message | null;
+  running: boolean;
+  /** The kernel's problems with the arguments, by field, as the model would be told them. */
+  errors: Record<string, string>;
+  /** A problem that is no one field's (the model's whole message), or why the run could not start. */
+  error: string | null;
+  /** How many Runs the kernel has answered. */
+  attempt: number;
 }
 
 /** An argument patch: `[op, path, value]`. */
@@ -172,4 +194,7 @@ export type OutgoingMessage =
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "revoke"; tool_name: string }
-  | { type: "continue" };
+  | { type: "continue" }
+  | { type: "bench_open"; tool_call_id: string }
+  | { type: "bench_run"; id: string; arguments: JsonObject }
+  | { type: "bench_close"; id: string };

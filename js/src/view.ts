@@ -2,6 +2,7 @@
 // flushes the DOM once per animation frame, touching only the messages and parts that changed.
 
 import type { AnyModel } from "@anywidget/types";
+import { BenchView } from "./render/bench";
 import { MessageList } from "./render/list";
 import type { PartDirty } from "./render/message";
 import { Shell } from "./render/shell";
@@ -19,6 +20,7 @@ const TRAITS = [
   "placeholder",
   "compact",
   "scope",
+  "bench",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -42,6 +44,7 @@ export class ChatView {
   readonly shell: Shell;
   private readonly store: ChatStore;
   private readonly list: MessageList;
+  private readonly bench: BenchView;
   private dirty = new Map<string, MessageDirty>();
   private dirtyTraits = new Set<Trait>();
   private resetPending = false;
@@ -69,6 +72,16 @@ export class ChatView {
       setPrompting: (card, on) => (on ? this.prompting.add(card) : this.prompting.delete(card)),
       now: () => Date.now() / 1000,
     };
+    // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
+    const alone = model.get("scope") === "bench";
+    this.bench = new BenchView({ ...this.ctx, closable: !alone });
+    if (!alone) {
+      this.ctx.runAgain = (callId) => {
+        this.bench.expect(callId);
+        this.send({ type: "bench_open", tool_call_id: callId });
+      };
+    }
+    this.shell.root.append(this.bench.el);
     this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx);
     this.store = storeFor(model);
     // Until a kernel answers (never, for a notebook reopened without one), controls that need it are hidden.
@@ -167,6 +180,7 @@ export class ChatView {
       case "error":
         this.shell.showError(ev.message);
         for (const card of this.prompting) card.enablePrompt(ev.message);
+        this.bench.refused();
         return;
     }
     this.schedule();
@@ -243,13 +257,18 @@ export class ChatView {
       const tools = this.model.get("tools") ?? {};
       this.toolsLower = new Map(Object.entries(tools).map(([k, v]) => [k.toLowerCase(), v]));
       for (const view of this.list.all()) for (const card of view.cards()) card.updateInfo();
+      this.bench.updateInfo();
     }
+    if (t.has("bench")) this.bench.update(this.model.get("bench"));
     if (t.has("busy")) this.shell.setBusy(!!this.model.get("busy"));
     if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
     // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
     if (t.has("compact")) this.shell.root.classList.toggle("aiw-compact", !!this.model.get("compact"));
     // One turn shown where it was asked: its messages and controls, no input (that is the chat's).
-    if (t.has("scope")) this.shell.root.classList.toggle("aiw-turn", this.model.get("scope") === "turn");
+    if (t.has("scope")) {
+      this.shell.root.classList.toggle("aiw-turn", this.model.get("scope") === "turn");
+      this.shell.root.classList.toggle("aiw-bench-only", this.model.get("scope") === "bench");
+    }
     if (t.has("allowed_always") || t.has("tools")) {
       const names = this.model.get("allowed_always");
       this.shell.setAllowed(Array.isArray(names) ? names : [], (n) => this.toolInfo(n));
@@ -300,6 +319,7 @@ export class ChatView {
     for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
     this.store.detach();
     this.list.clear();
+    this.bench.destroy();
     this.shell.destroy();
   }
 }

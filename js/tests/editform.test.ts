@@ -12,6 +12,7 @@ const schema = {
     mode: { enum: ["fast", "safe"] },
     tags: { type: "array", items: { type: "string" } },
     note: { type: ["string", "null"] },
+    meta: { type: "object" },
   },
   required: ["path", "count"],
 };
@@ -24,7 +25,8 @@ describe("editing arguments before allowing", () => {
     expect(field("count").type).toBe("number");
     expect(field("force").checked).toBe(true);
     expect(field("mode").tagName).toBe("SELECT");
-    expect(JSON.parse(field("tags").value)).toEqual(["a"]);
+    const tags = form.el.querySelectorAll<HTMLInputElement>('[data-field="tags"] .aiw-list-input');
+    expect([...tags].map((t) => t.value)).toEqual(["a"]);
     expect(form.el.textContent).toContain("The file.");
     expect(form.value()).toEqual({ path: "/home", count: 3, force: true, mode: "safe", tags: ["a"] });
   });
@@ -33,8 +35,8 @@ describe("editing arguments before allowing", () => {
     const form = new EditForm(schema, { path: "/home", count: 3 });
     const count = form.el.querySelector<HTMLInputElement>('[data-field="count"]')!;
     count.value = "1.5";
-    const tags = form.el.querySelector<HTMLTextAreaElement>('[data-field="tags"]')!;
-    tags.value = "[oops";
+    const meta = form.el.querySelector<HTMLTextAreaElement>('[data-field="meta"]')!;
+    meta.value = "{oops";
     expect(form.value()).toBeNull();
     expect(count.getAttribute("aria-invalid")).toBe("true");
     expect(form.el.textContent).toContain("A whole number.");

@@ -45,6 +45,7 @@ export class FakeModel extends Emitter {
     kernel_mode: "test",
     compact: false,
     scope: "chat",
+    bench: [],
   };
   sent: unknown[] = [];
   /** How many finished messages the kernel has sent (what its `history` holds). */

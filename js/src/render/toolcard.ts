@@ -2,7 +2,7 @@
 // then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
 // the decision, a progress bar, the result. Updates compare against what is shown and touch only what changed.
 
-import { h, setAttr, setHidden, setText, toggleClass, typingFocused } from "../dom";
+import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass, typingFocused } from "../dom";
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { ApprovalBox } from "./approval";
@@ -22,7 +22,13 @@ export interface CardContext {
   /** Register / unregister a card with an open approval prompt or Cancel button (re-enabled on a kernel error). */
   setPrompting(card: ToolCardView, on: boolean): void;
   now(): number; // seconds since the epoch
+  /** "Run again" on a finished call: a form below the chat with its arguments (absent: no such button). */
+  runAgain?: (callId: string) => void;
+  /** Shown in the header instead of the tool's icon and title (a bench entry's latest run: its entry has them). */
+  heading?: string;
 }
+
+const FINISHED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
 
 export class ToolCardView implements PartView {
   readonly kind = "tool_call" as const;
@@ -47,6 +53,8 @@ export class ToolCardView implements PartView {
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
   private readonly progressSlot = h("div", "aiw-tool-progress"); // shown collapsed too
   private readonly result = h("div", "aiw-tool-result-slot");
+  private readonly actions = h("div", "aiw-tool-actions");
+  private runAgain: HTMLButtonElement | null = null;
   private approval: ApprovalBox | null = null;
   private progress: ProgressBar | null = null;
   private part: ToolCallPart;
@@ -84,7 +92,19 @@ export class ToolCardView implements PartView {
     this.argsStale = !this.isExpanded();
     const argsBox = h("div", "aiw-tool-args");
     argsBox.append(this.argsLabel, this.args.el);
-    this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result);
+    this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result, this.actions);
+    const runAgain = ctx.runAgain;
+    if (runAgain) {
+      const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
+        // One entry per click: a double click does not open two.
+        setDisabled(again, true);
+        setTimeout(() => setDisabled(again, false), 800);
+        runAgain(this.part.tool_call_id);
+      });
+      again.title = "Run this call again by hand, with its arguments in a form below the chat (the conversation is not changed)";
+      this.runAgain = again;
+      this.actions.append(again);
+    }
     this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.outcomeLine.hidden = true;
@@ -120,12 +140,26 @@ export class ToolCardView implements PartView {
   /** Title, icon and risk from the `tools` trait. */
   updateInfo(): void {
     const info = this.ctx.toolInfo(this.part.tool_name);
-    setText(this.icon, (typeof info?.icon === "string" && info.icon) || "🔧");
-    setText(this.title, (typeof info?.title === "string" && info.title) || this.part.tool_name);
+    setText(this.icon, this.ctx.heading ? "" : (typeof info?.icon === "string" && info.icon) || "🔧");
+    setText(this.title, this.ctx.heading ?? this.toolTitle());
     const risk = typeof info?.risk === "string" ? info.risk : null;
     setHidden(this.risk, !risk);
     setAttr(this.risk, "data-risk", risk);
     setText(this.risk, risk ? (RISK_LABELS[risk] ?? risk) : "");
+    this.updateRunAgain();
+  }
+
+  private toolTitle(): string {
+    const info = this.ctx.toolInfo(this.part.tool_name);
+    return (typeof info?.title === "string" && info.title) || this.part.tool_name;
+  }
+
+  /** Run again: on a finished call of a tool the kernel has (not one the provider ran). */
+  private updateRunAgain(): void {
+    if (!this.runAgain) return setHidden(this.actions, true);
+    const p = this.part;
+    const shown = FINISHED.has(p.state) && !p.provider_executed && this.ctx.toolInfo(p.tool_name)?.parameters !== undefined;
+    setHidden(this.actions, !shown);
   }
 
   /** State, decision, approval prompt, progress, outcome, elapsed. */
@@ -142,7 +176,7 @@ export class ToolCardView implements PartView {
 
     // The approval prompt: exactly while the call waits.
     if (p.state === "awaiting_approval") {
-      const question = p.approval_reason || `Allow ${this.title.textContent}?`;
+      const question = p.approval_reason || `Allow ${this.toolTitle()}?`;
       if (!this.approval) {
         this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question, {
           schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
@@ -164,6 +198,8 @@ export class ToolCardView implements PartView {
       this.prompting = prompting;
       this.ctx.setPrompting(this, prompting);
     }
+
+    this.updateRunAgain();
 
     const decided = decisionText(p);
     setText(this.decision, decided);

@@ -1,0 +1,426 @@
+"""The bench: tools run by hand inside a widget ("Run again" on a finished card, and ``run_tool``'s form).
+
+Each entry is one tool with the arguments of its form and the latest run's reply. A run goes through a private
+:class:`~ai_widgets.ChatSession` of the entry (an ``EchoTransport`` that is never asked, the host session's tool
+registry, approval policy, context and options, one round), so it is validated, asked about and run exactly like a
+model's call (approval, progress, timeout, Cancel) while the host conversation's history never changes. What the
+front end shows is the ``bench`` trait (docs/protocol.md, "The bench"), rebuilt at most about 30 times a second
+while a run streams its progress.
+
+Arguments are checked before a run with the tool's own binding (``Tool.bind``, what a model's call goes through):
+each problem is shown at its field with the words the model would be told, and the run does not start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from ai_widgets._safe import UnsafeValueError
+from ai_widgets._safe import json_safe as checked_json
+from ai_widgets.changes import BusyChanged, MessageFinished, SessionChange
+from ai_widgets.messages import Message
+from ai_widgets.session import ChatSession, SessionBusyError
+from ai_widgets.tools import Tool, ToolOutcome
+from ai_widgets.transports import EchoTransport
+from ai_widgets.widget._actions import clip
+from ai_widgets.widget._serialize import json_safe, message_dict
+
+__all__ = ["MAX_ENTRIES", "Bench", "BenchError", "field_errors"]
+
+logger = logging.getLogger("ai_widgets")
+
+#: The most entries a bench keeps: opening one more drops the oldest that is not running.
+MAX_ENTRIES = 20
+
+
+class BenchError(ValueError):
+    """A bench action that cannot be done (its message is for the person)."""
+
+
+@dataclasses.dataclass(eq=False)
+class _Entry:
+    id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    source: str | None
+    session: ChatSession
+    unsubscribe: Callable[[], None] = lambda: None
+    errors: dict[str, str] = dataclasses.field(default_factory=dict)
+    error: str | None = None
+    attempt: int = 0
+    running: bool = False
+    _shown: dict[str, Any] | None = None
+
+    def touch(self) -> None:
+        """Something shown changed: :meth:`shown` builds the entry again."""
+        self._shown = None
+
+    def shown(self) -> dict[str, Any]:
+        """The entry as the front end shows it (built again only after :meth:`touch`)."""
+        if self._shown is not None:
+            return self._shown
+        messages = self.session.messages
+        self._shown = json_safe(
+            {
+                "id": self.id,
+                "tool_name": self.tool_name,
+                "arguments": self.arguments,
+                "source": self.source,
+                "message": message_dict(messages[-1], 0) if messages else None,
+                "running": self.running,
+                "errors": self.errors,
+                "error": self.error,
+                "attempt": self.attempt,
+            }
+        )
+        return self._shown
+
+    def outcome(self) -> ToolOutcome | None:
+        messages = self.session.messages
+        calls = messages[-1].tool_calls if messages else []
+        return calls[0].outcome if calls else None
+
+
+def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> list[tuple[list[str], str, str]]:
+    """Each problem with the arguments as (location, location text, detail), worded as the model is told them."""
+    exception = outcome.error.exception if outcome.error is not None else None
+    problems: list[tuple[list[str], str, str]] = []
+    if isinstance(exception, ValidationError):  # a tool built from a function: its pydantic model
+        for error in exception.errors(include_url=False):
+            location = [str(step) for step in error["loc"]]
+            detail = error["msg"]
+            if error["type"] != "missing":
+                detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
+            problems.append((location, ".".join(location) or "(arguments)", detail))
+        return problems
+    try:  # a tool built from a definition: its own JSON Schema
+        import jsonschema  # type: ignore[import-untyped]
+
+        schema = tool.definition.parameters
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except Exception:
+        return problems
+    for error in found:
+        location = [str(step) for step in error.absolute_path]
+        detail = error.message[:200]
+        problems.append((location, ".".join(location) or "(arguments)", detail))
+        if not location and error.validator == "required" and isinstance(error.validator_value, list):
+            missing = [n for n in error.validator_value if isinstance(n, str) and f"{n!r} is a required" in detail]
+            if missing:  # "'city' is a required property": the field that is missing
+                problems[-1] = ([missing[0]], "(arguments)", detail)
+    return problems
+
+
+def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], str | None] | None:
+    """What is wrong with ``arguments`` for ``tool``, as a model's call would be told: ``None`` when they are valid,
+    else the problems by top-level field (the detail as the model reads it; a nested one with its path below the
+    field) and the whole text the model would get when some problem is not about one field."""
+    bound = tool.bind(arguments)
+    if not isinstance(bound, ToolOutcome):
+        return None
+    told = bound.message or f"Invalid arguments for {tool.name}."
+    properties = tool.definition.parameters.get("properties")
+    names = properties if isinstance(properties, dict) else {}
+    fields: dict[str, str] = {}
+    elsewhere = False
+    for location, where, detail in _problems(tool, arguments, bound):
+        # Shown at a field only when it is worded there exactly as the model is told it.
+        if location and location[0] in names and f"{where}: {detail}" in told:
+            text = detail if len(location) == 1 else f"{'.'.join(location[1:])}: {detail}"
+            fields[location[0]] = f"{fields[location[0]]}; {text}" if location[0] in fields else text
+        else:
+            elsewhere = True
+    return fields, (told if elsewhere or not fields else None)
+
+
+class Bench:
+    """The entries of one widget and their runs.
+
+    Args:
+        host: The session whose tools, approval policy, context and options the runs use (its history is never
+            touched).
+        publish: Called with the entries as the front end shows them (sets the ``bench`` trait); from any thread,
+            under this bench's lock.
+        loop: The event loop a run started from the front end runs on.
+        on_run_end: Called after each run (the approval policy may remember an "allow always").
+        interval: Seconds between updates while a run streams.
+    """
+
+    def __init__(
+        self,
+        host: ChatSession,
+        publish: Callable[[list[dict[str, Any]]], None],
+        *,
+        loop: Callable[[], asyncio.AbstractEventLoop],
+        on_run_end: Callable[[], None] = lambda: None,
+        interval: float = 1 / 30,
+        limit: int = MAX_ENTRIES,
+    ) -> None:
+        self._host = host
+        self._publish = publish
+        self._loop = loop
+        self._on_run_end = on_run_end
+        self._interval = interval
+        self._limit = limit
+        self._entries: dict[str, _Entry] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.RLock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    # --- entries ----------------------------------------------------------------------------------------------
+
+    def open(self, tool_name: str, arguments: Mapping[str, Any], *, source: str | None = None) -> str:
+        """Adds an entry for a registered tool, its form filled with ``arguments``; returns its id.
+
+        Raises:
+            BenchError: No such tool, arguments that are not JSON data, or the bench is full of running entries.
+        """
+        found = self._host.tools.get(tool_name)
+        if found is None:
+            raise BenchError(f"the tool {clip(tool_name)!r} is not registered (any more): it cannot be run here")
+        shown = _as_arguments(arguments, "the arguments")
+        session = ChatSession(
+            EchoTransport(),  # never asked: the call is the person's, run by the session's tool round
+            tools=self._host.tools,
+            approval_policy=self._host.approval_policy,
+            options=dataclasses.replace(self._host.options, max_iterations=1, max_consecutive_errors=1),
+            context=self._host.context,
+        )
+        with self._lock:
+            if len(self._entries) >= self._limit:
+                idle = next((e for e in self._entries.values() if not e.running), None)
+                if idle is None:
+                    raise BenchError(f"{self._limit} tools are running by hand already: wait for one, or close one")
+                self._drop(idle)
+            entry = _Entry(f"bench_{next(self._ids)}", found.name, shown, source, session)
+            entry.unsubscribe = session.subscribe(lambda change: self._changed(entry, change))
+            self._entries[entry.id] = entry
+            self.flush()
+        return entry.id
+
+    def open_call(self, tool_call_id: str) -> str:
+        """Adds an entry for a finished call of the host conversation, with the arguments it ran with (the person's
+        edit, else the model's); returns its id.
+
+        Raises:
+            BenchError: No such call, a call that has not finished or that the provider ran, or no such tool.
+        """
+        found = self._host.find_tool_call(tool_call_id)
+        if found is None:
+            raise BenchError(f"there is no tool call {clip(tool_call_id)!r} in this conversation")
+        _, part = found
+        if part.provider_executed:
+            raise BenchError(f"{part.tool_name} ran at the provider: it cannot be run again here")
+        if not part.state.terminal:
+            raise BenchError(f"the call of {part.tool_name} has not finished: it is {part.state.value}")
+        arguments = part.edited_arguments if part.edited_arguments is not None else part.parsed_arguments
+        return self.open(part.tool_name, arguments, source=part.tool_call_id)
+
+    def close_entry(self, entry_id: str) -> None:
+        """Removes an entry; a run of it that goes on is stopped.
+
+        Raises:
+            BenchError: No such entry.
+        """
+        with self._lock:
+            self._drop(self._entry(entry_id))
+            self.flush()
+
+    def _drop(self, entry: _Entry) -> None:
+        if entry.running:
+            entry.session.stop()
+        entry.unsubscribe()
+        self._entries.pop(entry.id, None)
+
+    def _entry(self, entry_id: str) -> _Entry:
+        entry = self._entries.get(entry_id)
+        if entry is None:
+            raise BenchError(f"there is no bench entry {clip(entry_id)!r} (closed, or from an earlier run of the cell)")
+        return entry
+
+    def session_for(self, tool_call_id: str) -> ChatSession | None:
+        """The private session of the entry whose run has this call (approvals and cancels go to it)."""
+        with self._lock:
+            entries = list(self._entries.values())
+        for entry in entries:
+            if entry.session.find_tool_call(tool_call_id) is not None:
+                return entry.session
+        return None
+
+    def outcome(self, entry_id: str) -> ToolOutcome | None:
+        """The outcome of the entry's latest run, once it has one."""
+        with self._lock:
+            entry = self._entries.get(entry_id)
+        return None if entry is None else entry.outcome()
+
+    def running(self, entry_id: str) -> bool:
+        """Whether a run of the entry goes on."""
+        with self._lock:
+            entry = self._entries.get(entry_id)
+        return entry is not None and entry.running
+
+    def stop(self, entry_id: str) -> None:
+        """Stops the entry's run, if one goes on."""
+        with self._lock:
+            entry = self._entries.get(entry_id)
+        if entry is not None:
+            entry.session.stop()
+
+    # --- runs -------------------------------------------------------------------------------------------------
+
+    def prepare(self, entry_id: str, arguments: Mapping[str, Any], *, check: bool = True) -> bool:
+        """Takes the form's arguments for a run: the entry shows them, and what is wrong with them at their fields.
+
+        Returns:
+            Whether the run may start: the arguments are valid, or ``check`` is off (a call from code runs anyway,
+            and fails with what the model would be told). Then the entry is running from now on: start
+            :meth:`run`, or :meth:`release` it.
+
+        Raises:
+            BenchError: No such entry, a run of it goes on, arguments that are not JSON data, or no such tool.
+        """
+        with self._lock:
+            entry = self._entry(entry_id)
+            if entry.running:
+                raise BenchError(f"{entry.tool_name} is still running: wait for it, or cancel it")
+            entry.arguments = _as_arguments(arguments, "the arguments")
+            entry.attempt += 1
+            entry.touch()
+            tool = self._host.tools.get(entry.tool_name)
+            if tool is None:
+                entry.errors, entry.error = {}, f"The tool {entry.tool_name} is not registered any more."
+                self.flush()
+                return False
+            problems = field_errors(tool, entry.arguments)
+            entry.errors, entry.error = ({}, None) if problems is None else problems
+            ok = problems is None or not check
+            if ok:
+                entry.running = True
+            self.flush()
+            return ok
+
+    def start(
+        self, entry_id: str, arguments: Mapping[str, Any], *, loop: asyncio.AbstractEventLoop | None = None
+    ) -> concurrent.futures.Future[Message] | None:
+        """Checks the arguments (problems go to their fields) and, when they are valid, starts a run on ``loop``
+        (the bench's loop by default).
+
+        Returns:
+            The run's future (its reply), or ``None`` when the arguments were refused.
+
+        Raises:
+            BenchError: See :meth:`prepare`.
+        """
+        if not self.prepare(entry_id, arguments):
+            return None
+        try:
+            future = asyncio.run_coroutine_threadsafe(self.run(entry_id), loop or self._loop())
+        except BaseException:
+            self.release(entry_id)
+            raise
+        future.add_done_callback(_log_failure)
+        return future
+
+    def release(self, entry_id: str) -> None:
+        """Marks the entry idle after :meth:`prepare` when its run never started (or was given up before it did)."""
+        with self._lock:
+            entry = self._entries.get(entry_id)
+            if entry is not None and entry.running and not entry.session.busy:
+                entry.running = False
+                entry.touch()
+                self.flush()
+
+    async def run(self, entry_id: str) -> Message:
+        """Runs the entry with the arguments :meth:`prepare` took (and that marked it running), on the running
+        loop; returns the reply.
+
+        Raises:
+            BenchError: No such entry.
+            ValueError: The tool is not registered any more, or its source could not list its tools.
+        """
+        with self._lock:
+            entry = self._entry(entry_id)
+        try:
+            if entry.session.messages:
+                entry.session.clear()  # the entry shows its latest run only
+            return await entry.session.run_call(entry.tool_name, entry.arguments)
+        except (ValueError, SessionBusyError) as exc:
+            entry.error = str(exc)
+            raise
+        except Exception as exc:  # a source of tools (an MCP server) that could not list them
+            entry.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            with self._lock:
+                entry.running = False
+                entry.touch()
+                self.flush()
+            try:
+                self._on_run_end()
+            except Exception:  # pragma: no cover - a refresh of the traits
+                logger.exception("ai_widgets: refreshing after a bench run failed")
+
+    # --- to the front end -------------------------------------------------------------------------------------
+
+    def _changed(self, entry: _Entry, change: SessionChange) -> None:
+        entry.touch()
+        if isinstance(change, (BusyChanged, MessageFinished)):
+            self.flush()
+        else:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._timer = loop.call_later(self._interval, self.flush)
+
+    def flush(self) -> None:
+        """Publishes the entries as they are now."""
+        with self._lock:
+            # A timer still pending (it may belong to another thread's loop) publishes again when it fires: the
+            # same entries, which traitlets does not send twice.
+            self._timer = None
+            if self._closed:
+                return
+            self._publish([entry.shown() for entry in self._entries.values()])
+
+    def close(self) -> None:
+        """Stops every run and forgets every entry (the last published state stays shown)."""
+        with self._lock:
+            self._closed = True
+            for entry in list(self._entries.values()):
+                self._drop(entry)
+
+
+def _as_arguments(arguments: Mapping[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(arguments, Mapping):
+        raise BenchError(f"{where} must be an object, not {type(arguments).__name__}")
+    try:
+        checked = checked_json(dict(arguments), where=where)
+    except UnsafeValueError as exc:
+        raise BenchError(str(exc)) from None
+    assert isinstance(checked, dict)
+    return checked
+
+
+def _log_failure(future: concurrent.futures.Future[Message]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.info("ai_widgets: a run by hand did not start: %s", future.exception())

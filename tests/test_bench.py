@@ -1,0 +1,382 @@
+"""The bench: tools run by hand in a widget ("Run again" on a finished card, run_tool's form), with a recording comm
+in place of the kernel's (docs/protocol.md, "The bench")."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from ai_widgets import ToolDefinition, ToolInvocation, ToolOutcome, ToolRisk, tool
+from ai_widgets.tools import Tool
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget import ChatWidget, ToolRun, arun_tool, run_tool
+from ai_widgets.widget._bench import field_errors
+from tests.helpers import wait_for
+from tests.widget_harness import Wire, finished_messages, recording_comms
+
+
+@pytest.fixture
+def wire() -> Iterator[Wire]:
+    with recording_comms() as recorded:
+        yield recorded
+
+
+class Address(BaseModel):
+    street: str
+    postcode: str | None = None
+
+
+ran: list[dict[str, Any]] = []
+
+
+@tool(title="Send letter", icon="✉")
+def send_letter(
+    to: Address, copies: Annotated[int, Field(ge=1, description="How many.")] = 1, mode: Literal["post", "fax"] = "post"
+) -> str:
+    """Sends a letter."""
+    ran.append({"to": to.street, "copies": copies, "mode": mode})
+    return f"sent {copies} to {to.street} by {mode}"
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    ran.append({"deleted": path})
+    return f"deleted {path}"
+
+
+def letter_chat(arguments: dict[str, Any] | None = None) -> ChatWidget:
+    call = ScriptedToolCall(name="send_letter", arguments=arguments or {"to": {"street": "Main St 1"}}, id="call_1")
+    transport = ScriptedTransport([ScriptedReply(tool_calls=[call]), "Sent."])
+    return ChatWidget(transport=transport, tools=[send_letter, delete_file])
+
+
+def entry(widget: Any, index: int = -1) -> dict[str, Any]:
+    return widget.bench[index]  # type: ignore[no-any-return]
+
+
+def errors(wire: Wire, widget: Any) -> list[str]:
+    return [c["message"] for c in wire.custom(widget.comm.comm_id) if c["type"] == "error"]
+
+
+async def test_run_again_opens_the_call_with_its_arguments_and_runs_it_apart_from_the_history(wire: Wire) -> None:
+    ran.clear()
+    chat = letter_chat()
+    await chat.ask("send it", show=False)
+    history = finished_messages(chat)
+    messages = list(chat.session.messages)
+    front = wire.comms[chat.comm.comm_id]
+
+    front.handle({"type": "bench_open", "tool_call_id": "call_1"})
+    opened = entry(chat)
+    assert opened["tool_name"] == "send_letter"
+    assert opened["arguments"] == {"to": {"street": "Main St 1"}}
+    assert opened["source"] == "call_1"
+    assert opened["message"] is None
+    assert opened["running"] is False
+    assert opened["errors"] == {}
+
+    front.handle({"type": "bench_run", "id": opened["id"], "arguments": {"to": {"street": "Elm 2"}, "copies": 3}})
+    await wait_for(lambda: entry(chat)["message"] is not None and not entry(chat)["running"])
+    shown = entry(chat)
+    call = shown["message"]["parts"][0]
+    assert call["state"] == "completed"
+    assert call["outcome"]["value"] == "sent 3 to Elm 2 by post"
+    assert shown["arguments"] == {"to": {"street": "Elm 2"}, "copies": 3}
+    assert ran[-1] == {"to": "Elm 2", "copies": 3, "mode": "post"}
+    # The conversation is as it was: the session's messages, the widget's history, no op about the run.
+    assert chat.session.messages == messages
+    assert finished_messages(chat) == history
+    assert not errors(wire, chat)
+
+    # Run again from the same entry: the latest run replaces the shown one.
+    front.handle({"type": "bench_run", "id": shown["id"], "arguments": {"to": {"street": "Oak 3"}}})
+    await wait_for(lambda: not entry(chat)["running"] and "Oak 3" in str(entry(chat)["message"]))
+    assert entry(chat)["message"]["parts"][0]["tool_call_id"] != call["tool_call_id"]
+    assert len(chat.bench) == 1
+    assert chat.session.messages == messages
+
+
+async def test_run_again_takes_the_arguments_the_person_edited(wire: Wire) -> None:
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "a"}, id="d1")]), "Ok."]
+    )
+    chat = ChatWidget(transport=transport, tools=[delete_file])
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("delete", show=False))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    front.handle({"type": "bench_open", "tool_call_id": "d1"})
+    assert "has not finished: it is awaiting_approval" in errors(wire, chat)[-1]
+    front.handle({"type": "approve", "tool_call_id": "d1", "decision": "approved", "arguments": {"path": "b"}})
+    await turn
+    front.handle({"type": "bench_open", "tool_call_id": "d1"})
+    assert entry(chat)["arguments"] == {"path": "b"}
+
+
+async def test_a_problem_shows_at_its_field_in_the_words_the_model_gets_and_nothing_runs(wire: Wire) -> None:
+    chat = letter_chat()
+    await chat.ask("send it", show=False)
+    ran.clear()
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "bench_open", "tool_call_id": "call_1"})
+    entry_id = entry(chat)["id"]
+
+    bad = {"to": {"postcode": "1000"}, "copies": 0, "mode": "pigeon"}
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": bad})
+    shown = entry(chat)
+    told = send_letter.bind(bad)
+    assert isinstance(told, ToolOutcome)
+    assert told.message is not None
+    assert shown["errors"] == {
+        "to": "street: Field required",
+        "copies": "Input should be greater than or equal to 1 (got 0)",
+        "mode": "Input should be 'post' or 'fax' (got \"pigeon\")",
+    }
+    for field, text in shown["errors"].items():
+        where = field if field != "to" else "to.street"
+        detail = text if field != "to" else "Field required"
+        assert f"{where}: {detail}" in told.message  # exactly what the model would be told
+    assert shown["error"] is None
+    assert shown["attempt"] == 1
+    assert shown["running"] is False
+    assert shown["message"] is None
+    assert shown["arguments"] == bad  # the form keeps what the person typed
+    assert ran == []
+
+    # Refused the same way again: the attempt counter tells the view its Run was answered.
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": bad})
+    assert entry(chat)["attempt"] == 2
+    # Fixed: the errors go, it runs.
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"to": {"street": "Main"}, "copies": 2}})
+    assert entry(chat)["errors"] == {}
+    await wait_for(lambda: entry(chat)["message"] is not None and not entry(chat)["running"])
+    assert ran == [{"to": "Main", "copies": 2, "mode": "post"}]
+
+
+def test_problems_of_a_tool_with_its_own_schema_map_to_fields() -> None:
+    definition = ToolDefinition(
+        name="lookup",
+        description="Looks up.",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+            "required": ["city"],
+        },
+    )
+
+    def handler(invocation: ToolInvocation) -> str:
+        return "ok"
+
+    lookup = Tool(definition, handler)
+    found = field_errors(lookup, {"days": 0})
+    assert found is not None
+    fields, general = found
+    assert fields == {"city": "'city' is a required property", "days": "0 is less than the minimum of 1"}
+    assert general is None
+    assert field_errors(lookup, {"city": "Oslo"}) is None
+    # A problem that is no field's: the model's whole message, as a general error.
+    assert field_errors(send_letter, {"to": {"street": "x"}}) is None
+    _, general = field_errors(lookup, {"city": "x", "days": "two"}) or ({}, None)
+    assert general is None
+
+
+async def test_a_bench_run_asks_for_approval_and_the_click_reaches_its_own_session(wire: Wire) -> None:
+    ran.clear()
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "a"}, id="d1")]), "Ok."]
+    )
+    chat = ChatWidget(transport=transport, tools=[delete_file])
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("delete", show=False))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    front.handle({"type": "approve", "tool_call_id": "d1", "decision": "rejected"})
+    await turn
+    messages = list(chat.session.messages)
+
+    front.handle({"type": "bench_open", "tool_call_id": "d1"})
+    entry_id = entry(chat)["id"]
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"path": "x.txt"}})
+    await wait_for(lambda: str(entry(chat)["message"]).count("awaiting_approval") > 0)
+    call = entry(chat)["message"]["parts"][0]
+    assert entry(chat)["running"] is True
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"path": "y"}})
+    assert "still running" in errors(wire, chat)[-1]
+    front.handle({"type": "approve", "tool_call_id": call["tool_call_id"], "decision": "approved_always"})
+    await wait_for(lambda: not entry(chat)["running"])
+    assert entry(chat)["message"]["parts"][0]["outcome"]["value"] == "deleted x.txt"
+    assert ran == [{"deleted": "x.txt"}]
+    assert chat.allowed_always == ["delete_file"]  # the chat's own policy: it remembers
+    assert chat.session.messages == messages
+
+    # Cancel reaches the bench run too.
+    @tool(requires_approval=True)
+    def asks(n: int) -> int:
+        """Asks first."""
+        return n
+
+    chat.session.tools.register(asks)
+    slow_id = chat._bench.open("asks", {"n": 1})  # an entry of another tool, opened from Python
+    front.handle({"type": "bench_run", "id": slow_id, "arguments": {"n": 2}})
+    await wait_for(lambda: "awaiting_approval" in str(entry(chat)["message"]))
+    front.handle({"type": "cancel", "tool_call_id": entry(chat)["message"]["parts"][0]["tool_call_id"]})
+    await wait_for(lambda: not entry(chat)["running"])
+    assert entry(chat)["message"]["parts"][0]["state"] == "cancelled"
+    assert chat.session.messages == messages
+
+
+async def test_malformed_bench_actions_get_clear_errors_and_change_nothing(wire: Wire) -> None:
+    chat = letter_chat()
+    await chat.ask("send it", show=False)
+    front = wire.comms[chat.comm.comm_id]
+    before = finished_messages(chat)
+    cases: list[tuple[Any, str]] = [
+        ({"type": "bench_open"}, "tool_call_id: Field required"),
+        ({"type": "bench_open", "tool_call_id": "ghost"}, "Run again refused: there is no tool call 'ghost'"),
+        ({"type": "bench_run", "id": "bench_9", "arguments": {}}, "Run refused: there is no bench entry 'bench_9'"),
+        ({"type": "bench_run", "id": "bench_1"}, "arguments: Field required"),
+        ({"type": "bench_run", "id": "bench_1", "arguments": [1]}, "arguments: Input should be a valid dictionary"),
+        ({"type": "bench_close", "id": "nope"}, "Close refused: there is no bench entry 'nope'"),
+        ({"type": "bench_open", "tool_call_id": "call_1", "extra": 1}, "extra: Extra inputs are not permitted"),
+    ]
+    for content, expected in cases:
+        front.handle(content)
+        assert expected in errors(wire, chat)[-1], (content, errors(wire, chat)[-1])
+    assert chat.bench == []
+    front.handle({"type": "bench_run", "id": "x" * 500, "arguments": {}})
+    assert len(errors(wire, chat)[-1]) < 400
+    assert finished_messages(chat) == before
+
+    # A tool that is gone: refused at open.
+    chat.session.tools.unregister("send_letter")
+    front.handle({"type": "bench_open", "tool_call_id": "call_1"})
+    assert "not registered" in errors(wire, chat)[-1]
+    assert chat.bench == []
+
+
+async def test_close_stops_a_run_and_the_bench_keeps_at_most_its_limit(wire: Wire) -> None:
+    chat = letter_chat()
+    await chat.ask("send it", show=False)
+    front = wire.comms[chat.comm.comm_id]
+    for _ in range(22):
+        front.handle({"type": "bench_open", "tool_call_id": "call_1"})
+    ids = [e["id"] for e in chat.bench]
+    assert len(ids) == 20
+    assert ids[0] == "bench_3"
+    assert ids[-1] == "bench_22"
+    front.handle({"type": "bench_close", "id": "bench_3"})
+    assert [e["id"] for e in chat.bench] == ids[1:]
+
+
+async def test_bench_updates_are_coalesced_while_a_run_reports_progress(wire: Wire) -> None:
+    @tool
+    async def chatty(n: int, invocation: ToolInvocation) -> int:
+        """Reports often."""
+        for i in range(200):
+            invocation.progress.report(i / 200, f"step {i}")
+            if i % 20 == 0:
+                await asyncio.sleep(0.01)
+        return n
+
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[chatty])
+    entry_id = chat._bench.open("chatty", {})
+    mark = wire.mark()
+    future = chat._bench.start(entry_id, {"n": 1})
+    assert future is not None
+    await asyncio.wrap_future(future)
+    updates = [s for s in wire.since(mark) if s.data.get("method") == "update" and "bench" in s.data["state"]]
+    assert 2 <= len(updates) < 30, len(updates)
+    assert entry(chat)["message"]["parts"][0]["outcome"]["value"] == 1
+
+
+# --- run_tool ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    import ai_widgets.widget._run_tool as module
+
+    displayed: list[Any] = []
+    monkeypatch.setattr(module, "_show", displayed.append)
+    return displayed
+
+
+def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: Wire, shown: list[Any]) -> None:
+    ran.clear()
+    result = run_tool(send_letter, copies=2)
+    assert isinstance(result, ToolRun)
+    (widget,) = shown
+    assert widget.scope == "bench"
+    assert [(e["tool_name"], e["arguments"], e["message"]) for e in widget.bench] == [
+        ("send_letter", {"copies": 2}, None)
+    ]
+    assert ran == []
+    assert result.outcome is None
+    assert not result.running
+    assert repr(result) == "ToolRun('send_letter', not run yet)"
+    front = wire.comms[widget.comm.comm_id]
+    front.handle({"type": "bench_run", "id": widget.bench[0]["id"], "arguments": {"copies": 2}})
+    assert widget.bench[0]["errors"] == {"to": "Field required"}
+    front.handle({"type": "bench_run", "id": widget.bench[0]["id"], "arguments": {"to": {"street": "A"}, "copies": 2}})
+    deadline = time.monotonic() + 5
+    while result.outcome is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the run goes on the package's own loop
+    assert result.outcome is not None
+    assert result.outcome.value == "sent 2 to A by post"
+    assert repr(result) == "ToolRun('send_letter', success)"
+    front.handle({"type": "bench_close", "id": widget.bench[0]["id"]})
+    assert "stays for the next run" in errors(wire, widget)[-1]
+    front.handle({"type": "send", "text": "hi"})
+    assert "no conversation" in errors(wire, widget)[-1]
+
+
+def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(wire: Wire, shown: list[Any]) -> None:
+    outcome = run_tool(send_letter, to={"street": "B"})
+    assert isinstance(outcome, ToolOutcome)
+    assert outcome.value == "sent 1 to B by post"
+    (widget,) = shown
+    (only,) = widget.bench
+    assert only["arguments"] == {"to": {"street": "B"}}
+    assert only["message"]["parts"][0]["state"] == "completed"
+    assert only["running"] is False
+    # Invalid arguments from code run anyway, as a model's call would: the failure is the outcome, and the form
+    # shows the problem at its field.
+    failed = run_tool(send_letter, to={"street": "B"}, copies=0)
+    assert isinstance(failed, ToolOutcome)
+    assert failed.status == "failure"
+    assert "copies: Input should be greater than or equal to 1 (got 0)" in (failed.message or "")
+    assert shown[1].bench[0]["errors"] == {"copies": "Input should be greater than or equal to 1 (got 0)"}
+
+
+async def test_arun_tool_is_consistent(wire: Wire, shown: list[Any]) -> None:
+    outcome = await arun_tool(send_letter, to={"street": "C"}, mode="fax")
+    assert isinstance(outcome, ToolOutcome)
+    assert outcome.value == "sent 1 to C by fax"
+    pending = await arun_tool(send_letter)
+    assert isinstance(pending, ToolRun)
+    assert pending.outcome is None
+    assert shown[1].bench[0]["message"] is None
+
+
+def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+) -> None:
+    import IPython.display
+
+    import ai_widgets.widget._run_tool as module
+
+    count = [3]
+    monkeypatch.setattr(module, "_cell", lambda: count[0])
+    displayed: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: displayed.append(objs))
+    result = run_tool(send_letter)
+    assert isinstance(result, ToolRun)
+    result._ipython_display_()
+    assert displayed == []
+    count[0] = 4
+    result._ipython_display_()
+    assert displayed == [({"text/plain": "ToolRun('send_letter', not run yet)"},)]
