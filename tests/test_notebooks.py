@@ -55,3 +55,17 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
         # The tool ran on the worker and its last progress report, sent from there, reached the card.
         assert "count_primes: completed; its card showed 100%, '25,997 primes below 300,000'" in printed, printed
+    if path.name == "tool_workbench.ipynb":
+        printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
+        # A clean tool, a sloppy one warned about; the model's call works, breaks after the bad edit, and the failed
+        # call replayed on the fixed tool succeeds without adding to the conversation.
+        for line in (
+            "warnings: []",
+            "missing-description",
+            "by hand: success {'city': 'Lisbon', 'forecast': ['sunny', 'sunny']}",
+            "model: Let me look. Forecast for Oslo: snow, cloudy.",
+            "call: failed - KeyError",
+            "replayed: success {'city': 'Oslo', 'forecast': ['snow', 'cloudy']}",
+            "messages in the chat: 4",
+        ):
+            assert line in printed, (line, printed)
