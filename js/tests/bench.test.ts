@@ -309,3 +309,19 @@ describe("the bench", () => {
     expect(sent.some((m) => m.type.startsWith("bench"))).toBe(false);
   });
 });
+
+describe("the Run button", () => {
+  it("says what a run waits for", () => {
+    const { f } = form({ city: "Oslo", to: { street: "x" } });
+    const run = f.el.querySelector<HTMLButtonElement>("button.aiw-btn-primary")!;
+    expect(run.textContent).toBe("Run");
+    f.setRunning(true);
+    expect(run.textContent).toBe("Running…");
+    expect(run.disabled).toBe(true);
+    f.setRunning(true, true);
+    expect(run.textContent).toBe("Waiting for approval…");
+    f.setRunning(false, true); // not running: nothing to wait for
+    expect(run.textContent).toBe("Run");
+    expect(run.disabled).toBe(false);
+  });
+});

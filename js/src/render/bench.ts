@@ -132,7 +132,7 @@ class BenchEntryView {
     );
     this.seed = JSON.stringify(this.entry.arguments);
     this.formSlot.replaceChildren(this.form.el);
-    this.form.setRunning(this.entry.running);
+    this.form.setRunning(this.entry.running, asksApproval(this.entry));
     this.form.answered(this.entry.errors, this.entry.error);
   }
 
@@ -149,7 +149,7 @@ class BenchEntryView {
       this.seed = seed;
       if (seed !== form.sent) form.form.setValues(entry.arguments);
     }
-    form.setRunning(entry.running);
+    form.setRunning(entry.running, asksApproval(entry));
     if (entry.attempt !== this.attempt || previous.error !== entry.error || JSON.stringify(previous.errors) !== JSON.stringify(entry.errors)) {
       this.attempt = entry.attempt;
       form.answered(entry.errors, entry.error);
@@ -186,4 +186,9 @@ class BenchEntryView {
     this.card = null;
     this.el.remove();
   }
+}
+
+/** Whether the entry's run waits for a person's approval. */
+function asksApproval(entry: BenchEntry): boolean {
+  return !!entry.message?.parts.some((p) => p.kind === "tool_call" && p.state === "awaiting_approval");
 }

@@ -11,6 +11,7 @@ export class RunForm {
   private readonly runButton: HTMLButtonElement;
   private readonly problem = h("p", "aiw-run-error");
   private running = false;
+  private asking = false; // the run waits for a person's approval
   private waiting = false; // a Run was sent, the kernel has not answered yet
   /** The arguments of the last Run sent, as JSON (the kernel echoes them in the entry: not new to this form). */
   sent = "";
@@ -59,8 +60,10 @@ export class RunForm {
     this.update();
   }
 
-  setRunning(running: boolean): void {
+  /** A run goes on (`asking`: it waits for approval, on its card below). */
+  setRunning(running: boolean, asking = false): void {
     this.running = running;
+    this.asking = running && asking;
     this.update();
   }
 
@@ -75,7 +78,7 @@ export class RunForm {
 
   private update(): void {
     setDisabled(this.runButton, this.running || this.waiting);
-    setText(this.runButton, this.running ? "Running…" : "Run");
+    setText(this.runButton, this.asking ? "Waiting for approval…" : this.running ? "Running…" : "Run");
     this.el.setAttribute("aria-busy", String(this.running || this.waiting));
   }
 }
