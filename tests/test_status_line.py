@@ -138,3 +138,31 @@ async def test_a_response_with_no_content_or_a_failure_leaves_no_status() -> Non
 def test_waiting_status_must_be_text() -> None:
     with pytest.raises(TypeError, match="waiting_status"):
         SessionOptions(waiting_status=3)  # type: ignore[arg-type]
+
+
+async def test_a_provider_run_tool_says_what_it_does_until_its_result() -> None:
+    from ai_widgets import ToolOutcome
+    from ai_widgets.events import ProviderToolResult
+
+    searched, answer = asyncio.Event(), asyncio.Event()
+
+    class Searching:
+        async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+            yield ResponseStarted()
+            yield ToolCallStarted("ws_1", "web_search", "{}", provider_executed=True)
+            yield StatusUpdate("Searching the web…")
+            await searched.wait()
+            yield ProviderToolResult("ws_1", ToolOutcome.success("results"))
+            await answer.wait()  # the model composes its answer: nothing to say on the status line now
+            yield TextDelta("Found it.")
+            yield ResponseCompleted(FinishReason.STOP)
+
+    session = ChatSession(Searching())  # type: ignore[arg-type]
+    turn = asyncio.create_task(session.send("search"))
+    await until(lambda: bool(session.messages) and session.messages[-1].status_text == "Searching the web…")
+    searched.set()
+    await until(lambda: session.messages[-1].tool_calls[0].state.terminal)
+    assert session.messages[-1].status_text is None  # ended with the provider's result
+    answer.set()
+    reply = await turn
+    assert reply.text == "Found it."

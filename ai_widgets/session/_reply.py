@@ -228,6 +228,7 @@ class ReplyBuilder:
                     part.provider, part.provider_data = provider, safe_data
                 state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
                 move_call(self._notify, reply, part, state, outcome)
+                self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
             case UsageUpdate():
                 before = self._usage_before
                 reply.usage = Usage(

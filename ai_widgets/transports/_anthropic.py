@@ -13,6 +13,7 @@ from ai_widgets.events import (
     ReasoningDelta,
     ResponseCompleted,
     ResponseStarted,
+    StatusUpdate,
     StreamEvent,
     TextDelta,
     ToolCallArgumentsDone,
@@ -451,6 +452,16 @@ class _Block:
         return {"type": "thinking", "thinking": "".join(self.thinking), "signature": self.signature}
 
 
+#: What the status line says while one of Anthropic's server tools runs.
+_SERVER_TOOL_STATUS = {
+    "web_search": "Searching the web…",
+    "web_fetch": "Fetching a page…",
+    "code_execution": "Running code…",
+    "bash_code_execution": "Running code…",
+    "text_editor_code_execution": "Editing a file…",
+}
+
+
 class _StreamParser:
     """Turns the Messages API's stream events (JSON objects) into ai_widgets events."""
 
@@ -545,9 +556,12 @@ class _StreamParser:
                 started.input = block.get("input")
                 self._reasoning = None
                 server = kind == "server_tool_use"
-                if server:
-                    self._server_calls.add(call_id)
-                return [ToolCallStarted(call_id, name, provider_executed=server)]
+                started_call = ToolCallStarted(call_id, name, provider_executed=server)
+                if not server:
+                    return [started_call]
+                self._server_calls.add(call_id)
+                # The status line says what Anthropic is doing until the result (or the next text) comes.
+                return [started_call, StatusUpdate(_SERVER_TOOL_STATUS.get(name, f"Running {name}…"))]
             case "thinking" | "redacted_thinking":
                 return self._start_thinking(index, kind, block)
             case str() if kind.endswith("_tool_result"):

@@ -595,7 +595,9 @@ class _StreamMapper:
         # An MCP call names the server's tool; the other built-in tools are named by their kind.
         name = (_str(item.get("name")) or builtin.name) if kind == "mcp_call" else builtin.name
         text = json.dumps(arguments, ensure_ascii=False) if complete else None
-        return (ToolCallStarted(item_id, name, text, provider_executed=True),)
+        # The status line says what the provider is doing until its result (or the next text) comes.
+        status = StatusUpdate(builtin.progress[:1].upper() + builtin.progress[1:])
+        return (ToolCallStarted(item_id, name, text, provider_executed=True), status)
 
     def _start_call(self, item: JSON, index: Any) -> tuple[StreamEvent, ...]:
         call_id, name = _str(item.get("call_id")) or _str(item.get("id")), _str(item.get("name"))

@@ -28,6 +28,7 @@ from ai_widgets.events import (
     ReasoningDelta,
     ResponseCompleted,
     ResponseStarted,
+    StatusUpdate,
     TextDelta,
     ToolCallArgumentsDone,
     ToolCallDelta,
@@ -106,6 +107,10 @@ def check_events(events: list[Any], want: dict[str, Any]) -> None:
             started = content[position]
             assert started == ToolCallStarted(block["id"], block["name"], provider_executed=kind == "server_tool_use")
             position += 1
+            if kind == "server_tool_use":  # the status line says what the server tool does, until its result
+                assert isinstance(content[position], StatusUpdate)
+                assert content[position].text.endswith("…")
+                position += 1
             deltas = []
             while isinstance(content[position], ToolCallDelta):
                 assert content[position].tool_call_id == block["id"]

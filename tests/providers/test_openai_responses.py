@@ -437,12 +437,13 @@ async def test_provider_run_web_search() -> None:
     events = await collect(transport)
     # The query comes only with the item's end: until then the call's arguments are open, so no progress shows
     # (a running call's arguments are fixed); they arrive whole, just before the result.
-    assert events[1:4] == [
+    assert events[1:5] == [
         ToolCallStarted("ws_1", "web_search", None, provider_executed=True),
+        StatusUpdate("Searching…"),  # the status line, until the result or the next text
         ToolCallDelta("ws_1", '{"type": "search", "query": "weather Lisbon"}'),
         ToolCallArgumentsDone("ws_1"),
     ]
-    result = events[4]
+    result = events[5]
     assert isinstance(result, ProviderToolResult)
     assert result.tool_call_id == "ws_1"
     assert result.outcome.ok
@@ -492,19 +493,21 @@ async def test_other_provider_run_tools_mcp_and_a_failed_search() -> None:
     )
     transport, _ = transport_for(body)
     events = await collect(transport)
-    assert events[1:4] == [
+    assert events[1:5] == [
         ToolCallStarted("mcp_1", "lookup", None, provider_executed=True),
+        StatusUpdate("Calling the MCP server…"),
         ToolCallDelta("mcp_1", '{"q": "x"}'),
         ToolCallArgumentsDone("mcp_1"),
     ]
-    assert events[4] == ProviderToolResult("mcp_1", ToolOutcome.success("found"))
+    assert events[5] == ProviderToolResult("mcp_1", ToolOutcome.success("found"))
     # Arguments known from the start: the call starts complete, and its progress shows.
-    assert events[5:7] == [
+    assert events[6:9] == [
         ToolCallStarted("fs_1", "file_search", '{"queries": ["q"]}', provider_executed=True),
+        StatusUpdate("Searching files…"),
         ToolProgressUpdate("fs_1", message="searching files…"),
     ]
-    assert isinstance(events[7], ProviderToolResult)
-    assert not events[7].outcome.ok
+    assert isinstance(events[9], ProviderToolResult)
+    assert not events[9].outcome.ok
     assert events[-1] == ResponseCompleted(FinishReason.STOP)
 
 
