@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ai_widgets._safe import safe_text
+
 if TYPE_CHECKING:
     from ai_widgets.tools import Tool, ToolDefinition, ToolOutcome
     from ai_widgets.tools._checks import ToolWarning
@@ -33,6 +35,14 @@ __all__ = [
 
 _MAX_DEPTH = 8  # nested levels of a schema shown; deeper ones say "…"
 _MAX_SHOWN = 300  # characters of an outcome's value shown in its one line
+# A view stays small whatever the tool holds (a 1 MB description, a 5,000-value enum, thousands of properties): what
+# is longer is cut, saying how much is left out. Sizes and token estimates are always of the whole definition.
+_MAX_DESCRIPTION = 4000  # characters of a tool's description shown
+_MAX_JSON = 20_000  # characters of each provider's JSON shown
+_MAX_NAME = 200  # characters of a name, title, type or path shown
+_MAX_PROPERTIES = 200  # properties shown at each level of the parameters' tree
+_MAX_WARNINGS = 50  # warnings listed
+_MAX_MESSAGE = 1000  # characters of a warning's message shown
 _DIM = "color: var(--jp-content-font-color2, #666)"
 _CELL = "text-align: left; vertical-align: top; padding: 4px 8px"
 _LIST = "list-style: none; margin: 0; padding-left: 1.1em"
@@ -40,11 +50,18 @@ _RISK = {"read_only": "read-only", "normal": "normal", "destructive": "destructi
 
 
 def _text(value: object) -> str:
-    return escape(str(value), quote=True)
+    return escape(safe_text(str(value)), quote=True)
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cut(text: str, limit: int, what: str = "characters") -> str:
+    """``text`` up to ``limit`` characters, with a note of how much is left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more {what})"
 
 
 def _json(value: Any) -> str:
@@ -162,10 +179,14 @@ def _properties(schema: _Schema, node: dict[str, Any], seen: frozenset[str], dep
     required = node.get("required")
     required_names = set(required) if isinstance(required, list) else set()
     items = []
-    for name, raw in node["properties"].items():
+    properties = node["properties"]
+    for index, (name, raw) in enumerate(properties.items()):
+        if index == _MAX_PROPERTIES:
+            items.append(f'<li><span style="{_DIM}">… and {len(properties) - index:,} more</span></li>')
+            break
         prop, prop_seen, recursive = schema.resolve(raw, seen)
         kind = recursive if recursive is not None else schema.type_of(prop, prop_seen)
-        line = f'<code>{_text(name)}</code> <em style="{_DIM}">{_text(kind)}</em>'
+        line = f'<code>{_text(_clip(name, _MAX_NAME))}</code> <em style="{_DIM}">{_text(_clip(kind, _MAX_NAME))}</em>'
         if name in required_names:
             line += ' <strong title="required">required</strong>'
         description = prop.get("description") if recursive is None else "(the same structure, nested)"
@@ -209,12 +230,15 @@ _PROVIDER_NAMES = {None: "all providers", "openai": "OpenAI", "anthropic": "Anth
 
 def _warning_items(warnings: list[ToolWarning]) -> str:
     items = []
-    for w in warnings:
-        where = f" <code>{_text(w.path)}</code>" if w.path else ""
+    for w in warnings[:_MAX_WARNINGS]:
+        where = f" <code>{_text(_clip(w.path, _MAX_NAME))}</code>" if w.path else ""
         items.append(
-            f"<li><strong>{_text(_PROVIDER_NAMES.get(w.provider, w.provider))}</strong>{where}: {_text(w.message)} "
+            f"<li><strong>{_text(_PROVIDER_NAMES.get(w.provider, w.provider))}</strong>{where}: "
+            f"{_text(_clip(w.message, _MAX_MESSAGE))} "
             f'<span style="{_DIM}">({_text(w.code)})</span></li>'
         )
+    if len(warnings) > _MAX_WARNINGS:
+        items.append(f'<li><span style="{_DIM}">… and {len(warnings) - _MAX_WARNINGS:,} more</span></li>')
     return "".join(items)
 
 
@@ -233,8 +257,8 @@ def registry_html(items: Sequence[Tool | ToolDefinition]) -> str:
     rows = []
     for item in items:
         d = _definition(item)
-        icon = f"<span>{_text(d.icon)}</span>&nbsp;" if d.icon else ""
-        title = f'<br><span style="{_DIM}">{_text(d.title)}</span>' if d.title else ""
+        icon = f"<span>{_text(_clip(d.icon, 16))}</span>&nbsp;" if d.icon else ""
+        title = f'<br><span style="{_DIM}">{_text(_clip(d.title, _MAX_NAME))}</span>' if d.title else ""
         tool = f'<span style="white-space: nowrap">{icon}<code>{_text(d.name)}</code></span>{title}'
         reason = default_approval_reason(d)
         approval = (
@@ -242,7 +266,11 @@ def registry_html(items: Sequence[Tool | ToolDefinition]) -> str:
             if reason
             else f'<span style="{_DIM}; white-space: nowrap">runs unasked</span>'
         )
-        description = _text(d.description.strip()) if d.description.strip() else f'<em style="{_DIM}">none</em>'
+        description = (
+            _text(_cut(d.description.strip(), _MAX_DESCRIPTION))
+            if d.description.strip()
+            else f'<em style="{_DIM}">none</em>'
+        )
         warnings = _warnings_of(item)
         shown = (
             f'<ul style="{_LIST}; padding-left: 0">{_warning_items(warnings)}</ul>'
@@ -325,11 +353,11 @@ def tool_html(item: Tool | ToolDefinition) -> str:
     from ai_widgets.tools._views import BYTES_PER_TOKEN, provider_views
 
     d = _definition(item)
-    icon = f"<span>{_text(d.icon)}</span> " if d.icon else ""
-    title = f"<strong>{_text(d.title)}</strong> " if d.title else ""
+    icon = f"<span>{_text(_clip(d.icon, 16))}</span> " if d.icon else ""
+    title = f"<strong>{_text(_clip(d.title, _MAX_NAME))}</strong> " if d.title else ""
     head = f'<div class="aiw-tool-head">{icon}{title}<code>{_text(d.name)}</code></div>'
     description = (
-        f'<div class="aiw-tool-description">{_text(d.description.strip())}</div>'
+        f'<div class="aiw-tool-description">{_text(_cut(d.description.strip(), _MAX_DESCRIPTION))}</div>'
         if d.description.strip()
         else '<div class="aiw-tool-description aiw-dim"><em>No description.</em></div>'
     )
@@ -349,8 +377,8 @@ def tool_html(item: Tool | ToolDefinition) -> str:
     blocks = []
     for view in provider_views(item):
         note = _strict_note(view.strict, strict_problems)
-        note_html = f'<div class="aiw-dim">{_text(note)}</div>' if note else ""
-        pretty = json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr)
+        note_html = f'<div class="aiw-dim">{_text(_clip(note, _MAX_MESSAGE))}</div>' if note else ""
+        pretty = _cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), _MAX_JSON)
         blocks.append(
             f"<details><summary><strong>{_text(view.label)}</strong> "
             f'<span class="aiw-dim">{view.size:,} bytes, about {view.tokens:,} tokens</span></summary>'
@@ -373,18 +401,19 @@ _MD_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 
 
 def _md_text(value: object) -> str:
-    lines = [_MD_PUNCTUATION.sub(r"\\\1", line.strip()) for line in str(value).splitlines()]
+    lines = [_MD_PUNCTUATION.sub(r"\\\1", line.strip()) for line in safe_text(str(value)).splitlines()]
     return "  \n".join(lines)
 
 
 def _md_code(value: object) -> str:
-    text = " ".join(str(value).split())
+    text = " ".join(safe_text(str(value)).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
 
 
 def _md_block(text: str, info: str = "") -> str:
+    text = safe_text(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{text}\n{fence}"
@@ -398,13 +427,18 @@ def _md_parameters(parameters: dict[str, Any]) -> list[str]:
     required_names = set(required) if isinstance(required, list) else set()
     schema = _Schema(parameters)
     lines = []
-    for name, raw in properties.items():
+    for index, (name, raw) in enumerate(properties.items()):
+        if index == _MAX_PROPERTIES:
+            lines.append(f"- … and {len(properties) - index:,} more")
+            break
         prop, seen, recursive = schema.resolve(raw, frozenset())
-        kind = recursive if recursive is not None else schema.type_of(prop, seen)
-        line = f"- {_md_code(name)} ({_md_text(kind)}{', required' if name in required_names else ''})"
+        kind = _clip(recursive if recursive is not None else schema.type_of(prop, seen), _MAX_NAME)
+        line = (
+            f"- {_md_code(_clip(name, _MAX_NAME))} ({_md_text(kind)}{', required' if name in required_names else ''})"
+        )
         described = prop.get("description")
         if isinstance(described, str) and described.strip():
-            line += f": {_md_text(' '.join(described.split()))}"
+            line += f": {_md_text(_clip(' '.join(described.split()), 600))}"
         lines.append(line)
     return lines
 
@@ -415,18 +449,24 @@ def tool_markdown(item: Tool | ToolDefinition) -> str:
     from ai_widgets.tools._views import BYTES_PER_TOKEN, provider_views
 
     d = _definition(item)
-    heading = " ".join(part for part in (_md_text(d.icon or ""), _md_text(d.title or "")) if part)
+    heading = " ".join(
+        part for part in (_md_text(_clip(d.icon or "", 16)), _md_text(_clip(d.title or "", _MAX_NAME))) if part
+    )
     lines = [f"### {heading + ' ' if heading else ''}{_md_code(d.name)}", ""]
-    lines += [_md_text(d.description.strip()) if d.description.strip() else "*No description.*", ""]
+    description = d.description.strip()
+    lines += [_md_text(_cut(description, _MAX_DESCRIPTION)) if description else "*No description.*", ""]
     reason = default_approval_reason(d)
     approval = f"asks before every call, because {reason}" if reason else "runs calls without asking"
     lines += [f"**Risk:** {_md_text(_RISK.get(d.risk.value, d.risk.value))}. **Approval:** {_md_text(approval)}.", ""]
     warnings = _warnings_of(item)
     if warnings:
         lines.append(f"**{len(warnings)} warning{'' if len(warnings) == 1 else 's'}:**")
-        for w in warnings:
-            where = f" at {_md_code(w.path)}" if w.path else ""
-            lines.append(f"- **{_md_text(_PROVIDER_NAMES.get(w.provider, w.provider))}**{where}: {_md_text(w.message)}")
+        for w in warnings[:_MAX_WARNINGS]:
+            where = f" at {_md_code(_clip(w.path, _MAX_NAME))}" if w.path else ""
+            message = _md_text(_clip(w.message, _MAX_MESSAGE))
+            lines.append(f"- **{_md_text(_PROVIDER_NAMES.get(w.provider, w.provider))}**{where}: {message}")
+        if len(warnings) > _MAX_WARNINGS:
+            lines.append(f"- … and {len(warnings) - _MAX_WARNINGS:,} more")
     else:
         lines.append("No warnings: every provider takes this definition as it is.")
     lines += ["", "**Parameters:**", "", *_md_parameters(d.parameters), ""]
@@ -435,7 +475,7 @@ def tool_markdown(item: Tool | ToolDefinition) -> str:
         f"{BYTES_PER_TOKEN} bytes each):"
     )
     for view in provider_views(item):
-        pretty = json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr)
+        pretty = _cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), _MAX_JSON)
         lines += [
             "",
             f"**{_md_text(view.label)}**: {view.size:,} bytes, about {view.tokens:,} tokens",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic.fields import FieldInfo
 
-__all__ = ["DerivedSignature", "derive_signature", "parse_docstring"]
+__all__ = ["DerivedSignature", "UnusableSchemaError", "argument_problems", "derive_signature", "parse_docstring"]
 
 # Keys pydantic adds that tell a model nothing it can use, but cost tokens on every request.
 _NOISE_KEYS = frozenset({"title"})
@@ -124,14 +125,15 @@ def derive_signature(
         TypeError: The signature cannot be turned into a schema (``*args``, ``**kwargs``, an unresolvable
             annotation).
     """
+    annotated, fixed = _annotated(fn)
     try:
-        hints = typing.get_type_hints(fn, include_extras=True, localns=_caller_locals())
+        hints = typing.get_type_hints(annotated, include_extras=True, localns=_caller_locals())
     except Exception as exc:
         raise TypeError(
             f"cannot resolve the type annotations of tool {tool_name!r}: {exc}. "
             "Define the types it uses at module level, or build the tool from a ToolDefinition."
         ) from exc
-    doc = parse_docstring(inspect.getdoc(fn))
+    doc = parse_docstring(inspect.getdoc(annotated if isinstance(fn, functools.partial) else fn))
     signature = inspect.signature(fn)
     fields: dict[str, Any] = {}
     invocation_parameter: str | None = None
@@ -143,6 +145,8 @@ def derive_signature(
                 f"tool {tool_name!r}: parameter {param}: *args and **kwargs cannot be described to a model; "
                 "name each parameter"
             )
+        if name in fixed:
+            continue  # given by a functools.partial: fixed, not the model's to choose
         annotation = hints.get(name, Any)
         if annotation is invocation_type:
             if invocation_parameter is not None:
@@ -175,6 +179,24 @@ def derive_signature(
         description=description if description is not None else doc.description,
         parameter_names=parameter_names,
     )
+
+
+def _annotated(fn: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
+    """What holds the annotations of ``fn``'s parameters, and the names a ``functools.partial`` gives by keyword.
+
+    A partial's annotations are its function's (its keywords are fixed: they are left out of the schema, so the model
+    cannot choose another value); a callable object's are its ``__call__``'s.
+    """
+    fixed: set[str] = set()
+    seen = 0
+    while isinstance(fn, functools.partial) and seen < 100:
+        fixed.update(fn.keywords)
+        fn = fn.func
+        seen += 1
+    if inspect.isroutine(fn) or inspect.isclass(fn) or hasattr(fn, "__wrapped__"):
+        return fn, frozenset(fixed)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 (the method, not whether it exists)
+    return (call if inspect.isroutine(call) else fn), frozenset(fixed)
 
 
 def _caller_locals() -> dict[str, Any]:
@@ -264,3 +286,95 @@ def _refers_to(node: Any, target: str, defs: dict[str, Any], seen: set[str]) -> 
             if _refers_to(defs[name], target, defs, seen):
                 return True
     return any(_refers_to(value, target, defs, seen) for key, value in node.items() if key != "$ref")
+
+
+# --- checking arguments against a tool's own JSON Schema -----------------------------------------------------------
+
+
+class UnusableSchemaError(ValueError):
+    """A tool's own JSON Schema cannot be evaluated (a ``$ref`` to nowhere, a keyword with a value of the wrong kind):
+    no arguments can be checked against it."""
+
+
+def argument_problems(schema: dict[str, Any], arguments: Any) -> list[Any]:
+    """The ``jsonschema`` errors of ``arguments`` against ``schema`` (a tool built from a definition), sorted by path.
+
+    ``pattern`` and ``patternProperties`` are matched with pydantic-core's Rust regex engine, which runs in linear
+    time: a pattern from a third party (an MCP server's schema) with a string from the model cannot stall the event
+    loop, as Python's backtracking ``re`` can (``(a+)+$``). A pattern that engine cannot compile (lookarounds,
+    backreferences, or not a regex at all) is not checked here; the tool (or its server) checks what it needs.
+
+    Raises:
+        UnusableSchemaError: The schema itself cannot be evaluated; the message says why.
+    """
+    import jsonschema  # type: ignore[import-untyped]
+
+    try:
+        validator_class = _lenient_validator(jsonschema.validators.validator_for(schema))
+        found = list(validator_class(schema).iter_errors(arguments))
+    except RecursionError:
+        raise UnusableSchemaError("it nests or refers to itself too deeply to be evaluated") from None
+    except Exception as exc:
+        text = " ".join(str(exc).split())[:200]
+        kind = type(exc).__name__
+        raise UnusableSchemaError(
+            text if text and kind.startswith("_") else f"{kind}: {text}" if text else kind
+        ) from None
+    return sorted(found, key=lambda e: [str(step) for step in e.absolute_path])
+
+
+_LENIENT: dict[Any, Any] = {}
+
+
+def _lenient_validator(validator_class: Any) -> Any:
+    extended = _LENIENT.get(validator_class)
+    if extended is None:
+        import jsonschema
+
+        def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Any:
+            if validator.is_type(instance, "string") and _search(patrn, instance) is False:
+                yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+        def pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Any:
+            if not validator.is_type(instance, "object") or not isinstance(properties, dict):
+                return
+            for patrn, subschema in properties.items():
+                for key, value in instance.items():
+                    if _search(patrn, key) is True:
+                        yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+        extended = jsonschema.validators.extend(
+            validator_class, {"pattern": pattern, "patternProperties": pattern_properties}
+        )
+        _LENIENT[validator_class] = extended
+    return extended
+
+
+_PATTERNS: dict[str, Any] = {}
+
+
+def _search(pattern: Any, text: str) -> bool | None:
+    """Whether ``pattern`` matches somewhere in ``text`` (JSON Schema's meaning), in linear time; ``None`` when the
+    pattern cannot be compiled by the Rust engine (not checked)."""
+    if not isinstance(pattern, str):
+        return None
+    if pattern not in _PATTERNS:
+        from pydantic_core import SchemaValidator, core_schema
+
+        try:
+            compiled: Any = SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+        except Exception:
+            compiled = None
+        if len(_PATTERNS) > 1000:
+            _PATTERNS.clear()
+        _PATTERNS[pattern] = compiled
+    compiled = _PATTERNS[pattern]
+    if compiled is None:
+        return None
+    from pydantic_core import ValidationError
+
+    try:
+        compiled.validate_python(text)
+    except ValidationError:
+        return False
+    return True

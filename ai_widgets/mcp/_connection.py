@@ -33,6 +33,7 @@ class _Link:
     lost: bool = False  # the server ended the connection (a stdio server's process exited)
     closing: bool = False  # a close (ours) ends it
     cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
+    junk_said: bool = False  # a line on the server's stdout that is not a message was reported
 
 
 class _WatchedReads:

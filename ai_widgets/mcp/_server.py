@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import importlib.util
+import logging
 import math
 import os
 import threading
@@ -16,7 +18,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from ai_widgets._safe import redact, safe_text
+from pydantic import ValidationError
+
+from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
 from ai_widgets.mcp._base import (
     _CLOSE_TIMEOUT,
     _MAX_PAGES,
@@ -121,6 +125,7 @@ class MCPServer:
         # The thread and loop that own the connection; started on first use, stopped by a close.
         self._lock = threading.Lock()
         self._runner: _LoopThread | None = None
+        self._closing: concurrent.futures.Future[None] | None = None  # the last close: done once its process is reaped
         # What follows is touched on the server's loop only, except ``_tools`` (read from any thread).
         self._link: _Link | None = None
         self._tools: list[Tool] | None = None  # the last listing, while no list_changed said it is stale
@@ -226,27 +231,41 @@ class MCPServer:
         return list(await self._run(self._list_here()))
 
     async def aclose(self) -> None:
-        """Closes the connection, stopping the process of a stdio server (waits until it has been reaped). A call
-        still running fails, saying the connection was closed. The next use connects again."""
-        runner = self._detach()
+        """Closes the connection, stopping the process of a stdio server (waits until it has been reaped, also when
+        another close, from any thread or loop, is doing it). A call still running fails, saying the connection was
+        closed. The next use connects again."""
+        runner, done = self._detach()
         if runner is None:
+            if done is not None and not done.done():
+                await asyncio.shield(asyncio.wrap_future(done))  # another close is under way: wait for its end
             return
+        assert done is not None
         try:
             await asyncio.shield(asyncio.wrap_future(runner.submit(self._shutdown_here())))
         finally:
-            runner.stop()
+            try:
+                runner.stop()
+            finally:
+                done.set_result(None)
 
     def close(self) -> None:
         """Like :meth:`aclose`, from synchronous code (not from the loop of a running turn's tool)."""
-        runner = self._detach()
+        runner, done = self._detach()
         if runner is None:
+            if done is not None and not done.done():
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    done.result(2 * _CLOSE_TIMEOUT)  # another close is under way: wait for its end
             return
+        assert done is not None
         try:
             runner.submit(self._shutdown_here()).result(_CLOSE_TIMEOUT)
         except Exception:
             logger.warning("ai_widgets: closing the MCP server %s did not finish cleanly", self.name, exc_info=True)
         finally:
-            runner.stop()
+            try:
+                runner.stop()
+            finally:
+                done.set_result(None)
 
     async def __aenter__(self) -> MCPServer:
         """Connects now (rather than on first use): a server that cannot start says so here."""
@@ -268,10 +287,16 @@ class MCPServer:
                 _open_servers.add(self)
             return runner
 
-    def _detach(self) -> _LoopThread | None:
+    def _detach(self) -> tuple[_LoopThread | None, concurrent.futures.Future[None] | None]:
+        """The loop thread to close, with the future its close completes; or ``None`` and the close under way (if
+        any), which a second closer waits for."""
         with self._lock:
             runner, self._runner = self._runner, None
-        return runner if runner is not None and runner.alive else None
+            if runner is not None and runner.alive:
+                done: concurrent.futures.Future[None] = concurrent.futures.Future()
+                self._closing = done
+                return runner, done
+            return None, self._closing
 
     async def _run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Runs ``coroutine`` on the server's loop and waits for it here; cancelling this await cancels it there.
@@ -379,6 +404,7 @@ class MCPServer:
         from mcp.client.streamable_http import streamable_http_client
 
         if self._command is not None:
+            _quiet_sdk_parse_errors()
             link.stderr = _StderrTail(self.name)
             parameters = StdioServerParameters(command=self._command, args=self._args, env=self._env, cwd=self._cwd)
             transport: Any = stdio_client(parameters, errlog=link.stderr.writer)
@@ -398,7 +424,18 @@ class MCPServer:
 
         async def on_message(message: Any) -> None:
             if isinstance(message, Exception):
-                logger.debug("ai_widgets: MCP server %s: %r", self.name, message)
+                if self._command is not None and isinstance(message, ValueError) and not link.junk_said:
+                    # A line on stdout that is not JSON-RPC (a print() in the server): said once, in one line (the
+                    # SDK's own traceback for each such line is kept out of the notebook, see _quiet_sdk_parse_errors).
+                    link.junk_said = True
+                    logger.warning(
+                        "ai_widgets: the MCP server %s wrote to its stdout a line that the MCP SDK cannot read as a "
+                        "message, so it is ignored: %s (stdout carries only the protocol: a server logs to stderr)",
+                        self.name,
+                        _junk(message),
+                    )
+                else:
+                    logger.debug("ai_widgets: MCP server %s: %r", self.name, message)
                 return
             method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
             if method == "notifications/tools/list_changed":
@@ -500,14 +537,29 @@ class MCPServer:
     def _build(self, listed: Sequence[Any]) -> list[Tool]:
         tools: list[Tool] = []
         seen: set[str] = set()
+        # A name that needs no change keeps it: one that had to be changed ("my tool" -> "my_tool") gives way to it.
+        exact = {
+            spec.name.casefold()
+            for spec in listed
+            if isinstance(spec.name, str) and self._shown_name(spec.name) == self._full_name(spec.name)
+        }
         for spec in listed:
             shown = self._shown_name(spec.name)
-            if shown is None or shown.casefold() in seen:
+            changed = shown is not None and shown != self._full_name(spec.name)
+            if shown is None or shown.casefold() in seen or (changed and shown.casefold() in exact):
                 logger.warning(
                     "ai_widgets: MCP server %s: skipped its tool %r (no usable unique name)", self.name, spec.name
                 )
                 continue
             parameters = _parameters(spec.input_schema)
+            if parameters is not None:
+                try:
+                    # JSON the SDK reads but no request can carry (NaN, Infinity: pydantic's parser takes them) would
+                    # fail every request that offers any tool: NaN and Infinity become null.
+                    parameters = json_safe(parameters, where="its input schema")
+                except UnsafeValueError as exc:
+                    logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
+                    continue
             if parameters is None:
                 logger.warning(
                     "ai_widgets: MCP server %s: skipped its tool %r (its input schema is not an object schema)",
@@ -533,10 +585,17 @@ class MCPServer:
             tools.append(Tool(definition, self._handler(spec.name)))
         return tools
 
+    def _full_name(self, name: str) -> str:
+        return f"{self.prefix}_{name}" if self.prefix else name
+
     def _shown_name(self, name: str) -> str | None:
-        full = f"{self.prefix}_{name}" if self.prefix else name
-        cleaned = _NOT_NAME.sub("_", full)[:64]
-        return cleaned or None
+        """The name every provider takes: characters outside letters, digits, ``_`` and ``-`` become ``_``; at most
+        64 characters; a letter or ``_`` first (Gemini refuses any other first character, failing every request that
+        offers the tool)."""
+        cleaned = _NOT_NAME.sub("_", self._full_name(name))
+        if cleaned and not (cleaned[0].isascii() and (cleaned[0].isalpha() or cleaned[0] == "_")):
+            cleaned = "_" + cleaned
+        return cleaned[:64] or None
 
     def _risk(self, annotations: Any) -> ToolRisk:
         if not self.trust_annotations or annotations is None:
@@ -608,6 +667,15 @@ class MCPServer:
             message = f"The MCP server {self.name!r} {went} during the call of {shown}, so it did not finish."
             return ToolOutcome.failure(message, retryable=True, error=message + note)
         except Exception as exc:
+            leaf = _leaf(exc)
+            if isinstance(leaf, ValidationError):
+                # The server answered, with a result that does not follow the protocol (a content type this SDK does
+                # not know, say): that call fails, and the connection (with the server's state) is kept.
+                message = (
+                    f"The MCP server {self.name!r} answered the call of {shown} with a result that does not follow the "
+                    f"MCP protocol, so it cannot be read ({_unreadable(leaf)})."
+                )
+                return ToolOutcome.failure(message, retryable=False, error=leaf)
             link.stop.set()  # the connection is in doubt: the next use opens a new one
             return ToolOutcome.failure(
                 f"The call of {shown} to the MCP server {self.name!r} failed ({type(exc).__name__}).",
@@ -662,6 +730,53 @@ class MCPServer:
         if len(text) > _STDERR_SHOWN:
             text = "…" + text[-_STDERR_SHOWN:]
         return f"\n\nIts last output (stderr):\n{redact(text)}"
+
+
+def _unreadable(error: ValidationError) -> str:
+    """What in a result does not follow the protocol, in a few words: a content block of a type the SDK does not know,
+    or the first field that is wrong."""
+    problems = error.errors(include_url=False)
+    for problem in problems:
+        block = problem.get("input")
+        kind = block.get("type") if isinstance(block, dict) else None
+        if problem["loc"][:1] == ("content",) and isinstance(kind, str):
+            where = ".".join(str(step) for step in problem["loc"][:2])
+            return safe_text(f"{where}: a content block of type {kind[:60]!r}, which it cannot read")
+    if not problems:
+        return safe_text(str(error))[:300]
+    where = ".".join(str(step) for step in problems[0]["loc"])
+    return safe_text(f"{where}: {problems[0]['msg']}")[:300]
+
+
+def _junk(error: ValueError) -> str:
+    """The line a server wrote to stdout that is not a message, as the SDK's parse error quotes it, shortened."""
+    line: Any = None
+    if isinstance(error, ValidationError) and error.error_count():
+        line = error.errors(include_url=False)[0].get("input")
+    text = line if isinstance(line, str) else str(error)
+    text = safe_text(" ".join(text.split()))
+    return repr(text if len(text) <= 120 else text[:119] + "…")
+
+
+class _OwnParseErrors(logging.Filter):
+    """Drops the SDK's traceback for a stdout line that is not a message when it comes from one of this library's
+    connections (their loop threads are named ``ai_widgets MCP ...``); the connection says so once instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.msg == "Failed to parse JSONRPC message from server"
+            and record.threadName is not None
+            and record.threadName.startswith("ai_widgets MCP ")
+        )
+
+
+_parse_filter = _OwnParseErrors()
+
+
+def _quiet_sdk_parse_errors() -> None:
+    sdk_logger = logging.getLogger("mcp.client.stdio")
+    if _parse_filter not in sdk_logger.filters:
+        sdk_logger.addFilter(_parse_filter)
 
 
 _open_servers: weakref.WeakSet[MCPServer] = weakref.WeakSet()

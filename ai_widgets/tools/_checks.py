@@ -7,8 +7,9 @@ saying what is wrong and what to do, and where in the schema (a JSON path such a
 Rules, by provider:
 
 - every provider: a tool or a parameter without a description; a parameter the model can never fill (its type has no
-  JSON form, or its schema accepts nothing); a value in the schema that is not JSON (NaN, Infinity: the request
-  cannot be encoded); a ``$ref`` that points nowhere.
+  JSON form, its schema accepts nothing, or it is required without being among the properties); a value in the
+  schema that is not JSON (NaN, Infinity: the request cannot be encoded); text UTF-8 cannot encode (a lone
+  surrogate in the description or the schema); a ``$ref`` that points nowhere.
 - ``openai`` (Chat Completions and Responses): a name outside ``^[a-zA-Z0-9_-]{1,64}$``; an array without ``items``
   (refused even without strict mode); and, only where a transport asks for strict mode (none does today, see
   :data:`~ai_widgets.transports._tool_formats.OPENAI_STRICT`), what strict mode refuses
@@ -77,6 +78,7 @@ def check_tool(item: Tool | ToolDefinition) -> list[ToolWarning]:
     schema = definition.parameters
     warnings: list[ToolWarning] = []
     warnings += _descriptions(definition)
+    warnings += _not_utf8(definition)
     warnings += _not_json(schema)
     warnings += _unresolved_refs(schema)
     warnings += _unfillable(item, schema)
@@ -113,12 +115,16 @@ _SCHEMA_ONE = (
     "else",
 )
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _join(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
-    return f"{path}.{key}" if _IDENTIFIER.match(key) else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}"
+    # A lone surrogate is written as its JSON escape, so the path stays printable and encodable.
+    return f"{path}[{json.dumps(key, ensure_ascii=bool(_SURROGATE.search(key)))}]"
 
 
 def _subschemas(node: Any, path: str = "$") -> Iterator[tuple[dict[str, Any], str]]:
@@ -216,6 +222,21 @@ def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
     return warnings
 
 
+def _not_utf8(definition: ToolDefinition) -> list[ToolWarning]:
+    # A request body is UTF-8, which has no form for a lone surrogate ("\ud800", from decoding bytes with
+    # errors="surrogateescape", or half of a pair): encoding the request fails, for every provider, every time.
+    return [
+        ToolWarning(
+            None,
+            "not-utf8",
+            f"The tool's {what} holds a lone surrogate, which UTF-8 cannot encode, so no request with this tool can be "
+            "sent: remove it (decode text with errors='replace').",
+        )
+        for what, text in (("description", definition.description),)
+        if _SURROGATE.search(text)
+    ]
+
+
 def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
     # A request body must be JSON (RFC 8259 has no NaN or Infinity); the SDKs encode with allow_nan=False, so such a
     # value (a default of float("nan"), say) makes every request with this tool fail before it is sent.
@@ -229,12 +250,16 @@ def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
                 path,
             )
         ]
+    if isinstance(schema, str):
+        return [_lone_surrogate(path)] if _SURROGATE.search(schema) else []
     if isinstance(schema, dict):
         found = []
         for key, value in schema.items():
             if not isinstance(key, str):
                 found.append(ToolWarning(None, "not-json", f"The schema has a non-string key {key!r}.", path))
                 continue
+            if _SURROGATE.search(key):
+                found.append(_lone_surrogate(_join(path, key)))
             found += _not_json(value, _join(path, key))
         return found
     if isinstance(schema, list):
@@ -250,6 +275,16 @@ def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
             path,
         )
     ]
+
+
+def _lone_surrogate(path: str) -> ToolWarning:
+    return ToolWarning(
+        None,
+        "not-utf8",
+        "The schema holds a lone surrogate, which UTF-8 cannot encode, so no request with this tool can be sent: "
+        "remove it (decode text with errors='replace').",
+        path,
+    )
 
 
 def _unresolved_refs(schema: dict[str, Any]) -> list[ToolWarning]:
@@ -278,6 +313,19 @@ _SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", "text", [], {})
 def _unfillable(item: Tool | ToolDefinition, schema: dict[str, Any]) -> list[ToolWarning]:
     warnings = []
     model = getattr(item, "_arguments_model", None)
+    properties = _properties(schema)
+    for name in sorted(_required(schema) - set(properties)):
+        # Required but never described: the model is not told the parameter exists, and every call without it is
+        # refused before the tool runs (the arguments are checked against this schema).
+        warnings.append(
+            ToolWarning(
+                None,
+                "undeclared-required",
+                f"The parameter {name!r} is required but not among the properties, so the model is never told about "
+                "it and every call without it is refused: add it to the properties, or drop it from 'required'.",
+                "$.required",
+            )
+        )
     for name, prop in _properties(schema).items():
         path = _join("$.properties", name)
         if prop is False or (isinstance(prop, dict) and (prop.get("not") == {} or prop.get("enum") == [])):

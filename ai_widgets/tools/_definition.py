@@ -50,10 +50,37 @@ class ToolDefinition(BaseModel):
         _check_name(self.name)
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+        problem = _too_deep(self.parameters)
+        if problem is not None:
+            raise ValueError(f"tool {self.name!r}: parameters {problem}")
 
     def model_schema(self) -> dict[str, Any]:
         """The definition as a provider needs it: name, description and parameters, nothing for the UI."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+#: The deepest nesting of a parameters schema, as of any value kept in a conversation (``ai_widgets._safe``): the
+#: JSON encoders, validators and checks that read a schema recurse, and none of them go deeper safely.
+_MAX_DEPTH = 200
+_MAX_NODES = 1_000_000
+
+
+def _too_deep(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` cannot be sent or checked (nested too deep, contains itself, or too big), or ``None``."""
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return f"nest deeper than {_MAX_DEPTH} levels (or contain themselves)"
+        children = value.values() if isinstance(value, dict) else value
+        for child in children:
+            if isinstance(child, (dict, list, tuple)):
+                nodes += 1
+                if nodes > _MAX_NODES:
+                    return f"hold more than {_MAX_NODES:,} nested values"
+                stack.append((child, depth + 1))
+    return None
 
 
 def _check_name(name: str) -> None:

@@ -9,8 +9,9 @@ The *place* of a tool is where its function is defined, as it stays the same acr
 - otherwise (plain IPython, a front end that sends no cell id such as nbclient, a module) the module and the
   function's qualified name (``weather.tools``, ``get_weather``);
 - none for a function defined inside another function (a factory making one tool per chat: each call is a new tool
-  on purpose), for a lambda, and for a tool built from a :class:`ToolDefinition` and a handler (a dynamic schema,
-  an MCP server's tools): those are never replaced by this.
+  on purpose), for a method bound to an object (``tool(account.balance)``: one tool per object, whose methods share
+  a qualified name), for a lambda, and for a tool built from a :class:`ToolDefinition` and a handler (a dynamic
+  schema, an MCP server's tools): those are never replaced by this.
 
 When ``@tool`` (or ``registry.tool``) makes a tool out of a function defined by the code running now (the cell or
 the module being run or reloaded), every live registry holding a tool of that name (any case) is looked at: one
@@ -39,6 +40,7 @@ Worth knowing:
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
@@ -101,6 +103,8 @@ def live_registries() -> list[ToolRegistry]:
 
 def place_of(fn: Callable[..., Any]) -> ToolPlace | None:
     """The place a function is defined, or ``None`` for one that has no place of its own (see the module's doc)."""
+    if _bound_to_object(fn):
+        return None  # one tool per object, as a factory makes one per call: never replaced by another object's
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
@@ -186,10 +190,18 @@ def _warn(new: Tool, place: ToolPlace, kept: dict[str, int]) -> None:
     )
 
 
+def _bound_to_object(fn: Any) -> bool:
+    """Whether ``fn`` is a method bound to an object (not to a class or a module): ``account.balance``."""
+    owner = getattr(fn, "__self__", None)
+    return owner is not None and inspect.ismethod(fn) and not isinstance(owner, type)
+
+
 def _no_place(tool: Tool) -> str:
     function = tool._function
     if function is None:
         return "a definition and a handler (no place of its own)"
+    if _bound_to_object(function):
+        return f"{getattr(function, '__qualname__', tool.name)} (a method of one object: no place of its own)"
     return f"{getattr(function, '__qualname__', tool.name)} (made inside a function: no place of its own)"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload, runtime_checkable
 
@@ -13,6 +14,8 @@ from ai_widgets.tools._tool import Tool
 __all__ = ["ToolRegistry", "ToolSource"]
 
 RegistryListener = Callable[["ToolRegistry"], None]
+
+logger = logging.getLogger("ai_widgets")
 
 
 @runtime_checkable
@@ -201,7 +204,8 @@ class ToolRegistry:
         return [t.definition for t in self._all()]
 
     def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
-        """Calls ``listener(registry)`` after every change; returns a function that unsubscribes."""
+        """Calls ``listener(registry)`` after every change (an exception it raises is logged, not raised); returns a
+        function that unsubscribes."""
         self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -216,8 +220,13 @@ class ToolRegistry:
         self._changed()
 
     def _changed(self) -> None:
+        # Every listener is told, whatever another one does: a listener that raises (a closed widget's, a bug) is
+        # logged, as a session's observers are, and never undoes the change or stops a cell that defines a tool.
         for listener in list(self._listeners):
-            listener(self)
+            try:
+                listener(self)
+            except Exception:
+                logger.exception("an ai_widgets tool registry listener failed")
 
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names()!r})"

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ai_widgets._remote_progress import RemoteRegistration, register_remote_call
 from ai_widgets._safe import UnsafeValueError, safe_text
-from ai_widgets._schema import derive_signature
+from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
 from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
@@ -109,7 +109,7 @@ class Tool:
     @property
     def is_sync(self) -> bool:
         """Whether the handler is a plain function (it runs on a thread, which cannot be stopped from outside)."""
-        return not inspect.iscoroutinefunction(self._handler)
+        return not _runs_on_loop(self._handler)
 
     @property
     def handler(self) -> Handler:
@@ -177,12 +177,19 @@ class Tool:
         return {self._parameter_names.get(name, name): getattr(model, name) for name in type(model).model_fields}
 
     def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | ToolOutcome:
-        """Checks arguments against a definition's own JSON Schema (a tool built from a definition)."""
-        import jsonschema  # type: ignore[import-untyped]
+        """Checks arguments against a definition's own JSON Schema (a tool built from a definition).
 
-        validator_class = jsonschema.validators.validator_for(self._definition.parameters)
-        validator = validator_class(self._definition.parameters)
-        problems = sorted(validator.iter_errors(parsed), key=lambda e: list(e.absolute_path))
+        A schema that cannot be evaluated fails this call (saying so), never the turn or the other calls.
+        """
+        try:
+            problems = argument_problems(self._definition.parameters, parsed)
+        except UnusableSchemaError as exc:
+            return ToolOutcome.failure(
+                f"The tool {self.name} cannot be called: its parameters schema cannot be used to check arguments "
+                f"({exc}). Nothing was run; calling it again will not help.",
+                retryable=False,
+                error=exc,
+            )
         if not problems:
             return parsed
         described = "; ".join(
@@ -244,7 +251,10 @@ class Tool:
             if self._invocation_parameter is not None:
                 kwargs[self._invocation_parameter] = invocation
         handler = self._handler
-        if inspect.iscoroutinefunction(handler):
+        if _is_async_generator(handler):
+            # An async generator function: what it yields is the value, a list (as a generator's is).
+            return [item async for item in handler(*args, **kwargs)]
+        if _runs_on_loop(handler):
             return await handler(*args, **kwargs)
         loop = asyncio.get_running_loop()
         if executor is not None and not isinstance(executor, ToolThreads):
@@ -328,6 +338,28 @@ class Tool:
         if inspect.isawaitable(result):
             return await result
         return result
+
+
+def _is_async_generator(handler: Any) -> bool:
+    """Whether calling ``handler`` gives an async generator (a function, a ``functools.partial`` of one, or an object
+    whose ``__call__`` is one)."""
+    if inspect.isasyncgenfunction(handler):
+        return True
+    call = getattr(type(handler), "__call__", None)  # noqa: B004 (the method, not whether it exists)
+    return not inspect.isroutine(handler) and inspect.isasyncgenfunction(call)
+
+
+def _runs_on_loop(handler: Any) -> bool:
+    """Whether ``handler`` is async (run on the event loop, not on a thread): a coroutine function, an async generator
+    function, a ``functools.partial`` of one, or an object whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(handler) or _is_async_generator(handler):
+        return True
+    call = getattr(type(handler), "__call__", None)  # noqa: B004 (the method, not whether it exists)
+    return (
+        not inspect.isroutine(handler)
+        and not isinstance(handler, functools.partial)
+        and (inspect.iscoroutinefunction(call))
+    )
 
 
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:

@@ -28,13 +28,13 @@ from ai_widgets.transports._common import (
     NO_KEY,
     ModelImage,
     ProviderError,
+    RequestImages,
     SSEDecoder,
     check_connection_arguments,
     describe_status,
     history,
     import_sdk,
     missing_key,
-    outcome_images,
     outcome_text,
     own_data,
     redact,
@@ -68,6 +68,10 @@ _FINISH_REASONS = {
 
 #: The largest image of a tool's result sent, in base64 characters (the API refuses images over 5 MB).
 _MAX_IMAGE_CHARS = 5 * 1024 * 1024
+#: The most base64 characters of images, and the most images, in one request: the Messages API takes requests of up
+#: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
+_MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
+_MAX_REQUEST_IMAGES = 100
 
 # What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
 _TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -124,8 +128,9 @@ class AnthropicTransport:
       PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL) its ``content`` is a list, a ``text``
       block (the text the model is told; left out when empty) then one ``{"type": "image", "source": {"type":
       "base64", "media_type", "data"}}`` per image (``{"type": "url", "url"}`` for a URL); without, the text. Other
-      attachments, and an image the API would refuse (another format, larger, not base64), show on the card only.
-      Off with ``tool_images=False``.
+      attachments, and an image the API would refuse (another format, larger, not base64, cut short), show on the
+      card only, as do the oldest images once a request would carry more than 24 MB of them or more than 100. Off
+      with ``tool_images=False``.
     - Provider data: only parts with ``provider == "anthropic"`` send theirs back. Thinking must come back exactly
       as received: a reasoning part holds ``{"signature": ...}`` for one ``thinking`` block (its text is the part's
       text), or ``{"blocks": [...]}``, the blocks themselves as they came, when it holds a ``redacted_thinking``
@@ -236,12 +241,23 @@ class AnthropicTransport:
     def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
         """The history as Messages API ``messages``: alternating roles, tool results right after their calls."""
         out: list[JSON] = []
-        for message in history(messages):
+        messages = list(history(messages))
+        images = (
+            RequestImages(
+                messages,
+                max_chars=_MAX_IMAGE_CHARS,
+                max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
+                max_count=_MAX_REQUEST_IMAGES,
+            )
+            if self.tool_images
+            else None
+        )
+        for message in messages:
             if message.role is Role.USER:
                 blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
                 _append(out, "user", blocks)
             else:
-                for role, content in _assistant_turns(message, images=self.tool_images):
+                for role, content in _assistant_turns(message, images=images):
                     _append(out, role, content)
         return out
 
@@ -270,7 +286,7 @@ class AnthropicTransport:
         # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in ("model", "max_tokens", "messages", "stream")}
         parser = _StreamParser()
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(_LABEL)
         try:
             async with self._client.messages.with_streaming_response.create(**required, extra_body=body) as response:
                 async for chunk in response.iter_bytes():
@@ -334,7 +350,7 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out.append({"role": role, "content": content})
 
 
-def _assistant_turns(message: Message, *, images: bool) -> list[tuple[str, list[JSON]]]:
+def _assistant_turns(message: Message, *, images: RequestImages | None) -> list[tuple[str, list[JSON]]]:
     """One reply as assistant messages, each round of local calls followed by a user message with their results."""
     turns: list[tuple[str, list[JSON]]] = []
     content: list[JSON] = []
@@ -369,10 +385,10 @@ def _tool_use_id(call_id: str) -> str:
     return _TOOL_USE_ID.sub("_", call_id) or "_"
 
 
-def _tool_result(part: ToolCallPart, call_id: str, *, images: bool) -> JSON:
+def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
     text = outcome_text(part)
-    pictures = outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if images else []
+    pictures = images.of(part) if images is not None else []
     if pictures:
         content = [{"type": "text", "text": text}] if text else []
         block["content"] = content + [_image_block(picture) for picture in pictures]
@@ -426,7 +442,7 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 def _load(payload: bytes) -> Any:
     try:
         return json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or JSON Python will not read (too deep, a 5,000-digit integer)
         text = payload[:200].decode("utf-8", "replace")
         raise ProviderError(f"{_LABEL} sent a stream event that is not JSON: {text!r}") from None
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from ai_widgets._safe import redact
 from ai_widgets.messages import Message, Role, ToolCallPart
@@ -16,6 +17,7 @@ __all__ = [
     "NO_KEY",
     "ModelImage",
     "ProviderError",
+    "RequestImages",
     "SSEDecoder",
     "arguments_json",
     "check_connection_arguments",
@@ -28,6 +30,7 @@ __all__ = [
     "outcome_text",
     "own_data",
     "redact",
+    "unreadable_payload",
 ]
 
 #: The key a transport gives its SDK for a server named by ``base_url`` when no key is configured: the SDKs refuse to
@@ -106,6 +109,18 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
         yield message
 
 
+def unreadable_payload(label: str, exc: BaseException) -> ProviderError:
+    """The error for a stream event's data that ``json.loads`` could not read: not UTF-8, not JSON, or JSON Python will
+    not read (an integer of more than 4,300 digits, nesting deeper than the interpreter's recursion limit)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return ProviderError(f"{label} sent stream data that is not UTF-8 ({exc.reason}).")
+    if isinstance(exc, json.JSONDecodeError):
+        return ProviderError(f"{label} sent stream data that is not JSON ({exc.msg}).")
+    if isinstance(exc, RecursionError):
+        return ProviderError(f"{label} sent stream data nested too deeply to be read.")
+    return ProviderError(f"{label} sent stream data that cannot be read ({' '.join(str(exc).split())[:200]}).")
+
+
 def outcome_text(part: ToolCallPart) -> str:
     """What the model is told about a call's result (every call in a request has an outcome), including that the
     person edited its arguments, when they did."""
@@ -156,10 +171,11 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
     """The images a call's result gives the model: the image attachments of a successful outcome, in order.
 
     An attachment goes only when the provider surely takes it, as one that fails would fail every later request of
-    the conversation: inline data must be valid base64 of a PNG, JPEG, GIF or WebP (its type read from the data, so a
-    JPEG labelled ``image/png`` still goes, as JPEG) of at most ``max_chars`` base64 characters; a URL must be
-    http(s) with one of those types, or a ``data:`` URL. Other attachments (other files, other image formats) stay
-    on the card only.
+    the conversation: inline data must be valid base64 of a whole PNG, JPEG, GIF or WebP (its type read from the data,
+    so a JPEG labelled ``image/png`` still goes, as JPEG; cut short, empty or only a header, it does not: the
+    providers refuse an image they cannot decode) of at most ``max_chars`` base64 characters; a URL must be http(s),
+    with a host and no spaces, with one of those types, or a ``data:`` URL. Other attachments (other files, other
+    image formats) stay on the card only.
 
     Args:
         part: The call.
@@ -181,36 +197,112 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
     return images
 
 
+class RequestImages:
+    """The images of tool results that one request carries: the newest first, as long as they fit the provider's
+    limits on a whole request (its size, its number of images). Each image that fits on its own
+    (:func:`outcome_images`) is not enough: a conversation that gathers images (a screenshot each step) would grow past
+    the request's limit, and the provider would then refuse that request and every later one. Older images beyond
+    the limits stay on their cards only; the model still has their calls' text.
+
+    Args:
+        messages: The history the request carries.
+        max_chars: The provider's limit on one image, in base64 characters.
+        max_total_chars: The most base64 characters of inline images in one request (URLs count nothing here).
+        max_count: The most images in one request.
+        accept: Which images the provider takes at all (say, not GIF); all by default.
+    """
+
+    __slots__ = ("_chosen",)
+
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        *,
+        max_chars: int,
+        max_total_chars: int,
+        max_count: int,
+        accept: Callable[[ModelImage], bool] | None = None,
+    ) -> None:
+        found: list[tuple[ToolCallPart, list[ModelImage]]] = []
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    images = [i for i in outcome_images(part, max_chars=max_chars) if accept is None or accept(i)]
+                    if images:
+                        found.append((part, images))
+        self._chosen: dict[int, list[ModelImage]] = {}
+        total = count = 0
+        for part, images in reversed(found):  # the newest first
+            kept: list[ModelImage] = []
+            for image in reversed(images):
+                size = len(image.data or "")
+                if count < max_count and total + size <= max_total_chars:
+                    kept.append(image)
+                    count += 1
+                    total += size
+            self._chosen[id(part)] = kept[::-1]
+
+    def of(self, part: ToolCallPart) -> list[ModelImage]:
+        """The images of this call's result that the request carries, in order."""
+        return self._chosen.get(id(part), [])
+
+
 def _inline_image(data: str, max_chars: int) -> ModelImage | None:
     if data.startswith("data:"):
         head, comma, data = data.partition(",")
         if not comma or not head.endswith(";base64"):
             return None
-    if not _is_base64(data, max_chars):
+    raw = _base64(data, max_chars)
+    if raw is None:
         data = "".join(data.split())  # base64 in MIME-style lines (base64.encodebytes)
-        if not _is_base64(data, max_chars):
+        raw = _base64(data, max_chars)
+        if raw is None:
             return None
-    media_type = _sniff(base64.b64decode(data[:16]))
-    return ModelImage(media_type, data=data) if media_type is not None else None
+    media_type = _sniff(raw[:16])
+    if media_type is None or not _whole(media_type, raw):
+        return None
+    return ModelImage(media_type, data=data)
 
 
-def _is_base64(data: str, max_chars: int) -> bool:
+def _base64(data: str, max_chars: int) -> bytes | None:
+    """The bytes of ``data`` when it is valid base64 of at most ``max_chars`` characters, else ``None``."""
     if len(data) > max_chars:
-        return False
+        return None
     try:
-        base64.b64decode(data, validate=True)
+        return base64.b64decode(data, validate=True)
     except ValueError:  # not base64 (binascii.Error), or not ASCII
-        return False
-    return True
+        return None
+
+
+def _whole(media_type: str, raw: bytes) -> bool:
+    """Whether an image's bytes reach the end its format marks (an image cut short, or a bare header, is refused by
+    every provider, and would then fail every later request of the conversation). Bytes after the end are allowed,
+    as decoders ignore them."""
+    if media_type == "image/png":
+        # The IHDR chunk first, and the IEND chunk (its type and CRC) somewhere after it.
+        return raw[12:16] == b"IHDR" and raw.rfind(b"IEND\xaeB`\x82") >= 33
+    if media_type == "image/jpeg":
+        return raw.rfind(b"\xff\xd9") > 2  # the end-of-image marker (it cannot occur inside the coded data)
+    if media_type == "image/gif":
+        return len(raw) > 13 and raw.rstrip(b"\x00").endswith(b";")  # the trailer
+    if media_type == "image/webp":
+        return len(raw) >= 20 and int.from_bytes(raw[4:8], "little") + 8 <= len(raw)  # the RIFF size is all there
+    return False
 
 
 def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
     if url.startswith("data:"):
         return _inline_image(url, max_chars)
     media_type = mime_type.split(";")[0].strip().lower()
-    if url.startswith(("https://", "http://")) and media_type in _ACCEPTED_TYPES:
-        return ModelImage(media_type, url=url)
-    return None
+    if not url.startswith(("https://", "http://")) or media_type not in _ACCEPTED_TYPES:
+        return None
+    if any(c.isspace() or ord(c) < 0x20 for c in url):
+        return None  # not a URL a provider can fetch (and refuses: "invalid image URL")
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # a malformed port or IPv6 address
+        return None
+    return ModelImage(media_type, url=url) if host else None
 
 
 def _sniff(head: bytes) -> str | None:
@@ -225,6 +317,12 @@ def _sniff(head: bytes) -> str | None:
 # --- server-sent events -----------------------------------------------------------------------------------------------
 
 
+#: The most bytes one server-sent event may take before its blank line: a stream that never ends its event (a broken
+#: server or proxy) is an error at this size rather than a buffer that grows until memory runs out. Far above any
+#: provider's largest event (a Responses ``response.completed`` repeating generated images is a few MB).
+MAX_EVENT_BYTES = 128 * 1024 * 1024
+
+
 class SSEDecoder:
     """Splits a server-sent-event byte stream into its events' ``data``, whatever the chunking.
 
@@ -233,16 +331,26 @@ class SSEDecoder:
     event's several ``data:`` lines joined by line breaks); ``event:``, ``id:``, ``retry:`` and ``:`` comment lines
     are dropped, and so is an event without data: every provider's payload carries its own ``type``. A payload keeps
     the space after ``data:``, which JSON ignores.
+
+    Args:
+        label: The provider's name, for the error of an event that grows past ``max_event`` bytes unfinished.
+        max_event: The most bytes an unfinished event may hold (:data:`MAX_EVENT_BYTES` by default).
     """
 
-    __slots__ = ("_buffer", "_cr")
+    __slots__ = ("_buffer", "_cr", "_label", "_max")
 
-    def __init__(self) -> None:
+    def __init__(self, label: str = "The server", *, max_event: int | None = None) -> None:
         self._buffer = bytearray()
         self._cr = False
+        self._label = label
+        self._max = MAX_EVENT_BYTES if max_event is None else max_event
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        """The payloads of the events this chunk completes."""
+        """The payloads of the events this chunk completes.
+
+        Raises:
+            ProviderError: An event grew past ``max_event`` bytes without its blank line.
+        """
         if not chunk:
             return []
         if self._cr or b"\r" in chunk:
@@ -252,6 +360,8 @@ class SSEDecoder:
             start = len(buffer) - 1  # a blank line may straddle the previous chunk and this one
             buffer += chunk
             if buffer.find(b"\n\n", start) < 0:
+                if len(buffer) > self._max:
+                    self._too_large()
                 return []
             chunk = bytes(buffer)
             buffer.clear()
@@ -259,7 +369,17 @@ class SSEDecoder:
             return [payload] if (payload := _sse_data(chunk[:-2])) else []  # one whole event: the usual chunk
         *blocks, rest = chunk.split(b"\n\n")
         buffer += rest
+        if len(buffer) > self._max:
+            self._too_large()
         return [payload for block in blocks if (payload := _sse_data(block))]
+
+    def _too_large(self) -> None:
+        size = len(self._buffer)
+        self._buffer = bytearray()
+        raise ProviderError(
+            f"{self._label} sent a stream event of more than {self._max / 1024 / 1024:g} MB without ending it "
+            f"({size:,} bytes so far): the stream is broken."
+        )
 
     def close(self) -> list[bytes]:
         """The payload of a last event the stream ended in, without the blank line that completes it."""

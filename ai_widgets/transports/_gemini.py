@@ -30,12 +30,12 @@ from ai_widgets.transports._common import (
     NO_KEY,
     ModelImage,
     ProviderError,
+    RequestImages,
     check_connection_arguments,
     describe_status,
     history,
     import_sdk,
     missing_key,
-    outcome_images,
     outcome_text,
     own_data,
     redact,
@@ -78,8 +78,12 @@ _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
 # recommends for long replies. The SDK would send the client's timeout, which bounds only the wait between chunks
 # here, and the server would cut off a reply that streams for longer.
 _SERVER_DEADLINE = 20 * 60
-# One image's limit, in base64 characters (about 5 MB): the whole request must stay under Gemini's 20 MB.
+# One image's limit, in base64 characters (about 5 MB): the whole request must stay under Gemini's 20 MB, so the
+# images of one request together take at most 14 MB of base64 (the oldest left out first), and at most 3,000 of them
+# (Gemini's limit on images per prompt).
 _MAX_IMAGE_CHARS = 7_000_000
+_MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
+_MAX_REQUEST_IMAGES = 3000
 
 _FINISH_REASONS = {
     "STOP": FinishReason.STOP,
@@ -311,16 +315,24 @@ class GeminiTransport:
         """The history as Gemini ``contents``: user and model contents, function responses right after their calls."""
         contents: list[JSON] = []
         names = _DisplayNames()
-        for message in history(messages):
+        messages = list(history(messages))
+        images = RequestImages(
+            messages,
+            max_chars=_MAX_IMAGE_CHARS,
+            max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
+            max_count=_MAX_REQUEST_IMAGES,
+            accept=lambda image: image.media_type in _IMAGE_TYPES,
+        )
+        for message in messages:
             if message.role is Role.USER:
                 parts = [{"text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
                 if parts:
                     contents.append({"role": "user", "parts": parts})
             else:
-                contents += self._model_turns(message, names)
+                contents += self._model_turns(message, names, images)
         return contents
 
-    def _model_turns(self, message: Message, names: _DisplayNames) -> list[JSON]:
+    def _model_turns(self, message: Message, names: _DisplayNames, chosen: RequestImages) -> list[JSON]:
         """One reply as contents: each round of local calls as a model content, then a user content with their
         function responses (and, where they go outside, a user content with their images)."""
         turns: list[JSON] = []
@@ -357,7 +369,7 @@ class GeminiTransport:
                 case ToolCallPart() if part.provider_executed:
                     continue  # another provider's own tool: Gemini cannot take it
                 case ToolCallPart():
-                    call, response, extra = self._call(part, names)
+                    call, response, extra = self._call(part, names, chosen)
                     parts.append(call)
                     responses.append(response)
                     images += extra
@@ -389,7 +401,7 @@ class GeminiTransport:
         else:
             parts.append({"text": "", "thoughtSignature": signature})
 
-    def _call(self, part: ToolCallPart, names: _DisplayNames) -> tuple[JSON, JSON, list[JSON]]:
+    def _call(self, part: ToolCallPart, names: _DisplayNames, chosen: RequestImages) -> tuple[JSON, JSON, list[JSON]]:
         """A local call's ``functionCall`` part, its ``functionResponse`` part, and the parts of a following user
         content with its images (when they do not go inside the response)."""
         data = self._own(part)
@@ -407,7 +419,7 @@ class GeminiTransport:
         function_response: JSON = {"name": part.tool_name, "response": response}
         if sent_id is not None:
             function_response["id"] = sent_id
-        images = [i for i in outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if i.media_type in _IMAGE_TYPES]
+        images = chosen.of(part)
         following: list[JSON] = []
         if images and self.multimodal_function_responses:
             named = [(names.take(part.tool_name, image), image) for image in images]
@@ -430,6 +442,7 @@ class GeminiTransport:
         """
         body = self.request_body(request)
         mapper = _StreamMapper(self._vertexai)
+        reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
         try:
             contents = _sdk_contents(body.get("contents"))
             # The body goes as it is (see the class docstring): the SDK merges ``extra_body`` over what it built.
@@ -439,6 +452,7 @@ class GeminiTransport:
             )
             aio = getattr(self._client, "aio", self._client)
             stream = await aio.models.generate_content_stream(model=self.model, contents=contents, config=config)
+            reading = True
             try:
                 async for chunk in stream:
                     for event in mapper.map(chunk):
@@ -450,7 +464,7 @@ class GeminiTransport:
         except ProviderError as exc:
             raise ProviderError(redact(str(exc), *self._secrets)) from None
         except Exception as exc:
-            error = self._map_error(exc, responded=mapper.started)
+            error = self._map_error(exc, responded=mapper.started, reading=reading)
             if error is None:
                 raise
             raise error from None
@@ -465,7 +479,7 @@ class GeminiTransport:
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
-    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+    def _map_error(self, exc: Exception, *, responded: bool, reading: bool = False) -> ProviderError | None:
         """A clear, key-free error for what the SDK (or the connection under it) raised (``None``: raised as it is)."""
         hint = _VERTEX_HINT if self._vertexai else _KEY_HINT
         names = {cls.__name__ for cls in type(exc).__mro__}
@@ -487,7 +501,7 @@ class GeminiTransport:
         if "ValidationError" in names:  # a chunk (or a request content) the SDK's types do not take
             detail = redact(str(exc), *self._secrets)[:500]
             return ProviderError(
-                f"{_LABEL}: the SDK could not read {'a chunk' if responded else 'the request'}: {detail}"
+                f"{_LABEL}: the SDK could not read {'a chunk of the reply' if reading else 'the request'}: {detail}"
             )
         if "GoogleAuthError" in names:  # Vertex AI credentials that failed to load or refresh
             detail = redact(str(exc), *self._secrets)

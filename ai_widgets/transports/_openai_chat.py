@@ -27,6 +27,7 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
     ProviderError,
+    RequestImages,
     SSEDecoder,
     arguments_json,
     check_connection_arguments,
@@ -34,8 +35,8 @@ from ai_widgets.transports._common import (
     history,
     import_sdk,
     missing_key,
-    outcome_images,
     outcome_text,
+    unreadable_payload,
 )
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error, stream_error
@@ -63,6 +64,10 @@ _KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
 
 #: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
 _MAX_IMAGE_CHARS = 20 * 1024 * 1024
+#: The most base64 characters of images, and the most images, in one request: OpenAI takes "up to 50 MB total
+#: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
+_MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
+_MAX_REQUEST_IMAGES = 500
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -135,7 +140,8 @@ class OpenAIChatTransport:
       follow its ``tool`` messages as one ``user`` message: for each call with images a text part naming the call
       (``"The result of <tool> (call <id>) includes this image:"``), then its ``image_url`` parts (``data:`` URLs
       for inline images). The ``tool`` messages keep the text the model is told. Other attachments, and an image the
-      API would refuse (another format, larger, not base64), show on the card only. Off with ``tool_images=False``.
+      API would refuse (another format, larger, not base64, cut short), show on the card only, as do the oldest
+      images once a request would carry more than 40 MB of them or more than 500. Off with ``tool_images=False``.
     - Provider data: none is sent back, whichever provider stored it. Reasoning is not sent back at all: Chat
       Completions has no field for it (DeepSeek even rejects ``reasoning_content`` in requests), and nothing this
       transport streams carries provider data, so a conversation moves to and from any other transport as it is.
@@ -251,11 +257,13 @@ class OpenAIChatTransport:
     def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
         """The history as Chat Completions ``messages`` (without the system prompt)."""
         out: list[JSON] = []
-        for message in history(messages):
+        messages = list(history(messages))
+        images = _request_images(messages) if self.tool_images else None
+        for message in messages:
             if message.role is Role.USER:
                 out.append({"role": "user", "content": message.text})
             else:
-                out.extend(_assistant_messages(message, images=self.tool_images))
+                out.extend(_assistant_messages(message, images=images))
         return out
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -274,7 +282,7 @@ class OpenAIChatTransport:
         # pydantic model per chunk.
         create: Any = self._client.chat.completions.with_streaming_response.create
         parser = _ChunkParser(self._label)
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self._label)
         responded = False  # once the response began, nothing is retried
         try:
             async with create(**required, extra_body=body) as response:
@@ -309,7 +317,16 @@ class OpenAIChatTransport:
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _assistant_messages(message: Message, *, images: bool) -> Iterator[dict[str, Any]]:
+def _request_images(messages: list[Message]) -> RequestImages:
+    return RequestImages(
+        messages,
+        max_chars=_MAX_IMAGE_CHARS,
+        max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
+        max_count=_MAX_REQUEST_IMAGES,
+    )
+
+
+def _assistant_messages(message: Message, *, images: RequestImages | None) -> Iterator[dict[str, Any]]:
     """One ``assistant`` message per model response of the reply, each followed by its calls' results.
 
     A reply spans several responses (text, calls; then text after the results): text or reasoning that follows a
@@ -330,7 +347,9 @@ def _assistant_messages(message: Message, *, images: bool) -> Iterator[dict[str,
     yield from _response_messages(text, calls, images=images)
 
 
-def _response_messages(text: list[str], calls: list[ToolCallPart], *, images: bool) -> Iterator[dict[str, Any]]:
+def _response_messages(
+    text: list[str], calls: list[ToolCallPart], *, images: RequestImages | None
+) -> Iterator[dict[str, Any]]:
     if not text and not calls:
         return  # a response that only reasoned: nothing Chat Completions can carry
     assistant: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
@@ -346,18 +365,18 @@ def _response_messages(text: list[str], calls: list[ToolCallPart], *, images: bo
     yield assistant
     for call in calls:
         yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call)}
-    if images and calls:
-        content = _result_images(calls)
+    if images is not None and calls:
+        content = _result_images(calls, images)
         if content:
             yield {"role": "user", "content": content}
 
 
-def _result_images(calls: list[ToolCallPart]) -> list[JSON]:
+def _result_images(calls: list[ToolCallPart], chosen: RequestImages) -> list[JSON]:
     """The images of the calls' results as user content (a ``tool`` message carries text only): each call's images
     after a line that says whose they are."""
     content: list[JSON] = []
     for call in calls:
-        images = outcome_images(call, max_chars=_MAX_IMAGE_CHARS)
+        images = chosen.of(call)
         if not images:
             continue
         these = "this image" if len(images) == 1 else f"these {len(images)} images"
@@ -408,18 +427,17 @@ class _ChunkParser:
         """The events of one ``data:`` payload.
 
         Raises:
-            ProviderError: The payload is an error the provider reported.
-            json.JSONDecodeError: The payload is not JSON.
+            ProviderError: The payload is an error the provider reported, or cannot be read.
         """
         if self.done:
             return []
         try:
             chunk = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError) as exc:
             if payload.strip().startswith(b"[DONE]"):  # the end, as OpenAI marks it
                 self.done = True
                 return []
-            raise
+            raise unreadable_payload(self._label, exc) from None
         if not isinstance(chunk, dict):
             return []
         if chunk.get("error"):  # an in-band error (Groq's tool_use_failed, OpenRouter's mid-stream errors)

@@ -29,6 +29,7 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
     ProviderError,
+    RequestImages,
     SSEDecoder,
     arguments_json,
     check_connection_arguments,
@@ -36,10 +37,10 @@ from ai_widgets.transports._common import (
     history,
     import_sdk,
     missing_key,
-    outcome_images,
     outcome_text,
     own_data,
     redact,
+    unreadable_payload,
 )
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import in_band_error, map_openai_error, stream_error
@@ -65,6 +66,10 @@ _REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss
 
 #: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
 _MAX_IMAGE_CHARS = 20 * 1024 * 1024
+#: The most base64 characters of images, and the most images, in one request: OpenAI takes "up to 50 MB total
+#: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
+_MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
+_MAX_REQUEST_IMAGES = 500
 
 _INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
 
@@ -105,8 +110,9 @@ class OpenAIResponsesTransport:
       successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL) its ``output`` is a
       list, ``{"type": "input_text", "text": ...}`` (the text the model is told; left out when empty) then one
       ``{"type": "input_image", "image_url": ...}`` per image (a ``data:`` URL for inline images); without, the
-      text. Other attachments, and an image the API would refuse (another format, larger, not base64), show on the
-      card only. Off with ``tool_images=False``.
+      text. Other attachments, and an image the API would refuse (another format, larger, not base64, cut short),
+      show on the card only, as do the oldest images once a request would carry more than 40 MB of them or more than
+      500. Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "openai"`` send theirs back. A reasoning part keeps the reasoning
       items the model produced as ``provider_data={"items": [{"id": "rs_...", "encrypted_content": "..."}, ...]}``
       (consecutive items land on one part), sent back before the items they preceded as ``{"type": "reasoning",
@@ -220,11 +226,22 @@ class OpenAIResponsesTransport:
     def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
         """The history as Responses ``input`` items."""
         items: list[JSON] = []
-        for message in history(messages):
+        messages = list(history(messages))
+        images = (
+            RequestImages(
+                messages,
+                max_chars=_MAX_IMAGE_CHARS,
+                max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
+                max_count=_MAX_REQUEST_IMAGES,
+            )
+            if self.tool_images
+            else None
+        )
+        for message in messages:
             if message.role is Role.USER:
                 items.append({"role": "user", "content": message.text})
             else:
-                items.extend(self._assistant_items(message))
+                items.extend(self._assistant_items(message, images))
         return items
 
     def _tools(self, request: ChatRequest) -> list[JSON]:
@@ -233,7 +250,7 @@ class OpenAIResponsesTransport:
         tools: list[JSON] = [openai_responses_tool(definition) for definition in request.tools]
         return tools + self.builtin_tools
 
-    def _assistant_items(self, message: Message) -> Iterator[JSON]:
+    def _assistant_items(self, message: Message, images: RequestImages | None) -> Iterator[JSON]:
         for part in message.parts:
             match part:
                 case TextPart():
@@ -250,12 +267,13 @@ class OpenAIResponsesTransport:
                         "name": part.tool_name,
                         "arguments": arguments_json(part),
                     }
-                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": self._output(part)}
+                    output = self._output(part, images)
+                    yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": output}
 
-    def _output(self, part: ToolCallPart) -> str | list[JSON]:
+    def _output(self, part: ToolCallPart, chosen: RequestImages | None) -> str | list[JSON]:
         """A call's ``function_call_output``: the text the model is told, or with images, content items."""
         text = outcome_text(part)
-        images = outcome_images(part, max_chars=_MAX_IMAGE_CHARS) if self.tool_images else []
+        images = chosen.of(part) if chosen is not None else []
         if not images:
             return text
         content: list[JSON] = [{"type": "input_text", "text": text}] if text else []
@@ -295,7 +313,7 @@ class OpenAIResponsesTransport:
         # pydantic model per event.
         create: Any = self._client.responses.with_streaming_response.create
         mapper = _StreamMapper()
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(_LABEL)
         responded = False  # once the response began, nothing is retried
         try:
             async with create(**required, extra_body=body) as response:
@@ -495,18 +513,18 @@ class _StreamMapper:
         """The events of one ``data:`` payload.
 
         Raises:
-            ProviderError: The payload is an error the provider reported, or a stream that makes no sense.
-            json.JSONDecodeError: The payload is not JSON.
+            ProviderError: The payload is an error the provider reported, a stream that makes no sense, or data
+                that cannot be read.
         """
         if self.done:
             return ()
         try:
             event = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError) as exc:
             if payload.strip().startswith(b"[DONE]"):  # not sent by OpenAI's Responses API, but by some servers
                 self.done = True
                 return ()
-            raise
+            raise unreadable_payload(_LABEL, exc) from None
         if not isinstance(event, dict):
             return ()
         if event.get("error"):  # an error event, {"type": "error", "error": {...}}
