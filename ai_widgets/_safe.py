@@ -51,7 +51,7 @@ def redact(text: str, *secrets: str | None) -> str:
     return text
 
 
-def _scalar(value: Any, where: str) -> Any:
+def _scalar(value: Any, where: str, finite: bool = False) -> Any:
     if value is None or value is True or value is False:
         return value
     kind = type(value)
@@ -67,13 +67,17 @@ def _scalar(value: Any, where: str) -> Any:
                 ) from None
         return int(value)
     if kind is float or isinstance(value, float):
-        return float(value) if math.isfinite(value) else None
+        if math.isfinite(value):
+            return float(value)
+        if finite:
+            raise UnsafeValueError(f"{where}: {value!r} is not a JSON number (JSON has no NaN or Infinity)")
+        return None
     if isinstance(value, str):
         return safe_text(str(value))
     raise UnsafeValueError(f"{where}: a {type(value).__name__} is not JSON")
 
 
-def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH) -> Any:
+def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH, finite: bool = False) -> Any:
     """A JSON- and UTF-8-safe copy of ``value`` (plain dicts, lists, strings, numbers, booleans, ``None``).
 
     Lone surrogates become U+FFFD and non-finite floats ``None``; tuples become lists. Returns ``value`` itself
@@ -83,13 +87,15 @@ def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH) -
         value: Plain JSON-like data (already converted from models and dataclasses).
         where: What the value is, for the error message.
         max_depth: The deepest nesting allowed.
+        finite: Refuse NaN and infinities (arguments a person gives must be strict JSON) instead of making them
+            ``None``.
 
     Raises:
         UnsafeValueError: A cycle, nesting deeper than ``max_depth``, a non-string key, an integer too long for
-            JSON, or a type JSON has no form for.
+            JSON, a type JSON has no form for, or (with ``finite``) NaN or an infinity.
     """
     if not isinstance(value, (dict, list, tuple)):
-        return _scalar(value, where)
+        return _scalar(value, where, finite)
     # An explicit stack of (source container, its copy, depth); children are copied into the copy. A cycle shows
     # as nesting past ``max_depth``; the item budget stops a value that shares containers exponentially.
     root: Any = {} if isinstance(value, dict) else []
@@ -110,7 +116,7 @@ def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH) -
                 child: Any = {} if isinstance(item, dict) else []
                 stack.append((item, child, depth + 1))
             else:
-                child = _scalar(item, where)
+                child = _scalar(item, where, finite)
             if is_dict:
                 target[safe_text(str(key))] = child
             else:

@@ -313,7 +313,9 @@ class ChatSession:
                 f"no tool named {tool_name!r} is registered (have: {', '.join(self.tools.names()) or 'none'})"
             )
         try:
-            text = json.dumps(json_safe(arguments or {}, where="the arguments"), ensure_ascii=False, allow_nan=False)
+            text = json.dumps(
+                json_safe(arguments or {}, where="the arguments", finite=True), ensure_ascii=False, allow_nan=False
+            )
         except (UnsafeValueError, TypeError, ValueError) as exc:
             raise ValueError(f"the arguments must be JSON data: {exc}") from None
         part = ToolCallPart(f"call_{uuid.uuid4().hex[:12]}", found.name, text, state=ToolCallState.PENDING)

@@ -319,7 +319,8 @@ class ToolRound:
                 phase, preview = late_result(done)
             except BaseException:  # never into the thread's callback machinery
                 logger.exception("ai_widgets: describing the late result of tool call %s failed", part.tool_call_id)
-                return
+                # Still said: a call shown stopping must not say so for ever.
+                phase, preview = ("raised" if done.exception() else "returned"), "(what it did cannot be shown)"
             if loop.is_closed():
                 return
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
@@ -422,7 +423,7 @@ class ToolRound:
         if not isinstance(arguments, dict):
             raise ApprovalError(f"edited arguments must be a dict, not {type(arguments).__name__}")
         try:
-            safe = json_safe(arguments, where="the edited arguments")
+            safe = json_safe(arguments, where="the edited arguments", finite=True)
         except UnsafeValueError as exc:
             raise ApprovalError(str(exc)) from None
         bound = call.tool.bind(safe)
@@ -505,7 +506,9 @@ def _preview_value(value: Any) -> str:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
             plain = json_safe(value, where="the late result")
         except (UnsafeValueError, ValueError):
-            return f"(a value that cannot be shown: {exc})"
+            return f"(a value that cannot be shown: {_text_of(exc)})"
+    except Exception as exc:  # a value whose own methods raise (its repr, its iteration)
+        return f"(a {type(value).__qualname__} that cannot be shown: {type(exc).__qualname__})"
     if isinstance(plain, str):
         return plain[: LATE_PREVIEW_CHARS * 2]
     written: list[str] = []
@@ -516,6 +519,13 @@ def _preview_value(value: Any) -> str:
         if size > LATE_PREVIEW_CHARS:
             break
     return "".join(written)
+
+
+def _text_of(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return type(exc).__qualname__
 
 
 def _clip(text: str) -> str:

@@ -20,6 +20,7 @@ import itertools
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,20 +28,23 @@ from pydantic import ValidationError
 
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets._safe import json_safe as checked_json
-from ai_widgets.changes import BusyChanged, MessageFinished, SessionChange
+from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished, SessionChange, ToolCallStraggling
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolOutcome
 from ai_widgets.transports import EchoTransport
 from ai_widgets.widget._actions import clip
-from ai_widgets.widget._serialize import json_safe, message_dict
+from ai_widgets.widget._serialize import after_stop_fields, json_safe, message_dict
 
-__all__ = ["MAX_ENTRIES", "Bench", "BenchError", "field_errors"]
+__all__ = ["BYTES_PER_SECOND", "MAX_ENTRIES", "Bench", "BenchError", "field_errors"]
 
 logger = logging.getLogger("ai_widgets")
 
 #: The most entries a bench keeps: opening one more drops the oldest that is not running.
 MAX_ENTRIES = 20
+#: While a run streams (progress), the bench is published at most about this many bytes a second: the trait goes
+#: whole, so a large result kept in one entry must not go again 30 times a second while another entry's run reports.
+BYTES_PER_SECOND = 1_000_000
 
 
 class BenchError(ValueError):
@@ -59,7 +63,14 @@ class _Entry:
     error: str | None = None
     attempt: int = 0
     running: bool = False
+    closed: bool = False  # dropped from the bench (its run, if one goes on, unsubscribes when it ends)
+    # Stop asked for the run that goes on: a run whose turn has not begun yet (the tools of a source are being
+    # listed) has nothing to stop yet, so its turn is stopped as it begins (_changed). Reset by the next prepare.
+    halted: bool = False
+    # What the thread of the latest run's call did after the call ended (AFTER_STOP_FIELDS), by call id.
+    after_stop: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     _shown: dict[str, Any] | None = None
+    size: int = 0  # characters of the entry as last shown, as JSON
 
     def touch(self) -> None:
         """Something shown changed: :meth:`shown` builds the entry again."""
@@ -70,19 +81,24 @@ class _Entry:
         if self._shown is not None:
             return self._shown
         messages = self.session.messages
+        message = message_dict(messages[-1], 0) if messages else None
+        if message is not None and self.after_stop:
+            for part in message["parts"]:
+                part.update(self.after_stop.get(part.get("tool_call_id"), {}))
         self._shown = json_safe(
             {
                 "id": self.id,
                 "tool_name": self.tool_name,
                 "arguments": self.arguments,
                 "source": self.source,
-                "message": message_dict(messages[-1], 0) if messages else None,
+                "message": message,
                 "running": self.running,
                 "errors": self.errors,
                 "error": self.error,
                 "attempt": self.attempt,
             }
         )
+        self.size = len(json.dumps(self._shown, ensure_ascii=False, separators=(",", ":")))
         return self._shown
 
     def outcome(self) -> ToolOutcome | None:
@@ -91,18 +107,32 @@ class _Entry:
         return calls[0].outcome if calls else None
 
 
-def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> list[tuple[list[str], str, str]]:
-    """Each problem with the arguments as (location, location text, detail), worded as the model is told them."""
+#: The problems with a run's arguments that are looked at, and those shown at one field: a list of 100,000 bad items
+#: is answered at once, in a few lines ("and 99,997 more"), not item by item.
+_MAX_PROBLEMS = 50
+_MAX_PER_FIELD = 3
+#: The longest general error an entry shows (the model's whole message can be as long as its problems).
+_MAX_GENERAL_CHARS = 1_000
+
+Problem = tuple[list[str], str, str]
+
+
+def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> tuple[list[Problem], Counter[str]]:
+    """The first :data:`_MAX_PROBLEMS` problems with the arguments as (location, location text, detail), worded as
+    the model is told them, and how many more there are by top-level field (``""``: not a field's)."""
     exception = outcome.error.exception if outcome.error is not None else None
-    problems: list[tuple[list[str], str, str]] = []
+    problems: list[Problem] = []
+    rest: Counter[str] = Counter()
     if isinstance(exception, ValidationError):  # a tool built from a function: its pydantic model
-        for error in exception.errors(include_url=False):
+        errors = exception.errors(include_url=False)
+        for error in errors[:_MAX_PROBLEMS]:
             location = [str(step) for step in error["loc"]]
             detail = error["msg"]
             if error["type"] != "missing":
                 detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
             problems.append((location, ".".join(location) or "(arguments)", detail))
-        return problems
+        rest.update(str(error["loc"][0]) if error["loc"] else "" for error in errors[_MAX_PROBLEMS:])
+        return problems, rest
     try:  # a tool built from a definition: its own JSON Schema
         import jsonschema  # type: ignore[import-untyped]
 
@@ -110,8 +140,8 @@ def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> li
         validator = jsonschema.validators.validator_for(schema)(schema)
         found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     except Exception:
-        return problems
-    for error in found:
+        return problems, rest
+    for error in found[:_MAX_PROBLEMS]:
         location = [str(step) for step in error.absolute_path]
         detail = error.message[:200]
         problems.append((location, ".".join(location) or "(arguments)", detail))
@@ -119,29 +149,40 @@ def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> li
             missing = [n for n in error.validator_value if isinstance(n, str) and f"{n!r} is a required" in detail]
             if missing:  # "'city' is a required property": the field that is missing
                 problems[-1] = ([missing[0]], "(arguments)", detail)
-    return problems
+    rest.update(str(error.absolute_path[0]) if error.absolute_path else "" for error in found[_MAX_PROBLEMS:])
+    return problems, rest
 
 
 def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], str | None] | None:
     """What is wrong with ``arguments`` for ``tool``, as a model's call would be told: ``None`` when they are valid,
     else the problems by top-level field (the detail as the model reads it; a nested one with its path below the
-    field) and the whole text the model would get when some problem is not about one field."""
+    field; at most a few per field, then how many more) and the text the model would get (clipped) when some
+    problem is not about one field."""
     bound = tool.bind(arguments)
     if not isinstance(bound, ToolOutcome):
         return None
     told = bound.message or f"Invalid arguments for {tool.name}."
     properties = tool.definition.parameters.get("properties")
     names = properties if isinstance(properties, dict) else {}
-    fields: dict[str, str] = {}
+    shown: dict[str, list[str]] = {}
+    problems, more = _problems(tool, arguments, bound)
     elsewhere = False
-    for location, where, detail in _problems(tool, arguments, bound):
+    for location, where, detail in problems:
         # Shown at a field only when it is worded there exactly as the model is told it.
         if location and location[0] in names and f"{where}: {detail}" in told:
-            text = detail if len(location) == 1 else f"{'.'.join(location[1:])}: {detail}"
-            fields[location[0]] = f"{fields[location[0]]}; {text}" if location[0] in fields else text
+            texts = shown.setdefault(location[0], [])
+            if len(texts) < _MAX_PER_FIELD:
+                texts.append(detail if len(location) == 1 else f"{'.'.join(location[1:])}: {detail}")
+            else:
+                more[location[0]] += 1
         else:
             elsewhere = True
-    return fields, (told if elsewhere or not fields else None)
+    fields: dict[str, str] = {}
+    for name, texts in shown.items():
+        extra = more.pop(name, 0)
+        fields[name] = "; ".join(texts) + (f"; and {extra:,} more" if extra else "")
+    elsewhere = elsewhere or bool(more)  # more problems, none of them shown at a field
+    return fields, (clip(told, _MAX_GENERAL_CHARS) if elsewhere or not fields else None)
 
 
 class Bench:
@@ -178,6 +219,7 @@ class Bench:
         self._lock = threading.RLock()
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+        self._published = 0  # characters of the bench as last published, as JSON
 
     # --- entries ----------------------------------------------------------------------------------------------
 
@@ -239,10 +281,18 @@ class Bench:
             self.flush()
 
     def _drop(self, entry: _Entry) -> None:
-        if entry.running:
-            entry.session.stop()
-        entry.unsubscribe()
+        entry.closed = True
         self._entries.pop(entry.id, None)
+        if entry.running:
+            self._halt(entry)  # the run unsubscribes when it ends
+        else:
+            entry.unsubscribe()
+
+    @staticmethod
+    def _halt(entry: _Entry) -> None:
+        """Stops the entry's run: now if its turn has begun, else as it begins (see ``_Entry.halted``)."""
+        entry.halted = True
+        entry.session.stop()
 
     def _entry(self, entry_id: str) -> _Entry:
         entry = self._entries.get(entry_id)
@@ -275,8 +325,8 @@ class Bench:
         """Stops the entry's run, if one goes on."""
         with self._lock:
             entry = self._entries.get(entry_id)
-        if entry is not None:
-            entry.session.stop()
+        if entry is not None and entry.running:
+            self._halt(entry)
 
     # --- runs -------------------------------------------------------------------------------------------------
 
@@ -295,8 +345,9 @@ class Bench:
             entry = self._entry(entry_id)
             if entry.running:
                 raise BenchError(f"{entry.tool_name} is still running: wait for it, or cancel it")
-            entry.arguments = _as_arguments(arguments, "the arguments")
+            entry.arguments = _as_arguments(arguments, "the arguments", finite=True)
             entry.attempt += 1
+            entry.halted = False
             entry.touch()
             tool = self._host.tools.get(entry.tool_name)
             if tool is None:
@@ -357,15 +408,17 @@ class Bench:
                 entry.session.clear()  # the entry shows its latest run only
             return await entry.session.run_call(entry.tool_name, entry.arguments)
         except (ValueError, SessionBusyError) as exc:
-            entry.error = str(exc)
+            entry.error = clip(str(exc), _MAX_GENERAL_CHARS)
             raise
         except Exception as exc:  # a source of tools (an MCP server) that could not list them
-            entry.error = f"{type(exc).__name__}: {exc}"
+            entry.error = clip(f"{type(exc).__name__}: {exc}", _MAX_GENERAL_CHARS)
             raise
         finally:
             with self._lock:
                 entry.running = False
                 entry.touch()
+                if entry.closed:
+                    entry.unsubscribe()
                 self.flush()
             try:
                 self._on_run_end()
@@ -375,7 +428,22 @@ class Bench:
     # --- to the front end -------------------------------------------------------------------------------------
 
     def _changed(self, entry: _Entry, change: SessionChange) -> None:
-        entry.touch()
+        if entry.halted and isinstance(change, BusyChanged) and change.busy:
+            entry.session.stop()  # stopped or closed before its turn began: it ends before its call runs
+        if entry.closed:
+            return
+        with self._lock:
+            match change:
+                case ToolCallStraggling(message=message, part=part, phase=phase, preview=preview):
+                    latest = entry.session.messages
+                    if not latest or latest[-1] is not message:
+                        return  # a thread of an earlier run: that run is no longer shown
+                    entry.after_stop[part.tool_call_id] = after_stop_fields(phase, preview)
+                case ConversationCleared():
+                    entry.after_stop.clear()  # a new run: the entry shows it alone
+                case _:
+                    pass
+            entry.touch()
         if isinstance(change, (BusyChanged, MessageFinished)):
             self.flush()
         else:
@@ -390,7 +458,8 @@ class Bench:
             except RuntimeError:
                 self.flush()
                 return
-            self._timer = loop.call_later(self._interval, self.flush)
+            # Paced by size: the whole bench goes with each update.
+            self._timer = loop.call_later(max(self._interval, self._published / BYTES_PER_SECOND), self.flush)
 
     def flush(self) -> None:
         """Publishes the entries as they are now."""
@@ -400,7 +469,9 @@ class Bench:
             self._timer = None
             if self._closed:
                 return
-            self._publish([entry.shown() for entry in self._entries.values()])
+            shown = [entry.shown() for entry in self._entries.values()]
+            self._published = sum(entry.size for entry in self._entries.values())
+            self._publish(shown)
 
     def close(self) -> None:
         """Stops every run and forgets every entry (the last published state stays shown)."""
@@ -410,11 +481,13 @@ class Bench:
                 self._drop(entry)
 
 
-def _as_arguments(arguments: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _as_arguments(arguments: Mapping[str, Any], where: str, *, finite: bool = False) -> dict[str, Any]:
+    """``arguments`` made safe to keep; ``finite``: NaN and infinities are refused (what a run gets must be strict
+    JSON, as a model's arguments must), else they become ``None`` (a form filled from a call as it was recorded)."""
     if not isinstance(arguments, Mapping):
         raise BenchError(f"{where} must be an object, not {type(arguments).__name__}")
     try:
-        checked = checked_json(dict(arguments), where=where)
+        checked = checked_json(dict(arguments), where=where, finite=finite)
     except UnsafeValueError as exc:
         raise BenchError(str(exc)) from None
     assert isinstance(checked, dict)

@@ -140,7 +140,8 @@ class SessionBridge:
         on_turn_end: Called after a reply finished (to refresh usage and similar).
         on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
-            where the conversation stood when it opened; earlier messages' changes are ignored.
+            where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
+            is mirrored until :meth:`begin` says where to start.
     """
 
     def __init__(
@@ -152,10 +153,11 @@ class SessionBridge:
         on_busy: Callable[[bool], None],
         on_turn_end: Callable[[Message], None],
         on_cleared: Callable[[], None],
-        start: int = 0,
+        start: int | None = 0,
     ) -> None:
         self._session = session
-        self._start = start
+        self._start = start or 0
+        self._waiting = start is None
         self._patches = patches
         self._on_finished = on_finished
         self._on_busy = on_busy
@@ -164,6 +166,15 @@ class SessionBridge:
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
+
+    def begin(self, start: int) -> None:
+        """Starts mirroring (a bridge made with ``start=None``) from the message at position ``start``; changes before
+        this call were ignored. Call it on the thread of the session's loop."""
+        messages = self._session.messages
+        self._indices = {m.id: i for i, m in enumerate(messages)}
+        self._count = len(messages)
+        self._start = start
+        self._waiting = False
 
     def close(self) -> None:
         """Stops observing; a call shown stopping (its thread still runs) is still followed until that thread ends, so
@@ -178,6 +189,8 @@ class SessionBridge:
 
     def live_messages(self) -> list[dict[str, Any]]:
         """The messages in progress, whole (for a view that opens mid-stream)."""
+        if self._waiting:
+            return []
         return [
             self._with_after_stop(message_dict(m, self._indices[m.id]))
             for m in self._session.messages
@@ -190,6 +203,8 @@ class SessionBridge:
         if self._closed:
             self._after_close(change)
             return
+        if self._waiting:
+            return  # not mirroring yet (see begin)
         if self._start:
             message = getattr(change, "message", None)
             if message is not None and self._indices.get(message.id, self._count) < self._start:

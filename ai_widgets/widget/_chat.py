@@ -7,6 +7,8 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
@@ -184,7 +186,7 @@ class ChatWidget(SessionView):
     ) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        task = asyncio.ensure_future(start())
+        task = asyncio.ensure_future(_shown_in(view, start))
         try:
             return await await_with_comms(task)
         except BaseException:
@@ -216,16 +218,25 @@ class ChatWidget(SessionView):
     def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        future = asyncio.run_coroutine_threadsafe(start(), private_loop())
+        loop = private_loop()
+        began, abandoned = threading.Event(), threading.Event()
+        future = asyncio.run_coroutine_threadsafe(_shown_in(view, start, began, abandoned), loop)
         try:
             return wait_with_comms(future)
         except BaseException:
             if future.done() and not future.cancelled() and isinstance(future.exception(), SessionBusyError):
                 raise  # another turn won the race to start: it is not ours to stop
-            self.session.stop()
-            # Let the turn record its cancellation; the interrupt is what the caller sees.
+            # The cell no longer waits (an interrupt, a kernel that cannot wait): a turn that has not started never
+            # does, one that runs is cancelled (on its loop, after its first step).
+            abandoned.set()
+            future.cancel()
             with contextlib.suppress(BaseException):
-                future.result(timeout=5)
+                asyncio.run_coroutine_threadsafe(asyncio.sleep(0), loop).result(timeout=5)  # the cancel is delivered
+            if began.is_set():
+                # Let the turn record its cancellation; the interrupt is what the caller sees.
+                session, deadline = self.session, time.monotonic() + 5
+                while session.busy and time.monotonic() < deadline:
+                    time.sleep(0.01)
             raise
         finally:
             if view is not None:
@@ -241,8 +252,13 @@ class ChatWidget(SessionView):
             return None
         from IPython.display import display
 
-        view = TurnView(self.session, start=len(self.session.messages), collapse_tool_calls=self.collapse_tool_calls)
-        display(view)
+        # It shows the turn the asking call's own task starts (``_shown_in``), from where the conversation stands then.
+        view = TurnView(self.session, start=None, collapse_tool_calls=self.collapse_tool_calls)
+        try:
+            display(view)
+        except BaseException:
+            view.close()  # no turn will settle it
+            raise
         return view
 
     def stop(self) -> bool:
@@ -286,3 +302,20 @@ class ChatWidget(SessionView):
         data, metadata = bundle
         data = {**data, "text/markdown": self.transcript()}
         return data, metadata
+
+
+async def _shown_in(
+    view: TurnView | None,
+    start: Callable[[], Coroutine[Any, Any, Message]],
+    began: threading.Event | None = None,
+    abandoned: threading.Event | None = None,
+) -> Message:
+    """Starts the turn, shown in ``view`` (the asking cell's view of it): from this task, right before it starts.
+    From another thread: ``began`` is set as it starts, and it does not start once ``abandoned`` is set."""
+    if abandoned is not None and abandoned.is_set():
+        raise asyncio.CancelledError  # the asking call gave up before the turn started
+    if began is not None:
+        began.set()
+    if view is not None:
+        view.begin()
+    return await start()

@@ -48,10 +48,14 @@ class _IdleInterrupts:
         return True
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        # Runs between any two bytecodes of the main thread: it must never raise into what runs there.
         del signum, frame
         for loop, stop in self._watched:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(stop)
+            try:
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(stop)
+            except RuntimeError:  # the loop closed meanwhile: its turn is over
+                pass
 
 
 _interrupts = _IdleInterrupts()

@@ -8,6 +8,8 @@ it showed, so the asking cell's output is a record of that turn, also in a saved
 
 from __future__ import annotations
 
+import asyncio
+
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._view import SessionView
 
@@ -19,15 +21,23 @@ class TurnView(SessionView):
 
     Args:
         session: The chat's session.
-        start: Where the turn's first message will be (the conversation's length before it starts).
+        start: Where the turn's first message will be (the conversation's length before it starts); ``None``: the
+            asking call says so with :meth:`begin`, from its own turn's task, and only that turn is shown (another
+            turn that starts first, from another task or the chat's input box, is not this view's).
         collapse_tool_calls: Cards start collapsed to a one-line summary.
         flush_interval: Seconds between patches to the front end while a reply streams.
     """
 
     def __init__(
-        self, session: ChatSession, *, start: int, collapse_tool_calls: bool = True, flush_interval: float = 1 / 30
+        self,
+        session: ChatSession,
+        *,
+        start: int | None,
+        collapse_tool_calls: bool = True,
+        flush_interval: float = 1 / 30,
     ) -> None:
         self._began = False
+        self._owner: asyncio.Task[object] | None = None
         super().__init__(
             session,
             start=start,
@@ -36,11 +46,20 @@ class TurnView(SessionView):
             collapse_tool_calls=collapse_tool_calls,
         )
 
+    def begin(self) -> None:
+        """Called by the asking call in its own turn's task, right before it sends: this view shows the turn that
+        task starts, from the message it is about to add."""
+        self._owner = _current_task()
+        self._bridge.begin(len(self.session.messages))
+
     def _set_busy(self, busy: bool) -> None:
-        self.busy = busy
         if busy:
+            if self._owner is not None and _current_task() is not self._owner:
+                return  # a turn another caller started: not this view's
             self._began = True
+            self.busy = True
         elif self._began:
+            self.busy = False
             self._stop_mirroring()  # this turn is over: what follows belongs to other turns
 
     def settle(self) -> None:
@@ -55,3 +74,10 @@ class TurnView(SessionView):
 
     def _on_continue(self) -> None:
         self._send_error("This shows one turn of a chat: press Continue in the chat itself.")
+
+
+def _current_task() -> asyncio.Task[object] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no loop running in this thread
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,20 +65,34 @@ def check_bundle() -> None:
         )
 
 
+def _asset(path: Path, missing: str) -> str | Path:
+    """What anywidget gets for a front-end file: its text (ending in a newline, so anywidget never takes it for a
+    path), or the path itself while anywidget's hot reload is on."""
+    if not path.is_file():
+        return missing
+    if os.environ.get("ANYWIDGET_HMR") == "1":
+        return path
+    text = path.read_text(encoding="utf-8")
+    return text if text.endswith("\n") else text + "\n"
+
+
 class SessionView(anywidget.AnyWidget):
     """Mirrors a session's messages from position ``start`` on, and passes a view's clicks to the session.
 
     Args:
         session: The session to mirror.
-        start: The first message shown (by position in the conversation).
+        start: The first message shown (by position in the conversation); ``None``: none until the bridge is told
+            where to begin (a view of one turn that has not started yet).
         flush_interval: Seconds between patches to the front end while a reply streams.
         **traits: Initial values of the synced traits.
     """
 
-    # anywidget reads the files when the class is defined; without a built bundle the import must still work
-    # (building a widget then raises FrontEndNotBuiltError with the command that builds it).
-    _esm = _ESM if _ESM.is_file() else "export default {};\n"
-    _css = _CSS if _CSS.is_file() else "/* not built */\n"
+    # Without a built bundle the import must still work (building a widget then raises FrontEndNotBuiltError with the
+    # command that builds it). The bundle goes in as its text, not its path: anywidget connects every instance of a
+    # class whose asset is a path to that file's change signal, strongly, so no widget (and no session it holds)
+    # could ever be freed. Only with anywidget's hot reload on (ANYWIDGET_HMR=1, development) is the path given.
+    _esm = _asset(_ESM, "export default {};\n")
+    _css = _asset(_CSS, "/* not built */\n")
 
     # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
     # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message), and
@@ -102,14 +117,16 @@ class SessionView(anywidget.AnyWidget):
     # about 30 times a second while a run streams (docs/protocol.md, "The bench").
     bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
 
-    def __init__(self, session: ChatSession, *, start: int = 0, flush_interval: float = 1 / 30, **traits: Any):
+    def __init__(
+        self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
+    ) -> None:
         check_bundle()
         super().__init__(
             # In the state the comm opens with: a view starts from it, whenever it opens.
             history=[
                 message_dict(message, index)
                 for index, message in enumerate(session.messages)
-                if index >= start and message.status is not MessageStatus.IN_PROGRESS
+                if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
             ],
             **traits,
         )
