@@ -405,3 +405,31 @@ async def test_what_waits_for_approval_is_what_runs_when_the_tool_is_redefined(k
     reply = await asyncio.wait_for(turn, 10)
     assert reply.tool_calls[0].outcome is not None
     assert reply.tool_calls[0].outcome.value == "v1 weather in Oslo"  # what the person approved
+
+
+def test_a_flood_of_invalid_values_gives_the_model_a_bounded_message() -> None:
+    """50,000 bad list items (or 300 strings of 1 MB) once made a 4.7 MB failure the model was sent and the history
+    kept; the model is now told the first problems, briefly, and how many more there are."""
+    from ai_widgets import tool
+
+    @tool
+    def total(xs: list[int]) -> int:
+        """Adds numbers.
+
+        Args:
+            xs: The numbers.
+        """
+        return sum(xs)
+
+    told = total.bind({"xs": ["a"] * 50_000})
+    assert not isinstance(told, dict)
+    assert told.message is not None
+    assert len(told.message) < 5_000
+    assert "and 49,980 more problems of the same kind" in told.message
+    huge = total.bind({"xs": ["x" * 1_000_000] * 300})
+    assert not isinstance(huge, dict)
+    assert huge.message is not None
+    assert len(huge.message) < 5_000
+    assert total.bind({"xs": "three"}).message == (  # type: ignore[union-attr]
+        'Invalid arguments for total: xs: Input should be a valid list (got "three"). Correct them and call again.'
+    )

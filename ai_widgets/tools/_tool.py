@@ -362,15 +362,35 @@ def _runs_on_loop(handler: Any) -> bool:
     )
 
 
+#: Problems told to the model per call: enough to act on, and a bound on what a flood of bad values costs.
+_PROBLEMS_TOLD = 20
+
+
 def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=True)
     problems = []
-    for error in exc.errors(include_url=False):
+    for error in errors[:_PROBLEMS_TOLD]:
         location = ".".join(str(part) for part in error["loc"]) or "(arguments)"
         detail = error["msg"]
         if error["type"] != "missing":
-            detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
+            detail += f" (got {json.dumps(_brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
         problems.append(f"{location}: {detail}")
+    if len(errors) > _PROBLEMS_TOLD:
+        problems.append(f"and {len(errors) - _PROBLEMS_TOLD:,} more problems of the same kind")
     return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Correct them and call again."
+
+
+def _brief(value: Any, depth: int = 0) -> Any:
+    """``value`` cut down to what an 80-character preview can show (a 1 MB string or 50,000 items cost nothing)."""
+    if isinstance(value, str):
+        return value[:100]
+    if depth >= 3:
+        return "…"
+    if isinstance(value, (list, tuple)):
+        return [_brief(item, depth + 1) for item in value[:6]]
+    if isinstance(value, dict):
+        return {str(key)[:40]: _brief(item, depth + 1) for key, item in list(value.items())[:6]}
+    return value
 
 
 @overload

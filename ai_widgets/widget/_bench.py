@@ -32,6 +32,7 @@ from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolOutcome
+from ai_widgets.tools._tool import _PROBLEMS_TOLD, _brief
 from ai_widgets.transports import EchoTransport
 from ai_widgets.widget._actions import clip
 from ai_widgets.widget._serialize import after_stop_fields, json_safe, message_dict
@@ -129,7 +130,7 @@ def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> tu
             location = [str(step) for step in error["loc"]]
             detail = error["msg"]
             if error["type"] != "missing":
-                detail += f" (got {json.dumps(error.get('input'), default=repr, ensure_ascii=False)[:80]})"
+                detail += f" (got {json.dumps(_brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
             problems.append((location, ".".join(location) or "(arguments)", detail))
         rest.update(str(error["loc"][0]) if error["loc"] else "" for error in errors[_MAX_PROBLEMS:])
         return problems, rest
@@ -167,7 +168,10 @@ def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str],
     shown: dict[str, list[str]] = {}
     problems, more = _problems(tool, arguments, bound)
     elsewhere = False
-    for location, where, detail in problems:
+    for index, (location, where, detail) in enumerate(problems):
+        if index >= _PROBLEMS_TOLD and location and location[0] in names:
+            more[location[0]] += 1  # the model is told only how many more there are: so is the field
+            continue
         # Shown at a field only when it is worded there exactly as the model is told it.
         if location and location[0] in names and f"{where}: {detail}" in told:
             texts = shown.setdefault(location[0], [])
