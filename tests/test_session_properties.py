@@ -12,9 +12,10 @@ import asyncio
 import random
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ai_widgets import (
@@ -27,7 +28,18 @@ from ai_widgets import (
     ToolRisk,
     tool,
 )
-from ai_widgets.messages import dump_messages, load_messages
+from ai_widgets.events import (
+    ReasoningDelta,
+    ResponseCompleted,
+    ResponseStarted,
+    StatusUpdate,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    UsageUpdate,
+)
+from ai_widgets.messages import FinishReason, dump_messages, load_messages
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
@@ -191,3 +203,79 @@ def test_a_click_from_another_thread_mid_turn_is_safe() -> None:
         check(session)
 
     asyncio.run(main())
+
+
+# --- the text fast path -----------------------------------------------------------------------------------------------
+
+
+class _GeneralText(TextDelta):
+    """A ``TextDelta`` the session's fast path does not take (it checks the exact type): the general path's result."""
+
+    __slots__ = ()
+
+
+class _EventsTransport:
+    def __init__(self, events: list[StreamEvent]) -> None:
+        self.events = events
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        for event in self.events:
+            yield event
+
+
+_TEXTS = st.sampled_from(["", "plain", " ", "é", "\ud83d", "\ude00", "\ud83d\ude00", "a\ud83d", "\n", 7, None])
+_STREAM_EVENTS = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), _TEXTS),
+        st.tuples(st.just("reasoning"), _TEXTS),
+        st.tuples(st.just("status"), st.sampled_from(["", "Thinking…"])),
+        st.tuples(st.just("call"), st.sampled_from(["c1", "c2"])),
+        st.tuples(st.just("usage"), st.integers(0, 5)),
+    ),
+    max_size=25,
+)
+
+
+def _events(drawn: list[tuple[str, Any]], text_type: type[TextDelta]) -> list[StreamEvent]:
+    events: list[StreamEvent] = [ResponseStarted()]
+    for kind, value in drawn:
+        match kind:
+            case "text":
+                events.append(text_type(value))
+            case "reasoning":
+                events.append(ReasoningDelta(value))
+            case "status":
+                events.append(StatusUpdate(value))
+            case "call":
+                events += [ToolCallStarted(value, "quick"), ToolCallDelta(value, '{"n": 1}')]
+            case "usage":
+                events.append(UsageUpdate(input_tokens=value, output_tokens=value))
+    return [*events, ResponseCompleted(FinishReason.STOP)]
+
+
+async def _run(events: list[StreamEvent]) -> tuple[list[Any], Any]:
+    session = ChatSession(_EventsTransport(events), options=SessionOptions(execute_tools=False))
+    seen: list[Any] = []
+
+    def observe(change: Any) -> None:
+        text = getattr(change, "text", None)
+        part = getattr(change, "part", None)
+        seen.append((type(change).__name__, getattr(change, "index", None), text, type(part).__name__))
+
+    session.subscribe(observe)
+    reply = await session.send("go")
+    dump = [{k: v for k, v in part.to_dict().items() if not k.endswith("_at")} for part in reply.parts]
+    return seen, (reply.status, reply.error, reply.status_text, dump)
+
+
+@settings(max_examples=300, deadline=None)
+@given(drawn=_STREAM_EVENTS)
+@example(drawn=[("text", "plain"), ("status", "Thinking…"), ("text", "plain")])  # a status to clear mid-text
+@example(drawn=[("text", "a\ud83d"), ("text", "\ude00"), ("text", "b")])  # a pair split across deltas
+@example(drawn=[("text", "a"), ("call", "c1"), ("text", "b"), ("reasoning", "r"), ("text", "c")])
+def test_the_text_fast_path_changes_nothing_but_the_cost(drawn: list[tuple[str, Any]]) -> None:
+    # The same stream, its text deltas taken by the fast path and by the general one: the same changes, in the same
+    # order, and the same reply (odd text, surrogates split across deltas, statuses, parts of every kind between).
+    fast = asyncio.run(_run(_events(drawn, TextDelta)))
+    general = asyncio.run(_run(_events(drawn, _GeneralText)))
+    assert fast == general

@@ -157,6 +157,24 @@ class ReplyBuilder:
         Raises:
             StreamProtocolError: The event is malformed or out of order; nothing of it was applied.
         """
+        if type(event) is TextDelta:
+            # Nearly every event of a reply: plain text added to the text part this response is writing, at the
+            # least cost. Anything else (a new part, a status to clear, surrogates) takes the general path.
+            text, reply = event.text, self.reply
+            parts = reply.parts
+            if (
+                type(text) is str
+                and text
+                and text.isascii()
+                and not self._held
+                and self._appended
+                and self.finish_reason is None
+                and reply.status_text is None
+                and type(parts[-1]) is TextPart
+            ):
+                parts[-1].append(text)
+                self._notify(TextAppended(reply, len(parts) - 1, text))
+                return
         if self.finish_reason is not None:
             raise StreamProtocolError(
                 f"the transport broke the stream protocol: {type(event).__name__} arrived after the response completed"

@@ -8,6 +8,8 @@ import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic_core import from_json
+
 from ai_widgets.events import (
     ProviderToolResult,
     ReasoningDelta,
@@ -30,6 +32,7 @@ from ai_widgets.transports._common import (
     ProviderError,
     RequestImages,
     SSEDecoder,
+    body_chunks,
     check_connection_arguments,
     describe_status,
     history,
@@ -288,13 +291,14 @@ class AnthropicTransport:
         parser = _StreamParser()
         decoder = SSEDecoder(_LABEL)
         try:
-            async with self._client.messages.with_streaming_response.create(**required, extra_body=body) as response:
-                async for chunk in response.iter_bytes():
+            create = self._client.messages.with_streaming_response.create
+            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
+                async for chunk in chunks:
                     for payload in decoder.feed(chunk):
-                        for event in parser.feed(_load(payload)):
+                        for event in parser.feed_payload(payload):
                             yield event
                 for payload in decoder.close():
-                    for event in parser.feed(_load(payload)):
+                    for event in parser.feed_payload(payload):
                         yield event
         except ProviderError as exc:
             raise ProviderError(redact(str(exc), *self._secrets)) from None
@@ -440,6 +444,7 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 def _load(payload: bytes) -> Any:
+    """``payload`` read by ``json.loads``: what pydantic-core's faster parser refused (see ``load_json``)."""
     try:
         return json.loads(payload)
     except (ValueError, RecursionError):  # not JSON, or JSON Python will not read (too deep, a 5,000-digit integer)
@@ -492,8 +497,29 @@ class _StreamParser:
         # once something else started a part.
         self._reasoning: list[_Block] | None = None
 
+    def feed_payload(self, payload: bytes) -> list[StreamEvent]:
+        """The events for one stream event's ``data`` (JSON text).
+
+        Raises:
+            ProviderError: The data is not JSON, or is an error Anthropic reported.
+        """
+        try:
+            data = from_json(payload)
+        except ValueError:
+            data = _load(payload)
+        # Text deltas are nearly every event of a reply: handled here, the rest by ``feed``.
+        if type(data) is dict and data.get("type") == "content_block_delta":
+            delta = data.get("delta")
+            if type(delta) is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                if not text:
+                    return []
+                self._reasoning = None
+                return [TextDelta(text)]
+        return self.feed(data)
+
     def feed(self, data: Any) -> list[StreamEvent]:
-        """The events for one stream event."""
+        """The events for one stream event (its ``data``, read)."""
         if not isinstance(data, dict):
             return []
         match data.get("type"):
@@ -504,11 +530,10 @@ class _StreamParser:
             case "content_block_stop":
                 return self._stop(data)
             case "message_start":
-                message = data.get("message") or {}
-                return [ResponseStarted(), self._usage_update(message.get("usage"))]
+                return [ResponseStarted(), self._usage_update(_object(data.get("message")).get("usage"))]
             case "message_delta":
-                reason = (data.get("delta") or {}).get("stop_reason")
-                if reason:
+                reason = _object(data.get("delta")).get("stop_reason")
+                if isinstance(reason, str) and reason:
                     self._finish = _FINISH_REASONS.get(reason, FinishReason.STOP)
                 return [self._usage_update(data.get("usage"))]
             case "message_stop":
@@ -520,7 +545,7 @@ class _StreamParser:
                 return []  # ping, and events added after this was written
 
     def _delta(self, data: JSON) -> list[StreamEvent]:
-        delta = data.get("delta") or {}
+        delta = _object(data.get("delta"))
         match delta.get("type"):
             case "text_delta":
                 text = delta.get("text")
@@ -539,12 +564,12 @@ class _StreamParser:
                 text = delta.get("thinking") or ""
                 if not text:
                     return []
-                current = self._blocks.get(data.get("index", -1))
+                current = self._blocks.get(_index(data))
                 if current is not None:
                     current.thinking.append(text)
                 return [ReasoningDelta(text)]
             case "signature_delta":
-                current = self._blocks.get(data.get("index", -1))
+                current = self._blocks.get(_index(data))
                 if current is None or current.kind != "thinking":
                     return []
                 current.signature = delta.get("signature") or ""
@@ -553,8 +578,8 @@ class _StreamParser:
                 return []  # citations_delta (not kept), and deltas added after this was written
 
     def _start(self, data: JSON) -> list[StreamEvent]:
-        index = data.get("index", -1)
-        block = data.get("content_block") or {}
+        index = _index(data)
+        block = _object(data.get("content_block"))
         kind = block.get("type")
         match kind:
             case "text":
@@ -608,7 +633,7 @@ class _StreamParser:
         return events
 
     def _stop(self, data: JSON) -> list[StreamEvent]:
-        block = self._blocks.get(data.get("index", -1))
+        block = self._blocks.get(_index(data))
         if block is None:
             return []
         if block.kind in ("tool_use", "server_tool_use"):
@@ -622,7 +647,7 @@ class _StreamParser:
         return []
 
     def _call_block(self, data: JSON) -> _Block:
-        block = self._blocks.get(data.get("index", -1))
+        block = self._blocks.get(_index(data))
         if block is None or not block.call_id:
             raise ProviderError(
                 f"{_LABEL} sent tool input for content block {data.get('index')!r}, which is not a tool call"
@@ -651,6 +676,17 @@ class _StreamParser:
             cached_tokens=cached,
             reasoning_tokens=_int(details.get("thinking_tokens")) if isinstance(details, dict) else 0,
         )
+
+
+def _index(data: JSON) -> int:
+    """A content block event's ``index``; -1 (no block) when it is missing or not an integer."""
+    index = data.get("index")
+    return index if type(index) is int else -1
+
+
+def _object(value: Any) -> JSON:
+    """``value`` when it is a JSON object, else an empty one (a field the stream left out, or sent malformed)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any) -> int:

@@ -4,11 +4,14 @@ history as providers need it (tool results with their images), and the server-se
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic_core import from_json
 
 from ai_widgets._safe import redact
 from ai_widgets.messages import Message, Role, ToolCallPart
@@ -107,6 +110,47 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
         if message.role is Role.ASSISTANT and not message.parts:
             continue
         yield message
+
+
+def load_json(payload: bytes) -> Any:
+    """``json.loads(payload)``, read by pydantic-core's parser where it can (four to five times faster on a stream
+    event).
+
+    Whatever that parser refuses is read by ``json.loads`` instead, so the result, and the error of data neither
+    reads, are exactly ``json.loads``'s: lone surrogates, a byte-order mark, nesting deeper than its 200 levels.
+
+    Raises:
+        ValueError: ``payload`` is not JSON, not UTF-8, or holds an integer of more than 4,300 digits.
+        RecursionError: ``payload`` is nested deeper than the interpreter's recursion limit.
+    """
+    try:
+        return from_json(payload)
+    except ValueError:
+        return json.loads(payload)
+
+
+@contextlib.asynccontextmanager
+async def body_chunks(response: Any) -> AsyncIterator[AsyncIterator[bytes]]:
+    """The byte chunks of an SDK's streamed response (``with_streaming_response``) as they arrive; the iterator is
+    closed on leaving, however that happens.
+
+    An uncompressed body is read straight off the HTTP client's stream: the SDK's ``iter_bytes`` adds three
+    generator layers (its own, and the HTTP client's decoding and byte counting), which every chunk pays for and
+    which do nothing to an identity body. A compressed body goes through ``iter_bytes``, which decodes it, and so
+    does a response that is not the SDK's (without ``http_response.stream``).
+    """
+    http_response: Any = getattr(response, "http_response", None)
+    stream = getattr(http_response, "stream", None)
+    encoding = http_response.headers.get("content-encoding", "").strip().lower() if stream is not None else None
+    chunks: AsyncIterator[bytes] = (
+        stream.__aiter__() if stream is not None and encoding in ("", "identity") else response.iter_bytes()
+    )
+    try:
+        yield chunks
+    finally:
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def unreadable_payload(label: str, exc: BaseException) -> ProviderError:
@@ -365,8 +409,12 @@ class SSEDecoder:
                 return []
             chunk = bytes(buffer)
             buffer.clear()
-        elif chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2:
-            return [payload] if (payload := _sse_data(chunk[:-2])) else []  # one whole event: the usual chunk
+        elif chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == (end := len(chunk) - 2):
+            # One whole event, the usual chunk; its one data line, when that is its last line, sliced out directly.
+            start = chunk.find(b"data:")
+            if (start == 0 or (start > 0 and chunk[start - 1] == 0x0A)) and chunk.find(b"\n", start, end) < 0:
+                return [chunk[start + 5 : end]] if start + 5 < end else []
+            return [payload] if (payload := _sse_data(chunk[:end])) else []
         *blocks, rest = chunk.split(b"\n\n")
         buffer += rest
         if len(buffer) > self._max:

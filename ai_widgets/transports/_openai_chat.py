@@ -30,10 +30,12 @@ from ai_widgets.transports._common import (
     RequestImages,
     SSEDecoder,
     arguments_json,
+    body_chunks,
     check_connection_arguments,
     drain,
     history,
     import_sdk,
+    load_json,
     missing_key,
     outcome_text,
     unreadable_payload,
@@ -285,10 +287,9 @@ class OpenAIChatTransport:
         decoder = SSEDecoder(self._label)
         responded = False  # once the response began, nothing is retried
         try:
-            async with create(**required, extra_body=body) as response:
+            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
                 responded = True
                 yield ResponseStarted()
-                chunks = response.iter_bytes()
                 async for chunk in chunks:
                     for payload in decoder.feed(chunk):
                         for event in parser.feed(payload):
@@ -432,7 +433,7 @@ class _ChunkParser:
         if self.done:
             return []
         try:
-            chunk = json.loads(payload)
+            chunk = load_json(payload)
         except (ValueError, RecursionError) as exc:
             if payload.strip().startswith(b"[DONE]"):  # the end, as OpenAI marks it
                 self.done = True

@@ -32,10 +32,12 @@ from ai_widgets.transports._common import (
     RequestImages,
     SSEDecoder,
     arguments_json,
+    body_chunks,
     check_connection_arguments,
     drain,
     history,
     import_sdk,
+    load_json,
     missing_key,
     outcome_text,
     own_data,
@@ -316,9 +318,8 @@ class OpenAIResponsesTransport:
         decoder = SSEDecoder(_LABEL)
         responded = False  # once the response began, nothing is retried
         try:
-            async with create(**required, extra_body=body) as response:
+            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
                 responded = True
-                chunks = response.iter_bytes()
                 async for chunk in chunks:
                     for payload in decoder.feed(chunk):
                         for event in mapper.feed(payload):
@@ -519,7 +520,7 @@ class _StreamMapper:
         if self.done:
             return ()
         try:
-            event = json.loads(payload)
+            event = load_json(payload)
         except (ValueError, RecursionError) as exc:
             if payload.strip().startswith(b"[DONE]"):  # not sent by OpenAI's Responses API, but by some servers
                 self.done = True

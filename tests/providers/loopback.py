@@ -30,6 +30,9 @@ class Response:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/event-stream"})
     chunks: Iterable[bytes] = ()
+    #: Write (and flush) each chunk as it comes; ``False`` writes the whole chunked body at once, so a reader gets it
+    #: in the same pieces whatever its speed (each chunk still framed on its own).
+    paced: bool = True
 
 
 Handler = Callable[[Request], Response]
@@ -65,10 +68,13 @@ def loopback(handler: Handler) -> Iterator[Server]:
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             try:
-                for chunk in response.chunks:
-                    if chunk:
-                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                framed = (f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n" for chunk in response.chunks if chunk)
+                if response.paced:
+                    for frame in framed:
+                        self.wfile.write(frame)
                         self.wfile.flush()
+                else:
+                    self.wfile.write(b"".join(framed))
                 self.wfile.write(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass

@@ -938,3 +938,41 @@ async def test_keys_stay_out_of_widget_state_transcripts_and_errors(monkeypatch:
     ):
         assert FAKE_KEY not in text
         assert "SECRET" not in text
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None:
+    # ``feed_payload`` reads the JSON itself and takes text deltas on a short path: the same events as ``feed``.
+    payloads = SSEDecoder().feed(recorded(name))
+    odd = [
+        b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}',
+        b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":7}}',
+        b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}',
+        b'{"type":"content_block_delta","index":0,"delta":"text_delta"}',
+        b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\ud83d"}}',
+        b'["content_block_delta"]',
+    ]
+    short, general = _StreamParser(), _StreamParser()
+    for payload in payloads + odd:
+        assert short.feed_payload(payload) == general.feed(json.loads(payload)), payload
+    with pytest.raises(ProviderError, match="not JSON"):
+        short.feed_payload(b'{"type": "content_block_delta", ')
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"type":"message_start","message":"msg"}',
+        b'{"type":"message_delta","delta":["end_turn"],"usage":7}',
+        b'{"type":"message_delta","delta":{"stop_reason":["end_turn"]}}',
+        b'{"type":"content_block_start","index":[0],"content_block":{"type":"text","text":"x"}}',
+        b'{"type":"content_block_start","index":0,"content_block":"text"}',
+        b'{"type":"content_block_delta","index":{"a":1},"delta":{"type":"thinking_delta","thinking":"x"}}',
+        b'{"type":"content_block_stop","index":[1]}',
+    ],
+)
+def test_malformed_fields_are_ignored_rather_than_crash_the_parser(payload: bytes) -> None:
+    parser = _StreamParser()
+    parser.feed_payload(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
+    parser.feed_payload(payload)  # no TypeError or AttributeError: a malformed event means nothing
+    assert parser.feed_payload(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]

@@ -127,3 +127,14 @@ def test_the_same_data_as_the_sdks_decoder(
         start = cut
     assert [as_sdk(p) for p in payloads] == sdk_data(body)
     assert decoder.close() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=st.lists(_EVENT, min_size=1, max_size=6), newline=st.sampled_from(["\n", "\r\n", "\r"]))
+def test_one_event_per_chunk_as_servers_send_them(events: list[list[tuple[str, str]]], newline: str) -> None:
+    # Each chunk one whole event: the decoder's fast path, which slices a last data line out directly.
+    chunks = [("".join(f"{name}: {value}{newline}" for name, value in fields) + newline).encode() for fields in events]
+    decoder = SSEDecoder()
+    payloads = [payload for chunk in chunks for payload in decoder.feed(chunk)]
+    assert [as_sdk(p) for p in payloads] == sdk_data(b"".join(chunks))
+    assert decoder.close() == []

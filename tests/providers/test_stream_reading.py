@@ -1,0 +1,196 @@
+"""How the transports read a streamed body: the raw byte stream (or the SDK's decoding one for a compressed body),
+closed however the reader leaves it, and JSON read by pydantic-core with ``json.loads``'s exact results."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ai_widgets import ChatSession, Message, SessionOptions
+from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
+from ai_widgets.transports._common import body_chunks, load_json
+from tests.providers.anthropic_emulator import recorded
+from tests.providers.loopback import Response, loopback
+from tests.providers.openai_chat_emulator import fixture_body
+
+KEY = "test-key-not-secret"
+
+TRANSPORTS: dict[str, tuple[Callable[[str], Any], bytes]] = {
+    "anthropic": (
+        lambda url: AnthropicTransport("claude-test", base_url=url, api_key=KEY, max_retries=0),
+        recorded("anthropic_text_then_tool_use"),
+    ),
+    "openai-chat": (
+        lambda url: OpenAIChatTransport("gpt-test", base_url=url, api_key=KEY, max_retries=0),
+        fixture_body("openai_chat_parallel_tools_usage"),
+    ),
+    "openai-responses": (
+        lambda url: OpenAIResponsesTransport("gpt-test", base_url=url, api_key=KEY, max_retries=0),
+        fixture_body("openai_responses_reasoning_text_function_call"),
+    ),
+}
+
+
+def summary(reply: Message) -> Any:
+    """What a reply holds, without its ids and times."""
+    return (
+        reply.status,
+        reply.finish_reason,
+        reply.usage.to_dict(),
+        [{k: v for k, v in part.to_dict().items() if not k.endswith("_at")} for part in reply.parts],
+    )
+
+
+async def reply_through(transport_for: Callable[[str], Any], body: bytes, *, compressed: bool) -> Message:
+    headers = {"content-type": "text/event-stream"}
+    data = body
+    if compressed:
+        headers["content-encoding"] = "gzip"
+        data = gzip.compress(body)
+    chunks = [data[start : start + 7] for start in range(0, len(data), 7)]
+    with loopback(lambda request: Response(headers=dict(headers), chunks=list(chunks))) as server:
+        session = ChatSession(transport_for(server.url), options=SessionOptions(execute_tools=False))
+        return await session.send("hi")
+
+
+@pytest.mark.parametrize("name", TRANSPORTS)
+async def test_a_gzip_compressed_stream_gives_the_same_reply(name: str) -> None:
+    # A proxy may compress the event stream: the body is then read through the SDK's decoding iterator.
+    transport_for, body = TRANSPORTS[name]
+    plain = await reply_through(transport_for, body, compressed=False)
+    assert plain.status.value == "completed", plain.error
+    assert plain.parts
+    assert summary(await reply_through(transport_for, body, compressed=True)) == summary(plain)
+
+
+class _HTTPResponse:
+    def __init__(self, encoding: str | None) -> None:
+        self.headers = {"content-encoding": encoding} if encoding is not None else {}
+        self.closed = False
+        self.stream = self
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            for piece in (b"raw 1", b"raw 2", b"raw 3"):
+                yield piece
+        finally:
+            self.closed = True
+
+
+class _SDKResponse:
+    def __init__(self, encoding: str | None) -> None:
+        self.http_response = _HTTPResponse(encoding)
+
+    async def iter_bytes(self) -> AsyncIterator[bytes]:
+        yield b"decoded"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "read"),
+    [(None, [b"raw 1"]), ("identity", [b"raw 1"]), (" Identity ", [b"raw 1"]), ("gzip", [b"decoded"])],
+)
+async def test_body_chunks_reads_raw_bytes_unless_compressed_and_closes_on_leaving(
+    encoding: str | None, read: list[bytes]
+) -> None:
+    response = _SDKResponse(encoding)
+    got = []
+    async with body_chunks(response) as chunks:
+        async for chunk in chunks:
+            got.append(chunk)
+            break  # the reader leaves early, as a stopped turn does
+    assert got == read
+    assert response.http_response.closed is (encoding != "gzip")  # the raw stream was closed, not left to the GC
+
+
+# --- JSON -------------------------------------------------------------------------------------------------------------
+
+ODD = [
+    b'{"a":1,"a":2}',
+    b'{"a":NaN,"b":Infinity,"c":-Infinity}',
+    b'{"a":1e400}',
+    b'{"a":"\\ud800"}',  # a lone surrogate: json.loads keeps it
+    b'{"a":"\\ud83d\\ude00"}',
+    b'{"a":"\xed\xa0\x80"}',  # a surrogate encoded as UTF-8 bytes
+    b'{"a":"\xff"}',
+    b"\xef\xbb\xbf{}",  # a byte-order mark
+    b"9" * 4300,
+    b"9" * 4301,
+    b"9" * 5000,
+    b"[" * 300 + b"]" * 300,  # deeper than pydantic-core reads
+    b"[" * 5000 + b"]" * 5000,  # deeper than json.loads reads
+    b'{"a":"\x01"}',
+    b"[1,]",
+    b"{} x",
+    b"",
+    b" ",
+    b"[DONE]",
+    b"inf",
+    b"-0",
+    b"0.1",
+    b"1E5",
+    b'"\\u0000"',
+    b' \t\r\n{"a": [1, 2.5, "x", null, true, false]}\n',
+]
+
+
+def outcome(read: Callable[[bytes], Any], data: bytes) -> Any:
+    """What ``read`` makes of ``data``: its value, or the type and text of its error."""
+    try:
+        return ("value", read(data))
+    except (ValueError, RecursionError) as exc:
+        return ("error", type(exc), str(exc))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, NaN equal to NaN, and ``-0.0`` apart from ``0.0``; ints apart from floats."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[key], b[key]) for key in a)
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("data", ODD, ids=lambda data: repr(data[:24]))
+def test_load_json_reads_odd_data_exactly_as_json_loads(data: bytes) -> None:
+    assert same(outcome(load_json, data), outcome(json.loads, data))
+
+
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+)
+_VALUES = st.recursive(
+    _LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES, indent=st.sampled_from([None, 0, 2]), ascii=st.booleans(), cut=st.integers(0, 200))
+def test_load_json_reads_anything_exactly_as_json_loads(value: Any, indent: int | None, ascii: bool, cut: int) -> None:
+    data = json.dumps(value, indent=indent, ensure_ascii=ascii).encode("utf-8", "surrogatepass")
+    for piece in (data, data[:cut], data[cut:]):  # whole, and cut short or cut into at any point
+        assert same(outcome(load_json, piece), outcome(json.loads, piece))
+
+
+async def test_body_chunks_reads_a_response_that_is_not_the_sdks_through_iter_bytes() -> None:
+    class Plain:  # a wrapper or test double with only ``iter_bytes``
+        async def iter_bytes(self) -> AsyncIterator[bytes]:
+            yield b"a"
+            yield b"b"
+
+    async with body_chunks(Plain()) as chunks:
+        assert [chunk async for chunk in chunks] == [b"a", b"b"]
