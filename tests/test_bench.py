@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from ai_widgets import ToolDefinition, ToolInvocation, ToolOutcome, ToolRisk, tool
+from ai_widgets import ApprovalError, ToolDefinition, ToolInvocation, ToolOutcome, ToolRisk, tool
 from ai_widgets.tools import Tool
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, ToolRun, arun_tool, run_tool
@@ -380,3 +380,35 @@ def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
     count[0] = 4
     result._ipython_display_()
     assert displayed == [({"text/plain": "ToolRun('send_letter', not run yet)"},)]
+
+
+def test_run_tool_outside_a_kernel_refuses_a_call_that_needs_approval_instead_of_waiting_forever(
+    wire: Wire, shown: list[Any]
+) -> None:
+    # Outside a Jupyter kernel (a script, marimo) no click can reach a cell while run_tool waits.
+    started = time.monotonic()
+    with pytest.raises(
+        ApprovalError, match=r"run_tool\(delete_file\): this call needs approval, and outside a Jupyter kernel"
+    ):
+        run_tool(delete_file, path="notes.txt")
+    assert time.monotonic() - started < 5
+    (widget,) = shown
+    part = widget.bench[0]["message"]["parts"][0]
+    assert part["state"] == "cancelled"  # stopped before it ran
+    assert {"deleted": "notes.txt"} not in ran
+    # With a policy that allows it, it runs; an awaited run is refused the same way.
+    allowed = run_tool(delete_file, path="notes.txt", approval_policy=AllowEverything())
+    assert isinstance(allowed, ToolOutcome)
+    assert allowed.status == "success"
+    assert {"deleted": "notes.txt"} in ran
+    with pytest.raises(ApprovalError, match="outside a Jupyter kernel nothing can approve it"):
+        asyncio.run(arun_tool(delete_file, path="other.txt"))
+    assert {"deleted": "other.txt"} not in ran
+
+
+class AllowEverything:
+    async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool:
+        return False
+
+    def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
+        pass

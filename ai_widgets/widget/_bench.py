@@ -313,6 +313,15 @@ class Bench:
                 return entry.session
         return None
 
+    def session_of(self, entry_id: str) -> ChatSession:
+        """The private session the entry's runs go through.
+
+        Raises:
+            BenchError: No such entry.
+        """
+        with self._lock:
+            return self._entry(entry_id).session
+
     def outcome(self, entry_id: str) -> ToolOutcome | None:
         """The outcome of the entry's latest run, once it has one."""
         with self._lock:

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._html import mark_shown_by_card
-from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.messages import Message
+from ai_widgets.approval import ApprovalError, ApprovalPolicy
+from ai_widgets.changes import SessionChange, ToolCallUpdated
+from ai_widgets.messages import Message, ToolCallPart, ToolCallState
 from ai_widgets.options import SessionOptions
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool, ToolOutcome, tool
 from ai_widgets.transports import EchoTransport
-from ai_widgets.widget._kernel import await_with_comms, private_loop, wait_with_comms
+from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._view import SessionView
 
 __all__ = ["RunToolView", "ToolRun", "arun_tool", "run_tool"]
@@ -131,6 +132,41 @@ def _outcome(reply: Message) -> ToolOutcome:
     return part.outcome
 
 
+class _NoOneToApprove:
+    """Outside a Jupyter kernel (a script, marimo), a click cannot reach a cell that waits: a run that asks for
+    approval while ``run_tool`` waits is stopped at once, and ``run_tool`` raises, rather than wait forever."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self.asked: ToolCallPart | None = None
+        self._session = session
+        self._unsubscribe = session.subscribe(self._watch) if kernel_support().kind == "none" else None
+
+    def _watch(self, change: SessionChange) -> None:
+        if (
+            self.asked is None
+            and isinstance(change, ToolCallUpdated)
+            and change.part.state is ToolCallState.AWAITING_APPROVAL
+        ):
+            self.asked = change.part
+            asyncio.get_running_loop().call_soon(self._session.stop)
+
+    def check(self) -> None:
+        """Stops watching; raises when a run was stopped for want of someone to approve it.
+
+        Raises:
+            ApprovalError: The run asked for approval.
+        """
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        part = self.asked
+        if part is not None:
+            raise ApprovalError(
+                f"run_tool({part.tool_name}): this call needs approval, and outside a Jupyter kernel nothing "
+                "can approve it while run_tool waits, so it was stopped before it ran. Pass an approval_policy "
+                "that allows it, or run it in a Jupyter notebook."
+            )
+
+
 def _show(widget: Any) -> None:
     try:
         from IPython.display import display
@@ -169,6 +205,9 @@ def run_tool(
 
     Raises:
         ValueError: The arguments are not JSON data.
+        ApprovalError: The run needs approval outside a Jupyter kernel (a script, marimo), where no click can reach
+            a cell while it waits: the run is stopped before the tool runs. Pass an ``approval_policy`` that allows
+            it there.
     """
     widget, entry_id, complete = _prepare(target, arguments, approval_policy, context, timeout)
     _show(widget)
@@ -176,6 +215,7 @@ def run_tool(
         return ToolRun(widget, entry_id)
     bench = widget._bench
     bench.prepare(entry_id, arguments, check=False)  # invalid ones run too: the call fails as the model's would
+    no_one = _NoOneToApprove(bench.session_of(entry_id))
     future = asyncio.run_coroutine_threadsafe(bench.run(entry_id), private_loop())
     try:
         reply = wait_with_comms(future)
@@ -186,6 +226,8 @@ def run_tool(
                 future.result(timeout=5)
         bench.release(entry_id)
         raise
+    finally:
+        no_one.check()
     return _outcome(reply)
 
 
@@ -205,8 +247,10 @@ async def arun_tool(
         return ToolRun(widget, entry_id)
     bench = widget._bench
     bench.prepare(entry_id, arguments, check=False)
+    no_one = _NoOneToApprove(bench.session_of(entry_id))
     try:
         reply = await await_with_comms(bench.run(entry_id))
     finally:
         bench.release(entry_id)  # a run that never started (this kernel cannot wait) leaves the form usable
+        no_one.check()
     return _outcome(reply)
