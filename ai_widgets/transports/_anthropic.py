@@ -33,6 +33,7 @@ from ai_widgets.transports._common import (
     RequestImages,
     SSEDecoder,
     body_chunks,
+    check_async_client,
     check_connection_arguments,
     describe_status,
     history,
@@ -183,6 +184,7 @@ class AnthropicTransport:
         if not model:
             raise ValueError("a model name is needed, e.g. AnthropicTransport('claude-haiku-4-5')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key)
+        check_async_client(client, "anthropic.AsyncAnthropic")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens!r}")
         if client is None:

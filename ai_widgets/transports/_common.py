@@ -87,6 +87,20 @@ def check_connection_arguments(client: object, **connection: object) -> None:
         )
 
 
+def check_async_client(client: object, example: str) -> None:
+    """Refuses an SDK's synchronous client as ``client=``: the transports stream on the event loop.
+
+    Raises:
+        ValueError: ``client`` is a synchronous client of the anthropic or openai SDK (both build their clients on
+            a ``SyncAPIClient`` or an ``AsyncAPIClient`` base).
+    """
+    if client is not None and any(cls.__name__ == "SyncAPIClient" for cls in type(client).__mro__):
+        raise ValueError(
+            f"client= must be an asynchronous client, such as {example}: {type(client).__name__} is the SDK's "
+            "synchronous one, and the transport streams on the event loop"
+        )
+
+
 def own_data(part: Any, provider: str) -> dict[str, Any] | None:
     """A part's ``provider_data`` when it is a dict that ``provider`` stored, else ``None`` (another provider's, or
     none at all): a transport sends back only its own provider's data."""

@@ -31,6 +31,7 @@ from ai_widgets.transports._common import (
     SSEDecoder,
     arguments_json,
     body_chunks,
+    check_async_client,
     check_connection_arguments,
     drain,
     history,
@@ -189,6 +190,7 @@ class OpenAIChatTransport:
         if not model:
             raise ValueError("a model name is needed, e.g. OpenAIChatTransport('gpt-5.4-mini')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key, organization=organization)
+        check_async_client(client, "openai.AsyncOpenAI")
         self.model = model
         self._stream_usage = stream_usage
         self._parallel_tool_calls = parallel_tool_calls

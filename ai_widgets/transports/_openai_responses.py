@@ -33,6 +33,7 @@ from ai_widgets.transports._common import (
     SSEDecoder,
     arguments_json,
     body_chunks,
+    check_async_client,
     check_connection_arguments,
     drain,
     history,
@@ -169,6 +170,7 @@ class OpenAIResponsesTransport:
         if not model:
             raise ValueError("a model name is needed, e.g. OpenAIResponsesTransport('gpt-5.4-mini')")
         check_connection_arguments(client, base_url=base_url, api_key=api_key)
+        check_async_client(client, "openai.AsyncOpenAI")
         self.model = model
         self.store = store
         self.reasoning = dict(reasoning) if reasoning is not None else None

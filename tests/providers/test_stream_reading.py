@@ -9,6 +9,8 @@ import math
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anthropic
+import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -194,3 +196,21 @@ async def test_body_chunks_reads_a_response_that_is_not_the_sdks_through_iter_by
 
     async with body_chunks(Plain()) as chunks:
         assert [chunk async for chunk in chunks] == [b"a", b"b"]
+
+
+@pytest.mark.parametrize(
+    ("transport", "client", "example"),
+    [
+        (AnthropicTransport, lambda: anthropic.Anthropic(api_key=KEY), "anthropic.AsyncAnthropic"),
+        (OpenAIChatTransport, lambda: openai.OpenAI(api_key=KEY), "openai.AsyncOpenAI"),
+        (OpenAIResponsesTransport, lambda: openai.OpenAI(api_key=KEY), "openai.AsyncOpenAI"),
+    ],
+    ids=["anthropic", "openai-chat", "openai-responses"],
+)
+def test_a_synchronous_sdk_client_is_refused_when_the_transport_is_made(
+    transport: Any, client: Callable[[], Any], example: str
+) -> None:
+    # It used to fail at the first request: "'ResponseContextManager' object does not support the asynchronous
+    # context manager protocol".
+    with pytest.raises(ValueError, match=f"client= must be an asynchronous client, such as {example}: "):
+        transport("m", client=client())
