@@ -7,7 +7,12 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-__all__ = ["RequestOptions", "SessionOptions", "ToolChoice"]
+__all__ = ["DEFAULT_MAX_TOOL_RESULT_CHARS", "RequestOptions", "SessionOptions", "ToolChoice"]
+
+#: The most characters of one tool result sent to the model, unless a session says otherwise: about 25,000 tokens,
+#: the cap Claude Code puts on an MCP tool's output. A larger result would be sent again with every later request,
+#: and one past the model's context fails them all.
+DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,10 @@ class RequestOptions:
         temperature: Sampling temperature, or the provider's default.
         max_tokens: At most this many output tokens per response.
         extra: Provider-specific request fields, passed through as they are.
+        max_tool_result_chars: The most characters of one tool result the model is sent (its text, or its value as
+            JSON). A longer one is cut in the middle, its beginning and end kept, with a note saying how much was
+            left out; the call's outcome, the card and the transcript keep it whole. ``None`` sends every result
+            whole.
     """
 
     tool_choice: ToolChoice = ToolChoice.AUTO
@@ -66,6 +75,7 @@ class RequestOptions:
     temperature: float | None = None
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_choice, ToolChoice):
@@ -74,6 +84,9 @@ class RequestOptions:
             raise ValueError(f"temperature must be from 0 to 2, not {self.temperature!r}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {self.max_tokens!r}")
+        limit = self.max_tool_result_chars
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise ValueError(f"max_tool_result_chars must be a whole number of at least 1, or None, not {limit!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

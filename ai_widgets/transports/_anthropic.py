@@ -24,6 +24,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
@@ -225,7 +226,7 @@ class AnthropicTransport:
         body: JSON = {
             "model": self.model,
             "max_tokens": options.max_tokens or self.max_tokens,
-            "messages": self.request_messages(request.messages),
+            "messages": self.request_messages(request.messages, max_tool_result_chars=options.max_tool_result_chars),
             "stream": True,
         }
         if options.system_prompt:
@@ -243,8 +244,11 @@ class AnthropicTransport:
         body.update(options.extra)
         return body
 
-    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
-        """The history as Messages API ``messages``: alternating roles, tool results right after their calls."""
+    def request_messages(
+        self, messages: Iterable[Message], *, max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    ) -> list[JSON]:
+        """The history as Messages API ``messages``: alternating roles, tool results right after their calls (each
+        cut to ``max_tool_result_chars``, see ``RequestOptions``)."""
         out: list[JSON] = []
         messages = list(history(messages))
         images = (
@@ -262,7 +266,7 @@ class AnthropicTransport:
                 blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
                 _append(out, "user", blocks)
             else:
-                for role, content in _assistant_turns(message, images=images):
+                for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
                     _append(out, role, content)
         return out
 
@@ -356,7 +360,9 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out.append({"role": role, "content": content})
 
 
-def _assistant_turns(message: Message, *, images: RequestImages | None) -> list[tuple[str, list[JSON]]]:
+def _assistant_turns(
+    message: Message, *, images: RequestImages | None, limit: int | None
+) -> list[tuple[str, list[JSON]]]:
     """One reply as assistant messages, each round of local calls followed by a user message with their results."""
     turns: list[tuple[str, list[JSON]]] = []
     content: list[JSON] = []
@@ -379,7 +385,7 @@ def _assistant_turns(message: Message, *, images: RequestImages | None) -> list[
                 content.append(
                     {"type": "tool_use", "id": call_id, "name": part.tool_name, "input": part.parsed_arguments}
                 )
-                results.append(_tool_result(part, call_id, images=images))
+                results.append(_tool_result(part, call_id, images=images, limit=limit))
     turns.append(("assistant", content))
     if results:
         turns.append(("user", results))
@@ -391,9 +397,9 @@ def _tool_use_id(call_id: str) -> str:
     return _TOOL_USE_ID.sub("_", call_id) or "_"
 
 
-def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None) -> JSON:
+def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None, limit: int | None) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
-    text = outcome_text(part)
+    text = outcome_text(part, limit)
     pictures = images.of(part) if images is not None else []
     if pictures:
         content = [{"type": "text", "text": text}] if text else []

@@ -15,6 +15,7 @@ from pydantic_core import from_json
 
 from ai_widgets._safe import redact
 from ai_widgets.messages import Message, Role, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
 __all__ = [
     "NO_KEY",
@@ -179,10 +180,20 @@ def unreadable_payload(label: str, exc: BaseException) -> ProviderError:
     return ProviderError(f"{label} sent stream data that cannot be read ({' '.join(str(exc).split())[:200]}).")
 
 
-def outcome_text(part: ToolCallPart) -> str:
+def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> str:
     """What the model is told about a call's result (every call in a request has an outcome), including that the
-    person edited its arguments, when they did."""
-    return part.result_for_model()
+    person edited its arguments, when they did; cut in the middle, with a note, when longer than ``limit``
+    characters (``RequestOptions.max_tool_result_chars``)."""
+    text = part.result_for_model()
+    if limit is None or len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    note = (
+        f"[… {len(text) - limit:,} characters of this result left out here: it is {len(text):,} characters long, "
+        f"and at most {limit:,} are sent …]"
+    )
+    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
 
 
 def arguments_json(part: ToolCallPart) -> str:

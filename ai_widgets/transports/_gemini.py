@@ -25,6 +25,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
@@ -287,7 +288,9 @@ class GeminiTransport:
         """The JSON body of the request for ``request``, as sent (``options.extra`` merged last). The model is not in
         the body: it is part of the URL."""
         options = request.options
-        body: JSON = {"contents": self.request_messages(request.messages)}
+        body: JSON = {
+            "contents": self.request_messages(request.messages, max_tool_result_chars=options.max_tool_result_chars)
+        }
         if options.system_prompt:
             body["systemInstruction"] = {"parts": [{"text": options.system_prompt}]}
         if options.tool_choice.mode != "none" and request.tools:
@@ -311,8 +314,11 @@ class GeminiTransport:
         body.update(options.extra)
         return body
 
-    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
-        """The history as Gemini ``contents``: user and model contents, function responses right after their calls."""
+    def request_messages(
+        self, messages: Iterable[Message], *, max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    ) -> list[JSON]:
+        """The history as Gemini ``contents``: user and model contents, function responses right after their calls
+        (each result cut to ``max_tool_result_chars``, see ``RequestOptions``)."""
         contents: list[JSON] = []
         names = _DisplayNames()
         messages = list(history(messages))
@@ -329,10 +335,12 @@ class GeminiTransport:
                 if parts:
                     contents.append({"role": "user", "parts": parts})
             else:
-                contents += self._model_turns(message, names, images)
+                contents += self._model_turns(message, names, images, max_tool_result_chars)
         return contents
 
-    def _model_turns(self, message: Message, names: _DisplayNames, chosen: RequestImages) -> list[JSON]:
+    def _model_turns(
+        self, message: Message, names: _DisplayNames, chosen: RequestImages, limit: int | None
+    ) -> list[JSON]:
         """One reply as contents: each round of local calls as a model content, then a user content with their
         function responses (and, where they go outside, a user content with their images)."""
         turns: list[JSON] = []
@@ -369,7 +377,7 @@ class GeminiTransport:
                 case ToolCallPart() if part.provider_executed:
                     continue  # another provider's own tool: Gemini cannot take it
                 case ToolCallPart():
-                    call, response, extra = self._call(part, names, chosen)
+                    call, response, extra = self._call(part, names, chosen, limit)
                     parts.append(call)
                     responses.append(response)
                     images += extra
@@ -401,7 +409,9 @@ class GeminiTransport:
         else:
             parts.append({"text": "", "thoughtSignature": signature})
 
-    def _call(self, part: ToolCallPart, names: _DisplayNames, chosen: RequestImages) -> tuple[JSON, JSON, list[JSON]]:
+    def _call(
+        self, part: ToolCallPart, names: _DisplayNames, chosen: RequestImages, limit: int | None
+    ) -> tuple[JSON, JSON, list[JSON]]:
         """A local call's ``functionCall`` part, its ``functionResponse`` part, and the parts of a following user
         content with its images (when they do not go inside the response)."""
         data = self._own(part)
@@ -415,7 +425,7 @@ class GeminiTransport:
             call["thoughtSignature"] = signature
         outcome = part.outcome
         failed = outcome is None or not outcome.ok
-        response: JSON = {"error" if failed else "output": outcome_text(part)}
+        response: JSON = {"error" if failed else "output": outcome_text(part, limit)}
         function_response: JSON = {"name": part.tool_name, "response": response}
         if sent_id is not None:
             function_response["id"] = sent_id

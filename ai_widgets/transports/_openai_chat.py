@@ -22,7 +22,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
-from ai_widgets.options import ToolChoice
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, ToolChoice
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
@@ -241,7 +241,11 @@ class OpenAIChatTransport:
     def request_body(self, request: ChatRequest) -> JSON:
         """The JSON body of the request for ``request``, as sent (``options.extra`` merged last)."""
         options = request.options
-        body: JSON = {"model": self.model, "messages": self.request_messages(request.messages), "stream": True}
+        body: JSON = {
+            "model": self.model,
+            "messages": self.request_messages(request.messages, max_tool_result_chars=options.max_tool_result_chars),
+            "stream": True,
+        }
         if options.system_prompt:
             body["messages"].insert(0, {"role": "system", "content": options.system_prompt})
         if self._stream_usage:
@@ -258,8 +262,11 @@ class OpenAIChatTransport:
         body.update(options.extra)
         return body
 
-    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
-        """The history as Chat Completions ``messages`` (without the system prompt)."""
+    def request_messages(
+        self, messages: Iterable[Message], *, max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    ) -> list[JSON]:
+        """The history as Chat Completions ``messages`` (without the system prompt), each tool result cut to
+        ``max_tool_result_chars`` (see ``RequestOptions``)."""
         out: list[JSON] = []
         messages = list(history(messages))
         images = _request_images(messages) if self.tool_images else None
@@ -267,7 +274,7 @@ class OpenAIChatTransport:
             if message.role is Role.USER:
                 out.append({"role": "user", "content": message.text})
             else:
-                out.extend(_assistant_messages(message, images=images))
+                out.extend(_assistant_messages(message, images=images, limit=max_tool_result_chars))
         return out
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -329,7 +336,9 @@ def _request_images(messages: list[Message]) -> RequestImages:
     )
 
 
-def _assistant_messages(message: Message, *, images: RequestImages | None) -> Iterator[dict[str, Any]]:
+def _assistant_messages(
+    message: Message, *, images: RequestImages | None, limit: int | None
+) -> Iterator[dict[str, Any]]:
     """One ``assistant`` message per model response of the reply, each followed by its calls' results.
 
     A reply spans several responses (text, calls; then text after the results): text or reasoning that follows a
@@ -343,15 +352,15 @@ def _assistant_messages(message: Message, *, images: RequestImages | None) -> It
                 calls.append(part)
             case TextPart() | ReasoningPart():
                 if calls:
-                    yield from _response_messages(text, calls, images=images)
+                    yield from _response_messages(text, calls, images=images, limit=limit)
                     text, calls = [], []
                 if isinstance(part, TextPart) and part.text:
                     text.append(part.text)
-    yield from _response_messages(text, calls, images=images)
+    yield from _response_messages(text, calls, images=images, limit=limit)
 
 
 def _response_messages(
-    text: list[str], calls: list[ToolCallPart], *, images: RequestImages | None
+    text: list[str], calls: list[ToolCallPart], *, images: RequestImages | None, limit: int | None
 ) -> Iterator[dict[str, Any]]:
     if not text and not calls:
         return  # a response that only reasoned: nothing Chat Completions can carry
@@ -367,7 +376,7 @@ def _response_messages(
         ]
     yield assistant
     for call in calls:
-        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call)}
+        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit)}
     if images is not None and calls:
         content = _result_images(calls, images)
         if content:

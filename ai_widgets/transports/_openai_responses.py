@@ -24,6 +24,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
@@ -206,7 +207,7 @@ class OpenAIResponsesTransport:
         options = request.options
         body: JSON = {
             "model": self.model,
-            "input": self.request_messages(request.messages),
+            "input": self.request_messages(request.messages, max_tool_result_chars=options.max_tool_result_chars),
             "store": self.store,
             "stream": True,
         }
@@ -227,8 +228,11 @@ class OpenAIResponsesTransport:
         body.update(options.extra)
         return body
 
-    def request_messages(self, messages: Iterable[Message]) -> list[JSON]:
-        """The history as Responses ``input`` items."""
+    def request_messages(
+        self, messages: Iterable[Message], *, max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    ) -> list[JSON]:
+        """The history as Responses ``input`` items, each tool result cut to ``max_tool_result_chars`` (see
+        ``RequestOptions``)."""
         items: list[JSON] = []
         messages = list(history(messages))
         images = (
@@ -245,7 +249,7 @@ class OpenAIResponsesTransport:
             if message.role is Role.USER:
                 items.append({"role": "user", "content": message.text})
             else:
-                items.extend(self._assistant_items(message, images))
+                items.extend(self._assistant_items(message, images, max_tool_result_chars))
         return items
 
     def _tools(self, request: ChatRequest) -> list[JSON]:
@@ -254,7 +258,7 @@ class OpenAIResponsesTransport:
         tools: list[JSON] = [openai_responses_tool(definition) for definition in request.tools]
         return tools + self.builtin_tools
 
-    def _assistant_items(self, message: Message, images: RequestImages | None) -> Iterator[JSON]:
+    def _assistant_items(self, message: Message, images: RequestImages | None, limit: int | None) -> Iterator[JSON]:
         for part in message.parts:
             match part:
                 case TextPart():
@@ -271,12 +275,12 @@ class OpenAIResponsesTransport:
                         "name": part.tool_name,
                         "arguments": arguments_json(part),
                     }
-                    output = self._output(part, images)
+                    output = self._output(part, images, limit)
                     yield {"type": "function_call_output", "call_id": part.tool_call_id, "output": output}
 
-    def _output(self, part: ToolCallPart, chosen: RequestImages | None) -> str | list[JSON]:
+    def _output(self, part: ToolCallPart, chosen: RequestImages | None, limit: int | None) -> str | list[JSON]:
         """A call's ``function_call_output``: the text the model is told, or with images, content items."""
-        text = outcome_text(part)
+        text = outcome_text(part, limit)
         images = chosen.of(part) if chosen is not None else []
         if not images:
             return text
