@@ -3,10 +3,13 @@ closed however the reader leaves it, and JSON read by pydantic-core with ``json.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import math
-from collections.abc import AsyncIterator, Callable
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anthropic
@@ -16,10 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_widgets import ChatSession, Message, SessionOptions
+from ai_widgets.messages import MessageStatus
 from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
 from ai_widgets.transports._common import body_chunks, load_json
+from tests.helpers import wait_for
 from tests.providers.anthropic_emulator import recorded
-from tests.providers.loopback import Response, loopback
+from tests.providers.loopback import Request, Response, loopback
 from tests.providers.openai_chat_emulator import fixture_body
 
 KEY = "test-key-not-secret"
@@ -214,3 +219,34 @@ def test_a_synchronous_sdk_client_is_refused_when_the_transport_is_made(
     # context manager protocol".
     with pytest.raises(ValueError, match=f"client= must be an asynchronous client, such as {example}: "):
         transport("m", client=client())
+
+
+@pytest.mark.parametrize("name", TRANSPORTS)
+async def test_stop_mid_stream_closes_the_connection_the_raw_stream_reads(name: str) -> None:
+    transport_for, body = TRANSPORTS[name]
+    pieces = [body[start : start + 16] for start in range(0, len(body), 16)]
+    sent: list[int] = []
+    done = threading.Event()
+
+    def slow(request: Request) -> Response:
+        def chunks() -> Iterator[bytes]:
+            try:
+                for n, piece in enumerate(pieces):
+                    time.sleep(0.005)
+                    sent.append(n)
+                    yield piece
+            finally:
+                done.set()  # the server saw the connection go (or sent everything)
+
+        return Response(chunks=chunks())
+
+    with loopback(slow) as server:
+        session = ChatSession(transport_for(server.url), options=SessionOptions(execute_tools=False))
+        turn = asyncio.create_task(session.send("hi"))
+        await wait_for(lambda: len(sent) >= 20, timeout=10)
+        session.stop()
+        reply = await asyncio.wait_for(turn, 10)
+        assert await asyncio.to_thread(done.wait, 5)
+    assert reply.status is MessageStatus.CANCELLED
+    assert len(sent) < len(pieces) - 5  # closed mid-body, not read to the end
+    assert not session.busy
