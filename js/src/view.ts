@@ -57,6 +57,10 @@ export class ChatView {
   private toolsLower = new Map<string, ToolInfo>();
   private readonly unsubscribe: () => void;
   private readonly traitHandlers: [string, () => void][] = [];
+  // Before a kernel has answered: the "waiting" banner, and the text of a message sent meanwhile. A live kernel
+  // that was busy takes that message when it gets to it, so both go once it answers.
+  private waitingBanner: HTMLElement | null = null;
+  private sentWhileWaiting: string | null = null;
   readonly ctx: CardContext;
 
   constructor(
@@ -109,9 +113,12 @@ export class ChatView {
     this.model.send(msg);
     if (msg.type === "sync") return true;
     if (!this.store.connected) {
-      this.shell.showError(
-        "Waiting for the kernel… If this chat was restored from a saved notebook, run its cell again to chat.",
-      );
+      if (msg.type === "send") this.sentWhileWaiting = msg.text;
+      if (!this.waitingBanner?.isConnected) {
+        this.waitingBanner = this.shell.showError(
+          "Waiting for the kernel… If this chat was restored from a saved notebook, run its cell again to chat.",
+        );
+      }
       return false;
     }
     if (msg.type === "send") this.shell.scrollToEnd();
@@ -176,6 +183,10 @@ export class ChatView {
       }
       case "connected":
         this.shell.root.classList.remove("aiw-offline");
+        this.waitingBanner?.remove();
+        this.waitingBanner = null;
+        if (this.sentWhileWaiting !== null) this.shell.clearInputIf(this.sentWhileWaiting);
+        this.sentWhileWaiting = null;
         return;
       case "error":
         this.shell.showError(ev.message);

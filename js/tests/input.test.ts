@@ -28,9 +28,36 @@ describe("input box", () => {
     // No kernel has answered yet (a notebook restored from saved state): the text is kept, with a note.
     expect(input.value).toBe("hello\nworld");
     expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("run its cell again");
+    key(input, { key: "Enter" });
+    expect(root.querySelectorAll(".aiw-banner-kernel")).toHaveLength(1); // one note however often it is pressed
     model.custom({ type: "snapshot", live: [] });
     key(input, { key: "Enter" });
     expect(input.value).toBe("");
+  });
+
+  it("a message sent before a busy kernel answered is cleared, and the note goes, once it answers", async () => {
+    // The kernel gets the message after its answer to the widget's first sync (it was busy, or slow to start), so
+    // it takes it: keeping the text would invite sending it twice.
+    const model = new FakeModel();
+    const { root } = await mount(model);
+    const input = $<HTMLTextAreaElement>(root, ".aiw-input");
+    type(input, "early");
+    key(input, { key: "Enter" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "early" });
+    expect(input.value).toBe("early");
+    expect(root.querySelectorAll(".aiw-banner-kernel")).toHaveLength(1);
+    model.custom({ type: "snapshot", live: [] });
+    expect(input.value).toBe("");
+    expect(root.querySelectorAll(".aiw-banner-kernel")).toHaveLength(0);
+    // Text changed while waiting is the person's new text: kept.
+    const other = new FakeModel();
+    const second = (await mount(other)).root;
+    const box = $<HTMLTextAreaElement>(second, ".aiw-input");
+    type(box, "first");
+    key(box, { key: "Enter" });
+    type(box, "second thoughts");
+    other.custom({ type: "snapshot", live: [] });
+    expect(box.value).toBe("second thoughts");
   });
 
   it("does not send while an IME composes", async () => {

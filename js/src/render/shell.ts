@@ -174,8 +174,15 @@ export class Shell {
     setHidden(this.continueButton, status !== "limit_reached");
   }
 
-  /** A refused action, as a dismissible banner. */
-  showError(message: string): void {
+  /** Empties the input box if it still holds `text` (a message the kernel took after all). */
+  clearInputIf(text: string): void {
+    if (this.input.value !== text) return;
+    this.input.value = "";
+    this.updateButtons();
+  }
+
+  /** A refused action, as a dismissible banner; returned, so that it can be taken back. */
+  showError(message: string): HTMLElement {
     const banner = h("div", "aiw-banner aiw-banner-kernel");
     banner.setAttribute("role", "alert");
     const close = button("aiw-banner-close", "×", () => banner.remove());
@@ -184,6 +191,7 @@ export class Shell {
     this.kernelBanners.append(banner);
     while (this.kernelBanners.children.length > MAX_KERNEL_BANNERS) this.kernelBanners.firstElementChild?.remove();
     setDisabled(this.continueButton, false);
+    return banner;
   }
 
   /** Scrolls the message list to the end and follows it again (after the first render, after sending). */
