@@ -461,6 +461,27 @@ def test_the_serialiser_never_raises() -> None:
     assert shown["lone \ufffd"] == "\ufffd"
 
 
+def test_json_safe_limits_for_a_large_result_keep_the_first_items_and_say_what_was_left_out() -> None:
+    more = "more characters not shown here"
+    assert json_safe(["a" * 10, "b" * 10, "c"], max_chars=15) == [
+        "a" * 10,
+        f"bbbbb… (5 {more})",
+        "… (1 more character not shown here)",
+    ]
+    # The first items get the budget first, however deep they are.
+    rows = [{"k": "x" * 10}, {"k": "y" * 10}]
+    assert json_safe(rows, max_chars=10) == [{"k": "x" * 10}, {"k": f"… (10 {more})"}]
+    assert json_safe("z" * 20, max_chars=5) == f"zzzzz… (15 {more})"
+    assert json_safe(list(range(5)), max_items_each=3) == [0, 1, 2, "… (2 more items not shown here)"]
+    assert json_safe({"a": 1, "b": 2, "c": 3}, max_items_each=2) == {
+        "a": 1,
+        "b": 2,
+        "…": "… (1 more key not shown here)",
+    }
+    assert json_safe([[1, 2, 3]] * 2, max_items_each=2) == [[1, 2, "… (1 more item not shown here)"]] * 2
+    assert json_safe(["x" * 10]) == ["x" * 10]  # no limits unless asked
+
+
 async def test_streamed_arguments_deeper_than_shown_match_the_finished_message(wire: Wire) -> None:
     @tool
     def echo(data: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import MessageStatus, SessionBusyError, ToolInvocation, ToolRisk, tool
+from ai_widgets import MessageStatus, SessionBusyError, ToolInvocation, ToolOutcome, ToolRisk, tool
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
@@ -426,7 +426,10 @@ async def test_progress_of_one_run_does_not_resend_a_large_result_of_another_ent
     sent = sum(s.nbytes for s in wire.since(mark))
     assert sent < 10_000_000, sent
     assert chat.bench[-1]["message"]["parts"][0]["outcome"]["value"] == 2
-    assert len(chat.bench[0]["message"]["parts"][0]["outcome"]["value"]) == 1_000_000
+    # The entry shows the first MAX_SHOWN_RESULT_CHARS of the large result, and says how much more there is.
+    assert chat.bench[0]["message"]["parts"][0]["outcome"]["value"] == (
+        "x" * 100_000 + "… (900,000 more characters not shown here)"
+    )
 
 
 # --- interrupts ------------------------------------------------------------------------------------------------------
@@ -689,3 +692,53 @@ async def test_a_late_value_that_cannot_be_described_still_ends_the_stopping_not
     assert shown()["stopping"] is False
     assert shown()["late"] == {"kind": "returned", "preview": "(a list that cannot be shown: TypeError)"}
     assert shown()["state"] == "cancelled"
+
+
+# --- large results -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "result"),
+    [
+        ("text", "x" * 10_000_000),
+        ("value", [{"row": n, "name": f"name {n}" * 20} for n in range(300_000)]),
+        ("markdown", ToolOutcome.success(text="# Log\n" + "line\n" * 2_000_000)),
+        ("failure", ToolOutcome.failure("E" * 5_000_000)),
+    ],
+)
+async def test_a_huge_tool_result_is_shown_in_part_and_kept_whole_by_the_session(
+    wire: Wire, kind: str, result: Any
+) -> None:
+    """Defect: a 10 MB result went over the comm twice (the call op and the history trait: 20 MB) and into the
+    notebook file whole, for the browser to lay out as one text."""
+
+    @tool
+    def dump() -> Any:
+        """Returns a huge result."""
+        return result
+
+    reply = ScriptedReply(tool_calls=[ScriptedToolCall(name="dump", arguments={})])
+    chat = ChatWidget(transport=ScriptedTransport([reply, ScriptedReply(text="Read it.")]), tools=[dump])
+    mark = wire.mark()
+    done = await chat.session.send("dump it")
+    assert done.text.endswith("Read it.")
+    sent = sum(s.nbytes for s in wire.since(mark))
+    assert sent < 1_500_000, sent
+    shown = finished_messages(chat)[-1]["parts"][0]["outcome"]
+    (call,) = done.tool_calls
+    assert call.outcome is not None
+    match kind:
+        case "text":
+            assert shown["value"] == "x" * 100_000 + "… (9,900,000 more characters not shown here)"
+            assert call.outcome.value == result
+        case "value":
+            assert shown["value"][:2] == [{"row": 0, "name": "name 0" * 20}, {"row": 1, "name": "name 1" * 20}]
+            assert len(shown["value"]) == 1_001
+            assert shown["value"][-1] == "… (299,000 more items not shown here)"
+            assert call.outcome.value == result
+        case "markdown":
+            assert shown["text"].endswith("… (9,900,006 more characters not shown here)")
+            assert call.outcome.text == result.text
+        case "failure":
+            assert shown["message"].endswith("… (4,900,000 more characters not shown here)")
+            assert call.outcome.message == result.message

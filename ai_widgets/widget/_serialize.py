@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ai_widgets._safe import safe_text
@@ -40,6 +40,14 @@ TOO_DEEP = "… (nested too deep to show)"
 TOO_LARGE = "… (too large to show)"
 CYCLE = "… (contains itself)"
 _MAX_SHOWN_ITEMS = 1_000_000  # items in nested containers; past it, containers are not shown
+#: The most characters of a tool result the widget shows and keeps in its state (so in the saved notebook): its
+#: value's strings together, its text, its message. The session, its history file and exports keep the whole result;
+#: a 10 MB result made 20 MB of comm messages and 10 MB in the notebook file.
+MAX_SHOWN_RESULT_CHARS = 100_000
+#: The most items of a tool result's value the widget shows (past them, containers are not shown), and of one of its
+#: lists or dicts (past them, a note says how many more there are).
+MAX_SHOWN_RESULT_ITEMS = 10_000
+MAX_SHOWN_RESULT_ITEMS_EACH = 1_000
 _REPR_CHARS = 200
 _CONTAINERS = (dict, list, tuple)
 
@@ -47,6 +55,14 @@ _CONTAINERS = (dict, list, tuple)
 def _text(value: str) -> str:
     """A plain ``str`` (not a subclass) with lone surrogates replaced."""
     return safe_text(value if type(value) is str else str.__str__(value))
+
+
+def clip_shown(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and a note of how many more were not shown."""
+    if len(text) <= limit:
+        return text
+    more = len(text) - limit
+    return f"{text[:limit]}… ({more:,} more character{'' if more == 1 else 's'} not shown here)"
 
 
 def _describe(value: Any) -> str:
@@ -92,7 +108,14 @@ def _key(key: Any) -> str:
     return _describe(key)
 
 
-def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
+def json_safe(
+    value: Any,
+    *,
+    max_depth: int = MAX_SHOWN_DEPTH,
+    max_items: int = _MAX_SHOWN_ITEMS,
+    max_items_each: int | None = None,
+    max_chars: int | None = None,
+) -> Any:
     """A copy of ``value`` that the kernel's JSON packer and the front end accept, whatever ``value`` holds.
 
     Never raises: lone surrogates become U+FFFD, non-finite floats ``None``, tuples lists, non-string keys text,
@@ -104,11 +127,29 @@ def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
     Args:
         value: What to send.
         max_depth: The deepest container kept; the root container is level 1 (0: a container is not shown).
+        max_items: The budget of items in containers.
+        max_items_each: The most items of one container; past them, a note says how many more there are (a last
+            list item, or the key ``"…"`` of a dict). ``None``: no limit.
+        max_chars: The most characters of all the strings together (not keys); past them each string is cut with a
+            note (:func:`clip_shown`). ``None``: no limit.
     """
-    if type(value) is str:  # the common case (a text delta): no walk
-        return safe_text(value)
+    if max_chars is None:
+        if type(value) is str:  # the common case (a text delta): no walk
+            return safe_text(value)
+        scalar: Callable[[Any], Any] = _scalar
+    else:
+        chars = [max_chars]  # what is left of the budget, shared by the strings of the walk
+
+        def scalar(item: Any) -> Any:
+            shown = _scalar(item)
+            if type(shown) is not str:
+                return shown
+            left = chars[0]
+            chars[0] = max(0, left - len(shown))
+            return clip_shown(shown, left)
+
     if not isinstance(value, _CONTAINERS):
-        return _scalar(value)
+        return scalar(value)
     if max_depth < 1:
         return TOO_DEEP
     root: Any = {} if isinstance(value, dict) else []
@@ -117,7 +158,7 @@ def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
     # containers above the one being copied (a child among them is a cycle).
     stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
     path: set[int] = set()
-    budget = _MAX_SHOWN_ITEMS
+    budget = max_items
     while stack:
         source, target, depth = stack.pop()
         if target is None:
@@ -128,9 +169,14 @@ def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
             items = list(source.items()) if is_dict else list(enumerate(source))
         except Exception:  # a container subclass whose iteration fails: shown as empty
             continue
+        hidden = 0
+        if max_items_each is not None and len(items) > max_items_each:
+            hidden = len(items) - max_items_each
+            items = items[:max_items_each]
         budget -= len(items)
         path.add(id(source))
         stack.append((None, None, id(source)))
+        children: list[tuple[Any, Any, int]] = []
         for key, item in items:
             if isinstance(item, _CONTAINERS):
                 if depth >= max_depth:
@@ -141,13 +187,20 @@ def json_safe(value: Any, *, max_depth: int = MAX_SHOWN_DEPTH) -> Any:
                     child = TOO_LARGE
                 else:
                     child = {} if isinstance(item, dict) else []
-                    stack.append((item, child, depth + 1))
+                    children.append((item, child, depth + 1))
             else:
-                child = _scalar(item)
+                child = scalar(item)
             if is_dict:
                 target[_key(key)] = child
             else:
                 target.append(child)
+        stack += reversed(children)  # taken in order: the first items get the budgets first
+        if hidden:
+            note = f"… ({hidden:,} more {'key' if is_dict else 'item'}{'' if hidden == 1 else 's'} not shown here)"
+            if is_dict:
+                target["…"] = note
+            else:
+                target.append(note)
     return root
 
 
@@ -167,7 +220,16 @@ def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
         rest = outcome.model_dump(exclude={"value"})
     except Exception:
         rest = {"message": "(this result cannot be shown)"}
-    value = json_safe(getattr(outcome, "value", None))  # the value shows as many levels as arguments do
+    # The value shows as many levels as arguments do, within MAX_SHOWN_RESULT_CHARS and the MAX_SHOWN_RESULT_ITEMS.
+    value = json_safe(
+        getattr(outcome, "value", None),
+        max_items=MAX_SHOWN_RESULT_ITEMS,
+        max_items_each=MAX_SHOWN_RESULT_ITEMS_EACH,
+        max_chars=MAX_SHOWN_RESULT_CHARS,
+    )
+    for key in ("text", "message"):
+        if isinstance(rest.get(key), str):
+            rest[key] = clip_shown(rest[key], MAX_SHOWN_RESULT_CHARS)
     shown: dict[str, Any] = json_safe({"status": getattr(outcome, "status", "failure"), "value": None, **rest})
     shown["value"] = value
     return shown

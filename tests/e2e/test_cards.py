@@ -252,3 +252,43 @@ def test_chat_cards_lab(chromium_page, server, notebook_name, artifacts):
     assert srv.kernel_json(nb, "len(transport.requests)") == requests + 1  # the model did not redo the step
     screenshot(widget, artifacts, "test_chat_cards_lab-continued")
     assert_no_widget_errors(page)
+
+
+HUGE = textwrap.dedent(
+    """\
+    from ai_widgets import ChatWidget, tool
+    from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+
+
+    @tool(title="Dump log", icon="📜")
+    def dump_log() -> str:
+        \"\"\"Returns the whole log.\"\"\"
+        return "".join(f"line {n:07d} of the log\\n" for n in range(400_000))  # 9.6 MB
+
+
+    chat = ChatWidget(
+        transport=ScriptedTransport(
+            [ScriptedReply(tool_calls=[ScriptedToolCall(name="dump_log", arguments={})]), ScriptedReply(text="Read it.")]
+        ),
+        tools=[dump_log],
+    )
+    chat
+    """
+)
+
+
+def test_a_huge_result_shows_its_beginning_and_says_how_much_more_lab(chromium_page, server, notebook_name, artifacts):
+    page, srv, nb = chromium_page, server("lab"), notebook_name
+    srv.write_notebook(nb, [HUGE])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "dump the log")
+    wait_idle(widget)
+    expect(last_assistant(widget)).to_contain_text("Read it.", timeout=WAIT)
+    card = last_assistant(widget).locator(".aiw-tool-card").first
+    card.locator(".aiw-tool-toggle").click()  # open the card
+    result = card.locator(".aiw-result-plain")
+    expect(result).to_contain_text("line 0000000 of the log", timeout=WAIT)
+    expect(result).to_contain_text("more characters not shown here)")
+    assert len(result.inner_text()) < 110_000
+    screenshot(card, artifacts, "test_a_huge_result_lab")
+    assert_no_widget_errors(page)
