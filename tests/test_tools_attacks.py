@@ -13,8 +13,9 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import Field
 
-from ai_widgets import ChatSession, Tool, ToolDefinition, ToolInvocation, ToolRegistry, tool
+from ai_widgets import ChatSession, Tool, ToolDefinition, ToolInvocation, ToolOutcome, ToolRegistry, tool
 from ai_widgets._html import registry_html, tool_html, tool_markdown
+from ai_widgets._safe import UnsafeValueError
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.tools import ToolReplacementWarning
 from ai_widgets.tools._views import provider_views
@@ -433,3 +434,16 @@ def test_a_flood_of_invalid_values_gives_the_model_a_bounded_message() -> None:
     assert total.bind({"xs": "three"}).message == (  # type: ignore[union-attr]
         'Invalid arguments for total: xs: Input should be a valid list (got "three"). Correct them and call again.'
     )
+
+
+def test_a_result_with_lone_surrogates_in_its_keys_is_kept_with_replacement_characters() -> None:
+    """Defect: a dict key with a lone surrogate (``os.listdir`` gives them for file names that are not UTF-8) failed
+    the whole call ("cannot be written as JSON"), while the same text as a value became U+FFFD."""
+    shared = {"caf\udce9.txt": 3}
+    outcome = ToolOutcome.success({"files": shared, "again": shared, "\ud800": ("\udc80", 1)})
+    assert outcome.ok
+    assert outcome.value == {"files": {"caf\ufffd.txt": 3}, "again": {"caf\ufffd.txt": 3}, "\ufffd": ["\ufffd", 1]}
+    looped: list[Any] = []
+    looped.append({"\ud800": looped})
+    with pytest.raises(UnsafeValueError, match="Circular reference"):
+        ToolOutcome.success(looped)

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jupyter_client.session import json_packer
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolOutcome, ToolRisk, tool
@@ -16,7 +18,7 @@ from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, To
 from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
-from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, json_safe, message_dict
+from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, json_safe, message_dict, outcome_dict
 from tests.helpers import wait_for
 from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
@@ -651,3 +653,23 @@ def test_call_and_message_fields_follow_their_one_list() -> None:
     assert to_wire({"op": "text", "message_id": "m", "index": 2, "text": "hi"}) == ["text", "m", 2, "hi"]
     assert to_wire({"op": "clear"}) == ["clear"]
     assert set(WIRE_ORDER) == {"start", "msg", "part", "text", "args", "call", "finish", "clear"}
+
+
+_TEXTS = ["", "x", "y" * 5_000, "z" * 300_000, "\udc80" * 10]
+_BIG_TEXT = st.integers(0, len(_TEXTS) - 1).map(lambda i: _TEXTS[i])  # not sampled_from: its repr holds them
+_BIG_KEYS = st.sampled_from(["a", "b", "k" * 1_000, "k" * 1_001, "\ud800"])
+_BIG_LISTS = st.builds(lambda item, n: [item] * n, _BIG_TEXT | st.integers(), st.integers(0, 3_000))
+_BIG_VALUES = st.recursive(
+    st.none() | st.integers() | st.floats() | _BIG_TEXT | _BIG_LISTS,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_BIG_KEYS, inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_BIG_VALUES)
+def test_a_results_shown_form_stays_small_whatever_the_value(value: Any) -> None:
+    shown = outcome_dict(ToolOutcome.success(value))
+    assert shown is not None
+    size = len(json.dumps(shown, ensure_ascii=False, allow_nan=False))
+    assert size < 1_500_000, size

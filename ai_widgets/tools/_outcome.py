@@ -186,9 +186,39 @@ def _jsonable(value: Any) -> Any:
             plain = to_jsonable_python(value, fallback=repr)
         except UnicodeDecodeError:
             plain = to_jsonable_python(value, fallback=repr, bytes_mode="base64")
+        except UnicodeEncodeError:
+            # A key with a lone surrogate (``os.listdir`` gives them for file names that are not UTF-8), which
+            # pydantic-core refuses to write; strings elsewhere become U+FFFD below.
+            plain = to_jsonable_python(_keys_made_safe(value), fallback=repr, bytes_mode="base64")
     except (ValueError, RecursionError) as exc:
         raise UnsafeValueError(f"the tool's result cannot be written as JSON: {exc}") from None
     return json_safe(plain, where="the tool's result")
+
+
+def _keys_made_safe(value: Any) -> Any:
+    """A copy of ``value``'s dicts, lists and tuples with lone surrogates in string keys replaced by U+FFFD; other
+    objects are kept as they are. Iterative; a container met again is its one copy again, so a shared value is
+    copied once and a cycle stays a cycle (which the conversion after reports)."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    copies = {id(value): root}
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        is_dict = isinstance(source, dict)
+        for key, item in source.items() if is_dict else enumerate(source):
+            child = item
+            if isinstance(item, (dict, list, tuple)):
+                child = copies.get(id(item))
+                if child is None:
+                    child = copies[id(item)] = {} if isinstance(item, dict) else []
+                    stack.append((item, child))
+            if is_dict:
+                target[safe_text(key) if isinstance(key, str) else key] = child
+            else:
+                target.append(child)
+    return root
 
 
 def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:

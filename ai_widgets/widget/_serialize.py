@@ -48,6 +48,8 @@ MAX_SHOWN_RESULT_CHARS = 100_000
 #: lists or dicts (past them, a note says how many more there are).
 MAX_SHOWN_RESULT_ITEMS = 10_000
 MAX_SHOWN_RESULT_ITEMS_EACH = 1_000
+#: The longest key of a result's value shown whole (a longer one is cut; it does not count against the characters).
+_MAX_SHOWN_KEY_CHARS = 200
 _REPR_CHARS = 200
 _CONTAINERS = (dict, list, tuple)
 
@@ -55,6 +57,16 @@ _CONTAINERS = (dict, list, tuple)
 def _text(value: str) -> str:
     """A plain ``str`` (not a subclass) with lone surrogates replaced."""
     return safe_text(value if type(value) is str else str.__str__(value))
+
+
+def _short_key(name: str, taken: dict[str, Any]) -> str:
+    """A long key cut to :data:`_MAX_SHOWN_KEY_CHARS`, numbered when another key was cut to the same text."""
+    short = name[:_MAX_SHOWN_KEY_CHARS] + "…"
+    n = 1
+    while short in taken:
+        n += 1
+        short = f"{name[:_MAX_SHOWN_KEY_CHARS]}… #{n}"
+    return short
 
 
 def clip_shown(text: str, limit: int) -> str:
@@ -191,7 +203,10 @@ def json_safe(
             else:
                 child = scalar(item)
             if is_dict:
-                target[_key(key)] = child
+                name = _key(key)
+                if max_chars is not None and len(name) > _MAX_SHOWN_KEY_CHARS:
+                    name = _short_key(name, target)
+                target[name] = child
             else:
                 target.append(child)
         stack += reversed(children)  # taken in order: the first items get the budgets first
