@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "UnsafeValueError", "json_safe", "redact", "safe_text"]
+__all__ = ["MAX_DEPTH", "UnsafeValueError", "check_size", "json_safe", "redact", "safe_text"]
 
 #: The deepest nesting kept anywhere in a conversation (arguments, results, provider data). Deeper values are
 #: refused: the JSON encoders and validators this data meets later recurse, and none of them go this deep safely.
@@ -125,3 +125,29 @@ def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH, f
 
 
 _MAX_ITEMS = 10_000_000
+
+
+def check_size(value: Any, *, where: str = "value") -> None:
+    """Refuses, before anything copies it, a value whose dicts, lists and tuples hold more than 10,000,000 items in
+    all, counted as a copy would count them: a list that holds one list a thousand times counts it a thousand times,
+    so ``[[[[0] * 100] * 100] * 100] * 100`` (100 million items in a few kilobytes) is refused at once instead of
+    being expanded until memory runs out. Nesting deeper than :data:`MAX_DEPTH` (a cycle) is left to the copy to
+    report.
+
+    Raises:
+        UnsafeValueError: More than 10,000,000 items.
+    """
+    if not isinstance(value, (dict, list, tuple)):
+        return
+    budget = _MAX_ITEMS
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        container, depth = stack.pop()
+        budget -= len(container)
+        if budget < 0:
+            raise UnsafeValueError(f"{where}: more than {_MAX_ITEMS:,} values")
+        if depth >= MAX_DEPTH:
+            continue
+        for item in container.values() if isinstance(container, dict) else container:
+            if isinstance(item, (dict, list, tuple)):
+                stack.append((item, depth + 1))

@@ -447,3 +447,29 @@ def test_a_result_with_lone_surrogates_in_its_keys_is_kept_with_replacement_char
     looped.append({"\ud800": looped})
     with pytest.raises(UnsafeValueError, match="Circular reference"):
         ToolOutcome.success(looped)
+
+
+def test_a_result_that_shares_lists_exponentially_is_refused_before_it_is_expanded() -> None:
+    """Defect: ``[[[[0] * 100] * 100] * 100] * 100`` (100 million items in a few kilobytes) was expanded by the
+    conversion to JSON before the item limit looked at it: 1 GB and 5 s, and one level more ran the kernel out of
+    memory."""
+
+    @tool
+    def bomb() -> list[Any]:
+        """Returns a small value that is huge once copied."""
+        return [[[[[0] * 100] * 100] * 100] * 100] * 100
+
+    session = ChatSession(
+        ScriptedTransport([ScriptedReply(tool_calls=[ScriptedToolCall(name="bomb", arguments={})]), "Noted."]),
+        tools=[bomb],
+    )
+    started = time.monotonic()
+    reply = asyncio.run(session.send("go"))
+    assert time.monotonic() - started < 10
+    (call,) = reply.tool_calls
+    assert call.state is ToolCallState.FAILED
+    assert call.outcome is not None
+    assert "more than 10,000,000 values" in (call.outcome.message or "")
+    assert reply.text.endswith("Noted.")
+    square = [[0] * 1000] * 1000  # a million items, shared rows: kept
+    assert ToolOutcome.success(square).value == square

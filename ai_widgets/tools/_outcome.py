@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 from pydantic_core import to_jsonable_python
 
-from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
+from ai_widgets._safe import UnsafeValueError, check_size, json_safe, redact, safe_text
 from ai_widgets._traceback import user_first_traceback
 
 __all__ = ["Attachment", "Citation", "ToolError", "ToolOutcome", "safe_outcome"]
@@ -181,6 +181,7 @@ def _jsonable(value: Any) -> Any:
     """
     if value is None or type(value) in (str, int, float, bool):
         return json_safe(value, where="the tool's result")
+    check_size(value, where="the tool's result")
     try:
         try:
             plain = to_jsonable_python(value, fallback=repr)
