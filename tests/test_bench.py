@@ -412,3 +412,11 @@ class AllowEverything:
 
     def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
         pass
+
+
+def test_run_tool_refuses_arguments_that_share_lists_exponentially_at_once(wire: Wire, shown: list[Any]) -> None:
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="run_tool needs JSON arguments: the arguments: more than 10,000,000 values"):
+        run_tool(send_letter, to={"street": "A"}, copies=[[[[[1] * 100] * 100] * 100] * 100] * 100)
+    assert time.monotonic() - started < 5
+    assert shown == []  # nothing was shown

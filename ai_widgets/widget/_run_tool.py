@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._html import mark_shown_by_card
+from ai_widgets._safe import check_size
 from ai_widgets.approval import ApprovalError, ApprovalPolicy
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallState
@@ -108,6 +109,7 @@ def _prepare(
     is there."""
     chosen = target if isinstance(target, Tool) else tool(target)
     try:
+        check_size(arguments, where="the arguments")  # before json.dumps, which would expand shared lists
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"run_tool needs JSON arguments: {exc}") from None
