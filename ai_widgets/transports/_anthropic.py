@@ -8,8 +8,6 @@ import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic_core import from_json
-
 from ai_widgets.events import (
     ProviderToolResult,
     ReasoningDelta,
@@ -39,6 +37,7 @@ from ai_widgets.transports._common import (
     describe_status,
     history,
     import_sdk,
+    load_json,
     missing_key,
     outcome_text,
     own_data,
@@ -452,9 +451,9 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 def _load(payload: bytes) -> Any:
-    """``payload`` read by ``json.loads``: what pydantic-core's faster parser refused (see ``load_json``)."""
+    """A stream event's data, read (see ``load_json``)."""
     try:
-        return json.loads(payload)
+        return load_json(payload)
     except (ValueError, RecursionError):  # not JSON, or JSON Python will not read (too deep, a 5,000-digit integer)
         text = payload[:200].decode("utf-8", "replace")
         raise ProviderError(f"{_LABEL} sent a stream event that is not JSON: {text!r}") from None
@@ -511,10 +510,7 @@ class _StreamParser:
         Raises:
             ProviderError: The data is not JSON, or is an error Anthropic reported.
         """
-        try:
-            data = from_json(payload)
-        except ValueError:
-            data = _load(payload)
+        data = _load(payload)
         # Text deltas are nearly every event of a reply: handled here, the rest by ``feed``.
         if type(data) is dict and data.get("type") == "content_block_delta":
             delta = data.get("delta")
