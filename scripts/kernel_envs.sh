@@ -5,15 +5,16 @@
 #
 #   AIW_KERNEL_PYTHONS="$(scripts/kernel_envs.sh)" .venv/bin/python -m pytest tests/kernel
 #
-# Versions (override with AIW_IPYKERNEL_VERSIONS="..."): 6.29.5 (oldest supported), 6.31.0 (last 6.x),
-# 7.0.1 (first 7.x: subshells, older internals), 7.3.0 (last before 7.4's concurrent comm dispatch).
-# A venv is reused when it already has its ipykernel, anywidget, ipywidgets, and this checkout of the
-# package (editable). Progress goes to stderr; stdout carries only the list.
+# The versions are in scripts/_versions.sh; each venv installs exactly requirements/ipykernel-VERSION.lock (written
+# by scripts/lock.sh) with the main .venv's uv, so run scripts/setup.sh first. A venv is reused and brought to its
+# lock (uv installs only what differs). Progress goes to stderr; stdout carries only the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 PYTHON="${PYTHON:-python3}"
-VERSIONS="${AIW_IPYKERNEL_VERSIONS:-6.29.5 6.31.0 7.0.1 7.3.0}"
+source scripts/_versions.sh
+UV="$ROOT/.venv/bin/uv"
+[ -x "$UV" ] || { echo "kernel_envs: no $UV; run scripts/setup.sh first" >&2; exit 1; }
 DIR="$ROOT/.venv-kernels"
 mkdir -p "$DIR"
 
@@ -28,28 +29,24 @@ PY
 }
 
 make_venv() {  # make_venv VERSION
-  local venv="$DIR/ipykernel-$1"
-  if ready "$1" "$venv/bin/python"; then
-    echo "kernel_envs: reusing $venv" >&2
-    return
-  fi
-  echo "kernel_envs: creating $venv" >&2
-  [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv" >&2
+  local venv="$DIR/ipykernel-$1" lock="$ROOT/requirements/ipykernel-$1.lock"
+  [ -f "$lock" ] || { echo "kernel_envs: no $lock; add it with scripts/lock.sh" >&2; return 1; }
+  [ -x "$venv/bin/python" ] || { echo "kernel_envs: creating $venv" >&2; "$PYTHON" -m venv "$venv" >&2; }
   # The front-end bundle is irrelevant to these tests: never build it here.
-  AI_WIDGETS_SKIP_JS_BUILD=1 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "ipykernel==$1" anywidget ipywidgets -e "$ROOT" >&2
+  AI_WIDGETS_SKIP_JS_BUILD=1 "$UV" pip install --quiet --python "$venv/bin/python" -c "$lock" \
+    --build-constraints "$lock" "ipykernel==$1" anywidget ipywidgets -e "$ROOT" >&2
   ready "$1" "$venv/bin/python" || { echo "kernel_envs: $venv is not usable" >&2; return 1; }
 }
 
 pythons=()
-for v in $VERSIONS; do  # one at a time: parallel pip installs were slower here
+for v in ${AIW_IPYKERNEL_VERSIONS:-$IPYKERNEL_VERSIONS}; do
   make_venv "$v"
   pythons+=("$DIR/ipykernel-$v/bin/python")
 done
 main="$ROOT/.venv/bin/python"
 if [ -x "$main" ]; then
-  "$main" -c "import ipykernel, jupyter_client, anywidget, ipywidgets" 2>/dev/null \
-    || "$main" -m pip install -q --disable-pip-version-check ipykernel jupyter_client anywidget ipywidgets >&2
+  "$main" -c "import ipykernel, jupyter_client, anywidget, ipywidgets" \
+    || { echo "kernel_envs: $main lacks the kernel packages; run scripts/setup.sh" >&2; exit 1; }
   pythons+=("$main")
 fi
 sep="$("${pythons[0]}" -c 'import os; print(os.pathsep)')"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up everything the project needs, idempotently: .venv with the package (editable) and its dev extras,
-# and the front-end bundle built from js/. Used by scripts/test.sh and scripts/lab.sh.
+# Sets up everything the project needs, idempotently: .venv with the package (editable) and its dev extras, every
+# Python package pinned by requirements/dev.lock (scripts/lock.sh writes it), and the front-end bundle built from
+# js/ (pinned by js/package-lock.json). Used by scripts/test.sh and scripts/lab.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,10 +9,13 @@ command -v npm >/dev/null || { echo "setup: npm (Node.js 18+) is needed to build
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+# uv at its locked version (pip reads the lock as constraints), then uv installs the rest from the lock: the build
+# backend too, so an editable install resolves nothing unlocked.
+.venv/bin/python -m pip install -q --disable-pip-version-check -c requirements/dev.lock uv
 
 echo "== front end (js/)"
 (cd js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run --silent build)
 
 echo "== python packages"
-AI_WIDGETS_SKIP_JS_BUILD=1 .venv/bin/python -m pip install -q -e ".[dev]"
+AI_WIDGETS_SKIP_JS_BUILD=1 .venv/bin/uv pip install --quiet --python .venv/bin/python \
+  -c requirements/dev.lock --build-constraints requirements/dev.lock -r requirements/tools.in -e ".[dev]"
