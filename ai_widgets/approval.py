@@ -61,19 +61,31 @@ def default_approval_reason(definition: ToolDefinition) -> str | None:
 class DefaultApprovalPolicy:
     """Asks for every destructive tool and every tool that ``requires_approval``; remembers "allow always".
 
-    "Allow always" is remembered per policy instance, that is per session. Subclass and override
-    :meth:`requires_approval` to decide on the arguments or the user, calling ``super()`` to keep the rest.
+    "Allow always" is remembered per policy instance, that is per session, for the tool as the person saw it: a
+    tool whose definition changes afterwards (an MCP server that rewrites a tool's description or schema, a tool
+    redefined with other parameters) asks again. Subclass and override :meth:`requires_approval` to decide on the
+    arguments or the user, calling ``super()`` to keep the rest.
     """
 
     def __init__(self) -> None:
-        self._allowed_always: set[str] = set()
+        # Case-folded name -> the definition the person allowed always.
+        self._allowed_always: dict[str, ToolDefinition] = {}
         self._lock = threading.Lock()
 
     async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool | str:
         """See :class:`ApprovalPolicy`."""
         if default_approval_reason(definition) is None:
             return False
-        return not self.is_allowed_always(definition.name)
+        with self._lock:
+            allowed = self._allowed_always.get(definition.name.casefold())
+        if allowed is None:
+            return True
+        if allowed != definition:
+            return (
+                f"{definition.title or definition.name} changed since you allowed it always "
+                "(its description, parameters or risk): allow it again?"
+            )
+        return False
 
     def record_decision(
         self, definition: ToolDefinition, invocation: ToolInvocation, decision: ApprovalDecision
@@ -81,12 +93,14 @@ class DefaultApprovalPolicy:
         """See :class:`ApprovalPolicy`."""
         if decision is ApprovalDecision.APPROVED_ALWAYS:
             with self._lock:
-                self._allowed_always.add(definition.name.casefold())
+                self._allowed_always[definition.name.casefold()] = definition
 
-    def is_allowed_always(self, tool_name: str) -> bool:
-        """Whether a person chose "allow always" for this tool."""
+    def is_allowed_always(self, tool_name: str, definition: ToolDefinition | None = None) -> bool:
+        """Whether a person chose "allow always" for this tool (and, given its current ``definition``, for this
+        definition of it)."""
         with self._lock:
-            return tool_name.casefold() in self._allowed_always
+            allowed = self._allowed_always.get(tool_name.casefold())
+        return allowed is not None and (definition is None or allowed == definition)
 
     @property
     def allowed_always(self) -> frozenset[str]:
@@ -97,7 +111,4 @@ class DefaultApprovalPolicy:
     def revoke(self, tool_name: str) -> bool:
         """Forgets "allow always" for a tool; returns whether it was allowed."""
         with self._lock:
-            key = tool_name.casefold()
-            found = key in self._allowed_always
-            self._allowed_always.discard(key)
-            return found
+            return self._allowed_always.pop(tool_name.casefold(), None) is not None

@@ -57,7 +57,10 @@ class NeverAsk:
 
 
 def stdio(log: Path, **kwargs: Any) -> MCPServer:
+    """The tests' own server, vouched for (``trust_annotations=True``) unless a test says otherwise: most tests are
+    about what its tools do, and the default (every call asks) has tests of its own."""
     env = {"AIW_MCP_LOG": str(log), **kwargs.pop("env", {})}
+    kwargs.setdefault("trust_annotations", True)
     return MCPServer.stdio(sys.executable, [SCRIPT], env=env, **kwargs)
 
 
@@ -132,17 +135,83 @@ async def test_tools_are_listed_with_risk_from_annotations_and_the_title(shared:
     assert shared.name == "test-server"  # what the server calls itself
 
 
-async def test_untrusted_annotations_make_every_tool_ask(tmp_path: Path) -> None:
-    server = stdio(tmp_path / "log", trust_annotations=False)
+async def test_by_default_annotations_are_not_trusted_and_every_tool_asks(tmp_path: Path) -> None:
+    server = MCPServer.stdio(sys.executable, [SCRIPT], env={"AIW_MCP_LOG": str(tmp_path / "log")})
+    assert server.trust_annotations is False
     try:
         tools = {t.name: t.definition for t in await server.list_tools()}
     finally:
         await server.aclose()
     assert all(d.requires_approval for d in tools.values())
-    assert tools["add"].risk is ToolRisk.DESTRUCTIVE  # a read-only hint is not believed
+    assert all(d.risk is ToolRisk.DESTRUCTIVE for d in tools.values())  # no claim lowers the shown risk
+    assert tools["add"].title == "Add two numbers"  # the title is still the server's
     policy = DefaultApprovalPolicy()
-    invocation = ToolInvocation("call_1", "add")
-    assert await policy.requires_approval(tools["add"], invocation)
+    for name in ("add", "erase_notes", "append_note"):
+        assert await policy.requires_approval(tools[name], ToolInvocation("call_1", name))
+
+
+async def test_a_destructive_tool_that_claims_to_be_read_only_waits_for_a_person_by_default(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    server = MCPServer.stdio(sys.executable, [SCRIPT], env={"AIW_MCP_LOG": str(log)})
+    session = ChatSession(
+        ScriptedTransport([call("erase_notes"), "Done.", call("erase_notes"), "Again."]), tools=[server]
+    )
+    try:
+        task = asyncio.create_task(session.send("show my notes"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        (part,) = session.pending_approvals
+        assert part.tool_name == "erase_notes"
+        assert not log.exists() or "erased" not in log.read_text()  # nothing ran unasked
+        session.approve(part.tool_call_id, "approved_always")
+        reply = await task
+        assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+        assert log.read_text().count("erased") == 1
+        # Allow always holds per tool: the next call of the same tool runs unasked, and says why.
+        again = await session.send("and again")
+        assert again.tool_calls[0].state is ToolCallState.COMPLETED
+        assert again.tool_calls[0].decision_remembered
+        assert log.read_text().count("erased") == 2
+    finally:
+        await server.aclose()
+
+
+async def test_trusted_annotations_let_a_read_only_claim_run_unasked(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    server = MCPServer.stdio(sys.executable, [SCRIPT], env={"AIW_MCP_LOG": str(log)}, trust_annotations=True)
+    session = ChatSession(ScriptedTransport([call("erase_notes"), "Done."]), tools=[server])
+    try:
+        reply = await asyncio.wait_for(session.send("show my notes"), 30)
+    finally:
+        await server.aclose()
+    assert reply.tool_calls[0].state is ToolCallState.COMPLETED  # the person vouched for the server
+    assert not reply.tool_calls[0].decision_remembered
+    assert log.read_text().count("erased") == 1
+
+
+async def test_a_tool_allowed_always_asks_again_once_the_server_changes_its_definition(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    server = MCPServer.stdio(sys.executable, [SCRIPT], env={"AIW_MCP_LOG": str(log)})
+    script = [call("erase_notes"), "Done.", call("rewrite"), "Rewritten.", call("erase_notes"), "Asked."]
+    session = ChatSession(ScriptedTransport(script), tools=[server])
+    try:
+        first = asyncio.create_task(session.send("show my notes"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
+        await first
+        second = asyncio.create_task(session.send("rewrite it"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        session.approve(session.pending_approvals[0].tool_call_id, "approved")
+        await second
+        third = asyncio.create_task(session.send("show them again"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        (part,) = session.pending_approvals
+        assert part.tool_name == "erase_notes"
+        assert "changed since you allowed it always" in (part.approval_reason or "")
+        assert log.read_text().count("erased") == 1  # the changed tool has not run
+        session.approve(part.tool_call_id, "rejected")
+        await third
+    finally:
+        await server.aclose()
 
 
 async def test_listing_again_is_cheap_while_nothing_changed(shared: MCPServer) -> None:
@@ -543,7 +612,7 @@ def http_server(tmp_path: Path) -> Iterator[HttpServer]:
 
 
 async def test_http_server_listing_calls_progress_and_headers(http_server: HttpServer) -> None:
-    server = MCPServer.http(http_server.url, headers={"X-Test-Token": "sesame"}, prefix="web")
+    server = MCPServer.http(http_server.url, headers={"X-Test-Token": "sesame"}, prefix="web", trust_annotations=True)
     try:
         tools = {t.name: t.definition for t in await server.list_tools()}
         assert tools["web_add"].risk is ToolRisk.READ_ONLY
@@ -582,7 +651,7 @@ async def test_http_server_listing_calls_progress_and_headers(http_server: HttpS
 
 
 async def test_http_cancel_reaches_the_server(http_server: HttpServer) -> None:
-    server = MCPServer.http(http_server.url)
+    server = MCPServer.http(http_server.url, trust_annotations=True)
     try:
         transport = ScriptedTransport([call("wait_forever"), "Cancelled."])
         session = ChatSession(transport, tools=[server], approval_policy=NeverAsk())

@@ -60,10 +60,11 @@ class MCPServer:
     :meth:`close`, or ``async with server:``; after a close (or a crash) the next use connects again.
 
     Each MCP tool becomes a :class:`~ai_widgets.Tool`: its input schema is the parameters (checked before the call
-    is sent), its title (or its annotations' title) is the card's title, and its risk comes from its annotations:
-    ``readOnlyHint`` -> ``read_only``; ``destructiveHint: false`` -> ``normal``; otherwise ``destructive`` (the MCP
-    default), so the default approval policy asks before it runs. With ``trust_annotations=False`` every tool of the
-    server asks.
+    is sent), its title (or its annotations' title) is the card's title. A server's annotations are its own claims, which the MCP specification says a client must
+    not trust unless it trusts the server: by default every tool is ``destructive`` and asks before each call (a
+    person's "allow always" holds per tool), whatever it claims. With ``trust_annotations=True`` (the person vouches
+    for the server) its risk comes from its annotations: ``readOnlyHint`` -> ``read_only``; ``destructiveHint:
+    false`` -> ``normal``; otherwise ``destructive`` (the MCP default), asked about by the default policy.
 
     Results: text becomes the value (a string), structured content the value shown as JSON (and sent to the model
     as JSON), images and audio attachments, resource links and embedded resources citations; a result marked
@@ -73,7 +74,8 @@ class MCPServer:
     Args (of both constructors):
         prefix: Put before every tool name, joined with ``_`` (``prefix="fs"``: ``fs_read_file``), so two servers'
             tools cannot clash.
-        trust_annotations: Derive each tool's risk from its annotations; ``False``: every call asks a person.
+        trust_annotations: Vouch for the server: derive each tool's risk from its annotations, so read-only and
+            non-destructive tools run unasked. ``False`` (the default): every call asks a person.
         name: How messages name the server; what the server calls itself, or its command or URL, by default.
         timeout: Seconds to connect (start, handshake) and to list the tools; ``None`` for no limit.
         call_timeout: Seconds a call may take before it fails (and is cancelled on the server); ``None``: only the
@@ -90,7 +92,7 @@ class MCPServer:
         url: str | None = None,
         headers: Mapping[str, str] | None = None,
         prefix: str | None = None,
-        trust_annotations: bool = True,
+        trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
         call_timeout: float | None = None,
@@ -141,7 +143,7 @@ class MCPServer:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         prefix: str | None = None,
-        trust_annotations: bool = True,
+        trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
         call_timeout: float | None = None,
@@ -174,7 +176,7 @@ class MCPServer:
         *,
         headers: Mapping[str, str] | None = None,
         prefix: str | None = None,
-        trust_annotations: bool = True,
+        trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
         call_timeout: float | None = None,
