@@ -512,6 +512,29 @@ async def killed_once(executor: Executor, tmp_path: Path) -> None:
     assert runs(ledger) == [str(pid)]
 
 
+def append_pid_and_fail(path: str, retries: int = 0, key: str = "") -> None:
+    """Appends the id of its process to ``path`` and raises. Its parameters share names with ``Client.submit``'s."""
+    with Path(path).open("a") as file:
+        file.write(f"{os.getpid()} {retries} {key}\n")
+    raise RuntimeError("failed once, on purpose")
+
+
+async def test_arguments_named_like_dask_options_reach_the_tool_and_do_not_rerun_it(
+    executor: Executor, tmp_path: Path
+) -> None:
+    # Before, they went to Client.submit: Dask took retries=2 as its own and ran the failing tool three times, and
+    # key= as the task's name.
+    ledger = tmp_path / "runs"
+    ledger.touch()
+    arguments = {"path": str(ledger), "retries": 2, "key": "mine"}
+    session = make_session(executor, [tool(append_pid_and_fail)], "append_pid_and_fail", arguments)
+    reply = await asyncio.wait_for(session.send("go"), 60)
+    outcome, error = failed_call(reply)
+    assert error.type == "RuntimeError"
+    assert "failed once, on purpose" in (outcome.message or "")
+    assert [line.split()[1:] for line in ledger.read_text().splitlines()] == [["2", "mine"]]
+
+
 UNREADABLE = {
     "a result whose unpickling raises": (
         unreadable_result,
