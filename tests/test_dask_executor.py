@@ -631,7 +631,7 @@ async def test_a_call_dask_gives_up_on_after_its_worker_died_fails_saying_so(tmp
     ledger = tmp_path / "runs"
     ledger.touch()
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = distributed.Client(cluster)
     try:
         session = session_with_a_next_turn(
