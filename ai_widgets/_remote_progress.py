@@ -1,4 +1,5 @@
-"""The way back from a Dask worker: a sync tool's progress reaches its card, and a cancel reaches the tool.
+"""The link to a Dask worker: a sync tool's progress reaches its card, a cancel reaches the tool, and a call runs
+at most once.
 
 A sync tool sent to another process gets a stand-in :class:`~ai_widgets.tools.ToolInvocation` built there. On a Dask
 ``distributed`` executor (``client.get_executor()``) the stand-in is linked back to the kernel:
@@ -11,6 +12,12 @@ A sync tool sent to another process gets a stand-in :class:`~ai_widgets.tools.To
 - cancel: when the call is cancelled in the kernel (a cancel, a stop, a timeout), the Dask future is cancelled, and
   the worker marks the running task cancelled. The stand-in's ``cancelled`` reads that state where it runs (no
   network round trip), so ``invocation.cancelled.is_set()`` turns true a moment after the cancel.
+- at most once: Dask runs a task again when the worker running it dies (up to ``allowed-failures`` times, a setting
+  of the scheduler that a client cannot change for its own tasks), and recomputes a finished one whose worker held
+  its result. A tool call must not: it may have done its work already. So the kernel puts a one-time token in a Dask
+  ``Queue`` of the call's own (:func:`open_run_once`), and the call, where it runs, takes it before the tool starts
+  (:meth:`RunOnce.claim`): the scheduler hands it to one run only, and any later run finds the name of the worker
+  that took it instead and refuses to call the tool.
 
 Other executors (process pools, Ray, ...) have no such channel: nothing here applies to them.
 
@@ -20,6 +27,7 @@ executor and calls its client, and the worker side imports it where it runs (a D
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -32,7 +40,17 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ProgressSender", "RemoteCall", "RemoteLink", "RemoteRegistration", "register_remote_call"]
+__all__ = [
+    "ProgressSender",
+    "RemoteCall",
+    "RemoteLink",
+    "RemoteRegistration",
+    "RunOnce",
+    "RunOnceHandle",
+    "killed_worker",
+    "open_run_once",
+    "register_remote_call",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +232,113 @@ def register_remote_call(executor: Executor, report: ReportProgress) -> RemoteRe
     return RemoteRegistration(relay, token)
 
 
+class RunOnceHandle:
+    """The kernel's hold on a call's one-time token (see :func:`open_run_once`); :meth:`close` it once the call has
+    ended. Until then the scheduler keeps the token's queue, so every later run of the call finds it taken."""
+
+    def __init__(self, queue: Any, claim: RunOnce) -> None:
+        self._queue = queue
+        self.claim = claim
+        self._closed = False
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._queue.close()  # a message to the scheduler, not a round trip
+        except Exception:  # the client is closing: the scheduler drops the queue with it
+            logger.debug("ai_widgets: could not release %s", self.claim.queue, exc_info=True)
+
+
+async def open_run_once(executor: Executor) -> RunOnceHandle | None:
+    """Before a call is sent to a Dask executor: its one-time token, put in a Dask queue of its own on the scheduler.
+    ``None`` for any other executor.
+
+    Raises:
+        Exception: Whatever the Dask client raises when the scheduler cannot be reached.
+    """
+    client = dask_client(executor)
+    if client is None:
+        return None
+    claim = RunOnce(f"ai_widgets-run-once-{uuid.uuid4().hex}", uuid.uuid4().hex)
+    if getattr(client, "asynchronous", False):
+        queue = await _open_queue_async(client, claim)
+    else:
+        # Two round trips to the scheduler, made off the session's event loop.
+        queue = await asyncio.to_thread(_open_queue, client, claim)
+    return RunOnceHandle(queue, claim)
+
+
+def _open_queue(client: Any, claim: RunOnce) -> Any:
+    queue = _dask_queue()(claim.queue, client=client)
+    queue.put(claim.token)
+    return queue
+
+
+async def _open_queue_async(client: Any, claim: RunOnce) -> Any:
+    queue = await _dask_queue()(claim.queue, client=client)
+    await queue.put(claim.token)
+    return queue
+
+
+def _dask_queue() -> Any:
+    """``distributed.Queue`` (untyped), imported only where a Dask executor is used: distributed is optional."""
+    import distributed
+
+    return distributed.Queue
+
+
+def killed_worker(exc: BaseException) -> str | None:
+    """The address of the last worker that died running a task, when ``exc`` is Dask's ``KilledWorker`` (the
+    scheduler gave up on the task after ``allowed-failures`` workers died running it); ``None`` for anything else."""
+    if type(exc).__name__ != "KilledWorker" or not type(exc).__module__.startswith("distributed."):
+        return None
+    address = getattr(getattr(exc, "last_worker", None), "address", None)
+    return address if isinstance(address, str) else "an unknown worker"
+
+
 # --- the worker side ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunOnce:
+    """A call's one-time token and the Dask queue that holds it: picklable, small.
+
+    Attributes:
+        queue: The name of the call's queue on the scheduler.
+        token: What the first run takes from it.
+    """
+
+    queue: str
+    token: str
+
+    def claim(self) -> str | None:
+        """Where the call runs, before the tool starts: ``None`` when this run took the token (the only run
+        allowed); otherwise the worker that took it before (this is a second run, after that worker died).
+
+        Raises:
+            Exception: The queue could not be reached (the call must not run then: nobody can tell whether it ran).
+        """
+        from distributed import get_worker  # on a Dask worker, where distributed is installed
+
+        try:
+            here = str(get_worker().address)
+        except ValueError:  # a task run by the client itself (a local or synchronous scheduler)
+            here = "this process"
+        queue = _dask_queue()(self.queue)
+        try:
+            # One step on the scheduler: of two runs, only one can get the token.
+            taken = queue.get(batch=True)
+            if self.token in taken:
+                queue.put(here)  # what a later run is told: who ran the call
+                return None
+            for item in taken:  # put back for any run after this one
+                queue.put(item)
+            # None taken: the kernel let go of the queue (the call ended) and this is a recompute of a finished call.
+            return next((item for item in taken if isinstance(item, str)), "an earlier run")
+        finally:
+            queue.close()
 
 
 @dataclass(frozen=True)

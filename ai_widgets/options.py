@@ -112,7 +112,10 @@ class SessionOptions:
             library's own threads. On Dask's executor (``client.get_executor()``) the stand-in's progress reports
             come back to the card (as Dask events, at most 20 a second per call, the last one always) and its
             ``cancelled`` is set once the call is cancelled here (which cancels the Dask task); other executors
-            cannot send progress back (the card says so) and never set ``cancelled``.
+            cannot send progress back (the card says so) and never set ``cancelled``. A call runs at most once: a
+            run Dask starts again after the worker died refuses to call the tool, and a call whose worker (or pool
+            process) dies fails saying so. A result or exception that cannot be pickled there or read here fails
+            that call, saying so.
         waiting_status: The status line shown from each model request until its first content (text, reasoning
             or a tool call), so a person sees that the model is working; a transport may replace it with what it
             knows (reasoning started, a search running). ``None`` shows nothing.

@@ -2,7 +2,9 @@
 
 The tools are module-level functions so the worker process imports them by reference. Progress a tool reports on
 the worker comes back to the card (throttled there), and a cancel in the kernel reaches the tool's
-``invocation.cancelled``; another executor (a process pool) says its progress cannot come back.
+``invocation.cancelled``; another executor (a process pool) says its progress cannot come back. A call runs at most
+once: when the process running it is killed, the call fails saying its worker died, and it never runs again (Dask
+would run it again on the restarted worker). A result or exception that cannot travel fails its call, saying so.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,13 +23,15 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import ChatSession, SessionOptions, ToolCallState, ToolInvocation, ToolProgress, tool
+from ai_widgets import ChatSession, Message, SessionOptions, ToolCallState, ToolInvocation, ToolProgress, tool
 from ai_widgets._remote_progress import DEFAULT_INTERVAL, client_relay, register_remote_call
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import ToolCallPart
+from ai_widgets.tools import ToolError, ToolOutcome
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 distributed = pytest.importorskip("distributed", reason="dask[distributed] is not installed (the `dask` extra)")
+dask = pytest.importorskip("dask")
 
 pytestmark = pytest.mark.slow
 
@@ -345,3 +351,299 @@ async def test_an_unpicklable_handler_fails_that_call_naming_the_executor(execut
     assert "ClientExecutor" in (part.outcome.error.message or "")
     assert "picklable" in (part.outcome.error.message or "")
     assert reply.text == "ok"  # the turn went on
+
+
+# --- at most once, and what cannot travel ---------------------------------------------------------------------------
+
+
+def append_pid_and_block(path: str) -> str:
+    """Appends the id of its process to ``path`` (one line per run), then blocks while it is the only run: the test
+    kills its process. A second run (the bug) returns at once, so the test sees it without waiting."""
+    ledger = Path(path)
+    with ledger.open("a") as file:
+        file.write(f"{os.getpid()}\n")
+    deadline = time.monotonic() + 60
+    while len(ledger.read_text().split()) == 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return "ran again"
+
+
+def refuse_to_load(text: str) -> None:
+    """What unpickling a :class:`LoadFails` calls: it raises, in the kernel."""
+    raise RuntimeError(text)
+
+
+class LoadFails:
+    """Pickles fine where it is made, and cannot be unpickled anywhere."""
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (refuse_to_load, ("made on the worker, refused on load",))
+
+
+class RefusesToPickle:
+    """Cannot be pickled at all (cloudpickle neither)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("this value refuses to be pickled")
+
+
+class LoadFailsError(Exception):
+    """An exception that pickles where it is raised, and cannot be unpickled."""
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (refuse_to_load, ("the exception refused on load",))
+
+
+def unreadable_result() -> Any:
+    """Returns a value the kernel cannot unpickle (its ``__reduce__`` raises on load)."""
+    return LoadFails()
+
+
+def class_only_on_the_worker(directory: str, module: str) -> Any:
+    """Writes a module where it runs, imports it there, and returns an instance of its class: the kernel has no such
+    module."""
+    Path(directory, f"{module}.py").write_text("class OnlyHere:\n    pass\n")
+    sys.path.insert(0, directory)
+    try:
+        return __import__(module).OnlyHere()
+    finally:
+        sys.path.remove(directory)
+
+
+def unsendable_result() -> Any:
+    """Returns a value that cannot be pickled where it runs."""
+    return RefusesToPickle()
+
+
+def raises_unreadable() -> None:
+    """Raises an exception the kernel cannot unpickle."""
+    raise LoadFailsError("the tool failed its own way")
+
+
+def runs(ledger: Path) -> list[str]:
+    """The process ids the runs of :func:`append_pid_and_block` wrote, one per run."""
+    return ledger.read_text().split()
+
+
+async def first_run(ledger: Path, *, timeout: float = 60) -> int:
+    """The process id the first run wrote to ``ledger``, once it has (the call is running)."""
+    deadline = time.monotonic() + timeout
+    while not runs(ledger):
+        assert time.monotonic() < deadline, "the tool never started"
+        await asyncio.sleep(0.02)
+    return int(runs(ledger)[0])
+
+
+def failed_call(reply: Message, tool_call_id: str = "c1") -> tuple[ToolOutcome, ToolError]:
+    """The outcome of a call that failed, and the error the person sees."""
+    part = reply.tool_call(tool_call_id)
+    assert part is not None
+    assert part.state is ToolCallState.FAILED, (part.state, part.outcome)
+    assert part.outcome is not None
+    assert part.outcome.error is not None
+    return part.outcome, part.outcome.error
+
+
+def session_with_a_next_turn(executor: Executor, tools: list[Any], name: str, arguments: dict[str, Any]) -> ChatSession:
+    """A call of ``name``, then (the next send) a call of ``process_id`` on the same executor."""
+    return ChatSession(
+        ScriptedTransport(
+            [
+                ScriptedReply(tool_calls=(ScriptedToolCall(name=name, arguments=arguments, id="c1"),)),
+                ScriptedReply(text="ok"),
+                ScriptedReply(tool_calls=(ScriptedToolCall(name="process_id", arguments={}, id="c2"),)),
+                ScriptedReply(text="still ok"),
+            ]
+        ),
+        tools=[*tools, tool(process_id)],
+        options=SessionOptions(tool_executor=executor, include_detailed_errors=True),
+    )
+
+
+async def kill_the_running_call(session: ChatSession, ledger: Path) -> tuple[Message, int]:
+    """Starts the turn, kills the process running the call as soon as it has started, and waits for the turn."""
+    turn = asyncio.create_task(session.send("go"))
+    pid = await first_run(ledger)
+    assert pid != os.getpid()
+    os.kill(pid, signal.SIGKILL)
+    return await asyncio.wait_for(turn, 90), pid
+
+
+@pytest.mark.parametrize("client_kind", ["synchronous", "asynchronous"])
+async def test_a_call_whose_dask_worker_is_killed_fails_saying_so_and_never_runs_again(
+    executor: Executor, tmp_path: Path, client_kind: str
+) -> None:
+    if client_kind == "synchronous":
+        await killed_once(executor, tmp_path)
+        return
+    # A client made on the session's own event loop sets up the call's token there.
+    address = executor._client.scheduler.address  # type: ignore[attr-defined]
+    async with distributed.Client(address, asynchronous=True) as client:
+        await killed_once(client.get_executor(), tmp_path)
+
+
+async def killed_once(executor: Executor, tmp_path: Path) -> None:
+    ledger = tmp_path / "runs"
+    ledger.touch()
+    session = session_with_a_next_turn(
+        executor, [tool(append_pid_and_block)], "append_pid_and_block", {"path": str(ledger)}
+    )
+    reply, pid = await kill_the_running_call(session, ledger)
+    outcome, error = failed_call(reply)
+    assert "the worker running it died before its result came back" in (outcome.message or "")
+    assert "It was not run again" in (outcome.message or "")
+    assert error.type == "WorkerLostError"
+    assert "ClientExecutor" in error.message
+    assert "refused to call the tool" in error.message
+    assert "tcp://" in error.message  # the worker that died
+    assert reply.text == "ok"  # the turn went on
+    # With one worker, the call failed only once Dask had run it again on the restarted worker, and that run did not
+    # call the tool; nor does anything later.
+    await asyncio.sleep(1.0)
+    assert runs(ledger) == [str(pid)]
+    # The next send works, on the restarted worker.
+    again = await asyncio.wait_for(session.send("again"), 60)
+    assert again.text == "still ok"
+    second = again.tool_call("c2")
+    assert second is not None
+    assert second.state is ToolCallState.COMPLETED, second.outcome
+    assert second.outcome is not None
+    assert second.outcome.value not in (pid, os.getpid())
+    assert runs(ledger) == [str(pid)]
+
+
+def append_pid_and_fail(path: str, retries: int = 0, key: str = "") -> None:
+    """Appends the id of its process to ``path`` and raises. Its parameters share names with ``Client.submit``'s."""
+    with Path(path).open("a") as file:
+        file.write(f"{os.getpid()} {retries} {key}\n")
+    raise RuntimeError("failed once, on purpose")
+
+
+async def test_arguments_named_like_dask_options_reach_the_tool_and_do_not_rerun_it(
+    executor: Executor, tmp_path: Path
+) -> None:
+    # Before, they went to Client.submit: Dask took retries=2 as its own and ran the failing tool three times, and
+    # key= as the task's name.
+    ledger = tmp_path / "runs"
+    ledger.touch()
+    arguments = {"path": str(ledger), "retries": 2, "key": "mine"}
+    session = make_session(executor, [tool(append_pid_and_fail)], "append_pid_and_fail", arguments)
+    reply = await asyncio.wait_for(session.send("go"), 60)
+    outcome, error = failed_call(reply)
+    assert error.type == "RuntimeError"
+    assert "failed once, on purpose" in (outcome.message or "")
+    assert [line.split()[1:] for line in ledger.read_text().splitlines()] == [["2", "mine"]]
+
+
+UNREADABLE = {
+    "a result whose unpickling raises": (
+        unreadable_result,
+        "UnreadableResultError",
+        "the tool's result could not be read in the kernel: RuntimeError: made on the worker, refused on load",
+        "its result could not be read in the kernel",
+    ),
+    "a result of a class only the worker has": (
+        class_only_on_the_worker,
+        "UnreadableResultError",
+        "the tool's result could not be read in the kernel: ModuleNotFoundError: No module named 'only_on_the_worker",
+        "its result could not be read in the kernel",
+    ),
+    "a result that cannot be pickled on the worker": (
+        unsendable_result,
+        "UnsendableResultError",
+        "could not be pickled on {where} to come back: a RefusesToPickle: TypeError: this value refuses to be pickled",
+        "its result could not be sent back",
+    ),
+    "an exception that cannot be unpickled": (
+        raises_unreadable,
+        "RemoteToolError",
+        "LoadFailsError: the tool failed its own way (raised on {where}; the exception itself is not here: it could "
+        "not be read in the kernel: RuntimeError: the exception refused on load)",
+        "failed: RemoteToolError: LoadFailsError: the tool failed its own way",
+    ),
+}
+
+
+async def fails_clearly_and_the_executor_goes_on(executor: Executor, case: str, tmp_path: Path) -> None:
+    function, error_type, error_text, told = UNREADABLE[case]
+    arguments = {"directory": str(tmp_path), "module": f"only_on_the_worker_{tmp_path.name.replace('-', '_')}"}
+    session = session_with_a_next_turn(
+        executor, [tool(function)], function.__name__, arguments if function is class_only_on_the_worker else {}
+    )
+    # Before: Dask never handed such a result over (the call stayed running until Stop) and a process pool broke.
+    reply = await asyncio.wait_for(session.send("go"), 60)
+    outcome, error = failed_call(reply)
+    assert error.type == error_type
+    assert error_text.format(where=type(executor).__name__) in error.message
+    assert told in (outcome.message or "")
+    assert reply.text == "ok"  # the turn went on
+    again = await asyncio.wait_for(session.send("again"), 60)  # and so does the executor
+    second = again.tool_call("c2")
+    assert second is not None
+    assert second.state is ToolCallState.COMPLETED, second.outcome
+    assert again.text == "still ok"
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE))
+async def test_what_cannot_travel_back_from_a_dask_worker_fails_that_call(
+    executor: Executor, case: str, tmp_path: Path
+) -> None:
+    await fails_clearly_and_the_executor_goes_on(executor, case, tmp_path)
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE))
+async def test_what_cannot_travel_back_from_a_process_pool_fails_that_call(
+    process_pool: Executor, case: str, tmp_path: Path
+) -> None:
+    await fails_clearly_and_the_executor_goes_on(process_pool, case, tmp_path)
+
+
+async def test_a_call_whose_pool_process_is_killed_fails_saying_so(tmp_path: Path) -> None:
+    ledger = tmp_path / "runs"
+    ledger.touch()
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        session = session_with_a_next_turn(
+            pool, [tool(append_pid_and_block)], "append_pid_and_block", {"path": str(ledger)}
+        )
+        reply, pid = await kill_the_running_call(session, ledger)
+        outcome, error = failed_call(reply)
+        assert "the worker running it died before its result came back" in (outcome.message or "")
+        assert error.type == "WorkerLostError"
+        assert "a worker process of ProcessPoolExecutor died while it ran" in error.message
+        assert "BrokenProcessPool" in error.message
+        assert reply.text == "ok"
+        await asyncio.sleep(0.5)
+        assert runs(ledger) == [str(pid)]
+        # The pool is broken for good: the next call fails at once, saying so (not that it cannot be pickled).
+        again = await asyncio.wait_for(session.send("again"), 30)
+        assert again.text == "still ok"
+        _, refused = failed_call(again, "c2")
+        assert "the executor ProcessPoolExecutor: it is broken" in refused.message
+        assert "Make a new one" in refused.message
+        assert "picklable" not in refused.message
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+async def test_a_call_dask_gives_up_on_after_its_worker_died_fails_saying_so(tmp_path: Path) -> None:
+    # A scheduler that allows no worker death per task: Dask fails the task itself (KilledWorker), no second run.
+    ledger = tmp_path / "runs"
+    ledger.touch()
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    try:
+        session = session_with_a_next_turn(
+            client.get_executor(), [tool(append_pid_and_block)], "append_pid_and_block", {"path": str(ledger)}
+        )
+        reply, pid = await kill_the_running_call(session, ledger)
+        outcome, error = failed_call(reply)
+        assert "the worker running it died before its result came back" in (outcome.message or "")
+        assert error.type == "WorkerLostError"
+        assert "died before its result came back, and Dask gave up on it (KilledWorker:" in error.message
+        assert reply.text == "ok"
+        assert runs(ledger) == [str(pid)]
+    finally:
+        client.close()
+        cluster.close()

@@ -7,20 +7,18 @@ import contextvars
 import functools
 import inspect
 import json
-import pickle
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ai_widgets._remote_progress import RemoteRegistration, register_remote_call
-from ai_widgets._safe import UnsafeValueError, safe_text
+from ai_widgets._safe import UnsafeValueError
 from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
 from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
-from ai_widgets.tools._detached import _call_detached
+from ai_widgets.tools._detached import DetachedCall, run_detached
 from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
 from ai_widgets.tools._live import ToolPlace, announce, place_of
 from ai_widgets.tools._outcome import ToolError, ToolOutcome
@@ -222,7 +220,7 @@ class Tool:
         if isinstance(bound, ToolOutcome):
             return bound
         try:
-            result = await self._run(bound, invocation, executor)
+            result = await self._run(bound, invocation, executor, include_detailed_errors=include_detailed_errors)
         except Exception as exc:
             if include_detailed_errors:
                 error = ToolError.from_exception(exc)
@@ -241,7 +239,14 @@ class Tool:
                 error=exc,
             )
 
-    async def _run(self, bound: dict[str, Any], invocation: ToolInvocation, executor: Executor | None) -> Any:
+    async def _run(
+        self,
+        bound: dict[str, Any],
+        invocation: ToolInvocation,
+        executor: Executor | None,
+        *,
+        include_detailed_errors: bool,
+    ) -> Any:
         if self._function is None:
             args: tuple[Any, ...] = (invocation,)
             kwargs: dict[str, Any] = {}
@@ -263,10 +268,10 @@ class Tool:
             # travel, so the handler gets a stand-in built where it runs. On a Dask executor the stand-in's progress
             # comes back as Dask events and drives this invocation's (see ai_widgets._remote_progress), and its
             # ``cancelled`` follows the Dask task's; other executors have no way back, and the card says so.
-            where = type(executor).__name__
-            takes_invocation = self._function is None or self._invocation_parameter is not None
-            remote: RemoteRegistration | None = None
-            if takes_invocation:
+            # What comes back is read apart from the executor's own transport, and a call runs at most once there
+            # (see ai_widgets.tools._detached).
+            fields: dict[str, Any] | None = None
+            if self._function is None or self._invocation_parameter is not None:
                 fields = {
                     "tool_call_id": invocation.tool_call_id,
                     "tool_name": invocation.tool_name,
@@ -279,47 +284,8 @@ class Tool:
                     args = ()
                 else:
                     kwargs.pop(self._invocation_parameter or "", None)
-                remote = register_remote_call(executor, invocation.progress.report)
-                if remote is None:
-                    invocation.progress.report(
-                        None, f"running on {where}: its progress cannot come back to this card (only Dask's can)"
-                    )
-                else:
-                    invocation.progress.report(None, f"sent to the Dask cluster ({where})")
-                target: Callable[..., Any] = functools.partial(
-                    _call_detached, handler, fields, self._invocation_parameter, None if remote is None else remote.call
-                )
-            else:
-                target = handler
-            try:
-                try:
-                    future = executor.submit(target, *args, **kwargs)
-                except Exception as exc:
-                    raise RuntimeError(
-                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
-                        "(the handler and its arguments must be picklable)"
-                    ) from exc
-                try:
-                    # A cancel here (a cancel, a stop, a timeout) cancels ``future``, and with it the Dask task.
-                    result = await asyncio.wrap_future(future, loop=loop)
-                except (pickle.PicklingError, TypeError, AttributeError) as exc:
-                    if not isinstance(exc, pickle.PicklingError) and "pickl" not in str(exc):
-                        raise
-                    raise RuntimeError(
-                        f"could not send the call of {self.name} to the executor {where}: {safe_text(str(exc))} "
-                        "(the handler and its arguments must be picklable)"
-                    ) from exc
-                except BaseException:
-                    # Given up (a cancel, a stop, a timeout): a call the executor cannot cancel any more (a thread
-                    # pool's started call) runs on; its card says so until it returns.
-                    if not future.done() and not future.cancel() and invocation._on_abandoned is not None:
-                        invocation._on_abandoned(future)
-                    raise
-            finally:
-                # Every report the worker sent before the call returned has been handed on by now (Dask delivers
-                # them ahead of the result); later ones are for a call that has ended.
-                if remote is not None:
-                    remote.close()
+            call = DetachedCall(self.name, handler, args, kwargs, fields, self._invocation_parameter)
+            result = await run_detached(executor, call, invocation, include_detailed_errors=include_detailed_errors)
         else:
             threads = executor if isinstance(executor, ToolThreads) else default_tool_threads()
             # With the caller's context variables, as a direct call would see them.
