@@ -414,12 +414,14 @@ def test_a_crash_mid_append_loses_only_the_torn_record(tmp_path: Path) -> None:
     )
     crashing.wait(60)
     assert crashing.returncode == -signal.SIGKILL, crashing.stderr.read() if crashing.stderr else ""
-    assert _texts(read_history(path)) == ["first", "one"]
+    # The half that reached the file may hold whole records (the second question, the reply as it started).
+    survived = _texts(read_history(path))
+    assert survived in (["first", "one"], ["first", "one", "second"], ["first", "one", "second", ""])
     session = ChatSession(ScriptedTransport(["three"]), history=path)
-    assert _texts(session.messages) == ["first", "one"]
+    assert _texts(session.messages) == survived
     asyncio.run(session.send("third"))
     session.flush_history()
-    assert _texts(read_history(path)) == ["first", "one", "third", "three"]  # written after the torn tail was cut
+    assert _texts(read_history(path)) == [*survived, "third", "three"]  # written after the torn tail was cut
     session.close()
 
 
