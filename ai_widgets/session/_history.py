@@ -647,10 +647,7 @@ class _Writer:
                 waiter.set_result(failure)
             if stop is not None:
                 self._stopped = True
-                if self._journal is not None:
-                    with contextlib.suppress(OSError):
-                        os.close(self._journal)
-                    self._journal = None
+                self._close_journal()
                 stop[0].set_result(self._failure)
                 return
             if self._failure is None and self._journal_size > max(COMPACT_MIN_BYTES, self._snapshot_size):
@@ -687,6 +684,7 @@ class _Writer:
             if not self._files.folder.is_dir():
                 raise FileNotFoundError(f"the folder {str(self._files.folder)!r} no longer exists")
             _write_atomically(self._files, self._files.snapshot, snapshot)
+            self._close_journal()  # Windows renames nothing over an open file
             _write_atomically(self._files, self._files.journal, header)
             self._open_journal(truncate_to=None)
         except OSError as exc:
@@ -699,11 +697,14 @@ class _Writer:
             logger.warning("ai_widgets: the history file %s is written again", self._files.snapshot)
         self._failure = None
 
-    def _open_journal(self, *, truncate_to: int | None) -> None:
-        if self._journal is not None:
+    def _close_journal(self) -> None:
+        fd, self._journal = self._journal, None
+        if fd is not None:
             with contextlib.suppress(OSError):
-                os.close(self._journal)
-            self._journal = None
+                os.close(fd)
+
+    def _open_journal(self, *, truncate_to: int | None) -> None:
+        self._close_journal()
         fd = os.open(self._files.journal, os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0))
         if truncate_to is not None:
             try:
