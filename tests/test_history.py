@@ -232,6 +232,20 @@ async def test_running_the_cell_again_takes_the_file_over_and_the_old_session_re
     assert _texts(read_history(path)) == ["first", "one", "second", "two"]  # nothing lost, no one overwritten
 
 
+async def test_a_newer_session_that_cannot_read_the_file_leaves_the_older_one_writing(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    old = ChatSession(ScriptedTransport(["one", "two"]), history=path)
+    await old.send("first")
+    good = path.read_bytes()
+    path.write_text("{not json", encoding="utf-8")  # someone wrote over it by hand
+    with pytest.raises(HistoryError, match="not a conversation"):
+        ChatSession(ScriptedTransport([]), history=path)
+    path.write_bytes(good)
+    assert (await old.send("second")).status is MessageStatus.COMPLETED  # still the file's one writer
+    old.close()
+    assert _texts(read_history(path)) == ["first", "one", "second", "two"]
+
+
 async def test_a_session_taken_over_mid_turn_stops_writing_and_its_reply_says_so(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     model = ScriptedTransport(

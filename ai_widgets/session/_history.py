@@ -124,12 +124,27 @@ class HistoryFile:
         self._on_taken_over = on_taken_over
         self._closed_because: str | None = None
         self._dirty: dict[int, Message] = {}
+        self._writer: _Writer
         key = str(target)
         with _REGISTRY_LOCK:
             older = _OPEN.get(key)
-            lock = older._hand_over() if older is not None else _Lock.acquire(files)
-            try:
+            if older is None:
+                lock = _Lock.acquire(files)
+                try:
+                    loaded = _read(files)
+                except BaseException:
+                    lock.release()
+                    raise
+            else:
+                # Read what the older session wrote before stopping it, so a file that cannot be read leaves it
+                # writing; read again if it wrote more before it stopped.
+                older._writer.flush().result(_HANDOVER_TIMEOUT)
                 loaded = _read(files)
+                writes = older._writer.writes
+                lock = older._hand_over()
+                if older._writer.writes != writes:
+                    loaded = _read(files)
+            try:
                 if loaded.journal_problem is not None:
                     logger.warning("ai_widgets: %s", loaded.journal_problem)
                 _remove_strays(files)
@@ -138,9 +153,10 @@ class HistoryFile:
                 lock.release()
                 _OPEN.pop(key, None)
                 raise
+            finally:
+                if older is not None:
+                    older._tell_taken_over()
             _OPEN[key] = self
-        if older is not None:
-            older._tell_taken_over()
         self.messages = loaded.messages
         for message in self.messages:
             _close_interrupted(message)
@@ -210,7 +226,7 @@ class HistoryFile:
         with _REGISTRY_LOCK:
             if self._closed_because is not None:
                 return
-            self._closed_because = "its session was closed."
+            self._closed_because = "the session was closed (close() writes the file and lets it go)."
             lock = self._writer.stop(compact=True, timeout=None)
             lock.release()
             if _OPEN.get(str(self.path)) is self:
@@ -275,7 +291,7 @@ def _resolve(path: str | os.PathLike[str]) -> Path:
     if target.is_dir():
         raise HistoryError(f"history={str(path)!r} leads to a folder ({str(target)!r}); give a file path")
     if not target.parent.is_dir():
-        where = f" (the link leads to {str(target)!r})" if target != given.absolute() else ""
+        where = f" (the link leads to {str(target)!r})" if str(target) != os.path.abspath(given) else ""
         raise HistoryError(
             f"the folder of the history file {str(path)!r} does not exist{where}: create {str(target.parent)!r} "
             "first, or pass another history= path"
@@ -571,6 +587,7 @@ class _Writer:
         self._journal_size = loaded.journal_size
         self._journal: int | None = None
         self._failure: BaseException | None = None
+        self.writes = 0  # successful writes so far (a newer session checks whether it read the last one)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._stopped = False
         try:
@@ -675,6 +692,7 @@ class _Writer:
                 os.ftruncate(fd, self._journal_size)  # no half record before the next one
             return
         self._journal_size += len(data)
+        self.writes += 1
 
     def _compact(self, *, raising: bool = False) -> None:
         """Writes the whole conversation as a new snapshot, then a new journal that follows it."""
@@ -693,6 +711,7 @@ class _Writer:
             self._fail(exc)
             return
         self._snapshot_size, self._journal_size = len(snapshot), len(header)
+        self.writes += 1
         if self._failure is not None:
             logger.warning("ai_widgets: the history file %s is written again", self._files.snapshot)
         self._failure = None
