@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,6 +232,18 @@ async def test_running_the_cell_again_takes_the_file_over_and_the_old_session_re
     await new.send("second")
     new.close()
     assert _texts(read_history(path)) == ["first", "one", "second", "two"]  # nothing lost, no one overwritten
+
+
+async def test_an_open_file_does_not_keep_its_session_alive(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(["one"]), history=path)
+    await session.send("first")
+    gone = weakref.ref(session)
+    del session
+    gc.collect()
+    assert gone() is None
+    again = ChatSession(ScriptedTransport([]), history=path)  # takes the file over from the one left open
+    assert _texts(again.messages) == ["first", "one"]
 
 
 async def test_a_newer_session_that_cannot_read_the_file_leaves_the_older_one_writing(tmp_path: Path) -> None:

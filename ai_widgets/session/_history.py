@@ -31,6 +31,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import datetime
+import inspect
 import json
 import logging
 import os
@@ -121,7 +122,13 @@ class HistoryFile:
         target = _resolve(path)
         self.path = target
         self._files = files = _Files(target)
-        self._on_taken_over = on_taken_over
+        # Weakly, for a bound method: the registry of open files must not keep a session (and its widget) alive.
+        self._on_taken_over: Callable[[], Callable[[str], None] | None] | None = None
+        if inspect.ismethod(on_taken_over):
+            self._on_taken_over = weakref.WeakMethod(on_taken_over)
+        elif on_taken_over is not None:
+            callback = on_taken_over
+            self._on_taken_over = lambda: callback
         self._closed_because: str | None = None
         self._dirty: dict[int, Message] = {}
         self._writer: _Writer
@@ -250,7 +257,7 @@ class HistoryFile:
         return self._writer.stop(compact=False, timeout=_HANDOVER_TIMEOUT)
 
     def _tell_taken_over(self) -> None:
-        callback = self._on_taken_over
+        callback = None if self._on_taken_over is None else self._on_taken_over()
         if callback is not None and self._closed_because is not None:
             try:
                 callback(f"History file {str(self.path)!r}: {self._closed_because}")
