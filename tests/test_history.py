@@ -369,6 +369,25 @@ async def test_a_write_that_fails_shows_on_the_reply_and_the_next_write_repairs_
     assert _texts(read_history(path)) == ["first", "one", "second", "two", "third", "three"]
 
 
+async def test_a_bug_in_the_writer_ends_the_turn_saying_so_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(["one", "two"]), history=path)
+
+    def broken(fd: int) -> Any:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr("ai_widgets.session._history.os.fstat", broken)
+    reply = await asyncio.wait_for(session.send("first"), 10)
+    assert reply.status is MessageStatus.ERROR
+    assert "ValueError: a bug" in (reply.error or "")
+    monkeypatch.undo()
+    assert (await session.send("second")).status is MessageStatus.COMPLETED
+    session.close()
+    assert _texts(read_history(path)) == ["first", "one", "second", "two"]
+
+
 async def test_a_deleted_folder_shows_on_the_reply(tmp_path: Path) -> None:
     folder = tmp_path / "chats"
     folder.mkdir()

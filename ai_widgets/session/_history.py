@@ -664,8 +664,12 @@ class _Writer:
                         waiters.append(future)
                     case ("stop", future, compact):
                         stop = (future, bool(compact))
-            if records or stop is not None:
-                self._write(records, compact=cleared or (stop is not None and stop[1]))
+            try:
+                if records or stop is not None:
+                    self._write(records, compact=cleared or (stop is not None and stop[1]))
+            except Exception as exc:  # a bug must not leave a waiting send() waiting for ever
+                logger.exception("ai_widgets: the history writer failed")
+                self._fail(exc)
             failure = self._failure
             for waiter in waiters:
                 waiter.set_result(failure)
@@ -675,7 +679,11 @@ class _Writer:
                 stop[0].set_result(self._failure)
                 return
             if self._failure is None and self._journal_size > max(COMPACT_MIN_BYTES, self._snapshot_size):
-                self._compact()
+                try:
+                    self._compact()
+                except Exception as exc:
+                    logger.exception("ai_widgets: the history writer failed")
+                    self._fail(exc)
 
     def _write(self, records: list[bytes], *, compact: bool) -> None:
         if compact or self._failure is not None or self._journal is None:
@@ -741,7 +749,7 @@ class _Writer:
                 raise
         self._journal = fd
 
-    def _fail(self, exc: OSError) -> None:
+    def _fail(self, exc: Exception) -> None:
         if self._failure is None:
             logger.warning("ai_widgets: could not write the history file %s: %s", self._files.snapshot, exc)
         self._failure = exc
