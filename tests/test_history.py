@@ -140,6 +140,8 @@ async def test_a_call_waiting_when_the_kernel_died_comes_back_answered(tmp_path:
         for part in message.tool_calls:
             assert part.state.terminal
             assert part.outcome is not None
+    second.flush_history()
+    assert [p.state for m in read_history(path) for p in m.tool_calls] == [ToolCallState.SKIPPED]  # saved closed
 
 
 @pytest.mark.parametrize(

@@ -166,7 +166,8 @@ class HistoryFile:
             _OPEN[key] = self
         self.messages = loaded.messages
         for message in self.messages:
-            _close_interrupted(message)
+            if _close_interrupted(message):
+                self.changed(message)  # the next checkpoint writes it as it now stands
 
     # --- the session's side ---------------------------------------------------------------------------------------
 
@@ -762,10 +763,12 @@ def _position(messages: list[Message], message: Message) -> int | None:
     return None
 
 
-def _close_interrupted(message: Message) -> None:
-    """A message saved mid-turn: its open calls never ran (the kernel stopped), and the turn is over."""
+def _close_interrupted(message: Message) -> bool:
+    """A message saved mid-turn: its open calls never ran (the kernel stopped), and the turn is over. Whether it
+    was such a message."""
     if message.role is not Role.ASSISTANT:
-        return
+        return False
+    changed = False
     for part in message.tool_calls:
         if not part.state.terminal:
             state = ToolCallState.FAILED if part.state is ToolCallState.RUNNING else ToolCallState.SKIPPED
@@ -773,9 +776,12 @@ def _close_interrupted(message: Message) -> None:
                 "Interrupted: the kernel stopped while it ran." if state is ToolCallState.FAILED else _KERNEL_STOPPED
             )
             part.move(state, ToolOutcome.failure(message_text, retryable=True))
+            changed = True
     if message.status is MessageStatus.IN_PROGRESS:
         message.status = MessageStatus.CANCELLED
         message.error = "The kernel stopped before this turn finished."
+        changed = True
+    return changed
 
 
 # The history files this process writes, by resolved path (a newer session for a path takes the file over), and
