@@ -21,6 +21,7 @@ __all__ = [
     "MessageUpdated",
     "PartAdded",
     "SessionChange",
+    "SessionNotice",
     "TextAppended",
     "ToolCallArgumentsChanged",
     "ToolCallStraggling",
@@ -118,6 +119,14 @@ class ConversationCleared:
     """Every message was removed."""
 
 
+@dataclass(frozen=True, slots=True)
+class SessionNotice:
+    """Something the person should know about the session itself, not one message: e.g. that a newer session in this
+    kernel took its history file over, so this one no longer saves and refuses to send. May come from any thread."""
+
+    text: str
+
+
 SessionChange: TypeAlias = (
     MessageAdded
     | MessageUpdated
@@ -129,4 +138,5 @@ SessionChange: TypeAlias = (
     | MessageFinished
     | BusyChanged
     | ConversationCleared
+    | SessionNotice
 )

@@ -16,6 +16,7 @@ SECTIONS = [
     "bench_arguments",
     "bench_tool_definitions",
     "bench_session",
+    "bench_history",
     "bench_widget",
     "bench_frontend",
     "bench_provider_openai_chat",

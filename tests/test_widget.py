@@ -673,3 +673,24 @@ def test_a_results_shown_form_stays_small_whatever_the_value(value: Any) -> None
     assert shown is not None
     size = len(json.dumps(shown, ensure_ascii=False, allow_nan=False))
     assert size < 1_500_000, size
+
+
+async def test_a_chat_whose_history_file_was_taken_over_says_so_and_refuses_to_send(wire: Wire, tmp_path: Any) -> None:
+    path = tmp_path / "chat.json"
+    old = ChatWidget(transport=ScriptedTransport(["one"]), history=path)
+    await old.ask("first", show=False)
+    new = ChatWidget(transport=ScriptedTransport(["two"]), history=path)  # the cell, run again
+    assert [m["parts"][0]["text"] for m in new.history] == ["first", "one"]
+    (notice,) = [c["message"] for c in wire.custom(old.comm.comm_id) if c["type"] == "error"]
+    assert str(path) in notice
+    assert "took it over" in notice
+    assert not [c for c in wire.custom(new.comm.comm_id) if c["type"] == "error"]
+    wire.comms[old.comm.comm_id].handle({"type": "send", "text": "lost?"})
+    await wait_for(lambda: "took it over" in wire.custom(old.comm.comm_id)[-1].get("message", ""))
+    assert len(old.session.messages) == 2
+    await new.ask("second", show=False)
+    new.close()  # writes the file whole and lets it go
+    reopened = ChatSession(ScriptedTransport([]), history=path)
+    assert [m.text for m in reopened.messages] == ["first", "one", "second", "two"]
+    reopened.close()
+    old.close()

@@ -1,8 +1,17 @@
 """The session: a conversation with a model that can call tools (see :class:`ChatSession`)."""
 
 from ai_widgets.session._chat import ChatSession, SessionBusyError
-from ai_widgets.session._history import HistoryError
+from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
 
-__all__ = ["ChatSession", "HistoryError", "SessionBusyError", "StreamProtocolError", "ToolRound"]
+__all__ = [
+    "ChatSession",
+    "HistoryError",
+    "HistoryLockedError",
+    "HistoryTakenOverError",
+    "SessionBusyError",
+    "StreamProtocolError",
+    "ToolRound",
+    "read_history",
+]

@@ -26,11 +26,13 @@ from ai_widgets.changes import (
     MessageFinished,
     MessageUpdated,
     SessionChange,
+    SessionNotice,
+    ToolCallStraggling,
     ToolCallUpdated,
 )
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session._history import HistoryFile
+from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._reply import end_open_calls
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
@@ -62,12 +64,18 @@ class ChatSession:
         messages: A conversation to continue (from :func:`ai_widgets.messages.load_messages`).
         conversation_id: An id for the conversation; a new one by default.
         history: A JSON file that keeps the conversation across kernel restarts: loaded when it exists (a turn that
-            was running when the kernel stopped comes back ended, its open calls answered "not run"), and rewritten
-            atomically as messages are added, when a call starts to wait for a decision, and when a turn ends.
+            was running when the kernel stopped comes back ended, its open calls answered "not run"), and saved as
+            messages are added, when a call starts to wait for a decision, and when a turn ends (before ``send``
+            returns; a reply that could not be saved says so in its ``error``). Each save appends what changed to a
+            journal beside the file, on a thread of its own (see :mod:`ai_widgets.session._history`). One session
+            writes a file at a time: another process's is refused, and a newer session of this process for the
+            same file takes it over (this one then refuses to send). A symlink is followed.
 
     Raises:
         TypeError: ``transport`` has no ``stream(request)`` method.
-        HistoryError: The ``history`` file is corrupt or from a newer format (it is left untouched).
+        HistoryError: The ``history`` file's folder does not exist, or the file is corrupt or from a newer format
+            (it is left untouched).
+        HistoryLockedError: Another process writes the ``history`` file (the error names it).
     """
 
     def __init__(
@@ -87,9 +95,9 @@ class ChatSession:
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:
             raise ValueError("pass messages= or history=, not both: history= loads the conversation from its file")
-        self._history = None if history is None else HistoryFile(history)
+        self._history = None if history is None else HistoryFile(history, on_taken_over=self._history_taken_over)
         if self._history is not None:
-            messages = self._history.load()
+            messages = self._history.messages
         self.transport = transport
         self.tools = _as_tools(tools)
         self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
@@ -162,20 +170,77 @@ class ChatSession:
 
         return unsubscribe
 
+    # --- the history file -----------------------------------------------------------------------------------------
+
     def _checkpoint(self, change: SessionChange) -> None:
-        """Writes the history file at the moments a restart must not lose."""
+        """Notes every changed message, and hands the changed ones to the history file's writer at the moments a
+        restart must not lose: a message added, a call starting to wait for a decision, a turn's end, a clear."""
+        history = self._history
+        assert history is not None
         match change:
-            case ToolCallUpdated(part=part) if part.state is not ToolCallState.AWAITING_APPROVAL:
-                return
-            case MessageAdded() | MessageFinished() | ConversationCleared() | ToolCallUpdated():
-                pass
+            case ConversationCleared():
+                history.clear()
+            case BusyChanged() | SessionNotice() | ToolCallStraggling():
+                pass  # nothing in the record changed
+            case MessageAdded(message=message):
+                history.changed(message)
+                history.checkpoint(self._messages)
+            case MessageFinished():
+                history.checkpoint(self._messages)  # what changed since the turn's end was saved, if anything
+            case ToolCallUpdated(message=message, part=part):
+                history.changed(message)
+                if part.state is ToolCallState.AWAITING_APPROVAL:
+                    history.checkpoint(self._messages)
             case _:
-                return
-        assert self._history is not None
-        try:
-            self._history.save(self._messages)
-        except OSError as exc:
-            logger.warning("ai_widgets: could not write the history file %s: %s", self._history.path, exc)
+                history.changed(change.message)
+
+    async def _history_written(self, reply: Message) -> None:
+        """At a turn's end, before it says it ended: waits until the history file holds the reply as it ended; a
+        reply that could not be saved says so (in its ``error``), so the person learns it from the reply itself."""
+        history = self._history
+        if history is None:
+            return
+        history.changed(reply)
+        history.checkpoint(self._messages)
+        problem = await history.written()
+        if problem is None:
+            return
+        if reply.status is MessageStatus.COMPLETED:
+            reply.status = MessageStatus.ERROR
+        reply.error = problem if not reply.error else f"{reply.error} {problem}"
+        self._notify(MessageUpdated(reply))
+
+    def _history_taken_over(self, text: str) -> None:
+        self._notify(SessionNotice(text))
+
+    def _check_history_writable(self) -> None:
+        history = self._history
+        if history is not None and not history.writable:
+            raise HistoryTakenOverError(f"this session no longer writes {str(history.path)!r}: {history.refusal}")
+
+    def flush_history(self, timeout: float | None = None) -> None:
+        """Blocks until the ``history`` file holds everything so far (it is written on a thread of its own).
+
+        Raises:
+            HistoryError: The last write failed (the file is behind; the next write tries again).
+            TimeoutError: The file was not written within ``timeout`` seconds.
+        """
+        if self._history is not None:
+            self._history.flush(timeout)
+
+    def close(self) -> None:
+        """Writes what is pending to the ``history`` file, folds its journal into the one JSON file, and releases
+        it (its lock included), so another process may open it. The session then refuses to send. Without
+        ``history`` it does nothing.
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        if self._history is None:
+            return
+        if self._turn is not None:
+            raise SessionBusyError("cannot close the session while a turn is running; stop() it first")
+        self._history.close()
 
     def _notify(self, change: SessionChange) -> None:
         for subscriber in self._subscribers:
@@ -196,10 +261,13 @@ class ChatSession:
 
         Raises:
             SessionBusyError: A turn is already running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
+        self._check_history_writable()
         self._check_can_start()
         self._append(Message.user(text))
         return await self._start_turn()
@@ -213,10 +281,13 @@ class ChatSession:
 
         Raises:
             SessionBusyError: A turn is already running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
             ValueError: The conversation is empty.
         """
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
+        self._check_history_writable()
         self._check_can_start()
         return await self._start_turn(carried=carry_over(self._messages[-1]))
 
@@ -256,9 +327,12 @@ class ChatSession:
 
         Raises:
             SessionBusyError: A turn is running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
         """
         if self._turn is not None:
             raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
+        self._check_history_writable()
         self._messages.clear()
         self._notify(ConversationCleared())
 
@@ -299,11 +373,14 @@ class ChatSession:
 
         Raises:
             SessionBusyError: A turn is already running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
             ValueError: No such tool, or the arguments are not JSON data.
             Exception: A source of tools (an MCP server) could not list its tools.
         """
         if self._turn is not None:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        self._check_history_writable()
         await self.tools.refresh()  # the tools of MCP servers, as they are now
         if self._turn is not None:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")

@@ -93,6 +93,7 @@ class Turn:
         reply = self.reply
         try:
             await self._loop()
+            await self.session._history_written(reply)  # saved (or saying it is not) before the turn ends
         except asyncio.CancelledError:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:

@@ -21,6 +21,7 @@ from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
     SessionChange,
+    SessionNotice,
     TextAppended,
     ToolCallArgumentsChanged,
     ToolCallStraggling,
@@ -139,6 +140,7 @@ class SessionBridge:
         on_busy: Called with the session's busy flag when it changes.
         on_turn_end: Called after a reply finished (to refresh usage and similar).
         on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
+        on_notice: Called with a notice about the session itself (its history file taken over by a newer session).
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
             is mirrored until :meth:`begin` says where to start.
@@ -153,6 +155,7 @@ class SessionBridge:
         on_busy: Callable[[bool], None],
         on_turn_end: Callable[[Message], None],
         on_cleared: Callable[[], None],
+        on_notice: Callable[[str], None] | None = None,
         start: int | None = 0,
     ) -> None:
         self._session = session
@@ -163,6 +166,7 @@ class SessionBridge:
         self._on_busy = on_busy
         self._on_turn_end = on_turn_end
         self._on_cleared = on_cleared
+        self._on_notice = on_notice
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
@@ -239,6 +243,9 @@ class SessionBridge:
                 self._on_turn_end(message)
             case BusyChanged(busy=busy):
                 self._on_busy(busy)
+            case SessionNotice(text=text):
+                if self._on_notice is not None:
+                    self._on_notice(text)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0

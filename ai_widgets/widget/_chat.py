@@ -56,7 +56,8 @@ class ChatWidget(SessionView):
         placeholder: The input box's placeholder.
         flush_interval: Seconds between patches to the front end while a reply streams.
         history: A JSON file that keeps the conversation across kernel restarts (when no session is given; see
-            :class:`~ai_widgets.ChatSession`).
+            :class:`~ai_widgets.ChatSession`). Running the cell again opens it again: the new chat takes the file
+            over, and this one shows that it no longer saves, and refuses to send. :meth:`close` releases it.
     """
 
     def __init__(
@@ -101,6 +102,14 @@ class ChatWidget(SessionView):
             placeholder=placeholder,
             compact=compact,
         )
+        self._owns_history = history is not None
+
+    def close(self) -> None:
+        """Closes the widget; a ``history`` file it opened is written, folded into its one JSON file, and released
+        (unless a turn still runs, which goes on saving)."""
+        super().close()
+        if getattr(self, "_owns_history", False) and not self.session.busy:
+            self.session.close()
 
     def clear(self) -> None:
         """Removes every message (from the session and the widget).

@@ -147,6 +147,7 @@ class SessionView(anywidget.AnyWidget):
             on_busy=self._set_busy,
             on_turn_end=self._turn_ended,
             on_cleared=self._cleared,
+            on_notice=self._send_error,  # a dismissible banner, as for a refused action
             start=start,
         )
         self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ai_widgets.session import read_history
 from tests.kernel.frontend import FakeFrontend
 
 pytestmark = pytest.mark.kernel
@@ -45,6 +46,10 @@ def _wait(fe: FakeFrontend, expression: str, timeout: float = 20) -> None:
         time.sleep(0.1)
 
 
+def _call_states(path: str) -> list[str]:
+    return [p.state.value for m in read_history(path) for p in m.tool_calls]
+
+
 def test_a_waiting_call_survives_a_kernel_restart(kernel_config: tuple[str, str, str]) -> None:
     python, _version, mode = kernel_config
     if mode != "main":
@@ -56,9 +61,11 @@ def test_a_waiting_call_survives_a_kernel_restart(kernel_config: tuple[str, str,
             fe.run(CELL.format(path=path), timeout=60)
             fe.run('chat.send("delete my notes")')
             _wait(fe, "chat.session.pending_approvals")
-            saved = json.loads(Path(path).read_text("utf-8"))
-            states = [p["state"] for m in saved["messages"] for p in m["parts"] if p["kind"] == "tool_call"]
-            assert states == ["awaiting_approval"]  # written when the call began to wait
+            # Written when the call began to wait, by the file's own writer thread, without anyone asking.
+            deadline = time.monotonic() + 10
+            while _call_states(path) != ["awaiting_approval"]:
+                assert time.monotonic() < deadline, _call_states(path)
+                time.sleep(0.05)
 
             # The kernel dies with the call waiting (a new kernel process is what a restart gives; a fresh client
             # also avoids old clients' trouble with a restarted ipykernel 7.4's iopub welcome message).
