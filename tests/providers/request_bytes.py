@@ -169,7 +169,8 @@ def conversations() -> dict[str, ChatRequest]:
             messages=[Message.user("hi")],
             tools=TOOLS,
             options=RequestOptions(
-                tool_choice=ToolChoice.specific("lookup"), extra={"top_p": 0.5, "x_custom": [1, None]}
+                tool_choice=ToolChoice.specific("lookup"),
+                extra={"top_p": 0.5, "x_custom": [1, None], "metadata": {"user": "ü"}, "stop_sequences": ["END"]},
             ),
         ),
         "no_tools_choice": ChatRequest(
