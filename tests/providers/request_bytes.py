@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anthropic
 from google import genai
 from google.genai import types
 from google.oauth2.credentials import Credentials
@@ -214,6 +215,13 @@ TRANSPORTS: dict[str, TransportFactory] = {
     ),
     "anthropic": lambda url: AnthropicTransport(
         "claude-test", base_url=url, api_key=KEY, max_retries=0, thinking={"type": "enabled", "budget_tokens": 2048}
+    ),
+    # A client that rewrites the JSON body (the model moves into the URL): it must still get the body as JSON.
+    "anthropic_vertex": lambda url: AnthropicTransport(
+        "claude-test",
+        client=anthropic.AsyncAnthropicVertex(
+            region="us-east5", project_id="test-project", access_token="ya29.request-bytes", base_url=url, max_retries=0
+        ),
     ),
     "gemini": lambda url: GeminiTransport("gemini-3-flash-preview", base_url=url, api_key=KEY, max_retries=0),
     "gemini_2": lambda url: GeminiTransport(
