@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import re
@@ -49,6 +51,7 @@ from ai_widgets.transports._tool_formats import anthropic_tool
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
 import anthropic  # noqa: E402
+import httpx2  # noqa: E402  (the SDK's HTTP client)
 
 __all__ = ["AnthropicTransport"]
 
@@ -76,6 +79,14 @@ _MAX_IMAGE_CHARS = 5 * 1024 * 1024
 #: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
 _MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 100
+
+# The arguments the SDK's ``messages.create`` takes in every version.
+_SDK_ARGUMENTS = ("max_tokens", "messages", "model", "stream")
+# The order ``messages.create`` writes the fields it knows in (its parameters' order), before every other field in
+# the order given: a body written here is the SDK's byte for byte.
+_SDK_FIELD_ORDER = {
+    name: index for index, name in enumerate(inspect.signature(anthropic.resources.AsyncMessages.create).parameters)
+}
 
 # What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
 _TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -290,14 +301,10 @@ class AnthropicTransport:
                 and never contains the key.
         """
         body = self.request_body(request)
-        # The SDK's typed parameters differ between versions (2.x has no ``temperature`` argument): only what every
-        # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
-        required = {key: body.pop(key) for key in ("model", "max_tokens", "messages", "stream")}
         parser = _StreamParser()
         decoder = SSEDecoder(_LABEL)
         try:
-            create = self._client.messages.with_streaming_response.create
-            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
+            async with self._send(body) as response, body_chunks(response) as chunks:
                 async for chunk in chunks:
                     for payload in decoder.feed(chunk):
                         for event in parser.feed_payload(payload):
@@ -312,6 +319,32 @@ class AnthropicTransport:
             if error is None:
                 raise
             raise error from exc
+
+    def _send(self, body: JSON) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Sends the request; the streamed response, not read yet (the SDK's retries and HTTP errors included)."""
+        if type(self._client) is anthropic.AsyncAnthropic:
+            return self._post(body)
+        # The Bedrock, Vertex and Foundry clients rewrite the JSON body (the model moves into the URL), so it goes to
+        # them as JSON: only what every SDK version takes as arguments (2.x has no ``temperature`` argument), the
+        # rest as ``extra_body``, which the SDK merges into the JSON as it is.
+        required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
+        return self._client.messages.with_streaming_response.create(**required, extra_body=body)
+
+    @contextlib.asynccontextmanager
+    async def _post(self, body: JSON) -> AsyncIterator[Any]:
+        """The body as JSON bytes written here, through the client's own ``post`` (its key, base URL, headers,
+        retries and timeout): given as a dict, the SDK copies the whole tree before writing it, most of a long
+        request's CPU. The bytes are the SDK's: its field order and its encoder's settings."""
+        known = sorted((key for key in body if key in _SDK_FIELD_ORDER), key=_SDK_FIELD_ORDER.__getitem__)
+        ordered = {key: body[key] for key in known} | body
+        content = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        response = await self._client.post(
+            "/v1/messages", cast_to=httpx2.Response, content=content, stream=True, stream_cls=anthropic.AsyncStream[Any]
+        )
+        try:
+            yield _Streamed(response)
+        finally:
+            await response.aclose()
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
@@ -347,6 +380,19 @@ class AnthropicTransport:
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------
+
+
+class _Streamed:
+    """A streamed response of the client's ``post`` as :func:`body_chunks` reads the SDK's streamed responses."""
+
+    __slots__ = ("http_response",)
+
+    def __init__(self, http_response: httpx2.Response) -> None:
+        self.http_response = http_response
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decoded (a compressed one)."""
+        return self.http_response.aiter_bytes()
 
 
 def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
