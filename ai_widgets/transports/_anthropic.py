@@ -328,7 +328,10 @@ class AnthropicTransport:
         # them as JSON: only what every SDK version takes as arguments (2.x has no ``temperature`` argument), the
         # rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
-        return self._client.messages.with_streaming_response.create(**required, extra_body=body)
+        created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(
+            **required, extra_body=body
+        )
+        return created
 
     @contextlib.asynccontextmanager
     async def _post(self, body: JSON) -> AsyncIterator[Any]:
