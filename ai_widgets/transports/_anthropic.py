@@ -273,7 +273,9 @@ class AnthropicTransport:
         )
         for message in messages:
             if message.role is Role.USER:
-                blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+                blocks = [
+                    {"type": "text", "text": t} for p in message.parts if isinstance(p, TextPart) and (t := p.text)
+                ]
                 _append(out, "user", blocks)
             else:
                 for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
@@ -422,8 +424,8 @@ def _assistant_turns(
             content, results = [], []
         match part:
             case TextPart():
-                if part.text:
-                    content.append({"type": "text", "text": part.text})
+                if text := part.text:
+                    content.append({"type": "text", "text": text})
             case ReasoningPart():
                 content += _reasoning_blocks(part)
             case ToolCallPart() if part.provider_executed:
