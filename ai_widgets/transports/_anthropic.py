@@ -162,7 +162,11 @@ class AnthropicTransport:
       ``{"type": "none"}``; sending no tools is the sure way). With ``thinking`` on the API refuses a forced choice,
       so ``auto`` is sent instead.
     - ``temperature`` and ``max_tokens`` as given; ``options.extra`` is merged into the JSON body last, so it can
-      override any field (``top_k``, ``metadata``, ``container``, ...).
+      override any field (``top_k``, ``metadata``, ``container``, ...). The body is written to JSON here, as the SDK
+      writes it, and sent through the client's ``post``: given as a dict, the SDK would copy the whole tree first
+      (most of a long conversation's request CPU). Any client other than ``anthropic.AsyncAnthropic`` itself
+      (Bedrock, Vertex, Foundry, AWS, a subclass), which may rewrite the body, gets it through ``messages.create``
+      instead (the SDK's warnings about deprecated models come only there).
     - Stream: the raw server-sent events are read off the SDK's response (no pydantic model per event, several
       times cheaper). Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
       ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
@@ -326,8 +330,8 @@ class AnthropicTransport:
         """Sends the request; the streamed response, not read yet (the SDK's retries and HTTP errors included)."""
         if type(self._client) is anthropic.AsyncAnthropic:
             return self._post(body)
-        # The Bedrock, Vertex and Foundry clients rewrite the JSON body (the model moves into the URL), so it goes to
-        # them as JSON: only what every SDK version takes as arguments (2.x has no ``temperature`` argument), the
+        # The Bedrock, Vertex, Foundry and AWS clients rewrite the JSON body (the model moves into the URL), so it
+        # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no ``temperature`` argument), the
         # rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
         created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(

@@ -517,7 +517,7 @@ class GeminiTransport:
                 return ProviderError(
                     f"{_LABEL} sent a stream chunk that is not JSON: {redact(str(exc), *self._secrets)}"
                 )
-        if "ValidationError" in names:  # a chunk (or a request content) the SDK's types do not take
+        if "ValidationError" in names:  # a chunk (or, before the request, the config) the SDK's types do not take
             detail = redact(str(exc), *self._secrets)[:500]
             return ProviderError(
                 f"{_LABEL}: the SDK could not read {'a chunk of the reply' if reading else 'the request'}: {detail}"

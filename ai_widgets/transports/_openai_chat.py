@@ -153,6 +153,8 @@ class OpenAIChatTransport:
     - ``max_tokens`` is sent as ``max_completion_tokens`` for OpenAI's reasoning models (names starting with o1, o3,
       o4, gpt-5), which reject ``max_tokens``; every other model gets ``max_tokens``, which compatible servers
       expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
+    - The body goes to the SDK as it is built (``extra_body``), not as typed arguments, which the SDK would walk
+      against its types (most of a long conversation's request CPU) only to write the same JSON.
     - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
       chunk, several times cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is
       drained briefly, so the connection is reused), and an event the body ends in without its blank line is

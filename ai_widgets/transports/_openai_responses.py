@@ -135,7 +135,9 @@ class OpenAIResponsesTransport:
       specific tool -> ``{"type": "function", "name": ...}``; ``none`` sends no tools (the built-in ones neither)
       and no tool choice, as does a request with no tools at all.
     - ``temperature``, ``max_output_tokens`` (from ``max_tokens``); ``options.extra`` is merged into the JSON body
-      last, so it can set or override any field.
+      last, so it can set or override any field. The body goes to the SDK as it is built (``extra_body``), not as
+      typed arguments, which the SDK would walk against its types (most of a long conversation's request CPU) only
+      to write the same JSON.
     - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
       event, several times cheaper); an event the body ends in without its blank line is incomplete, as for the
       SDK. Text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
