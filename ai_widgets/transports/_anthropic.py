@@ -331,8 +331,8 @@ class AnthropicTransport:
         if type(self._client) is anthropic.AsyncAnthropic:
             return self._post(body)
         # The Bedrock, Vertex, Foundry and AWS clients rewrite the JSON body (the model moves into the URL), so it
-        # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no ``temperature`` argument), the
-        # rest as ``extra_body``, which the SDK merges into the JSON as it is.
+        # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no
+        # ``temperature`` argument), the rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
         created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(
             **required, extra_body=body
@@ -389,19 +389,6 @@ class AnthropicTransport:
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------
-
-
-class _Streamed:
-    """A streamed response of the client's ``post`` as :func:`body_chunks` reads the SDK's streamed responses."""
-
-    __slots__ = ("http_response",)
-
-    def __init__(self, http_response: httpx2.Response) -> None:
-        self.http_response = http_response
-
-    def iter_bytes(self) -> AsyncIterator[bytes]:
-        """The body, decoded (a compressed one)."""
-        return self.http_response.aiter_bytes()
 
 
 def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
@@ -503,6 +490,19 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 # --- stream mapping ---------------------------------------------------------------------------------------------------
+
+
+class _Streamed:
+    """A streamed response of the client's ``post`` as :func:`body_chunks` reads the SDK's streamed responses."""
+
+    __slots__ = ("http_response",)
+
+    def __init__(self, http_response: httpx2.Response) -> None:
+        self.http_response = http_response
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decoded (a compressed one)."""
+        return self.http_response.aiter_bytes()
 
 
 def _load(payload: bytes) -> Any:

@@ -86,9 +86,6 @@ _MAX_IMAGE_CHARS = 7_000_000
 _MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 3000
 
-# What the SDK is given as ``contents``: the body's own replace it (see ``stream``).
-_PLACEHOLDER_CONTENTS = [{"role": "user", "parts": [{"text": ""}]}]
-
 _FINISH_REASONS = {
     "STOP": FinishReason.STOP,
     "MAX_TOKENS": FinishReason.LENGTH,
@@ -468,9 +465,8 @@ class GeminiTransport:
                 "http_options": {"extra_body": body, "headers": self._deadline()},
             }
             aio = getattr(self._client, "aio", self._client)
-            stream = await aio.models.generate_content_stream(
-                model=self.model, contents=_PLACEHOLDER_CONTENTS, config=config
-            )
+            placeholder = [{"role": "user", "parts": [{"text": ""}]}]
+            stream = await aio.models.generate_content_stream(model=self.model, contents=placeholder, config=config)
             reading = True
             try:
                 async for chunk in stream:
