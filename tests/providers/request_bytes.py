@@ -231,7 +231,7 @@ TRANSPORTS: dict[str, TransportFactory] = {
 }
 
 
-def _refuse(request: Request) -> Response:
+def refuse(request: Request) -> Response:
     """Every request is refused (400, not retried): only what was sent matters here."""
     body = b'{"error": {"code": 400, "message": "recorded", "status": "INVALID_ARGUMENT", "type": "invalid"}}'
     return Response(status=400, headers={"content-type": "application/json"}, chunks=[body])
@@ -246,7 +246,8 @@ def _seen(request: Request) -> dict[str, Any]:
     }
 
 
-async def _send(transport: Any, request: ChatRequest) -> None:
+async def send_refused(transport: Any, request: ChatRequest) -> None:
+    """Sends ``request`` through ``transport`` to a server that refuses it."""
     try:
         async for _ in transport.stream(request):
             pass
@@ -254,7 +255,8 @@ async def _send(transport: Any, request: ChatRequest) -> None:
         pass  # the refusal
 
 
-async def _close(transport: Any) -> None:
+async def close_client(transport: Any) -> None:
+    """Closes the transport's SDK client."""
     client = transport.client
     aio = getattr(client, "aio", None)
     await (aio.aclose() if aio is not None else client.close())
@@ -266,18 +268,18 @@ async def _capture(url: str, requests: list[Request]) -> dict[str, dict[str, Any
         transport = make(url + "/v1" if transport_name.startswith("openai") else url)
         for name, request in conversations().items():
             before = len(requests)
-            await _send(transport, request)
+            await send_refused(transport, request)
             got = requests[before:]
             assert len(got) == 1, f"{transport_name}/{name}: {len(got)} requests"
             seen[f"{transport_name}/{name}"] = _seen(got[0])
-        await _close(transport)
+        await close_client(transport)
     return seen
 
 
 def capture() -> dict[str, dict[str, Any]]:
     """``{"<transport>/<conversation>": {method, path, headers, body}}`` for every transport and conversation, as
     the loopback server received them."""
-    with loopback(_refuse) as server:
+    with loopback(refuse) as server:
         return asyncio.run(_capture(server.url, server.requests))
 
 

@@ -18,7 +18,7 @@ from google import genai
 
 from ai_widgets.transports import ChatRequest
 from tests.providers.loopback import loopback
-from tests.providers.request_bytes import TOOLS, TRANSPORTS, _close, _refuse, _send, long_history
+from tests.providers.request_bytes import TOOLS, TRANSPORTS, close_client, long_history, refuse, send_refused
 
 SDK_DIRECTORIES = tuple(str(Path(module.__file__).parent) for module in (openai, anthropic, genai))
 
@@ -34,7 +34,7 @@ async def sdk_calls(transport: Any, request: ChatRequest) -> int:
 
     sys.setprofile(count)
     try:
-        await _send(transport, request)
+        await send_refused(transport, request)
     finally:
         sys.setprofile(None)
     return calls
@@ -44,13 +44,13 @@ async def counts(name: str, url: str) -> list[int]:
     transport = TRANSPORTS[name](url)
     # The first request pays for the connection and the SDK's caches.
     found = [await sdk_calls(transport, ChatRequest(messages=long_history(n), tools=TOOLS)) for n in (2, 2, 200)]
-    await _close(transport)
+    await close_client(transport)
     return found
 
 
 @pytest.mark.parametrize("name", ["openai_chat", "openai_responses", "anthropic", "gemini", "gemini_vertex"])
 def test_the_sdk_does_not_walk_the_history(name: str) -> None:
-    with loopback(_refuse) as server:
+    with loopback(refuse) as server:
         _, short, long = asyncio.run(counts(name, server.url + "/v1" if name.startswith("openai") else server.url))
     # 400 messages instead of 4: before, the SDK ran thousands of functions more (one or more per item walked).
     assert long - short < 100, f"{name}: {short} SDK calls for 4 messages, {long} for 400"
