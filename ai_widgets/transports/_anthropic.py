@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import re
@@ -49,6 +51,7 @@ from ai_widgets.transports._tool_formats import anthropic_tool
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
 import anthropic  # noqa: E402
+import httpx2  # noqa: E402  (the SDK's HTTP client)
 
 __all__ = ["AnthropicTransport"]
 
@@ -76,6 +79,14 @@ _MAX_IMAGE_CHARS = 5 * 1024 * 1024
 #: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
 _MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 100
+
+# The arguments the SDK's ``messages.create`` takes in every version.
+_SDK_ARGUMENTS = ("max_tokens", "messages", "model", "stream")
+# The order ``messages.create`` writes the fields it knows in (its parameters' order), before every other field in
+# the order given: a body written here is the SDK's byte for byte.
+_SDK_FIELD_ORDER = {
+    name: index for index, name in enumerate(inspect.signature(anthropic.resources.AsyncMessages.create).parameters)
+}
 
 # What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
 _TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -151,7 +162,11 @@ class AnthropicTransport:
       ``{"type": "none"}``; sending no tools is the sure way). With ``thinking`` on the API refuses a forced choice,
       so ``auto`` is sent instead.
     - ``temperature`` and ``max_tokens`` as given; ``options.extra`` is merged into the JSON body last, so it can
-      override any field (``top_k``, ``metadata``, ``container``, ...).
+      override any field (``top_k``, ``metadata``, ``container``, ...). The body is written to JSON here, as the SDK
+      writes it, and sent through the client's ``post``: given as a dict, the SDK would copy the whole tree first
+      (most of a long conversation's request CPU). Any client other than ``anthropic.AsyncAnthropic`` itself
+      (Bedrock, Vertex, Foundry, AWS, a subclass), which may rewrite the body, gets it through ``messages.create``
+      instead (the SDK's warnings about deprecated models come only there).
     - Stream: the raw server-sent events are read off the SDK's response (no pydantic model per event, several
       times cheaper). Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
       ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
@@ -262,7 +277,9 @@ class AnthropicTransport:
         )
         for message in messages:
             if message.role is Role.USER:
-                blocks = [{"type": "text", "text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+                blocks = [
+                    {"type": "text", "text": t} for p in message.parts if isinstance(p, TextPart) and (t := p.text)
+                ]
                 _append(out, "user", blocks)
             else:
                 for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
@@ -290,14 +307,10 @@ class AnthropicTransport:
                 and never contains the key.
         """
         body = self.request_body(request)
-        # The SDK's typed parameters differ between versions (2.x has no ``temperature`` argument): only what every
-        # version takes goes as arguments, the rest as ``extra_body``, which the SDK merges into the JSON as it is.
-        required = {key: body.pop(key) for key in ("model", "max_tokens", "messages", "stream")}
         parser = _StreamParser()
         decoder = SSEDecoder(_LABEL)
         try:
-            create = self._client.messages.with_streaming_response.create
-            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
+            async with self._send(body) as response, body_chunks(response) as chunks:
                 async for chunk in chunks:
                     for payload in decoder.feed(chunk):
                         for event in parser.feed_payload(payload):
@@ -312,6 +325,35 @@ class AnthropicTransport:
             if error is None:
                 raise
             raise error from exc
+
+    def _send(self, body: JSON) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Sends the request; the streamed response, not read yet (the SDK's retries and HTTP errors included)."""
+        if type(self._client) is anthropic.AsyncAnthropic:
+            return self._post(body)
+        # The Bedrock, Vertex, Foundry and AWS clients rewrite the JSON body (the model moves into the URL), so it
+        # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no
+        # ``temperature`` argument), the rest as ``extra_body``, which the SDK merges into the JSON as it is.
+        required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
+        created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(
+            **required, extra_body=body
+        )
+        return created
+
+    @contextlib.asynccontextmanager
+    async def _post(self, body: JSON) -> AsyncIterator[Any]:
+        """The body as JSON bytes written here, through the client's own ``post`` (its key, base URL, headers,
+        retries and timeout): given as a dict, the SDK copies the whole tree before writing it, most of a long
+        request's CPU. The bytes are the SDK's: its field order and its encoder's settings."""
+        known = sorted((key for key in body if key in _SDK_FIELD_ORDER), key=_SDK_FIELD_ORDER.__getitem__)
+        ordered = {key: body[key] for key in known} | body
+        content = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        response = await self._client.post(
+            "/v1/messages", cast_to=httpx2.Response, content=content, stream=True, stream_cls=anthropic.AsyncStream[Any]
+        )
+        try:
+            yield _Streamed(response)
+        finally:
+            await response.aclose()
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
@@ -373,8 +415,8 @@ def _assistant_turns(
             content, results = [], []
         match part:
             case TextPart():
-                if part.text:
-                    content.append({"type": "text", "text": part.text})
+                if text := part.text:
+                    content.append({"type": "text", "text": text})
             case ReasoningPart():
                 content += _reasoning_blocks(part)
             case ToolCallPart() if part.provider_executed:
@@ -448,6 +490,19 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 # --- stream mapping ---------------------------------------------------------------------------------------------------
+
+
+class _Streamed:
+    """A streamed response of the client's ``post`` as :func:`body_chunks` reads the SDK's streamed responses."""
+
+    __slots__ = ("http_response",)
+
+    def __init__(self, http_response: httpx2.Response) -> None:
+        self.http_response = http_response
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decoded (a compressed one)."""
+        return self.http_response.aiter_bytes()
 
 
 def _load(payload: bytes) -> Any:

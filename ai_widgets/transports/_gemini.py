@@ -198,10 +198,10 @@ class GeminiTransport:
     - ``temperature``, ``maxOutputTokens`` (from ``max_tokens``) and ``thinkingConfig`` in ``generationConfig``
       (sent empty when none is set, as the SDK sends it); ``options.extra`` is merged into the JSON body last, so it
       can set or override any field.
-    - The body is sent exactly as :meth:`request_body` builds it: ``contents`` go to the SDK as its types (checked
-      there), and the whole body as ``extra_body``, which the SDK merges over what it built (the SDK would re-encode
-      signatures as URL-safe base64 and write some nested fields in snake case; both are accepted, but a signature
-      goes back byte for byte as Gemini sent it).
+    - The body is sent exactly as :meth:`request_body` builds it, as ``extra_body``, which the SDK merges over what
+      it built (the SDK would re-encode signatures as URL-safe base64 and write some nested fields in snake case;
+      both are accepted, but a signature goes back byte for byte as Gemini sent it). The history is not converted to
+      the SDK's types: their rendering would be replaced by the body's anyway.
     - Stream: text as text, thought summaries as reasoning, calls with their arguments (whole on the Developer API;
       on Vertex AI with ``stream_function_call_arguments``, streamed key by key from the ``partialArgs`` JSON paths,
       written as JSON text in the order they come), several per response. Usage: ``input_tokens`` is the prompt
@@ -453,15 +453,20 @@ class GeminiTransport:
         body = self.request_body(request)
         mapper = _StreamMapper(self._vertexai)
         reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
+        if not body.get("contents"):
+            raise ProviderError(f"{_LABEL} needs at least one message to answer")
         try:
-            contents = _sdk_contents(body.get("contents"))
-            # The body goes as it is (see the class docstring): the SDK merges ``extra_body`` over what it built.
-            config = genai_types.GenerateContentConfig(
-                automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
-                http_options=genai_types.HttpOptions(extra_body=body, headers=self._deadline()),
-            )
+            # The body goes as it is (see the class docstring): the SDK merges ``extra_body`` over what it built,
+            # ``contents`` included, so the history is not given to the SDK to be converted to its types and back
+            # (nine tenths of a long request's CPU); a placeholder stands in. The config goes as a dict, which the
+            # SDK reads into its type without the deep copy it makes of a config given as one (the whole body).
+            config = {
+                "automatic_function_calling": {"disable": True},
+                "http_options": {"extra_body": body, "headers": self._deadline()},
+            }
             aio = getattr(self._client, "aio", self._client)
-            stream = await aio.models.generate_content_stream(model=self.model, contents=contents, config=config)
+            placeholder = [{"role": "user", "parts": [{"text": ""}]}]
+            stream = await aio.models.generate_content_stream(model=self.model, contents=placeholder, config=config)
             reading = True
             try:
                 async for chunk in stream:
@@ -508,7 +513,7 @@ class GeminiTransport:
                 return ProviderError(
                     f"{_LABEL} sent a stream chunk that is not JSON: {redact(str(exc), *self._secrets)}"
                 )
-        if "ValidationError" in names:  # a chunk (or a request content) the SDK's types do not take
+        if "ValidationError" in names:  # a chunk (or, before the request, the config) the SDK's types do not take
             detail = redact(str(exc), *self._secrets)[:500]
             return ProviderError(
                 f"{_LABEL}: the SDK could not read {'a chunk of the reply' if reading else 'the request'}: {detail}"
@@ -620,39 +625,6 @@ class _DisplayNames:
 
 
 _EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
-
-
-def _sdk_contents(contents: Any) -> list[Any]:
-    """``contents`` as the SDK's types (bytes decoded from base64 here, so nothing is decoded twice)."""
-    if not isinstance(contents, list) or not contents:
-        raise ProviderError(f"{_LABEL} needs at least one message to answer")
-    return [genai_types.Content.model_validate(_with_bytes(content)) for content in contents]
-
-
-def _with_bytes(value: Any) -> Any:
-    """A copy of a content with its base64 fields (signatures, inline data) as bytes, as the SDK's types hold them."""
-    if isinstance(value, list):
-        return [_with_bytes(item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    copy: JSON = {}
-    for key, item in value.items():
-        if key == "thoughtSignature" and isinstance(item, str):
-            copy[key] = _decode(item)
-        elif key == "inlineData" and isinstance(item, dict) and isinstance(item.get("data"), str):
-            copy[key] = {**item, "data": _decode(item["data"])}
-        elif key in ("parts", "functionResponse"):
-            copy[key] = _with_bytes(item)
-        else:
-            copy[key] = item
-    return copy
-
-
-def _decode(text: str) -> bytes:
-    try:
-        return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        raise ProviderError(f"{_LABEL}: the request holds base64 data that does not decode: {text[:40]!r}") from None
 
 
 # --- stream mapping ---------------------------------------------------------------------------------------------------
