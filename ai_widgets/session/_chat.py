@@ -102,6 +102,10 @@ class ChatSession:
         self._subscribers: tuple[Subscriber, ...] = ()
         self._subscribers_lock = threading.Lock()
         self._turn: Turn | None = None
+        # The first ``_closed_count`` messages are known to have every call answered and no turn in progress; the
+        # last of them is ``_closed_last`` (checked, so a list that changed under the count is scanned again).
+        self._closed_count = 0
+        self._closed_last: Message | None = None
         if self._history is not None:
             self._subscribers = (self._checkpoint,)
 
@@ -260,6 +264,7 @@ class ChatSession:
         if self._turn is not None:
             raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
         self._messages.clear()
+        self._closed_count, self._closed_last = 0, None
         self._notify(ConversationCleared())
 
     def _check_can_start(self) -> None:
@@ -274,8 +279,17 @@ class ChatSession:
         self._notify(MessageAdded(message))
 
     def _close_unanswered_calls(self) -> None:
-        """Gives every call in the history an outcome, so no provider ever sees a call without a result."""
-        for message in self._messages:
+        """Gives every call in the history an outcome, so no provider ever sees a call without a result.
+
+        Only the messages added since the last turn began are looked at (a finished turn's calls never change
+        again); a conversation given as ``messages=``, loaded from a file, or changed under the count is scanned
+        from its start once.
+        """
+        messages = self._messages
+        start = self._closed_count
+        if start > len(messages) or (start and messages[start - 1] is not self._closed_last):
+            start = 0
+        for message in messages[start:]:
             if message.role is not Role.ASSISTANT:
                 continue
             end_open_calls(
@@ -285,6 +299,8 @@ class ChatSession:
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
                 self._notify(MessageUpdated(message))
+        self._closed_count = len(messages)
+        self._closed_last = messages[-1] if messages else None
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
         """Runs one call of a registered tool as a person asked it, without the model: the call is validated, asked

@@ -196,9 +196,11 @@ class ToolRound:
         A stop (this task cancelled) cancels every call, which each record, and then propagates.
         """
         loop = asyncio.get_running_loop()
-        calls = list(self._calls.values())
-        together = [c for c in calls if self._options.concurrent_tools and not c.tool.definition.sequential]
-        alone = [c for c in calls if c not in together]
+        together: list[_Call] = []
+        alone: list[_Call] = []
+        for call in self._calls.values():
+            concurrent = self._options.concurrent_tools and not call.tool.definition.sequential
+            (together if concurrent else alone).append(call)
         try:
             for call in together:
                 call.task = loop.create_task(self._settle(call))
