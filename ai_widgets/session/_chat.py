@@ -102,6 +102,10 @@ class ChatSession:
         self._subscribers: tuple[Subscriber, ...] = ()
         self._subscribers_lock = threading.Lock()
         self._turn: Turn | None = None
+        # Checking that the session is idle and taking it for a turn (or a clear) is one step under this lock, so
+        # two threads (two event loops) never run two turns at once.
+        self._claim_lock = threading.Lock()
+        self._clearing = False
         # The first ``_closed_count`` messages are known to have every call answered and no turn in progress; the
         # last of them is ``_closed_last`` (checked, so a list that changed under the count is scanned again).
         self._closed_count = 0
@@ -118,8 +122,8 @@ class ChatSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a turn is running."""
-        return self._turn is not None
+        """Whether a turn is running (or the conversation is being cleared)."""
+        return self._turn is not None or self._clearing
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -205,8 +209,7 @@ class ChatSession:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
         self._check_can_start()
-        self._append(Message.user(text))
-        return await self._start_turn()
+        return await self._start_turn(user=Message.user(text))
 
     async def resume(self) -> Message:
         """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.
@@ -222,7 +225,7 @@ class ChatSession:
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
         self._check_can_start()
-        return await self._start_turn(carried=carry_over(self._messages[-1]))
+        return await self._start_turn(resume=True)
 
     def stop(self) -> bool:
         """Cancels the running turn wherever it is: the model stream, a pending approval, running tools.
@@ -261,15 +264,21 @@ class ChatSession:
         Raises:
             SessionBusyError: A turn is running.
         """
-        if self._turn is not None:
-            raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
-        self._messages.clear()
-        self._closed_count, self._closed_last = 0, None
-        self._notify(ConversationCleared())
+        with self._claim_lock:
+            if self._turn is not None or self._clearing:
+                raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
+            self._clearing = True
+        try:
+            self._messages.clear()
+            self._closed_count, self._closed_last = 0, None
+            self._notify(ConversationCleared())
+        finally:
+            self._clearing = False
 
     def _check_can_start(self) -> None:
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        """Refuses early what cannot start (the claim itself is :meth:`_claim`)."""
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         choice = self.request_options.tool_choice
         if choice.mode == "tool" and choice.tool_name is not None and self.tools.get(choice.tool_name) is None:
             raise ValueError(f"the tool choice names {choice.tool_name!r}, which is not registered")
@@ -277,6 +286,14 @@ class ChatSession:
     def _append(self, message: Message) -> None:
         self._messages.append(message)
         self._notify(MessageAdded(message))
+
+    def _claim(self, turn: Turn) -> None:
+        """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
+        gets :class:`SessionBusyError`."""
+        with self._claim_lock:
+            if self._turn is not None or self._clearing:
+                raise SessionBusyError(_BUSY)
+            self._turn = turn
 
     def _close_unanswered_calls(self) -> None:
         """Gives every call in the history an outcome, so no provider ever sees a call without a result.
@@ -318,11 +335,11 @@ class ChatSession:
             ValueError: No such tool, or the arguments are not JSON data.
             Exception: A source of tools (an MCP server) could not list its tools.
         """
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         await self.tools.refresh()  # the tools of MCP servers, as they are now
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         found = self.tools.get(tool_name)
         if found is None:
             raise ValueError(
@@ -338,16 +355,34 @@ class ChatSession:
         return await self._start_turn(direct=part)
 
     async def _start_turn(
-        self, *, direct: ToolCallPart | None = None, carried: list[ToolCallPart] | None = None
+        self, *, user: Message | None = None, direct: ToolCallPart | None = None, resume: bool = False
     ) -> Message:
+        """Claims the session for a turn, then adds the user message and the reply and runs the turn.
+
+        Args:
+            user: The user message that starts the turn (``send``).
+            direct: The call a person asked for (``run_call``).
+            resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
+        """
         loop = asyncio.get_running_loop()
-        self._close_unanswered_calls()
-        parts = [direct] if direct is not None else list(carried or ())
-        reply = Message(Role.ASSISTANT, parts, status=MessageStatus.IN_PROGRESS)
-        self._append(reply)
-        turn = Turn(self, reply, direct=direct is not None, carried=bool(carried))
-        self._turn = turn
-        task = turn.start(loop)
+        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        turn = Turn(self, reply, direct=direct is not None)
+        self._claim(turn)
+        try:
+            if resume and not self._messages:
+                raise ValueError("there is nothing to resume: the conversation is empty")
+            carried = carry_over(self._messages[-1]) if resume else []
+            self._close_unanswered_calls()
+            if user is not None:
+                self._append(user)
+            reply.parts.extend([direct] if direct is not None else carried)
+            turn.carried = bool(carried)
+            self._append(reply)
+            task = turn.start(loop)
+        except BaseException:
+            if self._turn is turn:
+                self._turn = None
+            raise
         self._notify(BusyChanged(True))
         try:
             return await task
@@ -414,6 +449,9 @@ class ChatSession:
         if verb == "decided":
             return f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
+
+
+_BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 
 def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:

@@ -87,6 +87,8 @@ class Turn:
         task = loop.create_task(self._run())
         self.task = task
         task.add_done_callback(lambda _: self.end())
+        if self.stop_requested:  # stopped while the session was being claimed for it, before it had a task
+            task.cancel()
         return task
 
     async def _run(self) -> Message:
@@ -127,11 +129,15 @@ class Turn:
         session._notify(BusyChanged(False))
 
     def stop(self) -> bool:
-        """Cancels the turn's task from any thread; whether there was one to stop."""
+        """Cancels the turn's task from any thread; whether there was one to stop. A turn whose task has not been
+        created yet is cancelled as it starts."""
         task = self.task
-        if task is None or task.done() or self.ended:
+        if self.ended or (task is not None and task.done()):
             return False
         self.stop_requested = True
+        task = self.task  # read again after the flag: start() reads the flag after it sets the task
+        if task is None:
+            return True
         loop = task.get_loop()
         if _running_loop() is loop:
             task.cancel()
