@@ -414,13 +414,15 @@ class ChatSession:
             decision: ``approved`` (run it once), ``approved_always`` (run it, and don't ask again for this tool in
                 this session) or ``rejected`` (don't run it; the model is told the person declined).
             reason: Why, told to the model with a rejection.
-            arguments: The arguments as the person edited them (with an approval). They are validated like the
-                model's; the call runs with them, the part keeps the model's arguments and records these as
-                ``edited_arguments``, and the model is told that the person changed them, and to what.
+            arguments: The arguments as the person edited them, with ``approved`` (a changed call is allowed once,
+                never always). They are validated like the model's; the call runs with them, the part keeps the
+                model's arguments and records these as ``edited_arguments``, and the model is told that the person
+                changed them, and to what.
 
         Raises:
             ApprovalError: The call is unknown, not waiting, or already decided; the decision is not one of the
-                three; or the edited arguments are invalid. Nothing runs and nothing changes.
+                three; the edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing
+                runs and nothing changes.
         """
         try:
             chosen = ApprovalDecision(decision)
