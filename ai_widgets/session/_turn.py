@@ -256,7 +256,8 @@ class Turn:
             await tool_round.prepare(calls, resolve, available=registry.names() if offered is None else offered)
             if tool_round.unknown and options.terminate_on_unknown_calls and offered is not None:
                 message = "Not run: the turn ended because the model called an unknown tool."
-                await tool_round.abort(message, message)
+                # Nobody cancelled the unknown call's siblings: they were never run because the turn ended.
+                await tool_round.abort(message, message, unstarted=ToolCallState.SKIPPED)
                 end_open_calls(session._notify, reply, ToolCallState.SKIPPED, message)
                 names = ", ".join(repr(name) for name in tool_round.unknown)
                 self._finish(
