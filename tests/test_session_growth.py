@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from types import FrameType
 from typing import Any
 
-from ai_widgets import ChatSession, Message, MessageStatus, ToolCallPart, ToolCallState, tool
+from ai_widgets import ChatSession, Message, MessageStatus, ToolCallPart, ToolCallState, Usage, tool
 from ai_widgets.events import (
     ResponseCompleted,
     ResponseStarted,
@@ -141,3 +141,47 @@ async def test_open_calls_after_a_clear_and_a_long_conversation_are_still_closed
     await session.send("fresh")
     assert_every_call_answered(transport.requests)
     assert [m.role for m in session.messages] == [Role.USER, Role.ASSISTANT]
+
+
+def summed(messages: list[Message]) -> Usage:
+    total = Usage()
+    for message in messages:
+        total = total + message.usage
+    return total
+
+
+async def test_reading_the_usage_does_the_same_work_at_turn_300_as_at_turn_10_and_sums_every_message() -> None:
+    # The widget reads session.usage after every turn.
+    session = ChatSession(Calls(), tools=[echo])
+    work: dict[int, int] = {}
+
+    async def read() -> None:
+        session.usage  # noqa: B018 - the read is what is counted
+
+    for turn in range(1, 301):
+        await session.send("again")
+        if turn in (10, 300):
+            work[turn] = await counted(read)
+        assert session.usage == summed(session.messages)
+    # Before, the usage summed every message on every read: at turn 300, 30 times the work of turn 10.
+    assert work[300] <= work[10] * 1.1, work
+    session.clear()
+    assert session.usage == Usage()
+    await session.send("fresh")
+    assert session.usage == summed(session.messages)
+    assert session.usage.requests == 2
+
+
+async def test_the_usage_counts_the_reply_in_progress_as_it_grows() -> None:
+    seen: list[tuple[Usage, Usage]] = []
+    session = ChatSession(Calls(), tools=[echo])
+    await session.send("first")
+
+    def on_change(change: object) -> None:
+        seen.append((session.usage, summed(session.messages)))
+
+    session.subscribe(on_change)
+    await session.send("second")
+    assert seen
+    for usage, expected in seen:
+        assert usage == expected

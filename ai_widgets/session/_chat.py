@@ -110,6 +110,9 @@ class ChatSession:
         # last of them is ``_closed_last`` (checked, so a list that changed under the count is scanned again).
         self._closed_count = 0
         self._closed_last: Message | None = None
+        # The usage of the first messages that are no longer in progress, summed: (how many, the last, the sum).
+        # One tuple, replaced whole, so a reader on another thread always sees a consistent one.
+        self._usage_folded: tuple[int, Message | None, Usage] = (0, None, Usage())
         if self._history is not None:
             self._subscribers = (self._checkpoint,)
 
@@ -133,9 +136,19 @@ class ChatSession:
 
     @property
     def usage(self) -> Usage:
-        """Tokens used by the whole conversation."""
-        total = Usage()
-        for message in self._messages:
+        """Tokens used by the whole conversation.
+
+        Read after every turn (the widget shows it): finished messages, whose usage never changes again, are
+        summed once, so the cost does not grow with the conversation.
+        """
+        messages = list(self._messages)
+        count, last, total = self._usage_folded
+        if count > len(messages) or (count and messages[count - 1] is not last):
+            count, last, total = 0, None, Usage()  # the list changed under the sum (cleared): sum it again
+        while count < len(messages) and messages[count].status is not MessageStatus.IN_PROGRESS:
+            total, last, count = total + messages[count].usage, messages[count], count + 1
+        self._usage_folded = (count, last, total)
+        for message in messages[count:]:
             total = total + message.usage
         return total
 
