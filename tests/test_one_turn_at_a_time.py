@@ -168,9 +168,6 @@ def test_two_threads_never_run_two_turns_at_once(tmp_path: Path, first: Starter,
         if not any(isinstance(c, ConversationCleared) for c in changes):
             assert messages[0].text == "start"
             assert len([m for m in messages if m.role is Role.ASSISTANT]) == 1 + len(started)
-        # The history file holds the same conversation: nothing was lost between the two threads.
-        reloaded = ChatSession(SlowModel(Activity()), history=tmp_path / f"chat{attempt}.json")
-        assert [m.id for m in reloaded.messages] == [m.id for m in messages]
 
 
 def test_a_stop_while_the_session_is_being_claimed_stops_that_turn(tmp_path: Path) -> None:
