@@ -20,11 +20,35 @@ MAX_DEPTH = 200
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Things that look like credentials, whatever the provider: removed from every text a person sees or a file keeps.
-_SECRET_PATTERNS = [
+# Each pattern keeps its first two groups (what names the secret) and replaces the rest. Every pattern runs in
+# linear time (no two repeats can match the same characters, and each starts with a fixed name, so no long run is
+# scanned again from each of its characters). A pattern with markers runs only on text that holds one of them (in
+# lower case): a substring search is far quicker than a case-insensitive pattern tried at every position, and an
+# error text can be megabytes long.
+_SECRET_PATTERNS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     # Full keys, and the masked forms providers echo back (sk-proj-****...6789), whose tail is still a secret's.
-    re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"),
-    re.compile(r"(?i)(api[_-]?key|authorization|x-api-key|bearer|x-goog-api-key)([\"'\s:=]+)[A-Za-z0-9_\-\.]{8,}"),
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),
+    (re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"), ()),
+    (re.compile(r"AIza[0-9A-Za-z_\-]{20,}"), ()),
+    # A key given to its name ("api_key=...", "x-api-key: ..."; prose such as "the API key provided" is not one).
+    (re.compile(r"(?i)(api[_-]?key|x-api-key|x-goog-api-key)([\"']?[ \t]*[:=][\"'\s]*)[A-Za-z0-9_\-\.]{8,}"), ("key",)),
+    (re.compile(r"(?i)(bearer)(\s+)[A-Za-z0-9_\-\.~+/]{8,}=*"), ("bearer",)),
+    # A value given to a credential's name: password=hunter2, "token": "abc", DB_PASSWORD: x, client_secret=...
+    # The name must be followed by = or : ("the token count" and "password reset" are prose, not secrets).
+    (
+        re.compile(r"(?i)(passw(?:or)?d|passphrase|token|secret)([\"']?[ \t]*[:=][ \t]*[\"']?)[^\s\"'&,;]+"),
+        ("passw", "passphrase", "token", "secret"),
+    ),
+    # ODBC's PWD=... ("pwd: /home" is a directory).
+    (re.compile(r"(?i)((?<![a-z])pwd)([ \t]*=[ \t]*)[^\s\"'&,;]+"), ("pwd",)),
+    # An Authorization header of any scheme: Authorization: Basic dXNlcjpwYXNz, Authorization: Token abc.
+    (
+        re.compile(
+            r"(?i)(authorization)([\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest)[ \t]+)?)[^\s\"',;]+"
+        ),
+        ("authorization",),
+    ),
+    # The password of a URL's user: postgres://app:hunter2@db/x keeps postgres://app: and the @.
+    (re.compile(r"(://)([^\s/@:]*:)[^\s/@]+(?=@)"), ()),
 ]
 
 
@@ -46,9 +70,18 @@ def redact(text: str, *secrets: str | None) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) + m.group(2) if m.lastindex else "") + "[redacted]", text)
+    lower: str | None = None
+    for pattern, markers in _SECRET_PATTERNS:
+        if markers:
+            lower = text.lower() if lower is None else lower  # redactions add no marker: the first copy serves all
+            if not any(marker in lower for marker in markers):
+                continue
+        text = pattern.sub(_keep_the_name, text)
     return text
+
+
+def _keep_the_name(match: re.Match[str]) -> str:
+    return (match.group(1) + match.group(2) if match.lastindex else "") + "[redacted]"
 
 
 def _scalar(value: Any, where: str, finite: bool = False) -> Any:

@@ -726,10 +726,13 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
             elif isinstance(part, ReasoningPart):
                 lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
             else:
-                arguments = json.dumps(part.parsed_arguments, ensure_ascii=False)
-                if len(arguments) > 300:
-                    arguments = arguments[:299] + "…"
-                line = f"> 🔧 `{part.tool_name}` {arguments} — *{part.state.value.replace('_', ' ')}*"
+                # What ran: the person's edit where there is one, said so, with what the model had asked for.
+                arguments = _clipped_json(part.effective_arguments, 300)
+                line = f"> 🔧 `{part.tool_name}` {arguments}"
+                if part.edited_arguments is not None:
+                    asked = _clipped_json(part.parsed_arguments, 120)
+                    line += f" *(edited by the person before it ran; the model asked for {asked})*"
+                line += f" — *{part.state.value.replace('_', ' ')}*"
                 if part.outcome is not None:
                     result = part.outcome.text or part.outcome.model_content()
                     line += ": " + " ".join(result.split())[:300]
@@ -738,6 +741,11 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
             lines.append(f"*({message.status.value.replace('_', ' ')}{': ' + message.error if message.error else ''})*")
         blocks.append("\n\n".join(lines))
     return "\n\n---\n\n".join(blocks) if blocks else "*(no messages yet)*"
+
+
+def _clipped_json(value: Any, limit: int) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def iter_tool_calls(messages: Iterable[Message]) -> Iterator[ToolCallPart]:

@@ -7,12 +7,20 @@ agent setup) cancels out. Every run gets a fresh event loop (``asyncio.run``); r
 so machine drift spreads over all cases alike.
 
 Section 2 times ``send`` wall-clock for a reply with N calls of a tool that sleeps 0.3 s.
+
+Section 3 measures what the session itself costs as a conversation grows: the CPU of one turn (a call of a tool
+that returns at once, then a text reply) at turn 10 and at turn 2,000 of one conversation, and the CPU per call of
+a round of 100 and of 1,000 calls. The transport plays pre-built events and keeps nothing, so the figures are the
+session's own; the garbage collector is off while a turn is timed (its full passes grow with the heap whatever the
+session does) and runs between turns. Each pair is printed with its growth exponent ``log(t2 / t1) / log(n2 / n1)``:
+0 is flat, 1 linear.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import random
 import statistics
 import time
@@ -221,6 +229,134 @@ def concurrent_tools(repeats: int) -> list[tuple[str, int, float]]:
     return rows
 
 
+# --- section 3: growth with the conversation and with the round ---------------------------------------------
+
+
+class _GrowthTransport:
+    """Answers a user message with one call of ``echo`` (or ``calls`` calls), and the calls' results with text.
+
+    The events are built once; nothing of the request is kept, so no cost of the transport grows with the history.
+    """
+
+    def __init__(self, calls: int = 1) -> None:
+        from ai_widgets.events import (
+            ResponseCompleted,
+            ResponseStarted,
+            TextDelta,
+            ToolCallArgumentsDone,
+            ToolCallStarted,
+            UsageUpdate,
+        )
+        from ai_widgets.messages import FinishReason
+
+        self._calls = calls
+        self._turn = 0
+        self._tail = [ToolCallArgumentsDone, UsageUpdate(10, 5), ResponseCompleted(FinishReason.TOOL_CALLS)]
+        self._started, self._call = ResponseStarted, ToolCallStarted
+        self.text_events: list[Any] = [ResponseStarted(), *(TextDelta(t) for t in _deltas(20))]
+        self.text_events += [UsageUpdate(10, 20), ResponseCompleted(FinishReason.STOP)]
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        from ai_widgets.messages import Role
+
+        if request.messages[-1].role is Role.ASSISTANT and request.messages[-1].tool_calls:
+            for event in self.text_events:
+                yield event
+            return
+        self._turn += 1
+        done, usage, completed = self._tail
+        yield self._started()
+        for k in range(self._calls):
+            call_id = f"call_{self._turn}_{k}"
+            yield self._call(call_id, "echo", '{"text": "hi"}')
+            yield done(call_id)
+        yield usage
+        yield completed
+
+
+async def echo(text: str) -> str:
+    """Returns its argument.
+
+    Args:
+        text: Any text.
+    """
+    return text
+
+
+async def _timed_send(session: Any, text: str) -> float:
+    """CPU seconds of one turn (the caller turns the collector off)."""
+    started = time.process_time()
+    reply = await session.send(text)
+    elapsed = time.process_time() - started
+    assert reply.status.value == "completed", reply
+    assert reply.tool_calls[0].state.value == "completed", reply
+    return elapsed
+
+
+async def _turn_costs(turns: int, window: int) -> tuple[float, float]:
+    """Median CPU seconds of a turn from turn ``SMALL`` on, and from turn ``turns`` on, timed in alternation (so
+    the machine's drift falls on both alike)."""
+    from ai_widgets import ChatSession, tool
+
+    young = ChatSession(_GrowthTransport(), tools=[tool(echo)])
+    old = ChatSession(_GrowthTransport(), tools=[tool(echo)])
+    for k in range(SMALL - 1):
+        await young.send(f"turn {k}")
+    for k in range(turns - 1):
+        await old.send(f"turn {k}")
+    early, late = [], []
+    gc.collect()
+    gc.disable()
+    try:
+        for k in range(window):
+            early.append(await _timed_send(young, f"timed {k}"))
+            late.append(await _timed_send(old, f"timed {k}"))
+    finally:
+        gc.enable()
+    return statistics.median(early), statistics.median(late)
+
+
+def per_turn(turns: int, window: int, repeats: int) -> tuple[float, float]:
+    """(median CPU µs of a turn at turn ``SMALL``, and at turn ``turns``) of one conversation each."""
+    early, late = [], []
+    for _ in range(repeats):
+        young, old = asyncio.run(_turn_costs(turns, window))
+        early.append(young)
+        late.append(old)
+    return statistics.median(early) * 1e6, statistics.median(late) * 1e6
+
+
+async def _round_cost(calls: int) -> float:
+    from ai_widgets import ChatSession, tool
+
+    session = ChatSession(_GrowthTransport(calls), tools=[tool(echo)])
+    gc.collect()
+    gc.disable()
+    try:
+        started = time.process_time()
+        reply = await session.send("go")
+        elapsed = time.process_time() - started
+    finally:
+        gc.enable()
+    assert [p.state.value for p in reply.tool_calls] == ["completed"] * calls, reply
+    return elapsed
+
+
+def per_call(small: int, big: int, repeats: int) -> tuple[float, float]:
+    """Median CPU µs per call of one ``send`` whose reply makes ``small``, and ``big``, calls in one round; timed
+    in alternation, the small round run ``big // small`` times as often so both get the same time."""
+    asyncio.run(_round_cost(small))  # warm up
+    small_costs, big_costs = [], []
+    for _ in range(repeats):
+        small_costs += [asyncio.run(_round_cost(small)) / small for _ in range(big // small)]
+        big_costs.append(asyncio.run(_round_cost(big)) / big)
+    return statistics.median(small_costs) * 1e6, statistics.median(big_costs) * 1e6
+
+
+def _exponent(t1: float, t2: float, n1: int, n2: int) -> float:
+    return math.log(t2 / t1) / math.log(n2 / n1)
+
+
 # --- report -----------------------------------------------------------------------------------------------------
 
 
@@ -266,6 +402,30 @@ def run(*, quick: bool = False) -> str:
         "Sync tools run on ai_widgets' own tool thread pool (up to 64 threads), not the loop's default executor "
         "(CPUs + 4 threads), so N sync calls also take about as long as one."
     )
+    lines.append("")
+
+    turns, window = 2_000, 20
+    early, late = per_turn(turns, window, 1 if quick else 3)
+    small_round, big_round = 100, 1_000
+    call_small, call_big = per_call(small_round, big_round, 3 if quick else 7)
+    lines += [
+        "## What the session costs as the conversation and the round grow",
+        "",
+        "CPU (`time.process_time`) of the session alone: a transport of pre-built events that keeps nothing, a tool "
+        f"that returns at once, no widget, the collector off while timed. A turn is one call then a text reply; "
+        f"each turn figure is the median of {window} turns.",
+        "",
+        "| measure | small | large | large ÷ small | growth exponent |",
+        "|---|---:|---:|---:|---:|",
+        f"| µs per turn, turn {SMALL} vs turn {turns:,} | {early:.0f} | {late:.0f} | {late / early:.2f} | "
+        f"{_exponent(early, late, SMALL, turns):.3f} |",
+        f"| µs per call, {small_round} vs {big_round:,} calls in one round | {call_small:.1f} | {call_big:.1f} | "
+        f"{call_big / call_small:.2f} | {_exponent(call_small, call_big, small_round, big_round):.3f} |",
+        "",
+        "Budgets: a turn at turn 2,000 costs at most 1.2× a turn at turn 10; the cost per call is flat (at most 1.2×) "
+        f"from {small_round} to {big_round:,} calls. Turn: **{'within' if late <= 1.2 * early else 'OVER'}**; "
+        f"round: **{'within' if call_big <= 1.2 * call_small else 'OVER'}**.",
+    ]
     return "\n".join(lines) + "\n"
 
 

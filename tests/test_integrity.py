@@ -39,6 +39,8 @@ from ai_widgets.events import (
 from ai_widgets.messages import (
     FinishReason,
     InvalidTransitionError,
+    Message,
+    Role,
     conversation_markdown,
     dump_messages,
     load_messages,
@@ -177,6 +179,52 @@ async def test_edited_arguments_are_validated_run_and_told_to_the_model() -> Non
     assert "/home/me/tmp" in told
     assert load_messages(dump_messages(session.messages))[-1].tool_calls[0].edited_arguments == {"path": "/home/me/tmp"}
     assert_settled(session)
+
+
+async def test_allow_always_with_edited_arguments_is_refused_and_allows_nothing_later() -> None:
+    ran: list[str] = []
+
+    @tool(risk=ToolRisk.DESTRUCTIVE)
+    def delete(path: str) -> str:
+        """Deletes."""
+        ran.append(path)
+        return f"deleted {path}"
+
+    transport = EventsTransport(
+        call("delete", '{"path": "/home"}'), answer(), call("delete", '{"path": "/etc"}', "c2"), answer()
+    )
+    session = ChatSession(transport, tools=[delete])
+    task = asyncio.create_task(session.send("clean"))
+    await wait_for(lambda: bool(session.pending_approvals))
+    with pytest.raises(ApprovalError, match=r"allowed once \('approved'\), not always"):
+        session.approve("c1", "approved_always", arguments={"path": "/home/me/tmp"})
+    assert [p.tool_call_id for p in session.pending_approvals] == ["c1"]  # nothing changed: still waiting
+    session.approve("c1", "approved", arguments={"path": "/home/me/tmp"})
+    await task
+    # The next call of the tool asks again: the person decided on a changed call, not on the tool.
+    second = asyncio.create_task(session.send("again"))
+    await wait_for(lambda: bool(session.pending_approvals))
+    assert session.pending_approvals[0].tool_call_id == "c2"
+    assert ran == ["/home/me/tmp"]
+    session.approve("c2", "rejected")
+    await second
+    assert_settled(session)
+
+
+def test_the_transcript_shows_the_arguments_a_call_ran_with_and_that_they_were_edited() -> None:
+    part = ToolCallPart("c1", "write_file", '{"path": "a.txt"}', state=ToolCallState.PENDING)
+    part.move(ToolCallState.AWAITING_APPROVAL)
+    part.edited_arguments = {"path": "b.txt"}
+    part.move(ToolCallState.RUNNING)
+    part.move(ToolCallState.COMPLETED, ToolOutcome.success("wrote b.txt"))
+    line = conversation_markdown([Message(Role.ASSISTANT, [part])]).splitlines()[-1]
+    assert line.startswith('> 🔧 `write_file` {"path": "b.txt"} *(edited by the person before it ran; the model ')
+    assert 'asked for {"path": "a.txt"})* — *completed*: wrote b.txt' in line
+    # A call nobody edited reads as before.
+    plain = ToolCallPart("c2", "write_file", '{"path": "a.txt"}', state=ToolCallState.PENDING)
+    assert conversation_markdown([Message(Role.ASSISTANT, [plain])]).endswith(
+        '`write_file` {"path": "a.txt"} — *pending*'
+    )
 
 
 async def test_cancel_one_call_while_its_siblings_and_the_turn_go_on() -> None:

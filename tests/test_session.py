@@ -490,6 +490,30 @@ async def test_unknown_tool_ends_the_turn_where_configured() -> None:
     assert_every_call_answered(session.messages)
 
 
+async def test_the_siblings_of_an_unknown_call_that_ended_the_turn_are_skipped_not_cancelled() -> None:
+    weather_runs.clear()
+
+    @tool(risk=ToolRisk.DESTRUCTIVE)
+    def delete_everything() -> str:
+        """Deletes everything."""
+        raise AssertionError("never runs")
+
+    transport = ScriptedTransport(
+        [calls_reply(call("get_weather", {"city": "Rome"}), call("nope"), call("delete_everything")), "unreachable"]
+    )
+    session = ChatSession(
+        transport, tools=[get_weather, delete_everything], options=SessionOptions(terminate_on_unknown_calls=True)
+    )
+    reply = await session.send("weather")
+    states = [part.state for part in reply.tool_calls]
+    # Nobody cancelled the siblings (one of them waited for a decision): they never ran because the turn ended.
+    assert states == [ToolCallState.SKIPPED, ToolCallState.FAILED, ToolCallState.SKIPPED]
+    for part in (reply.tool_calls[0], reply.tool_calls[2]):
+        assert part.outcome is not None
+        assert "unknown tool" in part.outcome.model_content()
+    assert weather_runs == []
+
+
 async def test_tool_name_in_another_case_resolves() -> None:
     weather_runs.clear()
     session = ChatSession(

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -596,6 +597,31 @@ async def test_approve_with_edited_arguments(wire: Wire) -> None:
     assert call["outcome"]["value"] == "wrote b.txt"
     assert isinstance(call["approval_requested_at"], float)
     assert reply.tool_calls[0].edited_arguments == edited
+
+
+async def test_the_transcript_and_the_export_show_the_edited_call_as_it_ran(wire: Wire, tmp_path: Path) -> None:
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "a.txt"})]), "Done."]
+    )
+    chat = ChatWidget(transport=transport, tools=[write_note])
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("write"))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    call_id = chat.session.pending_approvals[0].tool_call_id
+    # Allow always with an edit is refused with a message a person can act on; the call still waits.
+    front.handle(
+        {"type": "approve", "tool_call_id": call_id, "decision": "approved_always", "arguments": {"path": "b.txt"}}
+    )
+    assert "allowed once" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    assert chat.session.pending_approvals
+    front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved", "arguments": {"path": "b.txt"}})
+    await turn
+    exported = chat.export(tmp_path / "x.md").read_text(encoding="utf-8")
+    for text in (exported, chat.transcript()):
+        line = next(line for line in text.splitlines() if "write_note" in line)
+        # What ran comes first, said to be an edit, with what the model asked for after it.
+        assert line.index("b.txt") < line.index("edited by the person") < line.index("a.txt"), line
+        assert "wrote b.txt" in line
 
 
 async def test_cancel_a_waiting_or_running_call(wire: Wire) -> None:

@@ -110,6 +110,17 @@ class ChatSession:
         self._subscribers: tuple[Subscriber, ...] = ()
         self._subscribers_lock = threading.Lock()
         self._turn: Turn | None = None
+        # Checking that the session is idle and taking it for a turn (or a clear or close, which set _holding) is one
+        # step under this lock, so two threads (two event loops) never run two turns at once.
+        self._claim_lock = threading.Lock()
+        self._holding = False
+        # The first ``_closed_count`` messages are known to have every call answered and no turn in progress; the
+        # last of them is ``_closed_last`` (checked, so a list that changed under the count is scanned again).
+        self._closed_count = 0
+        self._closed_last: Message | None = None
+        # The usage of the first messages that are no longer in progress, summed: (how many, the last, the sum).
+        # One tuple, replaced whole, so a reader on another thread always sees a consistent one.
+        self._usage_folded: tuple[int, Message | None, Usage] = (0, None, Usage())
         if self._history is not None:
             self._subscribers = (self._checkpoint,)
 
@@ -122,8 +133,8 @@ class ChatSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a turn is running."""
-        return self._turn is not None
+        """Whether a turn is running (or the conversation is being cleared)."""
+        return self._turn is not None or self._holding
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -133,9 +144,19 @@ class ChatSession:
 
     @property
     def usage(self) -> Usage:
-        """Tokens used by the whole conversation."""
-        total = Usage()
-        for message in self._messages:
+        """Tokens used by the whole conversation.
+
+        Read after every turn (the widget shows it): finished messages, whose usage never changes again, are
+        summed once, so the cost does not grow with the conversation.
+        """
+        messages = list(self._messages)
+        count, last, total = self._usage_folded
+        if count > len(messages) or (count and messages[count - 1] is not last):
+            count, last, total = 0, None, Usage()  # the list changed under the sum (cleared): sum it again
+        while count < len(messages) and messages[count].status is not MessageStatus.IN_PROGRESS:
+            total, last, count = total + messages[count].usage, messages[count], count + 1
+        self._usage_folded = (count, last, total)
+        for message in messages[count:]:
             total = total + message.usage
         return total
 
@@ -238,9 +259,14 @@ class ChatSession:
         """
         if self._history is None:
             return
-        if self._turn is not None:
-            raise SessionBusyError("cannot close the session while a turn is running; stop() it first")
-        self._history.close()
+        with self._claim_lock:  # like clear(): no turn may start while the file is folded and released
+            if self._turn is not None or self._holding:
+                raise SessionBusyError("cannot close the session while a turn is running; stop() it first")
+            self._holding = True
+        try:
+            self._history.close()
+        finally:
+            self._holding = False
 
     def _notify(self, change: SessionChange) -> None:
         for subscriber in self._subscribers:
@@ -269,8 +295,7 @@ class ChatSession:
             raise ValueError("send() needs a non-empty message")
         self._check_history_writable()
         self._check_can_start()
-        self._append(Message.user(text))
-        return await self._start_turn()
+        return await self._start_turn(user=Message.user(text))
 
     async def resume(self) -> Message:
         """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.
@@ -289,7 +314,7 @@ class ChatSession:
             raise ValueError("there is nothing to resume: the conversation is empty")
         self._check_history_writable()
         self._check_can_start()
-        return await self._start_turn(carried=carry_over(self._messages[-1]))
+        return await self._start_turn(resume=True)
 
     def stop(self) -> bool:
         """Cancels the running turn wherever it is: the model stream, a pending approval, running tools.
@@ -330,15 +355,22 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
         """
-        if self._turn is not None:
-            raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
-        self._check_history_writable()
-        self._messages.clear()
-        self._notify(ConversationCleared())
+        with self._claim_lock:
+            if self._turn is not None or self._holding:
+                raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
+            self._holding = True
+        try:
+            self._check_history_writable()
+            self._messages.clear()
+            self._closed_count, self._closed_last = 0, None
+            self._notify(ConversationCleared())
+        finally:
+            self._holding = False
 
     def _check_can_start(self) -> None:
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        """Refuses early what cannot start (the claim itself is :meth:`_claim`)."""
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         choice = self.request_options.tool_choice
         if choice.mode == "tool" and choice.tool_name is not None and self.tools.get(choice.tool_name) is None:
             raise ValueError(f"the tool choice names {choice.tool_name!r}, which is not registered")
@@ -347,9 +379,26 @@ class ChatSession:
         self._messages.append(message)
         self._notify(MessageAdded(message))
 
+    def _claim(self, turn: Turn) -> None:
+        """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
+        gets :class:`SessionBusyError`."""
+        with self._claim_lock:
+            if self._turn is not None or self._holding:
+                raise SessionBusyError(_BUSY)
+            self._turn = turn
+
     def _close_unanswered_calls(self) -> None:
-        """Gives every call in the history an outcome, so no provider ever sees a call without a result."""
-        for message in self._messages:
+        """Gives every call in the history an outcome, so no provider ever sees a call without a result.
+
+        Only the messages added since the last turn began are looked at (a finished turn's calls never change
+        again); a conversation given as ``messages=``, loaded from a file, or changed under the count is scanned
+        from its start once.
+        """
+        messages = self._messages
+        start = self._closed_count
+        if start > len(messages) or (start and messages[start - 1] is not self._closed_last):
+            start = 0
+        for message in messages[start:]:
             if message.role is not Role.ASSISTANT:
                 continue
             end_open_calls(
@@ -359,6 +408,8 @@ class ChatSession:
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
                 self._notify(MessageUpdated(message))
+        self._closed_count = len(messages)
+        self._closed_last = messages[-1] if messages else None
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
         """Runs one call of a registered tool as a person asked it, without the model: the call is validated, asked
@@ -378,12 +429,12 @@ class ChatSession:
             ValueError: No such tool, or the arguments are not JSON data.
             Exception: A source of tools (an MCP server) could not list its tools.
         """
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         self._check_history_writable()
         await self.tools.refresh()  # the tools of MCP servers, as they are now
-        if self._turn is not None:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        if self.busy:
+            raise SessionBusyError(_BUSY)
         found = self.tools.get(tool_name)
         if found is None:
             raise ValueError(
@@ -399,16 +450,34 @@ class ChatSession:
         return await self._start_turn(direct=part)
 
     async def _start_turn(
-        self, *, direct: ToolCallPart | None = None, carried: list[ToolCallPart] | None = None
+        self, *, user: Message | None = None, direct: ToolCallPart | None = None, resume: bool = False
     ) -> Message:
+        """Claims the session for a turn, then adds the user message and the reply and runs the turn.
+
+        Args:
+            user: The user message that starts the turn (``send``).
+            direct: The call a person asked for (``run_call``).
+            resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
+        """
         loop = asyncio.get_running_loop()
-        self._close_unanswered_calls()
-        parts = [direct] if direct is not None else list(carried or ())
-        reply = Message(Role.ASSISTANT, parts, status=MessageStatus.IN_PROGRESS)
-        self._append(reply)
-        turn = Turn(self, reply, direct=direct is not None, carried=bool(carried))
-        self._turn = turn
-        task = turn.start(loop)
+        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        turn = Turn(self, reply, direct=direct is not None)
+        self._claim(turn)
+        try:
+            if resume and not self._messages:
+                raise ValueError("there is nothing to resume: the conversation is empty")
+            carried = carry_over(self._messages[-1]) if resume else []
+            self._close_unanswered_calls()
+            if user is not None:
+                self._append(user)
+            reply.parts.extend([direct] if direct is not None else carried)
+            turn.carried = bool(carried)
+            self._append(reply)
+            task = turn.start(loop)
+        except BaseException:
+            if self._turn is turn:
+                self._turn = None
+            raise
         self._notify(BusyChanged(True))
         try:
             return await task
@@ -440,13 +509,15 @@ class ChatSession:
             decision: ``approved`` (run it once), ``approved_always`` (run it, and don't ask again for this tool in
                 this session) or ``rejected`` (don't run it; the model is told the person declined).
             reason: Why, told to the model with a rejection.
-            arguments: The arguments as the person edited them (with an approval). They are validated like the
-                model's; the call runs with them, the part keeps the model's arguments and records these as
-                ``edited_arguments``, and the model is told that the person changed them, and to what.
+            arguments: The arguments as the person edited them, with ``approved`` (a changed call is allowed once,
+                never always). They are validated like the model's; the call runs with them, the part keeps the
+                model's arguments and records these as ``edited_arguments``, and the model is told that the person
+                changed them, and to what.
 
         Raises:
             ApprovalError: The call is unknown, not waiting, or already decided; the decision is not one of the
-                three; or the edited arguments are invalid. Nothing runs and nothing changes.
+                three; the edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing
+                runs and nothing changes.
         """
         try:
             chosen = ApprovalDecision(decision)
@@ -475,6 +546,9 @@ class ChatSession:
         if verb == "decided":
             return f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
+
+
+_BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 
 def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:

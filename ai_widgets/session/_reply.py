@@ -137,6 +137,9 @@ class ReplyBuilder:
         self.reply = reply
         self._notify = notify
         self.calls: dict[str, ToolCallPart] = {}
+        # The ids of the reply's calls from the turn's earlier responses: an id may not come back (one lookup per
+        # started call, not a scan of the reply).
+        self._earlier_ids = {part.tool_call_id for part in reply.tool_calls}
         self.finish_reason: FinishReason | None = None
         self._usage_before = dataclasses.replace(reply.usage)
         self._started = False
@@ -303,7 +306,7 @@ class ReplyBuilder:
         _check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
         _text_field(event.provider, "ToolCallStarted.provider", optional=True)
         _check(
-            call_id not in self.calls and self.reply.tool_call(call_id) is None,
+            call_id not in self.calls and call_id not in self._earlier_ids,
             f"tool call id {call_id!r} was used twice",
         )
         data = self._provider_data(event.provider_data, "ToolCallStarted.provider_data")

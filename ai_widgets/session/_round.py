@@ -196,9 +196,11 @@ class ToolRound:
         A stop (this task cancelled) cancels every call, which each record, and then propagates.
         """
         loop = asyncio.get_running_loop()
-        calls = list(self._calls.values())
-        together = [c for c in calls if self._options.concurrent_tools and not c.tool.definition.sequential]
-        alone = [c for c in calls if c not in together]
+        together: list[_Call] = []
+        alone: list[_Call] = []
+        for call in self._calls.values():
+            concurrent = self._options.concurrent_tools and not call.tool.definition.sequential
+            (together if concurrent else alone).append(call)
         try:
             for call in together:
                 call.task = loop.create_task(self._settle(call))
@@ -217,14 +219,23 @@ class ToolRound:
             await self.abort("Stopped by the person before it finished.", "Stopped before it ran.")
             raise
 
-    async def abort(self, running_message: str, waiting_message: str) -> None:
-        """Cancels every call that has not finished (a stop, an interrupt) and waits until each has recorded it."""
+    async def abort(
+        self, running_message: str, waiting_message: str, *, unstarted: ToolCallState = ToolCallState.CANCELLED
+    ) -> None:
+        """Cancels every call that has not finished (a stop, an interrupt) and waits until each has recorded it.
+
+        Args:
+            running_message: The outcome of a call cut short while it ran.
+            waiting_message: The outcome of a call that had not started.
+            unstarted: The state of a call that had not started: ``cancelled`` when a person stopped the turn,
+                ``skipped`` when the turn ended for another reason.
+        """
         tasks = []
         for call in self._calls.values():
             if call.part.state.terminal:
                 continue
             if call.task is None:
-                self._end(call, ToolCallState.CANCELLED, waiting_message)
+                self._end(call, unstarted, waiting_message)
                 continue
             if not call.task.done():
                 call.cancel_reason = running_message if call.part.state is ToolCallState.RUNNING else waiting_message
@@ -378,6 +389,12 @@ class ToolRound:
         if arguments is not None:
             if decision is ApprovalDecision.REJECTED:
                 raise ApprovalError("edited arguments go with an approval, not a rejection")
+            if decision is ApprovalDecision.APPROVED_ALWAYS:
+                # The person decided on a changed call: that says nothing about the model's later calls of the tool.
+                raise ApprovalError(
+                    "a call with edited arguments can be allowed once ('approved'), not always: allowing always "
+                    "would let every later call of the tool run unasked with whatever arguments the model sends"
+                )
             if call is None:
                 raise ApprovalError(f"tool call {tool_call_id!r} is not waiting for approval")
             arguments = self._checked_edit(call, arguments)

@@ -87,6 +87,8 @@ class Turn:
         task = loop.create_task(self._run())
         self.task = task
         task.add_done_callback(lambda _: self.end())
+        if self.stop_requested:  # stopped while the session was being claimed for it, before it had a task
+            task.cancel()
         return task
 
     async def _run(self) -> Message:
@@ -128,11 +130,15 @@ class Turn:
         session._notify(BusyChanged(False))
 
     def stop(self) -> bool:
-        """Cancels the turn's task from any thread; whether there was one to stop."""
+        """Cancels the turn's task from any thread; whether there was one to stop. A turn whose task has not been
+        created yet is cancelled as it starts."""
         task = self.task
-        if task is None or task.done() or self.ended:
+        if self.ended or (task is not None and task.done()):
             return False
         self.stop_requested = True
+        task = self.task  # read again after the flag: start() reads the flag after it sets the task
+        if task is None:
+            return True
         loop = task.get_loop()
         if _running_loop() is loop:
             task.cancel()
@@ -251,7 +257,8 @@ class Turn:
             await tool_round.prepare(calls, resolve, available=registry.names() if offered is None else offered)
             if tool_round.unknown and options.terminate_on_unknown_calls and offered is not None:
                 message = "Not run: the turn ended because the model called an unknown tool."
-                await tool_round.abort(message, message)
+                # Nobody cancelled the unknown call's siblings: they were never run because the turn ended.
+                await tool_round.abort(message, message, unstarted=ToolCallState.SKIPPED)
                 end_open_calls(session._notify, reply, ToolCallState.SKIPPED, message)
                 names = ", ".join(repr(name) for name in tool_round.unknown)
                 self._finish(
