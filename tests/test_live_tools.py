@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import importlib
 import sys
 import threading
 import types
@@ -250,6 +251,21 @@ def test_another_module_warns_and_keeps() -> None:
     with pytest.warns(ToolReplacementWarning, match=r"module other\.place, live_weather .*module weather\.tools"):
         nb.run(weather_cell("v2"), module="other.place")
     assert description(registry) == "Weather, v1."
+
+
+def test_a_module_of_the_package_imported_while_another_place_holds_its_tool_warns_at_the_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before: the warning for the demo's tools skipped the package's frames into the import machinery's frozen
+    ones, and warn_explicit raised ImportError ('importlib._bootstrap' is not a frozen module): importing
+    ai_widgets.demo failed while any registry held a get_weather of another place."""
+    nb = Notebook()
+    registry = ToolRegistry([nb.run(weather_cell("mine", name="get_weather"), module="weather.tools")["get_weather"]])
+    monkeypatch.delitem(sys.modules, "ai_widgets.demo", raising=False)
+    with pytest.warns(ToolReplacementWarning, match=r"module ai_widgets\.demo, get_weather") as record:
+        importlib.import_module("ai_widgets.demo")
+    assert any(w.filename == __file__ for w in record)  # attributed to the code that imported it
+    assert description(registry, "get_weather") == "Weather, mine."
 
 
 def test_one_warning_lists_every_other_place() -> None:

@@ -173,8 +173,13 @@ def _warn(new: Tool, place: ToolPlace, kept: dict[str, int]) -> None:
     )
     # Attributed to the person's code (the cell or module that defined the tool), not to this package. With a
     # registry of its own each time: the default action shows it every time rather than once per line.
+    # The import machinery's frames are skipped too: a module of the package imported by the person's code (the
+    # demo's tools) is attributed to that code, and warn_explicit fails on a frozen module's globals.
     frame: FrameType | None = sys._getframe(0)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        or str(frame.f_globals.get("__name__", "")).startswith(("importlib", "_frozen_importlib"))
+    ):
         frame = frame.f_back
     if frame is None:
         warnings.warn(message, ToolReplacementWarning, stacklevel=2)
