@@ -17,6 +17,7 @@ from jupyter_client.session import json_packer
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolOutcome, ToolRisk, tool
 from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
 from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.session import HistoryTakenOverError
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
 from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, json_safe, message_dict, outcome_dict
@@ -713,6 +714,12 @@ async def test_a_chat_whose_history_file_was_taken_over_says_so_and_refuses_to_s
     assert not [c for c in wire.custom(new.comm.comm_id) if c["type"] == "error"]
     wire.comms[old.comm.comm_id].handle({"type": "send", "text": "lost?"})
     await wait_for(lambda: "took it over" in wire.custom(old.comm.comm_id)[-1].get("message", ""))
+    assert len(old.session.messages) == 2
+    for show in (True, False):  # refused before any view of the turn is made
+        with pytest.raises(HistoryTakenOverError, match="took it over"):
+            await old.ask("lost too?", show=show)
+        with pytest.raises(HistoryTakenOverError, match="took it over"):
+            old.ask_sync("lost too?", show=show)
     assert len(old.session.messages) == 2
     await new.ask("second", show=False)
     new.close()  # writes the file whole and lets it go

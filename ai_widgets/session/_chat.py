@@ -293,8 +293,7 @@ class ChatSession:
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
-        self._check_history_writable()
-        self._check_can_start()
+        self.check_can_send()
         return await self._start_turn(user=Message.user(text))
 
     async def resume(self) -> Message:
@@ -312,8 +311,7 @@ class ChatSession:
         """
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
-        self._check_history_writable()
-        self._check_can_start()
+        self.check_can_send()
         return await self._start_turn(resume=True)
 
     def stop(self) -> bool:
@@ -366,6 +364,19 @@ class ChatSession:
             self._notify(ConversationCleared())
         finally:
             self._holding = False
+
+    def check_can_send(self) -> None:
+        """Raises what :meth:`send` would raise before it starts a turn, for a caller that prepares one (a view of
+        the turn) first; it claims nothing, so ``send`` may still find the session busy.
+
+        Raises:
+            SessionBusyError: A turn is running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
+            ValueError: The tool choice names a tool that is not registered.
+        """
+        self._check_history_writable()
+        self._check_can_start()
 
     def _check_can_start(self) -> None:
         """Refuses early what cannot start (the claim itself is :meth:`_claim`)."""

@@ -185,6 +185,7 @@ class ChatWidget(SessionView):
         Raises:
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
+            HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
         """
         view = self._show_turn(text, show)
@@ -219,6 +220,7 @@ class ChatWidget(SessionView):
         Raises:
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
+            HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
         """
         view = self._show_turn(text, show)
@@ -255,8 +257,7 @@ class ChatWidget(SessionView):
         """Checks that a turn can start; with ``show``, displays the view of that turn in the calling cell."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
-        if self.session.busy:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+        self.session.check_can_send()  # refused before anything shows: no empty view of a turn that never starts
         if not show or not kernel_support().kind.startswith("ipykernel"):
             return None
         from IPython.display import display
