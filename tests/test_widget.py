@@ -576,15 +576,20 @@ def write_note(path: str, text: str = "") -> str:
     return f"wrote {path}"
 
 
-async def test_approve_with_edited_arguments(wire: Wire) -> None:
+async def write_note_waiting(wire: Wire) -> tuple[ChatWidget, Any, asyncio.Task[Message], str]:
+    """A chat whose turn waits for a decision on the model's write_note call (path a.txt): the chat, its front
+    end's comm, the asking task and the call's id."""
     transport = ScriptedTransport(
         [ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "a.txt"})]), "Done."]
     )
     chat = ChatWidget(transport=transport, tools=[write_note])
-    front = wire.comms[chat.comm.comm_id]
     turn = asyncio.create_task(chat.ask("write"))
     await wait_for(lambda: bool(chat.session.pending_approvals))
-    call_id = chat.session.pending_approvals[0].tool_call_id
+    return chat, wire.comms[chat.comm.comm_id], turn, chat.session.pending_approvals[0].tool_call_id
+
+
+async def test_approve_with_edited_arguments(wire: Wire) -> None:
+    chat, front, turn, call_id = await write_note_waiting(wire)
     for arguments, problem in [({"text": "no path"}, "invalid"), ([1], "valid dictionary")]:
         front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved", "arguments": arguments})
         assert problem in wire.custom(chat.comm.comm_id)[-1]["message"]
@@ -601,14 +606,7 @@ async def test_approve_with_edited_arguments(wire: Wire) -> None:
 
 
 async def test_the_transcript_and_the_export_show_the_edited_call_as_it_ran(wire: Wire, tmp_path: Path) -> None:
-    transport = ScriptedTransport(
-        [ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "a.txt"})]), "Done."]
-    )
-    chat = ChatWidget(transport=transport, tools=[write_note])
-    front = wire.comms[chat.comm.comm_id]
-    turn = asyncio.create_task(chat.ask("write"))
-    await wait_for(lambda: bool(chat.session.pending_approvals))
-    call_id = chat.session.pending_approvals[0].tool_call_id
+    chat, front, turn, call_id = await write_note_waiting(wire)
     # Allow always with an edit is refused with a message a person can act on; the call still waits.
     front.handle(
         {"type": "approve", "tool_call_id": call_id, "decision": "approved_always", "arguments": {"path": "b.txt"}}
