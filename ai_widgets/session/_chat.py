@@ -237,7 +237,7 @@ class ChatSession:
     def _check_history_writable(self) -> None:
         history = self._history
         if history is not None and not history.writable:
-            raise HistoryTakenOverError(f"this session no longer writes {str(history.path)!r}: {history.refusal}")
+            raise HistoryTakenOverError(f"History file {str(history.path)!r}: {history.refusal}")
 
     def flush_history(self, timeout: float | None = None) -> None:
         """Blocks until the ``history`` file holds everything so far (it is written on a thread of its own).
