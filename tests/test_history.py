@@ -535,6 +535,34 @@ async def test_a_slow_disk_does_not_stall_the_event_loop(tmp_path: Path, monkeyp
     session.close()
 
 
+async def test_a_stop_while_the_reply_is_being_saved_ends_the_turn_and_the_writer_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the stop cancelled the save's waiter, the writer thread died setting its result, and every later
+    send() waited for ever for a save nobody would write."""
+    real_fsync = os.fsync
+    slow = True
+
+    def slow_fsync(fd: int) -> None:
+        if slow:
+            time.sleep(0.5)
+        real_fsync(fd)
+
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(["one", "two"]), history=path)
+    monkeypatch.setattr("ai_widgets.session._history.os.fsync", slow_fsync)
+    turn = asyncio.create_task(session.send("first"))
+    await wait_for(lambda: session.busy and session.messages[-1].status is MessageStatus.COMPLETED)
+    assert session.stop()  # the reply has ended; its save is under way
+    reply = await asyncio.wait_for(turn, 0.4)  # the turn ends without waiting for the disk
+    assert reply.status is MessageStatus.COMPLETED  # a finished reply stays as it finished
+    slow = False
+    second = await asyncio.wait_for(session.send("second"), 10)
+    assert second.status is MessageStatus.COMPLETED
+    session.close()
+    assert [m.text for m in read_history(path)] == ["first", "one", "second", "two"]
+
+
 # --- clear, and crashes at any byte ---------------------------------------------------------------------------------
 
 

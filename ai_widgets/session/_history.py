@@ -673,11 +673,11 @@ class _Writer:
                 self._fail(exc)
             failure = self._failure
             for waiter in waiters:
-                waiter.set_result(failure)
+                _settle(waiter, failure)
             if stop is not None:
                 self._stopped = True
                 self._close_journal()
-                stop[0].set_result(self._failure)
+                _settle(stop[0], self._failure)
                 return
             if self._failure is None and self._journal_size > max(COMPACT_MIN_BYTES, self._snapshot_size):
                 try:
@@ -796,3 +796,10 @@ def _flush_at_exit() -> None:
     for writer in list(_WRITERS):
         with contextlib.suppress(Exception):
             writer.flush().result(10)
+
+
+def _settle(waiter: concurrent.futures.Future[BaseException | None], failure: BaseException | None) -> None:
+    """Answers one waiter; one that gave up waiting (a stopped turn cancels the wait for its save) needs nothing,
+    and must not end the writer thread, which every later save waits for."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        waiter.set_result(failure)
