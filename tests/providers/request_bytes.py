@@ -46,7 +46,10 @@ from tests.providers.images import image_history
 from tests.providers.loopback import Request, Response, loopback
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "providers" / "request_bytes.json"
-KEY = "sk-request-bytes-0123456789"
+# Built from pieces, and kept out of the fixture (which holds KEY_SHOWN where the key was sent), so nothing
+# committed looks like a real key.
+KEY = "sk-" + "request-bytes-0123456789"
+KEY_SHOWN = "<the test key>"
 
 #: The headers that say how the body is to be read, who sends it and where: compared exactly. The others carry the
 #: SDKs' and the platform's versions (``user-agent``, ``x-stainless-*``, ``x-goog-api-client``) or the port.
@@ -241,7 +244,7 @@ def _seen(request: Request) -> dict[str, Any]:
     return {
         "method": request.method,
         "path": request.path,
-        "headers": {name: request.headers[name] for name in HEADERS if name in request.headers},
+        "headers": {name: request.headers[name].replace(KEY, KEY_SHOWN) for name in HEADERS if name in request.headers},
         "body": request.body.decode("utf-8"),
     }
 

