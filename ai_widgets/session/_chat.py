@@ -14,7 +14,8 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, json_safe
@@ -43,6 +44,26 @@ __all__ = ["ChatSession", "SessionBusyError"]
 logger = logging.getLogger("ai_widgets")
 
 Subscriber = Callable[[SessionChange], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    """The first ``count`` messages of the conversation, done with for some purpose. ``last`` is the last of them,
+    checked: a list that changed under the count (cleared, replaced) is taken from its start again."""
+
+    count: int = 0
+    last: Message | None = None
+
+    @classmethod
+    def of(cls, messages: Sequence[Message], count: int) -> _Prefix:
+        return cls(count, messages[count - 1] if count else None)
+
+    def start(self, messages: Sequence[Message]) -> int:
+        """Where the messages not done with begin: ``count``, or 0 when the list changed under it."""
+        count = self.count
+        if count > len(messages) or (count and messages[count - 1] is not self.last):
+            return 0
+        return count
 
 
 class SessionBusyError(RuntimeError):
@@ -114,13 +135,11 @@ class ChatSession:
         # step under this lock, so two threads (two event loops) never run two turns at once.
         self._claim_lock = threading.Lock()
         self._holding = False
-        # The first ``_closed_count`` messages are known to have every call answered and no turn in progress; the
-        # last of them is ``_closed_last`` (checked, so a list that changed under the count is scanned again).
-        self._closed_count = 0
-        self._closed_last: Message | None = None
-        # The usage of the first messages that are no longer in progress, summed: (how many, the last, the sum).
-        # One tuple, replaced whole, so a reader on another thread always sees a consistent one.
-        self._usage_folded: tuple[int, Message | None, Usage] = (0, None, Usage())
+        # The messages known to have every call answered and no turn in progress.
+        self._closed = _Prefix()
+        # The messages no longer in progress, and their usage summed. One tuple, replaced whole, so a reader on
+        # another thread always sees a consistent one.
+        self._usage_folded: tuple[_Prefix, Usage] = (_Prefix(), Usage())
         if self._history is not None:
             self._subscribers = (self._checkpoint,)
 
@@ -150,12 +169,13 @@ class ChatSession:
         summed once, so the cost does not grow with the conversation.
         """
         messages = list(self._messages)
-        count, last, total = self._usage_folded
-        if count > len(messages) or (count and messages[count - 1] is not last):
-            count, last, total = 0, None, Usage()  # the list changed under the sum (cleared): sum it again
+        folded, total = self._usage_folded
+        count = folded.start(messages)
+        if count == 0:
+            total = Usage()
         while count < len(messages) and messages[count].status is not MessageStatus.IN_PROGRESS:
-            total, last, count = total + messages[count].usage, messages[count], count + 1
-        self._usage_folded = (count, last, total)
+            total, count = total + messages[count].usage, count + 1
+        self._usage_folded = (_Prefix.of(messages, count), total)
         for message in messages[count:]:
             total = total + message.usage
         return total
@@ -360,7 +380,6 @@ class ChatSession:
         try:
             self._check_history_writable()
             self._messages.clear()
-            self._closed_count, self._closed_last = 0, None
             self._notify(ConversationCleared())
         finally:
             self._holding = False
@@ -406,10 +425,7 @@ class ChatSession:
         from its start once.
         """
         messages = self._messages
-        start = self._closed_count
-        if start > len(messages) or (start and messages[start - 1] is not self._closed_last):
-            start = 0
-        for message in messages[start:]:
+        for message in messages[self._closed.start(messages) :]:
             if message.role is not Role.ASSISTANT:
                 continue
             end_open_calls(
@@ -419,8 +435,7 @@ class ChatSession:
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
                 self._notify(MessageUpdated(message))
-        self._closed_count = len(messages)
-        self._closed_last = messages[-1] if messages else None
+        self._closed = _Prefix.of(messages, len(messages))
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
         """Runs one call of a registered tool as a person asked it, without the model: the call is validated, asked
