@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sets up everything (idempotently) and runs every check: lint, format, types, the front end's type check and
-# unit tests, then the whole pytest suite (unit, kernel tests against each supported ipykernel, notebooks,
-# and browser tests in JupyterLab / Notebook 7 in headless Chromium).
+# Sets up everything (idempotently) and runs every check: lint, format, types, the import contracts of DESIGN.md's
+# floors, the front end's type check and unit tests, then the whole pytest suite (unit, kernel tests against each
+# supported ipykernel, notebooks, and browser tests in JupyterLab / Notebook 7 in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +13,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== import contracts (DESIGN.md's floors)"
+.venv/bin/lint-imports --no-logo --no-cache
 echo "== front end: kernel-side fixtures, tsc, vitest"
 # Fresh from the Python serialiser, so a change there cannot leave the JS tests green on a stale recording.
 rm -rf js/tests/fixtures/generated
