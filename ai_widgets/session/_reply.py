@@ -48,7 +48,7 @@ from ai_widgets.messages import (
     ToolCallState,
     Usage,
 )
-from ai_widgets.tools import ToolOutcome, safe_outcome
+from ai_widgets.outcome import ToolOutcome, safe_outcome
 
 __all__ = ["Notify", "ReplyBuilder", "StreamProtocolError", "move_call"]
 

@@ -20,9 +20,9 @@ from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, ToolCallPart, ToolCallState
 from ai_widgets.options import ToolChoice
+from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError, end_open_calls, move_call
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
-from ai_widgets.tools import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 
 if TYPE_CHECKING:

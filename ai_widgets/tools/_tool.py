@@ -16,12 +16,13 @@ from pydantic import BaseModel, ValidationError
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
-from ai_widgets.tools._checks import ToolWarning
+from ai_widgets.outcome import ToolError, ToolOutcome
+from ai_widgets.tools._checks import ToolWarning, check_tool
 from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
 from ai_widgets.tools._detached import DetachedCall, run_detached
+from ai_widgets.tools._display import tool_html, tool_markdown
 from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
 from ai_widgets.tools._live import ToolPlace, announce, place_of
-from ai_widgets.tools._outcome import ToolError, ToolOutcome
 
 __all__ = ["Tool", "tool"]
 
@@ -134,20 +135,14 @@ class Tool:
         Returns:
             The warnings; ``[]`` for a clean tool.
         """
-        from ai_widgets.tools._checks import check_tool
-
         return check_tool(self)
 
     def _repr_html_(self) -> str:
         """The definition as each provider receives it, with its size, risk, approval and warnings."""
-        from ai_widgets._html import tool_html
-
         return tool_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """HTML for notebooks, markdown for front ends without HTML, and the repr."""
-        from ai_widgets._html import tool_html, tool_markdown
-
         return {"text/plain": repr(self), "text/html": tool_html(self), "text/markdown": tool_markdown(self)}
 
     def bind(self, arguments: str | Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:

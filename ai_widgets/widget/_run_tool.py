@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ai_widgets._html import mark_shown_by_card
 from ai_widgets._safe import check_size
 from ai_widgets.approval import ApprovalError, ApprovalPolicy
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallState
 from ai_widgets.options import SessionOptions
+from ai_widgets.outcome import mark_shown_by_card
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool, ToolOutcome, tool
 from ai_widgets.transports import EchoTransport
