@@ -33,8 +33,8 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
-from ai_widgets.session._reply import end_open_calls
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
@@ -235,9 +235,10 @@ class ChatSession:
             case _:
                 history.changed(change.message)
 
-    async def _history_written(self, reply: Message) -> None:
-        """At a turn's end, before it says it ended: waits until the history file holds the reply as it ended; a
-        reply that could not be saved says so (in its ``error``), so the person learns it from the reply itself."""
+    async def save_reply(self, reply: Message) -> None:
+        """For the turn (:class:`~ai_widgets.session._turn.TurnHost`), at its end, before it says it ended: waits
+        until the ``history`` file holds the reply as it ended; a reply that could not be saved says so (in its
+        ``error``), so the person learns it from the reply itself. Without ``history`` it returns at once."""
         history = self._history
         if history is None:
             return
@@ -249,10 +250,10 @@ class ChatSession:
         if reply.status is MessageStatus.COMPLETED:
             reply.status = MessageStatus.ERROR
         reply.error = problem if not reply.error else f"{reply.error} {problem}"
-        self._notify(MessageUpdated(reply))
+        self.notify(MessageUpdated(reply))
 
     def _history_taken_over(self, text: str) -> None:
-        self._notify(SessionNotice(text))
+        self.notify(SessionNotice(text))
 
     def _check_history_writable(self) -> None:
         history = self._history
@@ -288,7 +289,9 @@ class ChatSession:
         finally:
             self._holding = False
 
-    def _notify(self, change: SessionChange) -> None:
+    def notify(self, change: SessionChange) -> None:
+        """Tells every subscriber about a change, on this thread; one that raises is logged and the others are
+        still told. The session's turns call it (:class:`~ai_widgets.session._turn.TurnHost`)."""
         for subscriber in self._subscribers:
             try:
                 subscriber(change)
@@ -380,7 +383,7 @@ class ChatSession:
         try:
             self._check_history_writable()
             self._messages.clear()
-            self._notify(ConversationCleared())
+            self.notify(ConversationCleared())
         finally:
             self._holding = False
 
@@ -407,7 +410,13 @@ class ChatSession:
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._notify(MessageAdded(message))
+        self.notify(MessageAdded(message))
+
+    def turn_ended(self, turn: Turn) -> None:
+        """For the turn (:class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
+        ended, so another may start."""
+        if self._turn is turn:
+            self._turn = None
 
     def _claim(self, turn: Turn) -> None:
         """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
@@ -428,13 +437,11 @@ class ChatSession:
         for message in messages[self._closed.start(messages) :]:
             if message.role is not Role.ASSISTANT:
                 continue
-            end_open_calls(
-                self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it."
-            )
+            end_open_calls(self.notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it.")
             if message.status is MessageStatus.IN_PROGRESS:  # saved mid-turn, restored: that turn is over
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
-                self._notify(MessageUpdated(message))
+                self.notify(MessageUpdated(message))
         self._closed = _Prefix.of(messages, len(messages))
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
@@ -504,7 +511,7 @@ class ChatSession:
             if self._turn is turn:
                 self._turn = None
             raise
-        self._notify(BusyChanged(True))
+        self.notify(BusyChanged(True))
         try:
             return await task
         except asyncio.CancelledError:

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets._safe import json_safe as checked_json
+from ai_widgets._threads import running_loop
 from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished, SessionChange, ToolCallStraggling
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession, SessionBusyError
@@ -466,9 +467,8 @@ class Bench:
         with self._lock:
             if self._timer is not None:
                 return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
+            loop = running_loop()
+            if loop is None:
                 self.flush()
                 return
             # Paced by size: the whole bench goes with each update.

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ai_widgets._threads import running_loop
 from ai_widgets.changes import (
     BusyChanged,
     ConversationCleared,
@@ -78,9 +79,8 @@ class PatchStream:
                 self._schedule()
 
     def _schedule(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = running_loop()
+        if loop is None:
             # No loop on this thread (a plain script, or a callback thread): send at once.
             self.flush()
             return
