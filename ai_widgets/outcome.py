@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from pydantic_core import to_jsonable_python
 
 from ai_widgets._html import clipped, escaped, json_text
-from ai_widgets._safe import UnsafeValueError, check_size, json_safe, redact, safe_text
+from ai_widgets._safe import UnsafeValueError, check_size, checked_json, redact, safe_text
 from ai_widgets._traceback import user_first_traceback
 
 __all__ = [
@@ -182,14 +182,14 @@ class ToolOutcome(BaseModel):
 
 
 def _jsonable(value: Any) -> Any:
-    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.json_safe`); bytes that are not UTF-8 become
+    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.checked_json`); bytes that are not UTF-8 become
     base64.
 
     Raises:
         UnsafeValueError: The value cannot be made JSON (a cycle, nesting too deep, an integer too long).
     """
     if value is None or type(value) in (str, int, float, bool):
-        return json_safe(value, where="the tool's result")
+        return checked_json(value, where="the tool's result")
     check_size(value, where="the tool's result")
     try:
         try:
@@ -202,7 +202,7 @@ def _jsonable(value: Any) -> Any:
             plain = to_jsonable_python(_keys_made_safe(value), fallback=repr, bytes_mode="base64")
     except (ValueError, RecursionError) as exc:
         raise UnsafeValueError(f"the tool's result cannot be written as JSON: {exc}") from None
-    return json_safe(plain, where="the tool's result")
+    return checked_json(plain, where="the tool's result")
 
 
 def _keys_made_safe(value: Any) -> Any:
@@ -240,7 +240,7 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
     """
     try:
         update: dict[str, Any] = {}
-        value = json_safe(outcome.value, where="the result")
+        value = checked_json(outcome.value, where="the result")
         if value is not outcome.value:
             update["value"] = value
         for name in ("text", "message"):
@@ -260,7 +260,7 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
                 cleaned_error._exception = error._exception
                 update["error"] = cleaned_error
         if outcome.citations or outcome.attachments:
-            dumped = json_safe(
+            dumped = checked_json(
                 {
                     "citations": [c.model_dump() for c in outcome.citations],
                     "attachments": [a.model_dump() for a in outcome.attachments],

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, json_safe
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.changes import (
     BusyChanged,
@@ -475,7 +475,7 @@ class ChatSession:
             )
         try:
             text = json.dumps(
-                json_safe(arguments or {}, where="the arguments", finite=True), ensure_ascii=False, allow_nan=False
+                checked_json(arguments or {}, where="the arguments", finite=True), ensure_ascii=False, allow_nan=False
             )
         except (UnsafeValueError, TypeError, ValueError) as exc:
             raise ValueError(f"the arguments must be JSON data: {exc}") from None

@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, json_safe
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
@@ -310,7 +310,7 @@ class ReplyBuilder:
         if data is None:
             return None
         try:
-            return json_safe(data, where=name)
+            return checked_json(data, where=name)
         except UnsafeValueError as exc:
             raise StreamProtocolError(f"the transport broke the stream protocol: {exc}") from None
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
+from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
 from ai_widgets.changes import LATE_PREVIEW_CHARS, ToolCallStraggling, ToolCallUpdated
@@ -441,7 +441,7 @@ class ToolRound:
         if not isinstance(arguments, dict):
             raise ApprovalError(f"edited arguments must be a dict, not {type(arguments).__name__}")
         try:
-            safe = json_safe(arguments, where="the edited arguments", finite=True)
+            safe = checked_json(arguments, where="the edited arguments", finite=True)
         except UnsafeValueError as exc:
             raise ApprovalError(str(exc)) from None
         bound = call.tool.bind(safe)
@@ -515,7 +515,7 @@ def _preview_value(value: Any) -> str:
         plain = ToolOutcome.success(value).value
     except (UnsafeValueError, ValueError) as exc:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
-            plain = json_safe(value, where="the late result")
+            plain = checked_json(value, where="the late result")
         except (UnsafeValueError, ValueError):
             return f"(a value that cannot be shown: {_text_of(exc)})"
     except Exception as exc:  # a value whose own methods raise (its repr, its iteration)

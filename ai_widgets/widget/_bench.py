@@ -26,8 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ai_widgets._safe import UnsafeValueError
-from ai_widgets._safe import json_safe as checked_json
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets._threads import running_loop
 from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished, SessionChange, ToolCallStraggling
 from ai_widgets.messages import Message
@@ -36,7 +35,7 @@ from ai_widgets.tools import Tool, ToolOutcome
 from ai_widgets.tools._tool import _PROBLEMS_TOLD, _brief
 from ai_widgets.transports import EchoTransport
 from ai_widgets.widget._actions import clip
-from ai_widgets.widget._serialize import after_stop_fields, json_safe, message_dict
+from ai_widgets.widget._serialize import after_stop_fields, message_dict, shown_json
 
 __all__ = ["BYTES_PER_SECOND", "MAX_ENTRIES", "Bench", "BenchError", "field_errors"]
 
@@ -87,7 +86,7 @@ class _Entry:
         if message is not None and self.after_stop:
             for part in message["parts"]:
                 part.update(self.after_stop.get(part.get("tool_call_id"), {}))
-        self._shown = json_safe(
+        self._shown = shown_json(
             {
                 "id": self.id,
                 "tool_name": self.tool_name,

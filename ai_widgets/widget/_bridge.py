@@ -35,10 +35,10 @@ from ai_widgets.widget._serialize import (
     after_stop_fields,
     argument_ops,
     call_fields,
-    json_safe,
     message_dict,
     message_fields,
     part_dict,
+    shown_json,
 )
 
 __all__ = ["PatchStream", "SessionBridge"]
@@ -215,7 +215,7 @@ class SessionBridge:
                 return  # before this view's first message
         match change:
             case TextAppended(message=message, index=index, text=text):
-                push({"op": "text", "message_id": message.id, "index": index, "text": json_safe(text)})
+                push({"op": "text", "message_id": message.id, "index": index, "text": shown_json(text)})
             case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
                 ops = argument_ops(patches)
                 if ops:
