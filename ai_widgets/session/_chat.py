@@ -39,7 +39,7 @@ from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 
-__all__ = ["ChatSession", "SessionBusyError"]
+__all__ = ["ChatSession", "NoTransportError", "SessionBusyError"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -70,11 +70,17 @@ class SessionBusyError(RuntimeError):
     """A turn is already running: wait for it, or stop it, before starting another."""
 
 
+class NoTransportError(RuntimeError):
+    """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
+
+
 class ChatSession:
     """A conversation with a model that can call tools.
 
     Args:
-        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...).
+        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one, the
+            session runs only the calls a person makes (:meth:`run_call`: a form, ``run_tool``), and :meth:`send`
+            and :meth:`resume` refuse (:class:`NoTransportError`).
         tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
             tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`) to put in a new one.
         approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
@@ -101,7 +107,7 @@ class ChatSession:
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | None = None,
         *,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
@@ -112,14 +118,14 @@ class ChatSession:
         conversation_id: str | None = None,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
-        if not isinstance(transport, Transport):
+        if transport is not None and not isinstance(transport, Transport):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:
             raise ValueError("pass messages= or history=, not both: history= loads the conversation from its file")
         self._history = None if history is None else HistoryFile(history, on_taken_over=self._history_taken_over)
         if self._history is not None:
             messages = self._history.messages
-        self.transport = transport
+        self.transport: Transport | None = transport
         self.tools = _as_tools(tools)
         self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
         self.options = options or SessionOptions()
@@ -313,6 +319,7 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
@@ -331,6 +338,7 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: The conversation is empty.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
@@ -396,7 +404,13 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: The tool choice names a tool that is not registered.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
+        if self.transport is None:
+            raise NoTransportError(
+                "this session has no transport, so it cannot ask a model: it runs only the calls a person makes "
+                "(run_call). Give ChatSession a transport to send messages."
+            )
         self._check_history_writable()
         self._check_can_start()
 

@@ -67,7 +67,7 @@ class TurnHost(Protocol):
     """What a turn needs of the session it runs in (:class:`~ai_widgets.session.ChatSession` is one): its settings,
     the conversation so far, a way to tell its observers, and to be told when the turn ends."""
 
-    transport: Transport
+    transport: Transport | None
     tools: ToolRegistry
     approval_policy: ApprovalPolicy
     options: SessionOptions
@@ -320,10 +320,14 @@ class Turn:
         request = ChatRequest(
             messages=session.messages, tools=tools, options=options, conversation_id=session.conversation_id
         )
+        transport = session.transport
+        if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
+            self._fail_request("This session has no transport: it cannot ask a model.")
+            return None
         builder = ReplyBuilder(reply, session.notify)
         builder.show_status(session.options.waiting_status)
         try:
-            async with _closing(session.transport.stream(request)) as stream:
+            async with _closing(transport.stream(request)) as stream:
                 async for event in stream:
                     builder.apply(event)
         except StreamProtocolError as exc:
