@@ -1,5 +1,7 @@
 """ai_widgets: a live LLM chat session with tools, in a Jupyter notebook cell."""
 
+import importlib
+
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.messages import (
     FinishReason,
@@ -72,14 +74,13 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+# The widget layer imports anywidget, ipywidgets and IPython: it loads when one of its names is first asked for, so
+# the core works in a script or a test without loading them (the provider transports load the same way, in
+# ai_widgets.transports).
 _WIDGET_NAMES = frozenset({"ChatWidget", "ToolRun", "run_tool", "arun_tool"})
 
 
 def __getattr__(name: str) -> object:
-    # The widget layer imports anywidget and ipywidgets; load it only when it is asked for, so the core works in
-    # a script or a test without them.
     if name in _WIDGET_NAMES:
-        from ai_widgets import widget
-
-        return getattr(widget, name)
+        return getattr(importlib.import_module("ai_widgets.widget"), name)
     raise AttributeError(f"module 'ai_widgets' has no attribute {name!r}")

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "UnsafeValueError", "check_size", "json_safe", "redact", "safe_text"]
+__all__ = ["MAX_DEPTH", "UnsafeValueError", "check_size", "checked_json", "redact", "safe_text"]
 
 #: The deepest nesting kept anywhere in a conversation (arguments, results, provider data). Deeper values are
 #: refused: the JSON encoders and validators this data meets later recurse, and none of them go this deep safely.
@@ -110,7 +110,7 @@ def _scalar(value: Any, where: str, finite: bool = False) -> Any:
     raise UnsafeValueError(f"{where}: a {type(value).__name__} is not JSON")
 
 
-def json_safe(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH, finite: bool = False) -> Any:
+def checked_json(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH, finite: bool = False) -> Any:
     """A JSON- and UTF-8-safe copy of ``value`` (plain dicts, lists, strings, numbers, booleans, ``None``).
 
     Lone surrogates become U+FFFD and non-finite floats ``None``; tuples become lists. Returns ``value`` itself

@@ -1,4 +1,4 @@
-"""The threads sync tools run on.
+"""Threads: the threads sync tools run on, and the one way to ask which event loop runs this thread.
 
 A thread cannot be killed: a sync tool that times out or is cancelled keeps running until it returns. A plain
 thread pool would keep counting such a thread as busy, and after enough of them every later call would only queue.
@@ -8,6 +8,7 @@ threads still stuck are bounded too, and listed, so a person can be told which c
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -15,7 +16,15 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["StuckCall", "ToolThreads", "default_tool_threads"]
+__all__ = ["StuckCall", "ToolThreads", "default_tool_threads", "running_loop"]
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or ``None`` when none is (another thread, or no loop at all)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

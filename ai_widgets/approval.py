@@ -6,7 +6,8 @@ import threading
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
-from ai_widgets.tools import ToolDefinition, ToolInvocation, ToolRisk
+from ai_widgets.tools import ToolDefinition, ToolInvocation
+from ai_widgets.tools._definition import default_approval_reason
 
 __all__ = [
     "ApprovalDecision",
@@ -45,17 +46,6 @@ class ApprovalPolicy(Protocol):
     ) -> None:
         """Called after a person decided on a call of this tool."""
         ...
-
-
-def default_approval_reason(definition: ToolDefinition) -> str | None:
-    """Why :class:`DefaultApprovalPolicy` asks a person before every call of this tool, or ``None`` when it runs
-    calls unasked (until a person chose "allow always", which the policy remembers per session)."""
-    reasons = []
-    if definition.risk is ToolRisk.DESTRUCTIVE:
-        reasons.append("its risk is destructive")
-    if definition.requires_approval:
-        reasons.append("it is marked requires_approval")
-    return " and ".join(reasons) or None
 
 
 class DefaultApprovalPolicy:

@@ -8,6 +8,7 @@ markdown tour.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -15,9 +16,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+import ai_widgets.transports as transports
 from ai_widgets.messages import ToolCallState
 from ai_widgets.tools import Citation, Tool, ToolInvocation, ToolOutcome, ToolRisk, tool
-from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport, default_model
+from ai_widgets.widget import ChatWidget
 
 __all__ = ["SANDBOX", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
 
@@ -249,43 +252,31 @@ def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
     - ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``: Gemini (the SDK uses ``GOOGLE_API_KEY`` when both are set).
 
     ``AI_WIDGETS_MODEL`` names the model; by default each provider's current small model
-    (``ai_widgets.transports._models.DEFAULT_MODELS``).
+    (``ai_widgets.transports.DEFAULT_MODELS``).
 
     The key itself is never read into the sentence, the widget or the notebook: the SDK reads it from the
-    environment.
+    environment. A provider's transport (and its SDK) loads only when it is the one picked.
     """
-    import os
-
-    from ai_widgets.transports._models import default_model
-
     env = dict(os.environ if environ is None else environ)
     base_url = env.get("AI_WIDGETS_BASE_URL")
     try:
         if base_url:
             if _reachable(base_url):
-                from ai_widgets.transports import OpenAIChatTransport
-
                 name = default_model("openai-compatible", env)
-                return OpenAIChatTransport(name, base_url=base_url), (
+                return transports.OpenAIChatTransport(name, base_url=base_url), (
                     f"Using the OpenAI-compatible server at {base_url} (model {name}), from AI_WIDGETS_BASE_URL."
                 )
             fallback = f"AI_WIDGETS_BASE_URL is set, but nothing answers at {base_url}; "
         elif env.get("OPENAI_API_KEY"):
-            from ai_widgets.transports import OpenAIChatTransport
-
             name = default_model("openai-chat", env)
-            return OpenAIChatTransport(name), f"Using OpenAI {name} (OPENAI_API_KEY is set)."
+            return transports.OpenAIChatTransport(name), f"Using OpenAI {name} (OPENAI_API_KEY is set)."
         elif env.get("ANTHROPIC_API_KEY"):
-            from ai_widgets.transports import AnthropicTransport
-
             name = default_model("anthropic", env)
-            return AnthropicTransport(name), f"Using Anthropic {name} (ANTHROPIC_API_KEY is set)."
+            return transports.AnthropicTransport(name), f"Using Anthropic {name} (ANTHROPIC_API_KEY is set)."
         elif env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"):
-            from ai_widgets.transports import GeminiTransport
-
             name = default_model("gemini", env)
             variable = "GOOGLE_API_KEY" if env.get("GOOGLE_API_KEY") else "GEMINI_API_KEY"
-            return GeminiTransport(name), f"Using Gemini {name} ({variable} is set)."
+            return transports.GeminiTransport(name), f"Using Gemini {name} ({variable} is set)."
         else:
             fallback = "No provider is configured; "
     except ImportError as exc:
@@ -293,10 +284,8 @@ def pick_transport(environ: dict[str, str] | None = None) -> tuple[Any, str]:
     return demo_transport(), fallback + "using the built-in scripted model (no key, no network)."
 
 
-def demo_chat(**widget_options: Any) -> Any:
+def demo_chat(**widget_options: Any) -> ChatWidget:
     """A ``ChatWidget`` on the scripted model with the demo tools."""
-    from ai_widgets.widget import ChatWidget
-
     options: dict[str, Any] = {
         "transport": demo_transport(),
         "tools": demo_tools(),

@@ -8,12 +8,10 @@ stream carries thousands of them and each must cost next to nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from ai_widgets.messages import FinishReason
-
-if TYPE_CHECKING:
-    from ai_widgets.tools import ToolOutcome
+from ai_widgets.outcome import ToolOutcome
 
 __all__ = [
     "ProviderToolResult",

@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, Literal, TypeAlias
 
 from ai_widgets.arguments import StreamingArguments
-from ai_widgets.tools import ToolOutcome
+from ai_widgets.outcome import ToolOutcome
 
 __all__ = [
     "TRANSITIONS",

@@ -42,6 +42,7 @@ from ai_widgets.changes import (
     ToolCallUpdated,
 )
 from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
+from ai_widgets.session import NoTransportError
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
@@ -1207,3 +1208,26 @@ async def test_a_call_cancelled_before_its_task_first_ran_is_recorded_and_never_
     assert ran == []
     assert reply.status is MessageStatus.COMPLETED
     assert len(transport.requests) == 2
+
+
+async def test_a_session_without_a_transport_runs_a_persons_calls_and_refuses_to_ask_a_model() -> None:
+    @tool
+    def double(n: int) -> int:
+        """Doubles a number."""
+        return n * 2
+
+    session = ChatSession(tools=[double])
+    reply = await session.run_call("double", {"n": 21})
+    assert reply.status is MessageStatus.COMPLETED
+    [call] = reply.tool_calls
+    assert call.state is ToolCallState.COMPLETED
+    assert call.outcome is not None
+    assert call.outcome.value == 42
+    with pytest.raises(NoTransportError, match="no transport"):
+        session.check_can_send()
+    with pytest.raises(NoTransportError, match="no transport"):
+        await session.send("hi")
+    with pytest.raises(NoTransportError):
+        await session.resume()
+    assert session.messages == [reply]  # nothing was added by the refusals
+    assert not session.busy

@@ -30,10 +30,10 @@ from ai_widgets import (
 from ai_widgets.approval import default_approval_reason
 from ai_widgets.demo import demo_tools, get_weather
 from ai_widgets.tools import _checks
+from ai_widgets.tools import _formats as formats
 from ai_widgets.tools._checks import openai_strict_problems
 from ai_widgets.tools._views import estimate_tokens, provider_definitions, provider_views
 from ai_widgets.transports import ChatRequest
-from ai_widgets.transports import _tool_formats as formats
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "tool_requests" / "recorded_tools.json").read_text("utf-8"))
 PROVIDERS = ["openai_chat", "openai_responses", "anthropic", "gemini"]

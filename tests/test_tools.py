@@ -867,14 +867,14 @@ def test_an_outcome_shows_in_one_escaped_line() -> None:
 def test_run_tools_outcome_is_not_shown_twice_in_its_cell(monkeypatch: pytest.MonkeyPatch) -> None:
     import IPython.display
 
-    from ai_widgets import _html
+    from ai_widgets import outcome as outcome_module
 
     shown: list[Any] = []
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: shown.append((objs, kw)))
     count = [7]
-    monkeypatch.setattr(_html, "_execution_count", lambda: count[0])
+    monkeypatch.setattr(outcome_module, "_execution_count", lambda: count[0])
     outcome = ToolOutcome.success("done")
-    _html.mark_shown_by_card(outcome)
+    outcome_module.mark_shown_by_card(outcome)
     outcome._ipython_display_()  # the value of the run_tool cell: its card shows it
     assert shown == []
     ToolOutcome.success("done")._ipython_display_()  # another outcome: shown

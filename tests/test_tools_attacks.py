@@ -14,10 +14,10 @@ import pytest
 from pydantic import Field
 
 from ai_widgets import ChatSession, Tool, ToolDefinition, ToolInvocation, ToolOutcome, ToolRegistry, tool
-from ai_widgets._html import registry_html, tool_html, tool_markdown
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.tools import ToolReplacementWarning
+from ai_widgets.tools._display import registry_html, tool_html, tool_markdown
 from ai_widgets.tools._views import provider_views
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for

@@ -20,7 +20,7 @@ from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCall
 from ai_widgets.session import HistoryTakenOverError
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
-from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, json_safe, message_dict, outcome_dict
+from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, message_dict, outcome_dict, shown_json
 from tests.helpers import wait_for
 from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
@@ -430,8 +430,8 @@ async def test_values_thousands_of_levels_deep_reach_the_view_and_the_notebook(w
     assert levels(first["edited_arguments"]) == (MAX_SHOWN_DEPTH, TOO_DEEP)
     assert first["approval_requested_at"] is None
     assert levels(second["outcome"]["value"][0]) == (MAX_SHOWN_DEPTH - 1, TOO_DEEP)  # the list is a level
-    assert json_safe(nested(10, float("inf"))) == nested(10, None)
-    assert json_safe([nested(5, "\udc80x")]) == [nested(5, "\ufffdx")]
+    assert shown_json(nested(10, float("inf"))) == nested(10, None)
+    assert shown_json([nested(5, "\udc80x")]) == [nested(5, "\ufffdx")]
 
 
 def test_the_serialiser_never_raises() -> None:
@@ -453,7 +453,7 @@ def test_the_serialiser_never_raises() -> None:
         "tuple": (1, (2,)),
         "lone \udc00": "\ud83d",
     }
-    shown = json_safe(value)
+    shown = shown_json(value)
     json.dumps(shown, ensure_ascii=False, allow_nan=False).encode("utf-8")
     assert shown["cyclic"] == {"x": [1, CYCLE], "self": CYCLE}
     assert shown["shared"] == [[1, 2], [1, 2]]  # shared is not a cycle
@@ -465,25 +465,25 @@ def test_the_serialiser_never_raises() -> None:
     assert shown["lone \ufffd"] == "\ufffd"
 
 
-def test_json_safe_limits_for_a_large_result_keep_the_first_items_and_say_what_was_left_out() -> None:
+def test_shown_json_limits_for_a_large_result_keep_the_first_items_and_say_what_was_left_out() -> None:
     more = "more characters not shown here"
-    assert json_safe(["a" * 10, "b" * 10, "c"], max_chars=15) == [
+    assert shown_json(["a" * 10, "b" * 10, "c"], max_chars=15) == [
         "a" * 10,
         f"bbbbb… (5 {more})",
         "… (1 more character not shown here)",
     ]
     # The first items get the budget first, however deep they are.
     rows = [{"k": "x" * 10}, {"k": "y" * 10}]
-    assert json_safe(rows, max_chars=10) == [{"k": "x" * 10}, {"k": f"… (10 {more})"}]
-    assert json_safe("z" * 20, max_chars=5) == f"zzzzz… (15 {more})"
-    assert json_safe(list(range(5)), max_items_each=3) == [0, 1, 2, "… (2 more items not shown here)"]
-    assert json_safe({"a": 1, "b": 2, "c": 3}, max_items_each=2) == {
+    assert shown_json(rows, max_chars=10) == [{"k": "x" * 10}, {"k": f"… (10 {more})"}]
+    assert shown_json("z" * 20, max_chars=5) == f"zzzzz… (15 {more})"
+    assert shown_json(list(range(5)), max_items_each=3) == [0, 1, 2, "… (2 more items not shown here)"]
+    assert shown_json({"a": 1, "b": 2, "c": 3}, max_items_each=2) == {
         "a": 1,
         "b": 2,
         "…": "… (1 more key not shown here)",
     }
-    assert json_safe([[1, 2, 3]] * 2, max_items_each=2) == [[1, 2, "… (1 more item not shown here)"]] * 2
-    assert json_safe(["x" * 10]) == ["x" * 10]  # no limits unless asked
+    assert shown_json([[1, 2, 3]] * 2, max_items_each=2) == [[1, 2, "… (1 more item not shown here)"]] * 2
+    assert shown_json(["x" * 10]) == ["x" * 10]  # no limits unless asked
 
 
 async def test_streamed_arguments_deeper_than_shown_match_the_finished_message(wire: Wire) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
+from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets.mcp._base import (
     _CLOSE_TIMEOUT,
     _MAX_PAGES,
@@ -558,7 +558,7 @@ class MCPServer:
                 try:
                     # JSON the SDK reads but no request can carry (NaN, Infinity: pydantic's parser takes them) would
                     # fail every request that offers any tool: NaN and Infinity become null.
-                    parameters = json_safe(parameters, where="its input schema")
+                    parameters = checked_json(parameters, where="its input schema")
                 except UnsafeValueError as exc:
                     logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
                     continue

@@ -1,6 +1,6 @@
 """The session: a conversation with a model that can call tools (see :class:`ChatSession`)."""
 
-from ai_widgets.session._chat import ChatSession, SessionBusyError
+from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError
 from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
@@ -10,6 +10,7 @@ __all__ = [
     "HistoryError",
     "HistoryLockedError",
     "HistoryTakenOverError",
+    "NoTransportError",
     "SessionBusyError",
     "StreamProtocolError",
     "ToolRound",

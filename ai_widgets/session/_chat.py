@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, json_safe
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.changes import (
     BusyChanged,
@@ -33,13 +33,13 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
-from ai_widgets.session._reply import end_open_calls
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 
-__all__ = ["ChatSession", "SessionBusyError"]
+__all__ = ["ChatSession", "NoTransportError", "SessionBusyError"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -70,11 +70,17 @@ class SessionBusyError(RuntimeError):
     """A turn is already running: wait for it, or stop it, before starting another."""
 
 
+class NoTransportError(RuntimeError):
+    """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
+
+
 class ChatSession:
     """A conversation with a model that can call tools.
 
     Args:
-        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...).
+        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one, the
+            session runs only the calls a person makes (:meth:`run_call`: a form, ``run_tool``), and :meth:`send`
+            and :meth:`resume` refuse (:class:`NoTransportError`).
         tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
             tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`) to put in a new one.
         approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
@@ -101,7 +107,7 @@ class ChatSession:
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | None = None,
         *,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
@@ -112,14 +118,14 @@ class ChatSession:
         conversation_id: str | None = None,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
-        if not isinstance(transport, Transport):
+        if transport is not None and not isinstance(transport, Transport):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:
             raise ValueError("pass messages= or history=, not both: history= loads the conversation from its file")
         self._history = None if history is None else HistoryFile(history, on_taken_over=self._history_taken_over)
         if self._history is not None:
             messages = self._history.messages
-        self.transport = transport
+        self.transport: Transport | None = transport
         self.tools = _as_tools(tools)
         self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
         self.options = options or SessionOptions()
@@ -235,9 +241,10 @@ class ChatSession:
             case _:
                 history.changed(change.message)
 
-    async def _history_written(self, reply: Message) -> None:
-        """At a turn's end, before it says it ended: waits until the history file holds the reply as it ended; a
-        reply that could not be saved says so (in its ``error``), so the person learns it from the reply itself."""
+    async def save_reply(self, reply: Message) -> None:
+        """For the turn (:class:`~ai_widgets.session._turn.TurnHost`), at its end, before it says it ended: waits
+        until the ``history`` file holds the reply as it ended; a reply that could not be saved says so (in its
+        ``error``), so the person learns it from the reply itself. Without ``history`` it returns at once."""
         history = self._history
         if history is None:
             return
@@ -249,10 +256,10 @@ class ChatSession:
         if reply.status is MessageStatus.COMPLETED:
             reply.status = MessageStatus.ERROR
         reply.error = problem if not reply.error else f"{reply.error} {problem}"
-        self._notify(MessageUpdated(reply))
+        self.notify(MessageUpdated(reply))
 
     def _history_taken_over(self, text: str) -> None:
-        self._notify(SessionNotice(text))
+        self.notify(SessionNotice(text))
 
     def _check_history_writable(self) -> None:
         history = self._history
@@ -288,7 +295,9 @@ class ChatSession:
         finally:
             self._holding = False
 
-    def _notify(self, change: SessionChange) -> None:
+    def notify(self, change: SessionChange) -> None:
+        """Tells every subscriber about a change, on this thread; one that raises is logged and the others are
+        still told. The session's turns call it (:class:`~ai_widgets.session._turn.TurnHost`)."""
         for subscriber in self._subscribers:
             try:
                 subscriber(change)
@@ -310,6 +319,7 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
@@ -328,6 +338,7 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: The conversation is empty.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
@@ -380,7 +391,7 @@ class ChatSession:
         try:
             self._check_history_writable()
             self._messages.clear()
-            self._notify(ConversationCleared())
+            self.notify(ConversationCleared())
         finally:
             self._holding = False
 
@@ -393,7 +404,13 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: The tool choice names a tool that is not registered.
+            NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
+        if self.transport is None:
+            raise NoTransportError(
+                "this session has no transport, so it cannot ask a model: it runs only the calls a person makes "
+                "(run_call). Give ChatSession a transport to send messages."
+            )
         self._check_history_writable()
         self._check_can_start()
 
@@ -407,7 +424,13 @@ class ChatSession:
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._notify(MessageAdded(message))
+        self.notify(MessageAdded(message))
+
+    def turn_ended(self, turn: Turn) -> None:
+        """For the turn (:class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
+        ended, so another may start."""
+        if self._turn is turn:
+            self._turn = None
 
     def _claim(self, turn: Turn) -> None:
         """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
@@ -428,13 +451,11 @@ class ChatSession:
         for message in messages[self._closed.start(messages) :]:
             if message.role is not Role.ASSISTANT:
                 continue
-            end_open_calls(
-                self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it."
-            )
+            end_open_calls(self.notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it.")
             if message.status is MessageStatus.IN_PROGRESS:  # saved mid-turn, restored: that turn is over
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
-                self._notify(MessageUpdated(message))
+                self.notify(MessageUpdated(message))
         self._closed = _Prefix.of(messages, len(messages))
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
@@ -468,7 +489,7 @@ class ChatSession:
             )
         try:
             text = json.dumps(
-                json_safe(arguments or {}, where="the arguments", finite=True), ensure_ascii=False, allow_nan=False
+                checked_json(arguments or {}, where="the arguments", finite=True), ensure_ascii=False, allow_nan=False
             )
         except (UnsafeValueError, TypeError, ValueError) as exc:
             raise ValueError(f"the arguments must be JSON data: {exc}") from None
@@ -504,7 +525,7 @@ class ChatSession:
             if self._turn is turn:
                 self._turn = None
             raise
-        self._notify(BusyChanged(True))
+        self.notify(BusyChanged(True))
         try:
             return await task
         except asyncio.CancelledError:

@@ -55,7 +55,7 @@ from ai_widgets.messages import (
     ToolCallState,
     load_messages,
 )
-from ai_widgets.tools import ToolOutcome
+from ai_widgets.outcome import ToolOutcome
 
 if sys.platform == "win32":
     import msvcrt

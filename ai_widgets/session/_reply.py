@@ -2,7 +2,8 @@
 
 Every event is checked for its types and its order before it touches the reply; a transport that breaks the
 protocol ends the turn with a :class:`StreamProtocolError` and nothing malformed enters the history. Every value
-that enters is made JSON- and UTF-8-safe on the way in. Tool calls change state only through :func:`move_call`.
+that enters is made JSON- and UTF-8-safe on the way in. Tool calls change state only through
+:func:`ai_widgets.session._calls.move_call`.
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, json_safe
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
-    SessionChange,
     TextAppended,
     ToolCallArgumentsChanged,
     ToolCallUpdated,
@@ -40,7 +39,6 @@ from ai_widgets.events import (
 from ai_widgets.messages import (
     FinishReason,
     Message,
-    MessageStatus,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -48,11 +46,10 @@ from ai_widgets.messages import (
     ToolCallState,
     Usage,
 )
-from ai_widgets.tools import ToolOutcome, safe_outcome
+from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session._calls import Notify, move_call
 
-__all__ = ["Notify", "ReplyBuilder", "StreamProtocolError", "move_call"]
-
-Notify = Callable[[SessionChange], None]
+__all__ = ["ReplyBuilder", "StreamProtocolError"]
 
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _LONE = re.compile("[\ud800-\udfff]")
@@ -60,33 +57,6 @@ _LONE = re.compile("[\ud800-\udfff]")
 
 class StreamProtocolError(RuntimeError):
     """A transport sent events that do not fit together (a wrong type, an unknown call, events after the end)."""
-
-
-def move_call(
-    notify: Notify, reply: Message, part: ToolCallPart, state: ToolCallState, outcome: ToolOutcome | None = None
-) -> None:
-    """Moves a call to ``state`` and tells the observers: the one place calls change state in a session.
-
-    The outcome is made safe to keep first (:func:`ai_widgets.tools.safe_outcome`).
-
-    Raises:
-        InvalidTransitionError: The state table does not allow the move.
-    """
-    part.move(state, None if outcome is None else safe_outcome(outcome))
-    notify(ToolCallUpdated(reply, part))
-
-
-def end_open_calls(notify: Notify, reply: Message, state: ToolCallState, message: str) -> None:
-    """Gives every call of ``reply`` that has no outcome yet one, in ``state`` (``skipped`` where it never ran)."""
-    for part in reply.tool_calls:
-        if part.state.terminal:
-            continue
-        final = state
-        if part.state is ToolCallState.RUNNING and state is ToolCallState.SKIPPED:
-            final = ToolCallState.FAILED  # it ran, so it was not skipped: it was cut short
-        if part.state is not ToolCallState.RUNNING and state is ToolCallState.FAILED:
-            final = ToolCallState.SKIPPED
-        move_call(notify, reply, part, final, ToolOutcome.failure(message, retryable=True))
 
 
 def _safe_delta(held: str, text: str) -> tuple[str, str]:
@@ -340,7 +310,7 @@ class ReplyBuilder:
         if data is None:
             return None
         try:
-            return json_safe(data, where=name)
+            return checked_json(data, where=name)
         except UnsafeValueError as exc:
             raise StreamProtocolError(f"the transport broke the stream protocol: {exc}") from None
 
@@ -380,8 +350,3 @@ class ReplyBuilder:
         if kind is not None and type(last) is kind:
             last.append("\ufffd")
             self._notify(TextAppended(self.reply, len(parts) - 1, "\ufffd"))
-
-
-def reply_in_progress(reply: Message) -> bool:
-    """Whether the reply's turn is still running (calls of a finished turn never change again)."""
-    return reply.status is MessageStatus.IN_PROGRESS

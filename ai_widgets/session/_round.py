@@ -17,12 +17,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ai_widgets._safe import UnsafeValueError, json_safe, redact, safe_text
+from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
+from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
 from ai_widgets.changes import LATE_PREVIEW_CHARS, ToolCallStraggling, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallProgress, ToolCallState
 from ai_widgets.options import SessionOptions
-from ai_widgets.session._reply import Notify, move_call, reply_in_progress
+from ai_widgets.session._calls import Notify, move_call, reply_in_progress
 from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
@@ -430,7 +431,7 @@ class ToolRound:
             else:
                 call.task.cancel()
 
-        if _running_loop() is loop:
+        if running_loop() is loop:
             cancel_now()
         else:
             loop.call_soon_threadsafe(cancel_now)
@@ -440,7 +441,7 @@ class ToolRound:
         if not isinstance(arguments, dict):
             raise ApprovalError(f"edited arguments must be a dict, not {type(arguments).__name__}")
         try:
-            safe = json_safe(arguments, where="the edited arguments", finite=True)
+            safe = checked_json(arguments, where="the edited arguments", finite=True)
         except UnsafeValueError as exc:
             raise ApprovalError(str(exc)) from None
         bound = call.tool.bind(safe)
@@ -458,7 +459,7 @@ class ToolRound:
                 future.set_result(result)
 
         loop = future.get_loop()
-        if _running_loop() is loop:
+        if running_loop() is loop:
             resolve()
         else:
             loop.call_soon_threadsafe(resolve)
@@ -477,13 +478,6 @@ class ToolRound:
         if part.decision is not None or call.decided:
             return f"tool call {tool_call_id!r} ({part.tool_name}) was already decided"
         return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["returned", "raised"], str]:
@@ -521,7 +515,7 @@ def _preview_value(value: Any) -> str:
         plain = ToolOutcome.success(value).value
     except (UnsafeValueError, ValueError) as exc:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
-            plain = json_safe(value, where="the late result")
+            plain = checked_json(value, where="the late result")
         except (UnsafeValueError, ValueError):
             return f"(a value that cannot be shown: {_text_of(exc)})"
     except Exception as exc:  # a value whose own methods raise (its repr, its iteration)

@@ -13,22 +13,23 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ai_widgets._safe import redact
-from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated
+from ai_widgets._threads import running_loop
+from ai_widgets.approval import ApprovalPolicy
+from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, SessionChange
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, ToolCallPart, ToolCallState
-from ai_widgets.options import ToolChoice
-from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError, end_open_calls, move_call
+from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
+from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session._calls import end_open_calls, move_call
+from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
-from ai_widgets.tools import ToolOutcome
-from ai_widgets.transports._base import ChatRequest
+from ai_widgets.tools import ToolRegistry
+from ai_widgets.transports._base import ChatRequest, Transport
 
-if TYPE_CHECKING:
-    from ai_widgets.session._chat import ChatSession
-
-__all__ = ["LIMIT_NOT_RUN", "Turn", "carry_over"]
+__all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "carry_over"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -62,15 +63,46 @@ def carry_over(message: Message) -> list[ToolCallPart]:
     return carried
 
 
+class TurnHost(Protocol):
+    """What a turn needs of the session it runs in (:class:`~ai_widgets.session.ChatSession` is one): its settings,
+    the conversation so far, a way to tell its observers, and to be told when the turn ends."""
+
+    transport: Transport | None
+    tools: ToolRegistry
+    approval_policy: ApprovalPolicy
+    options: SessionOptions
+    request_options: RequestOptions
+    context: Any
+    conversation_id: str
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation so far, the turn's reply included (a new list)."""
+        ...
+
+    def notify(self, change: SessionChange) -> None:
+        """Tells every observer of the session about a change."""
+        ...
+
+    async def save_reply(self, reply: Message) -> None:
+        """Waits until the reply, as it ended, is kept wherever the session keeps its conversation; a reply that
+        could not be kept says so in its ``error``."""
+        ...
+
+    def turn_ended(self, turn: Turn) -> None:
+        """Frees the session of ``turn``, which has ended (called once, before the turn says it ended)."""
+        ...
+
+
 class Turn:
     """One turn of a session: its reply, its task, the round of calls in flight, and how it ended.
 
     Args:
-        session: The session the turn belongs to.
+        session: The session the turn runs in.
         reply: The assistant message the turn fills.
     """
 
-    def __init__(self, session: ChatSession, reply: Message, *, direct: bool = False, carried: bool = False) -> None:
+    def __init__(self, session: TurnHost, reply: Message, *, direct: bool = False, carried: bool = False) -> None:
         self.session = session
         self.reply = reply
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
@@ -95,7 +127,7 @@ class Turn:
         reply = self.reply
         try:
             await self._loop()
-            await self.session._history_written(reply)  # saved (or saying it is not) before the turn ends
+            await self.session.save_reply(reply)  # saved (or saying it is not) before the turn ends
         except asyncio.CancelledError:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:
@@ -107,7 +139,7 @@ class Turn:
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
-            end_open_calls(self.session._notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
+            end_open_calls(self.session.notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
             self._finish(MessageStatus.ERROR, f"The turn failed: {_describe(exc)}")
         finally:
             self.end()
@@ -122,12 +154,11 @@ class Turn:
         if self.reply.status is MessageStatus.IN_PROGRESS:
             # Cancelled before its first step, or ended in a way the coroutine could not record.
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
-        if session._turn is self:
-            session._turn = None
+        session.turn_ended(self)
         # The reply is final before the session says it is idle, so an observer never sees "idle" with a reply
         # still in progress.
-        session._notify(MessageFinished(self.reply))
-        session._notify(BusyChanged(False))
+        session.notify(MessageFinished(self.reply))
+        session.notify(BusyChanged(False))
 
     def stop(self) -> bool:
         """Cancels the turn's task from any thread; whether there was one to stop. A turn whose task has not been
@@ -140,7 +171,7 @@ class Turn:
         if task is None:
             return True
         loop = task.get_loop()
-        if _running_loop() is loop:
+        if running_loop() is loop:
             task.cancel()
         else:
             loop.call_soon_threadsafe(task.cancel)
@@ -149,7 +180,7 @@ class Turn:
     def _finish_stopped(self, running_message: str, waiting_message: str) -> None:
         if self.reply.status is not MessageStatus.IN_PROGRESS:
             return
-        notify = self.session._notify
+        notify = self.session.notify
         for part in self.reply.tool_calls:
             if part.state.terminal:
                 continue
@@ -164,7 +195,7 @@ class Turn:
         reply.status = status
         reply.error = None if error is None else redact(error)
         reply.status_text = None
-        self.session._notify(MessageUpdated(reply))
+        self.session.notify(MessageUpdated(reply))
 
     # --- the loop ---------------------------------------------------------------------------------------------------
 
@@ -198,13 +229,13 @@ class Turn:
             if not calls or not options.execute_tools:
                 for part in calls:
                     if part.state is ToolCallState.STREAMING:
-                        move_call(session._notify, reply, part, ToolCallState.PENDING)
+                        move_call(session.notify, reply, part, ToolCallState.PENDING)
                 self._finish(MessageStatus.COMPLETED, None)
                 return
             if rounds >= options.max_iterations:
                 limit = options.max_iterations
                 rounds_text = f"{limit} round{'' if limit == 1 else 's'} of tool calls"
-                end_open_calls(session._notify, reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {rounds_text}.")
+                end_open_calls(session.notify, reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {rounds_text}.")
                 asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
                 self._finish(
                     MessageStatus.LIMIT_REACHED,
@@ -244,7 +275,7 @@ class Turn:
         session, reply, options = self.session, self.reply, self.session.options
         tool_round = ToolRound(
             reply,
-            session._notify,
+            session.notify,
             policy=session.approval_policy,
             options=options,
             conversation_id=session.conversation_id,
@@ -259,7 +290,7 @@ class Turn:
                 message = "Not run: the turn ended because the model called an unknown tool."
                 # Nobody cancelled the unknown call's siblings: they were never run because the turn ended.
                 await tool_round.abort(message, message, unstarted=ToolCallState.SKIPPED)
-                end_open_calls(session._notify, reply, ToolCallState.SKIPPED, message)
+                end_open_calls(session.notify, reply, ToolCallState.SKIPPED, message)
                 names = ", ".join(repr(name) for name in tool_round.unknown)
                 self._finish(
                     MessageStatus.ERROR,
@@ -287,12 +318,16 @@ class Turn:
                 options = dataclasses.replace(options, tool_choice=ToolChoice.specific(registered.name))
         tools = [] if options.tool_choice.mode == "none" else session.tools.definitions()
         request = ChatRequest(
-            messages=list(session._messages), tools=tools, options=options, conversation_id=session.conversation_id
+            messages=session.messages, tools=tools, options=options, conversation_id=session.conversation_id
         )
-        builder = ReplyBuilder(reply, session._notify)
+        transport = session.transport
+        if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
+            self._fail_request("This session has no transport: it cannot ask a model.")
+            return None
+        builder = ReplyBuilder(reply, session.notify)
         builder.show_status(session.options.waiting_status)
         try:
-            async with _closing(session.transport.stream(request)) as stream:
+            async with _closing(transport.stream(request)) as stream:
                 async for event in stream:
                     builder.apply(event)
         except StreamProtocolError as exc:
@@ -321,7 +356,7 @@ class Turn:
             await self.session.tools.refresh()
         except Exception as exc:
             end_open_calls(
-                self.session._notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
+                self.session.notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
             )
             self._finish(MessageStatus.ERROR, f"The tools could not be listed: {_describe(exc)}")
             return False
@@ -332,7 +367,7 @@ class Turn:
         for part in self.reply.tool_calls:
             if part.provider_executed and not part.state.terminal:
                 move_call(
-                    self.session._notify,
+                    self.session.notify,
                     self.reply,
                     part,
                     ToolCallState.SKIPPED,
@@ -340,15 +375,8 @@ class Turn:
                 )
 
     def _fail_request(self, error: str) -> None:
-        end_open_calls(self.session._notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
+        end_open_calls(self.session.notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
         self._finish(MessageStatus.ERROR, error)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,6 +1,6 @@
 """``Tool.check()``: where a provider would refuse a tool's definition, or take it and do worse with it.
 
-Every rule reads what the transports really send (:mod:`ai_widgets.transports._tool_formats`), and cites where the
+Every rule reads what the transports really send (:mod:`ai_widgets.tools._formats`), and cites where the
 provider's rule comes from. A warning says which provider (``None``: all of them), a stable ``code``, a sentence
 saying what is wrong and what to do, and where in the schema (a JSON path such as ``$.properties.tags.items``).
 
@@ -12,7 +12,7 @@ Rules, by provider:
   surrogate in the description or the schema); a ``$ref`` that points nowhere.
 - ``openai`` (Chat Completions and Responses): a name outside ``^[a-zA-Z0-9_-]{1,64}$``; an array without ``items``
   (refused even without strict mode); and, only where a transport asks for strict mode (none does today, see
-  :data:`~ai_widgets.transports._tool_formats.OPENAI_STRICT`), what strict mode refuses
+  :data:`~ai_widgets.tools._formats.OPENAI_STRICT`), what strict mode refuses
   (:func:`openai_strict_problems`).
 - ``anthropic``: a name outside ``^[a-zA-Z0-9_-]{1,128}$``; an ``input_schema`` that is not valid JSON Schema 2020-12.
 - ``gemini`` (the transport sends ``parametersJsonSchema``, the JSON Schema form, so ``anyOf``, ``$ref``/``$defs``,
@@ -30,11 +30,10 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ai_widgets.tools._definition import ToolDefinition
-    from ai_widgets.tools._tool import Tool
+from ai_widgets.tools._definition import HasDefinition, ToolDefinition, definition_of
+from ai_widgets.tools._formats import PROVIDER_FORMATS, openai_strict
 
 __all__ = ["PROVIDERS", "ToolWarning", "check_tool", "openai_strict_problems"]
 
@@ -65,16 +64,13 @@ class ToolWarning:
         return f"[{self.provider or 'all providers'}] {self.code}: {self.message}{where}"
 
 
-def check_tool(item: Tool | ToolDefinition) -> list[ToolWarning]:
+def check_tool(item: HasDefinition | ToolDefinition) -> list[ToolWarning]:
     """The warnings for a tool (or a bare definition: then a parameter's fillability is judged by its schema only).
 
     Returns:
         The warnings, the provider-independent ones first; ``[]`` for a clean tool.
     """
-    from ai_widgets.tools._definition import ToolDefinition
-    from ai_widgets.transports._tool_formats import PROVIDER_FORMATS, openai_strict
-
-    definition = item if isinstance(item, ToolDefinition) else item.definition
+    definition = definition_of(item)
     schema = definition.parameters
     warnings: list[ToolWarning] = []
     warnings += _descriptions(definition)
@@ -310,7 +306,7 @@ def _unresolved_refs(schema: dict[str, Any]) -> list[ToolWarning]:
 _SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", "text", [], {})
 
 
-def _unfillable(item: Tool | ToolDefinition, schema: dict[str, Any]) -> list[ToolWarning]:
+def _unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) -> list[ToolWarning]:
     warnings = []
     model = getattr(item, "_arguments_model", None)
     properties = _properties(schema)

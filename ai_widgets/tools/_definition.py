@@ -1,14 +1,15 @@
-"""What the model and the card are told about a tool: its name, description, schema and risk."""
+"""What the model and the card are told about a tool: its name, description, schema and risk, and whether the
+default approval rule asks a person before a call."""
 
 from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ToolDefinition", "ToolRisk"]
+__all__ = ["HasDefinition", "ToolDefinition", "ToolRisk", "default_approval_reason", "definition_of"]
 
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -57,6 +58,33 @@ class ToolDefinition(BaseModel):
     def model_schema(self) -> dict[str, Any]:
         """The definition as a provider needs it: name, description and parameters, nothing for the UI."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+class HasDefinition(Protocol):
+    """Anything that carries a tool's definition (a ``Tool``): what the checks and the views read of it."""
+
+    @property
+    def definition(self) -> ToolDefinition: ...
+
+
+def definition_of(item: HasDefinition | ToolDefinition) -> ToolDefinition:
+    """The definition of a tool, or the definition itself."""
+    return item if isinstance(item, ToolDefinition) else item.definition
+
+
+def default_approval_reason(definition: ToolDefinition) -> str | None:
+    """Why the default approval policy asks a person before every call of this tool, or ``None`` when it runs
+    calls unasked (until a person chose "allow always", which the policy remembers per session).
+
+    The rule belongs to the definition (its risk and ``requires_approval``), so a tool's display can say it
+    without knowing the policy; ``ai_widgets.approval.DefaultApprovalPolicy`` applies it.
+    """
+    reasons = []
+    if definition.risk is ToolRisk.DESTRUCTIVE:
+        reasons.append("its risk is destructive")
+    if definition.requires_approval:
+        reasons.append("it is marked requires_approval")
+    return " and ".join(reasons) or None
 
 
 #: The deepest nesting of a parameters schema, as of any value kept in a conversation (``ai_widgets._safe``): the

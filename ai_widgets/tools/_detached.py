@@ -37,8 +37,8 @@ from ai_widgets._remote_progress import (
 )
 from ai_widgets._safe import safe_text
 from ai_widgets._traceback import user_first_traceback
+from ai_widgets.outcome import ToolOutcome
 from ai_widgets.tools._invocation import Handler, ToolInvocation, ToolProgress
-from ai_widgets.tools._outcome import ToolOutcome
 
 __all__ = [
     "DetachedCall",

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
 
+from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
 
 __all__ = ["ToolInvocation", "ToolProgress", "parse_arguments"]
@@ -30,12 +31,8 @@ class ToolProgress:
 
     def __init__(self, callback: ProgressCallback | None = None) -> None:
         self._callback = callback
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-            self._loop_thread: int | None = threading.get_ident()
-        except RuntimeError:
-            self._loop = None
-            self._loop_thread = None
+        self._loop: asyncio.AbstractEventLoop | None = running_loop()
+        self._loop_thread: int | None = None if self._loop is None else threading.get_ident()
         self.fraction: float | None = None
         self.message: str | None = None
 

@@ -46,16 +46,21 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ai_widgets.tools._registry import ToolRegistry
-    from ai_widgets.tools._tool import Tool
-
-__all__ = ["ToolPlace", "ToolReplacementWarning", "announce", "live_registries", "place_of", "track"]
+__all__ = [
+    "LiveRegistry",
+    "LiveTool",
+    "ToolPlace",
+    "ToolReplacementWarning",
+    "announce",
+    "live_registries",
+    "place_of",
+    "track",
+]
 
 
 class ToolReplacementWarning(UserWarning):
@@ -84,18 +89,38 @@ class ToolPlace:
         return self.description
 
 
+class LiveTool(Protocol):
+    """What live reloading reads of a tool (a ``Tool``): its name, its place and its function."""
+
+    @property
+    def name(self) -> str: ...
+
+    _place: ToolPlace | None
+    _function: Callable[..., Any] | None
+
+
+class LiveRegistry(Protocol):
+    """What live reloading needs of a registry (a ``ToolRegistry``): the tools it holds by case-folded name, and a
+    way to put a tool defined again in the place of the one of its name."""
+
+    @property
+    def _tools(self) -> Mapping[str, LiveTool]: ...
+
+    def _replace_live(self, new: Any) -> None: ...
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+_registries: weakref.WeakSet[LiveRegistry] = weakref.WeakSet()
 _lock = threading.Lock()
 
 
-def track(registry: ToolRegistry) -> None:
+def track(registry: LiveRegistry) -> None:
     """Keeps a weak reference to a registry, so a tool defined again can find it."""
     with _lock:
         _registries.add(registry)
 
 
-def live_registries() -> list[ToolRegistry]:
+def live_registries() -> list[LiveRegistry]:
     """The registries alive now."""
     with _lock:
         return list(_registries)
@@ -119,7 +144,7 @@ def place_of(fn: Callable[..., Any]) -> ToolPlace | None:
     return ToolPlace(("module", module, qualname), f"module {module}, {qualname}")
 
 
-def announce(new: Tool, *, skip: ToolRegistry | None = None) -> None:
+def announce(new: LiveTool, *, skip: LiveRegistry | None = None) -> None:
     """Tells the live registries that ``new`` was just defined: those holding a tool of its name from its place get
     it instead; those holding one from another place keep theirs, and one warning says so.
 
@@ -151,7 +176,7 @@ def announce(new: Tool, *, skip: ToolRegistry | None = None) -> None:
         _warn(new, place, kept)
 
 
-def _warn(new: Tool, place: ToolPlace, kept: dict[str, int]) -> None:
+def _warn(new: LiveTool, place: ToolPlace, kept: dict[str, int]) -> None:
     name = new.name
     if len(kept) == 1:
         [(where, count)] = kept.items()
@@ -201,7 +226,7 @@ def _bound_to_object(fn: Any) -> bool:
     return owner is not None and inspect.ismethod(fn) and not isinstance(owner, type)
 
 
-def _no_place(tool: Tool) -> str:
+def _no_place(tool: LiveTool) -> str:
     function = tool._function
     if function is None:
         return "a definition and a handler (no place of its own)"

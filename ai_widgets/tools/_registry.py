@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload, runtime_checkable
 
 from ai_widgets.tools._definition import ToolDefinition
+from ai_widgets.tools._display import registry_html
 from ai_widgets.tools._live import announce, track
 from ai_widgets.tools._tool import Tool
 
@@ -233,7 +234,5 @@ class ToolRegistry:
 
     def _repr_html_(self) -> str:
         """The tools as a notebook shows a registry: icon, name, title, risk, whether a call asks for approval,
-        description, the parameters as a tree, and each tool's warnings (:func:`ai_widgets._html.registry_html`)."""
-        from ai_widgets._html import registry_html
-
+        description, the parameters as a tree, and each tool's warnings (:func:`ai_widgets.tools._display.registry_html`)."""
         return registry_html(list(self))

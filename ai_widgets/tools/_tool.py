@@ -6,7 +6,6 @@ import asyncio
 import contextvars
 import functools
 import inspect
-import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any, overload
@@ -16,14 +15,16 @@ from pydantic import BaseModel, ValidationError
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
-from ai_widgets.tools._checks import ToolWarning
+from ai_widgets.outcome import ToolError, ToolOutcome
+from ai_widgets.tools._checks import ToolWarning, check_tool
 from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
 from ai_widgets.tools._detached import DetachedCall, run_detached
+from ai_widgets.tools._display import tool_html, tool_markdown
 from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
 from ai_widgets.tools._live import ToolPlace, announce, place_of
-from ai_widgets.tools._outcome import ToolError, ToolOutcome
+from ai_widgets.tools._problems import ArgumentProblems, InvalidArguments
 
-__all__ = ["Tool", "tool"]
+__all__ = ["Tool", "bind_arguments", "tool"]
 
 
 class Tool:
@@ -134,20 +135,14 @@ class Tool:
         Returns:
             The warnings; ``[]`` for a clean tool.
         """
-        from ai_widgets.tools._checks import check_tool
-
         return check_tool(self)
 
     def _repr_html_(self) -> str:
         """The definition as each provider receives it, with its size, risk, approval and warnings."""
-        from ai_widgets._html import tool_html
-
         return tool_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """HTML for notebooks, markdown for front ends without HTML, and the repr."""
-        from ai_widgets._html import tool_html, tool_markdown
-
         return {"text/plain": repr(self), "text/html": tool_html(self), "text/markdown": tool_markdown(self)}
 
     def bind(self, arguments: str | Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:
@@ -157,44 +152,29 @@ class Tool:
             arguments: The raw JSON text the model produced (empty means no arguments), or an already parsed dict
                 (the one parse the person saw).
         """
-        if isinstance(arguments, str):
-            parsed = parse_arguments(arguments)
-            if isinstance(parsed, str):
-                return ToolOutcome.failure(
-                    f"The arguments for {self.name} are not valid JSON ({parsed}). Send a JSON object that matches "
-                    "the tool's parameters, each key once.",
-                )
-        else:
-            parsed = dict(arguments)
-        if self._arguments_model is None:
-            return self._check_schema(parsed)
-        try:
-            model = self._arguments_model.model_validate(parsed)
-        except ValidationError as exc:
-            return ToolOutcome.failure(_describe_validation_error(self.name, exc), error=exc)
-        return {self._parameter_names.get(name, name): getattr(model, name) for name in type(model).model_fields}
+        bound = bind_arguments(self, arguments)
+        return bound.outcome if isinstance(bound, InvalidArguments) else bound
 
-    def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | ToolOutcome:
+    def _check_schema(self, parsed: dict[str, Any]) -> dict[str, Any] | InvalidArguments:
         """Checks arguments against a definition's own JSON Schema (a tool built from a definition).
 
         A schema that cannot be evaluated fails this call (saying so), never the turn or the other calls.
         """
         try:
-            problems = argument_problems(self._definition.parameters, parsed)
+            found = argument_problems(self._definition.parameters, parsed)
         except UnusableSchemaError as exc:
-            return ToolOutcome.failure(
-                f"The tool {self.name} cannot be called: its parameters schema cannot be used to check arguments "
-                f"({exc}). Nothing was run; calling it again will not help.",
-                retryable=False,
-                error=exc,
+            return InvalidArguments(
+                ToolOutcome.failure(
+                    f"The tool {self.name} cannot be called: its parameters schema cannot be used to check arguments "
+                    f"({exc}). Nothing was run; calling it again will not help.",
+                    retryable=False,
+                    error=exc,
+                )
             )
-        if not problems:
+        if not found:
             return parsed
-        described = "; ".join(
-            f"{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}: {error.message[:200]}"
-            for error in problems[:5]
-        )
-        return ToolOutcome.failure(f"Invalid arguments for {self.name}: {described}. Correct them and call again.")
+        problems = ArgumentProblems.from_schema_errors(found)
+        return InvalidArguments(ToolOutcome.failure(problems.message(self.name)), problems)
 
     async def invoke(
         self,
@@ -328,35 +308,34 @@ def _runs_on_loop(handler: Any) -> bool:
     )
 
 
-#: Problems told to the model per call: enough to act on, and a bound on what a flood of bad values costs.
-_PROBLEMS_TOLD = 20
+def bind_arguments(tool: Tool, arguments: str | Mapping[str, Any]) -> dict[str, Any] | InvalidArguments:
+    """What :meth:`Tool.bind` does, with the problems it found: the bound keyword arguments, or what is wrong (the
+    failure the model is told, and the problems it is worded from, for a form to show at its fields).
 
-
-def _describe_validation_error(tool_name: str, exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False, include_input=True)
-    problems = []
-    for error in errors[:_PROBLEMS_TOLD]:
-        location = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-        detail = error["msg"]
-        if error["type"] != "missing":
-            detail += f" (got {json.dumps(_brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
-        problems.append(f"{location}: {detail}")
-    if len(errors) > _PROBLEMS_TOLD:
-        problems.append(f"and {len(errors) - _PROBLEMS_TOLD:,} more problems of the same kind")
-    return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + ". Correct them and call again."
-
-
-def _brief(value: Any, depth: int = 0) -> Any:
-    """``value`` cut down to what an 80-character preview can show (a 1 MB string or 50,000 items cost nothing)."""
-    if isinstance(value, str):
-        return value[:100]
-    if depth >= 3:
-        return "…"
-    if isinstance(value, (list, tuple)):
-        return [_brief(item, depth + 1) for item in value[:6]]
-    if isinstance(value, dict):
-        return {str(key)[:40]: _brief(item, depth + 1) for key, item in list(value.items())[:6]}
-    return value
+    Args:
+        tool: The tool.
+        arguments: The raw JSON text the model produced (empty means no arguments), or an already parsed dict.
+    """
+    if isinstance(arguments, str):
+        parsed = parse_arguments(arguments)
+        if isinstance(parsed, str):
+            return InvalidArguments(
+                ToolOutcome.failure(
+                    f"The arguments for {tool.name} are not valid JSON ({parsed}). Send a JSON object that matches "
+                    "the tool's parameters, each key once.",
+                )
+            )
+    else:
+        parsed = dict(arguments)
+    model_class = tool._arguments_model
+    if model_class is None:
+        return tool._check_schema(parsed)
+    try:
+        model = model_class.model_validate(parsed)
+    except ValidationError as exc:
+        problems = ArgumentProblems.from_validation_error(exc)
+        return InvalidArguments(ToolOutcome.failure(problems.message(tool.name), error=exc), problems)
+    return {tool._parameter_names.get(name, name): getattr(model, name) for name in type(model).model_fields}
 
 
 @overload

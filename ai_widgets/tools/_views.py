@@ -1,6 +1,6 @@
 """What the model sees of a tool: its definition as each provider API receives it, with its size.
 
-The JSON comes from the transports' own mapping (:mod:`ai_widgets.transports._tool_formats`), so what is shown is what
+The JSON comes from the transports' own mapping (:mod:`ai_widgets.tools._formats`), so what is shown is what
 is sent. Sizes are of the JSON as sent: compact (no spaces), UTF-8. Tokens are an estimate, not a count: about 4 bytes
 a token, OpenAI's rule of thumb for English text ("1 token ~= 4 chars in English", help.openai.com "What are tokens
 and how to count them"). JSON's quotes and braces make real counts somewhat higher, each provider tokenises
@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ai_widgets.tools._definition import ToolDefinition
-    from ai_widgets.tools._tool import Tool
+from ai_widgets.tools._definition import HasDefinition, ToolDefinition, definition_of
+from ai_widgets.tools._formats import PROVIDER_FORMATS, PROVIDER_LABELS, openai_strict
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -53,22 +52,14 @@ class ProviderView:
     strict: bool | None
 
 
-def _definition_of(item: Tool | ToolDefinition) -> ToolDefinition:
-    from ai_widgets.tools._definition import ToolDefinition
-
-    return item if isinstance(item, ToolDefinition) else item.definition
-
-
-def provider_definitions(item: Tool | ToolDefinition) -> dict[str, dict[str, Any]]:
+def provider_definitions(item: HasDefinition | ToolDefinition) -> dict[str, dict[str, Any]]:
     """The tool's entry in each provider API's request, as the transports send it.
 
     Returns:
         ``{"openai_chat": ..., "openai_responses": ..., "anthropic": ..., "gemini": ...}``; Gemini's is one of
         ``tools[0].functionDeclarations``.
     """
-    from ai_widgets.transports._tool_formats import PROVIDER_FORMATS
-
-    definition = _definition_of(item)
+    definition = definition_of(item)
     return {key: mapping(definition) for key, mapping in PROVIDER_FORMATS.items()}
 
 
@@ -86,10 +77,8 @@ def estimate_tokens(size: int) -> int:
     return math.ceil(size / BYTES_PER_TOKEN)
 
 
-def provider_views(item: Tool | ToolDefinition) -> list[ProviderView]:
+def provider_views(item: HasDefinition | ToolDefinition) -> list[ProviderView]:
     """Each provider API's view of the tool, with its size and token estimate, in a fixed order."""
-    from ai_widgets.transports._tool_formats import PROVIDER_LABELS, openai_strict
-
     views = []
     for key, definition in provider_definitions(item).items():
         size = len(compact_json(definition).encode("utf-8", "surrogatepass"))

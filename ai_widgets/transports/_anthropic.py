@@ -25,7 +25,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
-from ai_widgets.tools import ToolOutcome
+from ai_widgets.outcome import ToolOutcome
+from ai_widgets.tools._formats import anthropic_tool
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
@@ -46,7 +47,6 @@ from ai_widgets.transports._common import (
     redact,
 )
 from ai_widgets.transports._models import default_model
-from ai_widgets.transports._tool_formats import anthropic_tool
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 

@@ -26,6 +26,7 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
+from ai_widgets.tools._formats import gemini_function_declaration
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
@@ -42,7 +43,6 @@ from ai_widgets.transports._common import (
     redact,
 )
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
-from ai_widgets.transports._tool_formats import gemini_function_declaration
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
 

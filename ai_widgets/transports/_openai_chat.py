@@ -23,6 +23,7 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, ToolChoice
+from ai_widgets.tools._formats import openai_chat_tool
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._common import (
     NO_KEY,
@@ -43,7 +44,6 @@ from ai_widgets.transports._common import (
 )
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error, stream_error
-from ai_widgets.transports._tool_formats import openai_chat_tool
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 

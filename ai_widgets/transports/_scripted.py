@@ -25,7 +25,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import FinishReason
-from ai_widgets.tools import ToolOutcome
+from ai_widgets.outcome import ToolOutcome
 from ai_widgets.transports._base import ChatRequest
 
 __all__ = ["EchoTransport", "ScriptExhaustedError", "ScriptedReply", "ScriptedToolCall", "ScriptedTransport"]

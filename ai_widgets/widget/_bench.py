@@ -1,14 +1,13 @@
 """The bench: tools run by hand inside a widget ("Run again" on a finished card, and ``run_tool``'s form).
 
 Each entry is one tool with the arguments of its form and the latest run's reply. A run goes through a private
-:class:`~ai_widgets.ChatSession` of the entry (an ``EchoTransport`` that is never asked, the host session's tool
-registry, approval policy, context and options, one round), so it is validated, asked about and run exactly like a
-model's call (approval, progress, timeout, Cancel) while the host conversation's history never changes. What the
-front end shows is the ``bench`` trait (docs/protocol.md, "The bench"), rebuilt at most about 30 times a second
+:class:`~ai_widgets.ChatSession` of the entry (with no transport, the host session's tool registry, approval policy,
+context and options, one round), so it is validated, asked about and run exactly like a model's call (approval,
+progress, timeout, Cancel) while the host conversation's history never changes. What the front end shows is the ``bench`` trait (docs/protocol.md, "The bench"), rebuilt at most about 30 times a second
 while a run streams its progress.
 
-Arguments are checked before a run with the tool's own binding (``Tool.bind``, what a model's call goes through):
-each problem is shown at its field with the words the model would be told, and the run does not start.
+Arguments are checked before a run with the tool's own binding (``bind_arguments``, what a model's call goes
+through): each problem is shown at its field with the words the model would be told, and the run does not start.
 """
 
 from __future__ import annotations
@@ -24,18 +23,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from ai_widgets._safe import UnsafeValueError
-from ai_widgets._safe import json_safe as checked_json
+from ai_widgets._safe import UnsafeValueError, checked_json
+from ai_widgets._threads import running_loop
 from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished, SessionChange, ToolCallStraggling
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession, SessionBusyError
 from ai_widgets.tools import Tool, ToolOutcome
-from ai_widgets.tools._tool import _PROBLEMS_TOLD, _brief
-from ai_widgets.transports import EchoTransport
+from ai_widgets.tools._problems import InvalidArguments
+from ai_widgets.tools._tool import bind_arguments
 from ai_widgets.widget._actions import clip
-from ai_widgets.widget._serialize import after_stop_fields, json_safe, message_dict
+from ai_widgets.widget._serialize import after_stop_fields, message_dict, shown_json
 
 __all__ = ["BYTES_PER_SECOND", "MAX_ENTRIES", "Bench", "BenchError", "field_errors"]
 
@@ -86,7 +83,7 @@ class _Entry:
         if message is not None and self.after_stop:
             for part in message["parts"]:
                 part.update(self.after_stop.get(part.get("tool_call_id"), {}))
-        self._shown = json_safe(
+        self._shown = shown_json(
             {
                 "id": self.id,
                 "tool_name": self.tool_name,
@@ -108,79 +105,50 @@ class _Entry:
         return calls[0].outcome if calls else None
 
 
-#: The problems with a run's arguments that are looked at, and those shown at one field: a list of 100,000 bad items
-#: is answered at once, in a few lines ("and 99,997 more"), not item by item.
-_MAX_PROBLEMS = 50
+#: The most problems shown at one field.
 _MAX_PER_FIELD = 3
 #: The longest general error an entry shows (the model's whole message can be as long as its problems).
 _MAX_GENERAL_CHARS = 1_000
-
-Problem = tuple[list[str], str, str]
-
-
-def _problems(tool: Tool, arguments: dict[str, Any], outcome: ToolOutcome) -> tuple[list[Problem], Counter[str]]:
-    """The first :data:`_MAX_PROBLEMS` problems with the arguments as (location, location text, detail), worded as
-    the model is told them, and how many more there are by top-level field (``""``: not a field's)."""
-    exception = outcome.error.exception if outcome.error is not None else None
-    problems: list[Problem] = []
-    rest: Counter[str] = Counter()
-    if isinstance(exception, ValidationError):  # a tool built from a function: its pydantic model
-        errors = exception.errors(include_url=False)
-        for error in errors[:_MAX_PROBLEMS]:
-            location = [str(step) for step in error["loc"]]
-            detail = error["msg"]
-            if error["type"] != "missing":
-                detail += f" (got {json.dumps(_brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
-            problems.append((location, ".".join(location) or "(arguments)", detail))
-        rest.update(str(error["loc"][0]) if error["loc"] else "" for error in errors[_MAX_PROBLEMS:])
-        return problems, rest
-    try:  # a tool built from a definition: its own JSON Schema
-        import jsonschema  # type: ignore[import-untyped]
-
-        schema = tool.definition.parameters
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except Exception:
-        return problems, rest
-    for error in found[:_MAX_PROBLEMS]:
-        location = [str(step) for step in error.absolute_path]
-        detail = error.message[:200]
-        problems.append((location, ".".join(location) or "(arguments)", detail))
-        if not location and error.validator == "required" and isinstance(error.validator_value, list):
-            missing = [n for n in error.validator_value if isinstance(n, str) and f"{n!r} is a required" in detail]
-            if missing:  # "'city' is a required property": the field that is missing
-                problems[-1] = ([missing[0]], "(arguments)", detail)
-    rest.update(str(error.absolute_path[0]) if error.absolute_path else "" for error in found[_MAX_PROBLEMS:])
-    return problems, rest
 
 
 def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], str | None] | None:
     """What is wrong with ``arguments`` for ``tool``, as a model's call would be told: ``None`` when they are valid,
     else the problems by top-level field (the detail as the model reads it; a nested one with its path below the
     field; at most a few per field, then how many more) and the text the model would get (clipped) when some
-    problem is not about one field."""
-    bound = tool.bind(arguments)
-    if not isinstance(bound, ToolOutcome):
+    problem is not about one field.
+
+    Both are worded from the one list of problems the tool's binding finds (:func:`bind_arguments`): a field shows
+    only what the model is told.
+    """
+    bound = bind_arguments(tool, arguments)
+    if not isinstance(bound, InvalidArguments):
         return None
-    told = bound.message or f"Invalid arguments for {tool.name}."
+    told = bound.outcome.message or f"Invalid arguments for {tool.name}."
+    problems = bound.problems
+    if problems is None:  # not about values (a schema that cannot be used): said as a whole
+        return {}, clip(told, _MAX_GENERAL_CHARS)
     properties = tool.definition.parameters.get("properties")
     names = properties if isinstance(properties, dict) else {}
     shown: dict[str, list[str]] = {}
-    problems, more = _problems(tool, arguments, bound)
+    more: Counter[str] = Counter(problems.more)
     elsewhere = False
-    for index, (location, where, detail) in enumerate(problems):
-        if index >= _PROBLEMS_TOLD and location and location[0] in names:
-            more[location[0]] += 1  # the model is told only how many more there are: so is the field
-            continue
-        # Shown at a field only when it is worded there exactly as the model is told it.
-        if location and location[0] in names and f"{where}: {detail}" in told:
-            texts = shown.setdefault(location[0], [])
-            if len(texts) < _MAX_PER_FIELD:
-                texts.append(detail if len(location) == 1 else f"{'.'.join(location[1:])}: {detail}")
+    for index, problem in enumerate(problems.listed):
+        field = problem.field if problem.field in names else None
+        if index >= problems.told:
+            if field is not None and problems.tells_more:
+                more[field] += 1  # the model is told only how many more there are: so is the field
             else:
-                more[location[0]] += 1
-        else:
+                elsewhere = True
+            continue
+        if field is None:
             elsewhere = True
+            continue
+        texts = shown.setdefault(field, [])
+        if len(texts) < _MAX_PER_FIELD:
+            location = problem.location
+            texts.append(problem.detail if len(location) <= 1 else f"{'.'.join(location[1:])}: {problem.detail}")
+        else:
+            more[field] += 1
     fields: dict[str, str] = {}
     for name, texts in shown.items():
         extra = more.pop(name, 0)
@@ -237,8 +205,7 @@ class Bench:
         if found is None:
             raise BenchError(f"the tool {clip(tool_name)!r} is not registered (any more): it cannot be run here")
         shown = _as_arguments(arguments, "the arguments")
-        session = ChatSession(
-            EchoTransport(),  # never asked: the call is the person's, run by the session's tool round
+        session = ChatSession(  # no transport: the call is the person's, run by the session's tool round
             tools=self._host.tools,
             approval_policy=self._host.approval_policy,
             options=dataclasses.replace(self._host.options, max_iterations=1, max_consecutive_errors=1),
@@ -466,9 +433,8 @@ class Bench:
         with self._lock:
             if self._timer is not None:
                 return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
+            loop = running_loop()
+            if loop is None:
                 self.flush()
                 return
             # Paced by size: the whole bench goes with each update.

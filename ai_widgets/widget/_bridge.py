@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ai_widgets._threads import running_loop
 from ai_widgets.changes import (
     BusyChanged,
     ConversationCleared,
@@ -34,10 +35,10 @@ from ai_widgets.widget._serialize import (
     after_stop_fields,
     argument_ops,
     call_fields,
-    json_safe,
     message_dict,
     message_fields,
     part_dict,
+    shown_json,
 )
 
 __all__ = ["PatchStream", "SessionBridge"]
@@ -78,9 +79,8 @@ class PatchStream:
                 self._schedule()
 
     def _schedule(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = running_loop()
+        if loop is None:
             # No loop on this thread (a plain script, or a callback thread): send at once.
             self.flush()
             return
@@ -215,7 +215,7 @@ class SessionBridge:
                 return  # before this view's first message
         match change:
             case TextAppended(message=message, index=index, text=text):
-                push({"op": "text", "message_id": message.id, "index": index, "text": json_safe(text)})
+                push({"op": "text", "message_id": message.id, "index": index, "text": shown_json(text)})
             case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
                 ops = argument_ops(patches)
                 if ops:

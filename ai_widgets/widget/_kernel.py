@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, Literal, TypeVar
 
+from ai_widgets._threads import running_loop
+
 __all__ = [
     "KernelSupport",
     "UnsupportedKernelError",
@@ -104,13 +106,6 @@ class _Internals:
     reply_stream: Any  # what the kernel passes to its shell handlers as ``stream``
     loop: asyncio.AbstractEventLoop
     queue: Any  # ipykernel 6's msg_queue, else None
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _current_kernel() -> Any | None:
@@ -223,7 +218,7 @@ def main_loop() -> asyncio.AbstractEventLoop | None:
         return None
     loop = _kernel_loop(kernel)
     if loop is None and threading.current_thread() is threading.main_thread():
-        loop = _running_loop()
+        loop = running_loop()
     if loop is not None and not loop.is_closed():
         _MAIN_LOOP = loop
     return _MAIN_LOOP if _MAIN_LOOP is not None and not _MAIN_LOOP.is_closed() else None
@@ -294,7 +289,7 @@ def run_on_main_loop(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[
     Raises:
         RuntimeError: There is no kernel loop and no running loop in this thread.
     """
-    running = _running_loop()
+    running = running_loop()
     loop = main_loop() or running
     if loop is None or loop.is_closed():
         coro.close()
@@ -566,7 +561,7 @@ def wait_with_comms(future: concurrent.futures.Future[T], *, poll_interval: floa
         return future.result()
     if internals is None:
         raise UnsupportedKernelError(support.detail)
-    if _running_loop() is not internals.loop:
+    if running_loop() is not internals.loop:
         return future.result()
     comm_filter = _filter(internals)
     stream = internals.stream

@@ -13,15 +13,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ai_widgets._html import mark_shown_by_card
 from ai_widgets._safe import check_size
 from ai_widgets.approval import ApprovalError, ApprovalPolicy
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallState
 from ai_widgets.options import SessionOptions
+from ai_widgets.outcome import mark_shown_by_card
 from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool, ToolOutcome, tool
-from ai_widgets.transports import EchoTransport
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._view import SessionView
 
@@ -113,8 +112,7 @@ def _prepare(
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"run_tool needs JSON arguments: {exc}") from None
-    session = ChatSession(
-        EchoTransport(),  # never asked: the calls are the person's, run by the sessions' tool rounds
+    session = ChatSession(  # no transport: the calls are the person's, run by the sessions' tool rounds
         tools=[chosen],
         approval_policy=approval_policy,
         options=SessionOptions(max_iterations=1, max_consecutive_errors=1, tool_timeout=timeout),

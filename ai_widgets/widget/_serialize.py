@@ -1,6 +1,6 @@
 """Messages as the front end shows them (docs/protocol.md, "Message shape").
 
-Everything the widget sends goes through :func:`json_safe`, which never raises: whatever a session holds (a value
+Everything the widget sends goes through :func:`shown_json`, which never raises: whatever a session holds (a value
 from an old dump, a provider's result, a tool's odd return value), the kernel's JSON packer, the saved notebook and
 the view all accept it. Provider data (``provider``, ``provider_data``) stays in the kernel.
 """
@@ -26,10 +26,10 @@ __all__ = [
     "after_stop_fields",
     "argument_ops",
     "call_fields",
-    "json_safe",
     "message_dict",
     "message_fields",
     "part_dict",
+    "shown_json",
     "tool_info",
     "usage_dict",
 ]
@@ -120,7 +120,7 @@ def _key(key: Any) -> str:
     return _describe(key)
 
 
-def json_safe(
+def shown_json(
     value: Any,
     *,
     max_depth: int = MAX_SHOWN_DEPTH,
@@ -221,7 +221,7 @@ def json_safe(
 
 def usage_dict(usage: Usage) -> dict[str, int]:
     """Usage as JSON."""
-    return json_safe(usage.to_dict())  # type: ignore[no-any-return]
+    return shown_json(usage.to_dict())  # type: ignore[no-any-return]
 
 
 def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
@@ -236,7 +236,7 @@ def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
     except Exception:
         rest = {"message": "(this result cannot be shown)"}
     # The value shows as many levels as arguments do, within MAX_SHOWN_RESULT_CHARS and the MAX_SHOWN_RESULT_ITEMS.
-    value = json_safe(
+    value = shown_json(
         getattr(outcome, "value", None),
         max_items=MAX_SHOWN_RESULT_ITEMS,
         max_items_each=MAX_SHOWN_RESULT_ITEMS_EACH,
@@ -245,7 +245,7 @@ def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
     for key in ("text", "message"):
         if isinstance(rest.get(key), str):
             rest[key] = clip_shown(rest[key], MAX_SHOWN_RESULT_CHARS)
-    shown: dict[str, Any] = json_safe({"status": getattr(outcome, "status", "failure"), "value": None, **rest})
+    shown: dict[str, Any] = shown_json({"status": getattr(outcome, "status", "failure"), "value": None, **rest})
     shown["value"] = value
     return shown
 
@@ -289,7 +289,7 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
         "state": _scalar(part.state.value),
         "progress": _progress(part),
         "outcome": outcome_dict(part.outcome),
-        "edited_arguments": json_safe(part.edited_arguments),
+        "edited_arguments": shown_json(part.edited_arguments),
         "approval_reason": _scalar(part.approval_reason),
         "decision": _scalar(part.decision),
         "decision_reason": _scalar(part.decision_reason),
@@ -313,15 +313,15 @@ def part_dict(part: TextPart | ReasoningPart | ToolCallPart) -> dict[str, Any]:
     """A part as the front end shows it."""
     match part:
         case TextPart():
-            return {"kind": "text", "text": json_safe(part.text)}
+            return {"kind": "text", "text": shown_json(part.text)}
         case ReasoningPart():
-            return {"kind": "reasoning", "text": json_safe(part.text)}
+            return {"kind": "reasoning", "text": shown_json(part.text)}
         case ToolCallPart():
             return {
                 "kind": "tool_call",
                 "tool_call_id": _scalar(part.tool_call_id),
                 "tool_name": _scalar(part.tool_name),
-                "parsed_arguments": json_safe(part.parsed_arguments),
+                "parsed_arguments": shown_json(part.parsed_arguments),
                 "started_at": _scalar(part.started_at),
                 **call_fields(part),
             }
@@ -352,7 +352,7 @@ def message_dict(message: Message, index: int) -> dict[str, Any]:
 
 def tool_info(definition: ToolDefinition) -> dict[str, Any]:
     """What a card shows about a tool."""
-    return json_safe(  # type: ignore[no-any-return]
+    return shown_json(  # type: ignore[no-any-return]
         {
             "title": definition.title,
             "icon": definition.icon,
@@ -365,11 +365,11 @@ def tool_info(definition: ToolDefinition) -> dict[str, Any]:
 
 
 def argument_ops(patches: Iterable[ArgumentPatch]) -> list[list[Any]]:
-    """Argument patches as ``[op, path, value]`` ops, capped like the whole arguments (:func:`json_safe`), so that
+    """Argument patches as ``[op, path, value]`` ops, capped like the whole arguments (:func:`shown_json`), so that
     a view that applies them holds what :func:`part_dict` sends. A patch lands at level ``len(path) + 1``: one
     inside a container that is not shown is dropped, and its value keeps only the levels left."""
     return [
-        [patch.op, [_scalar(step) for step in patch.path], json_safe(patch.value, max_depth=MAX_SHOWN_DEPTH - depth)]
+        [patch.op, [_scalar(step) for step in patch.path], shown_json(patch.value, max_depth=MAX_SHOWN_DEPTH - depth)]
         for patch in patches
         if (depth := len(patch.path)) <= MAX_SHOWN_DEPTH
     ]

@@ -19,6 +19,7 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
@@ -286,7 +287,7 @@ class SessionView(anywidget.AnyWidget):
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
         loop = self.session.loop
-        if loop is not None and loop.is_running() and _running_loop() is not loop:
+        if loop is not None and loop.is_running() and running_loop() is not loop:
             loop.call_soon_threadsafe(callback)
         else:
             callback()
@@ -304,10 +305,3 @@ class SessionView(anywidget.AnyWidget):
         if hasattr(self, "_bench"):
             self._bench.close()
         super().close()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -1,4 +1,5 @@
-"""A tool's definition as each provider receives it: the one mapping the transports put in their requests.
+"""Each provider's tool JSON: a tool's definition as each provider receives it, the one mapping the transports put
+in their requests.
 
 Pure functions of a :class:`~ai_widgets.tools.ToolDefinition`, with no provider SDK imported, so a tool's display
 and ``Tool.check()`` show and check exactly what the transports send (the transports call these; nothing else builds
@@ -8,10 +9,9 @@ a provider's tool JSON). Each returns a new dict; the schema inside it is the de
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ai_widgets.tools import ToolDefinition
+from ai_widgets.tools._definition import ToolDefinition
 
 __all__ = [
     "OPENAI_STRICT",

@@ -1,18 +1,31 @@
-"""What a call gives back: its outcome (value or failure, with citations and attachments), made safe to keep."""
+"""What a call gives back: its outcome (value or failure, with citations and attachments), made safe to keep, and
+the one line a notebook shows for it."""
 
 from __future__ import annotations
 
 import json
 import traceback
+import weakref
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 from pydantic_core import to_jsonable_python
 
-from ai_widgets._safe import UnsafeValueError, check_size, json_safe, redact, safe_text
+from ai_widgets._html import clipped, escaped, json_text
+from ai_widgets._safe import UnsafeValueError, check_size, checked_json, redact, safe_text
 from ai_widgets._traceback import user_first_traceback
 
-__all__ = ["Attachment", "Citation", "ToolError", "ToolOutcome", "safe_outcome"]
+__all__ = [
+    "Attachment",
+    "Citation",
+    "ToolError",
+    "ToolOutcome",
+    "display_outcome",
+    "mark_shown_by_card",
+    "outcome_html",
+    "outcome_summary",
+    "safe_outcome",
+]
 
 
 class Citation(BaseModel):
@@ -161,26 +174,22 @@ class ToolOutcome(BaseModel):
 
     def _repr_html_(self) -> str:
         """One line for a notebook: ``Result: …`` or ``Failed: …``, escaped."""
-        from ai_widgets._html import outcome_html
-
         return outcome_html(self)
 
     def _ipython_display_(self) -> None:
         """Shows :meth:`_repr_html_`, except as the value of a ``run_tool(...)`` cell, whose card shows it."""
-        from ai_widgets._html import display_outcome
-
         display_outcome(self)
 
 
 def _jsonable(value: Any) -> Any:
-    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.json_safe`); bytes that are not UTF-8 become
+    """A tool's value as JSON-safe data (see :func:`ai_widgets._safe.checked_json`); bytes that are not UTF-8 become
     base64.
 
     Raises:
         UnsafeValueError: The value cannot be made JSON (a cycle, nesting too deep, an integer too long).
     """
     if value is None or type(value) in (str, int, float, bool):
-        return json_safe(value, where="the tool's result")
+        return checked_json(value, where="the tool's result")
     check_size(value, where="the tool's result")
     try:
         try:
@@ -193,7 +202,7 @@ def _jsonable(value: Any) -> Any:
             plain = to_jsonable_python(_keys_made_safe(value), fallback=repr, bytes_mode="base64")
     except (ValueError, RecursionError) as exc:
         raise UnsafeValueError(f"the tool's result cannot be written as JSON: {exc}") from None
-    return json_safe(plain, where="the tool's result")
+    return checked_json(plain, where="the tool's result")
 
 
 def _keys_made_safe(value: Any) -> Any:
@@ -231,7 +240,7 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
     """
     try:
         update: dict[str, Any] = {}
-        value = json_safe(outcome.value, where="the result")
+        value = checked_json(outcome.value, where="the result")
         if value is not outcome.value:
             update["value"] = value
         for name in ("text", "message"):
@@ -251,7 +260,7 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
                 cleaned_error._exception = error._exception
                 update["error"] = cleaned_error
         if outcome.citations or outcome.attachments:
-            dumped = json_safe(
+            dumped = checked_json(
                 {
                     "citations": [c.model_dump() for c in outcome.citations],
                     "attachments": [a.model_dump() for a in outcome.attachments],
@@ -267,3 +276,64 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
             retryable=False,
             error=ToolError(type="UnsafeValueError", message=safe_text(str(exc))),
         )
+
+
+# --- what a notebook shows ------------------------------------------------------------------------------------------
+
+_MAX_SHOWN = 300  # characters of an outcome's value shown in its one line
+
+
+def outcome_summary(outcome: ToolOutcome) -> tuple[str, str]:
+    """A label (``Result``, ``Failed``) and one line of plain text for an outcome."""
+    if outcome.status == "failure":
+        error = outcome.error
+        detail = f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
+        return "Failed", clipped(" ".join(detail.split()), _MAX_SHOWN)
+    if outcome.value is not None:
+        shown = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
+    else:
+        shown = outcome.text or ""
+    return "Result", clipped(" ".join(shown.split()), _MAX_SHOWN)
+
+
+def outcome_html(outcome: ToolOutcome) -> str:
+    """An outcome in one line: ``Result: …`` or ``Failed: …``, escaped."""
+    label, text = outcome_summary(outcome)
+    colour = "var(--jp-error-color1, #d32f2f)" if label == "Failed" else "inherit"
+    return (
+        f'<div class="aiw-outcome"><strong style="color: {colour}">{label}</strong>'
+        f'<span style="white-space: pre-wrap">: {escaped(text)}</span></div>'
+    )
+
+
+# The outcome a run_tool card shows in the cell running now, and that cell's number.
+_card_shown: tuple[weakref.ref[ToolOutcome], int] | None = None
+
+
+def _execution_count() -> int | None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return None
+    shell = get_ipython()
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def mark_shown_by_card(outcome: ToolOutcome) -> None:
+    """Records that the cell running now shows ``outcome`` in a card (``run_tool``), so the cell's value does not
+    show it a second time under the card."""
+    global _card_shown
+    count = _execution_count()
+    _card_shown = None if count is None else (weakref.ref(outcome), count)
+
+
+def display_outcome(outcome: ToolOutcome) -> None:
+    """Shows an outcome in one line (plain text and HTML); nothing when it is the value of the cell whose card
+    shows it already. Displayed again in a later cell, it shows."""
+    shown = _card_shown
+    if shown is not None and shown[0]() is outcome and shown[1] == _execution_count():
+        return
+    from IPython.display import display
+
+    display({"text/plain": repr(outcome), "text/html": outcome_html(outcome)}, raw=True)  # type: ignore[no-untyped-call]
