@@ -420,3 +420,25 @@ def test_run_tool_refuses_arguments_that_share_lists_exponentially_at_once(wire:
         run_tool(send_letter, to={"street": "A"}, copies=[[[[[1] * 100] * 100] * 100] * 100] * 100)
     assert time.monotonic() - started < 5
     assert shown == []  # nothing was shown
+
+
+def test_the_fields_and_the_models_message_come_from_one_list_of_problems() -> None:
+    """Before: the bench checked a definition's schema again with its own validator (Python's backtracking regex
+    engine), found a problem the tool's binding never tells the model (a lookahead pattern, which the linear-time
+    engine does not check), and showed the model's whole message as an error that no field explained."""
+    definition = ToolDefinition(
+        name="lookup",
+        description="Looks up.",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "code": {"type": "string", "pattern": "^(?=.*[0-9])"}},
+            "required": ["city"],
+        },
+    )
+    lookup = Tool(definition, lambda invocation: "ok")
+    told = lookup.bind({"code": "abc"})
+    assert isinstance(told, ToolOutcome)
+    assert told.message == (
+        "Invalid arguments for lookup: (arguments): 'city' is a required property. Correct them and call again."
+    )
+    assert field_errors(lookup, {"code": "abc"}) == ({"city": "'city' is a required property"}, None)

@@ -5,7 +5,8 @@ one from a plain function, deriving the JSON Schema from its signature with pyda
 validates and binds the arguments, so what the model is told is exactly what gets bound.
 
 One module per concept: ``_definition`` (the definition, risk and the default approval rule), ``_invocation`` (a
-call as its handler sees it), ``_tool`` (``Tool`` and ``@tool``), ``_detached`` (a call sent to another executor),
+call as its handler sees it), ``_tool`` (``Tool`` and ``@tool``), ``_problems`` (what is wrong with a call's
+arguments, worded once for the model and a form), ``_detached`` (a call sent to another executor),
 ``_registry`` (the tools a session offers, and sources of tools), ``_live`` (re-running the cell that defines a tool
 replaces it in every registry holding it), ``_formats`` (each provider's tool JSON), ``_views`` (a definition as each
 provider receives it, with its size), ``_checks`` (``Tool.check()``: what a provider would refuse or degrade) and
