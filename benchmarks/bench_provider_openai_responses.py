@@ -58,7 +58,8 @@ def _argument_pieces(rng: random.Random, n: int) -> list[str]:
     text = json.dumps(
         {"title": "Report", "body": " ".join(pieces(rng, n, ALPHABET)) + '\n"quoted"'}, ensure_ascii=False
     )
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(text):
         size = rng.randint(4, 8) if len(out) < n - 1 else len(text)
         out.append(text[i : i + size])
