@@ -22,6 +22,7 @@ SECTIONS = [
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",
     "bench_provider_anthropic",
+    "bench_provider_gemini",
     "bench_request_building",
 ]
 

@@ -14,9 +14,9 @@ the official ``anthropic`` SDK on the same machine in the same run:
   arguments parsed on every delta;
 - (d) pydantic-ai's ``AnthropicModel.request_stream``, iterating its part events (same tool definition).
 
-Marginal CPU of the consuming thread (``time.thread_time``, so the server thread is not counted), measured inside
-the run around the request and its stream: ``(T(big) - T(small)) / (events(big) - events(small))``, so a request's
-fixed cost cancels out. Fresh event loop and client per run; rounds outer, cases inner, the fastest of the rounds.
+Measured as ``benchmarks._provider_harness`` does for every provider: marginal CPU of the consuming thread
+(``time.thread_time``, the server runs in a thread here and is not counted) around the request and its stream,
+fresh event loop and client per run, the fastest of the rounds.
 
 The server writes the whole body at once (each event still its own HTTP chunk), so every consumer reads the same
 pieces. Written event by event ("paced", the second table), how many events one socket read brings depends on how
@@ -27,15 +27,20 @@ event, which every consumer pays alike.
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import json
 import random
-import time
-from collections.abc import Callable, Coroutine
 from typing import Any
 
-from tests.providers.loopback import Request, Response, loopback
+import anthropic
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
+
+from ai_widgets import ChatSession, Message, SessionOptions, Tool, ToolDefinition
+from ai_widgets.transports import AnthropicTransport, ChatRequest
+from benchmarks._provider_harness import Case, Row, Stopwatch, measure, pieces, ratio_above, replay, sse_frame, table
 
 MODEL = "claude-bench"
 PARAMETERS = {
@@ -45,17 +50,12 @@ PARAMETERS = {
 }
 
 
-def _pieces(rng: random.Random, n: int) -> list[str]:
-    alphabet = "abcdefghijklmnopqrstuvwxyz     ,."
-    return ["".join(rng.choices(alphabet, k=rng.randint(4, 8))) for _ in range(n)]
-
-
 def stream_events(text_deltas: int, argument_deltas: int) -> list[bytes]:
     """A Messages API stream: a text block, then one tool call whose input arrives in ``argument_deltas`` pieces."""
     rng = random.Random(0)
 
     def event(data: dict[str, Any]) -> bytes:
-        return f"event: {data['type']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+        return sse_frame(data, event=data["type"], separators=(",", ":"))
 
     def delta(index: int, value: dict[str, Any]) -> bytes:
         return event({"type": "content_block_delta", "index": index, "delta": value})
@@ -64,11 +64,11 @@ def stream_events(text_deltas: int, argument_deltas: int) -> list[bytes]:
     message = {"id": "msg_bench", "type": "message", "role": "assistant", "model": MODEL, "content": []}
     out = [event({"type": "message_start", "message": {**message, "stop_reason": None, "usage": usage}})]
     out.append(event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
-    out += [delta(0, {"type": "text_delta", "text": piece}) for piece in _pieces(rng, text_deltas)]
+    out += [delta(0, {"type": "text_delta", "text": piece}) for piece in pieces(rng, text_deltas)]
     out.append(event({"type": "content_block_stop", "index": 0}))
     call = {"type": "tool_use", "id": "toolu_bench", "name": "write_file", "input": {}}
     out.append(event({"type": "content_block_start", "index": 1, "content_block": call}))
-    arguments = json.dumps({"path": "notes.txt", "content": "".join(_pieces(rng, argument_deltas))})
+    arguments = json.dumps({"path": "notes.txt", "content": "".join(pieces(rng, argument_deltas))})
     size = -(-len(arguments) // argument_deltas)
     out += [
         delta(1, {"type": "input_json_delta", "partial_json": arguments[start : start + size]})
@@ -81,172 +81,110 @@ def stream_events(text_deltas: int, argument_deltas: int) -> list[bytes]:
     return out
 
 
-def _client(url: str) -> Any:
-    import anthropic
+# --- the consumers ------------------------------------------------------------------------------------------------
 
+
+def _client(url: str) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(base_url=url, api_key="bench", max_retries=0)
 
 
-BODY = {"model": MODEL, "max_tokens": 4096, "messages": [{"role": "user", "content": "go"}]}
+BODY: dict[str, Any] = {"model": MODEL, "max_tokens": 4096, "messages": [{"role": "user", "content": "go"}]}
+DEFINITION = ToolDefinition(name="write_file", description="Writes a file.", parameters=PARAMETERS)
 
 
-async def _bytes(url: str) -> tuple[float, int]:
+async def _bytes(url: str, watch: Stopwatch) -> None:
     client = _client(url)
-    started = time.thread_time()
-    count = 0
-    async with client.messages.with_streaming_response.create(**BODY, stream=True) as response:
-        async for _ in response.iter_bytes():
-            count += 1
-    elapsed = time.thread_time() - started
+    with watch:
+        async with client.messages.with_streaming_response.create(**BODY, stream=True) as response:
+            async for _ in response.iter_bytes():
+                pass
     await client.close()
-    return elapsed, count
 
 
-async def _sdk(url: str) -> tuple[float, int]:
+async def _sdk(url: str, watch: Stopwatch) -> None:
     client = _client(url)
-    started = time.thread_time()
-    count = 0
-    stream = await client.messages.create(**BODY, stream=True)
-    async for _ in stream:
-        count += 1
-    elapsed = time.thread_time() - started
+    with watch:
+        stream = await client.messages.create(**BODY, stream=True)
+        async for _ in stream:
+            pass
     await client.close()
-    return elapsed, count
 
 
-def _definition() -> Any:
-    from ai_widgets import ToolDefinition
-
-    return ToolDefinition(name="write_file", description="Writes a file.", parameters=PARAMETERS)
-
-
-async def _transport(url: str) -> tuple[float, int]:
-    from ai_widgets import Message
-    from ai_widgets.transports import AnthropicTransport, ChatRequest
-
+async def _transport(url: str, watch: Stopwatch) -> None:
     client = _client(url)
     transport = AnthropicTransport(MODEL, client=client)
-    request = ChatRequest(messages=[Message.user("go")], tools=[_definition()])
-    started = time.thread_time()
-    count = 0
-    async for _ in transport.stream(request):
-        count += 1
-    elapsed = time.thread_time() - started
+    request = ChatRequest(messages=[Message.user("go")], tools=[DEFINITION])
+    with watch:
+        async for _ in transport.stream(request):
+            pass
     await client.close()
-    return elapsed, count
 
 
-async def _session(url: str) -> tuple[float, int]:
-    from ai_widgets import ChatSession, SessionOptions, Tool
-    from ai_widgets.transports import AnthropicTransport
+async def _ignore(invocation: Any) -> None:
+    return None
 
-    async def handler(invocation: Any) -> None:
-        return None
 
+async def _session(url: str, watch: Stopwatch) -> None:
     client = _client(url)
     session = ChatSession(AnthropicTransport(MODEL, client=client), options=SessionOptions(execute_tools=False))
-    session.tools.register(Tool(_definition(), handler))
-    started = time.thread_time()
-    reply = await session.send("go")
-    elapsed = time.thread_time() - started
+    session.tools.register(Tool(DEFINITION, _ignore))
+    with watch:
+        reply = await session.send("go")
     assert reply.status.value == "completed", reply.error
     (call,) = reply.tool_calls
     assert call.parsed_arguments["path"] == "notes.txt"
     await client.close()
-    return elapsed, len(reply.text) + len(call.arguments)
 
 
-async def _pydantic_ai(url: str) -> tuple[float, int]:
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
-    from pydantic_ai.models import ModelRequestParameters
-    from pydantic_ai.models.anthropic import AnthropicModel
-    from pydantic_ai.providers.anthropic import AnthropicProvider
-    from pydantic_ai.tools import ToolDefinition
-
+async def _pydantic_ai(url: str, watch: Stopwatch) -> None:
     client = _client(url)
     model = AnthropicModel(MODEL, provider=AnthropicProvider(anthropic_client=client))
-    tool = ToolDefinition(name="write_file", description="Writes a file.", parameters_json_schema=PARAMETERS)
+    tool = PydanticAIToolDefinition(name="write_file", description="Writes a file.", parameters_json_schema=PARAMETERS)
     parameters = ModelRequestParameters(function_tools=[tool])
     messages: list[Any] = [ModelRequest(parts=[UserPromptPart("go")])]
-    started = time.thread_time()
-    count = 0
-    async with model.request_stream(messages, None, parameters) as stream:
-        async for _ in stream:
-            count += 1
-        response = stream.get()
-    elapsed = time.thread_time() - started
+    with watch:
+        async with model.request_stream(messages, None, parameters) as stream:
+            async for _ in stream:
+                pass
+            response = stream.get()
     assert response.tool_calls[0].args_as_dict()["path"] == "notes.txt"
     await client.close()
-    return elapsed, count
 
 
-Consumer = Callable[[str], Coroutine[Any, Any, tuple[float, int]]]
-CASES: list[tuple[str, Consumer]] = [
-    ("(0) HTTP body alone: `with_streaming_response` bytes (floor)", _bytes),
-    ("(a) anthropic SDK typed stream: `messages.create(stream=True)` events", _sdk),
-    ("(b) ai_widgets `AnthropicTransport.stream` events", _transport),
-    ("(c) ai_widgets `ChatSession.send` on the transport", _session),
-    ("(d) pydantic-ai `AnthropicModel.request_stream` events", _pydantic_ai),
+CASES = [
+    Case("(0) HTTP body alone: `with_streaming_response` bytes (floor)", _bytes),
+    Case("(a) anthropic SDK typed stream: `messages.create(stream=True)` events", _sdk),
+    Case("(b) ai_widgets `AnthropicTransport.stream` events", _transport),
+    Case("(c) ai_widgets `ChatSession.send` on the transport", _session),
+    Case("(d) pydantic-ai `AnthropicModel.request_stream` events", _pydantic_ai),
 ]
 
 
-def _cpu(consumer: Consumer, url: str) -> float:
-    gc.collect()
-    elapsed, _ = asyncio.run(consumer(url))
-    return elapsed
-
-
-def measure(
-    text_deltas: int,
-    argument_deltas: int,
-    repeats: int,
-    *,
-    paced: bool,
-    cases: list[tuple[str, Consumer]] | None = None,
-) -> tuple[int, list[tuple[str, float]]]:
-    """(events in the big stream, [(case, marginal µs per event)]), the fastest of the rounds.
+def measure_stream(
+    text_deltas: int, argument_deltas: int, repeats: int, *, paced: bool, cases: list[Case] | None = None
+) -> tuple[int, list[Row]]:
+    """(events in the big stream, a row per case), the fastest of the rounds.
 
     Args:
         paced: The server writes each event on its own as the reader takes it; otherwise the whole body at once
             (each event still its own HTTP chunk), so every reader gets it in the same pieces.
     """
-    cases = CASES if cases is None else cases
-    big = stream_events(text_deltas, argument_deltas)
-    small = stream_events(text_deltas // 100, argument_deltas // 100)
-    bodies = {"big": big, "small": small}
-
-    def handler(request: Request) -> Response:
-        return Response(chunks=iter(bodies[request.path.split("/")[1]]), paced=paced)
-
-    times: dict[tuple[str, str], list[float]] = {}
-    with loopback(handler) as server:
-        urls = {size: f"{server.url}/{size}" for size in bodies}
-        for _, consumer in cases:  # warm up imports, caches and connections' code paths
-            _cpu(consumer, urls["small"])
-            _cpu(consumer, urls["big"])
-        for _ in range(repeats):
-            for name, consumer in cases:
-                for size, url in urls.items():
-                    times.setdefault((name, size), []).append(_cpu(consumer, url))
-    events = len(big) - len(small)
-    # The fastest round: other load on the machine only slows a run down.
-    rows = [(name, (min(times[name, "big"]) - min(times[name, "small"])) / events * 1e6) for name, _ in cases]
-    return len(big), rows
-
-
-def _table(heading: str, rows: list[tuple[str, float]]) -> list[str]:
-    """Markdown rows against the first row (the floor) and the last (pydantic-ai)."""
-    floor, theirs = rows[0][1], rows[-1][1]
-    lines = [f"| {heading} | µs / event | above the HTTP floor (µs) | vs pydantic-ai |", "|---|---:|---:|---:|"]
-    return lines + [f"| {name} | {us:.1f} | {us - floor:.1f} | {us / theirs:.2f} |" for name, us in rows]
+    streams = {"big": stream_events(text_deltas, argument_deltas)}
+    streams["small"] = stream_events(text_deltas // 100, argument_deltas // 100)
+    with replay(streams) as server:
+        urls = {size: server.url(size, paced=paced) for size in streams}
+        rows = measure(
+            CASES if cases is None else cases, urls, len(streams["big"]) - len(streams["small"]), repeats=repeats
+        )
+    return len(streams["big"]), rows
 
 
 def run(*, quick: bool = False) -> str:
     text_deltas, argument_deltas, repeats = (5_000, 1_000, 3) if quick else (5_000, 1_000, 7)
-    events, rows = measure(text_deltas, argument_deltas, repeats, paced=False)
-    (_, floor), *_, (_, ours), (_, theirs) = rows
-    _, paced = measure(text_deltas, argument_deltas, repeats, paced=True, cases=[CASES[0], CASES[3], CASES[4]])
-    (_, paced_floor), (_, paced_ours), (_, paced_theirs) = paced
+    events, rows = measure_stream(text_deltas, argument_deltas, repeats, paced=False)
+    floor, ours, theirs = rows[0], rows[3], rows[4]
+    _, paced = measure_stream(text_deltas, argument_deltas, repeats, paced=True, cases=[CASES[0], CASES[3], CASES[4]])
+    paced_floor, paced_ours, paced_theirs = paced
     lines = [
         f"## Anthropic Messages: CPU per streamed event ({events:,} SSE events: "
         f"{text_deltas:,} text deltas, a tool call in {argument_deltas:,} input deltas)",
@@ -256,20 +194,21 @@ def run(*, quick: bool = False) -> str:
         "Marginal CPU of the consuming thread, (T(big) − T(small)) / Δevents, "
         f"`time.thread_time`, fastest of {repeats}.",
         "",
-        *_table("consumer", rows),
+        *table(rows, against=[("vs pydantic-ai", theirs)]),
         "",
-        f"Transport + session vs pydantic-ai's model: **{ours / theirs:.2f}×** the CPU per event "
-        f"({(ours - floor) / max(theirs - floor, 1e-9):.2f}× of the cost above reading the HTTP body).",
+        f"Transport + session vs pydantic-ai's model: **{ours.us_per_event / theirs.us_per_event:.2f}×** the CPU per "
+        f"event ({ratio_above(ours, theirs, floor):.2f}× of the cost above reading the HTTP body).",
         "",
         "Paced: the server writes each event on its own, so a socket read brings one event or a few, and each costs "
         "a wake-up of the event loop that every consumer pays alike. How many events a read brings depends on how "
         "the server's and the reader's threads happen to alternate, so this floor varies up to twofold between "
         "runs; the whole-body figure above is the stable one.",
         "",
-        *_table("consumer (paced)", paced),
+        *table(paced, heading="consumer (paced)", against=[("vs pydantic-ai", paced_theirs)]),
         "",
-        f"Paced, transport + session vs pydantic-ai's model: {paced_ours / paced_theirs:.2f}× "
-        f"(the shared floor alone is {paced_floor / paced_theirs:.2f}× of pydantic-ai's whole path).",
+        "Paced, transport + session vs pydantic-ai's model: "
+        f"{paced_ours.us_per_event / paced_theirs.us_per_event:.2f}× (the shared floor alone is "
+        f"{paced_floor.us_per_event / paced_theirs.us_per_event:.2f}× of pydantic-ai's whole path).",
         "",
     ]
     return "\n".join(lines)
