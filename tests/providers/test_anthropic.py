@@ -40,21 +40,19 @@ from ai_widgets.transports import AnthropicTransport, ChatRequest, ProviderError
 from ai_widgets.transports._anthropic import _StreamParser
 from ai_widgets.transports._common import SSEDecoder
 from tests.helpers import wait_for
-from tests.providers.anthropic_emulator import (
+from tests.providers.histories import finished_call
+from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
+from tests.providers.kits import Recording, expected, recorded
+from tests.providers.kits.anthropic import (
     FAKE_KEY,
     Emulator,
     MockAPI,
-    Recording,
     error_response,
-    expected,
-    recorded,
     reply_events,
     sse,
     tool_results,
 )
-from tests.providers.histories import finished_call
-from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
-from tests.providers.loopback import Response, loopback
+from tests.providers.loopback import loopback
 
 FIXTURES = [
     "anthropic_text_then_tool_use",
@@ -65,7 +63,7 @@ FIXTURES = [
 STOP_REASONS = {"end_turn": FinishReason.STOP, "tool_use": FinishReason.TOOL_CALLS}
 
 
-# --- recorded streams ----------------------------------------------------------------------------------------------
+# --- recorded streams -------------------------------------------------------------------------------------------------
 
 
 def check_events(events: list[Any], want: dict[str, Any]) -> None:
@@ -271,7 +269,7 @@ async def test_server_tool_blocks_go_back_as_they_came_without_results() -> None
     assert all(b["type"] != "tool_result" for m in messages for b in m["content"])
 
 
-# --- the request -------------------------------------------------------------------------------------------------
+# --- request building -------------------------------------------------------------------------------------------------
 
 
 @tool
@@ -490,7 +488,105 @@ def test_reasoning_without_a_signature_and_server_calls_without_results_are_left
     }
 
 
-# --- the stream ------------------------------------------------------------------------------------------------
+# --- tool flows against the emulator ----------------------------------------------------------------------------------
+
+
+@tool(icon="🌦", title="Weather")
+def get_weather(city: str) -> dict[str, Any]:
+    """Gets the weather.
+
+    Args:
+        city: The city.
+    """
+    return {"city": city, "sky": "sunny"}
+
+
+deleted: list[str] = []
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def delete_file(path: str) -> str:
+    """Deletes a file.
+
+    Args:
+        path: The file.
+    """
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+def call_then_answer(name: str, arguments: dict[str, Any]) -> Emulator:
+    """First request: text and a streamed tool call; the follow-up: text built from the tool's result."""
+
+    def first(body: dict[str, Any]) -> list[dict[str, Any]]:
+        blocks = [
+            {"type": "text", "text": "Let me check. "},
+            {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments},
+        ]
+        return reply_events(blocks, stop_reason="tool_use", piece=3)
+
+    def follow_up(body: dict[str, Any]) -> list[dict[str, Any]]:
+        (result,) = tool_results(body)
+        verdict = "failed: " if result.get("is_error") else "result: "
+        return reply_events([{"type": "text", "text": verdict + result["content"]}])
+
+    return Emulator(first, follow_up)
+
+
+async def test_weather_flow() -> None:
+    emulator = call_then_answer("get_weather", {"city": "Lisbon"})
+    with loopback(emulator) as server:
+        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY)
+        session = ChatSession(transport, tools=[get_weather])
+        reply = await session.send("Weather in Lisbon?")
+    assert reply.text == 'Let me check. result: {"city":"Lisbon","sky":"sunny"}'
+    assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+    assert reply.usage.requests == 2
+    first, second = emulator.bodies
+    assert first["tools"][0]["name"] == "get_weather"
+    assert second["messages"][1]["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "get_weather",
+        "input": {"city": "Lisbon"},
+    }
+    assert second["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"city":"Lisbon","sky":"sunny"}'}
+    ]
+
+
+@pytest.mark.parametrize("decision", ["approved", "rejected"])
+async def test_destructive_tool_flow(decision: str) -> None:
+    deleted.clear()
+    emulator = call_then_answer("delete_file", {"path": "notes.txt"})
+    with loopback(emulator) as server:
+        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY)
+        session = ChatSession(transport, tools=[delete_file])
+        turn = asyncio.create_task(session.send("Delete notes.txt"))
+
+        def waiting() -> bool:
+            calls = session.messages[-1].tool_calls if session.messages else []
+            return bool(calls) and calls[0].state is ToolCallState.AWAITING_APPROVAL
+
+        await wait_for(waiting, timeout=10)
+        assert len(emulator.bodies) == 1  # paused: the model is not asked again before the decision
+        session.approve("toolu_1", decision, reason="keep it" if decision == "rejected" else None)
+        reply = await asyncio.wait_for(turn, 10)
+    (result,) = tool_results(emulator.bodies[1])
+    if decision == "approved":
+        assert deleted == ["notes.txt"]
+        assert reply.text.endswith("result: deleted notes.txt")
+        assert "is_error" not in result
+    else:
+        assert deleted == []
+        assert reply.tool_calls[0].state is ToolCallState.REJECTED
+        assert result["is_error"] is True
+        assert "declined" in result["content"]
+        assert "keep it" in result["content"]
+        assert reply.text.startswith("Let me check. failed: ")
+
+
+# --- quirks: the stream -----------------------------------------------------------------------------------------------
 
 
 def parse(events: list[dict[str, Any]]) -> list[Any]:
@@ -656,288 +752,7 @@ def test_sse_decoder_any_line_ending_any_chunking(newline: bytes) -> None:
         assert [json.loads(p) for p in payloads] == [{"n": 1}, {"t": "é data: x"}, {"n": 3}], (newline, size)
 
 
-# --- errors --------------------------------------------------------------------------------------------------
-
-
-async def test_error_event_mid_stream_ends_the_message_and_the_session_goes_on() -> None:
-    events = reply_events([{"type": "text", "text": "Partial answer"}])[:4]
-    events.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-    api = MockAPI(sse(events), sse(reply_events([{"type": "text", "text": "Back."}])))
-    session = ChatSession(api.transport())
-    failed = await session.send("hi")
-    assert failed.status is MessageStatus.ERROR
-    assert failed.error is not None
-    assert "overloaded_error" in failed.error
-    assert "Overloaded" in failed.error
-    assert (await session.send("again")).text == "Back."
-
-
-async def test_a_stream_that_ends_early_is_reported_as_broken_off() -> None:
-    events = reply_events([{"type": "text", "text": "Partial"}], message_stop=False)[:-1]
-    session = ChatSession(MockAPI(sse(events)).transport())
-    reply = await session.send("hi")
-    assert reply.status is MessageStatus.ERROR
-    assert reply.text == "Partial"
-
-
-async def test_stop_mid_stream_closes_it_and_the_session_goes_on() -> None:
-    slow = sse(reply_events([{"type": "text", "text": "word " * 200}], piece=5))
-    api = MockAPI(slow, sse(reply_events([{"type": "text", "text": "Next."}])), chunk_size=200, delay=0.005)
-    session = ChatSession(api.transport())
-    turn = asyncio.create_task(session.send("talk"))
-    await wait_for(lambda: bool(session.messages) and "word" in session.messages[-1].text, timeout=10)
-    session.stop()
-    stopped = await asyncio.wait_for(turn, 10)
-    assert stopped.status is MessageStatus.CANCELLED
-    assert len(stopped.text) < 1000
-    assert (await session.send("go on")).text == "Next."
-
-
-@pytest.mark.parametrize(
-    ("status", "error_type", "words"),
-    [
-        (401, "authentication_error", ["401", "ANTHROPIC_API_KEY or api_key=", "invalid x-api-key"]),
-        (403, "permission_error", ["403", "ANTHROPIC_API_KEY or api_key="]),
-        (404, "not_found_error", ["404", "model"]),
-        (429, "rate_limit_error", ["429", "after retries"]),
-        (529, "overloaded_error", ["529", "overloaded_error"]),
-    ],
-)
-async def test_http_failures_are_clear_and_key_free(
-    status: int, error_type: str, words: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    message = "invalid x-api-key" if status == 401 else f"{error_type} ({FAKE_KEY} should never show)"
-    emulator = Emulator(lambda body: error_response(status, error_type, message))
-    with loopback(emulator) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, max_retries=1)
-        session = ChatSession(transport)
-        reply = await session.send("hi")
-    assert reply.status is MessageStatus.ERROR
-    assert reply.error is not None
-    for word in words:
-        assert word in reply.error
-    assert FAKE_KEY not in reply.error
-    assert "SECRET" not in dump_messages(session.messages)
-    retried = status in (429, 529)
-    assert len(emulator.bodies) == (2 if retried else 1)
-
-
-async def test_a_server_error_is_retried_before_the_stream_begins() -> None:
-    answers = iter([error_response(500, "api_error", "boom"), None])
-    emulator = Emulator(lambda body: next(answers) or reply_events([{"type": "text", "text": "Fine."}]))
-    with loopback(emulator) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY, max_retries=2)
-        reply = await ChatSession(transport).send("hi")
-    assert reply.text == "Fine."
-    assert len(emulator.bodies) == 2
-
-
-async def test_timeouts_and_connection_failures() -> None:
-    def slow(request: Any) -> Response:
-        import time
-
-        time.sleep(1.5)
-        return Response(chunks=[sse(reply_events([]))])
-
-    with loopback(Emulator(slow)) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY, max_retries=0, timeout=0.5)
-        reply = await ChatSession(transport).send("hi")
-    assert reply.error is not None
-    assert "did not answer within 0.5 s" in reply.error
-
-    transport = AnthropicTransport("claude-x", base_url="http://127.0.0.1:9", api_key=FAKE_KEY, max_retries=0)
-    reply = await ChatSession(transport).send("hi")
-    assert reply.error is not None
-    assert "Could not reach Anthropic" in reply.error
-    assert FAKE_KEY not in reply.error
-
-
-async def test_a_read_timeout_mid_stream() -> None:
-    def stalls(request: Any) -> Response:
-        def chunks() -> Any:
-            import time
-
-            yield sse(reply_events([{"type": "text", "text": "Hal"}])[:4])
-            time.sleep(1.5)
-
-        return Response(chunks=chunks())
-
-    with loopback(Emulator(stalls)) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY, max_retries=0, timeout=0.5)
-        reply = await ChatSession(transport).send("hi")
-    assert reply.status is MessageStatus.ERROR
-    assert reply.text == "Hal"
-    assert reply.error is not None
-    assert "stopped sending the reply" in reply.error
-
-
-@pytest.fixture
-def no_anthropic_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-
-
-@pytest.mark.usefixtures("no_anthropic_credentials")
-def test_a_missing_key_is_a_clear_error_at_construction() -> None:
-    with pytest.raises(ProviderError, match=r"^No API key for Anthropic: set ANTHROPIC_API_KEY, or pass api_key= or"):
-        AnthropicTransport("claude-x")
-
-
-@pytest.mark.usefixtures("no_anthropic_credentials")
-async def test_a_server_given_by_base_url_needs_no_key() -> None:
-    emulator = Emulator(lambda body: reply_events([{"type": "text", "text": "Local."}]))
-    with loopback(emulator) as server:
-        reply = await ChatSession(AnthropicTransport("claude-x", base_url=server.url)).send("hi")
-        assert reply.text == "Local."
-        auth = server.requests[0].headers.get("x-api-key") or server.requests[0].headers.get("authorization")
-    assert auth is not None
-    assert "not-needed" in auth  # a placeholder: a remote server answers 401, naming ANTHROPIC_API_KEY
-
-
-async def test_a_client_without_credentials_says_which_key(no_anthropic_credentials: None) -> None:
-    import anthropic
-
-    transport = AnthropicTransport("claude-x", client=anthropic.AsyncAnthropic(base_url="http://127.0.0.1:9"))
-    reply = await ChatSession(transport).send("hi")
-    assert reply.error is not None
-    assert "needs an API key: set ANTHROPIC_API_KEY or api_key=" in reply.error
-
-
-@pytest.mark.parametrize("connection", [{"api_key": FAKE_KEY}, {"base_url": "http://127.0.0.1:9"}])
-def test_client_and_connection_arguments_exclude_each_other(connection: dict[str, str]) -> None:
-    with pytest.raises(ValueError, match=r"pass either client= or .*, not both"):
-        AnthropicTransport("claude-x", client=MockAPI().client(), **connection)
-    with pytest.raises(ValueError, match="model"):
-        AnthropicTransport("", api_key=FAKE_KEY)
-    assert FAKE_KEY not in repr(AnthropicTransport("claude-x", api_key=FAKE_KEY))
-
-
-# --- tool flows against the emulator -------------------------------------------------------------------------
-
-
-@tool(icon="🌦", title="Weather")
-def get_weather(city: str) -> dict[str, Any]:
-    """Gets the weather.
-
-    Args:
-        city: The city.
-    """
-    return {"city": city, "sky": "sunny"}
-
-
-deleted: list[str] = []
-
-
-@tool(risk=ToolRisk.DESTRUCTIVE)
-def delete_file(path: str) -> str:
-    """Deletes a file.
-
-    Args:
-        path: The file.
-    """
-    deleted.append(path)
-    return f"deleted {path}"
-
-
-def call_then_answer(name: str, arguments: dict[str, Any]) -> Emulator:
-    """First request: text and a streamed tool call; the follow-up: text built from the tool's result."""
-
-    def first(body: dict[str, Any]) -> list[dict[str, Any]]:
-        blocks = [
-            {"type": "text", "text": "Let me check. "},
-            {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments},
-        ]
-        return reply_events(blocks, stop_reason="tool_use", piece=3)
-
-    def follow_up(body: dict[str, Any]) -> list[dict[str, Any]]:
-        (result,) = tool_results(body)
-        verdict = "failed: " if result.get("is_error") else "result: "
-        return reply_events([{"type": "text", "text": verdict + result["content"]}])
-
-    return Emulator(first, follow_up)
-
-
-async def test_weather_flow() -> None:
-    emulator = call_then_answer("get_weather", {"city": "Lisbon"})
-    with loopback(emulator) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY)
-        session = ChatSession(transport, tools=[get_weather])
-        reply = await session.send("Weather in Lisbon?")
-    assert reply.text == 'Let me check. result: {"city":"Lisbon","sky":"sunny"}'
-    assert reply.tool_calls[0].state is ToolCallState.COMPLETED
-    assert reply.usage.requests == 2
-    first, second = emulator.bodies
-    assert first["tools"][0]["name"] == "get_weather"
-    assert second["messages"][1]["content"][1] == {
-        "type": "tool_use",
-        "id": "toolu_1",
-        "name": "get_weather",
-        "input": {"city": "Lisbon"},
-    }
-    assert second["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"city":"Lisbon","sky":"sunny"}'}
-    ]
-
-
-@pytest.mark.parametrize("decision", ["approved", "rejected"])
-async def test_destructive_tool_flow(decision: str) -> None:
-    deleted.clear()
-    emulator = call_then_answer("delete_file", {"path": "notes.txt"})
-    with loopback(emulator) as server:
-        transport = AnthropicTransport("claude-x", base_url=server.url, api_key=FAKE_KEY)
-        session = ChatSession(transport, tools=[delete_file])
-        turn = asyncio.create_task(session.send("Delete notes.txt"))
-
-        def waiting() -> bool:
-            calls = session.messages[-1].tool_calls if session.messages else []
-            return bool(calls) and calls[0].state is ToolCallState.AWAITING_APPROVAL
-
-        await wait_for(waiting, timeout=10)
-        assert len(emulator.bodies) == 1  # paused: the model is not asked again before the decision
-        session.approve("toolu_1", decision, reason="keep it" if decision == "rejected" else None)
-        reply = await asyncio.wait_for(turn, 10)
-    (result,) = tool_results(emulator.bodies[1])
-    if decision == "approved":
-        assert deleted == ["notes.txt"]
-        assert reply.text.endswith("result: deleted notes.txt")
-        assert "is_error" not in result
-    else:
-        assert deleted == []
-        assert reply.tool_calls[0].state is ToolCallState.REJECTED
-        assert result["is_error"] is True
-        assert "declined" in result["content"]
-        assert "keep it" in result["content"]
-        assert reply.text.startswith("Let me check. failed: ")
-
-
-async def test_keys_stay_out_of_widget_state_transcripts_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ai_widgets.widget import ChatWidget
-    from tests.widget_harness import recording_comms
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
-    answers = iter([error_response(401, "authentication_error", f"bad key {FAKE_KEY}")])
-
-    def step(body: dict[str, Any]) -> Any:
-        return next(answers, None) or reply_events([{"type": "text", "text": "Hello."}])
-
-    with recording_comms() as wire, loopback(Emulator(step)) as server:
-        chat = ChatWidget(ChatSession(AnthropicTransport("claude-x", base_url=server.url, max_retries=0)))
-        failed = await chat.ask("hi")
-        ok = await chat.ask("hi again")
-        state = json.dumps(chat.get_state(), default=str)
-    assert failed.status is MessageStatus.ERROR
-    assert ok.text == "Hello."
-    for text in (
-        failed.error or "",
-        dump_messages(chat.session.messages),
-        state,
-        json.dumps([s.data for s in wire.sent]),
-    ):
-        assert FAKE_KEY not in text
-        assert "SECRET" not in text
+# --- quirks: the parser -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -976,3 +791,54 @@ def test_malformed_fields_are_ignored_rather_than_crash_the_parser(payload: byte
     parser.feed_payload(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
     parser.feed_payload(payload)  # no TypeError or AttributeError: a malformed event means nothing
     assert parser.feed_payload(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]
+
+
+# --- quirks: errors ---------------------------------------------------------------------------------------------------
+
+
+async def test_error_event_mid_stream_ends_the_message_and_the_session_goes_on() -> None:
+    events = reply_events([{"type": "text", "text": "Partial answer"}])[:4]
+    events.append({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    api = MockAPI(sse(events), sse(reply_events([{"type": "text", "text": "Back."}])))
+    session = ChatSession(api.transport())
+    failed = await session.send("hi")
+    assert failed.status is MessageStatus.ERROR
+    assert failed.error is not None
+    assert "overloaded_error" in failed.error
+    assert "Overloaded" in failed.error
+    assert (await session.send("again")).text == "Back."
+
+
+async def test_overloaded_529_is_a_server_error_retried_with_the_error_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Anthropic's own status for "overloaded" (the shared statuses: tests/providers/test_contract.py).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    message = f"overloaded_error ({FAKE_KEY} should never show)"
+    emulator = Emulator(lambda body: error_response(529, "overloaded_error", message))
+    with loopback(emulator) as server:
+        transport = AnthropicTransport("claude-x", base_url=server.url, max_retries=1)
+        session = ChatSession(transport)
+        reply = await session.send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    for word in ["529", "overloaded_error"]:
+        assert word in reply.error
+    assert FAKE_KEY not in reply.error
+    assert "SECRET" not in dump_messages(session.messages)
+    assert len(emulator.bodies) == 2
+
+
+@pytest.fixture
+def no_anthropic_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+async def test_a_client_without_credentials_says_which_key(no_anthropic_credentials: None) -> None:
+    import anthropic
+
+    transport = AnthropicTransport("claude-x", client=anthropic.AsyncAnthropic(base_url="http://127.0.0.1:9"))
+    reply = await ChatSession(transport).send("hi")
+    assert reply.error is not None
+    assert "needs an API key: set ANTHROPIC_API_KEY or api_key=" in reply.error
