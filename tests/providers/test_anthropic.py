@@ -1,4 +1,8 @@
-"""AnthropicTransport: recorded streams through the real SDK, the request mapping, errors, and tool flows end to end."""
+"""AnthropicTransport: recorded streams through the real SDK, the request mapping, tool flows end to end, and its
+quirks.
+
+What every transport does the same way (timeouts, connections, HTTP errors, keys, how a stream ends, Stop) is in
+``test_contract.py``; here are the recorded streams, request building, tool flows and this transport's quirks."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from ai_widgets.messages import MessageStatus, dump_messages
 from ai_widgets.transports import ChatRequest, ProviderError
 from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
-from tests.providers.kits import KITS, ProviderKit
+from tests.providers.kits import KITS, Body, ProviderKit
 from tests.providers.loopback import Request, Response, loopback
 from tests.widget_harness import recording_comms
 
@@ -180,6 +180,7 @@ async def test_a_server_error_is_retried_before_the_stream_begins(kit: ProviderK
     answers = iter([kit.error(503, "busy")])
     with loopback(lambda request: next(answers, None) or serving(kit.reply("Fine."))) as server:
         reply = await ChatSession(kit.make(server.url, max_retries=2)).send("hi")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
     assert reply.text == "Fine."
     assert len(server.requests) == 2
 
@@ -369,24 +370,27 @@ async def test_nothing_after_the_terminal_event_is_read_as_the_reply(kit: Provid
 
 
 @pytest.mark.parametrize("kit", TERMINATED, ids=[kit.name for kit in TERMINATED])
+async def test_after_the_terminal_event_the_rest_of_the_body_is_read_and_closed(kit: ProviderKit) -> None:
+    # Read to its end, the connection goes back to the pool for the next request.
+    body = Body([*ended_reply(kit, "ok"), b": trailing comment\n\n", b"\n"])
+    events, error = await collect(kit.mock(body.handler))
+    assert error is None, repr(error)
+    assert isinstance(events[-1], ResponseCompleted)
+    assert body.read == len(body.pieces)
+    assert body.closed
+
+
+@pytest.mark.parametrize("kit", TERMINATED, ids=[kit.name for kit in TERMINATED])
 async def test_a_server_that_stalls_after_the_terminal_event_does_not_hold_the_reply(kit: ProviderKit) -> None:
     ended = ended_reply(kit, "ok")
-
-    def stalls(request: Request) -> Response:
-        def chunks() -> Iterator[bytes]:
-            yield from ended
-            time.sleep(5)
-            yield b": more\n\n"
-
-        return Response(chunks=chunks())
-
-    with loopback(stalls) as server:
-        started = time.monotonic()
-        reply = await asyncio.wait_for(ChatSession(kit.make(server.url)).send("hi"), 10)
-        took = time.monotonic() - started
-    assert took < 3  # any drain of the rest of the body gives up after a moment
+    body = Body([*ended, b": more\n\n"], stall_after=len(ended), stall=30)
+    started = time.monotonic()
+    reply = await asyncio.wait_for(ChatSession(kit.mock(body.handler)).send("hi"), 10)
+    assert time.monotonic() - started < 5  # the rest of the body is waited for only a moment
     assert reply.status is MessageStatus.COMPLETED, reply.error
     assert reply.text == "ok"
+    assert body.read == len(ended)
+    assert body.closed
 
 
 # --- Stop --------------------------------------------------------------------------------------------------------

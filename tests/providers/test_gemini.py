@@ -1,5 +1,8 @@
 """GeminiTransport: recorded streams through the real SDK (answered in process), the exact follow-up requests, thought
-signatures, ids, images in tool results, errors over real HTTP, and a conversation that moves to Gemini."""
+signatures, ids, images in tool results, a conversation that moves to Gemini, and Gemini's own errors.
+
+What every transport does the same way (timeouts, connections, HTTP errors, keys, how a stream ends, Stop) is in
+``test_contract.py``; here are the recorded streams, request building, tool flows and this transport's quirks."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """OpenAIChatTransport: recorded provider streams through the real SDK, the request mapping, two-request turns
-against a scripted OpenAI-compatible server, HTTP failures, and keys that never leak."""
+against a scripted OpenAI-compatible server, and its quirks (many servers' stream dialects, names by host).
+
+What every transport does the same way (timeouts, connections, HTTP errors, keys, how a stream ends, Stop) is in
+``test_contract.py``; here are the recorded streams, request building, tool flows and this transport's quirks."""
 
 from __future__ import annotations
 
@@ -786,44 +789,6 @@ async def test_in_band_error_as_a_string_and_data_that_is_not_utf8() -> None:
     assert str(error) == "OpenAI: Upstream overloaded"
     _, error = await stream_of(chunk({"content": "a"}), b'data: {"choices": "\xff"}\n\n')
     assert str(error).startswith("OpenAI sent stream data that is not UTF-8")
-
-
-class Body(httpx2.AsyncByteStream):
-    """A response body in pieces; ``stall`` seconds before the pieces after ``stall_after``; records how far it was
-    read and whether it was closed."""
-
-    def __init__(self, pieces: list[bytes], stall_after: int | None = None, stall: float = 0.0) -> None:
-        self.pieces = pieces
-        self.stall_after = stall_after
-        self.stall = stall
-        self.read = 0
-        self.closed = False
-
-    async def __aiter__(self) -> Any:
-        for n, piece in enumerate(self.pieces):
-            if n == self.stall_after:
-                await asyncio.sleep(self.stall)
-            self.read = n + 1
-            yield piece
-
-    async def aclose(self) -> None:
-        self.closed = True
-
-
-def body_client(body: Body) -> Any:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
-
-    return MockAPI(handler).client()
-
-
-async def test_the_body_is_read_to_its_end_after_done_so_the_connection_can_be_reused() -> None:
-    body = Body([*sse_reply(text="ok"), b": trailing comment\n\n", b"\n"])
-    events, error = await collect(OpenAIChatTransport("m", client=body_client(body)), user_request())
-    assert error is None
-    assert events[-1] == ResponseCompleted(FinishReason.STOP)
-    assert body.read == len(body.pieces)
-    assert body.closed
 
 
 # --- quirks: who the errors name --------------------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""OpenAIResponsesTransport: recorded streams through the real SDK, request mapping, errors, tool flows."""
+"""OpenAIResponsesTransport: recorded streams through the real SDK, request mapping, tool flows, and its quirks.
+
+What every transport does the same way (timeouts, connections, HTTP errors, keys, how a stream ends, Stop) is in
+``test_contract.py``; here are the recorded streams, request building, tool flows and this transport's quirks."""
 
 from __future__ import annotations
 

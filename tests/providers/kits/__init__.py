@@ -11,11 +11,11 @@ read with :func:`recorded` and :func:`expected`.
 from __future__ import annotations
 
 from tests.providers.kits import anthropic, gemini, openai_chat, openai_responses
-from tests.providers.kits._kit import MockAPI, ProviderKit, Recording, Wording, expected, recorded, sse_response
+from tests.providers.kits._kit import Body, MockAPI, ProviderKit, Recording, Wording, expected, recorded, sse_response
 
 #: The kits, by name: the transports every shared behaviour is checked against.
 KITS: dict[str, ProviderKit] = {
     kit.name: kit for kit in (openai_chat.KIT, openai_responses.KIT, anthropic.KIT, gemini.KIT)
 }
 
-__all__ = ["KITS", "MockAPI", "ProviderKit", "Recording", "Wording", "expected", "recorded", "sse_response"]
+__all__ = ["KITS", "Body", "MockAPI", "ProviderKit", "Recording", "Wording", "expected", "recorded", "sse_response"]

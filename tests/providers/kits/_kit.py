@@ -166,6 +166,32 @@ def sse_response(body: bytes, chunk_size: int | None = None, status: int = 200, 
     return httpx2.Response(status, headers={"content-type": "text/event-stream"}, content=chunks())
 
 
+class Body(httpx2.AsyncByteStream):
+    """A response body in pieces, ``stall`` seconds before the pieces after ``stall_after``; records how far it was
+    read and whether it was closed."""
+
+    def __init__(self, pieces: list[bytes], stall_after: int | None = None, stall: float = 0.0) -> None:
+        self.pieces = pieces
+        self.stall_after = stall_after
+        self.stall = stall
+        self.read = 0
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for n, piece in enumerate(self.pieces):
+            if n == self.stall_after:
+                await asyncio.sleep(self.stall)
+            self.read = n + 1
+            yield piece
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        """Answers every request with this body (status 200, ``text/event-stream``)."""
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=self)
+
+
 class Recording:
     """A transport wrapper that keeps every event it passes on."""
 
