@@ -75,7 +75,7 @@ def reply_events(
             )
             deltas = [{"type": "text_delta", "text": t} for t in pieces(block["text"], piece)]
         elif kind == "thinking":
-            start = {"type": "thinking", "thinking": "", "signature": ""}
+            start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
             events.append({"type": "content_block_start", "index": index, "content_block": start})
             deltas = [{"type": "thinking_delta", "thinking": t} for t in pieces(block["thinking"], piece)]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})

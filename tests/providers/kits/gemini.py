@@ -99,7 +99,7 @@ class MockAPI(_MockAPI):
             vertexai=True,
             project="test-project",
             location="us-central1",
-            credentials=Credentials(token="ya29.test-token"),
+            credentials=Credentials(token="ya29.test-token"),  # type: ignore[no-untyped-call]
             http_options=self.http_options(attempts=attempts),
         )
 
