@@ -64,7 +64,8 @@ class ProviderKit:
 
     The emulator is :func:`tests.providers.loopback.loopback` (a real HTTP server on 127.0.0.1, started by the test)
     serving what the kit's wire builders write; ``mock`` is the same transport on an SDK client answered in process,
-    for bodies a real server cannot send (a chosen exception mid-body).
+    for a body a test must watch (how far it was read, whether it was closed: :class:`Body`) or one a real server
+    cannot send.
     """
 
     #: The test id, and the kit module's name.
