@@ -22,7 +22,7 @@ from ai_widgets import ChatSession, ToolDefinition, ToolInvocation
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import ToolCallState
 from ai_widgets.transports import OpenAIChatTransport, ScriptedTransport
-from tests.providers.openai_chat_emulator import mock_client
+from tests.providers.kits.openai_chat import MockAPI
 
 pytestmark = pytest.mark.slow  # each server is a process to start
 
@@ -140,9 +140,9 @@ async def test_a_schema_with_nan_does_not_fail_every_request(raw: tuple[MCPServe
     server, _ = raw
     (listed,) = [tool for tool in await server.list_tools() if tool.name == "nan_default"]
     assert listed.definition.parameters["properties"]["x"] == {"type": "number", "default": None}
-    client, captured = mock_client(
-        b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}\n\n'
+    api = MockAPI(b'data: {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}\n\n')
+    reply = await asyncio.wait_for(
+        ChatSession(OpenAIChatTransport("m", client=api.client()), tools=[server]).send("hi"), 20
     )
-    reply = await asyncio.wait_for(ChatSession(OpenAIChatTransport("m", client=client), tools=[server]).send("hi"), 20)
     assert reply.error is None
-    assert "nan_default" in [tool["function"]["name"] for tool in captured.bodies[0]["tools"]]
+    assert "nan_default" in [tool["function"]["name"] for tool in api.bodies[0]["tools"]]

@@ -23,10 +23,11 @@ from ai_widgets import ChatSession, Message, ReasoningPart, RequestOptions, Tool
 from ai_widgets.messages import MessageStatus, dump_messages, load_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, OpenAIChatTransport, OpenAIResponsesTransport
 from tests.providers import histories
-from tests.providers import responses_wire as wire
-from tests.providers.anthropic_emulator import FAKE_KEY, Emulator, expected, recorded, reply_events
+from tests.providers.kits import KITS, ProviderKit, expected, recorded
+from tests.providers.kits import openai_responses as wire
+from tests.providers.kits.anthropic import FAKE_KEY, Emulator, reply_events
+from tests.providers.kits.openai_chat import sse_reply
 from tests.providers.loopback import Request, Response, loopback
-from tests.providers.openai_chat_emulator import sse_reply
 
 RESPONSES_FIXTURE = "openai_responses_reasoning_text_function_call"
 THINKING_FIXTURE = "anthropic_thinking_tool_use"
@@ -186,11 +187,11 @@ def responses_server(script: Callable[[dict[str, Any]], bytes]) -> Callable[[Req
 
 
 def text_events(text: str) -> bytes:
-    return wire.encode([wire.created(), *wire.message([text], 0), wire.completed()])
+    return wire.sse([wire.created(), *wire.message([text], 0), wire.completed()])
 
 
 def recorded_reasoning_item() -> dict[str, Any]:
-    events = wire.sse_events(wire.fixture_bytes(RESPONSES_FIXTURE))
+    events = wire.sse_events(recorded(RESPONSES_FIXTURE))
     done = [e["item"] for e in events if e["type"] == "response.output_item.done"]
     return next(item for item in done if item["type"] == "reasoning")
 
@@ -200,7 +201,7 @@ async def test_responses_with_reasoning_then_anthropic_then_back() -> None:
         if wire.last_outputs(body):
             return text_events("The capital of PotatoLand is Spudville.")
         if len([i for i in body["input"] if i.get("role") == "user"]) == 1:
-            return wire.fixture_bytes(RESPONSES_FIXTURE)  # the recorded stream: reasoning, text, a call
+            return recorded(RESPONSES_FIXTURE)  # the recorded stream: reasoning, text, a call
         return text_events("Still Spudville.")
 
     anthropic = Emulator(lambda body: reply_events([{"type": "text", "text": "Yes: Spudville."}]))
@@ -360,10 +361,11 @@ async def test_anthropic_thinking_and_server_tools_then_responses_then_chat() ->
 
 # --- request mapping, every direction ------------------------------------------------------------------------------
 
-TRANSPORTS: dict[str, Callable[[], Any]] = {
-    "anthropic": lambda: AnthropicTransport("claude-x", api_key=FAKE_KEY, thinking={"type": "enabled"}),
-    "openai": lambda: OpenAIResponsesTransport("gpt-5.5", api_key=FAKE_KEY),
-    "chat": lambda: OpenAIChatTransport("gpt-4o", api_key=FAKE_KEY),
+#: Each target (as ``histories`` names the providers): its kit, the model, and the transport's options.
+TARGETS: dict[str, tuple[ProviderKit, str, dict[str, Any]]] = {
+    "anthropic": (KITS["anthropic"], "claude-x", {"thinking": {"type": "enabled"}}),
+    "openai": (KITS["openai_responses"], "gpt-5.5", {}),
+    "chat": (KITS["openai_chat"], "gpt-4o", {}),
 }
 SIGNED = {
     histories.ANTHROPIC_SIGNATURE,
@@ -387,11 +389,12 @@ def conversation(source: str) -> list[Message]:
 
 def body_for(target: str, messages: list[Message]) -> dict[str, Any]:
     request = ChatRequest(messages, [get_temperature.definition], RequestOptions())
-    body: dict[str, Any] = TRANSPORTS[target]().request_body(request)
+    kit, model, options = TARGETS[target]
+    body: dict[str, Any] = kit.transport(model, api_key=kit.key, **options).request_body(request)
     return body
 
 
-@pytest.mark.parametrize("target", list(TRANSPORTS))
+@pytest.mark.parametrize("target", list(TARGETS))
 @pytest.mark.parametrize("source", list(histories.REPLIES))
 def test_every_direction_sends_only_the_targets_own_provider_data(source: str, target: str) -> None:
     messages = conversation(source)
@@ -477,7 +480,7 @@ def format_1_dump() -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("target", list(TRANSPORTS))
+@pytest.mark.parametrize("target", list(TARGETS))
 def test_a_format_1_conversation_continues_on_every_transport(target: str) -> None:
     messages = load_messages(format_1_dump())
     body = body_for(target, messages)
@@ -499,7 +502,7 @@ def test_a_format_1_conversation_continues_on_every_transport(target: str) -> No
         ]
 
 
-@pytest.mark.parametrize("target", list(TRANSPORTS))
+@pytest.mark.parametrize("target", list(TARGETS))
 async def test_a_turn_resumed_after_the_round_limit_is_a_valid_request_for_every_provider(target: str) -> None:
     """Continue after ``max_iterations`` runs the calls the limit left, as new calls in a new reply: every request
     after it pairs each call with one result, in the order each API requires."""

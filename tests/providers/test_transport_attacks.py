@@ -27,25 +27,21 @@ from ai_widgets.transports import (
     _common,
 )
 from ai_widgets.transports._common import SSEDecoder, outcome_images
-from tests.providers import anthropic_emulator
-from tests.providers.gemini_emulator import MockAPI as GeminiAPI
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, JPEG, PNG, WEBP
-from tests.providers.openai_chat_emulator import mock_client
-
-Transport = OpenAIChatTransport | OpenAIResponsesTransport
+from tests.providers.kits import KITS, ProviderKit
+from tests.providers.kits import anthropic as anthropic_kit
+from tests.providers.kits.gemini import MockAPI as GeminiAPI
+from tests.providers.kits.openai_chat import MockAPI as ChatAPI
 
 
 def request() -> ChatRequest:
     return ChatRequest(messages=[Message.user("hi")])
 
 
-def streaming(body: Callable[[], AsyncIterator[bytes]]) -> Any:
-    """An ``AsyncOpenAI`` whose every response streams ``body()``."""
-    client, _ = mock_client(
-        lambda _request: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body())
-    )
-    return client
+def streaming(body: Callable[[], AsyncIterator[bytes]]) -> Callable[[httpx2.Request], httpx2.Response]:
+    """A handler whose every response streams ``body()``."""
+    return lambda _request: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body())
 
 
 async def pieces(*chunks: bytes) -> AsyncIterator[bytes]:
@@ -67,11 +63,8 @@ async def collect(transport: Any, timeout: float = 10) -> tuple[list[StreamEvent
     return events, None
 
 
-OPENAI_TRANSPORTS: dict[str, Callable[[Any], Transport]] = {
-    "chat": lambda client: OpenAIChatTransport("m", client=client),
-    "responses": lambda client: OpenAIResponsesTransport("m", client=client),
-}
-BOTH = pytest.mark.parametrize("make", OPENAI_TRANSPORTS.values(), ids=OPENAI_TRANSPORTS.keys())
+OPENAI = [KITS["openai_chat"], KITS["openai_responses"]]
+BOTH = pytest.mark.parametrize("kit", OPENAI, ids=[kit.name for kit in OPENAI])
 
 UNREADABLE = {
     # Valid JSON that Python refuses to read: an integer of more than 4,300 digits, nesting past the recursion limit.
@@ -83,11 +76,11 @@ UNREADABLE = {
 @BOTH
 @pytest.mark.parametrize("case", UNREADABLE.values(), ids=UNREADABLE.keys())
 async def test_stream_data_python_will_not_read_is_a_clear_provider_error(
-    make: Callable[[Any], Transport], case: tuple[bytes, str]
+    kit: ProviderKit, case: tuple[bytes, str]
 ) -> None:
     """Before: a raw ``ValueError`` (digits) or ``RecursionError`` left the transport, not a ``ProviderError``."""
     body, words = case
-    _, error = await collect(make(streaming(lambda: pieces(body))))
+    _, error = await collect(kit.mock(streaming(lambda: pieces(body))))
     assert isinstance(error, ProviderError), repr(error)
     assert str(error).startswith("OpenAI sent stream data")
     assert words in str(error)
@@ -95,7 +88,7 @@ async def test_stream_data_python_will_not_read_is_a_clear_provider_error(
 
 async def test_anthropic_stream_data_nested_too_deeply_is_a_clear_provider_error() -> None:
     body = b'event: message_start\ndata: {"type": "message_start", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n"
-    transport = AnthropicTransport("claude", client=anthropic_emulator.MockAPI(body).client())
+    transport = AnthropicTransport("claude", client=anthropic_kit.MockAPI(body).client())
     _, error = await collect(transport)
     assert isinstance(error, ProviderError), repr(error)
     assert "not JSON" in str(error)
@@ -103,7 +96,7 @@ async def test_anthropic_stream_data_nested_too_deeply_is_a_clear_provider_error
 
 @BOTH
 async def test_an_event_that_never_ends_is_an_error_not_a_buffer_growing_forever(
-    make: Callable[[Any], Transport], monkeypatch: pytest.MonkeyPatch
+    kit: ProviderKit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before: bytes without a blank line were buffered without limit (the read timeout never fires while bytes
     come), until memory ran out."""
@@ -118,7 +111,7 @@ async def test_an_event_that_never_ends_is_an_error_not_a_buffer_growing_forever
             yield b"x" * 65536
             await asyncio.sleep(0)
 
-    _, error = await collect(make(streaming(endless)))
+    _, error = await collect(kit.mock(streaming(endless)))
     assert isinstance(error, ProviderError), repr(error)
     assert "sent a stream event of more than 1 MB without ending it" in str(error)
     assert sent < 2 * 1024 * 1024
@@ -140,7 +133,7 @@ async def test_a_50_mb_data_line_in_small_chunks_is_read() -> None:
     end = b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
     body = line + end
     chunks = [body[i : i + 65536] for i in range(0, len(body), 65536)]
-    events, error = await collect(OpenAIChatTransport("m", client=streaming(lambda: pieces(*chunks))), timeout=60)
+    events, error = await collect(KITS["openai_chat"].mock(streaming(lambda: pieces(*chunks))), timeout=60)
     assert error is None
     assert [len(e.text) for e in events if isinstance(e, TextDelta)] == [50_000_000]
 
@@ -194,7 +187,7 @@ def test_a_url_no_provider_can_fetch_stays_on_the_card(url: str) -> None:
 def test_a_cut_short_image_is_not_in_any_providers_request() -> None:
     cut = b64(base64.b64decode(PNG)[:40])
     history = [Message.user("snap"), Message(Role.ASSISTANT, [image_call({"mime_type": "image/png", "data": cut})])]
-    client, _ = mock_client(b"")
+    client = ChatAPI().client()
     for transport in (OpenAIChatTransport("m", client=client), OpenAIResponsesTransport("m", client=client)):
         assert cut not in json.dumps(transport.request_messages(history))
     assert cut not in json.dumps(
@@ -239,25 +232,24 @@ def screenshots(count: int, size: int) -> tuple[list[Message], list[str]]:
     return [Message.user("browse"), Message(Role.ASSISTANT, parts)], images
 
 
-TRANSPORTS_WITH_LIMITS: dict[str, tuple[Callable[[], Any], int]] = {
-    # The transport, and the base64 characters of images its provider takes in one request (with room for text).
-    "chat": (lambda: OpenAIChatTransport("m", client=mock_client(b"")[0]), 40 * 1024 * 1024),
-    "responses": (lambda: OpenAIResponsesTransport("m", client=mock_client(b"")[0]), 40 * 1024 * 1024),
-    "anthropic": (lambda: AnthropicTransport("claude", client=anthropic_emulator.MockAPI().client()), 24 * 1024 * 1024),
-    "gemini": (lambda: GeminiTransport("gemini-3-flash", client=GeminiAPI().client()), 14 * 1024 * 1024),
+#: The model each kit's transport is made for here, and the base64 characters of images its provider takes in one
+#: request (with room for text).
+LIMITS: dict[str, tuple[str, int]] = {
+    "openai_chat": ("m", 40 * 1024 * 1024),
+    "openai_responses": ("m", 40 * 1024 * 1024),
+    "anthropic": ("claude", 24 * 1024 * 1024),
+    "gemini": ("gemini-3-flash", 14 * 1024 * 1024),
 }
 
 
-@pytest.mark.parametrize("case", TRANSPORTS_WITH_LIMITS.values(), ids=TRANSPORTS_WITH_LIMITS.keys())
-def test_images_gathered_over_a_conversation_stay_within_one_requests_limit(
-    case: tuple[Callable[[], Any], int],
-) -> None:
+@pytest.mark.parametrize("kit", KITS.values(), ids=KITS.keys())
+def test_images_gathered_over_a_conversation_stay_within_one_requests_limit(kit: ProviderKit) -> None:
     """Before: each image was checked alone, so a conversation of screenshots (here 12 of 4.5 MB) grew past what one
     request may carry (Gemini's 20 MB, Anthropic's 32 MB, OpenAI's 50 MB), and the provider refused that request and
     every later one. Now the newest images that fit go; the oldest stay on their cards."""
-    make, limit = case
+    model, limit = LIMITS[kit.name]
     history, images = screenshots(12, 4_500_000)
-    body = json.dumps(make().request_messages(history))
+    body = json.dumps(kit.transport(model, client=kit.client()).request_messages(history))
     sent = [i for i, image in enumerate(images) if image in body]
     assert sent, "no image went at all"
     assert sent == list(range(12 - len(sent), 12))  # the newest ones
@@ -267,8 +259,6 @@ def test_images_gathered_over_a_conversation_stay_within_one_requests_limit(
 
 def test_anthropics_limit_on_the_number_of_images() -> None:
     history, images = screenshots(130, 100)
-    body = json.dumps(
-        AnthropicTransport("claude", client=anthropic_emulator.MockAPI().client()).request_messages(history)
-    )
+    body = json.dumps(AnthropicTransport("claude", client=anthropic_kit.MockAPI().client()).request_messages(history))
     sent = [i for i, image in enumerate(images) if image in body]
     assert sent == list(range(30, 130))  # the newest 100

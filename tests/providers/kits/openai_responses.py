@@ -1,30 +1,23 @@
-"""The OpenAI Responses wire format for tests: event builders, an SDK client on a mock HTTP transport, an emulator.
+"""The OpenAI Responses kit: the transport against a loopback emulator, SDK clients answered in process, the wire
+format's event builders, and a scripted emulator for the loopback server.
 
-Event shapes follow the recorded fixture ``openai_responses_reasoning_text_function_call.sse``.
+Event shapes follow the recorded stream ``openai_responses_reasoning_text_function_call.sse``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import httpx2
 import openai
 
+from ai_widgets.transports import OpenAIResponsesTransport
+from tests.providers.kits._kit import MockAPI as _MockAPI
+from tests.providers.kits._kit import ProviderKit, Wording
 from tests.providers.loopback import Request, Response
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "providers"
 FAKE_KEY = "sk-" + "test-SECRET123456789"
-
-
-def fixture_bytes(name: str) -> bytes:
-    return (FIXTURES / "data" / f"{name}.sse").read_bytes()
-
-
-def expected(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / "expected" / f"{name}.expected.json").read_text(encoding="utf-8"))
 
 
 def frames(events: Iterable[dict[str, Any]]) -> list[bytes]:
@@ -36,7 +29,7 @@ def frames(events: Iterable[dict[str, Any]]) -> list[bytes]:
     return out
 
 
-def encode(events: Iterable[dict[str, Any]]) -> bytes:
+def sse(events: Iterable[dict[str, Any]]) -> bytes:
     """Events as one SSE body."""
     return b"".join(frames(events))
 
@@ -161,56 +154,34 @@ def completed(
     return {"type": kind, "response": response}
 
 
-# --- the SDK on a mock transport ------------------------------------------------------------------------------------
+# --- the SDK answered in process, and a scripted emulator for the loopback server --------------------------------------
 
 
-class _Chunks(httpx2.AsyncByteStream):
-    """A body served in pieces of ``size`` bytes (1: every multi-byte character is split)."""
-
-    def __init__(self, data: bytes, size: int) -> None:
-        self._data = data
-        self._size = size
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for start in range(0, len(self._data), self._size):
-            yield self._data[start : start + self._size]
-
-
-class MockAPI:
-    """Answers each request with the next body; records the requests' JSON bodies."""
-
-    def __init__(self, *bodies: bytes, chunk_size: int | None = None) -> None:
-        self.bodies = list(bodies)
-        self.chunk_size = chunk_size
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-
-    def handle(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(json.loads(request.content))
-        self.headers.append(dict(request.headers))
-        body = self.bodies.pop(0)
-        size = self.chunk_size or max(1, len(body))
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_Chunks(body, size))
+class MockAPI(_MockAPI):
+    """``AsyncOpenAI`` clients whose HTTP is answered in process (see :class:`tests.providers.kits._kit.MockAPI`)."""
 
     def client(self, *, api_key: str = FAKE_KEY, max_retries: int = 0) -> openai.AsyncOpenAI:
-        http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handle))
         return openai.AsyncOpenAI(
-            api_key=api_key, base_url="https://api.test/v1", http_client=http_client, max_retries=max_retries
+            api_key=api_key, base_url="https://api.test/v1", http_client=self.http_client(), max_retries=max_retries
         )
 
+    def transport(self, model: str = "gpt-5.5", **kwargs: Any) -> OpenAIResponsesTransport:
+        return OpenAIResponsesTransport(model, client=self.client(), **kwargs)
 
-# --- a scripted emulator for the loopback server --------------------------------------------------------------------
 
 Script = Callable[[dict[str, Any]], list[dict[str, Any]]]
 
 
-def emulator(script: Script) -> Callable[[Request], Response]:
+class Emulator:
     """A loopback handler: ``script(request_json)`` gives the events, streamed one event per chunk."""
 
-    def handle(request: Request) -> Response:
-        return Response(chunks=frames(script(request.json())))
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.bodies: list[dict[str, Any]] = []
 
-    return handle
+    def __call__(self, request: Request) -> Response:
+        self.bodies.append(request.json())
+        return Response(chunks=frames(self.script(self.bodies[-1])))
 
 
 def last_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -218,3 +189,45 @@ def last_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
     items = body["input"]
     last_user = max(i for i, item in enumerate(items) if item.get("role") == "user")
     return [item for item in items[last_user:] if item.get("type") == "function_call_output"]
+
+
+def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
+    """A reply of ``text`` in ``pieces`` deltas, one bytes per event, ending with ``response.completed``."""
+    size = max(1, -(-len(text) // pieces))
+    return frames([created(), *message([text[i : i + size] for i in range(0, len(text), size)], 0), completed()])
+
+
+def error_response(status: int, message: str) -> Response:
+    """OpenAI's error body (``retry-after-ms`` keeps the SDK's retries quick: it honours the header)."""
+    payload = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
+    headers = {"content-type": "application/json", "retry-after-ms": "1"}
+    return Response(status=status, headers=headers, chunks=[payload])
+
+
+KIT = ProviderKit(
+    name="openai_responses",
+    transport=OpenAIResponsesTransport,
+    make=lambda url, **options: OpenAIResponsesTransport(
+        "gpt-test", base_url=url + "/v1", **({"api_key": FAKE_KEY, "max_retries": 0} | options)
+    ),
+    mock=lambda handler, **options: OpenAIResponsesTransport("gpt-test", client=MockAPI(handler).client(), **options),
+    client=lambda: MockAPI().client(),
+    key=FAKE_KEY,
+    key_as_echoed=FAKE_KEY[:8] + "*" * 10 + FAKE_KEY[-4:],
+    key_variable="OPENAI_API_KEY",
+    settings=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    missing_key="No API key for OpenAI: set OPENAI_API_KEY, or pass api_key= or client=.",
+    terminal=b"data: [DONE]\n\n",
+    reply=text_events,
+    error=error_response,
+    connection_options=(),
+    recordings=("openai_responses_reasoning_text_function_call", "openai_responses_error_insufficient_quota"),
+    wording=Wording(
+        timeout=lambda url, seconds: f"OpenAI did not answer in time (timeout {seconds:g} s, even after retries).",
+        stalled=lambda url, seconds: f"OpenAI did not answer in time (timeout {seconds:g} s).",
+        refused=lambda url: f"Could not reach OpenAI at {url}/v1, even after retries",
+        dropped=lambda url: "The connection to OpenAI broke off mid-reply",
+        provider=lambda url: "OpenAI",
+        key_hint="OPENAI_API_KEY or api_key=",
+    ),
+)

@@ -1,4 +1,5 @@
-"""Test helpers for the Anthropic transport: recorded streams, a mocked SDK client, and a small Messages API emulator.
+"""The Anthropic kit: the transport against a loopback emulator, SDK clients answered in process, the wire format, and
+a small Messages API emulator for the loopback server.
 
 The emulator speaks the wire format of ``POST /v1/messages`` with ``stream: true``: each request goes to a script
 step (a function of the request body) that returns the content blocks of the reply, which are streamed as the
@@ -7,87 +8,31 @@ API streams them (text in small deltas, tool input as ``input_json_delta`` piece
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anthropic
-import httpx2
 
-from ai_widgets.events import StreamEvent
-from ai_widgets.transports import AnthropicTransport, ChatRequest
+from ai_widgets.transports import AnthropicTransport
+from tests.providers.kits._kit import MockAPI as _MockAPI
+from tests.providers.kits._kit import ProviderKit, Wording
 from tests.providers.loopback import Request, Response
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
 FAKE_KEY = "sk-" + "test-SECRET123456789"
 
 
-def recorded(name: str) -> bytes:
-    """The bytes of ``data/<name>.sse``."""
-    return (FIXTURES / "data" / f"{name}.sse").read_bytes()
+# --- the SDK answered in process ----------------------------------------------------------------------------------------
 
 
-def expected(name: str) -> dict[str, Any]:
-    """The parse a correct parser must produce, ``expected/<name>.expected.json``."""
-    return json.loads((FIXTURES / "expected" / f"{name}.expected.json").read_text())
-
-
-# --- a mocked SDK client ----------------------------------------------------------------------------------------------
-
-
-class MockAPI:
-    """Answers the SDK's requests in process (``httpx2.MockTransport``), recording each request body.
-
-    Args:
-        responses: One per request (the last repeats): SSE bytes (status 200), or ``(status, json_body)``.
-        chunk_size: Bytes per chunk of a streamed body (1 cuts it into single bytes, mid-UTF-8 included).
-        delay: Seconds before each chunk.
-    """
-
-    def __init__(self, *responses: bytes | tuple[int, Any], chunk_size: int | None = None, delay: float = 0.0) -> None:
-        self.responses = list(responses)
-        self.chunk_size = chunk_size
-        self.delay = delay
-        self.bodies: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-
-    def handler(self, request: httpx2.Request) -> httpx2.Response:
-        self.bodies.append(json.loads(request.content))
-        self.headers.append(dict(request.headers))
-        answer = self.responses[min(len(self.bodies), len(self.responses)) - 1]
-        if isinstance(answer, tuple):
-            status, body = answer
-            return httpx2.Response(status, json=body)
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=self._chunks(answer))
-
-    async def _chunks(self, body: bytes) -> AsyncIterator[bytes]:
-        size = self.chunk_size or len(body) or 1
-        for start in range(0, len(body), size):
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            yield body[start : start + size]
+class MockAPI(_MockAPI):
+    """``AsyncAnthropic`` clients whose HTTP is answered in process (see :class:`tests.providers.kits._kit.MockAPI`)."""
 
     def client(self, *, api_key: str = FAKE_KEY, max_retries: int = 0) -> anthropic.AsyncAnthropic:
-        http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler))
-        return anthropic.AsyncAnthropic(api_key=api_key, max_retries=max_retries, http_client=http_client)
+        return anthropic.AsyncAnthropic(api_key=api_key, max_retries=max_retries, http_client=self.http_client())
 
     def transport(self, model: str = "claude-test", **kwargs: Any) -> AnthropicTransport:
         return AnthropicTransport(model, client=self.client(), **kwargs)
-
-
-class Recording:
-    """A transport wrapper that keeps every event it passes on."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.events: list[StreamEvent] = []
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
-        async for event in self.inner.stream(request):
-            self.events.append(event)
-            yield event
 
 
 # --- the wire format ---------------------------------------------------------------------------------------------------
@@ -130,7 +75,7 @@ def reply_events(
             )
             deltas = [{"type": "text_delta", "text": t} for t in pieces(block["text"], piece)]
         elif kind == "thinking":
-            start = {"type": "thinking", "thinking": "", "signature": ""}
+            start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
             events.append({"type": "content_block_start", "index": index, "content_block": start})
             deltas = [{"type": "thinking_delta", "thinking": t} for t in pieces(block["thinking"], piece)]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
@@ -196,7 +141,54 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def error_response(status: int, error_type: str, message: str) -> Response:
+    """Anthropic's error body."""
     payload = json.dumps({"type": "error", "error": {"type": error_type, "message": message}}).encode()
     # retry-after-ms keeps the SDK's retries quick in tests (it honours the header).
     headers = {"content-type": "application/json", "retry-after-ms": "10"}
     return Response(status=status, headers=headers, chunks=[payload])
+
+
+def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
+    """A reply of ``text`` in ``pieces`` deltas, one bytes per event, ending with ``message_stop``."""
+    size = max(1, -(-len(text) // pieces))
+    return [sse([event]) for event in reply_events([{"type": "text", "text": text}], piece=size)]
+
+
+KIT = ProviderKit(
+    name="anthropic",
+    transport=AnthropicTransport,
+    make=lambda url, **options: AnthropicTransport(
+        "claude-test", base_url=url, **({"api_key": FAKE_KEY, "max_retries": 0} | options)
+    ),
+    mock=lambda handler, **options: AnthropicTransport("claude-test", client=MockAPI(handler).client(), **options),
+    client=lambda: MockAPI().client(),
+    key=FAKE_KEY,
+    key_as_echoed=FAKE_KEY,
+    key_variable="ANTHROPIC_API_KEY",
+    settings=(
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_CONFIG_DIR",
+    ),
+    missing_key="No API key for Anthropic: set ANTHROPIC_API_KEY, or pass api_key= or",
+    terminal=sse([{"type": "message_stop"}]),
+    reply=text_events,
+    error=lambda status, message: error_response(status, "api_error", message),
+    connection_options=(),
+    recordings=(
+        "anthropic_text_then_tool_use",
+        "anthropic_thinking_tool_use",
+        "anthropic_tool_use_no_args",
+        "anthropic_server_tools_escape_split",
+    ),
+    wording=Wording(
+        timeout=lambda url, seconds: f"Anthropic did not answer within {seconds:g} s, even after retries.",
+        stalled=lambda url, seconds: "Anthropic stopped sending the reply (read timeout).",
+        refused=lambda url: f"Could not reach Anthropic ({url}): ",
+        dropped=lambda url: "The connection to Anthropic broke off mid-reply: ",
+        provider=lambda url: "Anthropic",
+        key_hint="ANTHROPIC_API_KEY or api_key=",
+    ),
+)

@@ -1,38 +1,23 @@
-"""Test helpers for the Gemini transport: the recorded streams, a client of the real SDK answered in process, and
-the wire format of ``streamGenerateContent?alt=sse`` to script replies with.
-
-The recorded streams are ``tests/fixtures/providers/data/gemini_*.sse`` and ``vertex_gemini_*.sse`` (see
-``tests/fixtures/providers/SOURCES.md`` for where they come from and ``licenses/`` for their licences).
+"""The Gemini kit: the transport against a loopback emulator, clients of the real SDK answered in process, the wire
+format of ``streamGenerateContent?alt=sse`` to script replies with, and an emulator for the loopback server.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import httpx2
 from google import genai
 from google.genai import types
+from google.oauth2.credentials import Credentials
 
 from ai_widgets.transports import GeminiTransport
+from tests.providers.kits._kit import MockAPI as _MockAPI
+from tests.providers.kits._kit import ProviderKit, Wording, recorded
 from tests.providers.loopback import Request, Response
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
 # A key in Google's format, so the generic key pattern would catch it too; tests check it never shows.
 FAKE_KEY = "AIza" + "SyTEST-SECRET-0123456789abcdefghijk"
-
-
-def recorded(name: str) -> bytes:
-    """The bytes of ``data/<name>.sse``."""
-    return (FIXTURES / "data" / f"{name}.sse").read_bytes()
-
-
-def expected(name: str) -> dict[str, Any]:
-    """The parse a correct parser must produce, ``expected/<name>.expected.json``."""
-    return json.loads((FIXTURES / "expected" / f"{name}.expected.json").read_text())
 
 
 def recorded_chunks(name: str) -> list[dict[str, Any]]:
@@ -95,43 +80,12 @@ def error_body(code: int, status: str, message: str, details: list[Any] | None =
 # --- the real SDK, answered in process ------------------------------------------------------------------------------
 
 
-class MockAPI:
-    """Answers the SDK's requests in process (``httpx2.MockTransport``), recording each request.
-
-    Args:
-        responses: One per request (the last repeats): SSE bytes (status 200), or ``(status, json_body)``.
-        chunk_size: Bytes per chunk of a streamed body (1 cuts it into single bytes, mid-UTF-8 and mid-CRLF included).
-        delay: Seconds before each chunk.
-    """
-
-    def __init__(self, *responses: bytes | tuple[int, Any], chunk_size: int | None = None, delay: float = 0.0) -> None:
-        self.responses = list(responses)
-        self.chunk_size = chunk_size
-        self.delay = delay
-        self.bodies: list[dict[str, Any]] = []
-        self.urls: list[str] = []
-        self.headers: list[dict[str, str]] = []
-
-    def handler(self, request: httpx2.Request) -> httpx2.Response:
-        self.bodies.append(json.loads(request.content))
-        self.urls.append(str(request.url))
-        self.headers.append(dict(request.headers))
-        answer = self.responses[min(len(self.bodies), len(self.responses)) - 1]
-        if isinstance(answer, tuple):
-            status, body = answer
-            return httpx2.Response(status, json=body)
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=self._chunks(answer))
-
-    async def _chunks(self, body: bytes) -> AsyncIterator[bytes]:
-        size = self.chunk_size or len(body) or 1
-        for start in range(0, len(body), size):
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            yield body[start : start + size]
+class MockAPI(_MockAPI):
+    """``genai.Client``s whose HTTP is answered in process (see :class:`tests.providers.kits._kit.MockAPI`)."""
 
     def http_options(self, *, attempts: int = 1) -> types.HttpOptions:
         return types.HttpOptions(
-            httpx_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(self.handler)),
+            httpx_async_client=self.http_client(),
             retry_options=types.HttpRetryOptions(attempts=attempts, initial_delay=0.01, max_delay=0.02, jitter=0),
         )
 
@@ -141,13 +95,11 @@ class MockAPI:
 
     def vertex_client(self, *, attempts: int = 1) -> genai.Client:
         """A Vertex AI client with a fixed access token (no Google Cloud credentials are looked up)."""
-        from google.oauth2.credentials import Credentials
-
         return genai.Client(
             vertexai=True,
             project="test-project",
             location="us-central1",
-            credentials=Credentials(token="ya29.test-token"),
+            credentials=Credentials(token="ya29.test-token"),  # type: ignore[no-untyped-call]
             http_options=self.http_options(attempts=attempts),
         )
 
@@ -183,6 +135,7 @@ class Emulator:
 
 
 def error_response(code: int, status: str, message: str, details: list[Any] | None = None) -> Response:
+    """Google's error response."""
     payload = json.dumps(error_body(code, status, message, details)).encode()
     return Response(status=code, headers={"content-type": "application/json"}, chunks=[payload])
 
@@ -194,3 +147,49 @@ def function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
         if found:
             return found
     return []
+
+
+def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
+    """:func:`text_reply`, one bytes per chunk; the last chunk has the finish reason (Gemini's end of a reply)."""
+    body = text_reply(text, pieces=pieces)
+    return [event + b"\r\n\r\n" for event in body.split(b"\r\n\r\n") if event]
+
+
+_STATUS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
+
+
+KIT = ProviderKit(
+    name="gemini",
+    transport=GeminiTransport,
+    make=lambda url, **options: GeminiTransport(
+        "gemini-test", base_url=url, **({"api_key": FAKE_KEY, "max_retries": 0} | options)
+    ),
+    mock=lambda handler, **options: GeminiTransport("gemini-test", client=MockAPI(handler).client(), **options),
+    client=lambda: MockAPI().client(),
+    key=FAKE_KEY,
+    key_as_echoed=FAKE_KEY,
+    key_variable="GEMINI_API_KEY",
+    settings=(
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_ENTERPRISE",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+    ),
+    missing_key="No API key for Gemini: set GEMINI_API_KEY or GOOGLE_API_KEY, or pass api_key= or",
+    terminal=None,
+    reply=text_events,
+    error=lambda status, message: error_response(status, _STATUS.get(status, "INTERNAL"), message),
+    connection_options=({"vertexai": True}, {"project": "p"}),
+    recordings=("gemini_function_call_empty_args_thought_signature", "vertex_gemini_partial_args_multi_call"),
+    wording=Wording(
+        timeout=lambda url, seconds: f"Gemini did not answer within {seconds:g} s, even after retries.",
+        stalled=lambda url, seconds: "Gemini stopped sending the reply (read timeout).",
+        refused=lambda url: "Could not reach Gemini: ConnectError: ",
+        dropped=lambda url: "The connection to Gemini broke off mid-reply: ",
+        provider=lambda url: "Gemini",
+        key_hint="GEMINI_API_KEY or GOOGLE_API_KEY, or api_key=",
+    ),
+)

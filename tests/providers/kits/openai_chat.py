@@ -1,31 +1,22 @@
-"""Test helpers for the Chat Completions transport: SDK clients on a mock HTTP transport, and a scripted
-OpenAI-compatible server (SSE in the wire format) for the loopback server.
+"""The Chat Completions kit: the transport against a loopback emulator, SDK clients answered in process, the wire
+format to script replies with, and an OpenAI-compatible emulator (SSE in the wire format) for the loopback server.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import openai
 
+from ai_widgets.transports import OpenAIChatTransport
+from tests.providers.kits._kit import MockAPI as _MockAPI
+from tests.providers.kits._kit import ProviderKit, Wording
 from tests.providers.loopback import Request, Response
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "providers"
 FAKE_KEY = "sk-" + "test-SECRET123456789"
-
-
-def fixture_body(name: str) -> bytes:
-    return (FIXTURES / "data" / f"{name}.sse").read_bytes()
-
-
-def fixture_expected(name: str) -> dict[str, Any]:
-    expected: dict[str, Any] = json.loads((FIXTURES / "expected" / f"{name}.expected.json").read_text())
-    return expected
 
 
 def pieces(body: bytes, size: int | None) -> Iterator[bytes]:
@@ -37,57 +28,18 @@ def pieces(body: bytes, size: int | None) -> Iterator[bytes]:
         yield body[start : start + size]
 
 
-async def _async_pieces(body: bytes, size: int | None) -> AsyncIterator[bytes]:
-    for piece in pieces(body, size):
-        yield piece
+class MockAPI(_MockAPI):
+    """``AsyncOpenAI`` clients whose HTTP is answered in process (see :class:`tests.providers.kits._kit.MockAPI`)."""
 
+    def client(
+        self, *, base_url: str = "https://api.openai.com/v1", api_key: str = FAKE_KEY, max_retries: int = 0
+    ) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, http_client=self.http_client()
+        )
 
-@dataclass
-class Captured:
-    """What a mock client was asked."""
-
-    requests: list[httpx2.Request] = field(default_factory=list)
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(request.content) for request in self.requests]
-
-
-MockHandler = Callable[[httpx2.Request], httpx2.Response]
-
-
-def sse_response(body: bytes, chunk_size: int | None = None, status: int = 200) -> httpx2.Response:
-    """A streamed ``text/event-stream`` response, optionally in ``chunk_size``-byte pieces."""
-    return httpx2.Response(
-        status, headers={"content-type": "text/event-stream"}, content=_async_pieces(body, chunk_size)
-    )
-
-
-def mock_client(
-    respond: MockHandler | bytes,
-    *,
-    chunk_size: int | None = None,
-    base_url: str = "https://api.openai.com/v1",
-    api_key: str = FAKE_KEY,
-    max_retries: int = 0,
-) -> tuple[openai.AsyncOpenAI, Captured]:
-    """An ``AsyncOpenAI`` whose HTTP goes to ``respond`` (a handler, or an SSE body served to every request)."""
-    captured = Captured()
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        request.read()
-        captured.requests.append(request)
-        if isinstance(respond, bytes):
-            return sse_response(respond, chunk_size)
-        return respond(request)
-
-    client = openai.AsyncOpenAI(
-        api_key=api_key,
-        base_url=base_url,
-        max_retries=max_retries,
-        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
-    )
-    return client, captured
+    def transport(self, model: str = "gpt-4o", **kwargs: Any) -> OpenAIChatTransport:
+        return OpenAIChatTransport(model, client=self.client(), **kwargs)
 
 
 # --- the wire format, written by a scripted server ------------------------------------------------------------
@@ -155,7 +107,7 @@ def sse_reply(
 # --- a scripted model behind the loopback server --------------------------------------------------------------
 
 
-class ChatEmulator:
+class Emulator:
     """An OpenAI-compatible server: the first request of a turn gets a streamed tool call; a follow-up (the last
     message is a ``tool`` result) gets text built from the tool results it carries.
 
@@ -186,3 +138,57 @@ class ChatEmulator:
                 results.insert(0, message)
             return Response(chunks=sse_reply(text=self._answer(results), rid=rid))
         return Response(chunks=sse_reply(calls=self._calls(body), rid=rid))
+
+
+def sse(events: Iterable[dict[str, Any] | str]) -> bytes:
+    """Chunks as the API frames them (``data: <json>`` and a blank line; a string is sent as it is, ``[DONE]``)."""
+    return b"".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events)
+
+
+def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
+    """A reply of ``text`` in ``pieces`` deltas, one bytes per event, ending with its usage (no ``[DONE]``)."""
+    return sse_reply(text=text, slice_size=max(1, -(-len(text) // pieces)), done=False)
+
+
+def error_response(status: int, message: str) -> Response:
+    """OpenAI's error body (``retry-after-ms`` keeps the SDK's retries quick: it honours the header)."""
+    payload = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
+    headers = {"content-type": "application/json", "retry-after-ms": "1"}
+    return Response(status=status, headers=headers, chunks=[payload])
+
+
+KIT = ProviderKit(
+    name="openai_chat",
+    transport=OpenAIChatTransport,
+    make=lambda url, **options: OpenAIChatTransport(
+        "gpt-test", base_url=url + "/v1", **({"api_key": FAKE_KEY, "max_retries": 0} | options)
+    ),
+    mock=lambda handler, **options: OpenAIChatTransport("gpt-test", client=MockAPI(handler).client(), **options),
+    client=lambda: MockAPI().client(),
+    key=FAKE_KEY,
+    key_as_echoed=FAKE_KEY[:8] + "*" * 10 + FAKE_KEY[-4:],
+    key_variable="OPENAI_API_KEY",
+    settings=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    missing_key="No API key for OpenAI: set OPENAI_API_KEY, or pass api_key= or client=.",
+    terminal=b"data: [DONE]\n\n",
+    reply=text_events,
+    error=error_response,
+    connection_options=({"organization": "org-x"},),
+    recordings=(
+        "openai_chat_parallel_tools_usage",
+        "openai_chat_parallel_mixed_empty_args",
+        "openai_chat_refusal",
+        "qwen_chat_tool_call_empty_id_deltas",
+        "groq_chat_reasoning_then_error_event",
+    ),
+    wording=Wording(
+        timeout=lambda url, seconds: (
+            f"the server at {url}/v1 did not answer in time (timeout {seconds:g} s, even after retries)."
+        ),
+        stalled=lambda url, seconds: f"the server at {url}/v1 did not answer in time (timeout {seconds:g} s).",
+        refused=lambda url: f"Could not reach the server at {url}/v1, even after retries",
+        dropped=lambda url: f"The connection to the server at {url}/v1 broke off mid-reply",
+        provider=lambda url: f"the server at {url}/v1",
+        key_hint="api_key=",
+    ),
+)
