@@ -227,6 +227,8 @@ class MCPServer:
         await self.aclose()
 
     def _invalidate(self) -> None:
+        """Forgets the listing (the server said its tools changed, or the connection ended); a listing under way
+        when this happens is not kept either."""
         self._generation += 1
         self._tools = None
 
