@@ -1,4 +1,5 @@
-"""The conversation: messages and their parts, tool-call states, usage. Serialisable to JSON and back.
+"""The conversation: messages and their parts, tool-call states, usage. Serialisable to JSON and back (the JSON
+envelope, its versions and the checked field reads are in :mod:`ai_widgets._message_json`).
 
 Parts are mutable while a reply streams. Text grows by appending pieces that are joined only when read, so a
 delta costs O(delta) however long the reply is. Nothing here holds a client or a key: a conversation dumped to
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
+from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
+from ai_widgets._message_json import conversation_json, conversation_messages, read_field
+from ai_widgets._message_json import upgrade_v1_message as upgrade_v1_message
 from ai_widgets.arguments import StreamingArguments
 from ai_widgets.outcome import ToolOutcome
 
@@ -36,9 +40,6 @@ __all__ = [
     "dump_messages",
     "load_messages",
 ]
-
-FORMAT_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
 
 
 class FinishReason(str, Enum):
@@ -423,55 +424,39 @@ class ToolCallPart:
             ValueError: A field is missing or of the wrong type.
         """
         part = cls(
-            _field(data, "tool_call_id", str),
-            _field(data, "tool_name", str),
-            _field(data, "arguments", str, ""),
-            state=ToolCallState(_field(data, "state", str)),
-            provider_executed=_field(data, "provider_executed", bool, False),
-            provider=_field(data, "provider", (str, type(None)), None),
+            read_field(data, "tool_call_id", str),
+            read_field(data, "tool_name", str),
+            read_field(data, "arguments", str, ""),
+            state=ToolCallState(read_field(data, "state", str)),
+            provider_executed=read_field(data, "provider_executed", bool, False),
+            provider=read_field(data, "provider", (str, type(None)), None),
             provider_data=data.get("provider_data"),
         )
         outcome = data.get("outcome")
         if outcome is not None:
             part.outcome = ToolOutcome.model_validate(outcome)
-        progress = _field(data, "progress", (dict, type(None)), None)
+        progress = read_field(data, "progress", (dict, type(None)), None)
         if progress is not None:
             fraction = progress.get("fraction")
             if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float))):
                 raise ValueError(f"progress fraction must be a number, not {type(fraction).__name__}")
-            part.progress = ToolCallProgress(fraction, _field(progress, "message", (str, type(None)), None))
-        part.edited_arguments = _field(data, "edited_arguments", (dict, type(None)), None)
-        part.approval_reason = _field(data, "approval_reason", (str, type(None)), None)
-        part.approval_requested_by_transport = _field(data, "approval_requested_by_transport", bool, False)
-        part.decision = _field(data, "decision", (str, type(None)), None)
-        part.decision_reason = _field(data, "decision_reason", (str, type(None)), None)
-        part.decision_remembered = _field(data, "decision_remembered", bool, False)
-        part.started_at = _field(data, "started_at", (int, float), part.started_at)
-        part.approval_requested_at = _field(data, "approval_requested_at", (int, float, type(None)), None)
-        part.run_started_at = _field(data, "run_started_at", (int, float, type(None)), None)
-        part.finished_at = _field(data, "finished_at", (int, float, type(None)), None)
+            part.progress = ToolCallProgress(fraction, read_field(progress, "message", (str, type(None)), None))
+        part.edited_arguments = read_field(data, "edited_arguments", (dict, type(None)), None)
+        part.approval_reason = read_field(data, "approval_reason", (str, type(None)), None)
+        part.approval_requested_by_transport = read_field(data, "approval_requested_by_transport", bool, False)
+        part.decision = read_field(data, "decision", (str, type(None)), None)
+        part.decision_reason = read_field(data, "decision_reason", (str, type(None)), None)
+        part.decision_remembered = read_field(data, "decision_remembered", bool, False)
+        part.started_at = read_field(data, "started_at", (int, float), part.started_at)
+        part.approval_requested_at = read_field(data, "approval_requested_at", (int, float, type(None)), None)
+        part.run_started_at = read_field(data, "run_started_at", (int, float, type(None)), None)
+        part.finished_at = read_field(data, "finished_at", (int, float, type(None)), None)
         if part.state.terminal and part.outcome is None:
             raise ValueError(f"tool call {part.tool_call_id!r} is {part.state.value} but has no outcome")
         return part
 
     def __repr__(self) -> str:
         return f"ToolCallPart({self.tool_call_id!r}, {self.tool_name!r}, state={self.state.value!r})"
-
-
-_MISSING_FIELD: Any = object()
-
-
-def _field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING_FIELD) -> Any:
-    """``data[name]``, checked to be of ``kind``; ``default`` when absent (required when no default)."""
-    if name not in data:
-        if default is _MISSING_FIELD:
-            raise ValueError(f"missing field {name!r}")
-        return default
-    value = data[name]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        raise ValueError(f"field {name!r} has the wrong type ({type(value).__name__})")
-    return value
 
 
 def _with_provider(data: dict[str, Any], part: _GrowingText | ToolCallPart) -> dict[str, Any]:
@@ -573,21 +558,21 @@ class Message:
         if not isinstance(data, dict):
             raise ValueError(f"a message must be an object, not {type(data).__name__}")
         try:
-            parts = _field(data, "parts", list, [])
-            usage = _field(data, "usage", dict, {})
+            parts = read_field(data, "parts", list, [])
+            usage = read_field(data, "usage", dict, {})
             for key, count in usage.items():
                 if key not in _USAGE_FIELDS or isinstance(count, bool) or not isinstance(count, int) or count < 0:
                     raise ValueError(f"usage field {key!r} must be a known, non-negative integer")
-            finish_reason = _field(data, "finish_reason", (str, type(None)), None)
+            finish_reason = read_field(data, "finish_reason", (str, type(None)), None)
             message = cls(
-                Role(_field(data, "role", str)),
+                Role(read_field(data, "role", str)),
                 [_part_from_dict(p) for p in parts],
-                id=_field(data, "id", str),
-                status=MessageStatus(_field(data, "status", str, "completed")),
+                id=read_field(data, "id", str),
+                status=MessageStatus(read_field(data, "status", str, "completed")),
                 finish_reason=None if finish_reason is None else FinishReason(finish_reason),
                 usage=Usage(**usage),
-                error=_field(data, "error", (str, type(None)), None),
-                created_at=_field(data, "created_at", (int, float, type(None)), None),
+                error=read_field(data, "error", (str, type(None)), None),
+                created_at=read_field(data, "created_at", (int, float, type(None)), None),
             )
         except ValueError:
             raise
@@ -608,14 +593,14 @@ def _part_from_dict(data: Any) -> Part:
     match data.get("kind"):
         case "text":
             return TextPart(
-                _field(data, "text", str),
-                provider=_field(data, "provider", (str, type(None)), None),
+                read_field(data, "text", str),
+                provider=read_field(data, "provider", (str, type(None)), None),
                 provider_data=data.get("provider_data"),
             )
         case "reasoning":
             return ReasoningPart(
-                _field(data, "text", str),
-                provider=_field(data, "provider", (str, type(None)), None),
+                read_field(data, "text", str),
+                provider=read_field(data, "provider", (str, type(None)), None),
                 provider_data=data.get("provider_data"),
             )
         case "tool_call":
@@ -630,14 +615,7 @@ def dump_messages(messages: Iterable[Message]) -> str:
     Raises:
         ValueError: A message holds something that is not JSON (it cannot have come in through a session).
     """
-    payload = {
-        "format": "ai_widgets.conversation",
-        "version": FORMAT_VERSION,
-        "messages": [m.to_dict() for m in messages],
-    }
-    # ensure_ascii escapes any lone surrogate as \udXXX, so the text always encodes; allow_nan=False refuses what
-    # no other JSON reader takes.
-    return json.dumps(payload, ensure_ascii=True, allow_nan=False)
+    return conversation_json(m.to_dict() for m in messages)
 
 
 def load_messages(text: str | bytes) -> list[Message]:
@@ -646,72 +624,11 @@ def load_messages(text: str | bytes) -> list[Message]:
     Raises:
         ValueError: The text is not a serialised conversation, is malformed, or is from a newer format.
     """
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ValueError("not an ai_widgets conversation: nested too deeply") from None
-    except ValueError as exc:
-        raise ValueError(f"not an ai_widgets conversation: invalid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != "ai_widgets.conversation":
-        raise ValueError("not an ai_widgets conversation (missing format marker)")
-    version = data.get("version")
-    if version not in _READABLE_VERSIONS:
-        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
-        hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
-        raise ValueError(f"unsupported conversation format version {version!r}{hint}")
-    messages = data.get("messages")
-    if not isinstance(messages, list):
-        raise ValueError("not an ai_widgets conversation: 'messages' must be a list")
-    if version == 1:
-        messages = [upgrade_v1_message(m) for m in messages]
+    messages = conversation_messages(text)
     try:
         return [Message.from_dict(m) for m in messages]
     except RecursionError:
         raise ValueError("not an ai_widgets conversation: nested too deeply") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def upgrade_v1_message(data: Any) -> Any:
-    """A version-1 message in the version-2 shape: provider data moved out of ``signature`` and outcome values."""
-    if not isinstance(data, dict) or not isinstance(data.get("parts"), list):
-        return data
-    parts = []
-    for part in data["parts"]:
-        if isinstance(part, dict):
-            part = dict(part)
-            if part.get("kind") == "reasoning":
-                part.update(_v1_reasoning_provider(part.pop("signature", None)))
-            elif part.get("kind") == "tool_call" and part.get("provider_executed"):
-                value = (part.get("outcome") or {}).get("value") if isinstance(part.get("outcome"), dict) else None
-                if isinstance(value, dict) and value.get("tool_use_id") == part.get("tool_call_id") and "type" in value:
-                    part["provider"], part["provider_data"] = "anthropic", {"result_block": value}
-                    # The raw block was the value only so the transport could send it back: show its content.
-                    outcome = dict(part["outcome"])
-                    outcome["value"] = value.get("content")
-                    part["outcome"] = outcome
-        parts.append(part)
-    return {**data, "parts": parts}
-
-
-def _v1_reasoning_provider(signature: Any) -> dict[str, Any]:
-    """Tells apart what version 1 packed into a reasoning signature (it could only guess; this is the last time)."""
-    if not isinstance(signature, str) or not signature:
-        return {}
-    if signature[:1] in "[{":
-        try:
-            decoded = json.loads(signature)
-        except ValueError:
-            decoded = None
-        items = decoded if isinstance(decoded, list) else [decoded]
-        if items and all(isinstance(i, dict) and "type" in i for i in items):
-            return {"provider": "anthropic", "provider_data": {"blocks": items}}
-        if items and all(isinstance(i, dict) and "id" in i for i in items):
-            return {"provider": "openai", "provider_data": {"items": items}}
-        return {}
-    return {"provider": "anthropic", "provider_data": {"signature": signature}}
 
 
 def conversation_markdown(messages: Iterable[Message]) -> str:

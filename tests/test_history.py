@@ -356,8 +356,8 @@ async def test_a_write_that_fails_shows_on_the_reply_and_the_next_write_repairs_
     def no_room(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("ai_widgets.session._history.os.write", disk_full)
-    monkeypatch.setattr("ai_widgets.session._history.tempfile.mkstemp", no_room)  # no new snapshot either
+    monkeypatch.setattr("ai_widgets.session._history_writer.os.write", disk_full)
+    monkeypatch.setattr("ai_widgets.session._history_format.tempfile.mkstemp", no_room)  # no new snapshot either
     reply = await session.send("second")
     assert reply.status is MessageStatus.ERROR
     assert "not saved" in (reply.error or "")
@@ -380,7 +380,7 @@ async def test_a_bug_in_the_writer_ends_the_turn_saying_so_instead_of_hanging(
     def broken(fd: int) -> Any:
         raise ValueError("a bug")
 
-    monkeypatch.setattr("ai_widgets.session._history.os.fstat", broken)
+    monkeypatch.setattr("ai_widgets.session._history_writer.os.fstat", broken)
     reply = await asyncio.wait_for(session.send("first"), 10)
     assert reply.status is MessageStatus.ERROR
     assert "ValueError: a bug" in (reply.error or "")
@@ -510,7 +510,7 @@ async def test_a_slow_disk_does_not_stall_the_event_loop(tmp_path: Path, monkeyp
         real_fsync(fd)
 
     session = ChatSession(ScriptedTransport(["one " * 50]), history=tmp_path / "chat.json")
-    monkeypatch.setattr("ai_widgets.session._history.os.fsync", slow_fsync)
+    monkeypatch.setattr("ai_widgets.session._history_writer.os.fsync", slow_fsync)
     gaps: list[float] = []
     done = False
 
@@ -550,7 +550,7 @@ async def test_a_stop_while_the_reply_is_being_saved_ends_the_turn_and_the_write
 
     path = tmp_path / "chat.json"
     session = ChatSession(ScriptedTransport(["one", "two"]), history=path)
-    monkeypatch.setattr("ai_widgets.session._history.os.fsync", slow_fsync)
+    monkeypatch.setattr("ai_widgets.session._history_writer.os.fsync", slow_fsync)
     turn = asyncio.create_task(session.send("first"))
     await wait_for(lambda: session.busy and session.messages[-1].status is MessageStatus.COMPLETED)
     assert session.stop()  # the reply has ended; its save is under way

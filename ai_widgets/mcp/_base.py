@@ -1,14 +1,14 @@
-"""What every part of the MCP integration shares: limits, the error type, and the lazily imported SDK."""
+"""What every part of the MCP integration shares: limits, the error type, where a server is, the lazily imported SDK."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
-
-from ai_widgets._safe import redact, safe_text
 
 __all__ = ["MCPServerError"]
 
@@ -31,6 +31,32 @@ class MCPServerError(RuntimeError):
     """An MCP server could not be started, reached or listed; the message names the server and says why."""
 
 
+@dataclass(frozen=True, eq=False)
+class _Endpoint:
+    """Where a server is: a command the library starts (stdio), or a URL (streamable HTTP)."""
+
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] | None = None
+
+    @property
+    def stdio(self) -> bool:
+        """Whether the library starts the server (and talks over its stdin and stdout)."""
+        return self.command is not None
+
+    @property
+    def label(self) -> str:
+        """The server's name when nothing better is known: its command and first argument, or its URL's host and
+        path."""
+        if self.command is not None:
+            return " ".join([Path(self.command).name, *(Path(a).name for a in self.args[:1])])
+        parts = urlsplit(self.url or "")
+        return f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
 _MISSING_SDK = "ai_widgets.mcp.MCPServer needs the official MCP SDK: pip install 'ai_widgets[mcp]'"
 
 
@@ -42,52 +68,8 @@ def _sdk() -> Any:
     return mcp
 
 
-# --- small helpers ------------------------------------------------------------------------------------------------------
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside task-group wrappers (an ``ExceptionGroup``)."""
-    seen = 0
-    while seen < 20:
-        inner = getattr(exc, "exceptions", None)
-        if not inner:
-            return exc
-        chosen = next((e for e in inner if not isinstance(e, asyncio.CancelledError)), inner[0])
-        exc = chosen
-        seen += 1
-    return exc
-
-
-def _connection_closed(exc: BaseException) -> bool:
-    try:
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
-    except ImportError:  # pragma: no cover
-        return False
-    leaf = _leaf(exc)
-    return isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED
-
-
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except Exception:
-        text = ""
-    text = redact(safe_text(text))[:500]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _shown_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
-
-
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("ai_widgets")
     except Exception:
         return "0"

@@ -1,225 +1,326 @@
-"""The connection to one server: owned by one task on the server's own loop thread; stderr kept for errors."""
+"""One server's connection over its life: opened on first use by one task on the server's own loop thread, kept
+while the server lives (following its tool list's changes), closed on request, after a crash or at exit, with a
+stdio server's process always reaped. Every request reaches that loop through :meth:`_Connection.run`."""
 
 from __future__ import annotations
 
 import asyncio
-import codecs
+import atexit
 import concurrent.futures
 import contextlib
-import logging
-import os
+import math
 import threading
-from collections import deque
-from collections.abc import AsyncIterator, Coroutine
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _STDERR_KEPT, _T, MCPServerError, logger
+from ai_widgets._safe import safe_text
+from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _T, MCPServerError, _Endpoint, _sdk, _version, logger
+from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _start_error
+from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
 
 __all__: list[str] = []
 
-# --- the connection ---------------------------------------------------------------------------------------------------
 
+class _Connection:
+    """The connection to one server, opened again on the next use after a close or a crash.
 
-@dataclass(eq=False)
-class _Link:
-    """One connection, owned by one task on the server's loop."""
+    The thread and loop that own the connection start on first use and stop at a close. All but the loop thread's
+    lifecycle (``_runner``, ``_closing``) is touched on the server's loop only.
 
-    ready: asyncio.Future[None]
-    stop: asyncio.Event
-    task: asyncio.Task[None] | None = None
-    client: Any = None
-    stderr: _StderrTail | None = None
-    lost: bool = False  # the server ended the connection (a stdio server's process exited)
-    closing: bool = False  # a close (ours) ends it
-    cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
-    junk_said: bool = False  # a line on the server's stdout that is not a message was reported
-
-
-class _WatchedReads:
-    """A transport's read stream that says when the server has ended it (a process that exited): the connection
-    is then closed at once, and the process reaped, instead of when it is next used."""
-
-    def __init__(self, inner: Any, on_end: Any) -> None:
-        self._inner = inner
-        self._on_end = on_end
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        import anyio
-
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_end()
-            raise
-
-    def __aiter__(self) -> _WatchedReads:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._inner.__anext__()
-        except StopAsyncIteration:
-            self._on_end()
-            raise
-        except Exception as exc:
-            import anyio
-
-            if isinstance(exc, anyio.ClosedResourceError):
-                self._on_end()
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReads:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc_info)
-        return result
-
-
-@contextlib.asynccontextmanager
-async def _watched(transport: Any, on_end: Any) -> AsyncIterator[tuple[Any, Any]]:
-    async with transport as (reads, writes):
-        yield _WatchedReads(reads, on_end), writes
-
-
-class _StderrTail:
-    """A stdio server's stderr, read on a thread of its own: the end of it kept for error messages, every line
-    logged at DEBUG (a server's log lines stay out of the notebook)."""
-
-    def __init__(self, label: str) -> None:
-        read_end, write_end = os.pipe()
-        self.writer = os.fdopen(write_end, "w", encoding="utf-8", errors="replace")  # the child's stderr
-        self.done = threading.Event()
-        self._label = label
-        self._kept: deque[str] = deque()
-        self._size = 0
-        self._lock = threading.Lock()
-        threading.Thread(
-            target=self._pump, args=(read_end,), name=f"ai_widgets MCP stderr {label}", daemon=True
-        ).start()
-
-    def close_writer(self) -> None:
-        """Closes this process's copy of the pipe's write end, so the pipe ends when the child's does."""
-        with contextlib.suppress(OSError):
-            self.writer.close()
-
-    def text(self) -> str:
-        with self._lock:
-            return "".join(self._kept)
-
-    def _pump(self, fd: int) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                text = decoder.decode(chunk, final=not chunk)
-                if text:
-                    self._keep(text)
-                    if logger.isEnabledFor(logging.DEBUG):
-                        for line in text.splitlines():
-                            logger.debug("MCP server %s (stderr): %s", self._label, line)
-                if not chunk:
-                    break
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            self.done.set()
-
-    def _keep(self, text: str) -> None:
-        with self._lock:
-            self._kept.append(text)
-            self._size += len(text)
-            while self._size > _STDERR_KEPT and len(self._kept) > 1:
-                self._size -= len(self._kept.popleft())
-            if self._size > _STDERR_KEPT:
-                only = self._kept.pop()[-_STDERR_KEPT:]
-                self._kept.append(only)
-                self._size = len(only)
-
-
-class _Stopped(RuntimeError):
-    """The loop thread was stopped (a close) before a request could be sent to it."""
-
-
-class _LoopThread:
-    """A thread running an event loop of its own, where one server's connection lives.
-
-    Every request sent to it is remembered until it is done: a request the loop never ran, because a close stopped
-    the loop first, is failed by :meth:`stop`, so nobody waits for it forever.
+    Args:
+        endpoint: Where the server is.
+        name: How messages name the server (``None``: what it calls itself, or its command or URL).
+        timeout: Seconds to connect (start, handshake); ``None`` for no limit.
+        on_tools_changed: Called on the server's loop when the server's tool list may have changed (it said so,
+            its changes can no longer be followed, or the connection ended).
     """
 
-    def __init__(self, label: str) -> None:
-        self.loop = asyncio.new_event_loop()
+    def __init__(
+        self, endpoint: _Endpoint, *, name: str | None, timeout: float | None, on_tools_changed: Callable[[], None]
+    ) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self._given_name = name
+        self._reported_name: str | None = None
+        self._on_tools_changed = on_tools_changed
         self._lock = threading.Lock()
-        self._pending: set[concurrent.futures.Future[Any]] = set()
-        self._stopped = False
-        self._label = label
-        self._thread = threading.Thread(target=self._run, name=label, daemon=True)
-        self._thread.start()
+        self._runner: _LoopThread | None = None
+        self._closing: concurrent.futures.Future[None] | None = None  # the last close: done once its process is reaped
+        self._link: _Link | None = None
+        self._requests: set[asyncio.Task[Any]] = set()
 
     @property
-    def alive(self) -> bool:
-        return not self._stopped and self._thread.is_alive()
+    def name(self) -> str:
+        """How messages name the server: ``name=``, or what it calls itself, or its command or URL."""
+        return self._given_name or self._reported_name or self.endpoint.label
 
-    def submit(self, coroutine: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
-        """Runs ``coroutine`` on the loop.
+    @property
+    def connected(self) -> bool:
+        """Whether a connection is open."""
+        link = self._link
+        return link is not None and link.ready.done() and not link.ready.cancelled() and not link.stop.is_set()
+
+    async def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Runs ``coroutine`` on the server's loop and waits for it here; cancelling this await cancels it there.
+        A close that stops the loop first fails it (it never hangs)."""
+        tracked = self._tracked(coroutine)
+        for _ in range(3):
+            try:
+                future = self._loop_thread().submit(tracked)
+            except _Stopped:
+                continue  # closed meanwhile: the next use starts a new loop
+            return await asyncio.wrap_future(future)
+        tracked.close()
+        raise MCPServerError(f"the MCP server {self.name!r} was being closed")
+
+    async def connect(self) -> _Link:
+        """The open connection, opened now if there is none (on the server's loop).
 
         Raises:
-            _Stopped: The loop was stopped (``coroutine`` was not started).
+            MCPServerError: It could not be opened.
         """
-        with self._lock:
-            if self._stopped:
-                raise _Stopped(self._label)
-            future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-            self._pending.add(future)
-        future.add_done_callback(self._forget)
-        return future
+        link = self._link
+        if link is None or link.stop.is_set() or (link.task is not None and link.task.done()):
+            loop = asyncio.get_running_loop()
+            link = _Link(ready=loop.create_future(), stop=asyncio.Event())
+            self._link = link
+            link.task = loop.create_task(self._own(link), name=f"ai_widgets MCP connection {self.name}")
+        await asyncio.shield(link.ready)
+        return link
 
-    def _forget(self, future: concurrent.futures.Future[Any]) -> None:
-        with self._lock:
-            self._pending.discard(future)
-
-    def stop(self) -> None:
-        """Stops the loop (its tasks cancelled), waits for the thread, and fails the requests it never finished."""
-        with self._lock:
-            self._stopped = True
-        with contextlib.suppress(RuntimeError):  # closed already
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        if self._thread is not threading.current_thread():
-            self._thread.join(_CLOSE_TIMEOUT)
-        with self._lock:
-            left = [future for future in self._pending if not future.done()]
-        for future in left:
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                future.set_exception(MCPServerError(f"{self._label}: the connection was closed"))
-
-    def _run(self) -> None:
-        loop = self.loop
-        asyncio.set_event_loop(loop)
+    async def aclose(self) -> None:
+        """Closes the connection and stops the loop thread, waiting until a stdio server's process is reaped (also
+        when another close, from any thread or loop, is doing it)."""
+        runner, done = self._detach()
+        if runner is None:
+            if done is not None and not done.done():
+                await asyncio.shield(asyncio.wrap_future(done))  # another close is under way: wait for its end
+            return
+        assert done is not None
         try:
-            loop.run_forever()
+            await asyncio.shield(asyncio.wrap_future(runner.submit(self._shutdown_here())))
         finally:
             try:
-                pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-                for task in pending:
-                    task.cancel()
-                if pending:
-                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-                loop.run_until_complete(loop.shutdown_asyncgens())
+                runner.stop()
             finally:
-                loop.close()
+                done.set_result(None)
+
+    def close(self) -> None:
+        """Like :meth:`aclose`, from synchronous code (not from the server's loop)."""
+        runner, done = self._detach()
+        if runner is None:
+            if done is not None and not done.done():
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    done.result(2 * _CLOSE_TIMEOUT)  # another close is under way: wait for its end
+            return
+        assert done is not None
+        try:
+            runner.submit(self._shutdown_here()).result(_CLOSE_TIMEOUT)
+        except Exception:
+            logger.warning("ai_widgets: closing the MCP server %s did not finish cleanly", self.name, exc_info=True)
+        finally:
+            try:
+                runner.stop()
+            finally:
+                done.set_result(None)
+
+    # --- the loop thread ------------------------------------------------------------------------------------------
+
+    def _loop_thread(self) -> _LoopThread:
+        with self._lock:
+            runner = self._runner
+            if runner is None or not runner.alive:
+                runner = self._runner = _LoopThread(f"ai_widgets MCP {self.name}")
+                _open_connections.add(self)
+            return runner
+
+    def _detach(self) -> tuple[_LoopThread | None, concurrent.futures.Future[None] | None]:
+        """The loop thread to close, with the future its close completes; or ``None`` and the close under way (if
+        any), which a second closer waits for."""
+        with self._lock:
+            runner, self._runner = self._runner, None
+            if runner is not None and runner.alive:
+                done: concurrent.futures.Future[None] = concurrent.futures.Future()
+                self._closing = done
+                return runner, done
+            return None, self._closing
+
+    async def _tracked(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        task = asyncio.current_task()
+        if task is not None:
+            self._requests.add(task)
+        try:
+            return await coroutine
+        finally:
+            if task is not None:
+                self._requests.discard(task)
+
+    # --- the task that owns the connection --------------------------------------------------------------------------
+
+    async def _own(self, link: _Link) -> None:
+        """The one task that opens, keeps and closes a connection (anyio wants them in one task, and its cancel
+        scopes nested: the connect deadline is a scope around the whole connection, lifted once connected)."""
+        import anyio
+
+        connected = False
+        scope = anyio.CancelScope()
+        try:
+            with scope:
+                if self.timeout is not None:
+                    scope.deadline = anyio.current_time() + self.timeout
+                async with contextlib.AsyncExitStack() as stack:
+                    link.client = await self._open(stack, link)
+                    scope.deadline = math.inf
+                    connected = True
+                    await self._serve(link)
+            if scope.cancelled_caught and not connected:
+                raise TimeoutError
+        except asyncio.CancelledError:
+            if not link.ready.done():
+                link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} was closed while it connected"))
+            raise
+        except Exception as exc:
+            if not connected:
+                if not link.ready.done():
+                    # The deadline's cancel may come out of the SDK as another error: it is still the deadline.
+                    cause = TimeoutError() if scope.cancel_called else exc
+                    error = await _start_error(
+                        cause, link, server=self.name, endpoint=self.endpoint, timeout=self.timeout
+                    )
+                    link.ready.set_exception(error)
+            else:  # a fault of ours after connecting: logged, and a waiting request told
+                logger.exception("ai_widgets: the connection to the MCP server %s failed", self.name)
+                if not link.ready.done():
+                    link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} failed: {_describe(exc)}"))
+        finally:
+            link.stop.set()
+            if link.stderr is not None:
+                link.stderr.close_writer()
+            if self._link is link:
+                self._link = None
+            self._on_tools_changed()
+            if not link.ready.done():
+                link.ready.set_exception(MCPServerError(f"the connection to the MCP server {self.name!r} was closed"))
+
+    async def _serve(self, link: _Link) -> None:
+        """Keeps the open connection until it is stopped (a close, the server gone), following list changes."""
+        reported = getattr(link.client.server_info, "name", None)
+        if isinstance(reported, str) and reported.strip() and self._reported_name is None:
+            self._reported_name = safe_text(reported.strip())[:80]
+        capabilities = link.client.server_capabilities
+        listener: asyncio.Task[None] | None = None
+        if capabilities.tools is not None and capabilities.tools.list_changed:
+            listener = asyncio.get_running_loop().create_task(self._listen(link))
+        link.ready.set_result(None)
+        try:
+            await link.stop.wait()
+        finally:
+            if listener is not None:
+                listener.cancel()
+                await asyncio.gather(listener, return_exceptions=True)
+
+    async def _open(self, stack: contextlib.AsyncExitStack, link: _Link) -> Any:
+        mcp = _sdk()
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        endpoint = self.endpoint
+        if endpoint.command is not None:
+            _quiet_sdk_parse_errors()
+            link.stderr = _StderrTail(self.name)
+            parameters = StdioServerParameters(
+                command=endpoint.command, args=endpoint.args, env=endpoint.env, cwd=endpoint.cwd
+            )
+            transport: Any = stdio_client(parameters, errlog=link.stderr.writer)
+        else:
+            import httpx2
+
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=endpoint.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            )
+            assert endpoint.url is not None
+            transport = streamable_http_client(endpoint.url, http_client=http)
+
+        def on_end() -> None:
+            if not link.stop.is_set():
+                link.lost = True
+                link.stop.set()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, Exception):
+                if endpoint.stdio and isinstance(message, ValueError) and not link.junk_said:
+                    # A line on stdout that is not JSON-RPC (a print() in the server): said once, in one line (the
+                    # SDK's own traceback for each such line is kept out of the notebook, see _quiet_sdk_parse_errors).
+                    link.junk_said = True
+                    logger.warning(
+                        "ai_widgets: the MCP server %s wrote to its stdout a line that the MCP SDK cannot read as a "
+                        "message, so it is ignored: %s (stdout carries only the protocol: a server logs to stderr)",
+                        self.name,
+                        _junk(message),
+                    )
+                else:
+                    logger.debug("ai_widgets: MCP server %s: %r", self.name, message)
+                return
+            method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", None)
+            if method == "notifications/tools/list_changed":
+                self._on_tools_changed()
+
+        from mcp_types import Implementation
+
+        client = mcp.Client(
+            _watched(transport, on_end),
+            message_handler=on_message,
+            client_info=Implementation(name="ai_widgets", version=_version()),
+            cache=None,
+        )
+        try:
+            return await stack.enter_async_context(client)
+        finally:
+            if link.stderr is not None:
+                link.stderr.close_writer()  # the child has its own end now (or never started)
+
+    async def _listen(self, link: _Link) -> None:
+        """Follows ``notifications/tools/list_changed`` on a 2026-era connection (a ``subscriptions/listen``
+        stream); older connections deliver it to the message handler."""
+        from mcp.client.subscriptions import ListenNotSupportedError, ToolsListChanged
+
+        try:
+            async with link.client.listen(tools_list_changed=True) as subscription:
+                async for event in subscription:
+                    if isinstance(event, ToolsListChanged):
+                        self._on_tools_changed()
+        except ListenNotSupportedError:
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # Changes can no longer be followed: list on every request from now on (never a stale list).
+            link.cacheable = False
+            self._on_tools_changed()
+            logger.debug("ai_widgets: MCP server %s: its list_changed stream ended: %r", self.name, exc)
+        else:
+            link.cacheable = False
+            self._on_tools_changed()
+
+    async def _shutdown_here(self) -> None:
+        link = self._link
+        if link is not None:
+            link.closing = True
+            link.stop.set()
+            if link.task is not None:
+                await asyncio.wait([link.task], timeout=_CLOSE_TIMEOUT)
+        others = [task for task in self._requests if task is not asyncio.current_task()]
+        if others:  # calls still running end with "connection closed" as the link goes
+            await asyncio.wait(others, timeout=2.0)
 
 
-#: Servers with a loop thread: closed when the interpreter exits, so no child process outlives the kernel.
+#: Connections with a loop thread: closed when the interpreter exits, so no child process outlives the kernel.
+_open_connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_connections() -> None:
+    for connection in list(_open_connections):
+        with contextlib.suppress(Exception):
+            connection.close()

@@ -1,4 +1,5 @@
-"""Messages as the front end shows them (docs/protocol.md, "Message shape").
+"""What the kernel sends the front end of a conversation: each message, part and tool as JSON in the shape the
+views read (docs/protocol.md, "Message shape"), and argument patches as ops.
 
 Everything the widget sends goes through :func:`shown_json`, which never raises: whatever a session holds (a value
 from an old dump, a provider's result, a tool's odd return value), the kernel's JSON packer, the saved notebook and

@@ -1,0 +1,209 @@
+"""How an MCP server's failures are worded: for a start, a listing or a call, naming the server, with the end of a
+stdio server's stderr where it helps, and no credentials. Also keeps the SDK's own noise out of the notebook."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from ai_widgets._safe import redact, safe_text
+from ai_widgets.mcp._base import _STDERR_SHOWN, MCPServerError, _Endpoint
+from ai_widgets.mcp._link import _Link
+from ai_widgets.outcome import ToolOutcome
+
+__all__: list[str] = []
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside task-group wrappers (an ``ExceptionGroup``)."""
+    seen = 0
+    while seen < 20:
+        inner = getattr(exc, "exceptions", None)
+        if not inner:
+            return exc
+        chosen = next((e for e in inner if not isinstance(e, asyncio.CancelledError)), inner[0])
+        exc = chosen
+        seen += 1
+    return exc
+
+
+def _connection_closed(exc: BaseException) -> bool:
+    try:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+    except ImportError:  # pragma: no cover
+        return False
+    leaf = _leaf(exc)
+    return isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    text = redact(safe_text(text))[:500]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _shown_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _scrub(text: str, url: str | None) -> str:
+    """``text`` without the credentials of the server's URL (user and password), should an error quote it."""
+    parts = urlsplit(url or "")
+    for secret in (parts.password, parts.username):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+async def _stderr_note(link: _Link) -> str:
+    """The end of a stdio server's stderr, for an error (after a short wait for the last of it)."""
+    tail = link.stderr
+    if tail is None:
+        return ""
+    for _ in range(50):
+        if tail.done.is_set():
+            break
+        await asyncio.sleep(0.01)
+    text = tail.text().strip()
+    if not text:
+        return ""
+    if len(text) > _STDERR_SHOWN:
+        text = "…" + text[-_STDERR_SHOWN:]
+    return f"\n\nIts last output (stderr):\n{redact(text)}"
+
+
+async def _start_error(
+    exc: BaseException, link: _Link, *, server: str, endpoint: _Endpoint, timeout: float | None
+) -> MCPServerError:
+    """Why a connection could not be opened."""
+    leaf = _leaf(exc)
+    what = f"the MCP server {server!r}"
+    if isinstance(leaf, TimeoutError):
+        doing = "start and answer" if endpoint.stdio else "answer"
+        return MCPServerError(f"{what} did not {doing} within {timeout:g} seconds{await _stderr_note(link)}")
+    if isinstance(leaf, asyncio.CancelledError):
+        return MCPServerError(f"{what} was closed while it connected")
+    if isinstance(leaf, OSError) and endpoint.stdio and not link.lost:
+        reason = leaf.strerror or str(leaf)
+        return MCPServerError(f"{what} could not start: {reason}: {endpoint.command!r}")
+    if _connection_closed(leaf) or link.lost:
+        gone = "exited before it was ready" if endpoint.stdio else "closed the connection"
+        return MCPServerError(f"{what} {gone}{await _stderr_note(link)}")
+    if endpoint.url is not None:
+        reason = _scrub(_describe(leaf), endpoint.url)
+        return MCPServerError(f"{what} could not be reached at {_shown_url(endpoint.url)}: {reason}")
+    return MCPServerError(f"{what} could not connect: {_describe(leaf)}{await _stderr_note(link)}")
+
+
+async def _listing_error(
+    exc: Exception, link: _Link, *, server: str, timeout: float | None, url: str | None
+) -> MCPServerError:
+    """Why the tools could not be listed; a connection the server closed is stopped (the next use opens one)."""
+    if isinstance(exc, TimeoutError):
+        return MCPServerError(f"the MCP server {server!r} did not list its tools within {timeout:g} seconds")
+    if _connection_closed(exc) or link.lost:
+        link.stop.set()
+        note = await _stderr_note(link)
+        return MCPServerError(f"the MCP server {server!r} closed the connection while listing its tools{note}")
+    return MCPServerError(f"the MCP server {server!r} could not list its tools: {_scrub(_describe(exc), url)}")
+
+
+async def _call_failure(
+    exc: Exception, link: _Link, *, server: str, shown: str, call_timeout: float | None, stdio: bool
+) -> ToolOutcome:
+    """The failure the model sees for a call that raised. A connection the call showed gone, or in doubt, is
+    stopped (the next use opens a new one); one that answered, even wrongly, is kept with the server's state."""
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, TimeoutError):
+        # The timeout cancelled the request, which told the server.
+        message = f"The MCP server {server!r} did not finish the call within {call_timeout:g} seconds."
+        return ToolOutcome.failure(message, retryable=True, error=message)
+    if isinstance(exc, MCPError):
+        if not (_connection_closed(exc) or link.lost):
+            # An error the server sent (an unknown tool, invalid arguments, an internal error): told as it wrote it.
+            text = safe_text(exc.message)[:2000]
+            return ToolOutcome.failure(
+                f"The MCP server {server!r} refused the call of {shown}: {text}", retryable=True, error=exc
+            )
+        if link.closing:
+            message = f"The connection to the MCP server {server!r} was closed during the call of {shown}."
+            return ToolOutcome.failure(message, retryable=True, error=message)
+        link.stop.set()
+        note = await _stderr_note(link)
+        went = "exited" if stdio else "closed the connection"
+        message = f"The MCP server {server!r} {went} during the call of {shown}, so it did not finish."
+        return ToolOutcome.failure(message, retryable=True, error=message + note)
+    leaf = _leaf(exc)
+    if isinstance(leaf, ValidationError):
+        # The server answered, with a result that does not follow the protocol (a content type this SDK does
+        # not know, say): that call fails, and the connection (with the server's state) is kept.
+        message = (
+            f"The MCP server {server!r} answered the call of {shown} with a result that does not follow the "
+            f"MCP protocol, so it cannot be read ({_unreadable(leaf)})."
+        )
+        return ToolOutcome.failure(message, retryable=False, error=leaf)
+    link.stop.set()  # the connection is in doubt: the next use opens a new one
+    return ToolOutcome.failure(
+        f"The call of {shown} to the MCP server {server!r} failed ({type(exc).__name__}).",
+        retryable=True,
+        error=exc,
+    )
+
+
+def _unreadable(error: ValidationError) -> str:
+    """What in a result does not follow the protocol, in a few words: a content block of a type the SDK does not know,
+    or the first field that is wrong."""
+    problems = error.errors(include_url=False)
+    for problem in problems:
+        block = problem.get("input")
+        kind = block.get("type") if isinstance(block, dict) else None
+        if problem["loc"][:1] == ("content",) and isinstance(kind, str):
+            where = ".".join(str(step) for step in problem["loc"][:2])
+            return safe_text(f"{where}: a content block of type {kind[:60]!r}, which it cannot read")
+    if not problems:
+        return safe_text(str(error))[:300]
+    where = ".".join(str(step) for step in problems[0]["loc"])
+    return safe_text(f"{where}: {problems[0]['msg']}")[:300]
+
+
+def _junk(error: ValueError) -> str:
+    """The line a server wrote to stdout that is not a message, as the SDK's parse error quotes it, shortened."""
+    line: Any = None
+    if isinstance(error, ValidationError) and error.error_count():
+        line = error.errors(include_url=False)[0].get("input")
+    text = line if isinstance(line, str) else str(error)
+    text = safe_text(" ".join(text.split()))
+    return repr(text if len(text) <= 120 else text[:119] + "…")
+
+
+class _OwnParseErrors(logging.Filter):
+    """Drops the SDK's traceback for a stdout line that is not a message when it comes from one of this library's
+    connections (their loop threads are named ``ai_widgets MCP ...``); the connection says so once instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (
+            record.msg == "Failed to parse JSONRPC message from server"
+            and record.threadName is not None
+            and record.threadName.startswith("ai_widgets MCP ")
+        )
+
+
+_parse_filter = _OwnParseErrors()
+
+
+def _quiet_sdk_parse_errors() -> None:
+    sdk_logger = logging.getLogger("mcp.client.stdio")
+    if _parse_filter not in sdk_logger.filters:
+        sdk_logger.addFilter(_parse_filter)

@@ -1,0 +1,272 @@
+"""The history file on disk: its three files (snapshot, journal, lock) and where they sit, the snapshot and journal
+records byte for byte, writing a file atomically, and reading a conversation back (the journal replayed over its
+snapshot, a torn last record dropped, corruption and newer formats refused).
+
+The snapshot (``chat.json``) is the format of :func:`ai_widgets.messages.dump_messages`, so any file that function
+wrote loads. It is only ever replaced whole and atomically (a temporary file in the same folder, fsynced, renamed
+over it), so a crash mid-write leaves the old one readable. The journal (``chat.json.journal``) holds one record
+per line (``crc32 json``): one message put at its position, or the conversation cleared. Its first record names
+the snapshot it follows (its size and crc32), so a journal left behind by a compaction that crashed before
+resetting it is recognised as already folded in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ai_widgets.messages import FORMAT_VERSION, Message, load_messages
+
+__all__ = ["HistoryError"]
+
+_JOURNAL_FORMAT = "ai_widgets.history-journal"
+_JOURNAL_VERSION = 1
+
+
+class HistoryError(ValueError):
+    """A history file cannot be used: missing folder, corrupt, from a newer ai_widgets, unreadable. A file that
+    exists is left as it is."""
+
+
+# --- files ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Files:
+    snapshot: Path
+
+    @property
+    def journal(self) -> Path:
+        return self.snapshot.with_name(self.snapshot.name + ".journal")
+
+    @property
+    def lock(self) -> Path:
+        return self.snapshot.with_name(self.snapshot.name + ".lock")
+
+    @property
+    def folder(self) -> Path:
+        return self.snapshot.parent
+
+    @property
+    def temporary_prefix(self) -> str:
+        return f".{self.snapshot.name}."
+
+
+def _resolve(path: str | os.PathLike[str]) -> Path:
+    """The file a ``history=`` path means: a symlink is followed (the target is what gets written, beside it)."""
+    given = Path(path).expanduser()
+    if given.is_dir():
+        raise HistoryError(f"history={str(path)!r} is a folder; give a file path such as 'chat.json'")
+    target = Path(os.path.realpath(given))
+    if target.is_dir():
+        raise HistoryError(f"history={str(path)!r} leads to a folder ({str(target)!r}); give a file path")
+    if not target.parent.is_dir():
+        where = f" (the link leads to {str(target)!r})" if str(target) != os.path.abspath(given) else ""
+        raise HistoryError(
+            f"the folder of the history file {str(path)!r} does not exist{where}: create {str(target.parent)!r} "
+            "first, or pass another history= path"
+        )
+    return target
+
+
+def _remove_strays(files: _Files) -> None:
+    """Removes the temporary files a crash mid-write left (only ours: the lock is held, so no one writes them)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(files.folder):
+            if entry.name.startswith(files.temporary_prefix) and entry.name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _write_atomically(files: _Files, target: Path, data: bytes) -> None:
+    """Replaces ``target`` with ``data``: a temporary file in the same folder, fsynced, renamed over it."""
+    handle, temporary = tempfile.mkstemp(prefix=files.temporary_prefix, suffix=".tmp", dir=files.folder)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _sync_folder(files.folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Makes a rename durable (where the OS lets a folder be fsynced)."""
+    if sys.platform == "win32":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# --- the format -------------------------------------------------------------------------------------------------
+
+
+def _message_text(message: Message) -> str:
+    # The same text dump_messages gives each message, so a snapshot built from these texts is byte for byte its own.
+    return json.dumps(message.to_dict(), ensure_ascii=True, allow_nan=False)
+
+
+def _snapshot_bytes(texts: Iterable[str]) -> bytes:
+    head = json.dumps({"format": "ai_widgets.conversation", "version": FORMAT_VERSION})[:-1]
+    return f'{head}, "messages": [{", ".join(texts)}]}}'.encode("ascii")
+
+
+def _record(body: bytes) -> bytes:
+    return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def _header(snapshot: bytes) -> bytes:
+    stamp = {"size": len(snapshot), "crc32": zlib.crc32(snapshot)}
+    body = json.dumps({"format": _JOURNAL_FORMAT, "version": _JOURNAL_VERSION, "snapshot": stamp})
+    return _record(body.encode("ascii"))
+
+
+def _put_record(index: int, text: str) -> bytes:
+    return _record(f'{{"op": "put", "index": {index}, "message": {text}}}'.encode("ascii"))
+
+
+_CLEAR_RECORD = _record(b'{"op": "clear"}')
+
+
+@dataclass
+class _Loaded:
+    messages: list[Message]
+    texts: list[str]
+    snapshot_size: int
+    header: bytes  # the journal's first record for this snapshot
+    journal_size: int  # the good part of the journal (a torn tail excluded); 0: it must be written anew
+    journal_problem: str | None = None  # a journal that was left out (stale), told in the log
+
+
+def _read(files: _Files) -> _Loaded:
+    """Reads the snapshot and replays the journal over it.
+
+    Raises:
+        HistoryError: Either file cannot be read, is corrupt, or is from a newer format.
+    """
+    try:
+        snapshot = files.snapshot.read_bytes()
+    except FileNotFoundError:
+        snapshot = None
+    except OSError as exc:
+        raise HistoryError(f"cannot read the history file {str(files.snapshot)!r}: {exc}") from exc
+    messages: list[Message] = []
+    if snapshot is not None:
+        try:
+            messages = load_messages(snapshot)
+        except ValueError as exc:
+            raise HistoryError(
+                f"the history file {str(files.snapshot)!r} is not a conversation this version can read ({exc}); "
+                "it was left untouched. Move it away, or pass another history= path."
+            ) from None
+    texts = [_message_text(m) for m in messages]
+    try:
+        journal = files.journal.read_bytes()
+    except FileNotFoundError:
+        journal = b""
+    except OSError as exc:
+        raise HistoryError(f"cannot read the history journal {str(files.journal)!r}: {exc}") from exc
+    loaded = _Loaded(messages, texts, 0 if snapshot is None else len(snapshot), _header(snapshot or b""), 0)
+    if snapshot is not None and journal:
+        _replay(files, snapshot, journal, loaded)
+    return loaded
+
+
+def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> None:
+    lines = journal.split(b"\n")
+    complete = len(lines) - 1  # the piece after the last newline is a torn record, or empty
+    offset = 0
+    records: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(lines):
+        record = _parse_record(line) if number < complete else None
+        if record is None:
+            later = any(_parse_record(rest) is not None for rest in lines[number + 1 : complete])
+            if later:
+                raise HistoryError(
+                    f"the history journal {str(files.journal)!r} is corrupt (record {number + 1} is damaged and "
+                    "records follow it); it was left untouched. Move it (and its snapshot) away, or pass another "
+                    "history= path."
+                )
+            break  # a torn last record: it was never complete, so it is not part of the conversation
+        offset += len(line) + 1
+        records.append((offset, record))
+    if not records:
+        return  # the header itself was torn: nothing was journaled yet
+    _, header = records[0]
+    if header.get("format") != _JOURNAL_FORMAT:
+        raise HistoryError(
+            f"the history journal {str(files.journal)!r} is not an ai_widgets journal; it was left untouched. Move "
+            "it away, or pass another history= path."
+        )
+    version = header.get("version")
+    if version != _JOURNAL_VERSION:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > _JOURNAL_VERSION
+        hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
+        raise HistoryError(
+            f"the history journal {str(files.journal)!r} has an unsupported version {version!r}{hint}; it was left "
+            "untouched."
+        )
+    if header.get("snapshot") != {"size": len(snapshot), "crc32": zlib.crc32(snapshot)}:
+        loaded.journal_problem = (
+            f"the history journal {str(files.journal)!r} belongs to an earlier version of {str(files.snapshot)!r} "
+            "(a compaction that stopped before it reset the journal, or a snapshot replaced by hand); it is left "
+            "out and started anew"
+        )
+        return
+    messages, texts = list(loaded.messages), list(loaded.texts)
+    for number, (_, record) in enumerate(records[1:], start=2):
+        try:
+            match record.get("op"):
+                case "clear":
+                    messages.clear()
+                    texts.clear()
+                case "put":
+                    index, data = record.get("index"), record.get("message")
+                    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= len(messages):
+                        raise ValueError(f"position {index!r} is outside the conversation of {len(messages)}")
+                    message = Message.from_dict(data)  # type: ignore[arg-type]
+                    text = _message_text(message)
+                    if index == len(messages):
+                        messages.append(message)
+                        texts.append(text)
+                    else:
+                        messages[index], texts[index] = message, text
+                case other:
+                    raise ValueError(f"unknown operation {other!r}")
+        except (ValueError, RecursionError) as exc:
+            raise HistoryError(
+                f"the history journal {str(files.journal)!r} is corrupt (record {number}: {exc}); it was left "
+                "untouched. Move it (and its snapshot) away, or pass another history= path."
+            ) from None
+    loaded.messages, loaded.texts = messages, texts
+    loaded.journal_size = records[-1][0]
+
+
+def _parse_record(line: bytes) -> dict[str, Any] | None:
+    """A journal line's record; ``None`` when it is damaged (torn, or its checksum does not match)."""
+    if len(line) < 10 or line[8:9] != b" ":
+        return None
+    body = line[9:]
+    try:
+        if int(line[:8], 16) != zlib.crc32(body):
+            return None
+        record = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
