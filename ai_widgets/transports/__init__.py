@@ -4,8 +4,10 @@
 they are used (``pip install "ai_widgets[openai]"``, ``"ai_widgets[anthropic]"`` or ``"ai_widgets[gemini]"``).
 
 The provider transports follow one template: a class whose docstring lists its mapping and the provider's quirks,
-then its request mapping (``request_body``, ``request_messages``), its stream mapping (``stream``) and its error
-mapping (``_map_error``; the OpenAI SDK's errors are mapped once for both OpenAI transports). They behave the same
+then its request mapping (``request_body``, ``request_messages``), its stream mapping (``stream``: the shared
+``_sse.sse_stream`` loop, or for Gemini the SDK's chunks, fed to the provider's parser in its own ``_<provider>_stream``
+module, each a ``_sse.StreamParser``) and its error mapping (``_map_error``, sorting the HTTP library's errors by the
+one rule of ``_errors.http_failure``; the OpenAI SDK's errors are mapped once for both OpenAI transports). They behave the same
 way at construction: ``client=`` together with ``base_url=``/``api_key=`` is a ``ValueError``; no key for the
 provider's own API is a :class:`ProviderError` naming the variable to set, while a server named by ``base_url``
 (a local or compatible one) may go without. Provider data a transport streams (reasoning signatures, encrypted
@@ -13,10 +15,11 @@ reasoning, server-tool blocks) is stored on the part with its provider (``provid
 transport sends back only its own, so a conversation can move between providers mid-way.
 """
 
+import importlib
 from typing import Any
 
 from ai_widgets.transports._base import ChatRequest, Transport
-from ai_widgets.transports._common import ProviderError
+from ai_widgets.transports._errors import ProviderError
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._scripted import (
     EchoTransport,
@@ -56,6 +59,4 @@ def __getattr__(name: str) -> Any:
     module = _PROVIDERS.get(name)
     if module is None:
         raise AttributeError(f"module 'ai_widgets.transports' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)

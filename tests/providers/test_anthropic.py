@@ -37,8 +37,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, ProviderError
-from ai_widgets.transports._anthropic import _StreamParser
-from ai_widgets.transports._common import SSEDecoder
+from ai_widgets.transports._anthropic_stream import MessagesParser
+from ai_widgets.transports._sse import SSEDecoder
 from tests.helpers import wait_for
 from tests.providers.anthropic_emulator import (
     FAKE_KEY,
@@ -494,8 +494,8 @@ def test_reasoning_without_a_signature_and_server_calls_without_results_are_left
 
 
 def parse(events: list[dict[str, Any]]) -> list[Any]:
-    parser = _StreamParser()
-    return [out for event in events for out in parser.feed(event)]
+    parser = MessagesParser()
+    return [out for event in events for out in parser.feed_event(event)]
 
 
 def test_redacted_and_consecutive_thinking_blocks_keep_every_block() -> None:
@@ -942,7 +942,7 @@ async def test_keys_stay_out_of_widget_state_transcripts_and_errors(monkeypatch:
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None:
-    # ``feed_payload`` reads the JSON itself and takes text deltas on a short path: the same events as ``feed``.
+    # ``feed`` reads the JSON itself and takes text deltas on a short path: the same events as ``feed_event``.
     payloads = SSEDecoder().feed(recorded(name))
     odd = [
         b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}',
@@ -952,11 +952,11 @@ def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None
         b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\ud83d"}}',
         b'["content_block_delta"]',
     ]
-    short, general = _StreamParser(), _StreamParser()
+    short, general = MessagesParser(), MessagesParser()
     for payload in payloads + odd:
-        assert short.feed_payload(payload) == general.feed(json.loads(payload)), payload
+        assert short.feed(payload) == general.feed_event(json.loads(payload)), payload
     with pytest.raises(ProviderError, match="not JSON"):
-        short.feed_payload(b'{"type": "content_block_delta", ')
+        short.feed(b'{"type": "content_block_delta", ')
 
 
 @pytest.mark.parametrize(
@@ -972,7 +972,7 @@ def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None
     ],
 )
 def test_malformed_fields_are_ignored_rather_than_crash_the_parser(payload: bytes) -> None:
-    parser = _StreamParser()
-    parser.feed_payload(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
-    parser.feed_payload(payload)  # no TypeError or AttributeError: a malformed event means nothing
-    assert parser.feed_payload(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]
+    parser = MessagesParser()
+    parser.feed(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
+    parser.feed(payload)  # no TypeError or AttributeError: a malformed event means nothing
+    assert parser.feed(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]

@@ -39,7 +39,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages, load_messages
 from ai_widgets.transports import ChatRequest, GeminiTransport, ProviderError
-from ai_widgets.transports._gemini import _SKIP_SIGNATURE, DEFAULT_MODEL, _ArgumentsWriter
+from ai_widgets.transports._gemini import _SKIP_SIGNATURE, DEFAULT_MODEL
+from ai_widgets.transports._gemini_arguments import ArgumentsWriter
 from tests.helpers import wait_for
 from tests.providers import histories
 from tests.providers.anthropic_emulator import Recording
@@ -565,7 +566,7 @@ class Arg:
 
 
 def write(*arguments: Arg) -> str:
-    writer = _ArgumentsWriter("f")
+    writer = ArgumentsWriter("f")
     return "".join(writer.feed(a) for a in arguments) + writer.close()
 
 

@@ -1,4 +1,4 @@
-"""The server-sent-event decoder the provider transports share (``ai_widgets.transports._common.SSEDecoder``):
+"""The server-sent-event decoder the provider transports share (``ai_widgets.transports._sse.SSEDecoder``):
 any line ending, any chunking, every kind of line; checked against the openai SDK's own decoder."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai._streaming import SSEDecoder as SDKDecoder
 
-from ai_widgets.transports._common import SSEDecoder
+from ai_widgets.transports._sse import SSEDecoder
 
 
 def decode(body: bytes, size: int | None = None, *, close: bool = True) -> list[bytes]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ai_widgets import ChatSession, Message, SessionOptions
 from ai_widgets.messages import MessageStatus
 from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
-from ai_widgets.transports._common import body_chunks, load_json
+from ai_widgets.transports._sse import body_chunks, load_json
 from tests.helpers import wait_for
 from tests.providers.anthropic_emulator import recorded
 from tests.providers.loopback import Request, Response, loopback

@@ -24,9 +24,10 @@ from ai_widgets.transports import (
     OpenAIChatTransport,
     OpenAIResponsesTransport,
     ProviderError,
-    _common,
+    _sse,
 )
-from ai_widgets.transports._common import SSEDecoder, outcome_images
+from ai_widgets.transports._history import outcome_images
+from ai_widgets.transports._sse import SSEDecoder
 from tests.providers import anthropic_emulator
 from tests.providers.gemini_emulator import MockAPI as GeminiAPI
 from tests.providers.histories import finished_call
@@ -107,7 +108,7 @@ async def test_an_event_that_never_ends_is_an_error_not_a_buffer_growing_forever
 ) -> None:
     """Before: bytes without a blank line were buffered without limit (the read timeout never fires while bytes
     come), until memory ran out."""
-    monkeypatch.setattr(_common, "MAX_EVENT_BYTES", 1024 * 1024)
+    monkeypatch.setattr(_sse, "MAX_EVENT_BYTES", 1024 * 1024)
     sent = 0
 
     async def endless() -> AsyncIterator[bytes]:
