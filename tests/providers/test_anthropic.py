@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from typing import Any
 
+import anthropic
+import anyio
+import httpx2
 import pytest
 
 from ai_widgets import (
@@ -656,6 +660,75 @@ def test_sse_decoder_any_line_ending_any_chunking(newline: bytes) -> None:
         assert [json.loads(p) for p in payloads] == [{"n": 1}, {"t": "é data: x"}, {"n": 3}], (newline, size)
 
 
+class _Body(httpx2.AsyncByteStream):
+    """A response body in pieces, then ``error`` if given; records how far it was read and whether it was closed."""
+
+    def __init__(self, pieces: list[bytes], error: Exception | None = None) -> None:
+        self.pieces = pieces
+        self.error = error
+        self.read = 0
+        self.closed = False
+
+    async def __aiter__(self) -> Any:
+        for n, piece in enumerate(self.pieces):
+            self.read = n + 1
+            yield piece
+        if self.error is not None:
+            raise self.error
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def _serving(body: _Body) -> AnthropicTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    client = anthropic.AsyncAnthropic(
+        api_key=FAKE_KEY, max_retries=0, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    )
+    return AnthropicTransport("claude-test", client=client)
+
+
+async def test_nothing_after_message_stop_is_read_and_the_body_is_drained() -> None:
+    """Before: the stream went on past ``message_stop``, so what a server sent after it (here an error event) failed
+    a finished reply, and the body was not drained for the connection to be reused."""
+    late = {"type": "error", "error": {"type": "overloaded_error", "message": "late"}}
+    body = _Body([sse(reply_events([{"type": "text", "text": "ok"}])), sse([late]), b": trailing comment\n\n"])
+    reply = await ChatSession(_serving(body)).send("hi")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "ok"
+    assert body.read == len(body.pieces)  # read to its end, so the HTTP/1.1 connection goes back to the pool
+    assert body.closed
+
+
+async def test_a_last_event_cut_off_mid_json_leaves_the_reply_broken_off() -> None:
+    """Before: the cut-off data of the body's last event was read as an event and failed as "not JSON"; now it is
+    dropped, and the reply broke off as any stream that ends before its end."""
+    whole = sse(reply_events([{"type": "text", "text": "Partial"}], message_stop=False))
+    reply = await ChatSession(MockAPI(whole[:-20]).transport()).send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error == "The model's response broke off before it was complete."
+    assert reply.text == "Partial"
+
+
+async def test_a_last_event_without_its_blank_line_is_read_when_its_data_is_whole_json() -> None:
+    events = sse(reply_events([{"type": "text", "text": "ok"}])).rstrip(b"\n")
+    reply = await ChatSession(MockAPI(events).transport()).send("hi")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "ok"
+
+
+async def test_response_started_comes_once_first_without_message_start() -> None:
+    """Before: ``ResponseStarted`` came with ``message_start`` only; now the stream yields it once the response
+    begins, as every transport does."""
+    events = reply_events([{"type": "text", "text": "ok"}])[1:]  # no message_start
+    got = [e async for e in MockAPI(sse(events)).transport().stream(ChatRequest(messages=[Message.user("hi")]))]
+    assert got[0] == ResponseStarted()
+    assert sum(isinstance(e, ResponseStarted) for e in got) == 1
+    assert got[-1] == ResponseCompleted(FinishReason.STOP)
+
+
 # --- errors --------------------------------------------------------------------------------------------------
 
 
@@ -770,6 +843,28 @@ async def test_a_read_timeout_mid_stream() -> None:
     assert reply.text == "Hal"
     assert reply.error is not None
     assert "stopped sending the reply" in reply.error
+
+
+@pytest.mark.parametrize(
+    "error", [ssl.SSLError(1, "bad record mac"), anyio.EndOfStream(), ConnectionResetError(104, "reset")]
+)
+async def test_the_connection_breaking_mid_reply_is_worded_as_for_every_transport(error: Exception) -> None:
+    """Before: the HTTP errors were sorted three ways, and an SSL error, anyio's end of stream or a reset connection
+    mid-body left this transport as they were raised, not as a ProviderError."""
+    body = _Body([sse(reply_events([{"type": "text", "text": "Hal"}])[:4])], error)
+    events: list[Any] = []
+
+    async def consume() -> None:
+        async for event in _serving(body).stream(ChatRequest(messages=[Message.user("hi")])):
+            events.append(event)
+
+    with pytest.raises(ProviderError) as raised:
+        await consume()
+    detail = f": {error}" if str(error) else ""
+    assert str(raised.value) == f"The connection to Anthropic broke off mid-reply{detail}."
+    assert events[0] == ResponseStarted()
+    assert TextDelta("Hal") in events
+    assert body.closed
 
 
 @pytest.fixture

@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import ssl
 import subprocess
 import sys
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
+from google import genai
+from google.genai import types
 
 from ai_widgets import (
     ChatSession,
@@ -774,6 +779,46 @@ async def test_a_read_timeout_mid_stream() -> None:
     assert reply.text == "Hal"
     assert reply.error is not None
     assert "stopped sending the reply" in reply.error
+
+
+class _BrokenBody(httpx2.AsyncByteStream):
+    def __init__(self, body: bytes, error: Exception) -> None:
+        self.body = body
+        self.error = error
+
+    async def __aiter__(self) -> Any:
+        yield self.body
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ssl.SSLError(1, "bad record mac"), anyio.EndOfStream(), httpx2.RemoteProtocolError("peer closed connection")],
+)
+async def test_the_connection_breaking_mid_reply_is_worded_as_for_every_transport(error: Exception) -> None:
+    """Before: the HTTP errors were sorted three ways, and an SSL error or anyio's end of stream mid-body left this
+    transport as they were raised, not as a ProviderError."""
+
+    def handle(request: Any) -> Any:
+        body = _BrokenBody(sse([chunk({"text": "Hal"})]), error)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    options = types.HttpOptions(
+        httpx_async_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
+        retry_options=types.HttpRetryOptions(attempts=1),
+    )
+    transport = GeminiTransport("gemini-x", client=genai.Client(api_key=FAKE_KEY, http_options=options))
+    events: list[Any] = []
+
+    async def consume() -> None:
+        async for event in transport.stream(ChatRequest(messages=[Message.user("hi")])):
+            events.append(event)
+
+    with pytest.raises(ProviderError) as raised:
+        await consume()
+    detail = f": {error}" if str(error) else ""
+    assert str(raised.value) == f"The connection to Gemini broke off mid-reply{detail}."
+    assert events[:2] == [ResponseStarted(), TextDelta("Hal")]
 
 
 async def test_vertex_credentials_that_fail_say_so() -> None:

@@ -864,6 +864,23 @@ async def test_a_server_that_stalls_after_done_does_not_hold_the_reply() -> None
     assert body.closed
 
 
+async def test_a_last_event_without_its_blank_line_is_read_when_its_data_is_whole_json() -> None:
+    """Before: an event the body ended in without its blank line was dropped (the WHATWG rule), so a server or proxy
+    that omits the last blank line lost the finish, and the reply read as broken off."""
+    events, error = await stream_of(chunk({"content": "ok"}), chunk({}, "stop").rstrip(b"\n"))
+    assert error is None
+    assert events == [ResponseStarted(), TextDelta("ok"), ResponseCompleted(FinishReason.STOP)]
+
+
+async def test_a_last_event_cut_off_mid_json_leaves_the_reply_broken_off() -> None:
+    cut = chunk({}, "stop")
+    session = ChatSession(OpenAIChatTransport("m", client=mock_client(chunk({"content": "ok"}) + cut[:-9])[0]))
+    reply = await session.send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error == "The model's response broke off before it was complete."
+    assert reply.text == "ok"
+
+
 # --- 5. HTTP failures, retries, timeouts ----------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from typing import Any
 
@@ -290,6 +291,28 @@ async def test_the_connection_failing_mid_stream(error: Exception, message: str)
     assert events == [ResponseStarted(), TextDelta("Hal")]
 
 
+@pytest.mark.parametrize(
+    "error", [httpx2.StreamClosed(), ssl.SSLError(1, "bad record mac"), ConnectionResetError(104, "reset")]
+)
+async def test_every_way_the_connection_breaks_mid_stream_is_worded_the_same(error: Exception) -> None:
+    """Before: the HTTP errors were sorted three ways, and a body read after the connection closed (``StreamError``)
+    or a reset connection left the OpenAI transports as they were raised, not as a ProviderError."""
+
+    def handle(request: Any) -> Any:
+        body = _BrokenBody(wire.encode([wire.created(), *wire.message(["Hal"], 0)[:2]]), error)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    client = openai.AsyncOpenAI(
+        api_key=wire.FAKE_KEY,
+        base_url="https://api.test/v1",
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
+        max_retries=0,
+    )
+    with pytest.raises(ProviderError) as raised:
+        await collect(OpenAIResponsesTransport("gpt-4o", client=client))
+    assert str(raised.value) == f"The connection to OpenAI broke off mid-reply: {error}."
+
+
 def two_calls_events() -> list[dict[str, Any]]:
     """The recorded response with a second function call, built from the recorded call's event shapes."""
     events = wire.sse_events(wire.fixture_bytes(REASONING_FIXTURE))
@@ -545,6 +568,31 @@ async def test_a_stream_that_breaks_off() -> None:
     reply = await session.send("hi")
     assert reply.status is MessageStatus.ERROR
     assert reply.error == "The model's response broke off before it was complete."
+
+
+async def test_a_last_event_without_its_blank_line_is_read_when_its_data_is_whole_json() -> None:
+    """Before: the body's last event without its blank line was dropped, here ``response.completed``: the reply read
+    as broken off."""
+    transport, _ = transport_for(text_reply("ok").rstrip(b"\n"))
+    events = await collect(transport)
+    assert events == [ResponseStarted(), TextDelta("ok"), UsageUpdate(10, 5), ResponseCompleted(FinishReason.STOP)]
+
+
+async def test_response_started_comes_first_from_the_response_not_from_response_created() -> None:
+    """Before: ``ResponseStarted`` came only with a ``response.created`` event, which compatible servers may leave
+    out; now the stream yields it once the response begins, as every transport does."""
+    transport, _ = transport_for(wire.encode([*wire.message(["ok"], 0), wire.completed()]))
+    events = await collect(transport)
+    assert events == [ResponseStarted(), TextDelta("ok"), UsageUpdate(10, 5), ResponseCompleted(FinishReason.STOP)]
+    transport, _ = transport_for(text_reply("ok"))
+    assert sum(isinstance(e, ResponseStarted) for e in await collect(transport)) == 1
+
+
+async def test_nothing_after_response_completed_is_read() -> None:
+    body = text_reply("ok") + wire.encode([*wire.message(["late"], 1)]) + b'data: {"error": "late"}\n\n'
+    transport, _ = transport_for(body)
+    events = await collect(transport)
+    assert events == [ResponseStarted(), TextDelta("ok"), UsageUpdate(10, 5), ResponseCompleted(FinishReason.STOP)]
 
 
 # --- the request ----------------------------------------------------------------------------------------------------
