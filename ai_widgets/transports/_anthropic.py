@@ -1,4 +1,5 @@
-"""Anthropic's Messages API (``POST /v1/messages``, streamed), through the official ``anthropic`` SDK."""
+"""The transport to Anthropic's Messages API (``POST /v1/messages``, streamed), through the official ``anthropic``
+SDK: its construction, the request it sends and how its errors read (the stream is parsed in ``_anthropic_stream``)."""
 
 from __future__ import annotations
 
@@ -137,8 +138,10 @@ class AnthropicTransport:
       (most of a long conversation's request CPU). Any client other than ``anthropic.AsyncAnthropic`` itself
       (Bedrock, Vertex, Foundry, AWS, a subclass), which may rewrite the body, gets it through ``messages.create``
       instead (the SDK's warnings about deprecated models come only there).
-    - Stream: the raw server-sent events are read off the SDK's response (no pydantic model per event, several
-      times cheaper). Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
+    - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
+      (``_sse.sse_stream``) and parsed in ``_anthropic_stream`` (no pydantic model per event, several times
+      cheaper); nothing after ``message_stop`` is read, the rest of the body drained briefly; an event the body ends
+      in without its blank line is read when its data is whole JSON. Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
       ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
       ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries running
       totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and

@@ -78,7 +78,8 @@ _SERVER_TOOL_STATUS = {
 
 
 class MessagesParser:
-    """Turns the Messages API's stream events (JSON objects) into ai_widgets events."""
+    """Turns the Messages API's stream events (the JSON of each ``data:`` line) into ai_widgets events (a
+    :class:`~ai_widgets.transports._sse.StreamParser`: ``done`` at ``message_stop``)."""
 
     __slots__ = ("_blocks", "_finish", "_reasoning", "_server_calls", "_usage", "done")
 

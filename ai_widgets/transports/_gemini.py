@@ -1,5 +1,6 @@
-"""Google's Gemini models (``streamGenerateContent``, server-sent events), through the official ``google-genai`` SDK:
-the Gemini Developer API or Vertex AI."""
+"""The transport to Google's Gemini models (``streamGenerateContent``, server-sent events), through the official
+``google-genai`` SDK, on the Gemini Developer API or Vertex AI: its construction, the request it sends and how its
+errors read (the SDK's chunks are parsed in ``_gemini_stream``)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,9 @@ def _text(value: Any) -> str:
 
 
 class GeminiParser:
-    """Turns the SDK's ``GenerateContentResponse`` chunks into ai_widgets events."""
+    """Turns the SDK's ``GenerateContentResponse`` chunks into ai_widgets events (a
+    :class:`~ai_widgets.transports._sse.StreamParser` of SDK chunks: never ``done``, the reply completes at ``end``
+    from the last finish reason)."""
 
     __slots__ = ("_calls", "_finish", "_finish_message", "_streaming", "_usage", "_vertexai")
 

@@ -1,5 +1,7 @@
-"""OpenAI's Chat Completions API (``POST /chat/completions``, streamed), and every server that speaks it (Ollama,
-vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through the official ``openai`` SDK."""
+"""The transport to OpenAI's Chat Completions API (``POST /chat/completions``, streamed) and every server that speaks
+it (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through the official ``openai``
+SDK: its construction, the key each host gets, and the request it sends (the stream is parsed in
+``_openai_chat_stream``, the SDK's errors read in ``_openai_errors``)."""
 
 from __future__ import annotations
 
@@ -122,10 +124,11 @@ class OpenAIChatTransport:
       expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
     - The body goes to the SDK as it is built (``extra_body``), not as typed arguments, which the SDK would walk
       against its types (most of a long conversation's request CPU) only to write the same JSON.
-    - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
-      chunk, several times cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is
-      drained briefly, so the connection is reused), and an event the body ends in without its blank line is
-      incomplete, as for the SDK. ``delta.refusal`` is shown as text (the finish reason stays as sent);
+    - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
+      (``_sse.sse_stream``) and parsed in ``_openai_chat_stream`` (no pydantic model per chunk, several times
+      cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is drained briefly, so the
+      connection is reused), and an event the body ends in without its blank line is read when its data is whole
+      JSON (dropped, and the reply broken off, when it is not). ``delta.refusal`` is shown as text (the finish reason stays as sent);
       ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as
       reasoning; tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and
       a different id at a used index starts a new call (servers that put every call at index 0); a call without id

@@ -51,7 +51,9 @@ class _Call:
 
 
 class ChatCompletionsParser:
-    """Turns the stream's chunks (the JSON of each ``data:`` line) into stream events; one per request."""
+    """Turns the stream's chunks (the JSON of each ``data:`` line) into stream events; one per request (a
+    :class:`~ai_widgets.transports._sse.StreamParser`: ``done`` at ``data: [DONE]``, and the reply completes at
+    ``end`` when no usage chunk completed it)."""
 
     __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_held", "_label", "done")
 
@@ -70,8 +72,6 @@ class ChatCompletionsParser:
         Raises:
             ProviderError: The payload is an error the provider reported, or cannot be read.
         """
-        if self.done:
-            return []
         try:
             chunk = load_json(payload)
         except (ValueError, RecursionError) as exc:

@@ -1,4 +1,6 @@
-"""OpenAI's Responses API (``POST /responses``, streamed), through the official ``openai`` SDK."""
+"""The transport to OpenAI's Responses API (``POST /responses``, streamed), through the official ``openai`` SDK: its
+construction and the request it sends (the stream is parsed in ``_openai_responses_stream``, the SDK's errors read in
+``_openai_errors``)."""
 
 from __future__ import annotations
 
@@ -104,9 +106,10 @@ class OpenAIResponsesTransport:
       last, so it can set or override any field. The body goes to the SDK as it is built (``extra_body``), not as
       typed arguments, which the SDK would walk against its types (most of a long conversation's request CPU) only
       to write the same JSON.
-    - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
-      event, several times cheaper); an event the body ends in without its blank line is incomplete, as for the
-      SDK. Text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
+    - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
+      (``_sse.sse_stream``) and parsed in ``_openai_responses_stream`` (no pydantic model per event, several times
+      cheaper); nothing after ``response.completed`` (or ``response.incomplete``) is read, the rest of the body
+      drained briefly; an event the body ends in without its blank line is read when its data is whole JSON. Text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
       their arguments delta by delta (several per response), provider-run tools as calls with a result
       (web_search, file_search, code_interpreter, image_generation, mcp; tools that need the client to act, such as
       computer use or shell, are not supported) and with progress once their arguments are known (a web search's

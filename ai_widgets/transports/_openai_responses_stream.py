@@ -167,7 +167,8 @@ class _Call:
 
 class ResponsesParser:
     """Turns the Responses stream's events (the JSON of each ``data:`` line) into ai_widgets events, one response
-    at a time.
+    at a time (a :class:`~ai_widgets.transports._sse.StreamParser`: ``done`` at ``response.completed`` or
+    ``response.incomplete``, or a ``data: [DONE]`` some servers send).
 
     Reasoning items become the provider data of their ReasoningPart: ``provider="openai"``,
     ``provider_data={"items": [{"id": ..., "encrypted_content": ...}, ...]}`` (every consecutive reasoning item
@@ -192,8 +193,6 @@ class ResponsesParser:
             ProviderError: The payload is an error the provider reported, a stream that makes no sense, or data
                 that cannot be read.
         """
-        if self.done:
-            return []
         try:
             event = load_json(payload)
         except (ValueError, RecursionError) as exc:
@@ -205,13 +204,13 @@ class ResponsesParser:
             return []
         if event.get("error"):  # an error event, {"type": "error", "error": {...}}
             raise stream_error(LABEL, event["error"])
-        return self.map(event)
+        return self.feed_event(event)
 
     def end(self) -> list[StreamEvent]:
         """Nothing: the response completes with its ``response.completed`` (or ``response.incomplete``) event."""
         return []
 
-    def map(self, event: JSON) -> list[StreamEvent]:
+    def feed_event(self, event: JSON) -> list[StreamEvent]:
         """The ai_widgets events for one stream event (none for events that change nothing we show)."""
         match event.get("type"):
             case "response.output_text.delta" | "response.refusal.delta":

@@ -8,8 +8,11 @@ event stream) discards it ("If the file ends in the middle of an event, before t
 event is not dispatched"). Here it is dispatched when its data is complete JSON, as every provider's event data is one
 JSON value: servers and proxies that omit the last blank line (or a connection closed right after the data) would
 otherwise lose a reply's last event, often the one that completes it. Data that is not complete JSON was cut off and is
-discarded, as the rule says; the reply then lacks its end, and the session reports it as broken off like any stream
-that ends before the reply finished.
+discarded, as the rule says; the reply then lacks its end, and the session reports it as broken off ("The model's
+response broke off before it was complete."), like any stream that ends before the reply finished.
+
+Gemini's SDK reads its server-sent events itself, so ``GeminiTransport`` feeds the SDK's chunks to its parser in the same
+steps without this loop; the SDK too hands on a last event without its blank line, and fails on one cut off.
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ async def sse_stream(
                     break
             else:
                 for payload in decoder.close():  # a last event without its blank line (see the module docstring)
-                    if _complete_json(payload):
+                    if not _cut_off(payload):
                         for event in parser.feed(payload):
                             yield event
         for event in parser.end():
@@ -108,12 +111,16 @@ async def sse_stream(
         raise error from None
 
 
-def _complete_json(payload: bytes) -> bool:
+def _cut_off(payload: bytes) -> bool:
+    """Whether an event's data ends before its JSON does (or mid-character). Whole JSON that Python will not read (an
+    integer of 5,000 digits, nesting too deep) is not cut off: the parser reports it as it reports any event's."""
     try:
         load_json(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return True
     except (ValueError, RecursionError):
         return False
-    return True
+    return False
 
 
 def load_json(payload: bytes) -> Any:
