@@ -139,16 +139,16 @@ class AnthropicTransport:
       (Bedrock, Vertex, Foundry, AWS, a subclass), which may rewrite the body, gets it through ``messages.create``
       instead (the SDK's warnings about deprecated models come only there).
     - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
-      (``_sse.sse_stream``) and parsed in ``_anthropic_stream`` (no pydantic model per event, several times
-      cheaper); nothing after ``message_stop`` is read, the rest of the body drained briefly; an event the body ends
-      in without its blank line is read when its data is whole JSON. Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
-      ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
-      ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries running
-      totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
-      ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long
-      server-tool turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
-      ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs
-      locally, result or not. Citations on text are not kept.
+      (``_sse.sse_stream``) and parsed in ``_anthropic_stream`` (no pydantic model per event, several times cheaper);
+      nothing after ``message_stop`` is read, the rest of the body drained briefly; an event the body ends in without
+      its blank line is read when its data is whole JSON. Usage: ``input_tokens`` counts the whole prompt
+      (``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache
+      reads, ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries
+      running totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
+      ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long server-tool
+      turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
+      ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs locally,
+      result or not. Citations on text are not kept.
     - Errors: an in-band ``error`` event (``overloaded_error``, ...) and HTTP failures raise :class:`ProviderError`
       with Anthropic's message, never the key. Nothing is retried once the stream has begun.
     """

@@ -441,6 +441,11 @@ class GeminiTransport:
                         yield ResponseStarted()
                     for event in parser.feed(chunk):
                         yield event
+            except genai_errors.UnknownApiResponseError as exc:
+                if not _cut_off(exc):
+                    raise
+                # A chunk cut off before its JSON ends, as the SDK hands on a last event without its blank line: the
+                # reply ends there, as every transport's does (``_sse``), and reads as broken off unless finished.
             finally:
                 await stream.aclose()  # closes the response at once, also when the turn stops mid-stream
             for event in parser.end():
@@ -534,6 +539,21 @@ def _make_client(
         detail = redact(str(exc), api_key)
         hint = f" Check {_VERTEX_HINT}." if vertex else ""
         raise ProviderError(f"{LABEL} client could not be created: {detail}{hint}") from None
+
+
+# What a JSON value cut off before its end may end in, where Python's reader stops: a number, or part of a literal.
+_PARTIAL_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+
+
+def _cut_off(exc: Exception) -> bool:
+    """Whether the chunk the SDK could not read is JSON that stops before its end (a prefix of a JSON value), rather
+    than data that is not JSON. The SDK does not say whether the chunk was the body's last, so the data tells."""
+    error = exc.__cause__
+    if not isinstance(error, json.JSONDecodeError):
+        return False
+    if error.msg.startswith("Unterminated string"):  # no closing quote up to the end: cut inside a string
+        return True
+    return _PARTIAL_VALUE.fullmatch(error.doc[error.pos :].rstrip()) is not None
 
 
 def _invalid_key(exc: Any) -> bool:

@@ -125,17 +125,17 @@ class OpenAIChatTransport:
     - The body goes to the SDK as it is built (``extra_body``), not as typed arguments, which the SDK would walk
       against its types (most of a long conversation's request CPU) only to write the same JSON.
     - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
-      (``_sse.sse_stream``) and parsed in ``_openai_chat_stream`` (no pydantic model per chunk, several times
-      cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is drained briefly, so the
-      connection is reused), and an event the body ends in without its blank line is read when its data is whole
-      JSON (dropped, and the reply broken off, when it is not). ``delta.refusal`` is shown as text (the finish reason stays as sent);
-      ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as
-      reasoning; tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and
-      a different id at a used index starts a new call (servers that put every call at index 0); a call without id
-      gets a generated one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather
-      than text are taken as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or
-      DeepSeek's ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so
-      its usage is inside it. A stream that ends without a finish reason is reported as broken off.
+      (``_sse.sse_stream``) and parsed in ``_openai_chat_stream`` (no pydantic model per chunk, several times cheaper);
+      nothing after ``data: [DONE]`` is read as the reply (the rest of the body is drained briefly, so the connection is
+      reused), and an event the body ends in without its blank line is read when its data is whole JSON (dropped, and
+      the reply broken off, when it is not). ``delta.refusal`` is shown as text (the finish reason stays as sent);
+      ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as reasoning;
+      tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and a different id
+      at a used index starts a new call (servers that put every call at index 0); a call without id gets a generated
+      one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather than text are taken
+      as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or DeepSeek's
+      ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so its usage is
+      inside it. A stream that ends without a finish reason is reported as broken off.
     - Errors: an in-band ``{"error": ...}`` event (Groq's ``tool_use_failed``, OpenRouter's mid-stream errors) and
       HTTP failures raise :class:`ProviderError` with the provider's message, never the key (the wording is shared
       with the Responses transport); no tool call of a failed reply is reported as complete.

@@ -108,14 +108,15 @@ class OpenAIResponsesTransport:
       to write the same JSON.
     - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
       (``_sse.sse_stream``) and parsed in ``_openai_responses_stream`` (no pydantic model per event, several times
-      cheaper); nothing after ``response.completed`` (or ``response.incomplete``) is read, the rest of the body
-      drained briefly; an event the body ends in without its blank line is read when its data is whole JSON. Text and refusals as text, reasoning summaries and reasoning text as reasoning, function calls with
-      their arguments delta by delta (several per response), provider-run tools as calls with a result
-      (web_search, file_search, code_interpreter, image_generation, mcp; tools that need the client to act, such as
-      computer use or shell, are not supported) and with progress once their arguments are known (a web search's
-      query and an MCP call's arguments come with the item's end, just before its result), usage (input, output,
-      cached and reasoning tokens), and the finish reason (``incomplete`` for ``max_output_tokens`` is ``length``,
-      for ``content_filter`` is ``content_filter``). Message ``phase`` (commentary / final answer) is not kept.
+      cheaper); nothing after ``response.completed`` (or ``response.incomplete``) is read, the rest of the body drained
+      briefly; an event the body ends in without its blank line is read when its data is whole JSON. Text and refusals
+      as text, reasoning summaries and reasoning text as reasoning, function calls with their arguments delta by delta
+      (several per response), provider-run tools as calls with a result (web_search, file_search, code_interpreter,
+      image_generation, mcp; tools that need the client to act, such as computer use or shell, are not supported) and
+      with progress once their arguments are known (a web search's query and an MCP call's arguments come with the
+      item's end, just before its result), usage (input, output, cached and reasoning tokens), and the finish reason
+      (``incomplete`` for ``max_output_tokens`` is ``length``, for ``content_filter`` is ``content_filter``). Message
+      ``phase`` (commentary / final answer) is not kept.
     - Errors: an in-band ``error`` event or ``response.failed`` raises :class:`ProviderError` with the provider's
       code and message; HTTP failures, after the SDK's retries (429, 5xx, timeouts and connection errors, before any
       byte of the stream, never mid-stream), raise one that says what happened, never with the key (the wording is

@@ -11,8 +11,8 @@ otherwise lose a reply's last event, often the one that completes it. Data that 
 discarded, as the rule says; the reply then lacks its end, and the session reports it as broken off ("The model's
 response broke off before it was complete."), like any stream that ends before the reply finished.
 
-Gemini's SDK reads its server-sent events itself, so ``GeminiTransport`` feeds the SDK's chunks to its parser in the same
-steps without this loop; the SDK too hands on a last event without its blank line, and fails on one cut off.
+Gemini's SDK reads its server-sent events itself, so ``GeminiTransport`` feeds the SDK's chunks to its parser in the
+same steps without this loop; that SDK too hands on a last event without its blank line, and fails on one cut off.
 """
 
 from __future__ import annotations

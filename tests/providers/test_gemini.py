@@ -662,6 +662,27 @@ async def test_replies_that_go_wrong_say_why_and_the_session_goes_on(
     assert (await session.send("again")).text == "Back."
 
 
+async def test_a_last_chunk_cut_off_mid_json_leaves_the_reply_broken_off() -> None:
+    """Before: the SDK's error for the cut-off data of the body's last event failed the reply as a chunk that is not
+    JSON; now the reply ends there, as every transport's does, and reads as broken off."""
+    whole = sse([chunk({"text": "Partial"})]) + sse([chunk({"text": " and more"}, finish="STOP")])
+    for cut in (whole[:-40], whole[: whole.rindex(b" and more") + 4]):  # mid-object, mid-string
+        reply = await ChatSession(MockAPI(cut).transport()).send("hi")
+        assert reply.status is MessageStatus.ERROR
+        assert reply.error == "The model's response broke off before it was complete."
+        assert reply.text == "Partial"
+
+
+async def test_a_last_chunk_without_its_blank_line_is_read_and_data_that_is_not_json_is_an_error() -> None:
+    whole = sse([chunk({"text": "Partial"}), chunk({"text": " and more"}, finish="STOP")])
+    reply = await ChatSession(MockAPI(whole.rstrip()).transport()).send("hi")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "Partial and more"
+    reply = await ChatSession(MockAPI(sse([chunk({"text": "Partial"})]) + b"data: {not json").transport()).send("hi")
+    assert reply.error is not None
+    assert "not JSON" in reply.error
+
+
 async def test_stop_mid_stream_closes_it_and_the_session_goes_on() -> None:
     slow = text_reply("word " * 200, pieces=100)
     api = MockAPI(slow, text_reply("Next."), chunk_size=50, delay=0.005)
