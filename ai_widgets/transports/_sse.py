@@ -12,7 +12,8 @@ discarded, as the rule says; the reply then lacks its end, and the session repor
 response broke off before it was complete."), like any stream that ends before the reply finished.
 
 Gemini's SDK reads its server-sent events itself, so ``GeminiTransport`` feeds the SDK's chunks to its parser in the
-same steps without this loop; that SDK too hands on a last event without its blank line, and fails on one cut off.
+same steps without this loop; that SDK too hands on a last event without its blank line, and one cut off reaches the
+transport as the SDK's parse error, which it reads as this loop reads a cut-off last event.
 """
 
 from __future__ import annotations
