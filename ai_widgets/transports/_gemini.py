@@ -33,6 +33,7 @@ from ai_widgets.transports._gemini_arguments import LABEL
 from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+from ai_widgets.transports._sse import StreamParser
 from ai_widgets.transports._tool_formats import gemini_function_declaration
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
@@ -418,7 +419,7 @@ class GeminiTransport:
         body = self.request_body(request)
         if not body.get("contents"):
             raise ProviderError(f"{LABEL} needs at least one message to answer")
-        parser = GeminiParser(self._vertexai)
+        parser: StreamParser[Any] = GeminiParser(self._vertexai)  # the protocol every transport's parser keeps
         responded = False  # a chunk came: nothing is retried
         reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
         try:
