@@ -209,7 +209,7 @@ def test_message_user_and_lookup() -> None:
 
 
 def test_masked_keys_that_providers_echo_are_redacted_too() -> None:
-    from ai_widgets.transports._common import redact
+    from ai_widgets._safe import redact
 
     text = "Incorrect API key provided: sk-proj-****************************6789. You can find your key at ..."
     assert "6789" not in redact(text)

@@ -1,4 +1,5 @@
-"""Anthropic's Messages API (``POST /v1/messages``, streamed), through the official ``anthropic`` SDK."""
+"""The transport to Anthropic's Messages API (``POST /v1/messages``, streamed), through the official ``anthropic``
+SDK: its construction, the request it sends and how its errors read (the stream is parsed in ``_anthropic_stream``)."""
 
 from __future__ import annotations
 
@@ -10,43 +11,28 @@ import re
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from ai_widgets.events import (
-    ProviderToolResult,
-    ReasoningDelta,
-    ResponseCompleted,
-    ResponseStarted,
-    StatusUpdate,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDone,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageUpdate,
-)
-from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets._safe import redact
+from ai_widgets.events import StreamEvent
+from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
-from ai_widgets.outcome import ToolOutcome
-from ai_widgets.tools._formats import anthropic_tool
+from ai_widgets.transports._anthropic_stream import LABEL, PROVIDER_ID, MessagesParser, error_fields
 from ai_widgets.transports._base import ChatRequest
-from ai_widgets.transports._common import (
-    NO_KEY,
-    ModelImage,
+from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
+from ai_widgets.transports._errors import (
+    Failure,
     ProviderError,
-    RequestImages,
-    SSEDecoder,
-    body_chunks,
-    check_async_client,
-    check_connection_arguments,
+    broke_off,
     describe_status,
-    history,
-    import_sdk,
-    load_json,
+    http_failure,
     missing_key,
-    outcome_text,
-    own_data,
-    redact,
+    seconds_of,
+    timed_out,
+    unreachable,
 )
+from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import default_model
+from ai_widgets.transports._sse import sse_stream
+from ai_widgets.tools._formats import anthropic_tool
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
@@ -57,23 +43,8 @@ __all__ = ["AnthropicTransport"]
 
 JSON = dict[str, Any]
 
-_LABEL = "Anthropic"
 _KEY_HINT = "ANTHROPIC_API_KEY or api_key="
-#: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
-_PROVIDER_ID = "anthropic"
 
-_FINISH_REASONS = {
-    "end_turn": FinishReason.STOP,
-    "stop_sequence": FinishReason.STOP,
-    "tool_use": FinishReason.TOOL_CALLS,
-    "max_tokens": FinishReason.LENGTH,
-    "model_context_window_exceeded": FinishReason.LENGTH,
-    "refusal": FinishReason.CONTENT_FILTER,
-    # The server paused a long server-tool turn; the person can ask it to go on (the reply is kept as it is).
-    "pause_turn": FinishReason.STOP,
-}
-
-#: The largest image of a tool's result sent, in base64 characters (the API refuses images over 5 MB).
 _MAX_IMAGE_CHARS = 5 * 1024 * 1024
 #: The most base64 characters of images, and the most images, in one request: the Messages API takes requests of up
 #: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
@@ -167,15 +138,17 @@ class AnthropicTransport:
       (most of a long conversation's request CPU). Any client other than ``anthropic.AsyncAnthropic`` itself
       (Bedrock, Vertex, Foundry, AWS, a subclass), which may rewrite the body, gets it through ``messages.create``
       instead (the SDK's warnings about deprecated models come only there).
-    - Stream: the raw server-sent events are read off the SDK's response (no pydantic model per event, several
-      times cheaper). Usage: ``input_tokens`` counts the whole prompt (``input_tokens`` +
-      ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache reads,
-      ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries running
-      totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
-      ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long
-      server-tool turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
-      ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs
-      locally, result or not. Citations on text are not kept.
+    - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
+      (``_sse.sse_stream``) and parsed in ``_anthropic_stream`` (no pydantic model per event, several times cheaper);
+      nothing after ``message_stop`` is read, the rest of the body drained briefly; an event the body ends in without
+      its blank line is read when its data is whole JSON. Usage: ``input_tokens`` counts the whole prompt
+      (``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache
+      reads, ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries
+      running totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
+      ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long server-tool
+      turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
+      ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs locally,
+      result or not. Citations on text are not kept.
     - Errors: an in-band ``error`` event (``overloaded_error``, ...) and HTTP failures raise :class:`ProviderError`
       with Anthropic's message, never the key. Nothing is retried once the stream has begun.
     """
@@ -208,7 +181,7 @@ class AnthropicTransport:
             )
             if not _has_credentials(client):
                 if not (base_url or os.environ.get("ANTHROPIC_BASE_URL")):
-                    raise missing_key(_LABEL, "ANTHROPIC_API_KEY")
+                    raise missing_key(LABEL, "ANTHROPIC_API_KEY")
                 # A local server or proxy may need no key; a remote one answers 401, and the message names the key.
                 client = anthropic.AsyncAnthropic(
                     api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout
@@ -299,35 +272,19 @@ class AnthropicTransport:
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``.
 
         Raises:
             ProviderError: The request failed, or Anthropic reported an error in the stream; the message says why
                 and never contains the key.
         """
-        body = self.request_body(request)
-        parser = _StreamParser()
-        decoder = SSEDecoder(_LABEL)
-        try:
-            async with self._send(body) as response, body_chunks(response) as chunks:
-                async for chunk in chunks:
-                    for payload in decoder.feed(chunk):
-                        for event in parser.feed_payload(payload):
-                            yield event
-                for payload in decoder.close():
-                    for event in parser.feed_payload(payload):
-                        yield event
-        except ProviderError as exc:
-            raise ProviderError(redact(str(exc), *self._secrets)) from None
-        except Exception as exc:
-            error = self._map_error(exc)
-            if error is None:
-                raise
-            raise error from exc
+        parser = MessagesParser()
+        return sse_stream(lambda: self._send(request), parser, label=LABEL, map_error=self._map_error)
 
-    def _send(self, body: JSON) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _send(self, request: ChatRequest) -> contextlib.AbstractAsyncContextManager[Any]:
         """Sends the request; the streamed response, not read yet (the SDK's retries and HTTP errors included)."""
+        body = self.request_body(request)
         if type(self._client) is anthropic.AsyncAnthropic:
             return self._post(body)
         # The Bedrock, Vertex, Foundry and AWS clients rewrite the JSON body (the model moves into the URL), so it
@@ -357,35 +314,38 @@ class AnthropicTransport:
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
-    def _map_error(self, exc: Exception) -> ProviderError | None:
+    def _map_error(self, exc: Exception, responded: bool) -> ProviderError | None:
         """A clear, key-free error for what the SDK (or the connection under it) raised (``None``: raised as it is)."""
         match exc:
+            case ProviderError():  # raised while reading the stream: an in-band error, a malformed stream
+                return ProviderError(redact(str(exc), *self._secrets))
             case anthropic.APIStatusError():
-                error_type, message = _error_fields(exc.body)
+                error_type, message = error_fields(exc.body)
                 detail = redact(message or str(exc), *self._secrets)
                 if error_type and error_type not in detail:
                     detail = f"{error_type}: {detail}"
-                return ProviderError(describe_status(_LABEL, exc.status_code, detail, key_hint=_KEY_HINT))
+                return ProviderError(describe_status(LABEL, exc.status_code, detail, key_hint=_KEY_HINT))
             case anthropic.APITimeoutError():
-                timeout = getattr(self._client, "timeout", None)
-                within = f" within {timeout} s" if isinstance(timeout, (int, float)) else ""
-                return ProviderError(f"{_LABEL} did not answer{within}, even after retries.")
+                return timed_out(LABEL, seconds=seconds_of(getattr(self._client, "timeout", None)), responded=False)
             case anthropic.APIConnectionError():
-                cause = redact(str(exc.__cause__ or exc), *self._secrets)
-                return ProviderError(f"Could not reach {_LABEL} ({self._client.base_url}): {cause}")
+                return self._connection_failed(exc.__cause__ or exc, responded=False)
             case anthropic.AnthropicError():  # credentials that failed to load or refresh, and the like
-                return ProviderError(f"{_LABEL} request failed: {redact(str(exc), *self._secrets)}")
+                return ProviderError(f"{LABEL} request failed: {redact(str(exc), *self._secrets)}")
             case TypeError() if "authentication" in str(exc):
                 # A client given without any credential (the SDK raises this before sending anything).
-                return ProviderError(f"{_LABEL} needs an API key: set {_KEY_HINT}.")
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        # Errors of the HTTP library while the body streams (the SDK wraps only those before the first byte).
-        if "TimeoutException" in names:
-            return ProviderError(f"{_LABEL} stopped sending the reply (read timeout).")
-        if names & {"TransportError", "StreamError"}:
-            detail = redact(str(exc), *self._secrets)
-            return ProviderError(f"The connection to {_LABEL} broke off mid-reply: {type(exc).__name__}: {detail}")
+                return ProviderError(f"{LABEL} needs an API key: set {_KEY_HINT}.")
+        # The HTTP library's errors while the body streams (the SDK wraps only those before the first byte).
+        match http_failure(exc):
+            case Failure.TIMEOUT:
+                return timed_out(LABEL, seconds=seconds_of(getattr(self._client, "timeout", None)), responded=responded)
+            case Failure.CONNECTION:
+                return self._connection_failed(exc, responded=responded)
         return None
+
+    def _connection_failed(self, cause: BaseException, *, responded: bool) -> ProviderError:
+        if responded:
+            return broke_off(LABEL, cause=cause, secrets=self._secrets)
+        return unreachable(LABEL, base_url=str(self._client.base_url), cause=cause, secrets=self._secrets)
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------
@@ -460,7 +420,7 @@ def _image_block(image: ModelImage) -> JSON:
 
 def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
     """The thinking blocks a reasoning part stands for: none unless Anthropic signed them (see the class docstring)."""
-    data = own_data(part, _PROVIDER_ID)
+    data = own_data(part, PROVIDER_ID)
     if data is None:
         return []  # another provider's reasoning, or none signed: the API rejects thinking without a signature
     blocks = data.get("blocks")
@@ -477,7 +437,7 @@ def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
 def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
     """A call Anthropic ran: its ``server_tool_use`` block and its result block as it came, or nothing (no result
     block, or another provider's call)."""
-    data = own_data(part, _PROVIDER_ID)
+    data = own_data(part, PROVIDER_ID)
     result = data.get("result_block") if data is not None else None
     if not (
         isinstance(result, dict)
@@ -489,7 +449,7 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
     return [call, dict(result)]
 
 
-# --- stream mapping ---------------------------------------------------------------------------------------------------
+# --- sending -----------------------------------------------------------------------------------------------------------
 
 
 class _Streamed:
@@ -503,287 +463,3 @@ class _Streamed:
     def iter_bytes(self) -> AsyncIterator[bytes]:
         """The body, decoded (a compressed one)."""
         return self.http_response.aiter_bytes()
-
-
-def _load(payload: bytes) -> Any:
-    """A stream event's data, read (see ``load_json``)."""
-    try:
-        return load_json(payload)
-    except (ValueError, RecursionError):  # not JSON, or JSON Python will not read (too deep, a 5,000-digit integer)
-        text = payload[:200].decode("utf-8", "replace")
-        raise ProviderError(f"{_LABEL} sent a stream event that is not JSON: {text!r}") from None
-
-
-class _Block:
-    """What the parser keeps of one content block while it streams."""
-
-    __slots__ = ("call_id", "data", "input", "kind", "signature", "streamed_input", "thinking")
-
-    def __init__(self, kind: str, call_id: str = "") -> None:
-        self.kind = kind
-        self.call_id = call_id
-        self.streamed_input = False
-        self.input: Any = None
-        self.thinking: list[str] = []  # a thinking block's text, in pieces (joined only when needed)
-        self.signature = ""
-        self.data = ""  # a redacted_thinking block's encrypted data
-
-    def thinking_param(self) -> JSON:
-        """The block as it goes back to the API."""
-        if self.kind == "redacted_thinking":
-            return {"type": "redacted_thinking", "data": self.data}
-        return {"type": "thinking", "thinking": "".join(self.thinking), "signature": self.signature}
-
-
-#: What the status line says while one of Anthropic's server tools runs.
-_SERVER_TOOL_STATUS = {
-    "web_search": "Searching the web…",
-    "web_fetch": "Fetching a page…",
-    "code_execution": "Running code…",
-    "bash_code_execution": "Running code…",
-    "text_editor_code_execution": "Editing a file…",
-}
-
-
-class _StreamParser:
-    """Turns the Messages API's stream events (JSON objects) into ai_widgets events."""
-
-    __slots__ = ("_blocks", "_finish", "_reasoning", "_server_calls", "_usage")
-
-    def __init__(self) -> None:
-        self._blocks: dict[int, _Block] = {}
-        self._usage: JSON = {}
-        self._finish = FinishReason.STOP
-        self._server_calls: set[str] = set()
-        # The thinking blocks of the reasoning part the session is filling (it joins consecutive reasoning), or None
-        # once something else started a part.
-        self._reasoning: list[_Block] | None = None
-
-    def feed_payload(self, payload: bytes) -> list[StreamEvent]:
-        """The events for one stream event's ``data`` (JSON text).
-
-        Raises:
-            ProviderError: The data is not JSON, or is an error Anthropic reported.
-        """
-        data = _load(payload)
-        # Text deltas are nearly every event of a reply: handled here, the rest by ``feed``.
-        if type(data) is dict and data.get("type") == "content_block_delta":
-            delta = data.get("delta")
-            if type(delta) is dict and delta.get("type") == "text_delta":
-                text = delta.get("text")
-                if not text:
-                    return []
-                self._reasoning = None
-                return [TextDelta(text)]
-        return self.feed(data)
-
-    def feed(self, data: Any) -> list[StreamEvent]:
-        """The events for one stream event (its ``data``, read)."""
-        if not isinstance(data, dict):
-            return []
-        match data.get("type"):
-            case "content_block_delta":
-                return self._delta(data)
-            case "content_block_start":
-                return self._start(data)
-            case "content_block_stop":
-                return self._stop(data)
-            case "message_start":
-                return [ResponseStarted(), self._usage_update(_object(data.get("message")).get("usage"))]
-            case "message_delta":
-                reason = _object(data.get("delta")).get("stop_reason")
-                if isinstance(reason, str) and reason:
-                    self._finish = _FINISH_REASONS.get(reason, FinishReason.STOP)
-                return [self._usage_update(data.get("usage"))]
-            case "message_stop":
-                return [ResponseCompleted(self._finish)]
-            case "error":
-                error_type, message = _error_fields(data)
-                raise ProviderError(f"{_LABEL} reported an error mid-reply ({error_type or 'error'}): {message}")
-            case _:
-                return []  # ping, and events added after this was written
-
-    def _delta(self, data: JSON) -> list[StreamEvent]:
-        delta = _object(data.get("delta"))
-        match delta.get("type"):
-            case "text_delta":
-                text = delta.get("text")
-                if not text:
-                    return []
-                self._reasoning = None
-                return [TextDelta(text)]
-            case "input_json_delta":
-                piece = delta.get("partial_json")
-                if not piece:
-                    return []  # every call's input starts with "", a call without arguments has only that
-                block = self._call_block(data)
-                block.streamed_input = True
-                return [ToolCallDelta(block.call_id, piece)]
-            case "thinking_delta":
-                text = delta.get("thinking") or ""
-                if not text:
-                    return []
-                current = self._blocks.get(_index(data))
-                if current is not None:
-                    current.thinking.append(text)
-                return [ReasoningDelta(text)]
-            case "signature_delta":
-                current = self._blocks.get(_index(data))
-                if current is None or current.kind != "thinking":
-                    return []
-                current.signature = delta.get("signature") or ""
-                return [self._reasoning_data()]
-            case _:
-                return []  # citations_delta (not kept), and deltas added after this was written
-
-    def _start(self, data: JSON) -> list[StreamEvent]:
-        index = _index(data)
-        block = _object(data.get("content_block"))
-        kind = block.get("type")
-        match kind:
-            case "text":
-                self._blocks[index] = _Block("text")
-                text = block.get("text")
-                if not text:
-                    return []
-                self._reasoning = None
-                return [TextDelta(text)]
-            case "tool_use" | "server_tool_use":
-                call_id, name = block.get("id"), block.get("name")
-                if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
-                    raise ProviderError(f"{_LABEL} started a {kind} block without an id or name: {block!r:.200}")
-                started = self._blocks[index] = _Block(kind, call_id)
-                started.input = block.get("input")
-                self._reasoning = None
-                server = kind == "server_tool_use"
-                started_call = ToolCallStarted(call_id, name, provider_executed=server)
-                if not server:
-                    return [started_call]
-                self._server_calls.add(call_id)
-                # The status line says what Anthropic is doing until the result (or the next text) comes.
-                return [started_call, StatusUpdate(_SERVER_TOOL_STATUS.get(name, f"Running {name}…"))]
-            case "thinking" | "redacted_thinking":
-                return self._start_thinking(index, kind, block)
-            case str() if kind.endswith("_tool_result"):
-                self._blocks[index] = _Block("result")
-                call_id = block.get("tool_use_id")
-                if call_id not in self._server_calls:
-                    return []  # a result for no call of this response: nothing to attach it to
-                data = {"result_block": block}
-                return [ProviderToolResult(call_id, _server_outcome(block), provider=_PROVIDER_ID, provider_data=data)]
-            case _:
-                self._blocks[index] = _Block("other")
-                return []
-
-    def _start_thinking(self, index: int, kind: str, block: JSON) -> list[StreamEvent]:
-        started = self._blocks[index] = _Block(kind)
-        started.data = block.get("data") or ""
-        started.signature = block.get("signature") or ""
-        text = block.get("thinking") or ""
-        if self._reasoning is None:
-            self._reasoning = []
-        self._reasoning.append(started)
-        events: list[StreamEvent] = []
-        if text:
-            started.thinking.append(text)
-            events.append(ReasoningDelta(text))
-        if kind == "redacted_thinking" or started.signature or len(self._reasoning) > 1:
-            events.append(self._reasoning_data())
-        return events
-
-    def _stop(self, data: JSON) -> list[StreamEvent]:
-        block = self._blocks.get(_index(data))
-        if block is None:
-            return []
-        if block.kind in ("tool_use", "server_tool_use"):
-            if block.streamed_input:
-                return [ToolCallArgumentsDone(block.call_id)]
-            # No input streamed: the start's input (``{}`` for a call without arguments) is the whole of it.
-            whole = json.dumps(block.input) if isinstance(block.input, dict) and block.input else "{}"
-            return [ToolCallDelta(block.call_id, whole), ToolCallArgumentsDone(block.call_id)]
-        if block.kind == "thinking" and self._reasoning is not None and len(self._reasoning) > 1:
-            return [self._reasoning_data()]  # the joined part's blocks, now complete
-        return []
-
-    def _call_block(self, data: JSON) -> _Block:
-        block = self._blocks.get(_index(data))
-        if block is None or not block.call_id:
-            raise ProviderError(
-                f"{_LABEL} sent tool input for content block {data.get('index')!r}, which is not a tool call"
-            )
-        return block
-
-    def _reasoning_data(self) -> ReasoningDelta:
-        """The provider data of the reasoning part being filled (it replaces what the part had)."""
-        blocks = self._reasoning or []
-        if len(blocks) == 1 and blocks[0].kind == "thinking":
-            data: JSON = {"signature": blocks[0].signature}
-        else:
-            data = {"blocks": [b.thinking_param() for b in blocks]}
-        return ReasoningDelta("", provider=_PROVIDER_ID, provider_data=data)
-
-    def _usage_update(self, usage: Any) -> UsageUpdate:
-        if isinstance(usage, dict):
-            # message_delta carries running totals; fields it leaves out (or sends as null) keep their value.
-            self._usage.update((k, v) for k, v in usage.items() if v is not None)
-        u = self._usage
-        cached = _int(u.get("cache_read_input_tokens"))
-        details = u.get("output_tokens_details")
-        return UsageUpdate(
-            input_tokens=_int(u.get("input_tokens")) + _int(u.get("cache_creation_input_tokens")) + cached,
-            output_tokens=_int(u.get("output_tokens")),
-            cached_tokens=cached,
-            reasoning_tokens=_int(details.get("thinking_tokens")) if isinstance(details, dict) else 0,
-        )
-
-
-def _index(data: JSON) -> int:
-    """A content block event's ``index``; -1 (no block) when it is missing or not an integer."""
-    index = data.get("index")
-    return index if type(index) is int else -1
-
-
-def _object(value: Any) -> JSON:
-    """``value`` when it is a JSON object, else an empty one (a field the stream left out, or sent malformed)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
-def _server_outcome(block: JSON) -> ToolOutcome:
-    """The outcome of a call Anthropic ran, for people: the result's content without its opaque parts (the block
-    itself goes back to the API from the call's provider data), and the URLs it found as citations."""
-    content = block.get("content")
-    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
-        code = content.get("error_code") or content.get("type")
-        return ToolOutcome.failure(f"{block.get('type')} failed: {code}", retryable=False)
-    items = content if isinstance(content, list) else [content]
-    citations = [
-        {"url": item["url"], "title": item.get("title")}
-        for item in items
-        if isinstance(item, dict) and isinstance(item.get("url"), str)
-    ]
-    return ToolOutcome.success(_readable(content), citations=citations)
-
-
-def _readable(value: Any) -> Any:
-    """``value`` without the encrypted fields people cannot read (``encrypted_content``, ``encrypted_index``)."""
-    if isinstance(value, list):
-        return [_readable(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _readable(item) for key, item in value.items() if not key.startswith("encrypted_")}
-    return value
-
-
-# --- error mapping ----------------------------------------------------------------------------------------------------
-
-
-def _error_fields(body: Any) -> tuple[str | None, str | None]:
-    """``error.type`` and ``error.message`` of an Anthropic error body, where present."""
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return None, None
-    error_type, message = error.get("type"), error.get("message")
-    return (error_type if isinstance(error_type, str) else None, message if isinstance(message, str) else None)

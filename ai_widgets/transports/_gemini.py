@@ -1,5 +1,6 @@
-"""Google's Gemini models (``streamGenerateContent``, server-sent events), through the official ``google-genai`` SDK:
-the Gemini Developer API or Vertex AI."""
+"""The transport to Google's Gemini models (``streamGenerateContent``, server-sent events), through the official
+``google-genai`` SDK, on the Gemini Developer API or Vertex AI: its construction, the request it sends and how its
+errors read (the SDK's chunks are parsed in ``_gemini_stream``)."""
 
 from __future__ import annotations
 
@@ -9,40 +10,31 @@ import json
 import math
 import os
 import re
-import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
-from ai_widgets.events import (
-    ReasoningDelta,
-    ResponseCompleted,
-    ResponseStarted,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDone,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageUpdate,
-)
-from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets._safe import redact
+from ai_widgets.events import ResponseStarted, StreamEvent
+from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
-from ai_widgets.tools._formats import gemini_function_declaration
 from ai_widgets.transports._base import ChatRequest
-from ai_widgets.transports._common import (
-    NO_KEY,
-    ModelImage,
+from ai_widgets.transports._client import NO_KEY, check_connection_arguments, import_sdk
+from ai_widgets.transports._errors import (
+    Failure,
     ProviderError,
-    RequestImages,
-    check_connection_arguments,
+    broke_off,
     describe_status,
-    history,
-    import_sdk,
+    http_failure,
     missing_key,
-    outcome_text,
-    own_data,
-    redact,
+    timed_out,
+    unreachable,
 )
+from ai_widgets.transports._gemini_arguments import LABEL
+from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
+from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+from ai_widgets.transports._sse import StreamParser
+from ai_widgets.tools._formats import gemini_function_declaration
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
 
@@ -58,12 +50,9 @@ JSON = dict[str, Any]
 #: table of every provider's default.
 DEFAULT_MODEL = DEFAULT_MODELS["gemini"]
 
-_LABEL = "Gemini"
 _KEY_VARIABLES = "GEMINI_API_KEY or GOOGLE_API_KEY"
 _KEY_HINT = f"{_KEY_VARIABLES}, or api_key="
 _VERTEX_HINT = "the Google Cloud credentials (gcloud auth application-default login), or api_key="
-#: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
-_PROVIDER_ID = "gemini"
 
 #: The thought signature Google documents for a function call Gemini did not sign (a conversation that began with
 #: another provider, a signature lost): Gemini 3 refuses a step whose first function call has none. It goes as the
@@ -85,34 +74,6 @@ _SERVER_DEADLINE = 20 * 60
 _MAX_IMAGE_CHARS = 7_000_000
 _MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 3000
-
-_FINISH_REASONS = {
-    "STOP": FinishReason.STOP,
-    "MAX_TOKENS": FinishReason.LENGTH,
-    **dict.fromkeys(
-        (
-            "SAFETY",
-            "RECITATION",
-            "LANGUAGE",
-            "BLOCKLIST",
-            "PROHIBITED_CONTENT",
-            "SPII",
-            "IMAGE_SAFETY",
-            "IMAGE_PROHIBITED_CONTENT",
-            "IMAGE_RECITATION",
-            "MODEL_ARMOR",
-        ),
-        FinishReason.CONTENT_FILTER,
-    ),
-}
-# Finish reasons that say the reply went wrong: raised with Gemini's own message.
-_FAILED_REASONS = {
-    "MALFORMED_FUNCTION_CALL": "the model wrote a function call that is not valid",
-    "UNEXPECTED_TOOL_CALL": "the model called a tool it was not offered",
-    "TOO_MANY_TOOL_CALLS": "the model made too many tool calls",
-    "MISSING_THOUGHT_SIGNATURE": "a function call in the history lacks its thought signature",
-    "MALFORMED_RESPONSE": "the response was malformed",
-}
 
 
 def _truthy_env(*names: str) -> bool | None:
@@ -386,7 +347,7 @@ class GeminiTransport:
 
     def _own(self, part: Any) -> JSON | None:
         """A part's provider data when this transport's API issued it (Gemini's, from the same API), else ``None``."""
-        data = own_data(part, _PROVIDER_ID)
+        data = own_data(part, PROVIDER_ID)
         if data is None or bool(data.get("vertexai")) != self._vertexai:
             return None
         return data
@@ -445,16 +406,22 @@ class GeminiTransport:
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``.
 
+        The SDK reads Gemini's server-sent events itself (it sends the request when the first chunk is read, and
+        closes the response at its end), so this is the one transport that does not read through ``sse_stream``;
+        it follows the same steps: ``ResponseStarted`` once the response began (with its first chunk), each chunk to
+        the parser, the parser's ``end`` after the last, the response closed however the reading ends.
+
         Raises:
             ProviderError: The request failed (HTTP status, timeout, connection, credentials, an error in the stream),
                 or the reply went wrong (a blocked prompt, a malformed call); the message says why and never contains
                 a key.
         """
         body = self.request_body(request)
-        mapper = _StreamMapper(self._vertexai)
-        reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
         if not body.get("contents"):
-            raise ProviderError(f"{_LABEL} needs at least one message to answer")
+            raise ProviderError(f"{LABEL} needs at least one message to answer")
+        parser: StreamParser[Any] = GeminiParser(self._vertexai)  # the protocol every transport's parser keeps
+        responded = False  # a chunk came: nothing is retried
+        reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
         try:
             # The body goes as it is (see the class docstring): the SDK merges ``extra_body`` over what it built,
             # ``contents`` included, so the history is not given to the SDK to be converted to its types and back
@@ -470,16 +437,22 @@ class GeminiTransport:
             reading = True
             try:
                 async for chunk in stream:
-                    for event in mapper.map(chunk):
+                    if not responded:
+                        responded = True
+                        yield ResponseStarted()
+                    for event in parser.feed(chunk):
                         yield event
+            except genai_errors.UnknownApiResponseError as exc:
+                if not _cut_off(exc):
+                    raise
+                # A chunk cut off before its JSON ends, as the SDK hands on a last event without its blank line: the
+                # reply ends there, as every transport's does (``_sse``), and reads as broken off unless finished.
             finally:
                 await stream.aclose()  # closes the response at once, also when the turn stops mid-stream
-            for event in mapper.finish():
+            for event in parser.end():
                 yield event
-        except ProviderError as exc:
-            raise ProviderError(redact(str(exc), *self._secrets)) from None
         except Exception as exc:
-            error = self._map_error(exc, responded=mapper.started, reading=reading)
+            error = self._map_error(exc, responded=responded, reading=reading)
             if error is None:
                 raise
             raise error from None
@@ -499,38 +472,38 @@ class GeminiTransport:
         hint = _VERTEX_HINT if self._vertexai else _KEY_HINT
         names = {cls.__name__ for cls in type(exc).__mro__}
         match exc:
+            case ProviderError():  # raised by the parser: a blocked prompt, a malformed call
+                return ProviderError(redact(str(exc), *self._secrets))
             case genai_errors.APIError():
                 status = exc.status if isinstance(exc.status, str) else ""
                 message = exc.message if isinstance(exc.message, str) else str(exc)
                 detail = redact(f"{status}: {message}" if status and status not in message else message, *self._secrets)
                 code = exc.code if isinstance(exc.code, int) else 0
                 if responded:
-                    return ProviderError(f"{_LABEL} reported an error mid-reply ({code}): {detail}")
+                    return ProviderError(f"{LABEL} reported an error mid-reply ({code}): {detail}")
                 if code == 400 and _invalid_key(exc):
-                    return ProviderError(f"{_LABEL} rejected the API key (400): check {hint}. {detail}")
-                return ProviderError(describe_status(_LABEL, code, detail, key_hint=hint))
+                    return ProviderError(f"{LABEL} rejected the API key (400): check {hint}. {detail}")
+                return ProviderError(describe_status(LABEL, code, detail, key_hint=hint))
             case genai_errors.UnknownApiResponseError():
                 return ProviderError(
-                    f"{_LABEL} sent a stream chunk that is not JSON: {redact(str(exc), *self._secrets)}"
+                    f"{LABEL} sent a stream chunk that is not JSON: {redact(str(exc), *self._secrets)}"
                 )
         if "ValidationError" in names:  # a chunk (or, before the request, the config) the SDK's types do not take
             detail = redact(str(exc), *self._secrets)[:500]
             return ProviderError(
-                f"{_LABEL}: the SDK could not read {'a chunk of the reply' if reading else 'the request'}: {detail}"
+                f"{LABEL}: the SDK could not read {'a chunk of the reply' if reading else 'the request'}: {detail}"
             )
         if "GoogleAuthError" in names:  # Vertex AI credentials that failed to load or refresh
             detail = redact(str(exc), *self._secrets)
-            return ProviderError(f"{_LABEL} (Vertex AI) could not get credentials: {detail}. Check {_VERTEX_HINT}.")
-        if "TimeoutException" in names:
-            if responded:
-                return ProviderError(f"{_LABEL} stopped sending the reply (read timeout).")
-            within = f" within {self._timeout:g} s" if self._timeout is not None else ""
-            return ProviderError(f"{_LABEL} did not answer{within}, even after retries.")
-        if names & {"ConnectError", "NetworkError", "TransportError", "StreamError", "RemoteProtocolError"}:
-            detail = redact(str(exc.__cause__ or exc), *self._secrets)
-            if responded:
-                return ProviderError(f"The connection to {_LABEL} broke off mid-reply: {type(exc).__name__}: {detail}")
-            return ProviderError(f"Could not reach {_LABEL}: {type(exc).__name__}: {detail}")
+            return ProviderError(f"{LABEL} (Vertex AI) could not get credentials: {detail}. Check {_VERTEX_HINT}.")
+        match http_failure(exc):
+            case Failure.TIMEOUT:
+                return timed_out(LABEL, seconds=self._timeout, responded=responded)
+            case Failure.CONNECTION:
+                cause = exc.__cause__ or exc
+                if responded:
+                    return broke_off(LABEL, cause=cause, secrets=self._secrets)
+                return unreachable(LABEL, base_url=None, cause=cause, secrets=self._secrets)
         return None
 
 
@@ -549,7 +522,7 @@ def _make_client(
     )
     if not vertex and not (api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
         if not (base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")):
-            raise missing_key(_LABEL, _KEY_VARIABLES)
+            raise missing_key(LABEL, _KEY_VARIABLES)
         api_key = NO_KEY  # a local server or proxy may need no key; a remote one answers with a message about it
     options = genai_types.HttpOptions(
         base_url=base_url,
@@ -566,7 +539,22 @@ def _make_client(
     except Exception as exc:  # missing project or credentials for Vertex AI, and the like
         detail = redact(str(exc), api_key)
         hint = f" Check {_VERTEX_HINT}." if vertex else ""
-        raise ProviderError(f"{_LABEL} client could not be created: {detail}{hint}") from None
+        raise ProviderError(f"{LABEL} client could not be created: {detail}{hint}") from None
+
+
+# What a JSON value cut off before its end may end in, where Python's reader stops: a number, or part of a literal.
+_PARTIAL_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+
+
+def _cut_off(exc: Exception) -> bool:
+    """Whether the chunk the SDK could not read is JSON that stops before its end (a prefix of a JSON value), rather
+    than data that is not JSON. The SDK does not say whether the chunk was the body's last, so the data tells."""
+    error = exc.__cause__
+    if not isinstance(error, json.JSONDecodeError):
+        return False
+    if error.msg.startswith("Unterminated string"):  # no closing quote up to the end: cut inside a string
+        return True
+    return _PARTIAL_VALUE.fullmatch(error.doc[error.pos :].rstrip()) is not None
 
 
 def _invalid_key(exc: Any) -> bool:
@@ -625,289 +613,3 @@ class _DisplayNames:
 
 
 _EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
-
-
-# --- stream mapping ---------------------------------------------------------------------------------------------------
-
-_PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
-
-
-def _json_path(path: Any) -> tuple[str | int, ...] | None:
-    """The steps of a JSON path such as ``$.a.b[0]`` or ``$['a b']``, or ``None`` when it is not one."""
-    if not isinstance(path, str) or not path.startswith("$"):
-        return None
-    steps: list[str | int] = []
-    position = 1
-    while position < len(path):
-        match = _PATH_STEP.match(path, position)
-        if match is None:
-            return None
-        name, index, single, double = match.groups()
-        steps.append(int(index) if index is not None else next(s for s in (name, single, double) if s is not None))
-        position = match.end()
-    return tuple(steps) or None
-
-
-class _Container:
-    __slots__ = ("array", "count", "keys", "path")
-
-    def __init__(self, path: tuple[str | int, ...], array: bool) -> None:
-        self.path = path
-        self.array = array
-        self.count = 0
-        self.keys: set[str] = set()
-
-
-class _ArgumentsWriter:
-    """Writes a call's arguments as JSON text from Vertex AI's streamed partial arguments (a JSON path and a value
-    each, strings in pieces), in the order they come, so they stream key by key like any provider's arguments.
-
-    Paths come in the order the model writes the JSON; one that goes back into a member already written cannot be
-    written as JSON text and is a :class:`ProviderError`.
-    """
-
-    __slots__ = ("_containers", "_name", "_open_string")
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._containers: list[_Container] = []
-        self._open_string: tuple[str | int, ...] | None = None
-
-    def feed(self, argument: Any) -> str:
-        path = _json_path(getattr(argument, "json_path", None))
-        if path is None:
-            raise ProviderError(
-                f"{_LABEL} streamed an argument of {self._name} at a path that is not a JSON path: "
-                f"{getattr(argument, 'json_path', None)!r:.100}"
-            )
-        string = argument.string_value
-        more = bool(argument.will_continue)
-        out: list[str] = []
-        if not self._containers:
-            self._containers.append(_Container((), array=False))
-            out.append("{")
-        if self._open_string is not None:
-            if path == self._open_string:
-                if string:
-                    out.append(_escape(string))
-                if not more:
-                    out.append('"')
-                    self._open_string = None
-                return "".join(out)
-            out.append('"')
-            self._open_string = None
-        parent, leaf = path[:-1], path[-1]
-        containers = self._containers
-        while len(containers) > 1 and parent[: len(containers[-1].path)] != containers[-1].path:
-            out.append("]" if containers.pop().array else "}")
-        for depth in range(len(containers[-1].path), len(parent)):
-            step = parent[depth]
-            following = parent[depth + 1] if depth + 1 < len(parent) else leaf
-            out.append(self._member(containers[-1], step, path))
-            opened = _Container(parent[: depth + 1], array=isinstance(following, int))
-            containers.append(opened)
-            out.append("[" if opened.array else "{")
-        out.append(self._member(containers[-1], leaf, path))
-        if string is not None:
-            out.append('"' + _escape(string))
-            if more:
-                self._open_string = path
-            else:
-                out.append('"')
-        elif argument.bool_value is not None:
-            out.append("true" if argument.bool_value else "false")
-        elif argument.number_value is not None:
-            out.append(_number(argument.number_value))
-        else:
-            out.append("null")
-        return "".join(out)
-
-    def close(self) -> str:
-        """The text that completes the arguments (``{}`` when none came)."""
-        if not self._containers:
-            return "{}"
-        out = ['"'] if self._open_string is not None else []
-        self._open_string = None
-        while self._containers:
-            out.append("]" if self._containers.pop().array else "}")
-        return "".join(out)
-
-    def _member(self, container: _Container, step: str | int, path: tuple[str | int, ...]) -> str:
-        if container.array:
-            valid = isinstance(step, int) and step == container.count
-        else:
-            valid = isinstance(step, str) and step not in container.keys
-            if valid:
-                container.keys.add(str(step))
-        if not valid:
-            shown = "$" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in path)
-            raise ProviderError(
-                f"{_LABEL} streamed the arguments of {self._name} out of order (at {shown}); they cannot be read"
-            )
-        # The spacing of json.dumps, as the arguments of a call that came whole are written.
-        separator = ", " if container.count else ""
-        container.count += 1
-        return separator if container.array else f"{separator}{json.dumps(step, ensure_ascii=False)}: "
-
-
-def _escape(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
-
-
-def _number(value: float) -> str:
-    if not math.isfinite(value):
-        return "null"
-    if float(value).is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return json.dumps(value)
-
-
-def _text(value: Any) -> str:
-    """An SDK enum's (or a string's) value, ``""`` for none."""
-    value = getattr(value, "value", value)
-    return value if isinstance(value, str) else ""
-
-
-class _StreamMapper:
-    """Turns the SDK's ``GenerateContentResponse`` chunks into ai_widgets events."""
-
-    __slots__ = ("_calls", "_finish", "_finish_message", "_streaming", "_usage", "_vertexai", "started")
-
-    def __init__(self, vertexai: bool) -> None:
-        self._vertexai = vertexai
-        self.started = False
-        self._calls = 0
-        self._finish = ""
-        self._finish_message = ""
-        self._streaming: tuple[str, _ArgumentsWriter] | None = None  # the call whose arguments stream, if any
-        self._usage: UsageUpdate | None = None
-
-    def map(self, chunk: Any) -> list[StreamEvent]:
-        """The events for one chunk."""
-        events: list[StreamEvent] = []
-        if not self.started:
-            self.started = True
-            events.append(ResponseStarted())
-        feedback = getattr(chunk, "prompt_feedback", None)
-        blocked = _text(getattr(feedback, "block_reason", None))
-        if blocked:
-            message = getattr(feedback, "block_reason_message", None) or "no reason given"
-            raise ProviderError(f"{_LABEL} blocked the prompt ({blocked}): {message}")
-        candidates = getattr(chunk, "candidates", None) or []
-        if candidates:
-            candidate = candidates[0]
-            content = getattr(candidate, "content", None)
-            for part in getattr(content, "parts", None) or ():
-                events += self._part(part)
-            reason = _text(getattr(candidate, "finish_reason", None))
-            if reason:
-                self._finish = reason
-                self._finish_message = getattr(candidate, "finish_message", None) or ""
-        usage = self._usage_update(getattr(chunk, "usage_metadata", None))
-        if usage is not None:
-            events.append(usage)
-        return events
-
-    def finish(self) -> list[StreamEvent]:
-        """The events after the last chunk: the response's end, when Gemini said why it ended (else none: the
-        session reports a reply that broke off)."""
-        if not self._finish:
-            return []
-        events = self._end_streaming()
-        if self._finish in _FAILED_REASONS:
-            said = f": {self._finish_message}" if self._finish_message else ""
-            raise ProviderError(f"{_LABEL} stopped the reply ({self._finish}): {_FAILED_REASONS[self._finish]}{said}")
-        reason = _FINISH_REASONS.get(self._finish, FinishReason.STOP)
-        if reason is FinishReason.STOP and self._calls:
-            reason = FinishReason.TOOL_CALLS
-        events.append(ResponseCompleted(reason))
-        return events
-
-    def _part(self, part: Any) -> list[StreamEvent]:
-        signature = part.thought_signature
-        data: JSON | None = None
-        if signature:
-            data = {"thought_signature": base64.b64encode(signature).decode("ascii")}
-            if self._vertexai:
-                data["vertexai"] = True
-        call = part.function_call
-        if call is not None and call.name:
-            return self._start_call(call, data)
-        events: list[StreamEvent] = []
-        if call is not None:
-            events += self._continue_call(call)
-        elif part.text:
-            events += self._end_streaming()
-            events.append(ReasoningDelta(part.text) if part.thought else TextDelta(part.text))
-        if data is not None:
-            # A signature on anything but a call's start: stored on a reasoning part (see GeminiTransport).
-            events.append(ReasoningDelta("", provider=_PROVIDER_ID, provider_data=data))
-        return events
-
-    def _start_call(self, call: Any, data: JSON | None) -> list[StreamEvent]:
-        events = self._end_streaming()
-        self._calls += 1
-        if isinstance(call.id, str) and call.id:
-            call_id = call.id
-            data = {**(data or {}), "id": call.id}
-            if self._vertexai:
-                data["vertexai"] = True
-        else:
-            call_id = f"gemini_call_{uuid.uuid4().hex[:20]}"
-        provider = _PROVIDER_ID if data is not None else None
-        if not call.will_continue and not call.partial_args:
-            arguments = json.dumps(call.args, ensure_ascii=False) if call.args else "{}"
-            events.append(ToolCallStarted(call_id, call.name, arguments, provider=provider, provider_data=data))
-            return events
-        events.append(ToolCallStarted(call_id, call.name, provider=provider, provider_data=data))
-        self._streaming = (call_id, _ArgumentsWriter(call.name))
-        return events + self._continue_call(call)
-
-    def _continue_call(self, call: Any) -> list[StreamEvent]:
-        if self._streaming is None:
-            if call.partial_args:
-                raise ProviderError(f"{_LABEL} streamed function-call arguments for no call")
-            return []  # a stray end of a call
-        call_id, writer = self._streaming
-        events: list[StreamEvent] = []
-        text = "".join(writer.feed(argument) for argument in call.partial_args or ())
-        if text:
-            events.append(ToolCallDelta(call_id, text))
-        if not call.will_continue:
-            events += self._end_streaming()
-        return events
-
-    def _end_streaming(self) -> list[StreamEvent]:
-        """Completes the arguments of the call that was streaming, if any."""
-        if self._streaming is None:
-            return []
-        call_id, writer = self._streaming
-        self._streaming = None
-        return [ToolCallDelta(call_id, writer.close()), ToolCallArgumentsDone(call_id)]
-
-    def _usage_update(self, usage: Any) -> UsageUpdate | None:
-        if usage is None:
-            return None
-        counts = [
-            getattr(usage, name, None)
-            for name in (
-                "prompt_token_count",
-                "tool_use_prompt_token_count",
-                "candidates_token_count",
-                "thoughts_token_count",
-                "cached_content_token_count",
-            )
-        ]
-        if all(count is None for count in counts):
-            return None  # a chunk with only the traffic type
-        prompt, tool_prompt, candidates, thoughts, cached = (c if isinstance(c, int) else 0 for c in counts)
-        update = UsageUpdate(
-            input_tokens=prompt + tool_prompt,
-            output_tokens=candidates + thoughts,
-            cached_tokens=cached,
-            reasoning_tokens=thoughts,
-        )
-        if update == self._usage:
-            return None
-        self._usage = update
-        return update

@@ -1,49 +1,27 @@
-"""OpenAI's Chat Completions API (``POST /chat/completions``, streamed), and every server that speaks it (Ollama,
-vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through the official ``openai`` SDK."""
+"""The transport to OpenAI's Chat Completions API (``POST /chat/completions``, streamed) and every server that speaks
+it (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Qwen/DashScope), through the official ``openai``
+SDK: its construction, the key each host gets, and the request it sends (the stream is parsed in
+``_openai_chat_stream``, the SDK's errors read in ``_openai_errors``)."""
 
 from __future__ import annotations
 
-import json
 import os
-import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from ai_widgets.events import (
-    ReasoningDelta,
-    ResponseCompleted,
-    ResponseStarted,
-    StreamEvent,
-    TextDelta,
-    ToolCallArgumentsDone,
-    ToolCallDelta,
-    ToolCallStarted,
-    UsageUpdate,
-)
-from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.events import StreamEvent
+from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, ToolChoice
-from ai_widgets.tools._formats import openai_chat_tool
 from ai_widgets.transports._base import ChatRequest
-from ai_widgets.transports._common import (
-    NO_KEY,
-    ProviderError,
-    RequestImages,
-    SSEDecoder,
-    arguments_json,
-    body_chunks,
-    check_async_client,
-    check_connection_arguments,
-    drain,
-    history,
-    import_sdk,
-    load_json,
-    missing_key,
-    outcome_text,
-    unreadable_payload,
-)
+from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
+from ai_widgets.transports._errors import ProviderError, missing_key
+from ai_widgets.transports._history import RequestImages, arguments_json, history, outcome_text
 from ai_widgets.transports._models import default_model
-from ai_widgets.transports._openai_errors import map_openai_error, stream_error
+from ai_widgets.transports._openai_chat_stream import ChatCompletionsParser
+from ai_widgets.transports._openai_errors import map_openai_error
+from ai_widgets.transports._sse import sse_stream
+from ai_widgets.tools._formats import openai_chat_tool
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -74,15 +52,6 @@ _MAX_REQUEST_IMAGES = 500
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-
-_FINISH_REASONS = {
-    "stop": FinishReason.STOP,
-    "tool_calls": FinishReason.TOOL_CALLS,
-    "function_call": FinishReason.TOOL_CALLS,
-    "length": FinishReason.LENGTH,
-    "content_filter": FinishReason.CONTENT_FILTER,
-    "error": FinishReason.ERROR,
-}
 
 
 def _identify(base_url: str | None) -> tuple[str, str | None, str]:
@@ -155,17 +124,18 @@ class OpenAIChatTransport:
       expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
     - The body goes to the SDK as it is built (``extra_body``), not as typed arguments, which the SDK would walk
       against its types (most of a long conversation's request CPU) only to write the same JSON.
-    - Stream: the raw server-sent events are read off the SDK's response and parsed here (no pydantic model per
-      chunk, several times cheaper); nothing after ``data: [DONE]`` is read as the reply (the rest of the body is
-      drained briefly, so the connection is reused), and an event the body ends in without its blank line is
-      incomplete, as for the SDK. ``delta.refusal`` is shown as text (the finish reason stays as sent);
-      ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as
-      reasoning; tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and
-      a different id at a used index starts a new call (servers that put every call at index 0); a call without id
-      gets a generated one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather
-      than text are taken as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or
-      DeepSeek's ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so
-      its usage is inside it. A stream that ends without a finish reason is reported as broken off.
+    - Stream: the raw server-sent events are read off the SDK's response by the loop every SSE transport shares
+      (``_sse.sse_stream``) and parsed in ``_openai_chat_stream`` (no pydantic model per chunk, several times cheaper);
+      nothing after ``data: [DONE]`` is read as the reply (the rest of the body is drained briefly, so the connection is
+      reused), and an event the body ends in without its blank line is read when its data is whole JSON (dropped, and
+      the reply broken off, when it is not). ``delta.refusal`` is shown as text (the finish reason stays as sent);
+      ``delta.reasoning_content`` (DeepSeek, Qwen, vLLM) or ``delta.reasoning`` (Groq, Ollama, OpenRouter) as reasoning;
+      tool calls are keyed by ``index``, keep their first non-empty id (Qwen repeats ``"id": ""``), and a different id
+      at a used index starts a new call (servers that put every call at index 0); a call without id gets a generated
+      one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather than text are taken
+      as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or DeepSeek's
+      ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so its usage is
+      inside it. A stream that ends without a finish reason is reported as broken off.
     - Errors: an in-band ``{"error": ...}`` event (Groq's ``tool_use_failed``, OpenRouter's mid-stream errors) and
       HTTP failures raise :class:`ProviderError` with the provider's message, never the key (the wording is shared
       with the Responses transport); no tool call of a failed reply is reported as complete.
@@ -281,46 +251,29 @@ class OpenAIChatTransport:
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's reply to ``request`` as events.
 
         Raises:
             ProviderError: The request failed (HTTP status, timeout, connection, an in-band error event, data
                 that is not JSON); the message says why and never contains the key.
         """
+        parser = ChatCompletionsParser(self._label)
+        return sse_stream(lambda: self._send(request), parser, label=self._label, map_error=self._map_error)
+
+    def _send(self, request: ChatRequest) -> Any:
+        """Sends the request; the SDK's streamed response, not read yet."""
         body = self.request_body(request)
         # The body goes whole as ``extra_body``, which the SDK merges into the JSON as it is, over its arguments: the
         # messages given as an argument would be walked against the SDK's types (nine tenths of a long request's
         # CPU) to the same JSON, so that argument is empty. The raw response: the SDK sends the request (retries,
-        # HTTP errors) and the SSE is read here, with no pydantic model per chunk.
+        # HTTP errors) and the SSE is read by ``sse_stream``, with no pydantic model per chunk.
         create: Any = self._client.chat.completions.with_streaming_response.create
-        required = {"model": body["model"], "messages": (), "stream": body["stream"]}
-        parser = _ChunkParser(self._label)
-        decoder = SSEDecoder(self._label)
-        responded = False  # once the response began, nothing is retried
-        try:
-            async with create(**required, extra_body=body) as response, body_chunks(response) as chunks:
-                responded = True
-                yield ResponseStarted()
-                async for chunk in chunks:
-                    for payload in decoder.feed(chunk):
-                        for event in parser.feed(payload):
-                            yield event
-                    if parser.done:
-                        await drain(chunks)
-                        break
-                # An event the body ended in, without its blank line, is incomplete: not read (as the SDK does).
-            for event in parser.end():
-                yield event
-        except Exception as exc:
-            error = self._map_error(exc, responded=responded)
-            if error is None:
-                raise
-            raise error from None
+        return create(model=body["model"], messages=(), stream=body["stream"], extra_body=body)
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
-    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+    def _map_error(self, exc: Exception, responded: bool) -> ProviderError | None:
         """A clear, key-free error for what the SDK raised (``None``: not the SDK's, raised as it is)."""
         return map_openai_error(
             exc, label=self._label, key_hint=self._key_hint, client=self._client, responded=responded
@@ -406,212 +359,3 @@ def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
     if choice.mode == "tool":
         return {"type": "function", "function": {"name": choice.tool_name}}
     return choice.mode
-
-
-# --- stream mapping ---------------------------------------------------------------------------------------------------
-
-
-class _Call:
-    """A tool call being streamed."""
-
-    __slots__ = ("has_arguments", "id", "name", "pending", "started")
-
-    def __init__(self) -> None:
-        self.id: str | None = None
-        self.name: str | None = None
-        self.started = False
-        self.has_arguments = False
-        self.pending: list[str] = []  # arguments that came before the name
-
-
-class _ChunkParser:
-    """Turns the stream's chunks (the JSON of each ``data:`` line) into stream events; one per request."""
-
-    __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_held", "_label", "done")
-
-    def __init__(self, label: str) -> None:
-        self._label = label
-        self._calls: list[_Call] = []
-        self._by_index: dict[int, _Call] = {}
-        self._finish: FinishReason | None = None
-        self._completed = False
-        self._held = ""  # whitespace after a call began: text only if more text follows
-        self.done = False  # ``[DONE]`` came: nothing after it is read
-
-    def feed(self, payload: bytes) -> list[StreamEvent]:
-        """The events of one ``data:`` payload.
-
-        Raises:
-            ProviderError: The payload is an error the provider reported, or cannot be read.
-        """
-        if self.done:
-            return []
-        try:
-            chunk = load_json(payload)
-        except (ValueError, RecursionError) as exc:
-            if payload.strip().startswith(b"[DONE]"):  # the end, as OpenAI marks it
-                self.done = True
-                return []
-            raise unreadable_payload(self._label, exc) from None
-        if not isinstance(chunk, dict):
-            return []
-        if chunk.get("error"):  # an in-band error (Groq's tool_use_failed, OpenRouter's mid-stream errors)
-            raise stream_error(self._label, chunk["error"])
-        events: list[StreamEvent] = []
-        if self._completed:
-            return events  # anything after the usage chunk is not part of this reply
-        choices = chunk.get("choices")
-        if choices and isinstance(choices, list):
-            for choice in choices:
-                if not isinstance(choice, dict) or choice.get("index"):  # n > 1 is never requested
-                    continue
-                delta = choice.get("delta")
-                if delta and isinstance(delta, dict):
-                    self._delta(delta, events)
-                reason = choice.get("finish_reason")
-                if reason and isinstance(reason, str):
-                    self._finish_with(reason, events)
-        usage = chunk.get("usage")
-        if usage is None:
-            groq = chunk.get("x_groq")  # Groq's place for it
-            usage = groq.get("usage") if isinstance(groq, dict) else None
-        if isinstance(usage, dict):
-            events.append(_usage(usage))
-            if not choices and self._finish is not None:
-                events.append(ResponseCompleted(self._finish))
-                self._completed = True
-        return events
-
-    def end(self) -> list[StreamEvent]:
-        """The events at the end of the stream: completion, if the reply finished."""
-        if self._completed or self._finish is None:
-            return []  # without a finish reason the reply broke off; the session says so
-        self._completed = True
-        return [ResponseCompleted(self._finish)]
-
-    def _delta(self, delta: JSON, events: list[StreamEvent]) -> None:
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # DeepSeek, vLLM / Groq, Ollama
-        if reasoning and isinstance(reasoning, str):
-            events.append(ReasoningDelta(reasoning))
-        content = delta.get("content")
-        if content:
-            if isinstance(content, str):
-                self._text(content, events)
-            else:
-                _content_parts(content, events)
-        refusal = delta.get("refusal")
-        if refusal and isinstance(refusal, str):
-            events.append(TextDelta(refusal))  # the person sees why the model declined
-        tool_calls = delta.get("tool_calls")
-        if tool_calls and isinstance(tool_calls, list):
-            for tool_call in tool_calls:
-                if isinstance(tool_call, dict):
-                    self._tool_call(tool_call, events)
-
-    def _text(self, content: str, events: list[StreamEvent]) -> None:
-        if self._calls and not (self._held + content).strip():
-            # vLLM's hermes parser streams the "\n" between two <tool_call> blocks as content: whitespace after a
-            # call began is text only if more text follows, so it never splits one response in two.
-            self._held += content
-            return
-        if self._held:
-            content, self._held = self._held + content, ""
-        events.append(TextDelta(content))
-
-    def _tool_call(self, tool_call: JSON, events: list[StreamEvent]) -> None:
-        if self._finish is not None:
-            return
-        call = self._slot(tool_call)
-        function = tool_call.get("function")
-        if not isinstance(function, dict):
-            function = {}
-        name = function.get("name")
-        if name and isinstance(name, str) and not call.name:
-            call.name = name
-        arguments = function.get("arguments")
-        if isinstance(arguments, dict):  # the whole arguments as an object, not JSON text (not per spec)
-            arguments = json.dumps(arguments, ensure_ascii=False) if arguments else None
-        if arguments and isinstance(arguments, str):
-            call.has_arguments = True
-            if call.started:
-                events.append(ToolCallDelta(call.id or "", arguments))
-            else:
-                call.pending.append(arguments)
-        if not call.started and call.name:
-            self._start(call, events)
-
-    def _slot(self, tool_call: JSON) -> _Call:
-        """The call this delta continues, or a new one."""
-        index = tool_call.get("index")
-        raw_id = tool_call.get("id")
-        new_id = raw_id if raw_id and isinstance(raw_id, str) else None  # Qwen repeats "id": "" to continue a call
-        if not isinstance(index, int):  # not per spec, but seen: continue the last call unless a new id says otherwise
-            index = len(self._calls) - 1 if self._calls and new_id in (None, self._calls[-1].id) else len(self._calls)
-        call = self._by_index.get(index)
-        if call is None or (new_id is not None and call.id is not None and new_id != call.id):
-            call = _Call()  # a different id at a used index: a server that numbers every call 0
-            self._calls.append(call)
-            self._by_index[index] = call
-        if new_id is not None and call.id is None and not call.started:
-            call.id = new_id
-        return call
-
-    def _start(self, call: _Call, events: list[StreamEvent]) -> None:
-        if call.id is None:
-            call.id = f"call_{uuid.uuid4().hex[:24]}"  # generated once, so every event of the call agrees
-        call.started = True
-        events.append(ToolCallStarted(call.id, call.name or ""))
-        if call.pending:
-            events.append(ToolCallDelta(call.id, "".join(call.pending)))
-            call.pending.clear()
-
-    def _finish_with(self, reason: str, events: list[StreamEvent]) -> None:
-        if self._finish is None:
-            for call in self._calls:
-                if not call.started:
-                    if not call.name:
-                        raise ProviderError(f"{self._label} sent a tool call without a function name.")
-                    self._start(call, events)
-                if not call.has_arguments:
-                    events.append(ToolCallDelta(call.id or "", "{}"))  # a call without arguments takes none
-                events.append(ToolCallArgumentsDone(call.id or ""))
-        known = _FINISH_REASONS.get(reason)
-        if known is None:  # a server's own word ("eos", "end_turn", ...)
-            known = FinishReason.TOOL_CALLS if self._calls else FinishReason.STOP
-        self._finish = known
-
-
-def _content_parts(content: Any, events: list[StreamEvent]) -> None:
-    """Content sent as a list of typed parts (Mistral's reasoning models) rather than a string."""
-    for part in content if isinstance(content, list) else ():
-        kind = _field(part, "type")
-        if kind == "text" and isinstance(text := _field(part, "text"), str):
-            events.append(TextDelta(text))
-        elif kind == "thinking":
-            thinking = _field(part, "thinking")
-            for piece in thinking if isinstance(thinking, list) else [{"text": thinking}]:
-                if isinstance(text := _field(piece, "text"), str) and text:
-                    events.append(ReasoningDelta(text))
-
-
-def _usage(usage: JSON) -> UsageUpdate:
-    """A chunk's ``usage`` (or Groq's ``x_groq.usage``) as an event."""
-    cached = _field(usage.get("prompt_tokens_details"), "cached_tokens") or usage.get("prompt_cache_hit_tokens")
-    return UsageUpdate(
-        input_tokens=_int(usage.get("prompt_tokens")),
-        output_tokens=_int(usage.get("completion_tokens")),
-        cached_tokens=_int(cached),  # DeepSeek's prompt_cache_hit_tokens
-        reasoning_tokens=_int(_field(usage.get("completion_tokens_details"), "reasoning_tokens")),
-    )
-
-
-def _field(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, dict) else None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
-# --- error mapping ----------------------------------------------------------------------------------------------------
-# The OpenAI SDK's errors become ProviderErrors in ``_openai_errors``, shared with the Responses transport.

@@ -4,16 +4,26 @@ reported inside the stream, and stream data that is not JSON.
 
 Both transports read the stream's body themselves (the SDK sends the request, retries it and raises on an HTTP
 status; see ``with_streaming_response``), so what breaks mid-stream reaches them as the HTTP library's own errors
-(``httpx``'s ``ReadTimeout``, ``RemoteProtocolError``...), which the SDK would have wrapped: they get the same
-wording as the SDK's ``APITimeoutError`` and ``APIConnectionError``."""
+(``httpx``'s ``ReadTimeout``, ``RemoteProtocolError``...), which the SDK would have wrapped: they are sorted by the
+one rule every transport uses (:func:`~ai_widgets.transports._errors.http_failure`) and get the same wording as the
+SDK's ``APITimeoutError`` and ``APIConnectionError``."""
 
 from __future__ import annotations
 
 import json
-import ssl
 from typing import Any
 
-from ai_widgets.transports._common import ProviderError, describe_status, import_sdk, redact
+from ai_widgets._safe import redact
+from ai_widgets.transports._client import import_sdk
+from ai_widgets.transports._errors import (
+    Failure,
+    ProviderError,
+    broke_off,
+    describe_status,
+    http_failure,
+    seconds_of,
+    unreachable,
+)
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -62,11 +72,11 @@ def map_openai_error(
         case UnicodeDecodeError():
             return ProviderError(f"{label} sent stream data that is not UTF-8 ({exc.reason}).")
     # The HTTP library's errors while the body streams (httpx or httpx2, which the SDK wraps only before the body).
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if "TimeoutException" in names:
-        return _timed_out(label, client, responded)
-    if "RequestError" in names or "EndOfStream" in names or isinstance(exc, ssl.SSLError):
-        return _connection_failed(label, client, responded, exc, secret)
+    match http_failure(exc):
+        case Failure.TIMEOUT:
+            return _timed_out(label, client, responded)
+        case Failure.CONNECTION:
+            return _connection_failed(label, client, responded, exc, secret)
     return None
 
 
@@ -82,6 +92,8 @@ def stream_error(label: str, error: object) -> ProviderError:
 
 
 def _timed_out(label: str, client: Any, responded: bool) -> ProviderError:
+    # Worded apart from ``_errors.timed_out`` (which the other transports use): the tests of both OpenAI transports
+    # pin this sentence, with the timeout and, before the response, the retries.
     retries = "" if responded else ", even after retries"
     return ProviderError(f"{label} did not answer in time (timeout {_seconds(client)}{retries}).")
 
@@ -89,12 +101,9 @@ def _timed_out(label: str, client: Any, responded: bool) -> ProviderError:
 def _connection_failed(
     label: str, client: Any, responded: bool, cause: BaseException | None, secret: str | None
 ) -> ProviderError:
-    detail = redact(f": {cause}" if cause is not None and str(cause) else "", secret)
     if responded:
-        return ProviderError(f"The connection to {label} broke off mid-reply{detail}.")
-    url = str(getattr(client, "base_url", "")).rstrip("/")
-    where = label if url in label else f"{label} at {url}"
-    return ProviderError(redact(f"Could not reach {where}, even after retries{detail}.", secret))
+        return broke_off(label, cause=cause, secrets=(secret,))
+    return unreachable(label, base_url=str(getattr(client, "base_url", "")), cause=cause, secrets=(secret,))
 
 
 def in_band_error(label: str, code: str | None, message: str | None) -> str:
@@ -117,8 +126,8 @@ def error_detail(body: object, fallback: str) -> str:
 
 def _seconds(client: Any) -> str:
     timeout = getattr(client, "timeout", None)
-    value = getattr(timeout, "read", timeout)  # an httpx Timeout, or seconds
-    return f"{value:g} s" if isinstance(value, (int, float)) else str(value)
+    seconds = seconds_of(timeout)  # an httpx Timeout, or seconds
+    return f"{seconds:g} s" if seconds is not None else str(getattr(timeout, "read", timeout))
 
 
 # --- a local server that cannot call tools ----------------------------------------------------------------------------

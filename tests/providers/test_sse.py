@@ -1,4 +1,4 @@
-"""The server-sent-event decoder the provider transports share (``ai_widgets.transports._common.SSEDecoder``):
+"""The server-sent-event decoder the provider transports share (``ai_widgets.transports._sse.SSEDecoder``):
 any line ending, any chunking, every kind of line; checked against the openai SDK's own decoder."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai._streaming import SSEDecoder as SDKDecoder
 
-from ai_widgets.transports._common import SSEDecoder
+from ai_widgets.transports._sse import SSEDecoder
 
 
 def decode(body: bytes, size: int | None = None, *, close: bool = True) -> list[bytes]:
@@ -70,7 +70,7 @@ def test_several_events_in_one_chunk_and_one_event_over_many() -> None:
 def test_an_event_the_stream_ends_in_comes_only_from_close() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(b'data: {"a": 1}\n\ndata: {"b"') == [b' {"a": 1}']
-    assert decoder.close() == [b' {"b"']  # Anthropic's transport reads it; the OpenAI transports do not call close
+    assert decoder.close() == [b' {"b"']  # ``sse_stream`` feeds it to the parser only when its JSON is whole
     assert decoder.close() == []
     cr = SSEDecoder()
     assert cr.feed(b'data: {"a": 1}\r') == []

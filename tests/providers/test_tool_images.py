@@ -1,4 +1,4 @@
-"""Which images of a tool's result the transports send to the model (``_common.outcome_images``): only what a provider
+"""Which images of a tool's result the transports send to the model (``_history.outcome_images``): only what a provider
 surely takes, as one it refuses would fail every later request of the conversation."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from ai_widgets import ToolOutcome
-from ai_widgets.transports._common import ModelImage, outcome_images
+from ai_widgets.transports._history import ModelImage, outcome_images
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, JPEG, PDF, PHOTO_URL, PNG, SVG, WEBP
 

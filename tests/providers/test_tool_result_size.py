@@ -25,7 +25,7 @@ from ai_widgets.transports import (
     ScriptedToolCall,
     ScriptedTransport,
 )
-from ai_widgets.transports._common import outcome_text
+from ai_widgets.transports._history import outcome_text
 from tests.providers.histories import finished_call
 
 KEY = "test-key-not-secret"

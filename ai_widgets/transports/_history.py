@@ -1,0 +1,244 @@
+"""The history as the providers need it: empty assistant messages left out, what the model is told about each call's
+result (cut to the request's limit), a call's arguments as valid JSON, a part's provider data when it is this
+provider's own, and the images of tool results a request can carry (:class:`ModelImage`, :func:`outcome_images`,
+:class:`RequestImages`)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ai_widgets.messages import Message, Role, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
+
+__all__ = [
+    "ModelImage",
+    "RequestImages",
+    "arguments_json",
+    "history",
+    "outcome_images",
+    "outcome_text",
+    "own_data",
+]
+
+
+def own_data(part: Any, provider: str) -> dict[str, Any] | None:
+    """A part's ``provider_data`` when it is a dict that ``provider`` stored, else ``None`` (another provider's, or
+    none at all): a transport sends back only its own provider's data."""
+    data = part.provider_data
+    return data if part.provider == provider and isinstance(data, dict) else None
+
+
+def history(messages: Iterable[Message]) -> Iterator[Message]:
+    """The messages a provider should see: empty assistant messages (a reply that has not started) left out."""
+    for message in messages:
+        if message.role is Role.ASSISTANT and not message.parts:
+            continue
+        yield message
+
+
+def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> str:
+    """What the model is told about a call's result (every call in a request has an outcome), including that the
+    person edited its arguments, when they did; cut in the middle, with a note, when longer than ``limit``
+    characters (``RequestOptions.max_tool_result_chars``)."""
+    text = part.result_for_model()
+    if limit is None or len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    note = (
+        f"[… {len(text) - limit:,} characters of this result left out here: it is {len(text):,} characters long, "
+        f"and at most {limit:,} are sent …]"
+    )
+    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
+
+
+def arguments_json(part: ToolCallPart) -> str:
+    """A call's arguments as valid JSON text for the provider (``{}`` when what the model sent was not JSON)."""
+    text = part.arguments.strip()
+    if not text:
+        return "{}"
+    try:
+        json.loads(text)
+    except ValueError:
+        return json.dumps(part.parsed_arguments)
+    return text
+
+
+# --- tool results' images ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelImage:
+    """An image of a tool's result as a model can take it: base64 ``data`` of a ``media_type`` the providers accept
+    (PNG, JPEG, GIF, WebP), or an http(s) ``url``."""
+
+    media_type: str
+    data: str | None = None
+    url: str | None = None
+
+    @property
+    def data_url(self) -> str:
+        """The image as OpenAI's image inputs take it: its URL, or a ``data:`` URL."""
+        return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
+
+
+# The first bytes of the image formats every provider accepts; the longest (WebP) needs 12, 16 base64 characters.
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+_ACCEPTED_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
+    """The images a call's result gives the model: the image attachments of a successful outcome, in order.
+
+    An attachment goes only when the provider surely takes it, as one that fails would fail every later request of
+    the conversation: inline data must be valid base64 of a whole PNG, JPEG, GIF or WebP (its type read from the data,
+    so a JPEG labelled ``image/png`` still goes, as JPEG; cut short, empty or only a header, it does not: the
+    providers refuse an image they cannot decode) of at most ``max_chars`` base64 characters; a URL must be http(s),
+    with a host and no spaces, with one of those types, or a ``data:`` URL. Other attachments (other files, other
+    image formats) stay on the card only.
+
+    Args:
+        part: The call.
+        max_chars: The provider's limit on one image, in base64 characters.
+    """
+    outcome = part.outcome
+    if outcome is None or not outcome.ok or not outcome.attachments:
+        return []
+    images: list[ModelImage] = []
+    for attachment in outcome.attachments:
+        if not attachment.mime_type.lower().startswith("image/"):
+            continue
+        if attachment.data is not None:
+            image = _inline_image(attachment.data, max_chars)
+        else:
+            image = _linked_image(attachment.url or "", attachment.mime_type, max_chars)
+        if image is not None:
+            images.append(image)
+    return images
+
+
+class RequestImages:
+    """The images of tool results that one request carries: the newest first, as long as they fit the provider's
+    limits on a whole request (its size, its number of images). Each image that fits on its own
+    (:func:`outcome_images`) is not enough: a conversation that gathers images (a screenshot each step) would grow past
+    the request's limit, and the provider would then refuse that request and every later one. Older images beyond
+    the limits stay on their cards only; the model still has their calls' text.
+
+    Args:
+        messages: The history the request carries.
+        max_chars: The provider's limit on one image, in base64 characters.
+        max_total_chars: The most base64 characters of inline images in one request (URLs count nothing here).
+        max_count: The most images in one request.
+        accept: Which images the provider takes at all (say, not GIF); all by default.
+    """
+
+    __slots__ = ("_chosen",)
+
+    def __init__(
+        self,
+        messages: Iterable[Message],
+        *,
+        max_chars: int,
+        max_total_chars: int,
+        max_count: int,
+        accept: Callable[[ModelImage], bool] | None = None,
+    ) -> None:
+        found: list[tuple[ToolCallPart, list[ModelImage]]] = []
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    images = [i for i in outcome_images(part, max_chars=max_chars) if accept is None or accept(i)]
+                    if images:
+                        found.append((part, images))
+        self._chosen: dict[int, list[ModelImage]] = {}
+        total = count = 0
+        for part, images in reversed(found):  # the newest first
+            kept: list[ModelImage] = []
+            for image in reversed(images):
+                size = len(image.data or "")
+                if count < max_count and total + size <= max_total_chars:
+                    kept.append(image)
+                    count += 1
+                    total += size
+            self._chosen[id(part)] = kept[::-1]
+
+    def of(self, part: ToolCallPart) -> list[ModelImage]:
+        """The images of this call's result that the request carries, in order."""
+        return self._chosen.get(id(part), [])
+
+
+def _inline_image(data: str, max_chars: int) -> ModelImage | None:
+    if data.startswith("data:"):
+        head, comma, data = data.partition(",")
+        if not comma or not head.endswith(";base64"):
+            return None
+    raw = _base64(data, max_chars)
+    if raw is None:
+        data = "".join(data.split())  # base64 in MIME-style lines (base64.encodebytes)
+        raw = _base64(data, max_chars)
+        if raw is None:
+            return None
+    media_type = _sniff(raw[:16])
+    if media_type is None or not _whole(media_type, raw):
+        return None
+    return ModelImage(media_type, data=data)
+
+
+def _base64(data: str, max_chars: int) -> bytes | None:
+    """The bytes of ``data`` when it is valid base64 of at most ``max_chars`` characters, else ``None``."""
+    if len(data) > max_chars:
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except ValueError:  # not base64 (binascii.Error), or not ASCII
+        return None
+
+
+def _whole(media_type: str, raw: bytes) -> bool:
+    """Whether an image's bytes reach the end its format marks (an image cut short, or a bare header, is refused by
+    every provider, and would then fail every later request of the conversation). Bytes after the end are allowed,
+    as decoders ignore them."""
+    if media_type == "image/png":
+        # The IHDR chunk first, and the IEND chunk (its type and CRC) somewhere after it.
+        return raw[12:16] == b"IHDR" and raw.rfind(b"IEND\xaeB`\x82") >= 33
+    if media_type == "image/jpeg":
+        return raw.rfind(b"\xff\xd9") > 2  # the end-of-image marker (it cannot occur inside the coded data)
+    if media_type == "image/gif":
+        return len(raw) > 13 and raw.rstrip(b"\x00").endswith(b";")  # the trailer
+    if media_type == "image/webp":
+        return len(raw) >= 20 and int.from_bytes(raw[4:8], "little") + 8 <= len(raw)  # the RIFF size is all there
+    return False
+
+
+def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
+    if url.startswith("data:"):
+        return _inline_image(url, max_chars)
+    media_type = mime_type.split(";")[0].strip().lower()
+    if not url.startswith(("https://", "http://")) or media_type not in _ACCEPTED_TYPES:
+        return None
+    if any(c.isspace() or ord(c) < 0x20 for c in url):
+        return None  # not a URL a provider can fetch (and refuses: "invalid image URL")
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # a malformed port or IPv6 address
+        return None
+    return ModelImage(media_type, url=url) if host else None
+
+
+def _sniff(head: bytes) -> str | None:
+    for signature, media_type in _SIGNATURES:
+        if head.startswith(signature):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
