@@ -377,10 +377,13 @@ async def test_a_bug_in_the_writer_ends_the_turn_saying_so_instead_of_hanging(
     path = tmp_path / "chat.json"
     session = ChatSession(ScriptedTransport(["one", "two"]), history=path)
 
-    def broken(fd: int) -> Any:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("a bug")
 
+    # The bug is in appending to the journal and in writing the files whole, so the writer's repair (a whole write
+    # when an append failed) cannot save the turn before it ends, however the writer's batches fall.
     monkeypatch.setattr("ai_widgets.session._history_writer.os.fstat", broken)
+    monkeypatch.setattr("ai_widgets.session._history_format.tempfile.mkstemp", broken)
     reply = await asyncio.wait_for(session.send("first"), 10)
     assert reply.status is MessageStatus.ERROR
     assert "ValueError: a bug" in (reply.error or "")
