@@ -309,16 +309,50 @@ async def test_a_last_event_without_its_blank_line_is_read_when_its_data_is_whol
     assert events == whole
 
 
+def cut_short(event: bytes) -> bytes:
+    """``event`` without its blank line and its data's last 7 bytes: the body ends inside its JSON."""
+    data = event.rstrip(b"\r\n")
+    return data[: len(data) - 7]
+
+
+async def completing(kit: ProviderKit, reply: list[bytes]) -> int:
+    """The index of the event of ``reply`` that completes it: a body that ends before it ends broken off."""
+    for count in range(1, len(reply) + 1):
+        events, error = await collect(kit.mock(Body(reply[:count]).handler))
+        assert error is None, repr(error)
+        if any(isinstance(e, ResponseCompleted) for e in events):
+            return count - 1
+    raise AssertionError(f"{kit.name}: the reply never completes")
+
+
 @EVERY_KIT
-async def test_a_last_event_cut_short_is_a_stream_cut_off(kit: ProviderKit) -> None:
+async def test_a_last_event_cut_short_is_dropped(kit: ProviderKit) -> None:
     reply = kit.reply("Hello there")
-    last = reply[-1].rstrip(b"\r\n")
-    cut = [*reply[:-1], last[: len(last) - 7]]  # the body ends inside the last event's JSON
+    with loopback(lambda request: serving(reply[:-1])) as server:
+        without, error = await collect(kit.make(server.url))
+    assert error is None, repr(error)
+    with loopback(lambda request: serving([*reply[:-1], cut_short(reply[-1])])) as server:
+        events, error = await collect(kit.make(server.url))
+    assert error is None, repr(error)  # not an error about the data: the body ended before the event did
+    assert events == without
+
+
+@EVERY_KIT
+async def test_a_last_event_cut_short_leaves_the_reply_broken_off(kit: ProviderKit) -> None:
+    """The body ends inside the event that would complete the reply: the reply broke off, as any whose stream ends
+    before it is complete, the text before it kept."""
+    reply = kit.reply("Hello there")
+    last = await completing(kit, reply)
+    cut = [*reply[:last], cut_short(reply[last])]
     with loopback(lambda request: serving(cut)) as server:
         events, error = await collect(kit.make(server.url))
-    assert isinstance(error, ProviderError), f"the stream ended with {events[-1]!r} and no error"
+        answer = await ChatSession(kit.make(server.url)).send("hi")
+    assert error is None, repr(error)
     assert not any(isinstance(e, ResponseCompleted) for e in events)
     assert texts(events) == "Hello there"
+    assert answer.status is MessageStatus.ERROR
+    assert answer.text == "Hello there"
+    assert answer.error == BROKE_OFF
 
 
 @EVERY_KIT

@@ -48,9 +48,10 @@ class Wording:
     timeout: Callable[[str, float], str]
     #: The server stopped sending mid-reply for longer than ``seconds`` (the whole text).
     stalled: Callable[[str, float], str]
-    #: Nothing listens at the URL (the start of the text; the SDK's reason follows).
+    #: Nothing listens at the URL (the start of the text; the HTTP library's reason follows, when it gives one).
     refused: Callable[[str], str]
-    #: The connection broke off mid-reply (the start of the text; the HTTP library's reason follows).
+    #: The connection broke off mid-reply (the start of the text; the HTTP library's reason follows, when it gives
+    #: one).
     dropped: Callable[[str], str]
     #: How the errors of an HTTP status name the provider at ``url``.
     provider: Callable[[str], str]

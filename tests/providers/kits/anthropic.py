@@ -186,8 +186,8 @@ KIT = ProviderKit(
     wording=Wording(
         timeout=lambda url, seconds: f"Anthropic did not answer within {seconds:g} s, even after retries.",
         stalled=lambda url, seconds: "Anthropic stopped sending the reply (read timeout).",
-        refused=lambda url: f"Could not reach Anthropic ({url}): ",
-        dropped=lambda url: "The connection to Anthropic broke off mid-reply: ",
+        refused=lambda url: f"Could not reach Anthropic at {url}, even after retries",
+        dropped=lambda url: "The connection to Anthropic broke off mid-reply",
         provider=lambda url: "Anthropic",
         key_hint="ANTHROPIC_API_KEY or api_key=",
     ),

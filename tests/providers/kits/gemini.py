@@ -187,8 +187,8 @@ KIT = ProviderKit(
     wording=Wording(
         timeout=lambda url, seconds: f"Gemini did not answer within {seconds:g} s, even after retries.",
         stalled=lambda url, seconds: "Gemini stopped sending the reply (read timeout).",
-        refused=lambda url: "Could not reach Gemini: ConnectError: ",
-        dropped=lambda url: "The connection to Gemini broke off mid-reply: ",
+        refused=lambda url: "Could not reach Gemini, even after retries",
+        dropped=lambda url: "The connection to Gemini broke off mid-reply",
         provider=lambda url: "Gemini",
         key_hint="GEMINI_API_KEY or GOOGLE_API_KEY, or api_key=",
     ),

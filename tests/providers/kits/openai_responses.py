@@ -191,10 +191,16 @@ def last_outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for item in items[last_user:] if item.get("type") == "function_call_output"]
 
 
+#: ``response.completed``, the event the stream stops at: the same bytes end every :func:`text_events` reply (not
+#: numbered, so the contract can tell a reply that ends with it).
+TERMINAL = f"event: response.completed\ndata: {json.dumps(completed(), ensure_ascii=False)}\n\n".encode()
+
+
 def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
-    """A reply of ``text`` in ``pieces`` deltas, one bytes per event, ending with ``response.completed``."""
+    """A reply of ``text`` in ``pieces`` deltas, one bytes per event, ending with ``response.completed``
+    (:data:`TERMINAL`)."""
     size = max(1, -(-len(text) // pieces))
-    return frames([created(), *message([text[i : i + size] for i in range(0, len(text), size)], 0), completed()])
+    return [*frames([created(), *message([text[i : i + size] for i in range(0, len(text), size)], 0)]), TERMINAL]
 
 
 def error_response(status: int, message: str) -> Response:
@@ -217,7 +223,7 @@ KIT = ProviderKit(
     key_variable="OPENAI_API_KEY",
     settings=("OPENAI_API_KEY", "OPENAI_BASE_URL"),
     missing_key="No API key for OpenAI: set OPENAI_API_KEY, or pass api_key= or client=.",
-    terminal=b"data: [DONE]\n\n",
+    terminal=TERMINAL,
     reply=text_events,
     error=error_response,
     connection_options=(),
