@@ -22,8 +22,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import AnthropicTransport, ProviderError
-from ai_widgets.transports._anthropic import _StreamParser
-from ai_widgets.transports._common import SSEDecoder
+from ai_widgets.transports._anthropic_stream import MessagesParser
+from ai_widgets.transports._sse import SSEDecoder
 from tests.providers.kits import recorded
 from tests.providers.kits.anthropic import FAKE_KEY, Emulator, MockAPI, error_response, reply_events, sse
 from tests.providers.loopback import loopback
@@ -33,8 +33,8 @@ from tests.providers.test_anthropic import FIXTURES, anthropic_messages
 
 
 def parse(events: list[dict[str, Any]]) -> list[Any]:
-    parser = _StreamParser()
-    return [out for event in events for out in parser.feed(event)]
+    parser = MessagesParser()
+    return [out for event in events for out in parser.feed_event(event)]
 
 
 def test_redacted_and_consecutive_thinking_blocks_keep_every_block() -> None:
@@ -200,7 +200,7 @@ def test_sse_decoder_any_line_ending_any_chunking(newline: bytes) -> None:
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None:
-    # ``feed_payload`` reads the JSON itself and takes text deltas on a short path: the same events as ``feed``.
+    # ``feed`` reads the JSON itself and takes text deltas on a short path: the same events as ``feed_event``.
     payloads = SSEDecoder().feed(recorded(name))
     odd = [
         b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}',
@@ -210,11 +210,11 @@ def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None
         b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\ud83d"}}',
         b'["content_block_delta"]',
     ]
-    short, general = _StreamParser(), _StreamParser()
+    short, general = MessagesParser(), MessagesParser()
     for payload in payloads + odd:
-        assert short.feed_payload(payload) == general.feed(json.loads(payload)), payload
+        assert short.feed(payload) == general.feed_event(json.loads(payload)), payload
     with pytest.raises(ProviderError, match="not JSON"):
-        short.feed_payload(b'{"type": "content_block_delta", ')
+        short.feed(b'{"type": "content_block_delta", ')
 
 
 @pytest.mark.parametrize(
@@ -230,10 +230,10 @@ def test_reading_payloads_gives_what_reading_their_json_gives(name: str) -> None
     ],
 )
 def test_malformed_fields_are_ignored_rather_than_crash_the_parser(payload: bytes) -> None:
-    parser = _StreamParser()
-    parser.feed_payload(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
-    parser.feed_payload(payload)  # no TypeError or AttributeError: a malformed event means nothing
-    assert parser.feed_payload(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]
+    parser = MessagesParser()
+    parser.feed(b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}')
+    parser.feed(payload)  # no TypeError or AttributeError: a malformed event means nothing
+    assert parser.feed(b'{"type":"message_stop"}') == [ResponseCompleted(FinishReason.STOP)]
 
 
 # --- quirks: errors ---------------------------------------------------------------------------------------------------

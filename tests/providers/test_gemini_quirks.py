@@ -17,7 +17,8 @@ import pytest
 from ai_widgets import ChatSession, FinishReason, Message, ReasoningPart, TextPart
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import GeminiTransport, ProviderError
-from ai_widgets.transports._gemini import _SKIP_SIGNATURE, DEFAULT_MODEL, _ArgumentsWriter
+from ai_widgets.transports._gemini import _SKIP_SIGNATURE, DEFAULT_MODEL
+from ai_widgets.transports._gemini_arguments import ArgumentsWriter
 from tests.providers.histories import finished_call
 from tests.providers.kits import recorded
 from tests.providers.kits.gemini import (
@@ -156,7 +157,7 @@ class Arg:
 
 
 def write(*arguments: Arg) -> str:
-    writer = _ArgumentsWriter("f")
+    writer = ArgumentsWriter("f")
     return "".join(writer.feed(a) for a in arguments) + writer.close()
 
 

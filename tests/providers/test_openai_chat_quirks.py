@@ -296,7 +296,7 @@ def test_whitespace_after_a_call_is_text_only_if_text_follows() -> None:
     """vLLM's hermes parser streams the newline between two calls as content: held back, it never becomes a text part
     between the calls; followed by words, it is text as sent."""
     from ai_widgets.events import TextDelta
-    from ai_widgets.transports._openai_chat import _ChunkParser
+    from ai_widgets.transports._openai_chat_stream import ChatCompletionsParser
 
     def chunk(delta: dict[str, Any]) -> bytes:
         return json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode()
@@ -304,13 +304,13 @@ def test_whitespace_after_a_call_is_text_only_if_text_follows() -> None:
     def call(index: int, name: str) -> dict[str, Any]:
         return {"tool_calls": [{"index": index, "id": f"c{index}", "function": {"name": name, "arguments": "{}"}}]}
 
-    parser = _ChunkParser("vLLM")
+    parser = ChatCompletionsParser("vLLM")
     events = [
         e
         for d in ({"content": "\n"}, call(0, "a"), {"content": "\n"}, call(1, "b"), {"content": " "})
         for e in parser.feed(chunk(d))
     ]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["\n"]  # before any call: text as sent
-    parser = _ChunkParser("vLLM")
+    parser = ChatCompletionsParser("vLLM")
     events = [e for d in (call(0, "a"), {"content": "\n"}, {"content": "Done."}) for e in parser.feed(chunk(d))]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["\nDone."]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ai_widgets import ChatSession, Message, SessionOptions
 from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
-from ai_widgets.transports._common import body_chunks, load_json
+from ai_widgets.transports._sse import body_chunks, load_json
 from tests.providers.kits import KITS, ProviderKit, recorded
 from tests.providers.loopback import Response, loopback
 

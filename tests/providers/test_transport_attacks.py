@@ -24,9 +24,10 @@ from ai_widgets.transports import (
     OpenAIChatTransport,
     OpenAIResponsesTransport,
     ProviderError,
-    _common,
+    _sse,
 )
-from ai_widgets.transports._common import SSEDecoder, outcome_images
+from ai_widgets.transports._history import outcome_images
+from ai_widgets.transports._sse import SSEDecoder
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, JPEG, PNG, WEBP
 from tests.providers.kits import KITS, ProviderKit
@@ -100,7 +101,7 @@ async def test_an_event_that_never_ends_is_an_error_not_a_buffer_growing_forever
 ) -> None:
     """Before: bytes without a blank line were buffered without limit (the read timeout never fires while bytes
     come), until memory ran out."""
-    monkeypatch.setattr(_common, "MAX_EVENT_BYTES", 1024 * 1024)
+    monkeypatch.setattr(_sse, "MAX_EVENT_BYTES", 1024 * 1024)
     sent = 0
 
     async def endless() -> AsyncIterator[bytes]:
