@@ -15,6 +15,7 @@ from ai_widgets._safe import redact
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
+from ai_widgets.tools._formats import anthropic_tool
 from ai_widgets.transports._anthropic_stream import LABEL, PROVIDER_ID, MessagesParser, error_fields
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
@@ -32,7 +33,6 @@ from ai_widgets.transports._errors import (
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._sse import sse_stream
-from ai_widgets.tools._formats import anthropic_tool
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 

@@ -17,6 +17,7 @@ from ai_widgets._safe import redact
 from ai_widgets.events import ResponseStarted, StreamEvent
 from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
+from ai_widgets.tools._formats import gemini_function_declaration
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import NO_KEY, check_connection_arguments, import_sdk
 from ai_widgets.transports._errors import (
@@ -34,7 +35,6 @@ from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._sse import StreamParser
-from ai_widgets.tools._formats import gemini_function_declaration
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
 

@@ -13,6 +13,7 @@ from ai_widgets._safe import redact
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
+from ai_widgets.tools._formats import openai_responses_tool
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
 from ai_widgets.transports._errors import ProviderError, missing_key
@@ -21,7 +22,6 @@ from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error
 from ai_widgets.transports._openai_responses_stream import LABEL, PROVIDER_ID, ResponsesParser
 from ai_widgets.transports._sse import sse_stream
-from ai_widgets.tools._formats import openai_responses_tool
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
