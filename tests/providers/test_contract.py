@@ -11,16 +11,19 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
 
 from ai_widgets import ChatSession, Message, SessionOptions, transports
-from ai_widgets.events import ResponseCompleted, StreamEvent, TextDelta
+from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta
 from ai_widgets.messages import MessageStatus, dump_messages
 from ai_widgets.transports import ChatRequest, ProviderError
 from ai_widgets.widget import ChatWidget
@@ -138,6 +141,31 @@ async def test_a_connection_that_breaks_off_mid_reply(kit: ProviderKit) -> None:
     assert texts(events) == "Hal"
     assert isinstance(error, ProviderError), repr(error)
     assert str(error).startswith(kit.wording.dropped(url)), str(error)
+
+
+#: Every way the HTTP library or the OS reports a connection breaking while the body is read.
+BREAKS = [
+    httpx2.RemoteProtocolError("peer closed connection"),
+    httpx2.StreamClosed(),
+    ssl.SSLError(1, "bad record mac"),
+    anyio.EndOfStream(),
+    ConnectionResetError(104, "reset"),
+]
+
+
+@EVERY_KIT
+@pytest.mark.parametrize("error", BREAKS, ids=[type(error).__name__ for error in BREAKS])
+async def test_every_way_the_connection_breaks_mid_reply_is_worded_the_same(kit: ProviderKit, error: Exception) -> None:
+    """Before: the HTTP errors were sorted three ways, and an SSL error, anyio's end of stream, a body read after the
+    connection closed or a reset connection left some transports as they were raised, not as a ProviderError."""
+    body = Body(until_text(kit.reply("Hallo", pieces=2), b"Hal"), error=error)
+    events, raised = await collect(kit.mock(body.handler))
+    detail = f": {error}" if str(error) else ""
+    assert isinstance(raised, ProviderError), repr(raised)
+    assert str(raised) == f"{kit.wording.dropped(kit.mock_url)}{detail}."
+    assert events[0] == ResponseStarted()
+    assert texts(events) == "Hal"
+    assert body.closed
 
 
 # --- HTTP errors -----------------------------------------------------------------------------------------------------
@@ -381,6 +409,21 @@ async def test_a_reply_whose_stream_is_cut_mid_event(kit: ProviderKit) -> None:
     assert reply.text == "Hal"
     assert reply.error is not None
     assert reply.error == BROKE_OFF or reply.error.startswith(FAILED), reply.error
+
+
+@EVERY_KIT
+@pytest.mark.parametrize("skip", [0, 1], ids=["whole", "without-its-first-event"])
+async def test_the_reply_starts_once_first_whatever_its_first_event(kit: ProviderKit, skip: int) -> None:
+    """Before: Anthropic's and Responses' ``ResponseStarted`` came with their first event (``message_start``,
+    ``response.created``) only, which compatible servers may leave out; now the stream yields it once the response
+    begins, as every transport does."""
+    reply = kit.reply("ok")[skip:]
+    with loopback(lambda request: serving(reply)) as server:
+        events, error = await collect(kit.make(server.url))
+    assert error is None, repr(error)
+    assert events[0] == ResponseStarted()
+    assert sum(isinstance(e, ResponseStarted) for e in events) == 1
+    assert isinstance(events[-1], ResponseCompleted)
 
 
 def ended_reply(kit: ProviderKit, text: str) -> list[bytes]:

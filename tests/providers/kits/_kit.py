@@ -78,6 +78,8 @@ class ProviderKit:
     make: Callable[..., Any]
     #: ``mock(handler, **options)``: the transport on an SDK client whose HTTP goes to ``handler``, in process.
     mock: Callable[..., Any]
+    #: The server ``mock``'s clients are for, as ``make`` and the wording take it (the provider's own API).
+    mock_url: str
     #: An SDK client (in process, never called), for ``client=``.
     client: Callable[[], Any]
     #: The key the kit's transports get; it must never show.
@@ -169,13 +171,22 @@ def sse_response(body: bytes, chunk_size: int | None = None, status: int = 200, 
 
 
 class Body(httpx2.AsyncByteStream):
-    """A response body in pieces, ``stall`` seconds before the pieces after ``stall_after``; records how far it was
-    read and whether it was closed."""
+    """A response body in pieces, ``stall`` seconds before the pieces after ``stall_after``, then ``error`` raised
+    when given (the connection breaking as the HTTP library or the OS reports it); records how far it was read and
+    whether it was closed."""
 
-    def __init__(self, pieces: list[bytes], stall_after: int | None = None, stall: float = 0.0) -> None:
+    def __init__(
+        self,
+        pieces: list[bytes],
+        stall_after: int | None = None,
+        stall: float = 0.0,
+        *,
+        error: Exception | None = None,
+    ) -> None:
         self.pieces = pieces
         self.stall_after = stall_after
         self.stall = stall
+        self.error = error
         self.read = 0
         self.closed = False
 
@@ -185,6 +196,8 @@ class Body(httpx2.AsyncByteStream):
                 await asyncio.sleep(self.stall)
             self.read = n + 1
             yield piece
+        if self.error is not None:
+            raise self.error
 
     async def aclose(self) -> None:
         self.closed = True

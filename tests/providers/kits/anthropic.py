@@ -161,6 +161,7 @@ KIT = ProviderKit(
         "claude-test", base_url=url, **({"api_key": FAKE_KEY, "max_retries": 0} | options)
     ),
     mock=lambda handler, **options: AnthropicTransport("claude-test", client=MockAPI(handler).client(), **options),
+    mock_url="https://api.anthropic.com",
     client=lambda: MockAPI().client(),
     key=FAKE_KEY,
     key_as_echoed=FAKE_KEY,

@@ -165,6 +165,7 @@ KIT = ProviderKit(
         "gemini-test", base_url=url, **({"api_key": FAKE_KEY, "max_retries": 0} | options)
     ),
     mock=lambda handler, **options: GeminiTransport("gemini-test", client=MockAPI(handler).client(), **options),
+    mock_url="https://generativelanguage.googleapis.com",
     client=lambda: MockAPI().client(),
     key=FAKE_KEY,
     key_as_echoed=FAKE_KEY,

@@ -150,6 +150,21 @@ def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
     return sse_reply(text=text, slice_size=max(1, -(-len(text) // pieces)), done=False)
 
 
+#: OpenAI's own server, which ``MockAPI``'s clients are for: the transport's errors name it "OpenAI", not by its URL.
+OPENAI_URL = "https://api.openai.com"
+
+
+def server(url: str) -> str:
+    """How the transport's errors name the server at ``url`` (as ``KIT.make`` takes it)."""
+    return "OpenAI" if url == OPENAI_URL else f"the server at {url}/v1"
+
+
+def unreachable(url: str) -> str:
+    """The start of the error for nothing listening at ``url`` (OpenAI's own server is named, then its URL given)."""
+    where = f"OpenAI at {OPENAI_URL}/v1" if url == OPENAI_URL else server(url)
+    return f"Could not reach {where}, even after retries"
+
+
 def error_response(status: int, message: str) -> Response:
     """OpenAI's error body (``retry-after-ms`` keeps the SDK's retries quick: it honours the header)."""
     payload = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
@@ -164,6 +179,7 @@ KIT = ProviderKit(
         "gpt-test", base_url=url + "/v1", **({"api_key": FAKE_KEY, "max_retries": 0} | options)
     ),
     mock=lambda handler, **options: OpenAIChatTransport("gpt-test", client=MockAPI(handler).client(), **options),
+    mock_url=OPENAI_URL,
     client=lambda: MockAPI().client(),
     key=FAKE_KEY,
     key_as_echoed=FAKE_KEY[:8] + "*" * 10 + FAKE_KEY[-4:],
@@ -183,12 +199,12 @@ KIT = ProviderKit(
     ),
     wording=Wording(
         timeout=lambda url, seconds: (
-            f"the server at {url}/v1 did not answer in time (timeout {seconds:g} s, even after retries)."
+            f"{server(url)} did not answer in time (timeout {seconds:g} s, even after retries)."
         ),
-        stalled=lambda url, seconds: f"the server at {url}/v1 did not answer in time (timeout {seconds:g} s).",
-        refused=lambda url: f"Could not reach the server at {url}/v1, even after retries",
-        dropped=lambda url: f"The connection to the server at {url}/v1 broke off mid-reply",
-        provider=lambda url: f"the server at {url}/v1",
+        stalled=lambda url, seconds: f"{server(url)} did not answer in time (timeout {seconds:g} s).",
+        refused=unreachable,
+        dropped=lambda url: f"The connection to {server(url)} broke off mid-reply",
+        provider=server,
         key_hint="api_key=",
     ),
 )

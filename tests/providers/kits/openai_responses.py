@@ -217,6 +217,7 @@ KIT = ProviderKit(
         "gpt-test", base_url=url + "/v1", **({"api_key": FAKE_KEY, "max_retries": 0} | options)
     ),
     mock=lambda handler, **options: OpenAIResponsesTransport("gpt-test", client=MockAPI(handler).client(), **options),
+    mock_url="https://api.test",
     client=lambda: MockAPI().client(),
     key=FAKE_KEY,
     key_as_echoed=FAKE_KEY[:8] + "*" * 10 + FAKE_KEY[-4:],
