@@ -24,7 +24,7 @@ from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import AnthropicTransport, ProviderError
 from ai_widgets.transports._anthropic_stream import MessagesParser
 from ai_widgets.transports._sse import SSEDecoder
-from tests.providers.kits import recorded
+from tests.providers.kits import Body, recorded
 from tests.providers.kits.anthropic import FAKE_KEY, Emulator, MockAPI, error_response, reply_events, sse
 from tests.providers.loopback import loopback
 from tests.providers.test_anthropic import FIXTURES, anthropic_messages
@@ -250,6 +250,18 @@ async def test_error_event_mid_stream_ends_the_message_and_the_session_goes_on()
     assert "overloaded_error" in failed.error
     assert "Overloaded" in failed.error
     assert (await session.send("again")).text == "Back."
+
+
+async def test_an_error_event_after_message_stop_does_not_fail_the_finished_reply() -> None:
+    """Before: the stream went on past ``message_stop``, so an error event a server sent after it failed a finished
+    reply (the contract checks the rest of the body is drained for every transport)."""
+    late = {"type": "error", "error": {"type": "overloaded_error", "message": "late"}}
+    body = Body([sse(reply_events([{"type": "text", "text": "ok"}])), sse([late]), b": trailing comment\n\n"])
+    reply = await ChatSession(MockAPI(body.handler).transport()).send("hi")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "ok"
+    assert body.read == len(body.pieces)  # read to its end, so the HTTP/1.1 connection goes back to the pool
+    assert body.closed
 
 
 async def test_overloaded_529_is_a_server_error_retried_with_the_error_type(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -248,6 +248,27 @@ async def test_replies_that_go_wrong_say_why_and_the_session_goes_on(
     assert (await session.send("again")).text == "Back."
 
 
+async def test_a_last_chunk_cut_off_mid_json_leaves_the_reply_broken_off() -> None:
+    """Before: the SDK's error for the cut-off data of the body's last event failed the reply as a chunk that is not
+    JSON; now the reply ends there, as every transport's does, and reads as broken off. Gemini sends its finish with
+    the last text, and the SDK does not say the chunk was the body's last: the data tells (cut inside an object or a
+    string), and none of that chunk's text is shown."""
+    whole = sse([chunk({"text": "Partial"})]) + sse([chunk({"text": " and more"}, finish="STOP")])
+    for cut in (whole[:-40], whole[: whole.rindex(b" and more") + 4]):  # mid-object, mid-string
+        reply = await ChatSession(MockAPI(cut).transport()).send("hi")
+        assert reply.status is MessageStatus.ERROR
+        assert reply.error == "The model's response broke off before it was complete."
+        assert reply.text == "Partial"
+
+
+async def test_a_last_chunk_without_its_blank_line_that_is_not_json_is_an_error() -> None:
+    """Not cut off but not JSON either: the SDK's parse error is the reply's, worded as a chunk that is not JSON."""
+    reply = await ChatSession(MockAPI(sse([chunk({"text": "Partial"})]) + b"data: {not json").transport()).send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert "not JSON" in reply.error
+
+
 # --- quirks: errors, keys and construction ----------------------------------------------------------------------------
 
 

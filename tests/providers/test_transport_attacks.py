@@ -87,6 +87,20 @@ async def test_stream_data_python_will_not_read_is_a_clear_provider_error(
     assert words in str(error)
 
 
+@BOTH
+@pytest.mark.parametrize("case", UNREADABLE.values(), ids=UNREADABLE.keys())
+async def test_whole_json_python_will_not_read_is_an_error_also_as_the_last_event_without_its_blank_line(
+    kit: ProviderKit, case: tuple[bytes, str]
+) -> None:
+    """The last event of a body without its blank line is read when its JSON is whole (before, it was dropped): data
+    Python will not read is then the same clear error, not a reply that silently broke off."""
+    body, words = case
+    _, error = await collect(kit.mock(streaming(lambda: pieces(body.rstrip(b"\n")))))
+    assert isinstance(error, ProviderError), repr(error)
+    assert str(error).startswith("OpenAI sent stream data")
+    assert words in str(error)
+
+
 async def test_anthropic_stream_data_nested_too_deeply_is_a_clear_provider_error() -> None:
     body = b'event: message_start\ndata: {"type": "message_start", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n"
     transport = AnthropicTransport("claude", client=anthropic_kit.MockAPI(body).client())
