@@ -1,7 +1,9 @@
 """What every transport does the same way, checked against all four kits over real HTTP (a loopback emulator started
-by each test): timeouts, a refused or broken connection, HTTP errors mapped to one shape, the key never shown, a last
-event without its blank line, a reply cut short, the stream stopping at its terminal event, Stop closing the body,
-and ``client=`` excluding the connection options.
+by each test; the SDK's HTTP answered in process where a body must raise or be watched): timeouts, a refused
+connection, a connection that breaks mid-reply (every way the HTTP library or the OS says so, in one wording), HTTP
+errors mapped to one shape, the key never shown, a last event without its blank line read when its JSON is whole and
+dropped when cut short (the reply then broke off), a reply cut short, the reply starting once, the stream stopping at
+its terminal event, Stop closing the body, and ``client=`` excluding the connection options.
 
 Per-provider files keep only recorded streams and quirks; a behaviour all transports share is tested here, once.
 """
