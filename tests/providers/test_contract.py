@@ -32,7 +32,7 @@ from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
 from tests.providers.kits import KITS, Body, ProviderKit
 from tests.providers.loopback import Request, Response, loopback
-from tests.widget_harness import recording_comms
+from tests.widget.widget_harness import recording_comms
 
 EVERY_KIT = pytest.mark.parametrize("kit", KITS.values(), ids=KITS.keys())
 #: The kits whose wire format has a terminal event (Gemini's reply ends with the body).

@@ -1,6 +1,6 @@
 """Tools from MCP servers (``ai_widgets.mcp.MCPServer``) against real servers written with the SDK.
 
-The server (``tests/mcp_servers/server.py``) runs over stdio as a child process, and over streamable HTTP on a
+The server (``tests.mcp.servers.server.py``) runs over stdio as a child process, and over streamable HTTP on a
 loopback port in a thread of the test process. What a server cannot show from outside (a call it saw cancelled) it
 writes to a log file. After every test no child process started by it is left (psutil).
 """
@@ -39,11 +39,11 @@ from ai_widgets.mcp import MCPServer, MCPServerError
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
-from tests.mcp_servers.server import PIXEL
+from tests.mcp.servers.server import PIXEL
 
 pytestmark = pytest.mark.slow  # each server is a process to start (about a second)
 
-SCRIPT = str(Path(__file__).parent / "mcp_servers" / "server.py")
+SCRIPT = str(Path(__file__).parent / "servers" / "server.py")
 
 
 class NeverAsk:
@@ -581,7 +581,7 @@ def http_server(tmp_path: Path) -> Iterator[HttpServer]:
     """The test server over streamable HTTP on a free loopback port, in a thread."""
     import uvicorn
 
-    from tests.mcp_servers.server import build
+    from tests.mcp.servers.server import build
 
     log = tmp_path / "http.log"
     app = build(str(log)).streamable_http_app()
@@ -686,7 +686,7 @@ async def test_an_unreachable_http_server_is_a_clear_error() -> None:
 
 async def test_chat_widget_takes_a_server_among_its_tools(shared: MCPServer) -> None:
     from ai_widgets.widget import ChatWidget
-    from tests.widget_harness import recording_comms
+    from tests.widget.widget_harness import recording_comms
 
     @tool
     def get_weather(city: str) -> str:

@@ -21,7 +21,7 @@ from ai_widgets.widget import ChatWidget, ToolRun, run_tool
 from ai_widgets.widget._kernel import KernelSupport, UnsupportedKernelError, private_loop
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages, recording_comms
 
 ran: list[Any] = []
 

@@ -31,7 +31,7 @@ from ai_widgets.session._round import late_result
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
-from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 

@@ -35,7 +35,9 @@ from ai_widgets.tools._checks import openai_strict_problems
 from ai_widgets.tools._views import estimate_tokens, provider_definitions, provider_views
 from ai_widgets.transports import ChatRequest
 
-RECORDED = json.loads((Path(__file__).parent / "fixtures" / "tool_requests" / "recorded_tools.json").read_text("utf-8"))
+RECORDED = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "tool_requests" / "recorded_tools.json").read_text("utf-8")
+)
 PROVIDERS = ["openai_chat", "openai_responses", "anthropic", "gemini"]
 
 

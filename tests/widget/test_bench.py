@@ -17,7 +17,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget, ToolRun, arun_tool, run_tool
 from ai_widgets.widget._bench import field_errors
 from tests.helpers import wait_for
-from tests.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages, recording_comms
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ from ai_widgets.session._history import HistoryFile
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _names(folder: Path) -> list[str]:

@@ -18,7 +18,7 @@ from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import KernelSupport
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
 
 @tool(risk=ToolRisk.DESTRUCTIVE)

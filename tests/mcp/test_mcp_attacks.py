@@ -1,4 +1,4 @@
-"""Misbehaving MCP servers (``tests/mcp_servers/raw_server.py``, JSON-RPC by hand): a result the SDK cannot read,
+"""Misbehaving MCP servers (``tests/mcp/servers/raw_server.py``, JSON-RPC by hand): a result the SDK cannot read,
 print() output on the protocol's stdout, tool names a provider refuses or that clash once cleaned, and a close asked
 for twice. Each test failed before the fix it guards. No child process outlives a test (psutil)."""
 
@@ -26,8 +26,8 @@ from tests.providers.kits.openai_chat import MockAPI
 
 pytestmark = pytest.mark.slow  # each server is a process to start
 
-RAW = str(Path(__file__).parent / "mcp_servers" / "raw_server.py")
-SERVER = str(Path(__file__).parent / "mcp_servers" / "server.py")
+RAW = str(Path(__file__).parent / "servers" / "raw_server.py")
+SERVER = str(Path(__file__).parent / "servers" / "server.py")
 
 
 class NeverAsk:

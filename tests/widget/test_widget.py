@@ -22,7 +22,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
 from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, message_dict, outcome_dict, shown_json
 from tests.helpers import wait_for
-from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
 
 @pytest.fixture

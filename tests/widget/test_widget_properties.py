@@ -36,7 +36,7 @@ from ai_widgets.session import ChatSession
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import private_loop
-from tests.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
 
 _threads = 0
 _threads_lock = threading.Lock()

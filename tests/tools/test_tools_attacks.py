@@ -21,7 +21,7 @@ from ai_widgets.tools._display import registry_html, tool_html, tool_markdown
 from ai_widgets.tools._views import provider_views
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
-from tests.test_live_tools import Kernel, Notebook, kernel  # noqa: F401 (the fixture)
+from tests.tools.test_live_tools import Kernel, Notebook, kernel  # noqa: F401 (the fixture)
 
 
 def raw_tool(parameters: dict[str, Any], name: str = "raw", description: str = "A tool.") -> Tool:
