@@ -15,6 +15,7 @@ import openai
 from ai_widgets.transports import OpenAIResponsesTransport
 from tests.providers.kits._kit import MockAPI as _MockAPI
 from tests.providers.kits._kit import ProviderKit, Wording
+from tests.providers.kits.openai_chat import error_response  # both OpenAI APIs word errors alike
 from tests.providers.loopback import Request, Response
 
 FAKE_KEY = "sk-" + "test-SECRET123456789"
@@ -201,13 +202,6 @@ def text_events(text: str, *, pieces: int = 3) -> list[bytes]:
     (:data:`TERMINAL`)."""
     size = max(1, -(-len(text) // pieces))
     return [*frames([created(), *message([text[i : i + size] for i in range(0, len(text), size)], 0)]), TERMINAL]
-
-
-def error_response(status: int, message: str) -> Response:
-    """OpenAI's error body (``retry-after-ms`` keeps the SDK's retries quick: it honours the header)."""
-    payload = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()
-    headers = {"content-type": "application/json", "retry-after-ms": "1"}
-    return Response(status=status, headers=headers, chunks=[payload])
 
 
 KIT = ProviderKit(
