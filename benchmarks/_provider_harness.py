@@ -48,7 +48,7 @@ def sse_frame(data: Any, *, event: str | None = None, line_end: str = "\n", **du
 # --- serving it ---------------------------------------------------------------------------------------------------
 
 
-def _handler(streams: dict[str, list[bytes]]) -> type[BaseHTTPRequestHandler]:
+def _handler(streams: dict[str, list[bytes]], no_delay: bool) -> type[BaseHTTPRequestHandler]:
     """Answers any request for ``/<whole|paced>/<stream name>/...`` with that stream, chunked, one frame per chunk."""
 
     class Handle(BaseHTTPRequestHandler):
@@ -58,8 +58,8 @@ def _handler(streams: dict[str, list[bytes]]) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
-            # Small writes without Nagle's delay, as a streaming server sends them.
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if no_delay:  # small writes without Nagle's delay, as a streaming server sends them
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.rfile.read(int(self.headers.get("content-length") or 0))
             writing, name = self.path.split("/")[1:3]
             framed = [b"%x\r\n%s\r\n" % (len(frame), frame) for frame in streams[name]]
@@ -83,15 +83,15 @@ def _handler(streams: dict[str, list[bytes]]) -> type[BaseHTTPRequestHandler]:
     return Handle
 
 
-def _server(streams: dict[str, list[bytes]]) -> ThreadingHTTPServer:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(streams))
+def _server(streams: dict[str, list[bytes]], no_delay: bool) -> ThreadingHTTPServer:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(streams, no_delay))
     server.daemon_threads = True
     return server
 
 
-def _serve_in_process(streams: dict[str, list[bytes]], ports: Any) -> None:
+def _serve_in_process(streams: dict[str, list[bytes]], no_delay: bool, ports: Any) -> None:
     """The body of the server's own process: serves until terminated."""
-    server = _server(streams)
+    server = _server(streams, no_delay)
     ports.put(server.server_address[1])
     server.serve_forever()
 
@@ -115,18 +115,20 @@ class Replay:
 
 
 @contextmanager
-def replay(streams: dict[str, list[bytes]], *, own_process: bool = False) -> Iterator[Replay]:
+def replay(streams: dict[str, list[bytes]], *, own_process: bool = False, no_delay: bool = False) -> Iterator[Replay]:
     """Serves ``streams`` (name -> SSE frames) on 127.0.0.1 while the context is open.
 
     Args:
         own_process: Serve from a process of its own, so its work shows in neither ``time.thread_time`` nor
             ``time.process_time`` of the consumer; otherwise from a thread here (then measure with
             ``time.thread_time``, which does not count it).
+        no_delay: Turn Nagle's delay off on each connection (``TCP_NODELAY``). It changes how a paced stream
+            arrives in reads, and so the paced floor: a benchmark keeps the setting its figures were measured with.
     """
     if own_process:
         context = multiprocessing.get_context("spawn")
         ports = context.Queue()
-        process = context.Process(target=_serve_in_process, args=(streams, ports), daemon=True)
+        process = context.Process(target=_serve_in_process, args=(streams, no_delay, ports), daemon=True)
         process.start()
         try:
             yield Replay(f"http://127.0.0.1:{ports.get(timeout=60)}")
@@ -134,7 +136,7 @@ def replay(streams: dict[str, list[bytes]], *, own_process: bool = False) -> Ite
             process.terminate()
             process.join()
         return
-    server = _server(streams)
+    server = _server(streams, no_delay)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

@@ -191,7 +191,7 @@ def measure_stream(text_deltas: int, argument_deltas: int, repeats: int) -> tupl
     on its own."""
     big, big_events = build_stream(text_deltas, argument_deltas)
     small, small_events = build_stream(SMALL, SMALL)
-    with replay({"big": big, "small": small}, own_process=True) as server:
+    with replay({"big": big, "small": small}, own_process=True, no_delay=True) as server:
         urls = {size: server.url(size, paced=True) + "/v1" for size in ("big", "small")}
         rows = measure(
             CASES,
