@@ -15,7 +15,7 @@ from ai_widgets.messages import (
     Usage,
 )
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
-from ai_widgets.session import ChatSession, SessionBusyError
+from ai_widgets.session import ChatSession, NoOutputError, OutputValidationError, SessionBusyError
 from ai_widgets.tools import (
     Attachment,
     Citation,
@@ -45,6 +45,8 @@ __all__ = [
     "FinishReason",
     "Message",
     "MessageStatus",
+    "NoOutputError",
+    "OutputValidationError",
     "ReasoningPart",
     "RequestOptions",
     "Role",

@@ -482,9 +482,22 @@ class Message:
         error: What went wrong, when ``status`` is ``error`` (or why the limit was reached).
         status_text: The status line while the model decides (transient).
         created_at: When the message was created (epoch seconds).
+        output: The validated object of a typed answer (``send(..., output_type=...)``), else ``None``. Not saved
+            (``dump_messages``, the history file): loaded, it is ``None``, and the text it was validated from stays.
     """
 
-    __slots__ = ("created_at", "error", "finish_reason", "id", "parts", "role", "status", "status_text", "usage")
+    __slots__ = (
+        "created_at",
+        "error",
+        "finish_reason",
+        "id",
+        "output",
+        "parts",
+        "role",
+        "status",
+        "status_text",
+        "usage",
+    )
 
     def __init__(
         self,
@@ -506,6 +519,7 @@ class Message:
         self.usage = usage or Usage()
         self.error = error
         self.status_text: str | None = None
+        self.output: Any = None
         self.created_at = created_at if created_at is not None else time.time()
 
     @classmethod

@@ -119,6 +119,8 @@ class SessionOptions:
         waiting_status: The status line shown from each model request until its first content (text, reasoning
             or a tool call), so a person sees that the model is working; a transport may replace it with what it
             knows (reasoning started, a search running). ``None`` shows nothing.
+        output_retries: With ``send(..., output_type=...)``: how many times a final answer that does not validate
+            is asked for again, the validation errors told to the model, before the turn ends in error.
     """
 
     execute_tools: bool = True
@@ -130,8 +132,11 @@ class SessionOptions:
     tool_timeout: float | None = None
     tool_executor: Executor | None = None
     waiting_status: str | None = "Thinking…"
+    output_retries: int = 2
 
     def __post_init__(self) -> None:
+        if type(self.output_retries) is not int or self.output_retries < 0:
+            raise ValueError(f"output_retries must be a whole number of at least 0, not {self.output_retries!r}")
         if self.waiting_status is not None and not isinstance(self.waiting_status, str):
             raise TypeError(f"waiting_status must be text or None, not {type(self.waiting_status).__name__}")
         if self.tool_executor is not None and not isinstance(self.tool_executor, Executor):

@@ -2,6 +2,7 @@
 
 from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError
 from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
+from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
 
@@ -10,7 +11,9 @@ __all__ = [
     "HistoryError",
     "HistoryLockedError",
     "HistoryTakenOverError",
+    "NoOutputError",
     "NoTransportError",
+    "OutputValidationError",
     "SessionBusyError",
     "StreamProtocolError",
     "ToolRound",

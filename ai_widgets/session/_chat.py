@@ -35,6 +35,7 @@ from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, Tool
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
+from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
@@ -306,7 +307,7 @@ class ChatSession:
 
     # --- turns ----------------------------------------------------------------------------------------------------
 
-    async def send(self, text: str) -> Message:
+    async def send(self, text: str, *, output_type: Any = None) -> Message:
         """Sends a user message and runs the turn: returns the assistant's reply when the turn ends.
 
         The reply is one message from the first request to the last, however many tool rounds the turn takes.
@@ -314,7 +315,19 @@ class ChatSession:
         tool ends the message in error rather than raising, and the session stays usable. Cancelling the task that
         awaits ``send`` stops the turn (the reply ends ``cancelled``) and raises ``CancelledError`` here.
 
+        Args:
+            text: The person's message.
+            output_type: Ask for a typed answer: a pydantic model, dataclass, TypedDict or any type pydantic
+                validates. Every request of the turn carries its JSON Schema (``ChatRequest.output_schema``; a
+                type that is not an object is asked for as ``{"response": ...}``); tools still run, and the final
+                text reply is validated. One that does not validate is asked for again with the errors, up to
+                ``SessionOptions.output_retries`` times. The validated object is the reply's ``output`` (``None``
+                when the turn ended otherwise: stopped, failed, at a limit).
+
         Raises:
+            OutputValidationError: The answer did not validate after every retry; the reply, ended in error and in
+                the conversation, keeps it as its text (``raw``), and ``errors`` says why.
+            TypeError: ``output_type`` has no JSON Schema.
             SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
@@ -323,8 +336,12 @@ class ChatSession:
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
+        output = None if output_type is None else OutputSpec(output_type)
         self.check_can_send()
-        return await self._start_turn(user=Message.user(text))
+        reply = await self._start_turn(user=Message.user(text), output=output)
+        if output is not None and output.failure is not None:
+            raise output.failure
+        return reply
 
     async def resume(self) -> Message:
         """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.
@@ -497,7 +514,12 @@ class ChatSession:
         return await self._start_turn(direct=part)
 
     async def _start_turn(
-        self, *, user: Message | None = None, direct: ToolCallPart | None = None, resume: bool = False
+        self,
+        *,
+        user: Message | None = None,
+        direct: ToolCallPart | None = None,
+        resume: bool = False,
+        output: OutputSpec | None = None,
     ) -> Message:
         """Claims the session for a turn, then adds the user message and the reply and runs the turn.
 
@@ -505,10 +527,11 @@ class ChatSession:
             user: The user message that starts the turn (``send``).
             direct: The call a person asked for (``run_call``).
             resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
+            output: What the answer must match (``send(..., output_type=...)``).
         """
         loop = asyncio.get_running_loop()
         reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
-        turn = Turn(self, reply, direct=direct is not None)
+        turn = Turn(self, reply, direct=direct is not None, output=output)
         self._claim(turn)
         try:
             if resume and not self._messages:

@@ -15,15 +15,18 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+import pydantic
+
 from ai_widgets._safe import redact
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, SessionChange
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, ToolCallPart, ToolCallState
+from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import end_open_calls, move_call
+from ai_widgets.session._output import OutputSpec, OutputValidationError, describe_errors
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.tools import ToolRegistry
@@ -100,11 +103,21 @@ class Turn:
     Args:
         session: The session the turn runs in.
         reply: The assistant message the turn fills.
+        output: What a typed answer must match (``send(..., output_type=...)``), or ``None``.
     """
 
-    def __init__(self, session: TurnHost, reply: Message, *, direct: bool = False, carried: bool = False) -> None:
+    def __init__(
+        self,
+        session: TurnHost,
+        reply: Message,
+        *,
+        direct: bool = False,
+        carried: bool = False,
+        output: OutputSpec | None = None,
+    ) -> None:
         self.session = session
         self.reply = reply
+        self.output = output
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
         self.carried = carried  # the reply starts with calls a limit left unrun: they run before the first request
         self.task: asyncio.Task[Message] | None = None
@@ -221,11 +234,21 @@ class Turn:
             if counted is None:
                 return
             failed_rounds = counted
+        retries = 0
+        retry: tuple[list[Message], str] | None = None
         while True:
-            offered = await self._request(first=rounds == 0)
+            start = len(reply.parts)  # this response's parts begin here: its text is the answer a type checks
+            offered = await self._request(first=rounds == 0, retry=retry)
+            retry = None
             if offered is None:
                 return
             calls = [part for part in reply.tool_calls if not part.state.terminal and not part.provider_executed]
+            if not calls and self.output is not None:
+                retry = self._check_output(start, retries)
+                if retry is None:
+                    return
+                retries += 1
+                continue
             if not calls or not options.execute_tools:
                 for part in calls:
                     if part.state is ToolCallState.STREAMING:
@@ -302,8 +325,39 @@ class Turn:
             self.round = None
         return True
 
-    async def _request(self, *, first: bool) -> list[str] | None:
-        """One model request; the tool names it offered, or ``None`` when the turn has ended."""
+    def _check_output(self, start: int, retries: int) -> tuple[list[Message], str] | None:
+        """Validates the final answer (the text of the reply's parts from ``start``) of a typed turn, which ends
+        with it; or, when it does not validate and retries are left, takes it out of the reply and returns what the
+        next request adds after the reply (the answer and a message telling the errors) and the status it shows."""
+        spec, reply = self.output, self.reply
+        assert spec is not None
+        raw = "".join(part.text for part in reply.parts[start:] if isinstance(part, TextPart))
+        try:
+            reply.output = spec.validate(raw)
+        except pydantic.ValidationError as exc:
+            errors = describe_errors(exc)
+            if retries < self.session.options.output_retries:
+                del reply.parts[start:]  # the next response's first part takes its place
+                self.session.notify(MessageUpdated(reply))
+                told = [Message(Role.ASSISTANT, [TextPart(raw)])] if raw.strip() else []
+                told.append(Message.user(spec.correction(errors)))
+                retries_allowed = self.session.options.output_retries
+                return told, f"The answer did not match {spec.name}; asking again ({retries + 1} of {retries_allowed})…"
+            tries = f"{retries + 1} answer{'' if retries == 0 else 's'}"
+            message = f"The answer did not match {spec.name} ({tries}, output_retries): {errors}"
+            spec.failure = OutputValidationError(message, reply=reply, raw=raw, errors=errors)
+            self._finish(MessageStatus.ERROR, message)
+            return None
+        self._finish(MessageStatus.COMPLETED, None)
+        return None
+
+    async def _request(self, *, first: bool, retry: tuple[list[Message], str] | None = None) -> list[str] | None:
+        """One model request; the tool names it offered, or ``None`` when the turn has ended.
+
+        Args:
+            first: The turn's first request (a forcing tool choice applies to it only).
+            retry: After a typed answer that did not validate: the messages told after the reply, and the status.
+        """
         session, reply = self.session, self.reply
         options = session.request_options
         choice = options.tool_choice
@@ -318,14 +372,18 @@ class Turn:
                 options = dataclasses.replace(options, tool_choice=ToolChoice.specific(registered.name))
         tools = [] if options.tool_choice.mode == "none" else session.tools.definitions()
         request = ChatRequest(
-            messages=session.messages, tools=tools, options=options, conversation_id=session.conversation_id
+            messages=session.messages + (retry[0] if retry else []),
+            tools=tools,
+            options=options,
+            conversation_id=session.conversation_id,
+            output_schema=None if self.output is None else self.output.schema,
         )
         transport = session.transport
         if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
             self._fail_request("This session has no transport: it cannot ask a model.")
             return None
         builder = ReplyBuilder(reply, session.notify)
-        builder.show_status(session.options.waiting_status)
+        builder.show_status(retry[1] if retry else session.options.waiting_status)
         try:
             async with _closing(transport.stream(request)) as stream:
                 async for event in stream:

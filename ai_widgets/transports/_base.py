@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import Message, Role, ToolCallPart
@@ -25,12 +25,18 @@ class ChatRequest:
         tools: The tool definitions the model may call (empty for ``ToolChoice.NONE``).
         options: The request options; ``options.tool_choice`` is the choice for this request.
         conversation_id: The session's conversation id.
+        output_schema: The JSON Schema the reply's text must match (``send(..., output_type=...)``), always an
+            object schema (another type is wrapped as ``{"response": ...}`` by the session), or ``None``. A
+            transport asks for it the provider's native way; the session validates the text, so one with no
+            native way answers in JSON text. On a retry after an answer that did not validate, the messages end
+            with that answer and a user message telling the validation errors, after the reply.
     """
 
     messages: list[Message]
     tools: list[ToolDefinition] = field(default_factory=list)
     options: RequestOptions = field(default_factory=RequestOptions)
     conversation_id: str | None = None
+    output_schema: dict[str, Any] | None = None
 
     @property
     def last_user_text(self) -> str:

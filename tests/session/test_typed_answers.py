@@ -1,0 +1,271 @@
+"""Typed answers (DESIGN.md "Added for the open issues"): ``send(..., output_type=T)`` asks for T's JSON Schema,
+validates the final text reply, asks again with the errors, and keeps the object as ``reply.output``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Literal
+
+import pydantic
+import pytest
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from ai_widgets import (
+    ChatSession,
+    MessageStatus,
+    NoOutputError,
+    OutputValidationError,
+    Role,
+    SessionOptions,
+    ToolCallState,
+    tool,
+)
+from ai_widgets.messages import dump_messages, load_messages
+from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+
+
+class City(pydantic.BaseModel):
+    name: str
+    population: int
+    country: str = "Portugal"
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    y: float
+
+
+class Movie(TypedDict):
+    title: str
+    year: int
+
+
+class Recorder:
+    """A scripted model that keeps every request it got."""
+
+    def __init__(self, *steps: ScriptedReply | str) -> None:
+        self.requests: list[ChatRequest] = []
+        self._steps = list(steps)
+
+    def __call__(self, request: ChatRequest) -> ScriptedReply | str:
+        self.requests.append(request)
+        return self._steps[len(self.requests) - 1]
+
+    def transport(self) -> ScriptedTransport:
+        return ScriptedTransport(self)
+
+
+async def test_a_valid_answer_is_the_replys_output() -> None:
+    model = Recorder('{"name": "Lisbon", "population": 545000}')
+    session = ChatSession(model.transport())
+    reply = await session.send("The capital of Portugal?", output_type=City)
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.output == City(name="Lisbon", population=545000)
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    assert schema["properties"]["name"] == {"title": "Name", "type": "string"}
+    assert schema["required"] == ["name", "population"]
+    assert schema["additionalProperties"] is False  # closed for the providers' strict modes; pydantic is unchanged
+
+
+async def test_without_an_output_type_nothing_is_asked_and_output_is_none() -> None:
+    model = Recorder('{"name": "Lisbon"}')
+    reply = await ChatSession(model.transport()).send("hi")
+    assert reply.output is None
+    assert model.requests[0].output_schema is None
+
+
+async def test_an_invalid_answer_is_asked_for_again_with_the_errors() -> None:
+    model = Recorder(
+        '{"name": "Lisbon"}', 'Sure: {"name": "Lisbon", "population": 545000}', '{"name": "Lisbon", "population": 1}'
+    )
+    session = ChatSession(model.transport())
+    statuses: list[str] = []
+    session.subscribe(
+        lambda change: statuses.append((getattr(change, "message", None) and change.message.status_text) or "")
+    )
+    reply = await session.send("The capital?", output_type=City)
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.output == City(name="Lisbon", population=1)
+    assert reply.text == '{"name": "Lisbon", "population": 1}'  # the refused answers are not the reply's text
+    assert len(session.messages) == 2
+    # The retry carries the refused answer and a message naming what is wrong, after the reply.
+    retry = model.requests[1].messages
+    assert [m.role for m in retry] == [Role.USER, Role.ASSISTANT, Role.ASSISTANT, Role.USER]
+    assert retry[2].text == '{"name": "Lisbon"}'
+    assert "population: Field required" in retry[3].text
+    assert "Invalid JSON" in model.requests[2].messages[-1].text
+    assert model.requests[1].output_schema == model.requests[0].output_schema
+    assert any(text.startswith("The answer did not match City; asking again (1 of 2)") for text in statuses)
+
+
+async def test_an_answer_that_never_validates_is_a_clear_error_keeping_the_raw_answer() -> None:
+    model = Recorder("no", "still no", '{"name": 3}')
+    session = ChatSession(model.transport(), options=SessionOptions(output_retries=2))
+    with pytest.raises(OutputValidationError) as raised:
+        await session.send("The capital?", output_type=City)
+    error = raised.value
+    assert error.raw == '{"name": 3}'
+    assert "name: Input should be a valid string" in error.errors
+    assert "population: Field required" in error.errors
+    assert "did not match City (3 answers, output_retries)" in str(error)
+    reply = error.reply
+    assert reply is session.messages[-1]
+    assert reply.status is MessageStatus.ERROR
+    assert reply.output is None
+    assert reply.text == '{"name": 3}'
+    assert reply.error == str(error)
+    assert len(model.requests) == 3
+    assert not session.busy
+    # The session goes on.
+    model._steps.append('{"name": "Porto", "population": 2}')
+    assert (await session.send("And the second city?", output_type=City)).output.name == "Porto"
+
+
+async def test_no_retries_means_the_first_refusal_ends_the_turn() -> None:
+    model = Recorder("[]")
+    with pytest.raises(OutputValidationError):
+        await ChatSession(model.transport(), options=SessionOptions(output_retries=0)).send("x", output_type=City)
+    assert len(model.requests) == 1
+
+
+def test_output_retries_must_be_a_whole_number() -> None:
+    with pytest.raises(ValueError, match="output_retries"):
+        SessionOptions(output_retries=-1)
+
+
+async def test_tool_calls_run_in_a_typed_turn_and_only_the_final_text_is_validated() -> None:
+    @tool
+    def population(city: str) -> int:
+        """The population of a city."""
+        return 545000
+
+    model = Recorder(
+        ScriptedReply(
+            text="Let me look it up.", tool_calls=[ScriptedToolCall(name="population", arguments={"city": "Lisbon"})]
+        ),
+        '{"name": "Lisbon", "population": 545000}',
+    )
+    session = ChatSession(model.transport(), tools=[population])
+    reply = await session.send("How many live in Lisbon?", output_type=City)
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+    assert reply.output == City(name="Lisbon", population=545000)
+    assert all(request.output_schema is not None for request in model.requests)
+    assert model.requests[0].tools  # the tools are offered beside the schema
+
+
+async def test_a_refused_answer_after_tool_calls_is_retried_and_the_calls_stay() -> None:
+    @tool
+    def population(city: str) -> int:
+        """The population of a city."""
+        return 545000
+
+    model = Recorder(
+        ScriptedReply(tool_calls=[ScriptedToolCall(name="population", arguments={"city": "Lisbon"})]),
+        '{"name": "Lisbon"}',
+        '{"name": "Lisbon", "population": 545000}',
+    )
+    session = ChatSession(model.transport(), tools=[population])
+    reply = await session.send("How many?", output_type=City)
+    assert reply.output is not None
+    assert reply.output.population == 545000
+    assert [type(part).__name__ for part in reply.parts] == ["ToolCallPart", "TextPart"]
+    retry = model.requests[2].messages
+    assert retry[1].tool_calls[0].outcome is not None  # the reply with its call's result, then the refused answer
+    assert retry[2].text == '{"name": "Lisbon"}'
+    assert retry[3].role is Role.USER
+
+
+@pytest.mark.parametrize(
+    ("output_type", "answer", "expected"),
+    [
+        (Point, '{"x": 1, "y": 2.5}', Point(1.0, 2.5)),
+        (Movie, '{"title": "Vertigo", "year": 1958}', {"title": "Vertigo", "year": 1958}),
+        (int, '{"response": 42}', 42),
+        (list[City], '{"response": [{"name": "Porto", "population": 2}]}', [City(name="Porto", population=2)]),
+        (Literal["yes", "no"], '{"response": "no"}', "no"),
+        (City | Point, '{"response": {"x": 0, "y": 0}}', Point(0.0, 0.0)),
+    ],
+    ids=["dataclass", "typeddict", "int", "list-of-models", "literal", "union"],
+)
+async def test_each_kind_of_output_type(output_type: Any, answer: str, expected: Any) -> None:
+    model = Recorder(answer)
+    reply = await ChatSession(model.transport()).send("x", output_type=output_type)
+    assert reply.output == expected
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    assert schema["type"] == "object"
+
+
+async def test_a_type_that_is_not_an_object_is_asked_for_wrapped_with_its_defs_at_the_root() -> None:
+    model = Recorder('{"response": [{"name": "Porto", "population": 2}]}')
+    await ChatSession(model.transport()).send("x", output_type=list[City])
+    schema = model.requests[0].output_schema
+    assert schema == {
+        "type": "object",
+        "properties": {"response": {"type": "array", "items": {"$ref": "#/$defs/City"}}},
+        "required": ["response"],
+        "additionalProperties": False,
+        "$defs": {"City": {**City.model_json_schema(), "additionalProperties": False}},
+    }
+
+
+async def test_a_wrapped_answer_without_its_key_is_told_so() -> None:
+    model = Recorder("42", '{"value": 42}', '{"response": [{"name": "Porto"}]}', '{"response": []}')
+    reply = await ChatSession(model.transport(), options=SessionOptions(output_retries=3)).send(
+        "x", output_type=list[City]
+    )
+    assert reply.output == []
+    told = [request.messages[-1].text for request in model.requests[1:]]
+    assert "- (the answer): Input should be an object" in told[0]
+    assert "- response: Field required" in told[1]
+    assert "- response.0.population: Field required" in told[2]
+
+
+async def test_a_schema_that_cannot_be_strict_is_still_asked_for_and_validated() -> None:
+    class Settings(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        tags: dict[str, int]  # additionalProperties is a schema: no provider's strict mode takes it
+        note: str | None = None  # optional
+
+    model = Recorder('{"tags": {"a": 1}, "extra": true}')
+    reply = await ChatSession(model.transport()).send("x", output_type=Settings)
+    assert reply.output is not None
+    assert reply.output.tags == {"a": 1}
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    assert schema["additionalProperties"] is True  # the type's own word on other keys is left as it said
+    assert schema["properties"]["tags"]["additionalProperties"] == {"type": "integer"}
+
+
+async def test_a_type_without_a_schema_is_refused_before_anything_is_sent() -> None:
+    model = Recorder("x")
+    session = ChatSession(model.transport())
+    with pytest.raises(TypeError, match="has no JSON Schema"):
+        await session.send("x", output_type=object())
+    assert session.messages == []
+    assert model.requests == []
+
+
+async def test_output_is_not_saved_and_is_honestly_absent_after_a_round_trip() -> None:
+    model = Recorder('{"name": "Lisbon", "population": 545000}')
+    session = ChatSession(model.transport())
+    reply = await session.send("x", output_type=City)
+    loaded = load_messages(dump_messages(session.messages))[-1]
+    assert "output" not in json.loads(dump_messages([reply]))["messages"][0]
+    assert loaded.output is None
+    assert City.model_validate_json(loaded.text) == reply.output  # the text it was validated from stays
+
+
+async def test_a_turn_that_fails_otherwise_has_no_output_and_send_returns_it() -> None:
+    model = Recorder(ScriptedReply(text='{"name": ', error=RuntimeError("boom"), error_after=2))
+    reply = await ChatSession(model.transport()).send("x", output_type=City)
+    assert reply.status is MessageStatus.ERROR
+    assert reply.output is None
+
+
+def test_no_output_error_is_the_base_of_the_validation_error() -> None:
+    assert issubclass(OutputValidationError, NoOutputError)
