@@ -11,14 +11,14 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import ipywidgets
 
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.messages import Message, conversation_markdown, dump_messages
+from ai_widgets.messages import Message, MessageStatus, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session import ChatSession, SessionBusyError
+from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
@@ -29,6 +29,8 @@ from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bu
 __all__ = ["ChatWidget", "FrontEndNotBuiltError"]
 
 logger = logging.getLogger("ai_widgets")
+
+T = TypeVar("T")
 
 
 class ChatWidget(SessionView):
@@ -173,23 +175,39 @@ class ChatWidget(SessionView):
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         return self._start_in_background(lambda: self.session.send(text))
 
-    async def ask(self, text: str, *, show: bool = True) -> Message:
+    @overload
+    async def ask(self, text: str, *, output_type: None = None, show: bool = True) -> Message: ...
+    @overload
+    async def ask(self, text: str, *, output_type: type[T], show: bool = True) -> T: ...
+    @overload
+    async def ask(self, text: str, *, output_type: Any, show: bool = True) -> Any: ...
+
+    async def ask(self, text: str, *, output_type: Any = None, show: bool = True) -> Any:
         """Sends ``text`` and waits for the reply; approval clicks reach the session meanwhile.
 
         Args:
             text: The person's message.
+            output_type: Ask for a typed answer (a pydantic model, dataclass, TypedDict or any type pydantic
+                validates; see ``ChatSession.send``) and return the validated object instead of the reply.
             show: Also show this turn live in the cell that asks (the message, the streaming reply, its tool cards
                 with their approval buttons, in step with the chat's own view: a click in either place decides
                 once). Only in a Jupyter kernel; the cell's output keeps the turn when it ends.
+
+        Returns:
+            The reply, or with ``output_type`` the validated object (also the reply's ``output``).
 
         Raises:
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
+            OutputValidationError: The answer did not validate after every retry (it keeps the raw answer).
+            NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
+            TypeError: ``output_type`` has no JSON Schema.
         """
         view = self._show_turn(text, show)
-        return await self._await_turn(lambda: self.session.send(text), view)
+        reply = await self._await_turn(lambda: self.session.send(text, output_type=output_type), view)
+        return reply if output_type is None else _typed(reply)
 
     async def _await_turn(
         self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None
@@ -208,23 +226,38 @@ class ChatWidget(SessionView):
             if view is not None:
                 view.settle()
 
-    def ask_sync(self, text: str, *, show: bool = True) -> Message:
+    @overload
+    def ask_sync(self, text: str, *, output_type: None = None, show: bool = True) -> Message: ...
+    @overload
+    def ask_sync(self, text: str, *, output_type: type[T], show: bool = True) -> T: ...
+    @overload
+    def ask_sync(self, text: str, *, output_type: Any, show: bool = True) -> Any: ...
+
+    def ask_sync(self, text: str, *, output_type: Any = None, show: bool = True) -> Any:
         """Sends ``text`` and blocks until the reply; approval clicks reach the session meanwhile.
 
         A kernel interrupt stops the turn cleanly.
 
         Args:
             text: The person's message.
+            output_type: Ask for a typed answer and return the validated object (see :meth:`ask`).
             show: Also show this turn live in the cell that asks (see :meth:`ask`).
+
+        Returns:
+            The reply, or with ``output_type`` the validated object (also the reply's ``output``).
 
         Raises:
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
+            OutputValidationError: The answer did not validate after every retry (it keeps the raw answer).
+            NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
+            TypeError: ``output_type`` has no JSON Schema.
         """
         view = self._show_turn(text, show)
-        return self._wait_turn(lambda: self.session.send(text), view)
+        reply = self._wait_turn(lambda: self.session.send(text, output_type=output_type), view)
+        return reply if output_type is None else _typed(reply)
 
     def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
         if self.session.busy:
@@ -312,6 +345,14 @@ class ChatWidget(SessionView):
         data, metadata = bundle
         data = {**data, "text/markdown": self.transcript()}
         return data, metadata
+
+
+def _typed(reply: Message) -> Any:
+    """A typed turn's validated object; a turn that ended without one says how it ended."""
+    if reply.output is None and reply.status is not MessageStatus.COMPLETED:
+        why = f": {reply.error}" if reply.error else ""
+        raise NoOutputError(f"The turn ended {reply.status.value} without a typed answer{why}", reply=reply)
+    return reply.output
 
 
 async def _shown_in(
