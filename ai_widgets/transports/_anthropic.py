@@ -32,6 +32,7 @@ from ai_widgets.transports._errors import (
 )
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import default_model
+from ai_widgets.transports._output import anthropic_output_config
 from ai_widgets.transports._sse import sse_stream
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
@@ -132,6 +133,10 @@ class AnthropicTransport:
       tools (``ToolChoice.NONE``) neither ``tools`` (local or server) nor ``tool_choice`` is sent (the API also has
       ``{"type": "none"}``; sending no tools is the sure way). With ``thinking`` on the API refuses a forced choice,
       so ``auto`` is sent instead.
+    - A typed answer (``ChatRequest.output_schema``) is asked for with Anthropic's structured outputs,
+      ``output_config: {"format": {"type": "json_schema", "schema": ...}}``; the answer arrives as text. The API
+      refuses some JSON Schema keywords there (numeric and string bounds, among others): such a type's request fails
+      with the API's message.
     - ``temperature`` and ``max_tokens`` as given; ``options.extra`` is merged into the JSON body last, so it can
       override any field (``top_k``, ``metadata``, ``container``, ...). The body is written to JSON here, as the SDK
       writes it, and sent through the client's ``post``: given as a dict, the SDK would copy the whole tree first
@@ -224,6 +229,8 @@ class AnthropicTransport:
             if tools:
                 body["tools"] = tools
                 body["tool_choice"] = self._tool_choice(options.tool_choice.mode, options.tool_choice.tool_name)
+        if request.output_schema is not None:
+            body["output_config"] = anthropic_output_config(request.output_schema)
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if self.thinking is not None:

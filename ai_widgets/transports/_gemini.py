@@ -34,6 +34,7 @@ from ai_widgets.transports._gemini_arguments import LABEL
 from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
+from ai_widgets.transports._output import gemini_generation_config
 from ai_widgets.transports._sse import StreamParser
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
@@ -156,6 +157,8 @@ class GeminiTransport:
     - Tools: ``functionDeclarations`` with ``parametersJsonSchema`` (the JSON Schema as it is). Tool choice:
       ``AUTO``, ``ANY`` (required), ``ANY`` with ``allowedFunctionNames`` (a specific tool); with no tools
       (``ToolChoice.NONE``) neither ``tools`` nor ``toolConfig`` is sent.
+    - A typed answer (``ChatRequest.output_schema``): ``responseMimeType: "application/json"`` and the schema as it
+      is in ``responseJsonSchema``, in ``generationConfig``.
     - ``temperature``, ``maxOutputTokens`` (from ``max_tokens``) and ``thinkingConfig`` in ``generationConfig``
       (sent empty when none is set, as the SDK sends it); ``options.extra`` is merged into the JSON body last, so it
       can set or override any field.
@@ -270,6 +273,8 @@ class GeminiTransport:
             generation["maxOutputTokens"] = options.max_tokens
         if self.thinking is not None:
             generation["thinkingConfig"] = self.thinking
+        if request.output_schema is not None:
+            generation.update(gemini_generation_config(request.output_schema))
         # Always there, empty when nothing is set: the SDK sends it for every request with a config (see stream).
         body["generationConfig"] = generation
         body.update(options.extra)

@@ -21,6 +21,7 @@ from ai_widgets.transports._history import RequestImages, arguments_json, histor
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_chat_stream import ChatCompletionsParser
 from ai_widgets.transports._openai_errors import map_openai_error
+from ai_widgets.transports._output import openai_chat_response_format
 from ai_widgets.transports._sse import sse_stream
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
@@ -119,6 +120,9 @@ class OpenAIChatTransport:
       transport streams carries provider data, so a conversation moves to and from any other transport as it is.
     - Tool choice: ``auto``, ``required``, ``{"type": "function", "function": {"name": ...}}``; with no tools
       (``ToolChoice.NONE``) neither ``tools`` nor ``tool_choice`` is sent.
+    - A typed answer (``ChatRequest.output_schema``) is asked for as ``response_format: {"type": "json_schema",
+      "json_schema": {name, schema, strict}}``, the name from the schema's title; ``strict`` when strict mode takes
+      the schema (the rules ``Tool.check()`` reports), off otherwise (a default, an open dict).
     - ``max_tokens`` is sent as ``max_completion_tokens`` for OpenAI's reasoning models (names starting with o1, o3,
       o4, gpt-5), which reject ``max_tokens``; every other model gets ``max_tokens``, which compatible servers
       expect. ``options.extra`` is merged into the JSON body last, so it can override any field.
@@ -227,6 +231,8 @@ class OpenAIChatTransport:
             body["tool_choice"] = _tool_choice(options.tool_choice)
             if self._parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = self._parallel_tool_calls
+        if request.output_schema is not None:
+            body["response_format"] = openai_chat_response_format(request.output_schema)
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.max_tokens is not None:

@@ -21,6 +21,7 @@ from ai_widgets.transports._history import RequestImages, arguments_json, histor
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error
 from ai_widgets.transports._openai_responses_stream import LABEL, PROVIDER_ID, ResponsesParser
+from ai_widgets.transports._output import openai_responses_text_format
 from ai_widgets.transports._sse import sse_stream
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
@@ -102,6 +103,8 @@ class OpenAIResponsesTransport:
       plus ``builtin_tools`` as given. Tool choice: ``auto`` -> ``"auto"``, ``required`` -> ``"required"``, a
       specific tool -> ``{"type": "function", "name": ...}``; ``none`` sends no tools (the built-in ones neither)
       and no tool choice, as does a request with no tools at all.
+    - A typed answer (``ChatRequest.output_schema``) is asked for as ``text: {"format": {"type": "json_schema",
+      name, schema, strict}}``, ``strict`` as for Chat Completions (when strict mode takes the schema).
     - ``temperature``, ``max_output_tokens`` (from ``max_tokens``); ``options.extra`` is merged into the JSON body
       last, so it can set or override any field. The body goes to the SDK as it is built (``extra_body``), not as
       typed arguments, which the SDK would walk against its types (most of a long conversation's request CPU) only
@@ -189,6 +192,8 @@ class OpenAIResponsesTransport:
         if tools:
             body["tools"] = tools
             body["tool_choice"] = _tool_choice(request)
+        if request.output_schema is not None:
+            body["text"] = {"format": openai_responses_text_format(request.output_schema)}
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.max_tokens is not None:

@@ -265,11 +265,13 @@ async def close_client(transport: Any) -> None:
     await (aio.aclose() if aio is not None else client.close())
 
 
-async def _capture(url: str, requests: list[Request]) -> dict[str, dict[str, Any]]:
+async def _capture(
+    url: str, requests: list[Request], chosen: dict[str, ChatRequest] | None
+) -> dict[str, dict[str, Any]]:
     seen: dict[str, dict[str, Any]] = {}
     for transport_name, make in TRANSPORTS.items():
         transport = make(url + "/v1" if transport_name.startswith("openai") else url)
-        for name, request in conversations().items():
+        for name, request in (conversations() if chosen is None else chosen).items():
             before = len(requests)
             await send_refused(transport, request)
             got = requests[before:]
@@ -279,11 +281,11 @@ async def _capture(url: str, requests: list[Request]) -> dict[str, dict[str, Any
     return seen
 
 
-def capture() -> dict[str, dict[str, Any]]:
-    """``{"<transport>/<conversation>": {method, path, headers, body}}`` for every transport and conversation, as
-    the loopback server received them."""
+def capture(chosen: dict[str, ChatRequest] | None = None) -> dict[str, dict[str, Any]]:
+    """``{"<transport>/<conversation>": {method, path, headers, body}}`` for every transport and conversation (or
+    the ``chosen`` ones, by name), as the loopback server received them."""
     with loopback(refuse) as server:
-        return asyncio.run(_capture(server.url, server.requests))
+        return asyncio.run(_capture(server.url, server.requests, chosen))
 
 
 def recorded() -> dict[str, dict[str, Any]]:

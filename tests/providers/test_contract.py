@@ -3,7 +3,8 @@ by each test; the SDK's HTTP answered in process where a body must raise or be w
 connection, a connection that breaks mid-reply (every way the HTTP library or the OS says so, in one wording), HTTP
 errors mapped to one shape, the key never shown, a last event without its blank line read when its JSON is whole and
 dropped when cut short (the reply then broke off), a reply cut short, the reply starting once, the stream stopping at
-its terminal event, Stop closing the body, and ``client=`` excluding the connection options.
+its terminal event, Stop closing the body, ``client=`` excluding the connection options, and a typed answer asked for
+the provider's native way (a refused one asked for again with its errors).
 
 Per-provider files keep only recorded streams and quirks; a behaviour all transports share is tested here, once.
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import pydantic
 import pytest
 
 from ai_widgets import ChatSession, Message, SessionOptions, transports
@@ -527,3 +529,38 @@ async def test_closing_the_stream_closes_the_response(kit: ProviderKit) -> None:
         await stream.aclose()  # what a consumer that leaves early does
         assert await asyncio.to_thread(endless.closed.wait, 5)  # the server saw the connection close
     assert endless.sent < len(endless.events) - 20
+
+
+# --- typed answers ----------------------------------------------------------------------------------------------------
+
+
+class City(pydantic.BaseModel):
+    name: str
+    population: int
+
+
+#: Where each provider wants the schema of a typed answer, read off the request body it got.
+SCHEMA_IN_BODY: dict[str, Any] = {
+    "openai_chat": lambda body: body["response_format"]["json_schema"]["schema"],
+    "openai_responses": lambda body: body["text"]["format"]["schema"],
+    "anthropic": lambda body: body["output_config"]["format"]["schema"],
+    "gemini": lambda body: body["generationConfig"]["responseJsonSchema"],
+}
+
+
+@EVERY_KIT
+async def test_a_typed_answer_is_asked_for_natively_and_a_refused_one_again_with_its_errors(kit: ProviderKit) -> None:
+    answers = iter(['{"name": "Lisbon"}', '{"name": "Lisbon", "population": 545000}'])
+    with loopback(lambda request: serving(kit.reply(next(answers)))) as server:
+        session = ChatSession(kit.make(server.url))
+        reply = await session.send("The capital of Portugal?", output_type=City)
+        bodies = [request.json() for request in server.requests]
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.output == City(name="Lisbon", population=545000)
+    assert len(bodies) == 2
+    want = {**City.model_json_schema(), "additionalProperties": False}
+    assert [SCHEMA_IN_BODY[kit.name](body) for body in bodies] == [want, want]
+    # The retry told the model what was wrong, in the provider's own message shape, after the refused answer.
+    assert "population: Field required" in json.dumps(bodies[1], ensure_ascii=False)
+    assert "population: Field required" not in json.dumps(bodies[0], ensure_ascii=False)
+    assert '{\\"name\\": \\"Lisbon\\"}' in json.dumps(bodies[1])

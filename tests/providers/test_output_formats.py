@@ -1,0 +1,113 @@
+"""Where each transport puts a typed answer's schema (``ChatRequest.output_schema``), through each kit's transport,
+and when OpenAI's strict mode is asked for: only where it takes the schema, by the rules ``Tool.check()`` reports
+for tools. The bytes are checked in test_request_bytes.py, the round trip over HTTP in test_contract.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+import pytest
+
+from ai_widgets import Message, ToolDefinition
+from ai_widgets.session._output import OutputSpec
+from ai_widgets.transports import ChatRequest
+from tests.providers.kits import KITS, ProviderKit
+
+EVERY_KIT = pytest.mark.parametrize("kit", KITS.values(), ids=KITS.keys())
+
+LOOKUP = ToolDefinition(
+    name="lookup",
+    description="Looks something up.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+)
+
+
+class Closed(pydantic.BaseModel):
+    name: str
+    tags: list[str]
+
+
+class WithDefault(pydantic.BaseModel):
+    name: str
+    country: str = "Portugal"  # optional: strict mode wants every property required
+
+
+class OpenDict(pydantic.BaseModel):
+    counts: dict[str, int]  # additionalProperties is a schema: strict mode wants false
+
+
+def schema_of(output_type: Any) -> dict[str, Any]:
+    return OutputSpec(output_type).schema  # as the session sends it
+
+
+def body(kit: ProviderKit, schema: dict[str, Any] | None, **request: Any) -> dict[str, Any]:
+    transport = kit.make("http://127.0.0.1:9")
+    sent: dict[str, Any] = transport.request_body(
+        ChatRequest(messages=[Message.user("hi")], output_schema=schema, **request)
+    )
+    return sent
+
+
+def asked(kit: ProviderKit, sent: dict[str, Any]) -> tuple[dict[str, Any] | None, bool | None]:
+    """The schema the body asks for and whether strictly (``None`` where the provider has no such switch)."""
+    match kit.name:
+        case "openai_chat":
+            found = sent.get("response_format")
+            return (None, None) if found is None else (found["json_schema"]["schema"], found["json_schema"]["strict"])
+        case "openai_responses":
+            found = sent.get("text", {}).get("format")
+            return (None, None) if found is None else (found["schema"], found["strict"])
+        case "anthropic":
+            found = sent.get("output_config", {}).get("format")
+            return (None, None) if found is None else (found["schema"], None)
+        case _:
+            generation = sent["generationConfig"]
+            if "responseJsonSchema" not in generation:
+                return None, None
+            assert generation["responseMimeType"] == "application/json"
+            return generation["responseJsonSchema"], None
+
+
+@EVERY_KIT
+def test_no_output_schema_asks_for_nothing(kit: ProviderKit) -> None:
+    assert asked(kit, body(kit, None)) == (None, None)
+
+
+@EVERY_KIT
+def test_the_schema_lands_where_the_provider_wants_it_beside_the_tools(kit: ProviderKit) -> None:
+    schema = schema_of(Closed)
+    sent = body(kit, schema, tools=[LOOKUP])
+    found, strict = asked(kit, sent)
+    assert found == schema
+    assert strict is (True if kit.name.startswith("openai") else None)
+    assert "lookup" in str(sent["tools"])  # the tools stay offered: a typed turn may call them
+
+
+@pytest.mark.parametrize("output_type", [WithDefault, OpenDict, int], ids=["default", "open-dict", "wrapped-int"])
+@pytest.mark.parametrize(
+    "kit", [KITS["openai_chat"], KITS["openai_responses"]], ids=["openai_chat", "openai_responses"]
+)
+def test_openai_asks_strictly_only_where_strict_mode_takes_the_schema(kit: ProviderKit, output_type: Any) -> None:
+    schema = schema_of(output_type)
+    found, strict = asked(kit, body(kit, schema))
+    assert found == schema
+    assert strict is (output_type is int)  # {"response": int} is closed and all required; the others are not
+
+
+@pytest.mark.parametrize(
+    "kit", [KITS["openai_chat"], KITS["openai_responses"]], ids=["openai_chat", "openai_responses"]
+)
+def test_the_openai_name_is_the_title_made_to_fit(kit: ProviderKit) -> None:
+    sent = body(kit, {"type": "object", "properties": {}, "title": "Città & co. " + "x" * 80})
+    name = (
+        sent["response_format"]["json_schema"]["name"] if kit.name == "openai_chat" else sent["text"]["format"]["name"]
+    )
+    assert name == ("Citt_co_" + "x" * 80)[:64]
+    untitled = body(kit, {"type": "object", "properties": {}})
+    name = (
+        untitled["response_format"]["json_schema"]["name"]
+        if kit.name == "openai_chat"
+        else untitled["text"]["format"]["name"]
+    )
+    assert name == "response"
