@@ -8,6 +8,7 @@ schema, as it is otherwise.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -15,6 +16,7 @@ from ai_widgets.tools._checks import openai_strict_problems
 
 __all__ = [
     "anthropic_output_config",
+    "anthropic_schema",
     "gemini_generation_config",
     "openai_chat_response_format",
     "openai_responses_text_format",
@@ -56,8 +58,62 @@ def openai_responses_text_format(schema: JSON) -> JSON:
 
 def anthropic_output_config(schema: JSON) -> JSON:
     """Anthropic Messages' ``output_config``: ``{"format": {"type": "json_schema", "schema": ...}}`` (structured
-    outputs: anthropic/types/output_config_param.py; the answer comes as the reply's text)."""
-    return {"format": {"type": "json_schema", "schema": schema}}
+    outputs: anthropic/types/output_config_param.py; the answer comes as the reply's text), the schema as
+    :func:`anthropic_schema` makes it."""
+    return {"format": {"type": "json_schema", "schema": anthropic_schema(schema)}}
+
+
+# What Anthropic's structured outputs take of a schema node, as the SDK's own helper keeps it
+# (anthropic/lib/_parse/_transform.py, transform_schema): everything else it moves into the description.
+_ANTHROPIC_KEYWORDS = frozenset(
+    {"type", "enum", "const", "anyOf", "allOf", "description", "title", "properties", "additionalProperties"}
+    | {"required", "items", "$defs", "$ref"}
+)
+_ANTHROPIC_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+
+
+def anthropic_schema(schema: JSON) -> JSON:
+    """A copy of ``schema`` Anthropic's structured outputs take: the constraints they refuse (``minimum``,
+    ``maxLength``, ``pattern``, ``default``, a ``minItems`` above 1, an unknown ``format``, ...) move into the node's
+    description as ``{keyword: value}``, so the model still reads them, and ``oneOf`` becomes ``anyOf``.
+
+    Nothing is lost: the session validates the answer against the type itself, constraints included. An open
+    ``additionalProperties`` (a ``dict``) is left as it is: closing it would make the model answer ``{}``.
+    """
+
+    def node(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out: JSON = {}
+        moved: list[str] = []
+        for key, item in value.items():
+            if key in ("properties", "$defs") and isinstance(item, dict):
+                out[key] = {name: node(sub) for name, sub in item.items()}
+            elif key in ("anyOf", "allOf", "oneOf") and isinstance(item, list):
+                out["anyOf" if key == "oneOf" else key] = [node(sub) for sub in item]
+            elif key in ("items", "additionalProperties") and isinstance(item, dict):
+                out[key] = node(item)
+            elif key in _ANTHROPIC_KEYWORDS or _kept_bound(key, item):
+                out[key] = item
+            else:
+                moved.append(f"{key}: {json.dumps(item, ensure_ascii=False)}")
+        if moved:
+            description = out.get("description")
+            told = "{" + ", ".join(moved) + "}"
+            out["description"] = f"{description}\n\n{told}" if isinstance(description, str) and description else told
+        return out
+
+    result: JSON = node(schema)
+    return result
+
+
+def _kept_bound(key: str, value: Any) -> bool:
+    """The two bounds Anthropic takes: a known string ``format``, and ``minItems`` of 0 or 1."""
+    if key == "format":
+        return isinstance(value, str) and value in _ANTHROPIC_FORMATS
+    return key == "minItems" and type(value) is int and value in (0, 1)
 
 
 def gemini_generation_config(schema: JSON) -> JSON:

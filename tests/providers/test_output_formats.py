@@ -4,7 +4,8 @@ for tools. The bytes are checked in test_request_bytes.py, the round trip over H
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
+from typing import Annotated, Any
 
 import pydantic
 import pytest
@@ -111,3 +112,41 @@ def test_the_openai_name_is_the_title_made_to_fit(kit: ProviderKit) -> None:
         else untitled["text"]["format"]["name"]
     )
     assert name == "response"
+
+
+class Bounded(pydantic.BaseModel):
+    count: Annotated[int, pydantic.Field(ge=0, le=10, description="How many.")]
+    code: Annotated[str, pydantic.Field(pattern="^[A-Z]{3}$")]
+    when: datetime.date
+    tags: Annotated[list[str], pydantic.Field(min_length=2)]
+    choice: Place | Point
+
+
+class Place(pydantic.BaseModel):
+    name: str
+
+
+class Point(pydantic.BaseModel):
+    x: float
+
+
+def test_anthropic_is_sent_the_constraints_it_refuses_in_the_descriptions() -> None:
+    schema = schema_of(Bounded)
+    found, _ = asked(KITS["anthropic"], body(KITS["anthropic"], schema))
+    assert found is not None
+    properties = found["properties"]
+    assert properties["count"] == {
+        "description": "How many.\n\n{maximum: 10, minimum: 0}",
+        "title": "Count",
+        "type": "integer",
+    }
+    assert properties["code"] == {"title": "Code", "type": "string", "description": '{pattern: "^[A-Z]{3}$"}'}
+    assert properties["when"] == {"format": "date", "title": "When", "type": "string"}  # a format it takes stays
+    assert properties["tags"]["description"] == "{minItems: 2}"
+    assert "minItems" not in properties["tags"]
+    assert found["$defs"]["Place"]["additionalProperties"] is False
+    assert found["additionalProperties"] is False
+    assert found["required"] == schema["required"]
+    # The other providers get the schema as the session made it.
+    for name in ("openai_chat", "openai_responses", "gemini"):
+        assert asked(KITS[name], body(KITS[name], schema))[0] == schema

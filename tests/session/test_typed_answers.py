@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
@@ -269,3 +269,13 @@ async def test_a_turn_that_fails_otherwise_has_no_output_and_send_returns_it() -
 
 def test_no_output_error_is_the_base_of_the_validation_error() -> None:
     assert issubclass(OutputValidationError, NoOutputError)
+
+
+async def test_constraints_are_validated_whatever_the_provider_was_told() -> None:
+    class Count(pydantic.BaseModel):
+        count: Annotated[int, pydantic.Field(ge=0, le=10)]
+
+    model = Recorder('{"count": 11}', '{"count": 10}')
+    reply = await ChatSession(model.transport()).send("x", output_type=Count)
+    assert reply.output == Count(count=10)
+    assert "count: Input should be less than or equal to 10" in model.requests[1].messages[-1].text
