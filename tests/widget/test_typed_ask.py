@@ -58,3 +58,14 @@ async def test_ask_of_a_turn_that_failed_otherwise_says_so(wire: Wire) -> None:
     with pytest.raises(NoOutputError, match="ended error without a typed answer: The model request failed") as raised:
         await chat.ask("x", output_type=City, show=False)
     assert raised.value.reply.status is MessageStatus.ERROR
+
+
+async def test_the_widget_keeps_only_the_answer_that_validated(wire: Wire) -> None:
+    chat = ChatWidget(
+        transport=ScriptedTransport(
+            [ScriptedReply(reasoning="Hmm.", text='{"name": "x"}'), '{"name": "Porto", "population": 2}']
+        )
+    )
+    await chat.ask("x", output_type=City, show=False)
+    reply = finished_messages(chat)[-1]
+    assert [(part["kind"], part["text"]) for part in reply["parts"]] == [("text", '{"name": "Porto", "population": 2}')]
