@@ -9,6 +9,8 @@ iopub. The three entry points:
 (i)   the widget's input box: ``{"type": "send"}``; the turn runs in the background and cells stay free;
 (ii)  ``reply = await chat.ask(...)`` in a cell;
 (iii) ``reply = chat.ask_sync(...)`` in a cell.
+
+A typed answer (``output_type=``) from (ii) and (iii) lands in a variable the next cell uses.
 """
 
 from __future__ import annotations
@@ -535,3 +537,33 @@ def test_asking_while_the_input_box_turn_waits_is_refused_and_leaves_that_turn_a
     state = k.state()
     assert state["calls"] == ["x"]
     assert [m["text"] for m in state["messages"]] == ["delete x", "Deleting. Result: completed."]
+
+
+# --- typed answers ------------------------------------------------------------------------------------------------
+
+TYPED_SETUP = r"""
+from pydantic import BaseModel
+
+class City(BaseModel):
+    name: str
+    population: int
+
+typed = ChatWidget(transport=ScriptedTransport(["Lisbon, I think.", '{"name": "Lisbon", "population": 545000}']))
+"""
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "city = await typed.ask('The capital?', output_type=City, show=False)",
+        "city = typed.ask_sync('The capital?', output_type=City, show=False)",
+    ],
+    ids=["ii", "iii"],
+)
+def test_a_typed_answer_lands_in_a_variable_for_the_next_cell(k: ChatKernel, cell: str) -> None:
+    k.fe.run(TYPED_SETUP)
+    k.fe.run(cell, timeout=15)  # the prose answer is refused, asked for again, and the JSON one validates
+    printed = k.fe.run(
+        "print('CITY', type(city).__name__, city.population + 1, typed.session.messages[-1].output is city)"
+    )
+    assert printed.strip() == "CITY City 545001 True"
