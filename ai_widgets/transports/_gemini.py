@@ -34,7 +34,7 @@ from ai_widgets.transports._gemini_arguments import LABEL
 from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
 from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
-from ai_widgets.transports._output import gemini_generation_config
+from ai_widgets.transports._output import gemini_generation_config, gemini_takes_schema_with_tools, json_instruction
 from ai_widgets.transports._sse import StreamParser
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
@@ -158,7 +158,9 @@ class GeminiTransport:
       ``AUTO``, ``ANY`` (required), ``ANY`` with ``allowedFunctionNames`` (a specific tool); with no tools
       (``ToolChoice.NONE``) neither ``tools`` nor ``toolConfig`` is sent.
     - A typed answer (``ChatRequest.output_schema``): ``responseMimeType: "application/json"`` and the schema as it
-      is in ``responseJsonSchema``, in ``generationConfig``.
+      is in ``responseJsonSchema``, in ``generationConfig``. Models before Gemini 3 refuse that beside function
+      declarations, so a request of theirs with tools asks in ``systemInstruction`` instead (a last text part saying
+      to answer with JSON matching the schema); the session validates the answer either way.
     - ``temperature``, ``maxOutputTokens`` (from ``max_tokens``) and ``thinkingConfig`` in ``generationConfig``
       (sent empty when none is set, as the SDK sends it); ``options.extra`` is merged into the JSON body last, so it
       can set or override any field.
@@ -273,8 +275,12 @@ class GeminiTransport:
             generation["maxOutputTokens"] = options.max_tokens
         if self.thinking is not None:
             generation["thinkingConfig"] = self.thinking
-        if request.output_schema is not None:
-            generation.update(gemini_generation_config(request.output_schema))
+        schema = request.output_schema
+        if schema is not None and ("tools" not in body or gemini_takes_schema_with_tools(self.model)):
+            generation.update(gemini_generation_config(schema))
+        elif schema is not None:  # a Gemini before 3, with tools: the schema goes in the instructions
+            instruction = body.setdefault("systemInstruction", {"parts": []})
+            instruction["parts"].append({"text": json_instruction(schema)})
         # Always there, empty when nothing is set: the SDK sends it for every request with a config (see stream).
         body["generationConfig"] = generation
         body.update(options.extra)

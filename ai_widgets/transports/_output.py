@@ -18,6 +18,8 @@ __all__ = [
     "anthropic_output_config",
     "anthropic_schema",
     "gemini_generation_config",
+    "gemini_takes_schema_with_tools",
+    "json_instruction",
     "openai_chat_response_format",
     "openai_responses_text_format",
     "output_name",
@@ -114,6 +116,26 @@ def _kept_bound(key: str, value: Any) -> bool:
     if key == "format":
         return isinstance(value, str) and value in _ANTHROPIC_FORMATS
     return key == "minItems" and type(value) is int and value in (0, 1)
+
+
+#: Gemini models before 3 refuse a JSON response with function calling: "Function calling with a response mime type:
+#: 'application/json' is unsupported" (googleapis/python-genai#867); Gemini 3 takes both in one request.
+_GEMINI_VERSION = re.compile(r"gemini-(\d+)")
+
+
+def gemini_takes_schema_with_tools(model: str) -> bool:
+    """Whether a Gemini model takes ``responseJsonSchema`` in a request with function declarations: Gemini 3 and
+    later, and any model whose name carries no Gemini version (assumed current)."""
+    found = _GEMINI_VERSION.search(model)
+    return found is None or int(found.group(1)) >= 3
+
+
+def json_instruction(schema: JSON) -> str:
+    """The instruction that asks for the answer where a request cannot carry the schema natively."""
+    return (
+        "Your final answer (after any tool calls) must be only a JSON value matching this JSON Schema, with no other "
+        "text and no code fence:\n" + json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def gemini_generation_config(schema: JSON) -> JSON:

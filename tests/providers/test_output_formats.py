@@ -5,12 +5,13 @@ for tools. The bytes are checked in test_request_bytes.py, the round trip over H
 from __future__ import annotations
 
 import datetime
+import json
 from typing import Annotated, Any
 
 import pydantic
 import pytest
 
-from ai_widgets import Message, ToolDefinition
+from ai_widgets import Message, RequestOptions, ToolDefinition
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.transports import ChatRequest
 from tests.providers.kits import KITS, ProviderKit
@@ -150,3 +151,32 @@ def test_anthropic_is_sent_the_constraints_it_refuses_in_the_descriptions() -> N
     # The other providers get the schema as the session made it.
     for name in ("openai_chat", "openai_responses", "gemini"):
         assert asked(KITS[name], body(KITS[name], schema))[0] == schema
+
+
+def test_a_gemini_before_3_with_tools_is_asked_in_its_instructions_and_without_tools_natively() -> None:
+    kit = KITS["gemini"]
+    schema = schema_of(Closed)
+    for model, tools, native in [
+        ("gemini-2.5-flash", [LOOKUP], False),
+        ("gemini-2.5-flash", [], True),
+        ("gemini-3-flash-preview", [LOOKUP], True),
+        ("publishers/google/models/gemini-2.0-flash", [LOOKUP], False),
+    ]:
+        transport = kit.make("http://127.0.0.1:9")
+        transport.model = model
+        sent = transport.request_body(
+            ChatRequest(
+                messages=[Message.user("hi")],
+                tools=tools,
+                output_schema=schema,
+                options=RequestOptions(system_prompt="Be brief."),
+            )
+        )
+        assert ("responseJsonSchema" in sent["generationConfig"]) is native, model
+        parts = sent["systemInstruction"]["parts"]
+        if native:
+            assert parts == [{"text": "Be brief."}]
+        else:
+            assert parts[0] == {"text": "Be brief."}
+            assert parts[1]["text"].startswith("Your final answer (after any tool calls) must be only a JSON value")
+            assert json.dumps(schema, separators=(",", ":")) in parts[1]["text"]

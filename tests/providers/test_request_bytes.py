@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ai_widgets.transports._output import json_instruction
 from tests.providers.request_bytes import capture, conversations, recorded
 
 RECORDED = recorded()
@@ -84,6 +85,10 @@ def test_a_typed_request_is_the_recorded_one_with_the_schema_added(key: str, sen
     spaced = '": ' in want["body"]  # the SDKs write JSON with or without spaces; the added text is written alike
     separators = (", ", ": ") if spaced else (",", ":")
     text = json.dumps(added, separators=separators, ensure_ascii=False)[1:-1]
+    if key == "gemini_2/system_and_options":
+        # Gemini 2 refuses a JSON response beside function declarations: the schema is asked for in the instructions.
+        text = json.dumps({"text": json_instruction(OUTPUT_SCHEMA)}, separators=separators)
+        assert '"responseJsonSchema"' not in got["body"]
     assert text in got["body"]
     before, after = got["body"].split(text, 1)
     # Byte for byte, the body is the recorded one with the fields (and one separator) put in.
