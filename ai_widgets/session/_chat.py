@@ -320,8 +320,9 @@ class ChatSession:
             output_type: Ask for a typed answer: a pydantic model, dataclass, TypedDict or any type pydantic
                 validates. Every request of the turn carries its JSON Schema (``ChatRequest.output_schema``; a
                 type that is not an object is asked for as ``{"response": ...}``); tools still run, and the final
-                text reply is validated. One that does not validate is asked for again with the errors, up to
-                ``SessionOptions.output_retries`` times. The validated object is the reply's ``output`` (``None``
+                text reply is validated. One that does not validate leaves the reply (the next answer takes its
+                place) and is asked for again with the errors, up to ``SessionOptions.output_retries`` times, its
+                status line saying so. The validated object is the reply's ``output`` (``None``
                 when the turn ended otherwise: stopped, failed, at a limit).
 
         Raises:

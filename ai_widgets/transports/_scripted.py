@@ -122,6 +122,9 @@ class ScriptedTransport:
         slice_size: The range of characters per text or argument slice.
         seed: Seeds the slicing, so a stream is the same every run.
         repeat: Start the script again when it runs out (otherwise a further request fails clearly).
+
+    A scripted model has no native structured output: it ignores ``request.output_schema``, and a typed turn's
+    script answers with the JSON text (the session validates it like any provider's).
     """
 
     def __init__(
