@@ -16,7 +16,7 @@ from typing import Any, TypeVar, overload
 import ipywidgets
 
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.messages import Message, MessageStatus, conversation_markdown, dump_messages
+from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
@@ -349,10 +349,16 @@ class ChatWidget(SessionView):
 
 def _typed(reply: Message) -> Any:
     """A typed turn's validated object; a turn that ended without one says how it ended."""
-    if reply.output is None and reply.status is not MessageStatus.COMPLETED:
+    if reply.output is not None:
+        return reply.output
+    if reply.status is not MessageStatus.COMPLETED:
         why = f": {reply.error}" if reply.error else ""
         raise NoOutputError(f"The turn ended {reply.status.value} without a typed answer{why}", reply=reply)
-    return reply.output
+    if not reply.parts or not isinstance(reply.parts[-1], TextPart):  # else the answer validated to None
+        raise NoOutputError(
+            "The turn ended with tool calls left to run (execute_tools is off), without a typed answer", reply=reply
+        )
+    return None
 
 
 async def _shown_in(

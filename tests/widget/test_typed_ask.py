@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pydantic
 import pytest
 
-from ai_widgets import MessageStatus, NoOutputError, OutputValidationError
-from ai_widgets.transports import ScriptedReply, ScriptedTransport
+from ai_widgets import MessageStatus, NoOutputError, OutputValidationError, SessionOptions
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.widget.widget_harness import Wire, finished_messages, recording_comms
 
@@ -69,3 +69,15 @@ async def test_the_widget_keeps_only_the_answer_that_validated(wire: Wire) -> No
     await chat.ask("x", output_type=City, show=False)
     reply = finished_messages(chat)[-1]
     assert [(part["kind"], part["text"]) for part in reply["parts"]] == [("text", '{"name": "Porto", "population": 2}')]
+
+
+async def test_ask_of_a_turn_that_left_its_calls_to_run_says_so(wire: Wire) -> None:
+    calls = ScriptedReply(tool_calls=[ScriptedToolCall(name="lookup", arguments={})])
+    chat = ChatWidget(transport=ScriptedTransport([calls]), options=SessionOptions(execute_tools=False))
+    with pytest.raises(NoOutputError, match="tool calls left to run"):
+        await chat.ask("x", output_type=City, show=False)
+
+
+async def test_ask_returns_none_when_the_answer_validated_to_none(wire: Wire) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(['{"response": null}']))
+    assert await chat.ask("x", output_type=int | None, show=False) is None
