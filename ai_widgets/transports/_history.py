@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ai_widgets._media import IMAGE_TYPES, sniff_image, whole_image
 from ai_widgets.messages import Message, Role, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
@@ -85,16 +86,6 @@ class ModelImage:
     def data_url(self) -> str:
         """The image as OpenAI's image inputs take it: its URL, or a ``data:`` URL."""
         return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
-
-
-# The first bytes of the image formats every provider accepts; the longest (WebP) needs 12, 16 base64 characters.
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-_ACCEPTED_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
@@ -188,8 +179,8 @@ def _inline_image(data: str, max_chars: int) -> ModelImage | None:
         raw = _base64(data, max_chars)
         if raw is None:
             return None
-    media_type = _sniff(raw[:16])
-    if media_type is None or not _whole(media_type, raw):
+    media_type = sniff_image(raw[:16])
+    if media_type is None or not whole_image(media_type, raw):
         return None
     return ModelImage(media_type, data=data)
 
@@ -204,27 +195,11 @@ def _base64(data: str, max_chars: int) -> bytes | None:
         return None
 
 
-def _whole(media_type: str, raw: bytes) -> bool:
-    """Whether an image's bytes reach the end its format marks (an image cut short, or a bare header, is refused by
-    every provider, and would then fail every later request of the conversation). Bytes after the end are allowed,
-    as decoders ignore them."""
-    if media_type == "image/png":
-        # The IHDR chunk first, and the IEND chunk (its type and CRC) somewhere after it.
-        return raw[12:16] == b"IHDR" and raw.rfind(b"IEND\xaeB`\x82") >= 33
-    if media_type == "image/jpeg":
-        return raw.rfind(b"\xff\xd9") > 2  # the end-of-image marker (it cannot occur inside the coded data)
-    if media_type == "image/gif":
-        return len(raw) > 13 and raw.rstrip(b"\x00").endswith(b";")  # the trailer
-    if media_type == "image/webp":
-        return len(raw) >= 20 and int.from_bytes(raw[4:8], "little") + 8 <= len(raw)  # the RIFF size is all there
-    return False
-
-
 def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
     if url.startswith("data:"):
         return _inline_image(url, max_chars)
     media_type = mime_type.split(";")[0].strip().lower()
-    if not url.startswith(("https://", "http://")) or media_type not in _ACCEPTED_TYPES:
+    if not url.startswith(("https://", "http://")) or media_type not in IMAGE_TYPES:
         return None
     if any(c.isspace() or ord(c) < 0x20 for c in url):
         return None  # not a URL a provider can fetch (and refuses: "invalid image URL")
@@ -233,12 +208,3 @@ def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None
     except ValueError:  # a malformed port or IPv6 address
         return None
     return ModelImage(media_type, url=url) if host else None
-
-
-def _sniff(head: bytes) -> str | None:
-    for signature, media_type in _SIGNATURES:
-        if head.startswith(signature):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
