@@ -630,25 +630,39 @@ class AttachmentLimits:
         total = sum(p.size or 0 for p in (*older, *files))
         if total > self.max_total_bytes:
             raise AttachmentError(
-                f"{self.provider} takes at most {human_size(self.max_total_bytes)} of files in one request, and this message "
-                f"would make the conversation carry {human_size(total)}"
+                f"{self.provider} takes at most {human_size(self.max_total_bytes)} of files in one request, and this "
+                f"message would make the conversation carry {human_size(total)}"
             )
 
-    def _check_one(self, part: FilePart) -> None:
-        label = part.name or part.media_type
+    def kind_of(self, part: FilePart) -> str | None:
+        """How the provider takes this file: ``"image"``, ``"document"``, or ``None`` when it would refuse it (its
+        type, its size, a URL it cannot fetch). A transport sends a refused file as a note saying what it was: a
+        file from a conversation that moved from another provider, or from a history file, must not make every
+        later request fail."""
+        return None if self._problem(part) else self._kind(part)
+
+    def _kind(self, part: FilePart) -> str | None:
         if part.media_type in self.image_types:
-            kind, limit = "image", self.max_image_bytes
-        elif part.media_type in self.document_types:
-            kind, limit = "document", self.max_document_bytes
-        else:
+            return "image"
+        return "document" if part.media_type in self.document_types else None
+
+    def _check_one(self, part: FilePart) -> None:
+        problem = self._problem(part)
+        if problem is not None:
+            raise AttachmentError(problem)
+
+    def _problem(self, part: FilePart) -> str | None:
+        label = part.name or part.media_type
+        kind = self._kind(part)
+        if kind is None:
             taken = ", ".join(sorted(self.image_types | self.document_types))
-            raise AttachmentError(f"{self.provider} does not take {part.media_type} files ({label}); it takes {taken}")
+            return f"{self.provider} does not take {part.media_type} files ({label}); it takes {taken}"
+        limit = self.max_image_bytes if kind == "image" else self.max_document_bytes
         if part.url is not None and kind not in self.url_kinds:
-            raise AttachmentError(f"{self.provider} does not take a {kind} by URL ({label}): attach its bytes")
+            return f"{self.provider} does not take a {kind} by URL ({label}): attach its bytes"
         size = part.size
         if size is not None and size > limit:
-            raise AttachmentError(
-                f"{self.provider} takes {kind}s of at most {human_size(limit)}, and {label} is {human_size(size)}"
-            )
+            return f"{self.provider} takes {kind}s of at most {human_size(limit)}, and {label} is {human_size(size)}"
         if size == 0:
-            raise AttachmentError(f"{label} is empty: {self.provider} refuses an empty {kind}")
+            return f"{label} is empty: {self.provider} refuses an empty {kind}"
+        return None

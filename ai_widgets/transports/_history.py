@@ -1,7 +1,7 @@
 """The history as the providers need it: empty assistant messages left out, what the model is told about each call's
 result (cut to the request's limit), a call's arguments as valid JSON, a part's provider data when it is this
-provider's own, and the images of tool results a request can carry (:class:`ModelImage`, :func:`outcome_images`,
-:class:`RequestImages`)."""
+provider's own, a user message's text and files, and the images of tool results a request can carry
+(:class:`ModelImage`, :func:`outcome_images`, :class:`RequestImages`)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets._media import IMAGE_TYPES, sniff_image, whole_image
-from ai_widgets.messages import Message, Role, ToolCallPart
+from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
 __all__ = [
     "ModelImage",
     "RequestImages",
     "arguments_json",
+    "file_note",
     "history",
     "outcome_images",
     "outcome_text",
     "own_data",
+    "user_parts",
 ]
 
 
@@ -40,6 +42,17 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
         if message.role is Role.ASSISTANT and not message.parts:
             continue
         yield message
+
+
+def user_parts(message: Message) -> list[TextPart | FilePart]:
+    """A user message's text (empty text left out) and files, in order."""
+    return [p for p in message.parts if isinstance(p, FilePart) or (isinstance(p, TextPart) and p.text)]
+
+
+def file_note(part: FilePart, provider: str) -> str:
+    """What the model is told in place of a file its provider would refuse (one from a conversation that moved here
+    from another provider, or from a history file): that it was there, and what it was."""
+    return f"[A file was attached here that {provider} does not take, so it is left out: {part.describe()}]"
 
 
 def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> str:
