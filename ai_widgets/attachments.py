@@ -19,7 +19,7 @@ import mimetypes
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, TypeAlias
 
 from ai_widgets._file_part import human_size
@@ -266,6 +266,8 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", 
 
 
 def _path_parts(path: PurePath, name: str | None, max_chars: int) -> list[AttachmentPart]:
+    if isinstance(path, Path):
+        path = path.expanduser()
     try:
         status = path.stat()  # type: ignore[attr-defined]  # a PurePath that is no Path has no stat: refused below
     except AttributeError:
@@ -389,7 +391,8 @@ def _pandas(preview: Preview) -> list[AttachmentPart] | None:
     if frame_type is not None and isinstance(value, frame_type):
         head = value.iloc[:rows_wanted, :columns_wanted]
         columns = [(c, value.dtypes.iloc[i]) for i, c in enumerate(head.columns)]
-        rows = [(i, *row) for i, row in zip(head.index, head.itertuples(index=False, name=None), strict=True)]
+        # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
+        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist())]
         shape = (int(value.shape[0]), int(value.shape[1]))
     elif series_type is not None and isinstance(value, series_type):
         columns = [(value.name if value.name is not None else "value", value.dtype)]
@@ -445,8 +448,10 @@ def _polars(preview: Preview) -> list[AttachmentPart] | None:
 
 
 def _numpy(preview: Preview) -> list[AttachmentPart] | None:
-    array_type = _loaded("numpy", "ndarray")
+    array_type, scalar_type = _loaded("numpy", "ndarray"), _loaded("numpy", "generic")
     value = preview.value
+    if scalar_type is not None and isinstance(value, scalar_type):
+        return [TextPart(_titled(f"numpy {value.dtype}", preview.name, _bounded(str(value), preview.max_chars)))]
     if array_type is None or not isinstance(value, array_type):
         return None
     numpy = sys.modules["numpy"]

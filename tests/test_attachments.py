@@ -111,6 +111,12 @@ def test_files_by_path_by_what_their_bytes_are(tmp_path: Path) -> None:
     assert only_text(attachment_parts(tmp_path / "empty.txt")) == "Attached file `empty.txt`:\n(empty)"
 
 
+def test_a_path_under_home_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "todo.txt").write_text("milk", encoding="utf-8")
+    assert only_text(attachment_parts(Path("~/todo.txt"))) == "Attached file `todo.txt`:\nmilk"
+
+
 def test_paths_that_cannot_be_attached_say_why(tmp_path: Path) -> None:
     (tmp_path / "fake.png").write_bytes(b"this is text, not a PNG")
     (tmp_path / "empty.png").write_bytes(b"")
@@ -321,6 +327,7 @@ def test_a_numpy_array_is_summarised() -> None:
     assert "..." in text
     assert len(text) < 2_000
     assert "shape (0,)" in only_text(attachment_parts(np.array([])))
+    assert only_text(attachment_parts(np.int64(3))) == "Attached numpy int64:\n3"
 
 
 def test_a_matplotlib_figure_and_its_axes_are_a_png() -> None:
