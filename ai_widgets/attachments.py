@@ -39,6 +39,8 @@ __all__ = [
     "attachment_parts",
     "message_attachments",
     "register_converter",
+    "rich_bundle",
+    "table_text",
 ]
 
 #: The most characters of one object's text view (a frame, an array, a text file, a string).

@@ -136,7 +136,8 @@ class RequestImages:
     limits on a whole request (its size, its number of images). Each image that fits on its own
     (:func:`outcome_images`) is not enough: a conversation that gathers images (a screenshot each step) would grow past
     the request's limit, and the provider would then refuse that request and every later one. Older images beyond
-    the limits stay on their cards only; the model still has their calls' text.
+    the limits stay on their cards only; the model still has their calls' text. The files people attached to their
+    messages count against the same limits first.
 
     Args:
         messages: The history the request carries.
@@ -158,14 +159,19 @@ class RequestImages:
         accept: Callable[[ModelImage], bool] | None = None,
     ) -> None:
         found: list[tuple[ToolCallPart, list[ModelImage]]] = []
+        total = count = 0
         for message in messages:
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
                     images = [i for i in outcome_images(part, max_chars=max_chars) if accept is None or accept(i)]
                     if images:
                         found.append((part, images))
+                elif isinstance(part, FilePart):
+                    # A person's attachments always go (they were checked against the provider's limits when
+                    # sent): they take their room in the request first.
+                    count += 1 if part.media_type.startswith("image/") else 0
+                    total += len(part.data or "")
         self._chosen: dict[int, list[ModelImage]] = {}
-        total = count = 0
         for part, images in reversed(found):  # the newest first
             kept: list[ModelImage] = []
             for image in reversed(images):

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, TextPart
+from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, TextPart, ToolOutcome
 from ai_widgets.messages import Role, dump_messages
+from tests.providers.histories import finished_call
 from tests.providers.images import GIF, PDF, PNG
 from tests.providers.kits import KITS, MockAPI, ProviderKit
 
@@ -176,3 +177,18 @@ def test_a_file_this_provider_refuses_from_an_earlier_conversation_goes_as_a_not
     shown = str(messages[0])
     assert note.format(provider) in shown
     assert "AAAA" not in shown
+
+
+def test_a_persons_images_take_their_room_in_the_request_before_the_tools_images() -> None:
+    """Anthropic takes 100 images a request: with one attached by the person, a tool's 100 leave out their oldest."""
+    transport = KITS["anthropic"].mock(lambda request: None)
+    pngs = [{"mime_type": "image/png", "data": PNG} for _ in range(100)]
+    call = finished_call("c1", "snap", "{}", outcome=ToolOutcome.success(text="shots", attachments=pngs))
+    history = [
+        Message(Role.USER, [TextPart("Look"), FilePart("image/png", data=PNG)]),
+        Message(Role.ASSISTANT, [call]),
+    ]
+    messages = transport.request_messages(history)
+    (result,) = messages[2]["content"]
+    assert sum(block["type"] == "image" for block in result["content"]) == 99
+    assert sum(block["type"] == "image" for block in messages[0]["content"]) == 1
