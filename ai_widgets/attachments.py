@@ -17,14 +17,15 @@ import io
 import json
 import mimetypes
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeAlias
 
-from ai_widgets._file_part import human_size
+from ai_widgets._file_limits import AttachmentError, AttachmentLimits
 from ai_widgets._media import IMAGE_TYPES, PDF_TYPE, is_pdf, sniff_image, whole_image
-from ai_widgets.messages import FilePart, Message, TextPart
+from ai_widgets._safe import safe_text
+from ai_widgets.messages import FilePart, TextPart
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -55,11 +56,6 @@ _MAX_CELL_CHARS = 60  # one cell of a frame's text view
 AttachmentPart: TypeAlias = FilePart | TextPart
 #: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
 Converter: TypeAlias = Callable[[Any], Any]
-
-
-class AttachmentError(ValueError):
-    """An object cannot be attached: no converter takes it, or the provider would refuse the file (the message
-    names the limit). Raised before anything is sent and before the message enters the history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +171,7 @@ def attachment_parts(
     Raises:
         AttachmentError: Nothing converts the object, or its conversion failed (the message says why).
     """
-    preview = Preview(value, name, max_rows, max_columns, max_chars)
+    preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
     return _convert(preview, depth=0)
 
 
@@ -248,7 +244,8 @@ def _what(value: Any) -> str:
 
 
 def _titled(kind: str, name: str | None, body: str) -> str:
-    return f"Attached {kind}{f' `{name}`' if name else ''}:\n{body}"
+    """A text view with its header; lone surrogates (a file name ``os.listdir`` gave) made safe for the history."""
+    return safe_text(f"Attached {kind}{f' `{name}`' if name else ''}:\n{body}")
 
 
 def _bounded(text: str, max_chars: int) -> str:
@@ -394,7 +391,7 @@ def _pandas(preview: Preview) -> list[AttachmentPart] | None:
         head = value.iloc[:rows_wanted, :columns_wanted]
         columns = [(c, value.dtypes.iloc[i]) for i, c in enumerate(head.columns)]
         # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
-        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist())]
+        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
         shape = (int(value.shape[0]), int(value.shape[1]))
     elif series_type is not None and isinstance(value, series_type):
         columns = [(value.name if value.name is not None else "value", value.dtype)]
@@ -585,91 +582,3 @@ def _image_bytes(data: Any) -> bytes | None:
         except (binascii.Error, ValueError):
             return None
     return None
-
-
-# --- what a provider takes --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AttachmentLimits:
-    """What a provider takes of the files in a request; each transport declares its own (``attachment_limits``).
-
-    Attributes:
-        provider: The provider's name, for the messages.
-        image_types: The image types it takes.
-        max_image_bytes: The largest image.
-        max_images: The most images in one request (the whole conversation's).
-        document_types: The document types it takes (PDF).
-        max_document_bytes: The largest document.
-        max_total_bytes: The most bytes of inline files in one request (the whole conversation's).
-        url_kinds: What may be sent by URL: ``"image"``, ``"document"``.
-    """
-
-    provider: str
-    max_image_bytes: int
-    max_images: int
-    max_document_bytes: int
-    max_total_bytes: int
-    image_types: frozenset[str] = IMAGE_TYPES
-    document_types: frozenset[str] = frozenset({PDF_TYPE})
-    url_kinds: frozenset[str] = frozenset({"image", "document"})
-
-    def check(self, parts: Iterable[AttachmentPart], earlier: Iterable[Message] = ()) -> None:
-        """Refuses files the provider would refuse, before anything is sent.
-
-        Args:
-            parts: The new message's parts.
-            earlier: The conversation so far (its files count against the per-request limits too).
-
-        Raises:
-            AttachmentError: A file of a type, size or number the provider refuses; the message names the limit.
-        """
-        files = [p for p in parts if isinstance(p, FilePart)]
-        older = [p for m in earlier for p in m.parts if isinstance(p, FilePart)]
-        for part in files:
-            self._check_one(part)
-        images = sum(1 for p in (*older, *files) if p.media_type in self.image_types)
-        if images > self.max_images:
-            raise AttachmentError(
-                f"{self.provider} takes at most {self.max_images:,} images in one request, and this message would "
-                f"make the conversation carry {images:,}"
-            )
-        total = sum(p.size or 0 for p in (*older, *files))
-        if total > self.max_total_bytes:
-            raise AttachmentError(
-                f"{self.provider} takes at most {human_size(self.max_total_bytes)} of files in one request, and this "
-                f"message would make the conversation carry {human_size(total)}"
-            )
-
-    def kind_of(self, part: FilePart) -> str | None:
-        """How the provider takes this file: ``"image"``, ``"document"``, or ``None`` when it would refuse it (its
-        type, its size, a URL it cannot fetch). A transport sends a refused file as a note saying what it was: a
-        file from a conversation that moved from another provider, or from a history file, must not make every
-        later request fail."""
-        return None if self._problem(part) else self._kind(part)
-
-    def _kind(self, part: FilePart) -> str | None:
-        if part.media_type in self.image_types:
-            return "image"
-        return "document" if part.media_type in self.document_types else None
-
-    def _check_one(self, part: FilePart) -> None:
-        problem = self._problem(part)
-        if problem is not None:
-            raise AttachmentError(problem)
-
-    def _problem(self, part: FilePart) -> str | None:
-        label = part.name or part.media_type
-        kind = self._kind(part)
-        if kind is None:
-            taken = ", ".join(sorted(self.image_types | self.document_types))
-            return f"{self.provider} does not take {part.media_type} files ({label}); it takes {taken}"
-        limit = self.max_image_bytes if kind == "image" else self.max_document_bytes
-        if part.url is not None and kind not in self.url_kinds:
-            return f"{self.provider} does not take a {kind} by URL ({label}): attach its bytes"
-        size = part.size
-        if size is not None and size > limit:
-            return f"{self.provider} takes {kind}s of at most {human_size(limit)}, and {label} is {human_size(size)}"
-        if size == 0:
-            return f"{label} is empty: {self.provider} refuses an empty {kind}"
-        return None

@@ -391,3 +391,10 @@ def test_limits_name_what_the_provider_refuses() -> None:
         no_urls.check([FilePart("application/pdf", url="https://example.com/a.pdf")])
     with pytest.raises(AttachmentError, match="is empty"):
         LIMITS.check([FilePart("image/png", data="")])
+
+
+def test_lone_surrogates_are_made_safe_for_the_history() -> None:
+    (part,) = attachment_parts("a\ud800b", name="n\udc80")
+    assert isinstance(part, TextPart)
+    assert part.text == "Attached Text `n\ufffd`:\na\ufffdb"
+    assert load_messages(dump_messages([Message(Role.USER, [part])]))[0].text == part.text
