@@ -314,10 +314,11 @@ def _user_content(message: Message, limits: AttachmentLimits) -> str | list[JSON
         return message.text
     content: list[JSON] = []
     for part in parts:
-        kind = limits.kind_of(part) if isinstance(part, FilePart) else "text"
         if isinstance(part, TextPart):
             content.append({"type": "text", "text": part.text})
-        elif kind == "image":
+            continue
+        kind = limits.kind_of(part)
+        if kind == "image":
             content.append({"type": "image_url", "image_url": {"url": part.data_url}})
         elif kind == "document":
             content.append(
