@@ -3,7 +3,9 @@
 import importlib
 
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
+from ai_widgets.attachments import AttachmentError, AttachmentLimits, File, Preview, register_converter
 from ai_widgets.messages import (
+    FilePart,
     FinishReason,
     Message,
     MessageStatus,
@@ -38,15 +40,20 @@ __all__ = [
     "ApprovalError",
     "ApprovalPolicy",
     "Attachment",
+    "AttachmentError",
+    "AttachmentLimits",
     "ChatSession",
     "ChatWidget",
     "Citation",
     "DefaultApprovalPolicy",
+    "File",
+    "FilePart",
     "FinishReason",
     "Message",
     "MessageStatus",
     "NoOutputError",
     "OutputValidationError",
+    "Preview",
     "ReasoningPart",
     "RequestOptions",
     "Role",
@@ -70,6 +77,7 @@ __all__ = [
     "ToolWarning",
     "Usage",
     "arun_tool",
+    "register_converter",
     "run_tool",
     "tool",
 ]

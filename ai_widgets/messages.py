@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
+from ai_widgets._file_part import FilePart
 from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
 from ai_widgets._message_json import conversation_json, conversation_messages, read_field
 from ai_widgets._message_json import upgrade_v1_message as upgrade_v1_message
@@ -24,6 +25,7 @@ from ai_widgets.outcome import ToolOutcome
 
 __all__ = [
     "TRANSITIONS",
+    "FilePart",
     "FinishReason",
     "InvalidTransitionError",
     "Message",
@@ -466,7 +468,7 @@ def _with_provider(data: dict[str, Any], part: _GrowingText | ToolCallPart) -> d
     return data
 
 
-Part: TypeAlias = TextPart | ReasoningPart | ToolCallPart
+Part: TypeAlias = TextPart | ReasoningPart | ToolCallPart | FilePart
 
 
 class Message:
@@ -475,7 +477,7 @@ class Message:
     Attributes:
         id: A unique id.
         role: ``user`` or ``assistant``.
-        parts: Text, reasoning and tool calls, in the order they arrived.
+        parts: Text, reasoning, tool calls and files (a user's attachments), in the order they arrived.
         status: Where the message is (an assistant reply is ``in_progress`` until its turn ends).
         finish_reason: Why the model stopped its last response.
         usage: Tokens of every request of the turn, summed.
@@ -619,6 +621,8 @@ def _part_from_dict(data: Any) -> Part:
             )
         case "tool_call":
             return ToolCallPart.from_dict(data)
+        case "file":
+            return FilePart.from_dict(data)
         case other:
             raise ValueError(f"unknown message part kind {other!r}")
 
@@ -656,6 +660,8 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
                 lines.append(part.text)
             elif isinstance(part, ReasoningPart):
                 lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
+            elif isinstance(part, FilePart):
+                lines.append(f"> 📎 {part.describe()}")
             else:
                 # What ran: the person's edit where there is one, said so, with what the model had asked for.
                 arguments = _clipped_json(part.effective_arguments, 300)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
+from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
     BusyChanged,
     ConversationCleared,
@@ -31,7 +32,7 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
-from ai_widgets.messages import Message, MessageStatus, Role, ToolCallPart, ToolCallState, Usage
+from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
@@ -307,8 +308,12 @@ class ChatSession:
 
     # --- turns ----------------------------------------------------------------------------------------------------
 
-    async def send(self, text: str, *, output_type: Any = None) -> Message:
+    async def send(self, text: str, *, attach: Any = (), output_type: Any = None) -> Message:
         """Sends a user message and runs the turn: returns the assistant's reply when the turn ends.
+
+        ``attach`` adds kernel objects to the message (see :meth:`attachment_parts`): a list of objects, a dict of
+        name to object, or one object. They are converted and checked against what the transport's provider takes
+        before anything is sent; one that cannot be, raises, and the conversation stays as it was.
 
         The reply is one message from the first request to the last, however many tool rounds the turn takes.
         Its ``status`` says how the turn ended (completed, limit reached, error, cancelled); a failing model or
@@ -333,16 +338,34 @@ class ChatSession:
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
+            AttachmentError: An attached object cannot be converted, or its provider would refuse it (the message
+                names the limit).
             NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("send() needs a non-empty message")
         output = None if output_type is None else OutputSpec(output_type)
         self.check_can_send()
-        reply = await self._start_turn(user=Message.user(text), output=output)
+        parts = self.attachment_parts(attach)
+        reply = await self._start_turn(user=Message(Role.USER, [TextPart(text), *parts]), output=output)
         if output is not None and output.failure is not None:
             raise output.failure
         return reply
+
+    def attachment_parts(self, attach: Any) -> list[AttachmentPart]:
+        """The parts ``attach`` becomes in the next user message (:func:`ai_widgets.attachments.message_attachments`:
+        parts, ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types), checked
+        against the transport's ``attachment_limits`` together with the files the conversation already carries.
+
+        Raises:
+            AttachmentError: An object cannot be converted, or the provider would refuse a file (its type, its size,
+                how many or how much the request would carry); the message names the limit.
+        """
+        parts = message_attachments(attach)
+        limits = getattr(self.transport, "attachment_limits", None)
+        if isinstance(limits, AttachmentLimits):
+            limits.check(parts, self._messages)
+        return parts
 
     async def resume(self) -> Message:
         """Runs another turn without a new user message, e.g. to let the model go on after the tool-round limit.

@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from ai_widgets._safe import redact
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools._formats import anthropic_tool
 from ai_widgets.transports._anthropic_stream import LABEL, PROVIDER_ID, MessagesParser, error_fields
@@ -30,7 +31,15 @@ from ai_widgets.transports._errors import (
     timed_out,
     unreachable,
 )
-from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
+from ai_widgets.transports._history import (
+    ModelImage,
+    RequestImages,
+    file_note,
+    history,
+    outcome_text,
+    own_data,
+    user_parts,
+)
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._output import anthropic_output_config
 from ai_widgets.transports._sse import sse_stream
@@ -51,6 +60,15 @@ _MAX_IMAGE_CHARS = 5 * 1024 * 1024
 #: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
 _MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 100
+#: What a user message's files may be (docs.anthropic.com, vision and PDF support): images up to 5 MB, 100 a request;
+#: PDFs up to 32 MB; by data or URL; a request at most 32 MB, so 22 MB of files (base64 makes them 4/3 as long).
+ATTACHMENT_LIMITS = AttachmentLimits(
+    LABEL,
+    max_image_bytes=5 * 1024 * 1024,
+    max_images=100,
+    max_document_bytes=32 * 1024 * 1024,
+    max_total_bytes=22 * 1024 * 1024,
+)
 
 # The arguments the SDK's ``messages.create`` takes in every version.
 _SDK_ARGUMENTS = ("max_tokens", "messages", "model", "stream")
@@ -101,16 +119,18 @@ class AnthropicTransport:
 
     Mapping and provider quirks:
 
-    - Request: the system prompt as ``system``; user text as ``text`` blocks; an assistant reply as content blocks in
-      the order they arrived: thinking, text, ``tool_use`` (``input``: the parsed arguments), and for a tool
-      Anthropic ran, its ``server_tool_use`` block followed by its result block. After each round of local calls
-      comes a ``user`` message that starts with one ``tool_result`` per call, in order (``is_error`` for failed,
-      declined and cancelled calls; ``content`` is what the model is told); the next user text joins that message
-      after the results. A reply holds every round of its turn, so it is split into one assistant message per
-      round: a round ends at the first part after a local call that is not itself a local call. (Two rounds that
-      each only called tools read as one round of parallel calls, which the API accepts.) Consecutive messages of
-      one role are merged, as the API requires alternation. Local calls of any provider go as ``tool_use``, their
-      ids with characters the API refuses replaced by ``_``.
+    - Request: the system prompt as ``system``; user text as ``text`` blocks, and attachments as ``image`` blocks and
+      ``document`` blocks (a PDF, with its name as ``title``), with a ``base64`` or ``url`` source (a file the API would
+      refuse, as ``attachment_limits`` says, becomes a text note saying what it was); an assistant reply as content
+      blocks in the order they arrived: thinking, text, ``tool_use`` (``input``: the parsed arguments), and for a tool
+      Anthropic ran, its ``server_tool_use`` block followed by its result block. After each round of local calls comes a
+      ``user`` message that starts with one ``tool_result`` per call, in order (``is_error`` for failed, declined and
+      cancelled calls; ``content`` is what the model is told); the next user text joins that message after the results.
+      A reply holds every round of its turn, so it is split into one assistant message per round: a round ends at the
+      first part after a local call that is not itself a local call. (Two rounds that each only called tools read as one
+      round of parallel calls, which the API accepts.) Consecutive messages of one role are merged, as the API requires
+      alternation. Local calls of any provider go as ``tool_use``, their ids with characters the API refuses replaced by
+      ``_``.
     - Images in tool results go inside the ``tool_result``: with images (image attachments of successful outcomes:
       PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL) its ``content`` is a list, a ``text``
       block (the text the model is told; left out when empty) then one ``{"type": "image", "source": {"type":
@@ -196,6 +216,8 @@ class AnthropicTransport:
         self.thinking = dict(thinking) if thinking is not None else None
         self.server_tools = [dict(tool) for tool in server_tools]
         self.tool_images = tool_images
+        #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
+        self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
         # Only to scrub error texts: whatever key the client resolved (argument or environment).
         self._secrets = tuple(
@@ -257,10 +279,7 @@ class AnthropicTransport:
         )
         for message in messages:
             if message.role is Role.USER:
-                blocks = [
-                    {"type": "text", "text": t} for p in message.parts if isinstance(p, TextPart) and (t := p.text)
-                ]
-                _append(out, "user", blocks)
+                _append(out, "user", [_user_block(part, self.attachment_limits) for part in user_parts(message)])
             else:
                 for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
                     _append(out, role, content)
@@ -366,6 +385,26 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out[-1]["content"].extend(content)
     else:
         out.append({"role": role, "content": content})
+
+
+def _user_block(part: TextPart | FilePart, limits: AttachmentLimits) -> JSON:
+    """A user message's text or file as a content block: ``text``, ``image`` or ``document`` (a PDF)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    kind = limits.kind_of(part)
+    if kind is None:
+        return {"type": "text", "text": file_note(part, limits.provider)}
+    source: JSON = (
+        {"type": "url", "url": part.url}
+        if part.url is not None
+        else {"type": "base64", "media_type": part.media_type, "data": part.data}
+    )
+    if kind == "image":
+        return {"type": "image", "source": source}
+    block: JSON = {"type": "document", "source": source}
+    if part.name:
+        block["title"] = part.name
+    return block
 
 
 def _assistant_turns(

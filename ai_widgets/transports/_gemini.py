@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from ai_widgets._safe import redact
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import ResponseStarted, StreamEvent
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools._formats import gemini_function_declaration
 from ai_widgets.transports._base import ChatRequest
@@ -32,7 +33,15 @@ from ai_widgets.transports._errors import (
 )
 from ai_widgets.transports._gemini_arguments import LABEL
 from ai_widgets.transports._gemini_stream import PROVIDER_ID, GeminiParser
-from ai_widgets.transports._history import ModelImage, RequestImages, history, outcome_text, own_data
+from ai_widgets.transports._history import (
+    ModelImage,
+    RequestImages,
+    file_note,
+    history,
+    outcome_text,
+    own_data,
+    user_parts,
+)
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._output import gemini_generation_config, gemini_takes_schema_with_tools, json_instruction
 from ai_widgets.transports._sse import StreamParser
@@ -75,6 +84,17 @@ _SERVER_DEADLINE = 20 * 60
 _MAX_IMAGE_CHARS = 7_000_000
 _MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 3000
+#: What a user message's files may be (ai.google.dev, image and document understanding): PNG, JPEG and WebP images
+#: and PDFs, inline or by ``fileUri`` (the Files API's, or a ``gs://`` one on Vertex AI); inline data of a request at
+#: most 20 MB, so 14 MB of files (base64 makes them 4/3 as long); 3,000 images a prompt.
+ATTACHMENT_LIMITS = AttachmentLimits(
+    LABEL,
+    max_image_bytes=14 * 1024 * 1024,
+    max_images=3000,
+    max_document_bytes=14 * 1024 * 1024,
+    max_total_bytes=14 * 1024 * 1024,
+    image_types=_IMAGE_TYPES,
+)
 
 
 def _truthy_env(*names: str) -> bool | None:
@@ -123,15 +143,16 @@ class GeminiTransport:
 
     Mapping and provider quirks:
 
-    - Request: the system prompt as ``systemInstruction``; user text as ``user`` contents; an assistant reply as
-      ``model`` contents with its parts in the order they arrived: text, thought summaries (``thought: true``) and
-      ``functionCall`` parts (``args``: the parsed arguments). After each round of local calls comes a ``user``
-      content with one ``functionResponse`` per call, in order (``response``: ``{"output": ...}``, or
-      ``{"error": ...}`` for failed, declined and cancelled calls; the text is what the model is told). A reply holds
-      every round of its turn, so it is split into one model content per round: a round ends at the first part
-      after a local call that is not itself a local call, or at a call Gemini signed (Gemini signs the first call of
-      each response). Calls any provider made go as ``functionCall``; calls a provider ran itself are left out
-      (Gemini cannot take another provider's tools).
+    - Request: the system prompt as ``systemInstruction``; user text as ``user`` contents, with attachments as
+      ``inlineData`` parts (``fileData`` with ``fileUri`` for a URL; a file Gemini would refuse, as
+      ``attachment_limits`` says, becomes a text note saying what it was); an assistant reply as ``model`` contents with
+      its parts in the order they arrived: text, thought summaries (``thought: true``) and ``functionCall`` parts
+      (``args``: the parsed arguments). After each round of local calls comes a ``user`` content with one
+      ``functionResponse`` per call, in order (``response``: ``{"output": ...}``, or ``{"error": ...}`` for failed,
+      declined and cancelled calls; the text is what the model is told). A reply holds every round of its turn, so it is
+      split into one model content per round: a round ends at the first part after a local call that is not itself a
+      local call, or at a call Gemini signed (Gemini signs the first call of each response). Calls any provider made go
+      as ``functionCall``; calls a provider ran itself are left out (Gemini cannot take another provider's tools).
     - Ids: Gemini may leave a call without an ``id`` (the recorded streams do). Such a call gets one made here
       (``gemini_call_<random>``, stable: it is stored with the call) and its ``functionCall`` and
       ``functionResponse`` go back without an id, as Gemini sent them, so Gemini pairs them by order and name. An id
@@ -215,6 +236,8 @@ class GeminiTransport:
             self._timeout = None  # the client's own
         self.model = model
         self.thinking = dict(thinking) if thinking is not None else None
+        #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
+        self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
         self._vertexai = bool(getattr(client, "vertexai", False))
         if stream_function_call_arguments and not self._vertexai:
@@ -303,12 +326,22 @@ class GeminiTransport:
         )
         for message in messages:
             if message.role is Role.USER:
-                parts = [{"text": p.text} for p in message.parts if isinstance(p, TextPart) and p.text]
+                parts = [self._user_part(part) for part in user_parts(message)]
                 if parts:
                     contents.append({"role": "user", "parts": parts})
             else:
                 contents += self._model_turns(message, names, images, max_tool_result_chars)
         return contents
+
+    def _user_part(self, part: TextPart | FilePart) -> JSON:
+        """A user message's text or file as a part: ``text``, ``inlineData`` or ``fileData`` (a URL)."""
+        if isinstance(part, TextPart):
+            return {"text": part.text}
+        if self.attachment_limits.kind_of(part) is None:
+            return {"text": file_note(part, self.attachment_limits.provider)}
+        if part.url is not None:
+            return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+        return {"inlineData": {"mimeType": part.media_type, "data": part.data}}
 
     def _model_turns(
         self, message: Message, names: _DisplayNames, chosen: RequestImages, limit: int | None

@@ -1,7 +1,7 @@
 """The history as the providers need it: empty assistant messages left out, what the model is told about each call's
 result (cut to the request's limit), a call's arguments as valid JSON, a part's provider data when it is this
-provider's own, and the images of tool results a request can carry (:class:`ModelImage`, :func:`outcome_images`,
-:class:`RequestImages`)."""
+provider's own, a user message's text and files, and the images of tool results a request can carry
+(:class:`ModelImage`, :func:`outcome_images`, :class:`RequestImages`)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,20 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ai_widgets.messages import Message, Role, ToolCallPart
+from ai_widgets._media import IMAGE_TYPES, sniff_image, whole_image
+from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
 __all__ = [
     "ModelImage",
     "RequestImages",
     "arguments_json",
+    "file_note",
     "history",
     "outcome_images",
     "outcome_text",
     "own_data",
+    "user_parts",
 ]
 
 
@@ -39,6 +42,17 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
         if message.role is Role.ASSISTANT and not message.parts:
             continue
         yield message
+
+
+def user_parts(message: Message) -> list[TextPart | FilePart]:
+    """A user message's text (empty text left out) and files, in order."""
+    return [p for p in message.parts if isinstance(p, FilePart) or (isinstance(p, TextPart) and p.text)]
+
+
+def file_note(part: FilePart, provider: str) -> str:
+    """What the model is told in place of a file its provider would refuse (one from a conversation that moved here
+    from another provider, or from a history file): that it was there, and what it was."""
+    return f"[A file was attached here that {provider} does not take, so it is left out: {part.describe()}]"
 
 
 def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> str:
@@ -87,16 +101,6 @@ class ModelImage:
         return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
 
 
-# The first bytes of the image formats every provider accepts; the longest (WebP) needs 12, 16 base64 characters.
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-_ACCEPTED_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-
-
 def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
     """The images a call's result gives the model: the image attachments of a successful outcome, in order.
 
@@ -132,7 +136,8 @@ class RequestImages:
     limits on a whole request (its size, its number of images). Each image that fits on its own
     (:func:`outcome_images`) is not enough: a conversation that gathers images (a screenshot each step) would grow past
     the request's limit, and the provider would then refuse that request and every later one. Older images beyond
-    the limits stay on their cards only; the model still has their calls' text.
+    the limits stay on their cards only; the model still has their calls' text. The files people attached to their
+    messages count against the same limits first.
 
     Args:
         messages: The history the request carries.
@@ -154,14 +159,19 @@ class RequestImages:
         accept: Callable[[ModelImage], bool] | None = None,
     ) -> None:
         found: list[tuple[ToolCallPart, list[ModelImage]]] = []
+        total = count = 0
         for message in messages:
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
                     images = [i for i in outcome_images(part, max_chars=max_chars) if accept is None or accept(i)]
                     if images:
                         found.append((part, images))
+                elif isinstance(part, FilePart):
+                    # A person's attachments always go (they were checked against the provider's limits when
+                    # sent): they take their room in the request first.
+                    count += 1 if part.media_type.startswith("image/") else 0
+                    total += len(part.data or "")
         self._chosen: dict[int, list[ModelImage]] = {}
-        total = count = 0
         for part, images in reversed(found):  # the newest first
             kept: list[ModelImage] = []
             for image in reversed(images):
@@ -188,8 +198,8 @@ def _inline_image(data: str, max_chars: int) -> ModelImage | None:
         raw = _base64(data, max_chars)
         if raw is None:
             return None
-    media_type = _sniff(raw[:16])
-    if media_type is None or not _whole(media_type, raw):
+    media_type = sniff_image(raw[:16])
+    if media_type is None or not whole_image(media_type, raw):
         return None
     return ModelImage(media_type, data=data)
 
@@ -204,27 +214,11 @@ def _base64(data: str, max_chars: int) -> bytes | None:
         return None
 
 
-def _whole(media_type: str, raw: bytes) -> bool:
-    """Whether an image's bytes reach the end its format marks (an image cut short, or a bare header, is refused by
-    every provider, and would then fail every later request of the conversation). Bytes after the end are allowed,
-    as decoders ignore them."""
-    if media_type == "image/png":
-        # The IHDR chunk first, and the IEND chunk (its type and CRC) somewhere after it.
-        return raw[12:16] == b"IHDR" and raw.rfind(b"IEND\xaeB`\x82") >= 33
-    if media_type == "image/jpeg":
-        return raw.rfind(b"\xff\xd9") > 2  # the end-of-image marker (it cannot occur inside the coded data)
-    if media_type == "image/gif":
-        return len(raw) > 13 and raw.rstrip(b"\x00").endswith(b";")  # the trailer
-    if media_type == "image/webp":
-        return len(raw) >= 20 and int.from_bytes(raw[4:8], "little") + 8 <= len(raw)  # the RIFF size is all there
-    return False
-
-
 def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
     if url.startswith("data:"):
         return _inline_image(url, max_chars)
     media_type = mime_type.split(";")[0].strip().lower()
-    if not url.startswith(("https://", "http://")) or media_type not in _ACCEPTED_TYPES:
+    if not url.startswith(("https://", "http://")) or media_type not in IMAGE_TYPES:
         return None
     if any(c.isspace() or ord(c) < 0x20 for c in url):
         return None  # not a URL a provider can fetch (and refuses: "invalid image URL")
@@ -233,12 +227,3 @@ def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None
     except ValueError:  # a malformed port or IPv6 address
         return None
     return ModelImage(media_type, url=url) if host else None
-
-
-def _sniff(head: bytes) -> str | None:
-    for signature, media_type in _SIGNATURES:
-        if head.startswith(signature):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None

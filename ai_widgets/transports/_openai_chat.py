@@ -7,17 +7,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, ToolChoice
 from ai_widgets.tools._formats import openai_chat_tool
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
 from ai_widgets.transports._errors import ProviderError, missing_key
-from ai_widgets.transports._history import RequestImages, arguments_json, history, outcome_text
+from ai_widgets.transports._history import (
+    RequestImages,
+    arguments_json,
+    file_note,
+    history,
+    outcome_text,
+    user_parts,
+)
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_chat_stream import ChatCompletionsParser
 from ai_widgets.transports._openai_errors import map_openai_error
@@ -50,6 +59,17 @@ _MAX_IMAGE_CHARS = 20 * 1024 * 1024
 #: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
 _MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 500
+#: What a user message's files may be (platform.openai.com/docs/guides/images-vision and /pdf-files): images up to
+#: 20 MB, 500 a request; PDFs as data only (a ``file`` part takes ``file_data`` or an uploaded file's id, no URL), at
+#: most 32 MB of them a request; the whole request at most 50 MB, so 36 MB of files (base64 makes them 4/3 as long).
+ATTACHMENT_LIMITS = AttachmentLimits(
+    "OpenAI",
+    max_image_bytes=20 * 1024 * 1024,
+    max_images=500,
+    max_document_bytes=32 * 1024 * 1024,
+    max_total_bytes=36 * 1024 * 1024,
+    url_kinds=frozenset({"image"}),
+)
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -103,11 +123,13 @@ class OpenAIChatTransport:
 
     Mapping and provider quirks:
 
-    - Request: the system prompt as the first ``system`` message; user text; an assistant reply as one
-      ``assistant`` message per model response (``content``: its text, ``None`` when it only called tools;
-      ``tool_calls``), each followed by one ``tool`` message per call, in the calls' order, with the text the model
-      is told (failed, declined and cancelled calls included). Calls a provider ran (another API's server tools)
-      are sent the same way, as a function call with the text of its result: Chat Completions has no server tools.
+    - Request: the system prompt as the first ``system`` message; user text (with attachments, ``content`` parts:
+      ``text``, ``image_url`` for an image, a ``data:`` URL for inline ones, ``file`` with ``file_data`` for a PDF; a
+      file the API would refuse, as ``attachment_limits`` says, becomes a text note saying what it was); an assistant
+      reply as one ``assistant`` message per model response (``content``: its text, ``None`` when it only called tools;
+      ``tool_calls``), each followed by one ``tool`` message per call, in the calls' order, with the text the model is
+      told (failed, declined and cancelled calls included). Calls a provider ran (another API's server tools) are sent
+      the same way, as a function call with the text of its result: Chat Completions has no server tools.
     - Images in tool results: a ``tool`` message carries text only, so the images of a response's results (image
       attachments of successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL)
       follow its ``tool`` messages as one ``user`` message: for each call with images a text part naming the call
@@ -199,6 +221,8 @@ class OpenAIChatTransport:
             label, _, key_hint = _identify(str(client.base_url))
         self._client = client
         self._label = provider_name or label
+        #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
+        self.attachment_limits = replace(ATTACHMENT_LIMITS, provider=self._label)
         self._key_hint = key_hint
         self._max_tokens_field = (
             "max_completion_tokens" if model.startswith(_COMPLETION_TOKENS_PREFIXES) else "max_tokens"
@@ -250,7 +274,7 @@ class OpenAIChatTransport:
         images = _request_images(messages) if self.tool_images else None
         for message in messages:
             if message.role is Role.USER:
-                out.append({"role": "user", "content": message.text})
+                out.append({"role": "user", "content": _user_content(message, self.attachment_limits)})
             else:
                 out.extend(_assistant_messages(message, images=images, limit=max_tool_result_chars))
         return out
@@ -287,6 +311,28 @@ class OpenAIChatTransport:
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------
+
+
+def _user_content(message: Message, limits: AttachmentLimits) -> str | list[JSON]:
+    """A user message's ``content``: its text, or with files or several texts (attachments' text views), parts."""
+    parts = user_parts(message)
+    if len(parts) <= 1 and not any(isinstance(p, FilePart) for p in parts):
+        return message.text
+    content: list[JSON] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+            continue
+        kind = limits.kind_of(part)
+        if kind == "image":
+            content.append({"type": "image_url", "image_url": {"url": part.data_url}})
+        elif kind == "document":
+            content.append(
+                {"type": "file", "file": {"filename": part.name or "document.pdf", "file_data": part.data_url}}
+            )
+        else:
+            content.append({"type": "text", "text": file_note(part, limits.provider)})
+    return content
 
 
 def _request_images(messages: list[Message]) -> RequestImages:

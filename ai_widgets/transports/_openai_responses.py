@@ -10,14 +10,23 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 from ai_widgets._safe import redact
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools._formats import openai_responses_tool
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
 from ai_widgets.transports._errors import ProviderError, missing_key
-from ai_widgets.transports._history import RequestImages, arguments_json, history, outcome_text, own_data
+from ai_widgets.transports._history import (
+    RequestImages,
+    arguments_json,
+    file_note,
+    history,
+    outcome_text,
+    own_data,
+    user_parts,
+)
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error
 from ai_widgets.transports._openai_responses_stream import LABEL, PROVIDER_ID, ResponsesParser
@@ -45,6 +54,15 @@ _MAX_IMAGE_CHARS = 20 * 1024 * 1024
 #: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
 _MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 500
+#: What a user message's files may be: as the Chat Completions API's (images up to 20 MB, 500 a request; PDFs of at
+#: most 32 MB a request; 36 MB of files in all, a 50 MB request in base64), and a PDF may be a URL (``file_url``).
+ATTACHMENT_LIMITS = AttachmentLimits(
+    LABEL,
+    max_image_bytes=20 * 1024 * 1024,
+    max_images=500,
+    max_document_bytes=32 * 1024 * 1024,
+    max_total_bytes=36 * 1024 * 1024,
+)
 
 
 class OpenAIResponsesTransport:
@@ -74,11 +92,13 @@ class OpenAIResponsesTransport:
 
     Mapping and provider quirks:
 
-    - Request: the system prompt as ``instructions``; user messages as ``{"role": "user", "content": text}``; the
-      assistant's text as ``{"role": "assistant", "content": text}`` (the SDK's simple message form); every local
-      tool call (another provider's included) as a ``function_call`` item (``call_id``, ``name``, ``arguments``)
-      followed by its ``function_call_output`` (what the model is told about the outcome, for failed, declined and
-      cancelled calls too), in the order of the reply's parts.
+    - Request: the system prompt as ``instructions``; user messages as ``{"role": "user", "content": text}`` (with
+      attachments, ``content`` items: ``input_text``, ``input_image`` with its URL or a ``data:`` URL, ``input_file``
+      with ``file_data`` or ``file_url`` for a PDF; a file the API would refuse, as ``attachment_limits`` says, becomes
+      a text note saying what it was); the assistant's text as ``{"role": "assistant", "content": text}`` (the SDK's
+      simple message form); every local tool call (another provider's included) as a ``function_call`` item
+      (``call_id``, ``name``, ``arguments``) followed by its ``function_call_output`` (what the model is told about the
+      outcome, for failed, declined and cancelled calls too), in the order of the reply's parts.
     - Images in tool results go in the ``function_call_output`` itself: with images (image attachments of
       successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL) its ``output`` is a
       list, ``{"type": "input_text", "text": ...}`` (the text the model is told; left out when empty) then one
@@ -166,6 +186,8 @@ class OpenAIResponsesTransport:
                 # A local server needs no key; a remote one answers 401, and the message names the key.
                 client = openai.AsyncOpenAI(api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout)
         self._client: openai.AsyncOpenAI = client
+        #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
+        self.attachment_limits = ATTACHMENT_LIMITS
 
     def __repr__(self) -> str:
         return f"OpenAIResponsesTransport({self.model!r}, store={self.store!r})"
@@ -224,10 +246,33 @@ class OpenAIResponsesTransport:
         )
         for message in messages:
             if message.role is Role.USER:
-                items.append({"role": "user", "content": message.text})
+                items.append({"role": "user", "content": self._user_content(message)})
             else:
                 items.extend(self._assistant_items(message, images, max_tool_result_chars))
         return items
+
+    def _user_content(self, message: Message) -> str | list[JSON]:
+        """A user message's ``content``: its text, or with files or several texts (attachments' text views), input
+        items."""
+        parts = user_parts(message)
+        if len(parts) <= 1 and not any(isinstance(p, FilePart) for p in parts):
+            return message.text
+        content: list[JSON] = []
+        for part in parts:
+            if isinstance(part, TextPart):
+                content.append({"type": "input_text", "text": part.text})
+                continue
+            kind = self.attachment_limits.kind_of(part)
+            if kind == "image":
+                content.append({"type": "input_image", "image_url": part.data_url})
+            elif kind == "document" and part.url is not None:
+                content.append({"type": "input_file", "file_url": part.url})
+            elif kind == "document":
+                name = part.name or "document.pdf"
+                content.append({"type": "input_file", "filename": name, "file_data": part.data_url})
+            else:
+                content.append({"type": "input_text", "text": file_note(part, self.attachment_limits.provider)})
+        return content
 
     def _tools(self, request: ChatRequest) -> list[JSON]:
         if request.options.tool_choice.mode == "none":

@@ -16,6 +16,7 @@ from typing import Any, TypeVar, overload
 import ipywidgets
 
 from ai_widgets.approval import ApprovalPolicy
+from ai_widgets.attachments import AttachmentPart
 from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown, dump_messages
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
@@ -157,14 +158,23 @@ class ChatWidget(SessionView):
 
     # --- the Python API -------------------------------------------------------------------------------------------
 
-    def send(self, text: str | dict[str, Any], buffers: Any = None) -> concurrent.futures.Future[Message] | None:
+    def send(
+        self, text: str | dict[str, Any], buffers: Any = None, *, attach: Any = ()
+    ) -> concurrent.futures.Future[Message] | None:
         """Starts a turn with ``text`` and returns at once; the reply streams into the widget.
+
+        Args:
+            text: The person's message.
+            buffers: Only for ipywidgets' own custom-message send (``text`` a dict).
+            attach: Kernel objects for the message (see :meth:`ChatSession.send`): a list, a dict of name to
+                object, or one object; converted and checked here, before the turn starts.
 
         Returns:
             A future of the reply (``concurrent.futures.Future``).
 
         Raises:
             SessionBusyError: A turn is already running.
+            AttachmentError: An attached object cannot be converted, or its provider would refuse it.
         """
         if isinstance(text, dict):  # ipywidgets' own custom-message send
             ipywidgets.Widget.send(self, text, buffers)
@@ -173,20 +183,23 @@ class ChatWidget(SessionView):
             raise ValueError("send() needs a non-empty message")
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        return self._start_in_background(lambda: self.session.send(text))
+        parts = self.session.attachment_parts(attach)
+        return self._start_in_background(lambda: self.session.send(text, attach=parts))
 
     @overload
-    async def ask(self, text: str, *, output_type: None = None, show: bool = True) -> Message: ...
+    async def ask(self, text: str, *, attach: Any = (), output_type: None = None, show: bool = True) -> Message: ...
     @overload
-    async def ask(self, text: str, *, output_type: type[T], show: bool = True) -> T: ...
+    async def ask(self, text: str, *, attach: Any = (), output_type: type[T], show: bool = True) -> T: ...
     @overload
-    async def ask(self, text: str, *, output_type: Any, show: bool = True) -> Any: ...
+    async def ask(self, text: str, *, attach: Any = (), output_type: Any, show: bool = True) -> Any: ...
 
-    async def ask(self, text: str, *, output_type: Any = None, show: bool = True) -> Any:
+    async def ask(self, text: str, *, attach: Any = (), output_type: Any = None, show: bool = True) -> Any:
         """Sends ``text`` and waits for the reply; approval clicks reach the session meanwhile.
 
         Args:
             text: The person's message.
+            attach: Kernel objects for the message (see :meth:`ChatSession.send`), converted and checked before
+                anything shows or is sent.
             output_type: Ask for a typed answer (a pydantic model, dataclass, TypedDict or any type pydantic
                 validates; see ``ChatSession.send``) and return the validated object instead of the reply.
             show: Also show this turn live in the cell that asks (the message, the streaming reply, its tool cards
@@ -198,6 +211,7 @@ class ChatWidget(SessionView):
 
         Raises:
             ValueError: ``text`` is empty.
+            AttachmentError: An attached object cannot be converted, or its provider would refuse it.
             SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
@@ -205,8 +219,9 @@ class ChatWidget(SessionView):
             NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
             TypeError: ``output_type`` has no JSON Schema.
         """
+        parts = self._attachment_parts(text, attach)
         view = self._show_turn(text, show)
-        reply = await self._await_turn(lambda: self.session.send(text, output_type=output_type), view)
+        reply = await self._await_turn(lambda: self.session.send(text, attach=parts, output_type=output_type), view)
         return reply if output_type is None else _typed(reply)
 
     async def _await_turn(
@@ -227,19 +242,20 @@ class ChatWidget(SessionView):
                 view.settle()
 
     @overload
-    def ask_sync(self, text: str, *, output_type: None = None, show: bool = True) -> Message: ...
+    def ask_sync(self, text: str, *, attach: Any = (), output_type: None = None, show: bool = True) -> Message: ...
     @overload
-    def ask_sync(self, text: str, *, output_type: type[T], show: bool = True) -> T: ...
+    def ask_sync(self, text: str, *, attach: Any = (), output_type: type[T], show: bool = True) -> T: ...
     @overload
-    def ask_sync(self, text: str, *, output_type: Any, show: bool = True) -> Any: ...
+    def ask_sync(self, text: str, *, attach: Any = (), output_type: Any, show: bool = True) -> Any: ...
 
-    def ask_sync(self, text: str, *, output_type: Any = None, show: bool = True) -> Any:
+    def ask_sync(self, text: str, *, attach: Any = (), output_type: Any = None, show: bool = True) -> Any:
         """Sends ``text`` and blocks until the reply; approval clicks reach the session meanwhile.
 
         A kernel interrupt stops the turn cleanly.
 
         Args:
             text: The person's message.
+            attach: Kernel objects for the message (see :meth:`ask`).
             output_type: Ask for a typed answer and return the validated object (see :meth:`ask`).
             show: Also show this turn live in the cell that asks (see :meth:`ask`).
 
@@ -248,6 +264,7 @@ class ChatWidget(SessionView):
 
         Raises:
             ValueError: ``text`` is empty.
+            AttachmentError: An attached object cannot be converted, or its provider would refuse it.
             SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
@@ -255,8 +272,9 @@ class ChatWidget(SessionView):
             NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
             TypeError: ``output_type`` has no JSON Schema.
         """
+        parts = self._attachment_parts(text, attach)
         view = self._show_turn(text, show)
-        reply = self._wait_turn(lambda: self.session.send(text, output_type=output_type), view)
+        reply = self._wait_turn(lambda: self.session.send(text, attach=parts, output_type=output_type), view)
         return reply if output_type is None else _typed(reply)
 
     def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
@@ -285,6 +303,12 @@ class ChatWidget(SessionView):
         finally:
             if view is not None:
                 view.settle()
+
+    def _attachment_parts(self, text: str, attach: Any) -> list[AttachmentPart]:
+        """``attach`` as parts, checked, for a turn that is about to start (an empty message is refused first)."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("ask() needs a non-empty message")
+        return self.session.attachment_parts(attach)
 
     def _show_turn(self, text: str, show: bool) -> TurnView | None:
         """Checks that a turn can start; with ``show``, displays the view of that turn in the calling cell."""

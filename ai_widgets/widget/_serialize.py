@@ -15,7 +15,7 @@ from typing import Any
 
 from ai_widgets._safe import safe_text
 from ai_widgets.arguments import ArgumentPatch
-from ai_widgets.messages import Message, ReasoningPart, TextPart, ToolCallPart, Usage
+from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 
 __all__ = [
@@ -310,8 +310,9 @@ def after_stop_fields(phase: str, preview: str | None) -> dict[str, Any]:
     return {"stopping": False, "late": {"kind": _scalar(phase), "preview": _scalar(preview or "")}}
 
 
-def part_dict(part: TextPart | ReasoningPart | ToolCallPart) -> dict[str, Any]:
-    """A part as the front end shows it."""
+def part_dict(part: Part) -> dict[str, Any]:
+    """A part as the front end shows it; a file without its bytes (its name, type and size are what a chip shows,
+    and megabytes of base64 would go into every view and the saved notebook)."""
     match part:
         case TextPart():
             return {"kind": "text", "text": shown_json(part.text)}
@@ -325,6 +326,14 @@ def part_dict(part: TextPart | ReasoningPart | ToolCallPart) -> dict[str, Any]:
                 "parsed_arguments": shown_json(part.parsed_arguments),
                 "started_at": _scalar(part.started_at),
                 **call_fields(part),
+            }
+        case FilePart():
+            return {
+                "kind": "file",
+                "media_type": _scalar(part.media_type),
+                "name": _scalar(part.name),
+                "size": part.size,
+                "url": _scalar(part.url),
             }
 
 

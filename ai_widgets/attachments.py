@@ -1,0 +1,584 @@
+"""Kernel objects as parts of a message (``send(text, attach=...)``): each becomes :class:`FilePart` s (images, PDFs)
+and :class:`TextPart` s (a bounded text view), and :class:`AttachmentLimits` says what a provider takes.
+
+Converted here: pandas and polars DataFrames and Series, numpy arrays (bounded text views: shape, columns and dtypes,
+the first rows, a note of what was left out), matplotlib figures and PIL images (PNG), ``pathlib.Path`` (text, image
+or PDF, by what its bytes are), :class:`File` (bytes with a media type), ``bytes``, ``str``, plain JSON data, and
+anything with a rich repr (``_repr_mimebundle_``, ``_repr_png_``, ``_repr_html_``, ...); :func:`register_converter`
+adds a type of one's own. pandas, polars, numpy, matplotlib and PIL are never imported here: an object is one of
+theirs only when its library is loaded already (``sys.modules``), so importing ai_widgets stays light.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import mimetypes
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, TypeAlias
+
+from ai_widgets._file_limits import AttachmentError, AttachmentLimits
+from ai_widgets._media import IMAGE_TYPES, PDF_TYPE, is_pdf, sniff_image, whole_image
+from ai_widgets._safe import safe_text
+from ai_widgets.messages import FilePart, TextPart
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_COLUMNS",
+    "DEFAULT_MAX_ROWS",
+    "MAX_FILE_BYTES",
+    "AttachmentError",
+    "AttachmentLimits",
+    "AttachmentPart",
+    "File",
+    "Preview",
+    "attachment_parts",
+    "message_attachments",
+    "register_converter",
+    "rich_bundle",
+    "table_text",
+]
+
+#: The most characters of one object's text view (a frame, an array, a text file, a string).
+DEFAULT_MAX_CHARS = 20_000
+#: The most rows and columns of a frame's text view.
+DEFAULT_MAX_ROWS = 20
+DEFAULT_MAX_COLUMNS = 50
+#: The largest file read from a ``Path`` (it is read whole before its type is known).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_MAX_CELL_CHARS = 60  # one cell of a frame's text view
+
+AttachmentPart: TypeAlias = FilePart | TextPart
+#: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
+Converter: TypeAlias = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """Bytes to attach, with their media type.
+
+    Attributes:
+        data: The file's bytes.
+        media_type: Its MIME type, e.g. ``"image/png"``, ``"application/pdf"``, ``"text/csv"``.
+        name: A name for the person and the model.
+    """
+
+    data: bytes
+    media_type: str
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        data: Any = self.data
+        if isinstance(data, (bytearray, memoryview)):
+            object.__setattr__(self, "data", bytes(data))
+        elif not isinstance(data, bytes):
+            raise TypeError(f"File data must be bytes, not {type(self.data).__name__}")
+        if not isinstance(self.media_type, str) or "/" not in self.media_type.strip("/ "):
+            raise ValueError(f"File needs a media type such as 'image/png', not {self.media_type!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """An object to attach with a budget of its own for its text view (and a name).
+
+    ``attach=[Preview(df, max_rows=200)]`` sends 200 rows of ``df`` instead of the default 20.
+
+    Attributes:
+        value: The object.
+        name: What the model and the person see it called (``"sales"``).
+        max_rows: The most rows of a frame or series shown.
+        max_columns: The most columns of a frame shown.
+        max_chars: The most characters of its text view.
+    """
+
+    value: Any
+    name: str | None = None
+    max_rows: int = DEFAULT_MAX_ROWS
+    max_columns: int = DEFAULT_MAX_COLUMNS
+    max_chars: int = DEFAULT_MAX_CHARS
+
+    def __post_init__(self) -> None:
+        for field in ("max_rows", "max_columns", "max_chars"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Preview {field} must be a positive integer, not {value!r}")
+
+
+_CONVERTERS: dict[type, Converter] = {}
+
+
+def register_converter(kind: type, convert: Converter) -> None:
+    """Makes objects of ``kind`` (and its subclasses) attachable; it wins over the built-in conversions.
+
+    Args:
+        kind: The type.
+        convert: Called with the object; returns a part, a :class:`File`, a str, any other attachable object, or a
+            list of them.
+
+    Raises:
+        TypeError: ``kind`` is not a type, or ``convert`` is not callable.
+    """
+    if not isinstance(kind, type):
+        raise TypeError(f"register_converter needs a type, not {kind!r}")
+    if not callable(convert):
+        raise TypeError("register_converter needs a callable converter")
+    _CONVERTERS[kind] = convert
+
+
+def message_attachments(attach: Any) -> list[AttachmentPart]:
+    """The parts of everything ``send(..., attach=attach)`` is given: a list or tuple of objects, a dict of name to
+    object (the names are what the model sees), or one object.
+
+    Raises:
+        AttachmentError: An object cannot be converted.
+    """
+    if attach is None:
+        return []
+    if isinstance(attach, Mapping):
+        items: list[tuple[str | None, Any]] = [(str(name), value) for name, value in attach.items()]
+    elif isinstance(attach, (list, tuple)):
+        items = [(None, value) for value in attach]
+    else:
+        items = [(None, attach)]
+    parts: list[AttachmentPart] = []
+    for name, value in items:
+        parts += attachment_parts(value, name=name)
+    return parts
+
+
+def attachment_parts(
+    value: Any,
+    *,
+    name: str | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_columns: int = DEFAULT_MAX_COLUMNS,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> list[AttachmentPart]:
+    """The parts one object becomes in a message (see the module's docstring for what is converted and how).
+
+    Args:
+        value: The object.
+        name: What it is called (a variable's name); a file's own name otherwise.
+        max_rows: The most rows of a frame or series in its text view.
+        max_columns: The most columns of a frame in its text view.
+        max_chars: The most characters of any text view.
+
+    Raises:
+        AttachmentError: Nothing converts the object, or its conversion failed (the message says why).
+    """
+    preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
+    return _convert(preview, depth=0)
+
+
+# --- dispatch ---------------------------------------------------------------------------------------------------------
+
+
+def _convert(preview: Preview, *, depth: int) -> list[AttachmentPart]:
+    value, name = preview.value, preview.name
+    if depth > 8:
+        raise AttachmentError(f"cannot attach {_what(value)}: its converters return one another without end")
+    if isinstance(value, (FilePart, TextPart)):
+        return [value]
+    if isinstance(value, Preview):
+        return _convert(value if value.name or not name else _renamed(value, name), depth=depth + 1)
+    for kind in type(value).__mro__:
+        convert = _CONVERTERS.get(kind)
+        if convert is not None:
+            return _converted(convert, preview, depth)
+    if isinstance(value, File):
+        return _file_parts(value.data, value.media_type, name or value.name, preview.max_chars)
+    if isinstance(value, str):
+        return [TextPart(_titled("Text", name, _bounded(value, preview.max_chars)))]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _bytes_parts(bytes(value), name, None, preview.max_chars)
+    if isinstance(value, PurePath):
+        return _path_parts(value, name, preview.max_chars)
+    for library in _LIBRARIES:
+        parts = library(preview)
+        if parts is not None:
+            return parts
+    parts = _rich_parts(preview)
+    if parts is not None:
+        return parts
+    if value is None or isinstance(value, (dict, list, tuple, int, float, bool)):
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=1, allow_nan=False, default=str)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise AttachmentError(f"cannot attach {_what(value)}: it is not JSON data ({exc})") from None
+        return [TextPart(_titled(type(value).__name__, name, _bounded(text, preview.max_chars)))]
+    raise AttachmentError(
+        f"cannot attach {_what(value)}: no conversion for {type(value).__module__}.{type(value).__qualname__} "
+        "(ai_widgets.register_converter(type, fn) adds one; File(data, media_type) attaches bytes)"
+    )
+
+
+def _renamed(preview: Preview, name: str) -> Preview:
+    return Preview(preview.value, name, preview.max_rows, preview.max_columns, preview.max_chars)
+
+
+def _converted(convert: Converter, preview: Preview, depth: int) -> list[AttachmentPart]:
+    try:
+        result = convert(preview.value)
+    except AttachmentError:
+        raise
+    except Exception as exc:
+        raise AttachmentError(f"the converter of {_what(preview.value)} failed: {type(exc).__name__}: {exc}") from exc
+    items = result if isinstance(result, list) else [result]
+    parts: list[AttachmentPart] = []
+    for item in items:
+        if item is preview.value:
+            raise AttachmentError(f"the converter of {_what(preview.value)} returned the object itself")
+        parts += _convert(
+            Preview(item, preview.name, preview.max_rows, preview.max_columns, preview.max_chars), depth=depth + 1
+        )
+    return parts
+
+
+def _what(value: Any) -> str:
+    return f"a {type(value).__qualname__}"
+
+
+def _titled(kind: str, name: str | None, body: str) -> str:
+    """A text view with its header; lone surrogates (a file name ``os.listdir`` gave) made safe for the history."""
+    return safe_text(f"Attached {kind}{f' `{name}`' if name else ''}:\n{body}")
+
+
+def _bounded(text: str, max_chars: int) -> str:
+    """``text``, or its first ``max_chars`` characters and a note of what was left out."""
+    if len(text) <= max_chars:
+        return text
+    more = len(text) - max_chars
+    return (
+        f"{text[:max_chars]}\n[… {more:,} more characters left out: this view is at most {max_chars:,} characters "
+        "(Preview(value, max_chars=...) sets another budget)]"
+    )
+
+
+# --- bytes, files and paths -------------------------------------------------------------------------------------------
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml", "image/svg+xml")
+
+
+def _path_parts(path: PurePath, name: str | None, max_chars: int) -> list[AttachmentPart]:
+    if isinstance(path, Path):
+        path = path.expanduser()
+    try:
+        status = path.stat()  # type: ignore[attr-defined]  # a PurePath that is no Path has no stat: refused below
+    except AttributeError:
+        raise AttachmentError(f"cannot attach {path}: a pure path names no file on this machine") from None
+    except FileNotFoundError:
+        raise AttachmentError(f"cannot attach {path}: no such file") from None
+    except OSError as exc:
+        raise AttachmentError(f"cannot attach {path}: {exc.strerror or exc}") from None
+    if path.is_dir():  # type: ignore[attr-defined]
+        raise AttachmentError(f"cannot attach {path}: it is a directory (attach the files in it)")
+    if not path.is_file():  # type: ignore[attr-defined]
+        raise AttachmentError(f"cannot attach {path}: not a regular file")
+    if status.st_size > MAX_FILE_BYTES:
+        raise AttachmentError(
+            f"cannot attach {path}: it is {status.st_size:,} bytes, and a file is read whole only up to "
+            f"{MAX_FILE_BYTES:,} bytes"
+        )
+    try:
+        raw = path.read_bytes()  # type: ignore[attr-defined]
+    except OSError as exc:
+        raise AttachmentError(f"cannot attach {path}: {exc.strerror or exc}") from None
+    return _bytes_parts(raw, name or path.name, mimetypes.guess_type(path.name)[0], max_chars)
+
+
+def _bytes_parts(raw: bytes, name: str | None, claimed: str | None, max_chars: int) -> list[AttachmentPart]:
+    """A file's parts by what its bytes are: an image or a PDF as a file, UTF-8 as text; ``claimed`` (from its
+    name) only says what it should have been."""
+    label = name or "the bytes"
+    image = sniff_image(raw[:16])
+    if image is not None:
+        if not whole_image(image, raw):
+            raise AttachmentError(f"cannot attach {label}: the {image.split('/')[1].upper()} image is cut short")
+        return [FilePart.from_bytes(raw, image, name=name)]
+    if is_pdf(raw):
+        return [FilePart.from_bytes(raw, PDF_TYPE, name=name)]
+    if claimed is not None and (claimed in IMAGE_TYPES or claimed == PDF_TYPE):
+        what = "empty" if not raw else f"not a {claimed.split('/')[1].upper()}: its bytes are something else"
+        raise AttachmentError(f"cannot attach {label} as {claimed}: it is {what}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise AttachmentError(
+            f"cannot attach {label}: it is binary ({claimed or 'of unknown type'}), not text, an image (PNG, JPEG, "
+            "GIF, WebP) or a PDF; File(data, media_type) sends other files as they are"
+        ) from None
+    return [TextPart(_titled("file", name, _bounded(text, max_chars) if text else "(empty)"))]
+
+
+def _file_parts(raw: bytes, media_type: str, name: str | None, max_chars: int) -> list[AttachmentPart]:
+    media_type = media_type.split(";")[0].strip().lower()
+    if media_type.startswith("text/") or media_type in _TEXT_TYPES:
+        return _bytes_parts(raw, name, "text/plain", max_chars)
+    if media_type.startswith("image/") or media_type == PDF_TYPE:
+        if not raw:
+            raise AttachmentError(f"cannot attach {name or 'the file'} as {media_type}: it is empty")
+        if media_type in IMAGE_TYPES or media_type == PDF_TYPE:
+            return _bytes_parts(raw, name, media_type, max_chars)  # read from the bytes: a JPEG labelled PNG is one
+    return [FilePart.from_bytes(raw, media_type, name=name)]  # the provider's limits say whether it takes it
+
+
+# --- the data libraries (used only when loaded already) ---------------------------------------------------------------
+
+
+def _loaded(module: str, name: str) -> Any:
+    """The class ``module.name`` when its library is loaded already, else ``None`` (typed ``Any``: the objects it
+    recognises are read with their own library's API)."""
+    found = getattr(sys.modules.get(module), name, None)
+    return found if isinstance(found, type) else None
+
+
+def _cell(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= _MAX_CELL_CHARS else text[: _MAX_CELL_CHARS - 1] + "…"
+
+
+def table_text(
+    *,
+    kind: str,
+    name: str | None,
+    shape: tuple[int, int],
+    columns: list[tuple[Any, Any]],
+    rows: list[tuple[Any, ...]],
+    index: str | None,
+    max_chars: int,
+) -> str:
+    """A frame's text view: its shape, its columns with their dtypes, its first rows as a markdown table, and a
+    note of what was left out; at most ``max_chars`` characters.
+
+    Args:
+        kind: What the frame is (``"pandas DataFrame"``).
+        name: Its name, if known.
+        shape: All its rows and columns.
+        columns: The columns shown, as (name, dtype).
+        rows: The rows shown, each a tuple (its index value first when ``index`` is not ``None``).
+        index: The header of the index column, or ``None`` for a frame without one.
+        max_chars: The budget.
+    """
+    n_rows, n_columns = shape
+    lines = [f"{n_rows:,} row{'s' * (n_rows != 1)} × {n_columns:,} column{'s' * (n_columns != 1)}"]
+    if columns:
+        lines.append("Columns (dtype): " + ", ".join(f"{_cell(c)} ({d})" for c, d in columns))
+    if rows:
+        header = ([index] if index is not None else []) + [_cell(c) for c, _ in columns]
+        lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    left = [f"{n_rows - len(rows):,} of {n_rows:,} rows"] if len(rows) < n_rows else []
+    if len(columns) < n_columns:
+        left.append(f"{n_columns - len(columns):,} of {n_columns:,} columns")
+    if left:
+        lines += ["", f"(Not shown: {' and '.join(left)}; Preview(value, max_rows=..., max_columns=...) shows more.)"]
+    return _titled(kind, name, _bounded("\n".join(lines), max_chars))
+
+
+def _pandas(preview: Preview) -> list[AttachmentPart] | None:
+    frame_type, series_type = _loaded("pandas", "DataFrame"), _loaded("pandas", "Series")
+    value, rows_wanted, columns_wanted = preview.value, preview.max_rows, preview.max_columns
+    if frame_type is not None and isinstance(value, frame_type):
+        head = value.iloc[:rows_wanted, :columns_wanted]
+        columns = [(c, value.dtypes.iloc[i]) for i, c in enumerate(head.columns)]
+        # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
+        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
+        shape = (int(value.shape[0]), int(value.shape[1]))
+    elif series_type is not None and isinstance(value, series_type):
+        columns = [(value.name if value.name is not None else "value", value.dtype)]
+        rows = list(value.iloc[:rows_wanted].items())
+        shape = (len(value), 1)
+    else:
+        return None
+    kind = f"pandas {type(value).__name__}"
+    index = _cell(value.index.name) if value.index.name is not None else ""
+    return [
+        TextPart(
+            table_text(
+                kind=kind,
+                name=preview.name,
+                shape=shape,
+                columns=columns,
+                rows=rows,
+                index=index,
+                max_chars=preview.max_chars,
+            )
+        )
+    ]
+
+
+def _polars(preview: Preview) -> list[AttachmentPart] | None:
+    frame_type, series_type = _loaded("polars", "DataFrame"), _loaded("polars", "Series")
+    value = preview.value
+    if frame_type is not None and isinstance(value, frame_type):
+        names = list(value.columns)[: preview.max_columns]
+        columns = list(zip(names, value.dtypes[: len(names)], strict=True))
+        rows = value.head(preview.max_rows).select(names).rows() if names else []
+        shape = (int(value.height), int(value.width))
+    elif series_type is not None and isinstance(value, series_type):
+        columns = [(value.name or "value", value.dtype)]
+        rows = [(v,) for v in value.head(preview.max_rows).to_list()]
+        shape = (len(value), 1)
+    else:
+        return None
+    kind = f"polars {type(value).__name__}"
+    return [
+        TextPart(
+            table_text(
+                kind=kind,
+                name=preview.name,
+                shape=shape,
+                columns=columns,
+                rows=rows,
+                index=None,
+                max_chars=preview.max_chars,
+            )
+        )
+    ]
+
+
+def _numpy(preview: Preview) -> list[AttachmentPart] | None:
+    array_type, scalar_type = _loaded("numpy", "ndarray"), _loaded("numpy", "generic")
+    value = preview.value
+    if scalar_type is not None and isinstance(value, scalar_type):
+        return [TextPart(_titled(f"numpy {value.dtype}", preview.name, _bounded(str(value), preview.max_chars)))]
+    if array_type is None or not isinstance(value, array_type):
+        return None
+    numpy = sys.modules["numpy"]
+    # numpy summarises an array past ``threshold`` elements (``edgeitems`` at each end of each axis): the text is
+    # bounded however large the array is.
+    text = numpy.array2string(value, threshold=preview.max_rows * 10, edgeitems=3, max_line_width=120)
+    body = f"shape {tuple(int(n) for n in value.shape)}, dtype {value.dtype}\n{text}"
+    return [TextPart(_titled("numpy array", preview.name, _bounded(body, preview.max_chars)))]
+
+
+def _png(save: Callable[[io.BytesIO], None], what: str, name: str | None) -> list[AttachmentPart]:
+    buffer = io.BytesIO()
+    try:
+        save(buffer)
+    except Exception as exc:
+        raise AttachmentError(
+            f"cannot attach {what}: it could not be saved as PNG ({type(exc).__name__}: {exc})"
+        ) from exc
+    return _bytes_parts(buffer.getvalue(), f"{name or what.split()[-1].lower()}.png", "image/png", DEFAULT_MAX_CHARS)
+
+
+def _matplotlib(preview: Preview) -> list[AttachmentPart] | None:
+    figure_type, axes_type = _loaded("matplotlib.figure", "Figure"), _loaded("matplotlib.axes", "Axes")
+    value = preview.value
+    if axes_type is not None and isinstance(value, axes_type):
+        value = value.figure
+    if figure_type is None or not isinstance(value, figure_type):
+        return None
+    return _png(lambda out: value.savefig(out, format="png", bbox_inches="tight"), "a matplotlib Figure", preview.name)
+
+
+def _pil(preview: Preview) -> list[AttachmentPart] | None:
+    image_type = _loaded("PIL.Image", "Image")
+    value = preview.value
+    if image_type is None or not isinstance(value, image_type):
+        return None
+
+    def save(out: io.BytesIO) -> None:
+        try:
+            value.save(out, format="PNG")
+        except (OSError, ValueError):  # a mode PNG has no form for (CMYK, YCbCr...)
+            out.seek(0)
+            out.truncate()
+            value.convert("RGBA").save(out, format="PNG")
+
+    return _png(save, "a PIL Image", preview.name)
+
+
+_LIBRARIES: tuple[Callable[[Preview], list[AttachmentPart] | None], ...] = (_pandas, _polars, _numpy, _matplotlib, _pil)
+
+
+# --- rich reprs -------------------------------------------------------------------------------------------------------
+
+_IMAGE_REPRS = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"))
+_TEXT_REPRS = (
+    ("text/markdown", "_repr_markdown_"),
+    ("text/plain", None),
+    ("text/html", "_repr_html_"),
+    ("text/latex", "_repr_latex_"),
+    ("application/json", "_repr_json_"),
+    ("image/svg+xml", "_repr_svg_"),
+)
+
+
+def rich_bundle(value: Any) -> dict[str, Any]:
+    """The mime bundle an object's rich repr gives, as IPython would ask for it (``_repr_mimebundle_`` first, then
+    each ``_repr_*_`` it lacks); empty when it has none.
+
+    Raises:
+        AttachmentError: A repr method raised.
+    """
+    bundle: dict[str, Any] = {}
+    if isinstance(value, type):
+        return bundle  # a class's repr methods want an instance
+    method = getattr(value, "_repr_mimebundle_", None)
+    try:
+        if callable(method):
+            got = method(include=None, exclude=None)
+            if isinstance(got, tuple) and got:
+                got = got[0]
+            if isinstance(got, dict):
+                bundle.update(got)
+        for mime, name in (*_IMAGE_REPRS, *_TEXT_REPRS):
+            method = getattr(value, name, None) if name and mime not in bundle else None
+            if callable(method):
+                got = method()
+                if isinstance(got, tuple) and got:
+                    got = got[0]  # (data, metadata)
+                if got is not None:
+                    bundle[mime] = got
+    except AttachmentError:
+        raise
+    except Exception as exc:
+        raise AttachmentError(
+            f"cannot attach {_what(value)}: its rich repr raised {type(exc).__name__}: {exc}"
+        ) from exc
+    return bundle
+
+
+def _rich_parts(preview: Preview) -> list[AttachmentPart] | None:
+    bundle = rich_bundle(preview.value)
+    parts: list[AttachmentPart] = []
+    for mime, _ in _IMAGE_REPRS:
+        raw = _image_bytes(bundle.get(mime))
+        if raw is not None and sniff_image(raw[:16]) == mime and whole_image(mime, raw):
+            suffix = ".png" if mime == "image/png" else ".jpg"
+            parts.append(FilePart.from_bytes(raw, mime, name=f"{preview.name or 'image'}{suffix}"))
+            break
+    for mime, _ in _TEXT_REPRS:
+        text = bundle.get(mime)
+        if mime == "application/json" and text is not None and not isinstance(text, str):
+            try:
+                text = json.dumps(text, ensure_ascii=False, default=str)
+            except (ValueError, TypeError, RecursionError):
+                text = None
+        if isinstance(text, str) and text.strip():
+            kind = f"{type(preview.value).__qualname__} (as {mime})"
+            parts.append(TextPart(_titled(kind, preview.name, _bounded(text, preview.max_chars))))
+            break
+    return parts or None
+
+
+def _image_bytes(data: Any) -> bytes | None:
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data)
+    if isinstance(data, str):  # a mime bundle's images are base64 text
+        try:
+            return base64.b64decode("".join(data.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return None

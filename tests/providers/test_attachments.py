@@ -1,0 +1,194 @@
+"""A user message's attachments through every real transport's request mapping: each kind (text views, an image
+inline and by URL, a PDF inline and by URL) as its provider takes it, what a provider would refuse refused before
+anything is sent, and a file from another provider's conversation sent as a note."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, TextPart, ToolOutcome
+from ai_widgets.messages import Role, dump_messages
+from tests.providers.histories import finished_call
+from tests.providers.images import GIF, PDF, PNG
+from tests.providers.kits import KITS, MockAPI, ProviderKit
+
+PHOTO = "https://example.com/photo.png"
+PAPER = "https://example.com/paper.pdf"
+NOTE = "Attached Text `notes`:\nsome notes"
+
+
+def recorder(kit: ProviderKit) -> tuple[MockAPI, Any]:
+    """A transport of ``kit`` on an SDK client answered in process, and what records its requests."""
+    api = MockAPI(b"".join(kit.reply("ok")))
+    return api, kit.mock(api.handler)
+
+
+def first_user_message(kit: ProviderKit, body: dict[str, Any]) -> Any:
+    key = {"openai_chat": "messages", "openai_responses": "input", "anthropic": "messages", "gemini": "contents"}
+    return body[key[kit.name]][0]
+
+
+#: The user message ``Look`` with a text view, a PNG (inline and by URL) and a PDF (inline and by URL), as each
+#: provider is sent it.
+EXPECTED: dict[str, Any] = {
+    "openai_chat": {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Look"},
+            {"type": "text", "text": NOTE},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            {"type": "image_url", "image_url": {"url": PHOTO}},
+            {"type": "file", "file": {"filename": "paper.pdf", "file_data": f"data:application/pdf;base64,{PDF}"}},
+        ],
+    },
+    "openai_responses": {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "Look"},
+            {"type": "input_text", "text": NOTE},
+            {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+            {"type": "input_image", "image_url": PHOTO},
+            {"type": "input_file", "filename": "paper.pdf", "file_data": f"data:application/pdf;base64,{PDF}"},
+            {"type": "input_file", "file_url": PAPER},
+        ],
+    },
+    "anthropic": {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Look"},
+            {"type": "text", "text": NOTE},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            {"type": "image", "source": {"type": "url", "url": PHOTO}},
+            {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": PDF},
+                "title": "paper.pdf",
+            },
+            {"type": "document", "source": {"type": "url", "url": PAPER}},
+        ],
+    },
+    "gemini": {
+        "role": "user",
+        "parts": [
+            {"text": "Look"},
+            {"text": NOTE},
+            {"inlineData": {"mimeType": "image/png", "data": PNG}},
+            {"fileData": {"mimeType": "image/png", "fileUri": PHOTO}},
+            {"inlineData": {"mimeType": "application/pdf", "data": PDF}},
+            {"fileData": {"mimeType": "application/pdf", "fileUri": PAPER}},
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_each_kind_of_attachment_goes_as_the_provider_takes_it(name: str, tmp_path: Path) -> None:
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    paper = tmp_path / "paper.pdf"
+    paper.write_bytes(base64.b64decode(PDF))
+    attach: dict[str, Any] = {
+        "notes": "some notes",
+        "chart": File(base64.b64decode(PNG), "image/png", name="chart.png"),
+        "photo": FilePart("image/png", url=PHOTO),
+        "paper.pdf": paper,
+    }
+    if name != "openai_chat":  # Chat Completions takes no PDF by URL (refused below)
+        attach["link"] = FilePart("application/pdf", url=PAPER)
+    session = ChatSession(transport)
+    reply = await session.send("Look", attach=attach)
+    assert reply.text == "ok", reply.error
+    assert first_user_message(kit, api.bodies[0]) == EXPECTED[name]
+    user = session.messages[0]
+    assert [type(p) for p in user.parts][:2] == [TextPart, TextPart]
+    assert all(isinstance(p, FilePart) for p in user.parts[2:])
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_a_message_of_text_alone_is_sent_as_before(name: str) -> None:
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    await ChatSession(transport).send("Just text")
+    want = {
+        "openai_chat": {"role": "user", "content": "Just text"},
+        "openai_responses": {"role": "user", "content": "Just text"},
+        "anthropic": {"role": "user", "content": [{"type": "text", "text": "Just text"}]},
+        "gemini": {"role": "user", "parts": [{"text": "Just text"}]},
+    }
+    assert first_user_message(kit, api.bodies[0]) == want[name]
+
+
+BIG_PNG = FilePart.from_bytes(base64.b64decode(PNG) + b"\0" * (21 * 1024 * 1024), "image/png", name="big.png")
+
+#: For each provider, a file it refuses and the start of the error that names the limit.
+REFUSED: list[tuple[str, FilePart, str]] = [
+    ("openai_chat", FilePart("application/pdf", url=PAPER), "OpenAI does not take a document by URL"),
+    ("openai_chat", BIG_PNG, "OpenAI takes images of at most 20.0 MB, and big.png is 21.0 MB"),
+    ("openai_responses", FilePart("audio/mpeg", data="AAAA"), "OpenAI does not take audio/mpeg files"),
+    ("anthropic", BIG_PNG, "Anthropic takes images of at most 5.0 MB, and big.png is 21.0 MB"),
+    ("gemini", FilePart("image/gif", data=GIF, name="a.gif"), "Gemini does not take image/gif files (a.gif)"),
+    ("gemini", BIG_PNG, "Gemini takes images of at most 14.0 MB"),
+]
+
+
+@pytest.mark.parametrize(("name", "part", "error"), REFUSED, ids=[f"{n}-{p.media_type}" for n, p, _ in REFUSED])
+async def test_a_file_the_provider_refuses_is_an_error_before_anything_is_sent(
+    name: str, part: FilePart, error: str
+) -> None:
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    session = ChatSession(transport)
+    with pytest.raises(AttachmentError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        await session.send("Look", attach=part)
+    assert session.messages == []
+    assert api.requests == []
+    assert not session.busy
+    assert (await session.send("Still works")).text == "ok"
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_the_per_request_count_counts_the_whole_conversation(name: str, tmp_path: Path) -> None:
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    limits = transport.attachment_limits
+    png = FilePart("image/png", data=PNG)
+    path = tmp_path / "chat.json"
+    path.write_text(dump_messages([Message(Role.USER, [TextPart("old"), *[png] * limits.max_images])]), "utf-8")
+    session = ChatSession(transport, history=path)
+    with pytest.raises(AttachmentError, match=f"at most {limits.max_images:,} images in one request"):
+        await session.send("one more", attach=png)
+    assert api.requests == []
+    session.close()
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+def test_a_file_this_provider_refuses_from_an_earlier_conversation_goes_as_a_note(name: str) -> None:
+    """A conversation that moved here from another provider (or a history file) may hold a file this one refuses:
+    it goes as a note, so no later request of the conversation fails."""
+    transport = KITS[name].mock(lambda request: None)
+    audio = FilePart("audio/mpeg", data="AAAA", name="talk.mp3")
+    messages = transport.request_messages([Message(Role.USER, [TextPart("Listen"), audio])])
+    note = "[A file was attached here that {} does not take, so it is left out: talk.mp3, audio/mpeg, 3 B]"
+    provider = transport.attachment_limits.provider
+    shown = str(messages[0])
+    assert note.format(provider) in shown
+    assert "AAAA" not in shown
+
+
+def test_a_persons_images_take_their_room_in_the_request_before_the_tools_images() -> None:
+    """Anthropic takes 100 images a request: with one attached by the person, a tool's 100 leave out their oldest."""
+    transport = KITS["anthropic"].mock(lambda request: None)
+    pngs = [{"mime_type": "image/png", "data": PNG} for _ in range(100)]
+    call = finished_call("c1", "snap", "{}", outcome=ToolOutcome.success(text="shots", attachments=pngs))
+    history = [
+        Message(Role.USER, [TextPart("Look"), FilePart("image/png", data=PNG)]),
+        Message(Role.ASSISTANT, [call]),
+    ]
+    messages = transport.request_messages(history)
+    (result,) = messages[2]["content"]
+    assert sum(block["type"] == "image" for block in result["content"]) == 99
+    assert sum(block["type"] == "image" for block in messages[0]["content"]) == 1

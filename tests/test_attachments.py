@@ -1,0 +1,400 @@
+"""Kernel objects as parts of a message (ai_widgets.attachments): every converter, the odd inputs, the budgets, the
+providers' limits, and FilePart itself (its checks and its JSON form)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+
+from ai_widgets import AttachmentError, AttachmentLimits, File, FilePart, Message, Preview, TextPart, register_converter
+from ai_widgets.attachments import _CONVERTERS, attachment_parts, message_attachments, rich_bundle, table_text
+from ai_widgets.messages import Role, conversation_markdown, dump_messages, load_messages
+from tests.providers.images import GIF, JPEG, PDF, PNG
+
+PNG_BYTES = base64.b64decode(PNG)
+JPEG_BYTES = base64.b64decode(JPEG)
+PDF_BYTES = base64.b64decode(PDF)
+
+
+def dicts(parts: list[Any]) -> list[dict[str, Any]]:
+    return [part.to_dict() for part in parts]
+
+
+def only_text(parts: list[Any]) -> str:
+    (part,) = parts
+    assert isinstance(part, TextPart), parts
+    return part.text
+
+
+@pytest.fixture(autouse=True)
+def _no_converters_left_behind() -> Any:
+    before = dict(_CONVERTERS)
+    yield
+    _CONVERTERS.clear()
+    _CONVERTERS.update(before)
+
+
+# --- FilePart ---------------------------------------------------------------------------------------------------------
+
+
+def test_a_file_part_round_trips_through_the_conversation_json() -> None:
+    parts = [
+        TextPart("look"),
+        FilePart("image/png", data=PNG, name="chart.png"),
+        FilePart("application/pdf", url="https://example.com/a.pdf"),
+    ]
+    again = load_messages(dump_messages([Message(Role.USER, parts)]))
+    assert again[0].parts[1:] == parts[1:]
+    assert again[0].text == "look"
+    assert parts[1].size == len(PNG_BYTES)
+    assert parts[1].raw() == PNG_BYTES
+    assert parts[2].size is None
+    assert parts[2].data_url == "https://example.com/a.pdf"
+    assert parts[1].data_url == f"data:image/png;base64,{PNG}"
+    assert "📎 chart.png, image/png, 70 B" in conversation_markdown(again)
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"media_type": "image/png"}, "exactly one of data"),
+        ({"media_type": "image/png", "data": PNG, "url": "https://x"}, "exactly one of data"),
+        ({"media_type": "png", "data": PNG}, "media type"),
+        ({"media_type": "image/png", "data": "not base64!"}, "base64"),
+        ({"media_type": "image/png", "data": f"data:image/png;base64,{PNG}"}, "base64"),
+        ({"media_type": "image/png", "url": " "}, "url"),
+    ],
+)
+def test_a_file_part_refuses_what_no_provider_could_read(fields: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        FilePart(**fields)
+    good = json.loads(dump_messages([Message(Role.USER, [FilePart("image/png", data=PNG)])]))
+    good["messages"][0]["parts"][0] = {"kind": "file", **fields}
+    with pytest.raises(ValueError, match=why):  # a history file that holds one is refused as corrupt
+        load_messages(json.dumps(good))
+
+
+# --- text, bytes, files, paths ----------------------------------------------------------------------------------------
+
+
+def test_a_string_is_text_and_a_long_one_is_cut_with_a_note() -> None:
+    assert only_text(attachment_parts("hello", name="note")) == "Attached Text `note`:\nhello"
+    text = only_text(attachment_parts("x" * 100, max_chars=10))
+    assert text.startswith("Attached Text:\nxxxxxxxxxx\n[… 90 more characters left out")
+    assert "at most 10 characters" in text
+
+
+def test_plain_json_data_is_its_json() -> None:
+    assert only_text(attachment_parts({"a": [1, 2]})) == 'Attached dict:\n{\n "a": [\n  1,\n  2\n ]\n}'
+    with pytest.raises(AttachmentError, match="not JSON data"):
+        attachment_parts([math.nan])
+
+
+def test_files_by_path_by_what_their_bytes_are(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# Notes\nsome", encoding="utf-8")
+    (tmp_path / "chart.png").write_bytes(PNG_BYTES)
+    (tmp_path / "photo.png").write_bytes(JPEG_BYTES)  # a JPEG named .png: sent as the JPEG it is
+    (tmp_path / "paper.pdf").write_bytes(PDF_BYTES)
+    (tmp_path / "data.weird").write_bytes(b"a,b\n1,2\n")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    assert only_text(attachment_parts(tmp_path / "notes.md")) == "Attached file `notes.md`:\n# Notes\nsome"
+    assert attachment_parts(tmp_path / "chart.png") == [FilePart("image/png", data=PNG, name="chart.png")]
+    assert attachment_parts(tmp_path / "photo.png") == [FilePart("image/jpeg", data=JPEG, name="photo.png")]
+    assert attachment_parts(tmp_path / "paper.pdf", name="p") == [FilePart("application/pdf", data=PDF, name="p")]
+    assert only_text(attachment_parts(tmp_path / "data.weird")).endswith("a,b\n1,2\n")
+    assert only_text(attachment_parts(tmp_path / "empty.txt")) == "Attached file `empty.txt`:\n(empty)"
+
+
+def test_a_path_under_home_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "todo.txt").write_text("milk", encoding="utf-8")
+    assert only_text(attachment_parts(Path("~/todo.txt"))) == "Attached file `todo.txt`:\nmilk"
+
+
+def test_paths_that_cannot_be_attached_say_why(tmp_path: Path) -> None:
+    (tmp_path / "fake.png").write_bytes(b"this is text, not a PNG")
+    (tmp_path / "empty.png").write_bytes(b"")
+    (tmp_path / "cut.png").write_bytes(PNG_BYTES[:40])
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)))
+    with pytest.raises(AttachmentError, match="no such file"):
+        attachment_parts(tmp_path / "missing.txt")
+    with pytest.raises(AttachmentError, match="is a directory"):
+        attachment_parts(tmp_path)
+    with pytest.raises(AttachmentError, match=r"fake\.png as image/png: it is not a PNG"):
+        attachment_parts(tmp_path / "fake.png")
+    with pytest.raises(AttachmentError, match=r"empty\.png as image/png: it is empty"):
+        attachment_parts(tmp_path / "empty.png")
+    with pytest.raises(AttachmentError, match="cut short"):
+        attachment_parts(tmp_path / "cut.png")
+    with pytest.raises(AttachmentError, match="binary"):
+        attachment_parts(tmp_path / "blob.bin")
+    with pytest.raises(AttachmentError, match="pure path"):
+        attachment_parts(PurePosixPath("/etc/hostname"))
+
+
+def test_file_bytes_are_read_for_what_they_are_not_what_they_claim() -> None:
+    assert attachment_parts(File(PNG_BYTES, "image/png")) == [FilePart("image/png", data=PNG)]
+    assert attachment_parts(File(bytearray(JPEG_BYTES), "image/png", name="j")) == [
+        FilePart("image/jpeg", data=JPEG, name="j")
+    ]
+    assert only_text(attachment_parts(File(b'{"a": 1}', "application/json", name="a.json"))).endswith('{"a": 1}')
+    audio = attachment_parts(File(b"ID3\x03", "audio/mpeg", name="a.mp3"))  # kept as it is: the provider decides
+    assert audio == [FilePart("audio/mpeg", data=base64.b64encode(b"ID3\x03").decode(), name="a.mp3")]
+    with pytest.raises(AttachmentError, match="it is empty"):
+        attachment_parts(File(b"", "image/png", name="zero.png"))
+    with pytest.raises(AttachmentError, match="as application/pdf: it is not a PDF"):
+        attachment_parts(File(b"junk", "application/pdf"))
+    with pytest.raises(AttachmentError, match="the bytes: the PNG image is cut short"):
+        attachment_parts(File(PNG_BYTES[:8] + b"junk", "application/pdf"))
+    with pytest.raises(AttachmentError, match="not a PNG"):
+        attachment_parts(File(b"GIF but not really", "image/png"))
+    with pytest.raises(TypeError):
+        File("text", "text/plain")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="media type"):
+        File(b"x", "text")
+
+
+def test_raw_bytes_are_sniffed() -> None:
+    assert attachment_parts(base64.b64decode(GIF)) == [FilePart("image/gif", data=GIF)]
+    assert only_text(attachment_parts(b"plain")) == "Attached file:\nplain"
+    with pytest.raises(AttachmentError, match="binary"):
+        attachment_parts(b"\xff\xfe\x00\x01")
+
+
+# --- rich reprs, converters of one's own, what is refused -------------------------------------------------------------
+
+
+class Html:
+    def _repr_html_(self) -> str:
+        return "<b>bold</b>"
+
+
+class Bundle:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"image/png": PNG, "text/plain": "a chart", "text/html": "<img>"}, {}
+
+
+class Broken:
+    def _repr_png_(self) -> bytes:
+        raise RuntimeError("no display")
+
+
+def test_rich_reprs_give_their_image_and_their_best_text() -> None:
+    assert only_text(attachment_parts(Html(), name="h")) == "Attached Html (as text/html) `h`:\n<b>bold</b>"
+    assert dicts(attachment_parts(Bundle(), name="c")) == dicts(
+        [FilePart("image/png", data=PNG, name="c.png"), TextPart("Attached Bundle (as text/plain) `c`:\na chart")]
+    )
+    with pytest.raises(AttachmentError, match="its rich repr raised RuntimeError: no display"):
+        attachment_parts(Broken())
+
+
+def test_an_ipython_image_is_its_png() -> None:
+    display = pytest.importorskip("IPython.display")
+    parts = attachment_parts(display.Image(data=PNG_BYTES, format="png"))
+    assert parts[0] == FilePart("image/png", data=PNG, name="image.png")
+
+
+def test_a_rich_repr_with_a_broken_image_keeps_its_text() -> None:
+    class Lies:
+        def _repr_png_(self) -> bytes:
+            return b"not a png"
+
+        def _repr_markdown_(self) -> str:
+            return "*md*"
+
+    assert (
+        only_text(attachment_parts(Lies()))
+        == "Attached test_a_rich_repr_with_a_broken_image_keeps_its_text.<locals>.Lies (as text/markdown):\n*md*"
+    )
+    assert rich_bundle(Lies) == {}  # a class is not shown by its instances' reprs
+
+
+def test_an_object_nothing_converts_is_a_clear_error() -> None:
+    class Opaque:
+        pass
+
+    with pytest.raises(AttachmentError, match=r"cannot attach a .*Opaque: no conversion .*register_converter"):
+        attachment_parts(Opaque())
+
+
+def test_a_converter_of_ones_own_wins_and_may_return_anything_attachable() -> None:
+    class Point:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+    class Special(Point):
+        pass
+
+    register_converter(Point, lambda p: [f"x={p.x}", File(PNG_BYTES, "image/png", name="p.png")])
+    parts = attachment_parts(Special(3), name="pt")
+    assert dicts(parts) == dicts([TextPart("Attached Text `pt`:\nx=3"), FilePart("image/png", data=PNG, name="pt")])
+    register_converter(Point, lambda p: p)
+    with pytest.raises(AttachmentError, match="returned the object itself"):
+        attachment_parts(Point(1))
+    register_converter(Point, lambda p: 1 / 0)
+    with pytest.raises(AttachmentError, match=r"converter of a .*Point failed: ZeroDivisionError"):
+        attachment_parts(Point(1))
+    register_converter(str, lambda s: s.upper() + "!")  # a built-in type too
+    with pytest.raises(AttachmentError, match="without end"):
+        attachment_parts("a")
+    with pytest.raises(TypeError):
+        register_converter("Point", str)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        register_converter(Point, "not callable")  # type: ignore[arg-type]
+
+
+def test_attach_takes_a_list_a_dict_of_names_or_one_object() -> None:
+    assert message_attachments(None) == []
+    assert message_attachments([]) == []
+    assert dicts(message_attachments("one")) == dicts([TextPart("Attached Text:\none")])
+    assert dicts(message_attachments({"a": "1", "b": Preview("22", max_chars=1)})) == dicts(
+        [
+            TextPart("Attached Text `a`:\n1"),
+            TextPart(
+                "Attached Text `b`:\n2\n[… 1 more characters left out: this view is at most 1 characters "
+                "(Preview(value, max_chars=...) sets another budget)]"
+            ),
+        ]
+    )
+    with pytest.raises(ValueError, match="positive integer"):
+        Preview("x", max_rows=0)
+
+
+# --- frames and arrays ------------------------------------------------------------------------------------------------
+
+
+def test_a_table_view_says_shape_columns_first_rows_and_what_was_left_out() -> None:
+    text = table_text(
+        kind="pandas DataFrame",
+        name="df",
+        shape=(1000, 3),
+        columns=[(0, "int64"), (("a", "b"), "float64")],
+        rows=[(0, 1, math.nan), (1, "a|b\nc", 2.5)],
+        index="",
+        max_chars=10_000,
+    )
+    assert text == (
+        "Attached pandas DataFrame `df`:\n1,000 rows × 3 columns\n"
+        "Columns (dtype): 0 (int64), ('a', 'b') (float64)\n\n"
+        "|  | 0 | ('a', 'b') |\n|---|---|---|\n| 0 | 1 | nan |\n| 1 | a\\|b c | 2.5 |\n\n"
+        "(Not shown: 998 of 1,000 rows and 1 of 3 columns; Preview(value, max_rows=..., max_columns=...) shows more.)"
+    )
+    empty = table_text(kind="polars DataFrame", name=None, shape=(0, 0), columns=[], rows=[], index=None, max_chars=99)
+    assert empty == "Attached polars DataFrame:\n0 rows × 0 columns"
+    cut = table_text(
+        kind="k", name=None, shape=(1, 1), columns=[("c", "s")], rows=[("x" * 500,)], index=None, max_chars=50
+    )
+    assert "more characters left out" in cut
+    assert "x" * 60 not in cut
+
+
+def test_a_pandas_frame_and_series() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": range(100), 3: [math.nan] * 100, "s": ["x"] * 100})
+    text = only_text(attachment_parts(frame, name="df", max_rows=2, max_columns=2))
+    assert text.startswith(
+        "Attached pandas DataFrame `df`:\n100 rows × 3 columns\nColumns (dtype): a (int64), 3 (float64)"
+    )
+    assert "| 0 | 0 | nan |" in text
+    assert "98 of 100 rows and 1 of 3 columns" in text
+    assert only_text(attachment_parts(pd.DataFrame())).endswith("0 rows × 0 columns")
+    huge = pd.DataFrame({"a": range(1_000_000)})
+    assert len(only_text(attachment_parts(huge))) < 2_000
+    series = only_text(attachment_parts(pd.Series([1.5, None], name="v")))
+    assert "Columns (dtype): v (float64)" in series
+    assert "| 1 | nan |" in series
+
+
+def test_a_polars_frame_and_series() -> None:
+    pl = pytest.importorskip("polars")
+    text = only_text(attachment_parts(pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]}), max_rows=2))
+    assert "3 rows × 2 columns" in text
+    assert "| 1 | x |" in text
+    assert "1 of 3 rows" in text
+    assert "Columns (dtype): v" in only_text(attachment_parts(pl.Series("v", [1.0])))
+
+
+def test_a_numpy_array_is_summarised() -> None:
+    np = pytest.importorskip("numpy")
+    text = only_text(attachment_parts(np.arange(1_000_000).reshape(1000, 1000), name="a"))
+    assert text.startswith("Attached numpy array `a`:\nshape (1000, 1000), dtype int64\n")
+    assert "..." in text
+    assert len(text) < 2_000
+    assert "shape (0,)" in only_text(attachment_parts(np.array([])))
+    assert only_text(attachment_parts(np.int64(3))) == "Attached numpy int64:\n3"
+
+
+def test_a_matplotlib_figure_and_its_axes_are_a_png() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots()
+    axes.plot([1, 2, 3])
+    for value in (figure, axes):
+        (part,) = attachment_parts(value, name="plot")
+        assert isinstance(part, FilePart)
+        assert part.media_type == "image/png"
+        assert part.name == "plot.png"
+    plt.close(figure)
+
+
+def test_a_pil_image_is_a_png_whatever_its_mode() -> None:
+    image_module = pytest.importorskip("PIL.Image")
+    for mode in ("RGB", "CMYK", "L"):
+        (part,) = attachment_parts(image_module.new(mode, (4, 3)))
+        assert isinstance(part, FilePart)
+        assert part.media_type == "image/png"
+        assert part.raw().startswith(b"\x89PNG")
+
+
+def test_no_data_library_is_imported_to_convert() -> None:
+    before = set(sys.modules)
+    attachment_parts("x")
+    attachment_parts(Html())
+    assert {"pandas", "polars", "numpy", "matplotlib", "PIL"}.isdisjoint(set(sys.modules) - before)
+
+
+# --- the providers' limits --------------------------------------------------------------------------------------------
+
+LIMITS = AttachmentLimits("Acme", max_image_bytes=100, max_images=2, max_document_bytes=50, max_total_bytes=200)
+
+
+def test_limits_name_what_the_provider_refuses() -> None:
+    png = FilePart("image/png", data=PNG)  # 70 bytes
+    LIMITS.check([TextPart("t"), png, png])
+    with pytest.raises(
+        AttachmentError,
+        match="Acme takes at most 2 images in one request, and this message would make the conversation carry 3",
+    ):
+        LIMITS.check([png], [Message(Role.USER, [png, png])])
+    with pytest.raises(AttachmentError, match=r"Acme takes documents of at most 50 B, and paper.pdf is 65 B"):
+        LIMITS.check([FilePart.from_bytes(b"%PDF-" + b"x" * 60, "application/pdf", name="paper.pdf")])
+    with pytest.raises(AttachmentError, match="Acme does not take audio/mpeg files"):
+        LIMITS.check([FilePart("audio/mpeg", data="AAAA")])
+    with pytest.raises(
+        AttachmentError, match=r"at most 200 B of files in one request, .* would make the conversation carry 220 B"
+    ):
+        LIMITS.check([FilePart.from_bytes(b"%PDF-" + b"x" * 45, "application/pdf")] * 3, [Message(Role.USER, [png])])
+    no_urls = AttachmentLimits(
+        "Acme", max_image_bytes=1, max_images=1, max_document_bytes=1, max_total_bytes=1, url_kinds=frozenset({"image"})
+    )
+    with pytest.raises(AttachmentError, match="does not take a document by URL"):
+        no_urls.check([FilePart("application/pdf", url="https://example.com/a.pdf")])
+    with pytest.raises(AttachmentError, match="is empty"):
+        LIMITS.check([FilePart("image/png", data="")])
+
+
+def test_lone_surrogates_are_made_safe_for_the_history() -> None:
+    (part,) = attachment_parts("a\ud800b", name="n\udc80")
+    assert isinstance(part, TextPart)
+    assert part.text == "Attached Text `n\ufffd`:\na\ufffdb"
+    assert load_messages(dump_messages([Message(Role.USER, [part])]))[0].text == part.text
