@@ -15,6 +15,7 @@ import base64
 import binascii
 import io
 import json
+import math
 import mimetypes
 import sys
 from collections.abc import Callable, Mapping
@@ -240,7 +241,8 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
 
 
 def _what(value: Any) -> str:
-    return f"a {type(value).__qualname__}"
+    name = type(value).__qualname__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _titled(kind: str, name: str | None, body: str) -> str:
@@ -338,6 +340,8 @@ def _loaded(module: str, name: str) -> Any:
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"  # as pandas and polars show a missing float, not Python's "nan"
     try:
         text = str(value)
     except Exception:
