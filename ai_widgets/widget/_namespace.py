@@ -181,8 +181,14 @@ def resolve(namespace: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
     for name in names:
         if name in resolved:
             continue
-        if name not in namespace or not _offered(name, namespace[name]):
+        if name not in namespace:
             raise UnknownNameError(f"cannot attach @{name}: there is no variable {name!r} in the kernel")
+        value = namespace[name]
+        if not _offered(name, value):
+            what = "a module" if isinstance(value, ModuleType) else "a function or a class"
+            if name.startswith("_") or name in _IPYTHON_NAMES:
+                what = "a private name or IPython's own"
+            raise UnknownNameError(f"cannot attach @{name}: it is {what}, not a variable to attach")
         resolved[name] = namespace[name]
     return resolved
 

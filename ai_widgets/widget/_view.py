@@ -21,7 +21,7 @@ import traitlets
 
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
-from ai_widgets.attachments import AttachmentError, AttachmentPart
+from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
@@ -304,7 +304,12 @@ class SessionView(anywidget.AnyWidget):
                 self._on_send(text, [], send_id)  # refused there, with that view's own reason
                 return
             try:
-                parts = self.session.attachment_parts(resolve(user_namespace(), list(names)))
+                for name, value in resolve(user_namespace(), list(names)).items():
+                    try:
+                        parts += attachment_parts(value, name=name)
+                    except AttachmentError as exc:
+                        raise AttachmentError(f"@{name}: {exc}") from exc  # which chip it is
+                parts = self.session.attachment_parts(parts)  # the provider's limits, for all of them together
             except (UnknownNameError, AttachmentError) as exc:
                 self._send_error(str(exc), send_id)
                 return

@@ -175,8 +175,12 @@ async def test_an_unknown_name_or_a_refused_attachment_sends_nothing(wire: Wire,
     front.handle({"type": "send", "text": "look @os", "attach": ["os"], "id": "s3"})  # a module: not offered
     errors = answers(wire, chat, "error")
     assert [e["id"] for e in errors] == ["s1", "s2", "s3"]
+    assert "@os: it is a module" in errors[2]["message"]
     assert "no variable 'ghost'" in errors[0]["message"]
     assert "image" in errors[1]["message"]
+    user_ns["thing"] = object()
+    front.handle({"type": "send", "text": "look @ok @thing", "attach": ["ok", "thing"], "id": "s4"})
+    assert answers(wire, chat, "error")[-1]["message"].startswith("@thing: cannot attach a object: no conversion")
     assert answers(wire, chat, "sent") == []
     assert chat.session.messages == []
     assert chat.history == []

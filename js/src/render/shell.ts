@@ -108,9 +108,7 @@ export class Shell {
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
     const inputRow = h("div", "aiw-input-row");
-    const inputBox = h("div", "aiw-input-box");
-    inputBox.append(this.input, this.mentionList.el);
-    inputRow.append(inputBox, this.sendButton, this.stopButton);
+    inputRow.append(this.input, this.sendButton, this.stopButton);
 
     this.suggestions.setAttribute("aria-label", "Suggestions");
     this.suggestions.hidden = true;
@@ -118,7 +116,9 @@ export class Shell {
     this.usage.setAttribute("aria-live", "off");
     this.usage.hidden = true;
     const footer = h("div", "aiw-footer");
-    footer.append(this.suggestions, this.allowed, this.chips.el, inputRow, this.usage);
+    // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
+    // a new chat's small widget) cannot cut it off.
+    footer.append(this.suggestions, this.allowed, this.chips.el, this.mentionList.el, inputRow, this.usage);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.follower.jumpButton);
     this.root.append(this.kernelBanners, listBox, this.turnBanner, footer);
