@@ -211,5 +211,5 @@ def chip(name: str, value: Any, parts: list[AttachmentPart]) -> dict[str, Any]:
     thumbnail = figure_thumbnail(value) if _is(value, "matplotlib.figure", "Figure") else None
     if thumbnail is None:
         image = next((p for p in parts if isinstance(p, FilePart)), None)
-        thumbnail = None if image is None else image_thumbnail(image)
+        thumbnail = None if image is None else image_thumbnail(image, original_ok=True)
     return {"name": name, "kind": kind, "size": human_size(_sent_size(parts)), "thumbnail": thumbnail}

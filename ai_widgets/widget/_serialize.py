@@ -335,7 +335,6 @@ def part_dict(part: Part) -> dict[str, Any]:
                 "name": _scalar(part.name),
                 "size": part.size,
                 "url": _scalar(part.url),
-                "thumbnail": image_thumbnail(part),  # a small PNG of a raster image for its chip, else None
             }
 
 
@@ -359,8 +358,9 @@ def _attachment_marked(shown: dict[str, Any], message: Message, index: int) -> d
 
 
 def message_dict(message: Message, index: int) -> dict[str, Any]:
-    """A whole message as the front end shows it."""
-    return {
+    """A whole message as the front end shows it; a user message with images also has ``thumbnails`` (part index
+    -> a small PNG ``data:`` URL, for their chips: the parts themselves never carry a file's bytes)."""
+    shown = {
         "id": _scalar(message.id),
         "index": index,
         "role": message.role.value,
@@ -368,6 +368,15 @@ def message_dict(message: Message, index: int) -> dict[str, Any]:
         "parts": [_attachment_marked(part_dict(part), message, i) for i, part in enumerate(message.parts)],
         **message_fields(message),
     }
+    if message.role is Role.USER:
+        thumbnails = {
+            str(i): thumbnail
+            for i, part in enumerate(message.parts)
+            if isinstance(part, FilePart) and (thumbnail := image_thumbnail(part)) is not None
+        }
+        if thumbnails:
+            shown["thumbnails"] = thumbnails
+    return shown
 
 
 def tool_info(definition: ToolDefinition) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 carries at most :data:`MAX_THUMBNAIL_BYTES`, never the attachment's own megabytes.
 
 An image is shrunk with PIL and a figure drawn at a low resolution with matplotlib, each only when its library is
-loaded already (matplotlib loads PIL); without PIL a small raster image is shown as it is, a larger one not at all.
+loaded already (matplotlib loads PIL). Without PIL a sent message shows no picture (its file's bytes never go to
+the front end), and an input chip a small image as it is.
 """
 
 from __future__ import annotations
@@ -42,21 +43,21 @@ def figure_thumbnail(figure: Any) -> str | None:
     return _data_url(out.getvalue(), "image/png")
 
 
-def image_thumbnail(part: FilePart) -> str | None:
+def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
     """A raster image part (PNG, JPEG, GIF, WebP with inline data) shrunk to a PNG ``data:`` URL; ``None`` for
-    anything else, or an image too large to show without PIL."""
+    anything else, or without PIL (``original_ok``: then a small image as it is)."""
     if part.data is None or part.media_type not in IMAGE_TYPES:
         return None
-    return _shrunk(part.media_type, part.data)
+    return _shrunk(part.media_type, part.data, original_ok)
 
 
 @functools.lru_cache(maxsize=64)
-def _shrunk(media_type: str, data: str) -> str | None:
-    """Cached: a finished message's parts are serialised again for every snapshot a view asks for."""
+def _shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
+    """Cached: a finished message is serialised again for every snapshot a view asks for."""
     raw = base64.b64decode(data)
     pil = sys.modules.get("PIL.Image")
     if pil is None:
-        return _data_url(raw, media_type)
+        return _data_url(raw, media_type) if original_ok else None
     try:
         with pil.open(io.BytesIO(raw)) as image:
             image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))

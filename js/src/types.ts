@@ -32,15 +32,14 @@ export interface TextPart {
   attachment?: boolean;
 }
 
-/** A file in a user message (its bytes stay in the kernel): shown as a chip, a raster image with `thumbnail`. */
+/** A file in a user message (its bytes stay in the kernel): shown as a chip, a raster image with its message's
+ * thumbnail. */
 export interface FilePart {
   kind: "file";
   media_type: string;
   name?: string | null;
   size?: number | null;
   url?: string | null;
-  /** A small PNG `data:` URL of a raster image, or null. */
-  thumbnail?: string | null;
 }
 
 export interface ReasoningPart {
@@ -130,6 +129,8 @@ export interface Message {
   status_text?: string | null;
   created_at?: number | null;
   parts: Part[];
+  /** A user message's images: part index -> a small PNG `data:` URL for its chip. */
+  thumbnails?: Record<string, unknown> | null;
 }
 
 export interface ToolInfo {

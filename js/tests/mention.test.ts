@@ -112,7 +112,7 @@ describe("the completion state machine", () => {
 
 describe("file parts and attachment text parts", () => {
   it("normalizePart keeps file parts (they used to be dropped)", () => {
-    const file = { kind: "file", media_type: "image/png", name: "fig.png", size: 2048, url: null, thumbnail: PNG };
+    const file = { kind: "file", media_type: "image/png", name: "fig.png", size: 2048, url: null };
     expect(normalizePart(file)).toBe(file);
     expect(normalizePart({ kind: "file", name: "x" })).toEqual({ kind: "file", name: "x", media_type: "application/octet-stream" });
     const message = normalizeMessage({ id: "u", index: 0, role: "user", status: "completed", parts: [{ kind: "text", text: "hi" }, file] });
@@ -145,10 +145,11 @@ describe("file parts and attachment text parts", () => {
       parts: [
         { kind: "text", text: "compare @df and @fig" },
         { kind: "text", text: `Attached pandas DataFrame \`${HOSTILE}\`:\n| a |\n|---|\n| <script>x</script> |`, attachment: true },
-        { kind: "file", media_type: "image/png", name: `${HOSTILE}.png`, size: 20480, url: null, thumbnail: PNG },
-        { kind: "file", media_type: "application/pdf", name: "report.pdf", size: 1_500_000, url: null, thumbnail: null },
-        { kind: "file", media_type: "image/svg+xml", name: "x.svg", size: 10, url: null, thumbnail: "data:image/svg+xml;base64,PHN2Zz4=" },
+        { kind: "file", media_type: "image/png", name: `${HOSTILE}.png`, size: 20480, url: null },
+        { kind: "file", media_type: "application/pdf", name: "report.pdf", size: 1_500_000, url: null },
+        { kind: "file", media_type: "image/svg+xml", name: "x.svg", size: 10, url: null },
       ],
+      thumbnails: { "2": PNG, "4": "data:image/svg+xml;base64,PHN2Zz4=", "3": `${PNG}" onerror="alert(1)` },
     };
     model.attrs.history.push(sent);
     const { root } = await mount(model);
@@ -165,6 +166,7 @@ describe("file parts and attachment text parts", () => {
     expect(files[0].querySelector("img")!.getAttribute("src")).toBe(PNG);
     expect(files[1].textContent).toContain("application/pdf");
     expect(files[1].textContent).toContain("1.5 MB");
+    expect(files[1].querySelector("img")).toBeNull(); // a thumbnail that is not a clean data: URL is dropped
     expect(files[2].querySelector("img")).toBeNull(); // not raster: no picture
     expect(message.querySelectorAll("script, img[onerror]")).toHaveLength(0);
     expect(root.querySelectorAll("img")).toHaveLength(1);

@@ -16,12 +16,12 @@ from IPython.core.interactiveshell import InteractiveShell
 from PIL import Image
 
 from ai_widgets.attachments import AttachmentLimits
-from ai_widgets.messages import FilePart, Role, TextPart
+from ai_widgets.messages import FilePart, Message, Role, TextPart
 from ai_widgets.transports import ScriptedTransport
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._namespace import completions, describe
-from ai_widgets.widget._serialize import part_dict
+from ai_widgets.widget._serialize import message_dict
 from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
@@ -155,8 +155,8 @@ async def test_send_resolves_the_names_at_send_time_and_the_message_keeps_them(
     file = user["parts"][2]
     assert file["name"] == "fig.png"
     assert file["media_type"] == "image/png"
-    assert "data" not in file
-    assert file["thumbnail"].startswith("data:image/png;base64,")
+    assert set(file) == {"kind", "media_type", "name", "size", "url"}  # never its bytes
+    assert user["thumbnails"]["2"].startswith("data:image/png;base64,")  # the chip's picture, by part index
     assert reply["parts"][0]["text"] == (
         "compare @df and @fig | Attached pandas DataFrame `df`: | file fig.png image/png"
     )
@@ -237,10 +237,14 @@ def test_thumbnails_of_sent_images_stay_small(tmp_path: Path) -> None:
     noise = np.random.default_rng(0).integers(0, 255, (600, 800, 3), dtype=np.uint8)
     Image.fromarray(noise).save(big)
     assert big.stat().st_size > 20 * MAX_THUMBNAIL_BYTES
-    shown = part_dict(FilePart.from_bytes(big.read_bytes(), "image/png", name="big.png"))
-    raw = base64.b64decode(shown["thumbnail"].split(",", 1)[1])
+    parts = [
+        TextPart("look"),
+        FilePart.from_bytes(big.read_bytes(), "image/png", name="big.png"),
+        FilePart.from_bytes(b"%PDF-1.4 x", "application/pdf", name="a.pdf"),
+        FilePart.from_bytes(b"<svg onload='alert(1)'/>", "image/svg+xml", name="x.svg"),
+    ]
+    shown = message_dict(Message(Role.USER, parts), 0)
+    assert set(shown["thumbnails"]) == {"1"}  # raster images only: no PDF, no SVG
+    raw = base64.b64decode(shown["thumbnails"]["1"].split(",", 1)[1])
     assert len(raw) <= MAX_THUMBNAIL_BYTES
     assert int.from_bytes(raw[16:20], "big") <= 96
-    assert part_dict(FilePart.from_bytes(b"%PDF-1.4 x", "application/pdf", name="a.pdf"))["thumbnail"] is None
-    svg = FilePart.from_bytes(b"<svg onload='alert(1)'/>", "image/svg+xml", name="x.svg")
-    assert part_dict(svg)["thumbnail"] is None  # raster types only

@@ -188,7 +188,11 @@ export class FileChipView implements PartView {
   readonly kind = "file" as const;
   readonly el = h("span", "aiw-part aiw-chip aiw-chip-file");
 
-  constructor(part: FilePart) {
+  /** `thumbnail`: the message's picture of this part (`thumbnails`), if any. */
+  constructor(
+    part: FilePart,
+    private readonly thumbnail: unknown = null,
+  ) {
     this.update(part);
   }
 
@@ -197,7 +201,7 @@ export class FileChipView implements PartView {
     const name = typeof file.name === "string" && file.name ? file.name : "(unnamed file)";
     const type = typeof file.media_type === "string" ? file.media_type : "";
     const size = typeof file.size === "number" && file.size >= 0 ? formatSize(file.size) : "";
-    chipBody(this.el, name, type, size, file.thumbnail);
+    chipBody(this.el, name, type, size, this.thumbnail);
     setAttr(this.el, "title", [name, type, size].filter(Boolean).join(" · "));
   }
 }

@@ -128,7 +128,7 @@ export class MessageView {
       case "reasoning":
         return new ReasoningPartView(part);
       case "file":
-        return new FileChipView(part);
+        return new FileChipView(part, this.message.thumbnails?.[String(index)]);
       default:
         if (this.role !== "user") return new MarkdownPartView(part, this.cutAt(index));
         return part.attachment === true ? new AttachmentTextView(part) : new PlainTextPartView(part);
