@@ -205,11 +205,11 @@ def _sent_size(parts: list[AttachmentPart]) -> int:
 
 
 def chip(name: str, value: Any, parts: list[AttachmentPart]) -> dict[str, Any]:
-    """What the input box's chip for ``@name`` shows: its kind, the size of what the model gets, and a small PNG
+    """What the input box's chip for ``@name`` shows: its kind, the size of what the model gets (bytes), and a small PNG
     (``data:`` URL) for a figure or an image (``None`` otherwise)."""
     kind, _ = describe(value)
     thumbnail = figure_thumbnail(value) if _is(value, "matplotlib.figure", "Figure") else None
     if thumbnail is None:
         image = next((p for p in parts if isinstance(p, FilePart)), None)
         thumbnail = None if image is None else image_thumbnail(image, original_ok=True)
-    return {"name": name, "kind": kind, "size": human_size(_sent_size(parts)), "thumbnail": thumbnail}
+    return {"name": name, "kind": kind, "size": _sent_size(parts), "thumbnail": thumbnail}

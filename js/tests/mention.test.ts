@@ -210,7 +210,7 @@ describe("the input box with @name", () => {
     expect(describeMsg).toMatchObject({ name: "df" });
     const chip = $(root, ".aiw-chips .aiw-chip");
     expect(chip.textContent).toContain("@df");
-    model.custom({ type: "attachment", request: describeMsg.request, name: "df", found: true, error: null, kind: "DataFrame 1,000×4", size: "2.1 KB", thumbnail: null });
+    model.custom({ type: "attachment", request: describeMsg.request, name: "df", found: true, error: null, kind: "DataFrame 1,000×4", size: 2100, thumbnail: null });
     expect(chip.textContent).toContain("DataFrame 1,000×4");
     expect(chip.textContent).toContain("2.1 KB");
     // Enter with no list open sends; the text and chip stay until the kernel takes the message.
@@ -277,7 +277,7 @@ describe("the input box with @name", () => {
     const chip = $(root, ".aiw-chips .aiw-chip");
     expect($(chip, ".aiw-chip-kind").textContent).toBe(HOSTILE);
     expect(chip.querySelector("img, b")).toBeNull();
-    model.custom({ type: "attachment", request: ask.request, name: "d", found: true, error: null, kind: "Figure", size: "1 KB", thumbnail: PNG });
+    model.custom({ type: "attachment", request: ask.request, name: "d", found: true, error: null, kind: "Figure", size: 1000, thumbnail: PNG });
     expect(chip.querySelector("img")!.getAttribute("src")).toBe(PNG);
     await settle();
   });

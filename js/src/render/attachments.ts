@@ -91,7 +91,7 @@ export class InputChips {
     chip.info = {
       name,
       kind: text(answer.kind),
-      size: text(answer.size),
+      size: typeof answer.size === "number" && answer.size >= 0 ? formatSize(answer.size) : "",
       thumbnail: safeThumbnail(answer.thumbnail),
       error: text(answer.error) || null,
       pending: false,
