@@ -31,8 +31,9 @@ __all__ = [
     "user_namespace",
 ]
 
-#: The most names one completion answer lists.
+#: The most names one completion answer lists, and the most matching names described to choose them.
 MAX_COMPLETIONS = 50
+MAX_CONSIDERED = 2_000
 #: IPython's own names in the user namespace: never offered.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 _RICH_REPRS = ("_repr_mimebundle_", "_repr_png_", "_repr_jpeg_", "_repr_html_", "_repr_markdown_", "_repr_svg_")
@@ -161,11 +162,12 @@ def completions(namespace: Mapping[str, Any], prefix: str, *, limit: int = MAX_C
         limit: The most returned.
     """
     wanted = prefix.casefold()
+    # A copy first (one C call for a dict): a cell running meanwhile may add names while the comm thread reads.
     found = [
         (name, value)
-        for name, value in list(namespace.items())
-        if _offered(name, value) and name.casefold().startswith(wanted)
-    ]
+        for name, value in dict(namespace).items()
+        if isinstance(name, str) and name.casefold().startswith(wanted) and _offered(name, value)
+    ][:MAX_CONSIDERED]
     offered = [Completion(name, *describe(value)) for name, value in found]
     offered.sort(key=lambda c: (not c.attachable, not c.name.startswith(prefix), c.name.casefold(), c.name))
     return offered[:limit]

@@ -17,7 +17,7 @@ from PIL import Image
 
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.messages import FilePart, Message, Role, TextPart
-from ai_widgets.transports import ScriptedTransport
+from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._namespace import completions, describe
@@ -248,3 +248,26 @@ def test_thumbnails_of_sent_images_stay_small(tmp_path: Path) -> None:
     raw = base64.b64decode(shown["thumbnails"]["1"].split(",", 1)[1])
     assert len(raw) <= MAX_THUMBNAIL_BYTES
     assert int.from_bytes(raw[16:20], "big") <= 96
+
+
+async def test_a_send_with_attachments_while_busy_is_refused_with_its_id(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns["df"] = pd.DataFrame({"x": [1]})
+    chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(text="a slow answer " * 20), echo], delay=0.02))
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "send", "text": "first"})
+    await wait_for(lambda: chat.session.busy)
+    front.handle({"type": "send", "text": "@df", "attach": ["df"], "id": "s9"})
+    [error] = answers(wire, chat, "error")
+    assert error["id"] == "s9"
+    assert "still running" in error["message"]
+    assert answers(wire, chat, "sent") == []
+    await wait_for(lambda: not chat.session.busy, timeout=10)
+    assert chat.session.messages[0].text == "first"
+    assert len(chat.session.messages) == 2
+
+
+def test_completion_lists_at_most_fifty(user_ns: dict[str, Any]) -> None:
+    user_ns.update({f"v{i}": i for i in range(300)})
+    found = completions(user_ns, "v")
+    assert len(found) == 50
+    assert found[0].name == "v0"

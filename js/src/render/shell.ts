@@ -9,6 +9,8 @@ import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
 
 const MAX_KERNEL_BANNERS = 3;
+/** How long a send with attachments waits for the kernel's answer before Send is enabled again. */
+const PENDING_SEND_MS = 60_000;
 
 /** Keys that belong to the application, not to a cell: Ctrl/Cmd chords other than Ctrl/Cmd+Enter (run the cell),
  * and Escape. */
@@ -134,6 +136,8 @@ export class Shell {
       const id = `send-${this.viewTag}-${++this.sendCount}`;
       this.pendingSend = { id, text: value };
       if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
+      // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
+      else setTimeout(() => this.sendRefused(id), PENDING_SEND_MS);
     } else if (this.send({ type: "send", text: value }) && text === undefined) {
       this.input.value = "";
     }
