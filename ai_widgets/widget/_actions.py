@@ -17,6 +17,9 @@ from ai_widgets.approval import ApprovalDecision
 __all__ = ["Action", "ActionError", "clip", "parse_action"]
 
 MAX_MESSAGE_CHARS = 200_000
+#: The longest variable name after ``@``, and the most names one message attaches.
+MAX_NAME_CHARS = 200
+MAX_ATTACHED_NAMES = 20
 #: The longest echo of a front-end value in an error, and the longest error sent back.
 MAX_ECHO_CHARS = 80
 MAX_ERROR_CHARS = 1_000
@@ -36,11 +39,34 @@ class SyncAction(_Action):
     last: Annotated[str, Field(max_length=512)] | None = None
 
 
+#: A variable's name after ``@`` (an identifier; what IPython's namespace can hold is checked there).
+VariableName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[^\W\d]\w*$")]
+
+
 class SendAction(_Action):
-    """The person sends a message."""
+    """The person sends a message, with the kernel variables attached by ``@name`` (``id``: the view's own tag for
+    this send, echoed in the ``sent`` or ``error`` answer)."""
 
     type: Literal["send"]
     text: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+    attach: Annotated[tuple[VariableName, ...], Field(max_length=MAX_ATTACHED_NAMES)] = ()
+    id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+
+
+class CompleteAction(_Action):
+    """The input box asks which kernel variables start with ``prefix`` (what follows an ``@``)."""
+
+    type: Literal["complete"]
+    prefix: Annotated[str, Field(max_length=MAX_NAME_CHARS, pattern=r"^\w*$")]
+    request: Annotated[int, Field(ge=0, strict=True)]
+
+
+class DescribeAction(_Action):
+    """The input box attaches ``@name`` and asks what its chip shows (kind, size, a thumbnail)."""
+
+    type: Literal["describe"]
+    name: VariableName
+    request: Annotated[int, Field(ge=0, strict=True)]
 
 
 class StopAction(_Action):
@@ -105,6 +131,8 @@ class BenchCloseAction(_Action):
 _ACTIONS = (
     SyncAction,
     SendAction,
+    CompleteAction,
+    DescribeAction,
     StopAction,
     ApproveAction,
     CancelAction,
@@ -119,6 +147,8 @@ _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0]
 Action: TypeAlias = Annotated[
     SyncAction
     | SendAction
+    | CompleteAction
+    | DescribeAction
     | StopAction
     | ApproveAction
     | CancelAction

@@ -122,8 +122,13 @@ class ChatWidget(SessionView):
         """
         self.session.clear()
 
-    def _on_send(self, text: str) -> None:
-        self._start_in_background(lambda: self.session.send(text))
+    def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
+        if send_id is not None and self.session.busy:
+            self._send_error("A reply is still running: wait for it, or press Stop.", send_id)
+            return
+        self._start_in_background(lambda: self.session.send(text, attach=attach))
+        if send_id is not None:
+            self._send_custom({"type": "sent", "id": send_id})  # the view may now empty its input and chips
 
     def _on_continue(self) -> None:
         self._start_in_background(self.session.resume)

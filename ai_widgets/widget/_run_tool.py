@@ -15,6 +15,7 @@ from typing import Any
 
 from ai_widgets._safe import check_size
 from ai_widgets.approval import ApprovalError, ApprovalPolicy
+from ai_widgets.attachments import AttachmentPart
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallPart, ToolCallState
 from ai_widgets.options import SessionOptions
@@ -38,9 +39,9 @@ class RunToolView(SessionView):
     def __init__(self, session: ChatSession, *, flush_interval: float = 1 / 30) -> None:
         super().__init__(session, flush_interval=flush_interval, scope="bench", compact=True, collapse_tool_calls=False)
 
-    def _on_send(self, text: str) -> None:
-        del text
-        self._send_error("This runs one tool by hand: there is no conversation to send to.")
+    def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
+        del text, attach
+        self._send_error("This runs one tool by hand: there is no conversation to send to.", send_id)
 
     def _on_continue(self) -> None:
         self._send_error("This runs one tool by hand: there is no conversation to continue.")

@@ -15,8 +15,9 @@ from typing import Any
 
 from ai_widgets._safe import safe_text
 from ai_widgets.arguments import ArgumentPatch
-from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, TextPart, ToolCallPart, Usage
+from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolCallPart, Usage
 from ai_widgets.tools import ToolDefinition, ToolOutcome
+from ai_widgets.widget._thumbnail import image_thumbnail
 
 __all__ = [
     "AFTER_STOP_FIELDS",
@@ -348,16 +349,34 @@ def message_fields(message: Message) -> dict[str, Any]:
     }
 
 
+def _attachment_marked(shown: dict[str, Any], message: Message, index: int) -> dict[str, Any]:
+    """A user message is the typed text and then its attachments' parts (``send(text, attach=...)``): a text part
+    after the first is an attachment's text view, which the front end shows folded under its chip."""
+    if message.role is Role.USER and index > 0 and shown["kind"] == "text":
+        shown["attachment"] = True
+    return shown
+
+
 def message_dict(message: Message, index: int) -> dict[str, Any]:
-    """A whole message as the front end shows it."""
-    return {
+    """A whole message as the front end shows it; a user message with images also has ``thumbnails`` (part index
+    -> a small PNG ``data:`` URL, for their chips: the parts themselves never carry a file's bytes)."""
+    shown = {
         "id": _scalar(message.id),
         "index": index,
         "role": message.role.value,
         "created_at": _scalar(message.created_at),
-        "parts": [part_dict(part) for part in message.parts],
+        "parts": [_attachment_marked(part_dict(part), message, i) for i, part in enumerate(message.parts)],
         **message_fields(message),
     }
+    if message.role is Role.USER:
+        thumbnails = {
+            str(i): thumbnail
+            for i, part in enumerate(message.parts)
+            if isinstance(part, FilePart) and (thumbnail := image_thumbnail(part)) is not None
+        }
+        if thumbnails:
+            shown["thumbnails"] = thumbnails
+    return shown
 
 
 def tool_info(definition: ToolDefinition) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ai_widgets.attachments import AttachmentPart
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._view import SessionView
 
@@ -69,9 +70,9 @@ class TurnView(SessionView):
         if not self._began:
             self.close()
 
-    def _on_send(self, text: str) -> None:
-        del text
-        self._send_error("This shows one turn of a chat: type your message in the chat's own input box.")
+    def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
+        del text, attach
+        self._send_error("This shows one turn of a chat: type your message in the chat's own input box.", send_id)
 
     def _on_continue(self) -> None:
         self._send_error("This shows one turn of a chat: press Continue in the chat itself.")

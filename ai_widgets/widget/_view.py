@@ -21,6 +21,7 @@ import traitlets
 
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
+from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
@@ -31,7 +32,9 @@ from ai_widgets.widget._actions import (
     BenchOpenAction,
     BenchRunAction,
     CancelAction,
+    CompleteAction,
     ContinueAction,
+    DescribeAction,
     RevokeAction,
     SendAction,
     StopAction,
@@ -42,7 +45,8 @@ from ai_widgets.widget._actions import (
 from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
-from ai_widgets.widget._serialize import message_dict, tool_info
+from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
+from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
 
@@ -164,9 +168,12 @@ class SessionView(anywidget.AnyWidget):
         if self.comm is not None:
             ipywidgets.Widget.send(self, content)
 
-    def _send_error(self, message: str) -> None:
+    def _send_error(self, message: str, send_id: str | None = None) -> None:
         self._patches.flush()
-        self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
+        error: dict[str, Any] = {"type": "error", "message": clip(message, MAX_ERROR_CHARS)}
+        if send_id is not None:
+            error["id"] = send_id  # the send it refuses: the view keeps that message's text and chips
+        self._send_custom(error)
 
     def _message_finished(self, message: Message, index: int) -> None:
         shown = message_dict(message, index)
@@ -211,8 +218,12 @@ class SessionView(anywidget.AnyWidget):
         match action:
             case SyncAction(have=have, last=last):
                 self._on_turn_thread(lambda: self._send_snapshot(have, last))
-            case SendAction(text=text):
-                self._on_send(text)
+            case SendAction(text=text, attach=names, id=send_id):
+                self._send_with(text, names, send_id)
+            case CompleteAction(prefix=prefix, request=request):
+                self._complete(prefix, request)
+            case DescribeAction(name=name, request=request):
+                self._describe(name, request)
             case ContinueAction():
                 self._on_continue()
             case StopAction():
@@ -265,7 +276,46 @@ class SessionView(anywidget.AnyWidget):
             return loop
         return private_loop()
 
-    def _on_send(self, text: str) -> None:
+    # --- @name: kernel variables attached in the input box ---------------------------------------------------------
+
+    def _complete(self, prefix: str, request: int) -> None:
+        """Answers ``complete``: the variables whose names start with ``prefix``."""
+        items = [c.to_dict() for c in completions(user_namespace(), prefix)]
+        self._send_custom(shown_json({"type": "completions", "request": request, "prefix": prefix, "items": items}))
+
+    def _describe(self, name: str, request: int) -> None:
+        """Answers ``describe``: what the chip of ``@name`` shows, or why it cannot be attached."""
+        answer: dict[str, Any] = {"type": "attachment", "request": request, "name": name}
+        try:
+            value = resolve(user_namespace(), [name])[name]
+            parts = self.session.attachment_parts({name: value})
+        except (UnknownNameError, AttachmentError) as exc:
+            answer.update(found=not isinstance(exc, UnknownNameError), error=clip(str(exc), MAX_ERROR_CHARS))
+        else:
+            answer.update(found=True, error=None, **chip(name, value, parts))
+        self._send_custom(shown_json(answer))
+
+    def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None) -> None:
+        """A ``send``: its ``@names`` resolved and converted now, so that one that cannot be refuses the whole
+        message (an ``error`` echoing ``id``: the view keeps its text and chips) before anything is sent."""
+        parts: list[AttachmentPart] = []
+        if names:
+            if self.scope != "chat":
+                self._on_send(text, [], send_id)  # refused there, with that view's own reason
+                return
+            try:
+                for name, value in resolve(user_namespace(), list(names)).items():
+                    try:
+                        parts += attachment_parts(value, name=name)
+                    except AttachmentError as exc:
+                        raise AttachmentError(f"@{name}: {exc}") from exc  # which chip it is
+                parts = self.session.attachment_parts(parts)  # the provider's limits, for all of them together
+            except (UnknownNameError, AttachmentError) as exc:
+                self._send_error(str(exc), send_id)
+                return
+        self._on_send(text, parts, send_id)
+
+    def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
         raise NotImplementedError
 
     def _on_continue(self) -> None:

@@ -23,8 +23,10 @@ export type StoreEvent =
   | { kind: "args"; id: string; index: number; patches: ArgPatch[] | null }
   /** Fields of the call at `index` changed. */
   | { kind: "call"; id: string; index: number }
-  /** The kernel refused an action. */
-  | { kind: "error"; message: string };
+  /** The kernel refused an action (`id`: the send it refuses, when that send had one). */
+  | { kind: "error"; message: string; id?: string }
+  /** The kernel answered the input box: `completions`, `attachment` or `sent` (docs/protocol.md). */
+  | { kind: "reply"; message: Record<string, unknown> };
 
 /** A message's fields that a `msg` op carries: the one list of them on this side (the kernel's is
  * `MESSAGE_FIELDS` in ai_widgets/widget/_serialize.py; a test checks the two agree). */

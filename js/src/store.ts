@@ -192,7 +192,10 @@ export class ChatStore {
       this.takeFinished(msg.from, msg.finished);
       this.live.snapshot(Array.isArray(msg.live) ? msg.live : []);
     } else if (msg.type === "error") {
-      this.emit({ kind: "error", message: String(msg.message ?? "error") });
+      const id = typeof msg.id === "string" ? { id: msg.id } : {};
+      this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id });
+    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent") {
+      this.emit({ kind: "reply", message: msg });
     }
   }
 

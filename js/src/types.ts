@@ -27,6 +27,19 @@ export interface Usage {
 export interface TextPart {
   kind: "text";
   text: string;
+  /** A user message's attachment: its text view (`Attached pandas DataFrame \`df\`:` and the rows), shown folded
+   * under its chip. */
+  attachment?: boolean;
+}
+
+/** A file in a user message (its bytes stay in the kernel): shown as a chip, a raster image with its message's
+ * thumbnail. */
+export interface FilePart {
+  kind: "file";
+  media_type: string;
+  name?: string | null;
+  size?: number | null;
+  url?: string | null;
 }
 
 export interface ReasoningPart {
@@ -103,7 +116,7 @@ export interface ToolCallPart {
   late?: LateResult | null;
 }
 
-export type Part = TextPart | ReasoningPart | ToolCallPart;
+export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart;
 
 export interface Message {
   id: string;
@@ -116,6 +129,8 @@ export interface Message {
   status_text?: string | null;
   created_at?: number | null;
   parts: Part[];
+  /** A user message's images: part index -> a small PNG `data:` URL for its chip. */
+  thumbnails?: Record<string, unknown> | null;
 }
 
 export interface ToolInfo {
@@ -189,7 +204,9 @@ export type PatchOp =
 /** Front end -> kernel. */
 export type OutgoingMessage =
   | { type: "sync"; have: number; last?: string }
-  | { type: "send"; text: string }
+  | { type: "send"; text: string; attach?: string[]; id?: string }
+  | { type: "complete"; prefix: string; request: number }
+  | { type: "describe"; name: string; request: number }
   | { type: "stop" }
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }

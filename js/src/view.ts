@@ -112,6 +112,7 @@ export class ChatView {
   private send(msg: OutgoingMessage): boolean {
     this.model.send(msg);
     if (msg.type === "sync") return true;
+    if (msg.type === "complete" || msg.type === "describe") return this.store.connected; // asked quietly
     if (!this.store.connected) {
       if (msg.type === "send") this.sentWhileWaiting = msg.text;
       if (!this.waitingBanner?.isConnected) {
@@ -188,8 +189,12 @@ export class ChatView {
         if (this.sentWhileWaiting !== null) this.shell.clearInputIf(this.sentWhileWaiting);
         this.sentWhileWaiting = null;
         return;
+      case "reply":
+        this.shell.kernelReply(ev.message);
+        return;
       case "error":
         this.shell.showError(ev.message);
+        if (ev.id !== undefined) this.shell.sendRefused(ev.id);
         for (const card of this.prompting) card.enablePrompt(ev.message);
         this.bench.refused();
         return;

@@ -2,6 +2,7 @@
 
 import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
+import { AttachmentTextView, FileChipView } from "./attachments";
 import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
@@ -97,7 +98,7 @@ export class MessageView {
 
   private setPart(part: Part, index: number, argsStale: boolean): void {
     const view = this.parts[index];
-    if (view && view.kind === part.kind) {
+    if (view && view.kind === part.kind && !attachmentChanged(view, part)) {
       view.update(part);
       if (argsStale && view instanceof ToolCardView && part.kind === "tool_call") view.updateArgs(part, null);
       return;
@@ -126,8 +127,11 @@ export class MessageView {
         return new ToolCardView(part, this.cardContext(index));
       case "reasoning":
         return new ReasoningPartView(part);
+      case "file":
+        return new FileChipView(part, this.message.thumbnails?.[String(index)]);
       default:
-        return this.role === "user" ? new PlainTextPartView(part) : new MarkdownPartView(part, this.cutAt(index));
+        if (this.role !== "user") return new MarkdownPartView(part, this.cutAt(index));
+        return part.attachment === true ? new AttachmentTextView(part) : new PlainTextPartView(part);
     }
   }
 
@@ -160,6 +164,11 @@ export class MessageView {
     for (const p of this.parts) p.destroy?.();
     this.parts = [];
   }
+}
+
+/** Whether a text part became an attachment's text view, or stopped being one (its view is then another kind). */
+function attachmentChanged(view: PartView, part: Part): boolean {
+  return part.kind === "text" && view instanceof AttachmentTextView !== (part.attachment === true);
 }
 
 /** The text of a message's text parts (markdown), as copied. */

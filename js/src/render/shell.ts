@@ -3,10 +3,14 @@
 
 import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage } from "../format";
+import { CompletionState, completionItems, insertMention, mentionEndedAt } from "../mention";
 import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
+import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
 
 const MAX_KERNEL_BANNERS = 3;
+/** How long a send with attachments waits for the kernel's answer before Send is enabled again. */
+const PENDING_SEND_MS = 60_000;
 
 /** Keys that belong to the application, not to a cell: Ctrl/Cmd chords other than Ctrl/Cmd+Enter (run the cell),
  * and Escape. */
@@ -32,6 +36,16 @@ export class Shell {
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly usage = h("div", "aiw-usage");
+  /** `@name`: the completion list's state and view, the chips of the names attached, and a send with chips that
+   * waits for the kernel's answer (the text and chips stay until it takes the message). */
+  private readonly mentions = new CompletionState();
+  private readonly mentionList: CompletionList;
+  readonly chips: InputChips;
+  private describeRequest = 0;
+  private sendCount = 0;
+  /** Tells this view's sends from another view's (the kernel's answers go to every view of the widget). */
+  private readonly viewTag = Math.random().toString(36).slice(2, 10);
+  private pendingSend: { id: string; text: string } | null = null;
   private busy = false;
   private shownSuggestions = "";
   private shownAllowed = "";
@@ -59,15 +73,40 @@ export class Shell {
     // per key by a window capture listener, which runs before Lumino's. Other hosts get the event stopped here.
     window.addEventListener("keydown", this.gateKeys, true);
     this.root.addEventListener("keydown", (ev) => {
-      if (!isAppShortcut(ev)) ev.stopPropagation();
+      if (!this.isForApp(ev)) ev.stopPropagation();
     });
     this.input.addEventListener("keydown", (ev) => {
-      // Enter sends, Shift+Enter is a new line; never while an IME composes (keyCode 229 for older engines).
-      if (ev.key !== "Enter" || ev.shiftKey || ev.isComposing || ev.keyCode === 229) return;
+      if (ev.isComposing || ev.keyCode === 229) return; // never while an IME composes (229: older engines)
+      // An open completion list takes ArrowUp/Down, Enter, Tab and Escape (which closes it, keeping the text).
+      const done = ev.shiftKey || ev.altKey || ev.ctrlKey || ev.metaKey ? null : this.mentions.key(ev.key);
+      if (done !== null) {
+        ev.preventDefault();
+        if (done === "close") ev.stopPropagation(); // not the notebook's Escape (command mode)
+        if (done === "accept") this.acceptMention(this.mentions.selected);
+        else this.mentionList.render(this.mentions);
+        return;
+      }
+      // Enter sends, Shift+Enter is a new line.
+      if (ev.key !== "Enter" || ev.shiftKey) return;
       ev.preventDefault();
       this.submit();
     });
-    this.input.addEventListener("input", () => this.updateButtons());
+    this.input.addEventListener("input", () => {
+      this.updateButtons();
+      this.onMentionInput(true);
+    });
+    // The caret moved without typing: the list follows the @token it is in, or closes.
+    for (const name of ["click", "keyup"] as const) {
+      this.input.addEventListener(name, (ev) => {
+        if (name === "click" || ["ArrowLeft", "ArrowRight", "Home", "End"].includes((ev as KeyboardEvent).key)) this.onMentionInput(false);
+      });
+    }
+    this.input.addEventListener("blur", () => {
+      this.mentions.close();
+      this.mentionList.render(this.mentions);
+    });
+    this.mentionList = new CompletionList(this.input, (index) => this.acceptMention(index));
+    this.chips = new InputChips(() => this.input.focus());
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
     const inputRow = h("div", "aiw-input-row");
@@ -79,7 +118,9 @@ export class Shell {
     this.usage.setAttribute("aria-live", "off");
     this.usage.hidden = true;
     const footer = h("div", "aiw-footer");
-    footer.append(this.suggestions, this.allowed, inputRow, this.usage);
+    // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
+    // a new chat's small widget) cannot cut it off.
+    footer.append(this.suggestions, this.allowed, this.chips.el, this.mentionList.el, inputRow, this.usage);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.follower.jumpButton);
     this.root.append(this.kernelBanners, listBox, this.turnBanner, footer);
@@ -88,9 +129,78 @@ export class Shell {
 
   submit(text?: string): void {
     const value = text ?? this.input.value;
-    if (this.busy || !value.trim()) return;
-    if (this.send({ type: "send", text: value }) && text === undefined) this.input.value = "";
+    if (this.busy || !value.trim() || this.pendingSend) return;
+    const attach = text === undefined ? this.chips.names() : [];
+    if (attach.length) {
+      // The kernel converts the attachments first: the text and chips stay until it answers "sent" (or an error).
+      const id = `send-${this.viewTag}-${++this.sendCount}`;
+      this.pendingSend = { id, text: value };
+      if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
+      // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
+      else setTimeout(() => this.sendRefused(id), PENDING_SEND_MS);
+    } else if (this.send({ type: "send", text: value }) && text === undefined) {
+      this.input.value = "";
+    }
     this.updateButtons();
+  }
+
+  // ---- @name -------------------------------------------------------------------------------------------
+
+  /** The text or caret changed: a whole `@name` ended by a space attaches it; the list follows the @token. */
+  private onMentionInput(typed: boolean): void {
+    const caret = this.input.selectionStart ?? this.input.value.length;
+    if (typed && this.input.selectionEnd === caret) {
+      const ended = mentionEndedAt(this.input.value, caret);
+      if (ended !== null) this.attach(ended);
+    }
+    const ask = this.mentions.update(this.input.value, caret);
+    if (ask) this.send({ type: "complete", prefix: ask.prefix, request: ask.request });
+    this.mentionList.render(this.mentions);
+  }
+
+  private acceptMention(index: number): void {
+    const item = this.mentions.items[index];
+    const token = this.mentions.token;
+    this.mentions.close();
+    this.mentionList.render(this.mentions);
+    if (!item || !token) return;
+    const { text, caret } = insertMention(this.input.value, token, item.name);
+    this.input.value = text;
+    this.input.setSelectionRange(caret, caret);
+    this.input.focus();
+    this.updateButtons();
+    this.attach(item.name);
+  }
+
+  /** Adds a chip for `name` and asks the kernel what it shows. */
+  attach(name: string): void {
+    if (this.chips.add(name)) this.send({ type: "describe", name, request: ++this.describeRequest });
+  }
+
+  /** The kernel's answer to `complete`, `describe` or a send with attachments (`sent`). */
+  kernelReply(msg: Record<string, unknown>): void {
+    if (msg.type === "completions") {
+      if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
+    } else if (msg.type === "attachment") {
+      this.chips.describe(msg);
+    } else if (msg.type === "sent" && this.pendingSend !== null && this.pendingSend.id === msg.id) {
+      if (this.input.value === this.pendingSend.text) this.input.value = "";
+      this.chips.clear();
+      this.pendingSend = null;
+      this.updateButtons();
+    }
+  }
+
+  /** The kernel refused a send: one with attachments keeps its text and chips, and may be sent again. */
+  sendRefused(id: string): void {
+    if (this.pendingSend?.id !== id) return;
+    this.pendingSend = null;
+    this.updateButtons();
+  }
+
+  /** Keys the widget leaves to the application; Escape too, unless it closes the completion list. */
+  private isForApp(ev: KeyboardEvent): boolean {
+    return isAppShortcut(ev) && !(ev.key === "Escape" && this.mentions.open);
   }
 
   setBusy(busy: boolean): void {
@@ -100,7 +210,7 @@ export class Shell {
   }
 
   private updateButtons(): void {
-    setDisabled(this.sendButton, this.busy || !this.input.value.trim());
+    setDisabled(this.sendButton, this.busy || !this.input.value.trim() || this.pendingSend !== null);
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);
@@ -201,7 +311,7 @@ export class Shell {
 
   private readonly gateKeys = (ev: KeyboardEvent): void => {
     if (!(ev.target instanceof Node) || !this.root.contains(ev.target)) return;
-    if (isAppShortcut(ev)) this.root.removeAttribute("data-lm-suppress-shortcuts");
+    if (this.isForApp(ev)) this.root.removeAttribute("data-lm-suppress-shortcuts");
     else this.root.setAttribute("data-lm-suppress-shortcuts", "true");
   };
 

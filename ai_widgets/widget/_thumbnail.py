@@ -1,0 +1,70 @@
+"""Small PNG thumbnails (``data:`` URLs) of attached images and figures, for the chips that show them: a chip
+carries at most :data:`MAX_THUMBNAIL_BYTES`, never the attachment's own megabytes.
+
+An image is shrunk with PIL and a figure drawn at a low resolution with matplotlib, each only when its library is
+loaded already (matplotlib loads PIL). Without PIL a sent message shows no picture (its file's bytes never go to
+the front end), and an input chip a small image as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import sys
+from typing import Any
+
+from ai_widgets._media import IMAGE_TYPES, sniff_image
+from ai_widgets.messages import FilePart
+
+__all__ = ["MAX_THUMBNAIL_BYTES", "THUMBNAIL_PIXELS", "figure_thumbnail", "image_thumbnail"]
+
+#: The longest side of a thumbnail, in pixels (a chip shows it at most half that, so it stays sharp on HiDPI).
+THUMBNAIL_PIXELS = 96
+#: The largest thumbnail sent.
+MAX_THUMBNAIL_BYTES = 48 * 1024
+
+
+def _data_url(raw: bytes, media_type: str) -> str | None:
+    if len(raw) > MAX_THUMBNAIL_BYTES or sniff_image(raw[:16]) != media_type:
+        return None
+    return f"data:{media_type};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def figure_thumbnail(figure: Any) -> str | None:
+    """A matplotlib figure drawn small, as a PNG ``data:`` URL; ``None`` when it cannot be drawn."""
+    try:
+        width, height = figure.get_size_inches()
+        dpi = max(4.0, THUMBNAIL_PIXELS / max(float(width), float(height), 0.1))
+        out = io.BytesIO()
+        figure.savefig(out, format="png", dpi=dpi)
+    except Exception:  # a figure that cannot draw gets a chip without a picture
+        return None
+    return _data_url(out.getvalue(), "image/png")
+
+
+def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
+    """A raster image part (PNG, JPEG, GIF, WebP with inline data) shrunk to a PNG ``data:`` URL; ``None`` for
+    anything else, or without PIL (``original_ok``: then a small image as it is)."""
+    if part.data is None or part.media_type not in IMAGE_TYPES:
+        return None
+    return _shrunk(part.media_type, part.data, original_ok)
+
+
+@functools.lru_cache(maxsize=64)
+def _shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
+    """Cached: a finished message is serialised again for every snapshot a view asks for."""
+    raw = base64.b64decode(data)
+    pil = sys.modules.get("PIL.Image")
+    if pil is None:
+        return _data_url(raw, media_type) if original_ok else None
+    try:
+        with pil.open(io.BytesIO(raw)) as image:
+            image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
+            if image.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+                image = image.convert("RGBA")
+            out = io.BytesIO()
+            image.save(out, format="PNG", optimize=True)
+    except Exception:  # bytes PIL cannot read (the provider may still take them): no picture
+        return None
+    return _data_url(out.getvalue(), "image/png")

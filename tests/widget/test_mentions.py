@@ -1,0 +1,275 @@
+"""``@name`` in the input box, kernel side: completion from IPython's user namespace, a chip's description, and a send
+whose names are resolved and converted before anything is sent (docs/protocol.md, "Attachments by name")."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from PIL import Image
+
+from ai_widgets.attachments import AttachmentLimits
+from ai_widgets.messages import FilePart, Message, Role, TextPart
+from ai_widgets.transports import ScriptedReply, ScriptedTransport
+from ai_widgets.transports._base import ChatRequest
+from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._namespace import completions, describe
+from ai_widgets.widget._serialize import message_dict
+from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES
+from ai_widgets.widget._turn_view import TurnView
+from tests.helpers import wait_for
+from tests.widget.widget_harness import Wire, recording_comms
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure
+
+
+@pytest.fixture
+def wire() -> Iterator[Wire]:
+    with recording_comms() as recorded:
+        yield recorded
+
+
+@pytest.fixture
+def user_ns() -> Iterator[dict[str, Any]]:
+    """A real IPython shell, as in a kernel: ``get_ipython().user_ns`` is its namespace."""
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell(
+            "import os\nimport pandas as pd\ndef helper(): pass\nclass Thing: pass\n_hidden = 1", silent=True
+        )
+        yield shell.user_ns
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def figure() -> Figure:
+    fig = Figure(figsize=(4, 3))
+    fig.add_subplot().plot([1, 3, 2])
+    return fig
+
+
+def echo(request: ChatRequest) -> str:
+    """The scripted model's reply: what the last user message carried."""
+    user = [m for m in request.messages if m.role is Role.USER][-1]
+    return " | ".join(
+        f"file {p.name} {p.media_type}" if isinstance(p, FilePart) else p.text.splitlines()[0]
+        for p in user.parts
+        if isinstance(p, (FilePart, TextPart))
+    )
+
+
+def answers(wire: Wire, chat: ChatWidget, kind: str) -> list[dict[str, Any]]:
+    return [c for c in wire.custom(chat.comm.comm_id) if c.get("type") == kind]
+
+
+def test_kinds_say_what_a_variable_is() -> None:
+    assert describe(pd.DataFrame({c: range(1000) for c in "abcd"})) == ("DataFrame 1,000×4", True)
+    assert describe(np.zeros((3, 4))) == ("ndarray (3, 4) float64", True)
+    assert describe(figure()) == ("Figure", True)
+    assert describe(Path("x.csv")) == ("Path", True)
+    assert describe("é" * 1050) == ("str 2.1 KB", True)
+    assert describe({"a": 1}) == ("dict 1 item", True)
+    assert describe(object()) == ("object", False)
+
+    class BrokenShape(pd.DataFrame):
+        @property
+        def shape(self) -> Any:
+            raise RuntimeError("no")
+
+    assert describe(BrokenShape()) == ("BrokenShape", False)  # never raises
+
+
+def test_completion_offers_attachable_variables_first_and_skips_the_rest(user_ns: dict[str, Any]) -> None:
+    user_ns.update(df=pd.DataFrame({"x": [1, 2]}), data=[1, 2], dog=object(), Df2=np.arange(3), fig=figure())
+    found = completions(user_ns, "d")
+    assert [(c.name, c.kind, c.attachable) for c in found] == [
+        ("data", "list 2 items", True),
+        ("df", "DataFrame 2×1", True),
+        ("Df2", "ndarray (3,) int64", True),
+        ("dog", "object", False),
+    ]
+    everything = {c.name for c in completions(user_ns, "")}
+    assert {"df", "fig", "data"} <= everything
+    # No modules, functions, classes, private names or IPython's own.
+    assert everything.isdisjoint({"os", "pd", "helper", "Thing", "_hidden", "In", "Out", "exit", "quit", "get_ipython"})
+
+
+async def test_complete_answers_with_the_namespace(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns.update(df=pd.DataFrame({"x": [1, 2, 3]}), fig=figure())
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    wire.comms[chat.comm.comm_id].handle({"type": "complete", "prefix": "d", "request": 7})
+    [answer] = answers(wire, chat, "completions")
+    assert answer == {
+        "type": "completions",
+        "request": 7,
+        "prefix": "d",
+        "items": [{"name": "df", "kind": "DataFrame 3×1", "attachable": True}],
+    }
+
+
+async def test_describe_gives_the_chip_with_a_small_thumbnail_for_a_figure(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns.update(df=pd.DataFrame({"x": [1, 2, 3]}), fig=figure())
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    front = wire.comms[chat.comm.comm_id]
+    for request, name in enumerate(("df", "fig", "ghost")):
+        front.handle({"type": "describe", "name": name, "request": request})
+    df, fig, ghost = answers(wire, chat, "attachment")
+    assert df["found"]
+    assert df["error"] is None
+    assert df["kind"] == "DataFrame 3×1"
+    assert df["thumbnail"] is None
+    assert 50 < df["size"] < 1000  # bytes of the text view the model gets
+    assert fig["kind"] == "Figure"
+    assert fig["thumbnail"].startswith("data:image/png;base64,")
+    thumbnail = base64.b64decode(fig["thumbnail"].split(",", 1)[1])
+    assert len(thumbnail) <= MAX_THUMBNAIL_BYTES
+    assert thumbnail.startswith(b"\x89PNG")
+    assert int.from_bytes(thumbnail[16:20], "big") <= 96  # its width, from the IHDR chunk
+    assert ghost["found"] is False
+    assert "no variable 'ghost'" in ghost["error"]
+
+
+async def test_send_resolves_the_names_at_send_time_and_the_message_keeps_them(
+    wire: Wire, user_ns: dict[str, Any]
+) -> None:
+    user_ns.update(df=pd.DataFrame({"x": [1, 2, 3]}), fig=figure())
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    front = wire.comms[chat.comm.comm_id]
+    user_ns["df"] = pd.DataFrame({"y": range(10)})  # changed after the chip was made: the send takes what is there now
+    front.handle({"type": "send", "text": "compare @df and @fig", "attach": ["df", "fig", "df"], "id": "s1"})
+    assert answers(wire, chat, "sent") == [{"type": "sent", "id": "s1"}]
+    await wait_for(lambda: not chat.session.busy and len(chat.history) == 2)
+    user, reply = chat.history
+    assert [p["kind"] for p in user["parts"]] == ["text", "text", "file"]
+    assert user["parts"][0] == {"kind": "text", "text": "compare @df and @fig"}  # the @names stay in the text
+    assert user["parts"][1]["attachment"] is True
+    assert "10 rows × 1 column" in user["parts"][1]["text"]
+    file = user["parts"][2]
+    assert file["name"] == "fig.png"
+    assert file["media_type"] == "image/png"
+    assert set(file) == {"kind", "media_type", "name", "size", "url"}  # never its bytes
+    assert user["thumbnails"]["2"].startswith("data:image/png;base64,")  # the chip's picture, by part index
+    assert reply["parts"][0]["text"] == (
+        "compare @df and @fig | Attached pandas DataFrame `df`: | file fig.png image/png"
+    )
+
+
+async def test_an_unknown_name_or_a_refused_attachment_sends_nothing(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns.update(fig=figure(), ok="fine")
+    transport = ScriptedTransport([echo])
+    transport.attachment_limits = AttachmentLimits(  # type: ignore[attr-defined]
+        "NoImages", max_image_bytes=1, max_images=0, max_document_bytes=1, max_total_bytes=1, image_types=frozenset()
+    )
+    chat = ChatWidget(transport=transport)
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "send", "text": "look @ghost", "attach": ["ok", "ghost"], "id": "s1"})
+    front.handle({"type": "send", "text": "look @fig", "attach": ["fig"], "id": "s2"})
+    front.handle({"type": "send", "text": "look @os", "attach": ["os"], "id": "s3"})  # a module: not offered
+    errors = answers(wire, chat, "error")
+    assert [e["id"] for e in errors] == ["s1", "s2", "s3"]
+    assert "@os: it is a module" in errors[2]["message"]
+    assert "no variable 'ghost'" in errors[0]["message"]
+    assert "image" in errors[1]["message"]
+    user_ns["thing"] = object()
+    front.handle({"type": "send", "text": "look @ok @thing", "attach": ["ok", "thing"], "id": "s4"})
+    refused = answers(wire, chat, "error")[-1]["message"]
+    assert refused.startswith("@thing: cannot attach")  # which chip it is
+    assert "no conversion for builtins.object" in refused
+    assert answers(wire, chat, "sent") == []
+    assert chat.session.messages == []
+    assert chat.history == []
+    assert transport.requests == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"type": "complete"},
+        {"type": "complete", "prefix": "d"},
+        {"type": "complete", "prefix": 3, "request": 1},
+        {"type": "complete", "prefix": "a b", "request": 1},
+        {"type": "complete", "prefix": "d" * 201, "request": 1},
+        {"type": "complete", "prefix": "d", "request": -1},
+        {"type": "complete", "prefix": "d", "request": "1"},
+        {"type": "describe", "request": 1},
+        {"type": "describe", "name": "", "request": 1},
+        {"type": "describe", "name": "1abc", "request": 1},
+        {"type": "describe", "name": "x.y", "request": 1},
+        {"type": "send", "text": "hi", "attach": "df"},
+        {"type": "send", "text": "hi", "attach": [1]},
+        {"type": "send", "text": "hi", "attach": ["__import__('os')"]},
+        {"type": "send", "text": "hi", "attach": ["a"] * 21},
+        {"type": "send", "text": "hi", "attach": [], "id": ""},
+    ],
+)
+async def test_malformed_attachment_messages_get_an_error_and_change_nothing(
+    wire: Wire, user_ns: dict[str, Any], content: dict[str, Any]
+) -> None:
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    wire.comms[chat.comm.comm_id].handle(content)
+    [error] = wire.custom(chat.comm.comm_id)[-1:]
+    assert error["type"] == "error"
+    assert f"invalid {content['type']!r} message" in error["message"]
+    assert len(error["message"]) <= 1000
+    assert chat.session.messages == []
+
+
+async def test_a_view_of_one_turn_refuses_a_send_with_attachments(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns["df"] = pd.DataFrame({"x": [1]})
+    chat = ChatWidget(transport=ScriptedTransport([echo, echo]))
+    await chat.ask("first", show=False)
+    view = TurnView(chat.session, start=None)  # what ask(show=True) shows in the asking cell
+    wire.comms[view.comm.comm_id].handle({"type": "send", "text": "@df", "attach": ["df"], "id": "t1"})
+    [error] = [c for c in wire.custom(view.comm.comm_id) if c.get("type") == "error"]
+    assert error["id"] == "t1"
+    assert "chat's own input box" in error["message"]
+    assert len(chat.session.messages) == 2
+
+
+def test_thumbnails_of_sent_images_stay_small(tmp_path: Path) -> None:
+    big = tmp_path / "big.png"
+    noise = np.random.default_rng(0).integers(0, 255, (600, 800, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(big)
+    assert big.stat().st_size > 20 * MAX_THUMBNAIL_BYTES
+    parts = [
+        TextPart("look"),
+        FilePart.from_bytes(big.read_bytes(), "image/png", name="big.png"),
+        FilePart.from_bytes(b"%PDF-1.4 x", "application/pdf", name="a.pdf"),
+        FilePart.from_bytes(b"<svg onload='alert(1)'/>", "image/svg+xml", name="x.svg"),
+    ]
+    shown = message_dict(Message(Role.USER, parts), 0)
+    assert set(shown["thumbnails"]) == {"1"}  # raster images only: no PDF, no SVG
+    raw = base64.b64decode(shown["thumbnails"]["1"].split(",", 1)[1])
+    assert len(raw) <= MAX_THUMBNAIL_BYTES
+    assert int.from_bytes(raw[16:20], "big") <= 96
+
+
+async def test_a_send_with_attachments_while_busy_is_refused_with_its_id(wire: Wire, user_ns: dict[str, Any]) -> None:
+    user_ns["df"] = pd.DataFrame({"x": [1]})
+    chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(text="a slow answer " * 20), echo], delay=0.02))
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "send", "text": "first"})
+    await wait_for(lambda: chat.session.busy)
+    front.handle({"type": "send", "text": "@df", "attach": ["df"], "id": "s9"})
+    [error] = answers(wire, chat, "error")
+    assert error["id"] == "s9"
+    assert "still running" in error["message"]
+    assert answers(wire, chat, "sent") == []
+    await wait_for(lambda: not chat.session.busy, timeout=10)
+    assert chat.session.messages[0].text == "first"
+    assert len(chat.session.messages) == 2
+
+
+def test_completion_lists_at_most_fifty(user_ns: dict[str, Any]) -> None:
+    user_ns.update({f"v{i}": i for i in range(300)})
+    found = completions(user_ns, "v")
+    assert len(found) == 50
+    assert found[0].name == "v0"
