@@ -512,7 +512,8 @@ def _preview_value(value: Any) -> str:
     if isinstance(value, str):
         return value[: LATE_PREVIEW_CHARS * 2]
     try:
-        plain = ToolOutcome.success(value).value
+        late = ToolOutcome.success(value)
+        plain = late.value if late.display is None else late.display.text  # a figure, a frame: its text form
     except (UnsafeValueError, ValueError) as exc:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
             plain = checked_json(value, where="the late result")

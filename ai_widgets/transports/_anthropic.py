@@ -446,8 +446,8 @@ def _tool_use_id(call_id: str) -> str:
 
 def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None, limit: int | None) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
-    text = outcome_text(part, limit)
     pictures = images.of(part) if images is not None else []
+    text = outcome_text(part, limit, images=len(pictures))
     if pictures:
         content = [{"type": "text", "text": text}] if text else []
         block["content"] = content + [_image_block(picture) for picture in pictures]

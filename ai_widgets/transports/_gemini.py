@@ -430,11 +430,11 @@ class GeminiTransport:
             call["thoughtSignature"] = signature
         outcome = part.outcome
         failed = outcome is None or not outcome.ok
-        response: JSON = {"error" if failed else "output": outcome_text(part, limit)}
+        images = chosen.of(part)
+        response: JSON = {"error" if failed else "output": outcome_text(part, limit, images=len(images))}
         function_response: JSON = {"name": part.tool_name, "response": response}
         if sent_id is not None:
             function_response["id"] = sent_id
-        images = chosen.of(part)
         following: list[JSON] = []
         if images and self.multimodal_function_responses:
             named = [(names.take(part.tool_name, image), image) for image in images]

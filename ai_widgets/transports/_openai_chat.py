@@ -384,7 +384,8 @@ def _response_messages(
         ]
     yield assistant
     for call in calls:
-        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit)}
+        sent = len(images.of(call)) if images is not None else 0
+        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit, images=sent)}
     if images is not None and calls:
         content = _result_images(calls, images)
         if content:

@@ -302,8 +302,8 @@ class OpenAIResponsesTransport:
 
     def _output(self, part: ToolCallPart, chosen: RequestImages | None, limit: int | None) -> str | list[JSON]:
         """A call's ``function_call_output``: the text the model is told, or with images, content items."""
-        text = outcome_text(part, limit)
         images = chosen.of(part) if chosen is not None else []
+        text = outcome_text(part, limit, images=len(images))
         if not images:
             return text
         content: list[JSON] = [{"type": "input_text", "text": text}] if text else []
