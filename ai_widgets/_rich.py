@@ -32,6 +32,7 @@ __all__ = [
     "Table",
     "bounded",
     "cell",
+    "close_shown_figure",
     "display_form",
     "figure_png",
     "image_bytes",
@@ -193,6 +194,22 @@ def figure_png(value: Any) -> bytes | None:
     if figure_type is None or not isinstance(value, figure_type):
         return None
     return _png(lambda out: value.savefig(out, format="png", bbox_inches="tight"), "a matplotlib Figure")
+
+
+def close_shown_figure(value: Any) -> None:
+    """Closes a pyplot figure (or an Axes' figure) once it is shown, as the notebook's inline backend does after it
+    displays one: left open, it would show again under the next cell the person runs. Other backends' figures
+    (a window, an ipympl canvas) are the person's to close."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    figure = getattr(value, "figure", value)
+    number = getattr(figure, "number", None)
+    if pyplot is None or not isinstance(number, int):
+        return
+    try:
+        if "inline" in str(pyplot.get_backend()).lower() and pyplot.fignum_exists(number):
+            pyplot.close(figure)
+    except Exception:  # a backend that cannot say: the figure stays open
+        return
 
 
 def pil_png(value: Any) -> bytes | None:
@@ -389,6 +406,7 @@ def display_form(value: Any) -> DisplayForm:
         png, problems = None, [str(exc)]
     if png is not None:
         data["image/png"] = png
+        close_shown_figure(value)
     bundle, metadata, found = repr_bundle(value, strict=False)
     problems += found
     for mime, entry in bundle.items():

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { displayChoices, imageSource, WIDGET_VIEW } from "../src/display";
 import type { DisplayBundle, Outcome } from "../src/types";
-import { $, FakeModel, assistant, call, mount, settle } from "./helpers";
+import { $, FakeModel, assertInert, assistant, call, mount, settle } from "./helpers";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 const TABLE =
@@ -22,19 +22,10 @@ const HOSTILE = [
   '<div style="position:fixed;inset:0" onclick="alert(1)">cover</div>',
 ].join("");
 
-/** Nothing under `root` can run script or load from elsewhere. */
-function assertInert(root: Element): void {
-  for (const el of root.querySelectorAll("*")) {
-    const tag = el.tagName.toLowerCase();
-    expect(["script", "iframe", "object", "embed", "svg", "style", "form", "base", "meta", "link"]).not.toContain(tag);
-    for (const attr of el.attributes) {
-      expect(attr.name.startsWith("on"), `${tag}[${attr.name}]`).toBe(false);
-      expect(attr.name).not.toBe("style");
-      if (["href", "src", "xlink:href", "action", "formaction"].includes(attr.name)) {
-        expect(attr.value, `${tag}[${attr.name}]`).toMatch(tag === "img" ? /^data:image\// : /^(https?:|mailto:)/i);
-      }
-    }
-  }
+/** Nothing under `root` can run script or load from elsewhere (an image only ever a data URI). */
+function assertInertHere(root: Element): void {
+  assertInert(root);
+  for (const img of root.querySelectorAll("img[src]")) expect(img.getAttribute("src")).toMatch(/^data:image\//);
 }
 
 function success(display: DisplayBundle, extra: Partial<Outcome> = {}): Outcome {
@@ -106,7 +97,7 @@ describe("a result's display in the card", () => {
     expect(cells).toEqual(["Lisbon", "545000", "Porto", "232000"]);
     expect(el.querySelector(".aiw-display style")).toBeNull();
     expect(el.querySelector(".aiw-json, .aiw-tool-result")).not.toBeNull();
-    assertInert($(el, ".aiw-display"));
+    assertInertHere($(el, ".aiw-display"));
   });
 
   it("runs nothing from hostile HTML, and a script-only page falls through to the image", async () => {
@@ -114,7 +105,7 @@ describe("a result's display in the card", () => {
     (window as unknown as { alert: unknown }).alert = alert;
     const hostile = await card(success({ data: { "text/html": HOSTILE, "text/plain": "evil" } }));
     await settle();
-    assertInert(hostile);
+    assertInertHere(hostile);
     expect($(hostile, ".aiw-display").dataset.kind).toBe("html");
     expect($(hostile, ".aiw-display").textContent).toContain("cover");
     const chart = await card(
@@ -130,10 +121,10 @@ describe("a result's display in the card", () => {
     expect($(chart, ".aiw-display").dataset.kind).toBe("image");
     const svg = await card(success({ data: { "image/svg+xml": '<svg onload="alert(1)"><script>alert(2)</script></svg>' } }));
     expect($(svg, ".aiw-display img").getAttribute("src")).toMatch(/^data:image\/svg\+xml;base64,/);
-    assertInert(svg);
+    assertInertHere(svg);
     const md = await card(success({ data: { "text/markdown": "**bold** [x](javascript:alert(1))", "text/plain": "m" } }));
     expect($(md, ".aiw-display strong").textContent).toBe("bold");
-    assertInert(md);
+    assertInertHere(md);
     await settle();
     expect(alert).not.toHaveBeenCalled();
   });

@@ -35,7 +35,6 @@ RICH = IMPORTS + textwrap.dedent(
         figure, axes = plt.subplots(figsize=(4, 2.5))
         axes.plot(range(n), [i * i for i in range(n)], marker="o")
         axes.set_title("Squares")
-        plt.close(figure)  # shown by the card, not again by the inline backend
         return figure
 
 

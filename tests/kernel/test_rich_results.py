@@ -46,6 +46,7 @@ chat = ChatWidget(transport=transport, tools=[plot, table], placeholder="rich")
 def told():
     request = [r for r in transport.requests if r.tool_results()][-1]
     print("TOLD", json.dumps([p.result_for_model() for p in request.tool_results()]))
+    print("OPEN", plt.get_fignums())
 """
 
 
@@ -88,7 +89,9 @@ def test_a_figure_and_a_frame_from_tools_reach_the_card_and_the_model(kernel: tu
     assert "Lisbon" in frame["data"]["text/html"]
     assert frame["text"].startswith("pandas DataFrame:\n2 rows × 2 columns")
 
-    lines = [line for line in fe.run("told()").splitlines() if line.startswith("TOLD ")]
+    printed = fe.run("told()").splitlines()
+    lines = [line for line in printed if line.startswith("TOLD ")]
     figure_text, frame_text = json.loads(lines[0][len("TOLD ") :])
+    assert "OPEN []" in printed  # closed once shown, as the inline backend does: no second copy under a later cell
     assert figure_text.startswith("<Figure size 300x200")
     assert "| 0 | Lisbon | 545000 |" in frame_text
