@@ -200,7 +200,7 @@ class ToolOutcome(BaseModel):
             display: What the card shows, as a notebook would (:meth:`DisplayBundle.of`); the model also receives
                 its text form and its image (PNG, JPEG, GIF or WebP), where it has one.
         """
-        if display is None and is_rich(value):
+        if display is None and is_rich(value) and not isinstance(value, ToolOutcome):
             value, display = None, value
         return cls(
             status="success",

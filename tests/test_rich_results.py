@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -284,3 +285,35 @@ async def test_the_history_file_keeps_what_the_card_showed(tmp_path: Path) -> No
 def test_a_failure_has_no_display() -> None:
     with pytest.raises(TypeError):
         ToolOutcome.failure("no", display=HTML("x"))  # type: ignore[call-arg]
+
+
+async def test_a_sync_tools_display_is_made_on_its_own_thread_not_the_event_loops() -> None:
+    made_on: list[int] = []
+
+    class Drawn:
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+            made_on.append(threading.get_ident())
+            return {"image/png": PNG, "text/plain": "drawn"}
+
+    @tool
+    def draw() -> Drawn:
+        """Draws."""
+        return Drawn()
+
+    @tool
+    def outcome() -> ToolOutcome:
+        """Returns its own outcome (which has a rich repr of its own, and stays what it is)."""
+        return ToolOutcome.success("as is")
+
+    script = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="draw"), ScriptedToolCall(name="outcome")]), "ok"]
+    )
+    session = ChatSession(script, tools=[draw, outcome])
+    await session.send("go")
+    drawn, kept = (c.outcome for c in session.messages[1].tool_calls)
+    assert drawn is not None
+    assert drawn.display is not None
+    assert drawn.display.image() == ("image/png", PNG)
+    assert made_on
+    assert threading.get_ident() not in made_on
+    assert kept == ToolOutcome.success("as is")

@@ -496,6 +496,8 @@ def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["return
     if isinstance(value, ToolOutcome):
         if value.ok:
             text = value.text if value.value is None and value.text is not None else _preview_value(value.value)
+            if value.value is None and value.text is None and value.display is not None:
+                text = value.display.text  # a figure, a frame: its text form
         else:
             text = f"a failure: {value.message or ''}"
     else:
@@ -512,8 +514,7 @@ def _preview_value(value: Any) -> str:
     if isinstance(value, str):
         return value[: LATE_PREVIEW_CHARS * 2]
     try:
-        late = ToolOutcome.success(value)
-        plain = late.value if late.display is None else late.display.text  # a figure, a frame: its text form
+        plain = ToolOutcome.success(value).value
     except (UnsafeValueError, ValueError) as exc:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
             plain = checked_json(value, where="the late result")
