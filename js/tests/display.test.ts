@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { displayChoices, imageSource, WIDGET_VIEW } from "../src/display";
+import { disposeDisplays } from "../src/render/display";
 import type { DisplayBundle, Outcome } from "../src/types";
 import { $, FakeModel, assertInert, assistant, call, mount, settle } from "./helpers";
 
@@ -172,6 +173,10 @@ describe("a result's display in the card", () => {
     expect(box.querySelector(".fake-slider")).not.toBeNull();
     expect(box.querySelector(".aiw-display-text")).toBeNull();
     expect(attached).toEqual([box]);
+    disposeDisplays(live); // the card re-renders its result, or goes: the view goes with it, once
+    disposeDisplays(live);
+    expect(removed).toHaveBeenCalledTimes(1);
+    expect(box.querySelector(".fake-slider")).toBeNull();
 
     // A kernel that no longer has the model (a reopened notebook): the text stays.
     const gone = new FakeModel({ collapse_tool_calls: false });

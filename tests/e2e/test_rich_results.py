@@ -1,9 +1,11 @@
 """Rich tool results in JupyterLab: a matplotlib figure shows as an image in its card, a DataFrame as its table, an
 ipywidget (an IntSlider) lives inside its card (moved in the page, the kernel's widget follows), and a hostile
-``text/html`` result runs nothing."""
+``text/html`` result runs nothing; saved with the widget state and reopened without the kernel, the cards show the
+figure and the table again."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -18,6 +20,7 @@ from chat_ui import (
     wait_idle,
 )
 from playwright.sync_api import expect
+from test_saved_state import SAVE_STATE, save_and_reopen_without_kernel
 
 pytestmark = pytest.mark.e2e
 
@@ -127,4 +130,34 @@ def test_figures_tables_and_widgets_show_in_their_cards(chromium_page, server, n
     cards.nth(2).scroll_into_view_if_needed()
     screenshot(cards.nth(2), artifacts, "rich-results-widget")
     screenshot(cards.nth(0), artifacts, "rich-results-figure")
+    assert_no_widget_errors(page)
+
+
+def test_a_saved_notebook_shows_the_figure_and_the_table_again(chromium_page, server, notebook_name, artifacts):
+    page, srv, nb = chromium_page, server("lab", settings=SAVE_STATE), notebook_name
+    srv.write_notebook(nb, [RICH])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "show me")
+    expect(last_assistant(widget)).to_contain_text("Here they are.", timeout=WAIT)
+    wait_idle(widget)
+
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == 2)
+    calls = [p for p in state["history"][1]["parts"] if p["kind"] == "tool_call"]
+    assert [sorted(c["outcome"]["display"]["data"]) for c in calls] == [
+        ["image/png", "text/plain"],
+        ["text/html", "text/plain"],
+        ["application/vnd.jupyter.widget-view+json", "text/plain"],
+        ["text/html", "text/plain"],
+    ]
+    cards = widget.locator(".aiw-tool-card")
+    expect(cards).to_have_count(4)
+    expect(cards.nth(0).locator(".aiw-display img")).to_be_visible()
+    assert cards.nth(0).locator(".aiw-display img").evaluate("img => img.complete && img.naturalWidth") > 200
+    expect(cards.nth(1).locator(".aiw-display-html td").first).to_have_text("Lisbon")
+    # The slider's model is in the saved widget state too: the card shows it again, or its text when it cannot.
+    slider = cards.nth(2).locator(".aiw-display-widget")
+    expect(slider).to_have_attribute("data-live", re.compile("true|false"), timeout=WAIT)
+    if slider.get_attribute("data-live") == "false":
+        expect(slider).to_have_text("IntSlider(value=3, description='Level', max=10)")
+    screenshot(widget, artifacts, "rich-results-reopened")
     assert_no_widget_errors(page)
