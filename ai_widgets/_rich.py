@@ -12,6 +12,7 @@ import base64
 import binascii
 import io
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -105,6 +106,8 @@ class Table:
 
 def cell(value: Any) -> str:
     """One cell of a table's text view: one line, pipes escaped, at most a few dozen characters."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"  # as pandas and polars show a missing float, not Python's "nan"
     try:
         text = str(value)
     except Exception:

@@ -250,7 +250,8 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
 
 
 def _what(value: Any) -> str:
-    return f"a {type(value).__qualname__}"
+    name = type(value).__qualname__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def _titled(kind: str, name: str | None, body: str) -> str:

@@ -282,7 +282,7 @@ def test_a_table_view_says_shape_columns_first_rows_and_what_was_left_out() -> N
     assert text == (
         "Attached pandas DataFrame `df`:\n1,000 rows × 3 columns\n"
         "Columns (dtype): 0 (int64), ('a', 'b') (float64)\n\n"
-        "|  | 0 | ('a', 'b') |\n|---|---|---|\n| 0 | 1 | nan |\n| 1 | a\\|b c | 2.5 |\n\n"
+        "|  | 0 | ('a', 'b') |\n|---|---|---|\n| 0 | 1 | NaN |\n| 1 | a\\|b c | 2.5 |\n\n"
         "(Not shown: 998 of 1,000 rows and 1 of 3 columns; Preview(value, max_rows=..., max_columns=...) shows more.)"
     )
     empty = table_text(kind="polars DataFrame", name=None, shape=(0, 0), columns=[], rows=[], index=None, max_chars=99)
@@ -301,14 +301,14 @@ def test_a_pandas_frame_and_series() -> None:
     assert text.startswith(
         "Attached pandas DataFrame `df`:\n100 rows × 3 columns\nColumns (dtype): a (int64), 3 (float64)"
     )
-    assert "| 0 | 0 | nan |" in text
+    assert "| 0 | 0 | NaN |" in text
     assert "98 of 100 rows and 1 of 3 columns" in text
     assert only_text(attachment_parts(pd.DataFrame())).endswith("0 rows × 0 columns")
     huge = pd.DataFrame({"a": range(1_000_000)})
     assert len(only_text(attachment_parts(huge))) < 2_000
     series = only_text(attachment_parts(pd.Series([1.5, None], name="v")))
     assert "Columns (dtype): v (float64)" in series
-    assert "| 1 | nan |" in series
+    assert "| 1 | NaN |" in series
 
 
 def test_a_polars_frame_and_series() -> None:
