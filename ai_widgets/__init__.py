@@ -21,6 +21,7 @@ from ai_widgets.session import ChatSession, NoOutputError, OutputValidationError
 from ai_widgets.tools import (
     Attachment,
     Citation,
+    DisplayBundle,
     Tool,
     ToolDefinition,
     ToolError,
@@ -46,6 +47,7 @@ __all__ = [
     "ChatWidget",
     "Citation",
     "DefaultApprovalPolicy",
+    "DisplayBundle",
     "File",
     "FilePart",
     "FinishReason",

@@ -11,11 +11,7 @@ theirs only when its library is loaded already (``sys.modules``), so importing a
 
 from __future__ import annotations
 
-import base64
-import binascii
-import io
 import json
-import math
 import mimetypes
 import sys
 from collections.abc import Callable, Mapping
@@ -25,6 +21,20 @@ from typing import Any, TypeAlias
 
 from ai_widgets._file_limits import AttachmentError, AttachmentLimits
 from ai_widgets._media import IMAGE_TYPES, PDF_TYPE, is_pdf, sniff_image, whole_image
+from ai_widgets._rich import (
+    IMAGE_REPRS,
+    TEXT_REPRS,
+    ReprError,
+    Table,
+    bounded,
+    figure_png,
+    image_bytes,
+    loaded,
+    pil_png,
+    repr_bundle,
+    table_body,
+    table_of,
+)
 from ai_widgets._safe import safe_text
 from ai_widgets.messages import FilePart, TextPart
 
@@ -52,7 +62,6 @@ DEFAULT_MAX_ROWS = 20
 DEFAULT_MAX_COLUMNS = 50
 #: The largest file read from a ``Path`` (it is read whole before its type is known).
 MAX_FILE_BYTES = 64 * 1024 * 1024
-_MAX_CELL_CHARS = 60  # one cell of a frame's text view
 
 AttachmentPart: TypeAlias = FilePart | TextPart
 #: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
@@ -252,13 +261,7 @@ def _titled(kind: str, name: str | None, body: str) -> str:
 
 def _bounded(text: str, max_chars: int) -> str:
     """``text``, or its first ``max_chars`` characters and a note of what was left out."""
-    if len(text) <= max_chars:
-        return text
-    more = len(text) - max_chars
-    return (
-        f"{text[:max_chars]}\n[… {more:,} more characters left out: this view is at most {max_chars:,} characters "
-        "(Preview(value, max_chars=...) sets another budget)]"
-    )
+    return bounded(text, max_chars, " (Preview(value, max_chars=...) sets another budget)")
 
 
 # --- bytes, files and paths -------------------------------------------------------------------------------------------
@@ -331,23 +334,7 @@ def _file_parts(raw: bytes, media_type: str, name: str | None, max_chars: int) -
 
 # --- the data libraries (used only when loaded already) ---------------------------------------------------------------
 
-
-def _loaded(module: str, name: str) -> Any:
-    """The class ``module.name`` when its library is loaded already, else ``None`` (typed ``Any``: the objects it
-    recognises are read with their own library's API)."""
-    found = getattr(sys.modules.get(module), name, None)
-    return found if isinstance(found, type) else None
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN"  # as pandas and polars show a missing float, not Python's "nan"
-    try:
-        text = str(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= _MAX_CELL_CHARS else text[: _MAX_CELL_CHARS - 1] + "…"
+_MORE = "; Preview(value, max_rows=..., max_columns=...) shows more"
 
 
 def table_text(
@@ -372,75 +359,29 @@ def table_text(
         index: The header of the index column, or ``None`` for a frame without one.
         max_chars: The budget.
     """
-    n_rows, n_columns = shape
-    lines = [f"{n_rows:,} row{'s' * (n_rows != 1)} × {n_columns:,} column{'s' * (n_columns != 1)}"]
-    if columns:
-        lines.append("Columns (dtype): " + ", ".join(f"{_cell(c)} ({d})" for c, d in columns))
-    if rows:
-        header = ([index] if index is not None else []) + [_cell(c) for c, _ in columns]
-        lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    left = [f"{n_rows - len(rows):,} of {n_rows:,} rows"] if len(rows) < n_rows else []
-    if len(columns) < n_columns:
-        left.append(f"{n_columns - len(columns):,} of {n_columns:,} columns")
-    if left:
-        lines += ["", f"(Not shown: {' and '.join(left)}; Preview(value, max_rows=..., max_columns=...) shows more.)"]
-    return _titled(kind, name, _bounded("\n".join(lines), max_chars))
+    body = table_body(Table(kind, shape, columns, rows, index), hint=_MORE)
+    return _titled(kind, name, _bounded(body, max_chars))
 
 
-def _table_part(
-    preview: Preview,
-    kind: str,
-    shape: tuple[int, int],
-    columns: list[tuple[Any, Any]],
-    rows: list[tuple[Any, ...]],
-    index: str | None,
-) -> list[AttachmentPart]:
-    """A frame's text view (:func:`table_text`) as the one part it becomes, within the preview's budget."""
+def _frames(preview: Preview) -> list[AttachmentPart] | None:
+    """A pandas or polars frame or series as its one text part (:func:`table_text`), within the preview's budget."""
+    table = table_of(preview.value, max_rows=preview.max_rows, max_columns=preview.max_columns)
+    if table is None:
+        return None
     text = table_text(
-        kind=kind, name=preview.name, shape=shape, columns=columns, rows=rows, index=index, max_chars=preview.max_chars
+        kind=table.kind,
+        name=preview.name,
+        shape=table.shape,
+        columns=table.columns,
+        rows=table.rows,
+        index=table.index,
+        max_chars=preview.max_chars,
     )
     return [TextPart(text)]
 
 
-def _pandas(preview: Preview) -> list[AttachmentPart] | None:
-    frame_type, series_type = _loaded("pandas", "DataFrame"), _loaded("pandas", "Series")
-    value, rows_wanted, columns_wanted = preview.value, preview.max_rows, preview.max_columns
-    if frame_type is not None and isinstance(value, frame_type):
-        head = value.iloc[:rows_wanted, :columns_wanted]
-        columns = [(c, value.dtypes.iloc[i]) for i, c in enumerate(head.columns)]
-        # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
-        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
-        shape = (int(value.shape[0]), int(value.shape[1]))
-    elif series_type is not None and isinstance(value, series_type):
-        columns = [(value.name if value.name is not None else "value", value.dtype)]
-        rows = list(value.iloc[:rows_wanted].items())
-        shape = (len(value), 1)
-    else:
-        return None
-    index = _cell(value.index.name) if value.index.name is not None else ""
-    return _table_part(preview, f"pandas {type(value).__name__}", shape, columns, rows, index)
-
-
-def _polars(preview: Preview) -> list[AttachmentPart] | None:
-    frame_type, series_type = _loaded("polars", "DataFrame"), _loaded("polars", "Series")
-    value = preview.value
-    if frame_type is not None and isinstance(value, frame_type):
-        names = list(value.columns)[: preview.max_columns]
-        columns = list(zip(names, value.dtypes[: len(names)], strict=True))
-        rows = value.head(preview.max_rows).select(names).rows() if names else []
-        shape = (int(value.height), int(value.width))
-    elif series_type is not None and isinstance(value, series_type):
-        columns = [(value.name or "value", value.dtype)]
-        rows = [(v,) for v in value.head(preview.max_rows).to_list()]
-        shape = (len(value), 1)
-    else:
-        return None
-    return _table_part(preview, f"polars {type(value).__name__}", shape, columns, rows, None)
-
-
 def _numpy(preview: Preview) -> list[AttachmentPart] | None:
-    array_type, scalar_type = _loaded("numpy", "ndarray"), _loaded("numpy", "generic")
+    array_type, scalar_type = loaded("numpy", "ndarray"), loaded("numpy", "generic")
     value = preview.value
     if scalar_type is not None and isinstance(value, scalar_type):
         return [TextPart(_titled(f"numpy {value.dtype}", preview.name, _bounded(str(value), preview.max_chars)))]
@@ -454,58 +395,24 @@ def _numpy(preview: Preview) -> list[AttachmentPart] | None:
     return [TextPart(_titled("numpy array", preview.name, _bounded(body, preview.max_chars)))]
 
 
-def _png(save: Callable[[io.BytesIO], None], what: str, name: str | None) -> list[AttachmentPart]:
-    buffer = io.BytesIO()
+def _images(preview: Preview) -> list[AttachmentPart] | None:
+    """A matplotlib figure (or axes) or a PIL image as its PNG."""
+    value, name = preview.value, preview.name
     try:
-        save(buffer)
-    except Exception as exc:
-        raise AttachmentError(
-            f"cannot attach {what}: it could not be saved as PNG ({type(exc).__name__}: {exc})"
-        ) from exc
-    return _bytes_parts(buffer.getvalue(), f"{name or what.split()[-1].lower()}.png", "image/png", DEFAULT_MAX_CHARS)
-
-
-def _matplotlib(preview: Preview) -> list[AttachmentPart] | None:
-    figure_type, axes_type = _loaded("matplotlib.figure", "Figure"), _loaded("matplotlib.axes", "Axes")
-    value = preview.value
-    if axes_type is not None and isinstance(value, axes_type):
-        value = value.figure
-    if figure_type is None or not isinstance(value, figure_type):
+        raw = figure_png(value)
+        what = "figure" if raw is not None else "image"
+        raw = raw if raw is not None else pil_png(value)
+    except ReprError as exc:
+        raise AttachmentError(f"cannot attach {exc}") from exc
+    if raw is None:
         return None
-    return _png(lambda out: value.savefig(out, format="png", bbox_inches="tight"), "a matplotlib Figure", preview.name)
+    return _bytes_parts(raw, f"{name or what}.png", "image/png", DEFAULT_MAX_CHARS)
 
 
-def _pil(preview: Preview) -> list[AttachmentPart] | None:
-    image_type = _loaded("PIL.Image", "Image")
-    value = preview.value
-    if image_type is None or not isinstance(value, image_type):
-        return None
-
-    def save(out: io.BytesIO) -> None:
-        try:
-            value.save(out, format="PNG")
-        except (OSError, ValueError):  # a mode PNG has no form for (CMYK, YCbCr...)
-            out.seek(0)
-            out.truncate()
-            value.convert("RGBA").save(out, format="PNG")
-
-    return _png(save, "a PIL Image", preview.name)
-
-
-_LIBRARIES: tuple[Callable[[Preview], list[AttachmentPart] | None], ...] = (_pandas, _polars, _numpy, _matplotlib, _pil)
+_LIBRARIES: tuple[Callable[[Preview], list[AttachmentPart] | None], ...] = (_frames, _numpy, _images)
 
 
 # --- rich reprs -------------------------------------------------------------------------------------------------------
-
-_IMAGE_REPRS = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"))
-_TEXT_REPRS = (
-    ("text/markdown", "_repr_markdown_"),
-    ("text/plain", None),
-    ("text/html", "_repr_html_"),
-    ("text/latex", "_repr_latex_"),
-    ("application/json", "_repr_json_"),
-    ("image/svg+xml", "_repr_svg_"),
-)
 
 
 def rich_bundle(value: Any) -> dict[str, Any]:
@@ -515,44 +422,23 @@ def rich_bundle(value: Any) -> dict[str, Any]:
     Raises:
         AttachmentError: A repr method raised.
     """
-    bundle: dict[str, Any] = {}
-    if isinstance(value, type):
-        return bundle  # a class's repr methods want an instance
-    method = getattr(value, "_repr_mimebundle_", None)
     try:
-        if callable(method):
-            got = method(include=None, exclude=None)
-            if isinstance(got, tuple) and got:
-                got = got[0]
-            if isinstance(got, dict):
-                bundle.update(got)
-        for mime, name in (*_IMAGE_REPRS, *_TEXT_REPRS):
-            method = getattr(value, name, None) if name and mime not in bundle else None
-            if callable(method):
-                got = method()
-                if isinstance(got, tuple) and got:
-                    got = got[0]  # (data, metadata)
-                if got is not None:
-                    bundle[mime] = got
-    except AttachmentError:
-        raise
-    except Exception as exc:
-        raise AttachmentError(
-            f"cannot attach {_what(value)}: its rich repr raised {type(exc).__name__}: {exc}"
-        ) from exc
+        bundle, _, _ = repr_bundle(value)
+    except ReprError as exc:
+        raise AttachmentError(f"cannot attach {_what(value)}: {exc}") from exc
     return bundle
 
 
 def _rich_parts(preview: Preview) -> list[AttachmentPart] | None:
     bundle = rich_bundle(preview.value)
     parts: list[AttachmentPart] = []
-    for mime, _ in _IMAGE_REPRS:
-        raw = _image_bytes(bundle.get(mime))
+    for mime, _ in IMAGE_REPRS:
+        raw = image_bytes(bundle.get(mime))
         if raw is not None and sniff_image(raw[:16]) == mime and whole_image(mime, raw):
             suffix = ".png" if mime == "image/png" else ".jpg"
             parts.append(FilePart.from_bytes(raw, mime, name=f"{preview.name or 'image'}{suffix}"))
             break
-    for mime, _ in _TEXT_REPRS:
+    for mime, _ in TEXT_REPRS:
         text = bundle.get(mime)
         if mime == "application/json" and text is not None and not isinstance(text, str):
             try:
@@ -564,14 +450,3 @@ def _rich_parts(preview: Preview) -> list[AttachmentPart] | None:
             parts.append(TextPart(_titled(kind, preview.name, _bounded(text, preview.max_chars))))
             break
     return parts or None
-
-
-def _image_bytes(data: Any) -> bytes | None:
-    if isinstance(data, (bytes, bytearray)):
-        return bytes(data)
-    if isinstance(data, str):  # a mime bundle's images are base64 text
-        try:
-            return base64.b64decode("".join(data.split()), validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    return None

@@ -1,5 +1,5 @@
-"""What a call gives back: its outcome (value or failure, with citations and attachments), made safe to keep, and
-the one line a notebook shows for it."""
+"""What a call gives back: its outcome (value or failure, with citations, attachments and what it shows), made safe
+to keep, and the one line a notebook shows for it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from pydantic_core import to_jsonable_python
 
 from ai_widgets._html import clipped, escaped, json_text
+from ai_widgets._media import IMAGE_TYPES
+from ai_widgets._rich import WIDGET_VIEW_TYPE, display_form, is_rich
 from ai_widgets._safe import UnsafeValueError, check_size, checked_json, redact, safe_text
 from ai_widgets._traceback import user_first_traceback
 
 __all__ = [
     "Attachment",
     "Citation",
+    "DisplayBundle",
     "ToolError",
     "ToolOutcome",
     "display_outcome",
@@ -51,6 +54,67 @@ class Attachment(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         if (self.data is None) == (self.url is None):
             raise ValueError("an attachment needs exactly one of data (base64) or url")
+
+
+class DisplayBundle(BaseModel):
+    """What a tool's result shows, as a notebook shows it: its mime bundle (``data``: mime type to text, base64 for
+    images, JSON for JSON types; always with ``text/plain``), the bundle's ``metadata``, and ``text``, what the
+    model reads of it (a frame's bounded text view, else its ``text/plain``). JSON, so it is kept in the history.
+
+    Build one with :meth:`of`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    data: dict[str, Any]
+    metadata: dict[str, Any] = {}
+    text: str = ""
+
+    @classmethod
+    def of(cls, value: Any) -> DisplayBundle:
+        """What ``value`` shows: a matplotlib figure or PIL image as PNG, a pandas or polars frame as its HTML table
+        (and its bounded text view for the model), anything else by its rich repr (``_repr_mimebundle_``,
+        ``_repr_png_``, ``_repr_html_``...: an ``IPython.display`` object, a plotly or altair chart, an ipywidget).
+        A dict of mime types (``{"text/html": ..., "text/plain": ...}``) is taken as a bundle.
+
+        Never raises: what cannot be kept (a repr that raises, a broken image, more than
+        :data:`ai_widgets._rich.MAX_DISPLAY_CHARS` characters) is left out, and the text says so.
+        """
+        if isinstance(value, DisplayBundle):
+            return value
+        if isinstance(value, dict) and value and all(isinstance(k, str) and "/" in k for k in value):
+            value = _Bundle(value)
+        form = display_form(value)
+        return cls(data=form.data, metadata=form.metadata, text=form.text)
+
+    def image(self) -> tuple[str, str] | None:
+        """The bundle's image a model can take, as (media type, base64 data): PNG first, then JPEG, GIF, WebP."""
+        for mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+            data = self.data.get(mime)
+            if isinstance(data, str) and mime in IMAGE_TYPES:
+                return mime, data
+        return None
+
+    @property
+    def widget_model_id(self) -> str | None:
+        """The model id of the ipywidget this shows, if it is one (the card shows it live where it can)."""
+        view = self.data.get(WIDGET_VIEW_TYPE)
+        model_id = view.get("model_id") if isinstance(view, dict) else None
+        return model_id if isinstance(model_id, str) else None
+
+
+class _Bundle:
+    """A mime bundle given as a dict, shown as an object with that bundle would be."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self._bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return self._bundle
+
+    def __repr__(self) -> str:
+        text = self._bundle.get("text/plain")
+        return text if isinstance(text, str) else "(a display bundle)"
 
 
 class ToolError(BaseModel):
@@ -98,7 +162,8 @@ class ToolError(BaseModel):
 class ToolOutcome(BaseModel):
     """The result of a tool call: a success with a value, or a failure with a message for the model.
 
-    Build one with :meth:`success` or :meth:`failure`.
+    Build one with :meth:`success` or :meth:`failure`. A tool that returns an object with a rich repr (a figure, a
+    frame, an ``IPython.display`` object, an ipywidget) gets a success whose :attr:`display` shows it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -111,6 +176,7 @@ class ToolOutcome(BaseModel):
     message: str | None = None
     retryable: bool = False
     error: ToolError | None = None
+    display: DisplayBundle | None = None
 
     @classmethod
     def success(
@@ -120,21 +186,29 @@ class ToolOutcome(BaseModel):
         text: str | None = None,
         citations: tuple[Citation | str | dict[str, Any], ...] | list[Any] = (),
         attachments: tuple[Attachment | dict[str, Any], ...] | list[Any] = (),
+        display: Any = None,
     ) -> ToolOutcome:
         """A successful result.
 
         Args:
-            value: What the model receives, as JSON (a pydantic model, dataclass, dict, list, str, number...).
+            value: What the model receives, as JSON (a pydantic model, dataclass, dict, list, str, number...). An
+                object with a rich repr (a figure, a frame, an ``IPython.display`` object, an ipywidget) is shown
+                instead, as ``display`` would be.
             text: Display text for the card (markdown); the model receives it when ``value`` is ``None``.
             citations: Sources, as :class:`Citation`, URLs or dicts.
             attachments: Files, as :class:`Attachment` or dicts.
+            display: What the card shows, as a notebook would (:meth:`DisplayBundle.of`); the model also receives
+                its text form and its image (PNG, JPEG, GIF or WebP), where it has one.
         """
+        if display is None and is_rich(value) and not isinstance(value, ToolOutcome):
+            value, display = None, value
         return cls(
             status="success",
             value=_jsonable(value),
             text=text,
             citations=tuple(Citation(url=c) if isinstance(c, str) else Citation.model_validate(c) for c in citations),
             attachments=tuple(Attachment.model_validate(a) for a in attachments),
+            display=None if display is None else DisplayBundle.of(display),
         )
 
     @classmethod
@@ -167,10 +241,14 @@ class ToolOutcome(BaseModel):
         if self.status == "failure":
             return self.message or "The tool call failed."
         if self.value is None:
-            return self.text if self.text is not None else ""
-        if isinstance(self.value, str):
-            return self.value
-        return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+            told = self.text if self.text is not None else ""
+        elif isinstance(self.value, str):
+            told = self.value
+        else:
+            told = json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
+        if self.display is None or not self.display.text:
+            return told
+        return f"{told}\n\n{self.display.text}" if told else self.display.text
 
     def _repr_html_(self) -> str:
         """One line for a notebook: ``Result: …`` or ``Failed: …``, escaped."""
@@ -259,6 +337,11 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
             if cleaned_error != error:
                 cleaned_error._exception = error._exception
                 update["error"] = cleaned_error
+        if outcome.display is not None:
+            shown = checked_json(outcome.display.model_dump(), where="the result's display")
+            update["display"] = DisplayBundle(
+                data=shown["data"], metadata=shown["metadata"], text=safe_text(shown["text"])
+            )
         if outcome.citations or outcome.attachments:
             dumped = checked_json(
                 {
@@ -291,8 +374,10 @@ def outcome_summary(outcome: ToolOutcome) -> tuple[str, str]:
         return "Failed", clipped(" ".join(detail.split()), _MAX_SHOWN)
     if outcome.value is not None:
         shown = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
+    elif outcome.text:
+        shown = outcome.text
     else:
-        shown = outcome.text or ""
+        shown = outcome.display.text if outcome.display is not None else ""
     return "Result", clipped(" ".join(shown.split()), _MAX_SHOWN)
 
 

@@ -496,6 +496,8 @@ def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["return
     if isinstance(value, ToolOutcome):
         if value.ok:
             text = value.text if value.value is None and value.text is not None else _preview_value(value.value)
+            if value.value is None and value.text is None and value.display is not None:
+                text = value.display.text  # a figure, a frame: its text form
         else:
             text = f"a failure: {value.message or ''}"
     else:

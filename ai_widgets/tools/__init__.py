@@ -14,7 +14,7 @@ provider receives it, with its size), ``_checks`` (``Tool.check()``: what a prov
 below the tools, in :mod:`ai_widgets.outcome`; it is re-exported here.
 """
 
-from ai_widgets.outcome import Attachment, Citation, ToolError, ToolOutcome, safe_outcome
+from ai_widgets.outcome import Attachment, Citation, DisplayBundle, ToolError, ToolOutcome, safe_outcome
 from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import ToolDefinition, ToolRisk
 from ai_widgets.tools._invocation import ToolInvocation, ToolProgress, parse_arguments
@@ -25,6 +25,7 @@ from ai_widgets.tools._tool import Tool, tool
 __all__ = [
     "Attachment",
     "Citation",
+    "DisplayBundle",
     "Tool",
     "ToolDefinition",
     "ToolError",

@@ -12,6 +12,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ai_widgets._rich import is_rich
 from ai_widgets._safe import UnsafeValueError
 from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_signature
 from ai_widgets._threads import ToolThreads, default_tool_threads
@@ -271,7 +272,11 @@ class Tool:
             # With the caller's context variables, as a direct call would see them.
             context = contextvars.copy_context()
             future = threads.submit(
-                context.run, handler, *args, __label__=f"{self.name} ({invocation.tool_call_id})", **kwargs
+                context.run,
+                _shown_on_its_thread(handler),
+                *args,
+                __label__=f"{self.name} ({invocation.tool_call_id})",
+                **kwargs,
             )
             try:
                 result = await asyncio.wrap_future(future, loop=loop)
@@ -284,6 +289,17 @@ class Tool:
         if inspect.isawaitable(result):
             return await result
         return result
+
+
+def _shown_on_its_thread(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """``handler``, whose rich result (a figure, a frame) becomes its outcome on the tool's own thread: drawing a
+    figure's PNG takes a while, which the event loop (the kernel's, in a notebook) should not wait for."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = handler(*args, **kwargs)
+        return ToolOutcome.success(result) if is_rich(result) and not isinstance(result, ToolOutcome) else result
+
+    return call
 
 
 def _is_async_generator(handler: Any) -> bool:

@@ -131,13 +131,13 @@ class AnthropicTransport:
       round of parallel calls, which the API accepts.) Consecutive messages of one role are merged, as the API requires
       alternation. Local calls of any provider go as ``tool_use``, their ids with characters the API refuses replaced by
       ``_``.
-    - Images in tool results go inside the ``tool_result``: with images (image attachments of successful outcomes:
-      PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL) its ``content`` is a list, a ``text``
-      block (the text the model is told; left out when empty) then one ``{"type": "image", "source": {"type":
-      "base64", "media_type", "data"}}`` per image (``{"type": "url", "url"}`` for a URL); without, the text. Other
-      attachments, and an image the API would refuse (another format, larger, not base64, cut short), show on the
-      card only, as do the oldest images once a request would carry more than 24 MB of them or more than 100. Off
-      with ``tool_images=False``.
+    - Images in tool results go inside the ``tool_result``: with images (image attachments of successful outcomes and
+      the image their display shows, a figure's PNG: PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL)
+      its ``content`` is a list, a ``text`` block (the text the model is told; left out when empty) then one ``{"type":
+      "image", "source": {"type": "base64", "media_type", "data"}}`` per image (``{"type": "url", "url"}`` for a URL);
+      without, the text. Other attachments, and an image the API would refuse (another format, larger, not base64, cut
+      short), show on the card only, as do the oldest images once a request would carry more than 24 MB of them or more
+      than 100. Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "anthropic"`` send theirs back. Thinking must come back exactly
       as received: a reasoning part holds ``{"signature": ...}`` for one ``thinking`` block (its text is the part's
       text), or ``{"blocks": [...]}``, the blocks themselves as they came, when it holds a ``redacted_thinking``
@@ -446,8 +446,8 @@ def _tool_use_id(call_id: str) -> str:
 
 def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None, limit: int | None) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
-    text = outcome_text(part, limit)
     pictures = images.of(part) if images is not None else []
+    text = outcome_text(part, limit, images=len(pictures))
     if pictures:
         content = [{"type": "text", "text": text}] if text else []
         block["content"] = content + [_image_block(picture) for picture in pictures]

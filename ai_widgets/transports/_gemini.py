@@ -168,12 +168,12 @@ class GeminiTransport:
       any other provider, are left out. The first function call of each model content that has no signature of
       Gemini's gets the dummy signature Google documents for calls Gemini did not sign
       (``skip_thought_signature_validator``), so a conversation begun elsewhere can go on here.
-    - Images in tool results (image attachments of a successful outcome, as :func:`outcome_images` accepts them:
-      valid base64 or an http(s) URL; PNG, JPEG and WebP, as Gemini takes no GIF): for Gemini 3 and later inside the
-      function response (Google's multimodal function responses), as ``parts`` of ``inlineData`` (``fileData`` for a
-      URL) with a ``displayName`` (``<tool>-<n>.<ext>``), which the ``response`` refers to as
-      ``{"images": [{"$ref": name}]}``; for older models (and with ``multimodal_function_responses=False``) as a
-      ``user`` content right after the function responses, each image after a line naming it and its call. Other
+    - Images in tool results (image attachments of a successful outcome and its display's image, as
+      :func:`outcome_images` accepts them: valid base64 or an http(s) URL; PNG, JPEG and WebP, as Gemini takes no GIF):
+      for Gemini 3 and later inside the function response (Google's multimodal function responses), as ``parts`` of
+      ``inlineData`` (``fileData`` for a URL) with a ``displayName`` (``<tool>-<n>.<ext>``), which the ``response``
+      refers to as ``{"images": [{"$ref": name}]}``; for older models (and with ``multimodal_function_responses=False``)
+      as a ``user`` content right after the function responses, each image after a line naming it and its call. Other
       attachments stay on the card.
     - Tools: ``functionDeclarations`` with ``parametersJsonSchema`` (the JSON Schema as it is). Tool choice:
       ``AUTO``, ``ANY`` (required), ``ANY`` with ``allowedFunctionNames`` (a specific tool); with no tools
@@ -430,11 +430,11 @@ class GeminiTransport:
             call["thoughtSignature"] = signature
         outcome = part.outcome
         failed = outcome is None or not outcome.ok
-        response: JSON = {"error" if failed else "output": outcome_text(part, limit)}
+        images = chosen.of(part)
+        response: JSON = {"error" if failed else "output": outcome_text(part, limit, images=len(images))}
         function_response: JSON = {"name": part.tool_name, "response": response}
         if sent_id is not None:
             function_response["id"] = sent_id
-        images = chosen.of(part)
         following: list[JSON] = []
         if images and self.multimodal_function_responses:
             named = [(names.take(part.tool_name, image), image) for image in images]

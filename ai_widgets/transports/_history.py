@@ -17,6 +17,7 @@ from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
 __all__ = [
+    "IMAGE_RESULT_CHARS",
     "ModelImage",
     "RequestImages",
     "arguments_json",
@@ -55,11 +56,19 @@ def file_note(part: FilePart, provider: str) -> str:
     return f"[A file was attached here that {provider} does not take, so it is left out: {part.describe()}]"
 
 
-def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> str:
+#: What one image of a tool result counts against the result's budget of characters: about what a provider charges
+#: for an image (1,500 tokens or so, at 4 characters a token), so a result's images and text together stay near it.
+IMAGE_RESULT_CHARS = 6_000
+
+
+def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS, *, images: int = 0) -> str:
     """What the model is told about a call's result (every call in a request has an outcome), including that the
     person edited its arguments, when they did; cut in the middle, with a note, when longer than ``limit``
-    characters (``RequestOptions.max_tool_result_chars``)."""
+    characters (``RequestOptions.max_tool_result_chars``). Each of the ``images`` the result sends with its text
+    counts :data:`IMAGE_RESULT_CHARS` against ``limit``; the text keeps at least half of it."""
     text = part.result_for_model()
+    if limit is not None and images:
+        limit = max(limit - images * IMAGE_RESULT_CHARS, limit // 2, 1)
     if limit is None or len(text) <= limit:
         return text
     head = limit * 2 // 3
@@ -102,7 +111,8 @@ class ModelImage:
 
 
 def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
-    """The images a call's result gives the model: the image attachments of a successful outcome, in order.
+    """The images a call's result gives the model: the image attachments of a successful outcome, in order, then the
+    image its display shows (:meth:`ai_widgets.outcome.DisplayBundle.image`: a figure's PNG).
 
     An attachment goes only when the provider surely takes it, as one that fails would fail every later request of
     the conversation: inline data must be valid base64 of a whole PNG, JPEG, GIF or WebP (its type read from the data,
@@ -116,7 +126,7 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
         max_chars: The provider's limit on one image, in base64 characters.
     """
     outcome = part.outcome
-    if outcome is None or not outcome.ok or not outcome.attachments:
+    if outcome is None or not outcome.ok:
         return []
     images: list[ModelImage] = []
     for attachment in outcome.attachments:
@@ -126,6 +136,11 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
             image = _inline_image(attachment.data, max_chars)
         else:
             image = _linked_image(attachment.url or "", attachment.mime_type, max_chars)
+        if image is not None:
+            images.append(image)
+    shown = outcome.display.image() if outcome.display is not None else None
+    if shown is not None:
+        image = _inline_image(shown[1], max_chars)
         if image is not None:
             images.append(image)
     return images

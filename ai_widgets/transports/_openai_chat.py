@@ -131,12 +131,13 @@ class OpenAIChatTransport:
       told (failed, declined and cancelled calls included). Calls a provider ran (another API's server tools) are sent
       the same way, as a function call with the text of its result: Chat Completions has no server tools.
     - Images in tool results: a ``tool`` message carries text only, so the images of a response's results (image
-      attachments of successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL)
-      follow its ``tool`` messages as one ``user`` message: for each call with images a text part naming the call
-      (``"The result of <tool> (call <id>) includes this image:"``), then its ``image_url`` parts (``data:`` URLs
-      for inline images). The ``tool`` messages keep the text the model is told. Other attachments, and an image the
-      API would refuse (another format, larger, not base64, cut short), show on the card only, as do the oldest
-      images once a request would carry more than 40 MB of them or more than 500. Off with ``tool_images=False``.
+      attachments of successful outcomes and the image their display shows, a figure's PNG: PNG, JPEG, GIF or WebP,
+      inline base64 up to 20 MB or an http(s) URL) follow its ``tool`` messages as one ``user`` message: for each call
+      with images a text part naming the call (``"The result of <tool> (call <id>) includes this image:"``), then its
+      ``image_url`` parts (``data:`` URLs for inline images). The ``tool`` messages keep the text the model is told.
+      Other attachments, and an image the API would refuse (another format, larger, not base64, cut short), show on the
+      card only, as do the oldest images once a request would carry more than 40 MB of them or more than 500. Off with
+      ``tool_images=False``.
     - Provider data: none is sent back, whichever provider stored it. Reasoning is not sent back at all: Chat
       Completions has no field for it (DeepSeek even rejects ``reasoning_content`` in requests), and nothing this
       transport streams carries provider data, so a conversation moves to and from any other transport as it is.
@@ -384,7 +385,8 @@ def _response_messages(
         ]
     yield assistant
     for call in calls:
-        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit)}
+        sent = len(images.of(call)) if images is not None else 0
+        yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit, images=sent)}
     if images is not None and calls:
         content = _result_images(calls, images)
         if content:

@@ -99,13 +99,13 @@ class OpenAIResponsesTransport:
       simple message form); every local tool call (another provider's included) as a ``function_call`` item
       (``call_id``, ``name``, ``arguments``) followed by its ``function_call_output`` (what the model is told about the
       outcome, for failed, declined and cancelled calls too), in the order of the reply's parts.
-    - Images in tool results go in the ``function_call_output`` itself: with images (image attachments of
-      successful outcomes: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or an http(s) URL) its ``output`` is a
-      list, ``{"type": "input_text", "text": ...}`` (the text the model is told; left out when empty) then one
-      ``{"type": "input_image", "image_url": ...}`` per image (a ``data:`` URL for inline images); without, the
-      text. Other attachments, and an image the API would refuse (another format, larger, not base64, cut short),
-      show on the card only, as do the oldest images once a request would carry more than 40 MB of them or more than
-      500. Off with ``tool_images=False``.
+    - Images in tool results go in the ``function_call_output`` itself: with images (image attachments of successful
+      outcomes and the image their display shows, a figure's PNG: PNG, JPEG, GIF or WebP, inline base64 up to 20 MB or
+      an http(s) URL) its ``output`` is a list, ``{"type": "input_text", "text": ...}`` (the text the model is told;
+      left out when empty) then one ``{"type": "input_image", "image_url": ...}`` per image (a ``data:`` URL for inline
+      images); without, the text. Other attachments, and an image the API would refuse (another format, larger, not
+      base64, cut short), show on the card only, as do the oldest images once a request would carry more than 40 MB of
+      them or more than 500. Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "openai"`` send theirs back. A reasoning part keeps the reasoning
       items the model produced as ``provider_data={"items": [{"id": "rs_...", "encrypted_content": "..."}, ...]}``
       (consecutive items land on one part), sent back before the items they preceded as ``{"type": "reasoning",
@@ -302,8 +302,8 @@ class OpenAIResponsesTransport:
 
     def _output(self, part: ToolCallPart, chosen: RequestImages | None, limit: int | None) -> str | list[JSON]:
         """A call's ``function_call_output``: the text the model is told, or with images, content items."""
-        text = outcome_text(part, limit)
         images = chosen.of(part) if chosen is not None else []
+        text = outcome_text(part, limit, images=len(images))
         if not images:
             return text
         content: list[JSON] = [{"type": "input_text", "text": text}] if text else []

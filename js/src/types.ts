@@ -60,6 +60,14 @@ export interface Attachment {
   name?: string | null;
 }
 
+/** What a tool's result shows, as a notebook would (ToolOutcome.display): mime type -> data (base64 for images). */
+export interface DisplayBundle {
+  data?: { [mime: string]: Json } | null;
+  metadata?: JsonObject | null;
+  /** What the model reads of it (a frame's text view, its text/plain). */
+  text?: string | null;
+}
+
 export interface ToolError {
   type?: string | null;
   message?: string | null;
@@ -75,6 +83,7 @@ export interface Outcome {
   message?: string | null;
   retryable?: boolean;
   error?: ToolError | null;
+  display?: DisplayBundle | null;
 }
 
 export interface Progress {

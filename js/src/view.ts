@@ -9,6 +9,7 @@ import { Shell } from "./render/shell";
 import type { CardContext, ToolCardView } from "./render/toolcard";
 import { type ChatStore, type StoreEvent, storeFor } from "./store";
 import type { Message, OutgoingMessage, ToolInfo, WidgetTraits } from "./types";
+import { widgetHost } from "./widgets";
 
 const TRAITS = [
   "busy",
@@ -75,6 +76,7 @@ export class ChatView {
       setTicking: (card, on) => this.setTicking(card, on),
       setPrompting: (card, on) => (on ? this.prompting.add(card) : this.prompting.delete(card)),
       now: () => Date.now() / 1000,
+      widgets: widgetHost(model),
     };
     // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
     const alone = model.get("scope") === "bench";

@@ -1,6 +1,7 @@
 // A fake anywidget model (get/set/on/off/send) and message builders.
 
 import type { AnyModel } from "@anywidget/types";
+import { expect } from "vitest";
 import type { Message, Part, ToolCallPart, WidgetTraits } from "../src/types";
 import { ChatView } from "../src/view";
 
@@ -152,3 +153,23 @@ export const $ = <T extends Element = HTMLElement>(root: ParentNode, sel: string
   if (!el) throw new Error(`no ${sel}`);
   return el;
 };
+
+/** Whatever is in `root`, nothing in it can run script. */
+export function assertInert(root: Element): void {
+  for (const el of root.querySelectorAll("*")) {
+    const tag = el.tagName.toLowerCase();
+    expect(["script", "iframe", "object", "embed", "svg", "style", "form", "base", "meta", "link"]).not.toContain(tag);
+    for (const attr of el.attributes) {
+      expect(attr.name.startsWith("on"), `${tag}[${attr.name}]`).toBe(false);
+      expect(attr.name).not.toBe("style");
+      if (["href", "src", "xlink:href", "action", "formaction"].includes(attr.name)) {
+        const ok = tag === "img" ? /^(https?:|data:image\/)/i : /^(https?:|mailto:)/i;
+        expect(attr.value, `${tag}[${attr.name}]`).toMatch(ok);
+      }
+    }
+    if (tag === "a" && el.hasAttribute("href")) {
+      expect(el.getAttribute("target")).toBe("_blank");
+      expect(el.getAttribute("rel")).toBe("noopener noreferrer");
+    }
+  }
+}

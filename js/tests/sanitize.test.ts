@@ -1,26 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { markdownFragment, renderMarkdown } from "../src/markdown";
-import { $, FakeModel, assistant, call, mount } from "./helpers";
-
-/** Whatever is in `root`, nothing in it can run script. */
-function assertInert(root: Element): void {
-  for (const el of root.querySelectorAll("*")) {
-    const tag = el.tagName.toLowerCase();
-    expect(["script", "iframe", "object", "embed", "svg", "style", "form", "base", "meta", "link"]).not.toContain(tag);
-    for (const attr of el.attributes) {
-      expect(attr.name.startsWith("on"), `${tag}[${attr.name}]`).toBe(false);
-      expect(attr.name).not.toBe("style");
-      if (["href", "src", "xlink:href", "action", "formaction"].includes(attr.name)) {
-        const ok = tag === "img" ? /^(https?:|data:image\/)/i : /^(https?:|mailto:)/i;
-        expect(attr.value, `${tag}[${attr.name}]`).toMatch(ok);
-      }
-    }
-    if (tag === "a" && el.hasAttribute("href")) {
-      expect(el.getAttribute("target")).toBe("_blank");
-      expect(el.getAttribute("rel")).toBe("noopener noreferrer");
-    }
-  }
-}
+import { $, FakeModel, assertInert, assistant, call, mount } from "./helpers";
 
 const PAYLOADS = [
   "<img src=x onerror=alert(1)>",

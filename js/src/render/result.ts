@@ -1,17 +1,28 @@
 // A call's outcome: under a "Result" label, the value as JSON (a string value as plain text) or the text as
-// sanitised markdown, citations as links, image attachments as images; a failure's message with the traceback in
-// an expandable <details> (the traceback puts the tool author's frames first: the kernel orders it).
+// sanitised markdown, then what it displays (a figure, a table, a live widget: render/display), citations as
+// links, image attachments as images; a failure's message with the traceback in an expandable <details> (the
+// traceback puts the tool author's frames first: the kernel orders it).
 
 import { h } from "../dom";
 import { safeImageUrl, safeLinkUrl, setMarkdown } from "../markdown";
 import type { Attachment, Citation, Outcome, ToolCallPart } from "../types";
+import type { WidgetHost } from "../widgets";
+import { renderDisplay } from "./display";
 import { JsonView } from "./json";
 
 const IMAGE_MIME = /^image\/[\w.+-]+$/i;
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 
-/** `headlineShown`: the card shows the failure's message above already (under its header), so it is not repeated. */
-export function renderOutcome(outcome: Outcome, state: string, headlineShown = false): HTMLElement {
+/**
+ * `headlineShown`: the card shows the failure's message above already (under its header), so it is not repeated.
+ * `widgets`: the host's widget manager, for a result that is an ipywidget (null: its text shows).
+ */
+export function renderOutcome(
+  outcome: Outcome,
+  state: string,
+  headlineShown = false,
+  widgets: WidgetHost | null = null,
+): HTMLElement {
   const el = h("div", "aiw-tool-result");
   if (outcome.status === "failure") {
     el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
@@ -35,6 +46,12 @@ export function renderOutcome(outcome: Outcome, state: string, headlineShown = f
     el.append(h("div", "aiw-section-label", "Result"), h("div", "aiw-result-plain", outcome.value || "(empty text)"));
   } else if (outcome.value !== undefined && outcome.value !== null) {
     el.append(h("div", "aiw-section-label", "Result"), new JsonView(outcome.value).el);
+  }
+  const shown = outcome.status === "success" && outcome.display && typeof outcome.display === "object";
+  const display = shown ? renderDisplay(outcome.display!, widgets) : null;
+  if (display) {
+    if (!el.querySelector(".aiw-section-label")) el.append(h("div", "aiw-section-label", "Result"));
+    el.append(display);
   }
   if (Array.isArray(outcome.citations) && outcome.citations.length) el.append(renderCitations(outcome.citations));
   if (Array.isArray(outcome.attachments) && outcome.attachments.length) el.append(renderAttachments(outcome.attachments));

@@ -10,6 +10,8 @@ import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
+import type { WidgetHost } from "../widgets";
+import { disposeDisplays } from "./display";
 import { renderAfterStop, renderOutcome } from "./result";
 import { decisionText, outcomeLine, runTime } from "./verdict";
 
@@ -26,6 +28,8 @@ export interface CardContext {
   runAgain?: (callId: string) => void;
   /** Shown in the header instead of the tool's icon and title (a bench entry's latest run: its entry has them). */
   heading?: string;
+  /** The host's widget manager, for results that are ipywidgets (absent: their text shows). */
+  widgets?: WidgetHost | null;
 }
 
 const FINISHED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
@@ -260,7 +264,9 @@ export class ToolCardView implements PartView {
   private renderResult(): void {
     this.resultStale = false;
     const p = this.part;
-    this.result.replaceChildren(...(p.outcome ? [renderOutcome(p.outcome, p.state, !!outcomeLine(p))] : []));
+    disposeDisplays(this.result);
+    const outcome = p.outcome ? renderOutcome(p.outcome, p.state, !!outcomeLine(p), this.ctx.widgets ?? null) : null;
+    this.result.replaceChildren(...(outcome ? [outcome] : []));
   }
 
   private renderExpanded(): void {
@@ -291,6 +297,7 @@ export class ToolCardView implements PartView {
   }
 
   destroy(): void {
+    disposeDisplays(this.result);
     if (this.ticking) this.ctx.setTicking(this, false);
     if (this.prompting) this.ctx.setPrompting(this, false);
   }
