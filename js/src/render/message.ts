@@ -2,6 +2,7 @@
 
 import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
+import { AnswerPartView } from "./answer";
 import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
@@ -81,11 +82,13 @@ export class MessageView {
     if (!part) return;
     if (index > this.parts.length) return this.sync(message); // a gap: cannot happen, but stay correct
     const view = this.parts[index];
-    if (dirty.full || !view || view.kind !== part.kind) {
+    if (dirty.full || !view || !fits(view, part)) {
       this.setPart(part, index, dirty.argsReset || dirty.patches !== null);
       return;
     }
-    if (view instanceof ToolCardView && part.kind === "tool_call") {
+    if (view instanceof AnswerPartView && AnswerPartView.shows(part)) {
+      if (dirty.text) view.grow(part, dirty.argsReset ? null : dirty.patches, message.status === "in_progress");
+    } else if (view instanceof ToolCardView && part.kind === "tool_call") {
       if (dirty.argsReset) view.updateArgs(part, null);
       else if (dirty.patches) view.updateArgs(part, dirty.patches);
       if (dirty.call) view.update(part);
@@ -97,7 +100,7 @@ export class MessageView {
 
   private setPart(part: Part, index: number, argsStale: boolean): void {
     const view = this.parts[index];
-    if (view && view.kind === part.kind) {
+    if (view && fits(view, part)) {
       view.update(part);
       if (argsStale && view instanceof ToolCardView && part.kind === "tool_call") view.updateArgs(part, null);
       return;
@@ -127,6 +130,7 @@ export class MessageView {
       case "reasoning":
         return new ReasoningPartView(part);
       default:
+        if (this.role !== "user" && AnswerPartView.shows(part)) return new AnswerPartView(part, this.message.status === "in_progress");
         return this.role === "user" ? new PlainTextPartView(part) : new MarkdownPartView(part, this.cutAt(index));
     }
   }
@@ -160,6 +164,11 @@ export class MessageView {
     for (const p of this.parts) p.destroy?.();
     this.parts = [];
   }
+}
+
+/** Whether `view` can show `part`: the same kind, and a typed answer's card only for a typed answer. */
+function fits(view: PartView, part: Part): boolean {
+  return view.kind === part.kind && (view instanceof AnswerPartView) === AnswerPartView.shows(part);
 }
 
 /** The text of a message's text parts (markdown), as copied. */
