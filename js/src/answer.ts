@@ -69,7 +69,7 @@ export function answerDisplay(part: TextPart & { answer: TypedAnswer }, inProgre
         ? `✗ does not match ${name}`
         : phase === "streaming"
           ? a.refused.length
-            ? `answering again (${a.refused.length + 1}) …`
+            ? `answering… (try ${a.refused.length + 1})`
             : "answering…"
           : "not checked";
   // The validated object once valid (it may differ from the text: defaults, coercions); the parse until then; the

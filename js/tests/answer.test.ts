@@ -32,7 +32,7 @@ describe("what a typed answer's card shows", () => {
 
   it("says what each earlier answer was told, and that this one is another try", () => {
     const shown = answerDisplay(answerPart("{", { refused: ["- a: x", "- b: y"] }), true);
-    expect(shown.label).toBe("answering again (3) …");
+    expect(shown.label).toBe("answering… (try 3)");
     expect(shown.refused).toEqual([
       { title: "Answer 1 did not match City", errors: "- a: x" },
       { title: "Answer 2 did not match City", errors: "- b: y" },
