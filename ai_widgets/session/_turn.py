@@ -350,7 +350,7 @@ class Turn:
         except pydantic.ValidationError as exc:
             errors = describe_errors(exc)
             if retries < self.session.options.output_retries:
-                self.refused.append(errors)  # shown with the next answer, whose part replaces this one's
+                self.refused.append(redact(errors))  # shown with the next answer, whose part replaces this one's
                 del reply.parts[start:]  # the next response's first part takes its place
                 self.session.notify(PartsRemoved(reply, start))
                 told = [Message(Role.ASSISTANT, [TextPart(raw)])] if raw.strip() else []
@@ -360,7 +360,7 @@ class Turn:
             tries = f"{retries + 1} answer{'' if retries == 0 else 's'}"
             message = f"The answer did not match {spec.name} ({tries}, output_retries): {errors}"
             spec.failure = OutputValidationError(message, reply=reply, raw=raw, errors=errors)
-            self._mark_answer(start, "invalid", errors=errors)
+            self._mark_answer(start, "invalid", errors=redact(errors))  # shown and saved, like the reply's error
             self._finish(MessageStatus.ERROR, message)
             return None
         self._mark_answer(start, "valid", value=spec.shown(reply.output))
