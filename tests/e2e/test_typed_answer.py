@@ -32,7 +32,7 @@ SETUP = IMPORTS + textwrap.dedent(
             text='{"name": "Lisbon", "population": 545000, "sights": ["Belém Tower", "Alfama", "Jerónimos Monastery"]}',
         ),
     ]
-    chat = ChatWidget(transport=ScriptedTransport(answers, delay=0.12, slice_size=(3, 4)))
+    chat = ChatWidget(transport=ScriptedTransport(answers, delay=0.2, slice_size=(3, 4)))
     chat
     """
 )
