@@ -403,3 +403,17 @@ def test_a_malformed_mark_in_a_file_is_refused() -> None:
     data["messages"][0]["parts"][0]["answer"]["state"] = "great"
     with pytest.raises(ValueError, match="unknown typed answer state"):
         load_messages(json.dumps(data))
+
+
+async def test_a_wrapped_answers_value_is_the_value_under_its_key_and_a_refused_one_shows_as_written() -> None:
+    reply = await ChatSession(Recorder('{"response": 42}').transport()).send("x", output_type=int)
+    (part,) = reply.parts
+    assert isinstance(part, TextPart)
+    assert part.answer is not None
+    assert part.answer.value == 42
+    model = Recorder('{"name": 3}')
+    with pytest.raises(OutputValidationError) as raised:
+        await ChatSession(model.transport(), options=SessionOptions(output_retries=0)).send("x", output_type=City)
+    markdown = conversation_markdown([raised.value.reply])
+    assert "> *This answer does not match City:* - name: Input should be a valid string" in markdown
+    assert '```json\n{"name": 3}\n```' in markdown
