@@ -75,7 +75,9 @@ def test_a_typed_answer_fills_in_as_it_streams_and_ends_on_the_object(chromium_p
     expect(cells.nth(1).locator(".jp-OutputArea-output pre").last).to_contain_text(
         "CITY City(name='Lisbon', population=545000", timeout=WAIT
     )
-    expect(cells.nth(2).locator(".jp-OutputArea-output pre").last).to_contain_text("NEXT CELL LISBON 545 3", timeout=WAIT)
+    expect(cells.nth(2).locator(".jp-OutputArea-output pre").last).to_contain_text(
+        "NEXT CELL LISBON 545 3", timeout=WAIT
+    )
     assert srv.kernel_json(nb, "chat.session.messages[-1].parts[0].answer.state") == "valid"
     screenshot(chat, artifacts, "test_typed_answer_valid")
     screenshot(turn, artifacts, "test_typed_answer_valid_in_the_asking_cell")
