@@ -20,6 +20,8 @@ __all__ = [
     "MessageFinished",
     "MessageUpdated",
     "PartAdded",
+    "PartChanged",
+    "PartsRemoved",
     "SessionChange",
     "SessionNotice",
     "TextAppended",
@@ -54,11 +56,32 @@ class PartAdded:
 
 @dataclass(frozen=True, slots=True)
 class TextAppended:
-    """Text (or reasoning) was appended to the part at ``index``."""
+    """Text (or reasoning) was appended to the part at ``index``; for a typed answer's part (``TextPart.answer``),
+    ``patches`` say how the text changed its parse (as a tool call's argument patches)."""
 
     message: Message
     index: int
     text: str
+    patches: tuple[ArgumentPatch, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartChanged:
+    """The part at ``index`` changed in place other than by appended text: a typed answer was checked, or its text
+    turned out not to be the answer (its response called tools), so it is ordinary text again."""
+
+    message: Message
+    index: int
+    part: Part
+
+
+@dataclass(frozen=True, slots=True)
+class PartsRemoved:
+    """The reply's parts from ``start`` on were taken out: a typed answer that did not validate, asked for again
+    (the errors go with the next answer, ``TypedAnswer.refused``)."""
+
+    message: Message
+    start: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +154,8 @@ SessionChange: TypeAlias = (
     MessageAdded
     | MessageUpdated
     | PartAdded
+    | PartChanged
+    | PartsRemoved
     | TextAppended
     | ToolCallArgumentsChanged
     | ToolCallUpdated

@@ -8,21 +8,24 @@ markdown tour.
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
 import ai_widgets.transports as transports
-from ai_widgets.messages import ToolCallState
+from ai_widgets.messages import Role, TextPart, ToolCallState
 from ai_widgets.tools import Citation, Tool, ToolInvocation, ToolOutcome, ToolRisk, tool
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport, default_model
 from ai_widgets.widget import ChatWidget
 
-__all__ = ["SANDBOX", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
+__all__ = ["SANDBOX", "analyst_transport", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
 
 SANDBOX = Path(tempfile.gettempdir()) / "ai_widgets-demo"
 
@@ -224,6 +227,147 @@ def demo_transport(*, realistic: bool = True) -> ScriptedTransport:
     if realistic:
         return ScriptedTransport(_reply, delay=0.02, decide_delay=0.8)
     return ScriptedTransport(_reply)
+
+
+# --- the quickstart's data section: a scripted analyst that reads the tables it is shown ------------------------------
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One group of a table's rows (the rows of one region): its measure's first and last value, and total."""
+
+    name: str
+    first: float
+    last: float
+    total: float
+
+    @property
+    def growth(self) -> float:
+        return self.last / self.first - 1 if self.first else 0.0
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A table as the model got it (an attached DataFrame's text view), grouped by its coarsest text column."""
+
+    name: str
+    shape: str
+    columns: list[str]
+    by: str
+    measure: str
+    groups: list[_Group]
+
+    @property
+    def best(self) -> _Group:
+        return max(self.groups, key=lambda g: g.growth)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _table(text: str) -> _Table | None:
+    """The table in an attached DataFrame's text view (its markdown rows), or ``None``."""
+    lines = text.splitlines()
+    rows = [[cell.strip() for cell in line.strip("|").split("|")][1:] for line in lines if line.startswith("|")]
+    name = re.search(r"`([^`]+)`", lines[0])
+    if len(rows) < 3 or name is None:
+        return None
+    columns, rows = rows[0], rows[2:]  # the header and its |---| line; the index column is dropped above
+    numeric = [i for i in range(len(columns)) if all(_number(row[i]) is not None for row in rows)]
+    text_columns = [i for i in range(len(columns)) if i not in numeric and len({r[i] for r in rows}) < len(rows)]
+    if not numeric or not text_columns:
+        return None
+
+    # The coarsest grouping (region, not month): the fewest values, then the longest runs of one value.
+    def coarseness(i: int) -> tuple[int, int]:
+        return len({row[i] for row in rows}), sum(a[i] != b[i] for a, b in itertools.pairwise(rows))
+
+    by = min(text_columns, key=coarseness)
+    measure = numeric[-1]
+    values: dict[str, list[float]] = {}
+    for row in rows:
+        values.setdefault(row[by], []).append(_number(row[measure]) or 0.0)
+    groups = [_Group(key, v[0], v[-1], sum(v)) for key, v in values.items()]
+    return _Table(name.group(1), lines[1], columns, columns[by], columns[measure], groups)
+
+
+def _tables(request: ChatRequest) -> list[_Table]:
+    """Every table the person attached in the conversation, oldest first."""
+    parts = (part for m in request.messages if m.role is Role.USER for part in m.parts[1:])
+    found = (_table(part.text) for part in parts if isinstance(part, TextPart) and part.text.startswith("Attached "))
+    return [table for table in found if table is not None]
+
+
+def _typed(schema: dict[str, Any], table: _Table) -> str:
+    """A typed answer from the table: each field of the schema filled from the group that grew most, by its name (a
+    text field gets the group's name; a number field named ``first``/``start``, ``last``/``end`` or ``growth``/``change``
+    that number, any other its total)."""
+    best = table.best
+    answer: dict[str, Any] = {}
+    for key, field in schema.get("properties", {}).items():
+        words = set(re.split(r"[_\W]+", key.casefold()))
+        if field.get("type") == "string":
+            answer[key] = best.name
+        elif words & {"first", "start", "initial"}:
+            answer[key] = best.first
+        elif words & {"last", "end", "final", "latest"}:
+            answer[key] = best.last
+        elif words & {"growth", "change", "ratio", "increase"}:
+            answer[key] = round(best.growth, 4)
+        else:
+            answer[key] = best.total
+    return json.dumps(answer)
+
+
+def _analyst_reply(request: ChatRequest) -> ScriptedReply | str:
+    tables = _tables(request)
+    user = next((m for m in reversed(request.messages) if m.role is Role.USER), None)
+    question = user.parts[0].text.casefold() if user and isinstance(user.parts[0], TextPart) else ""
+    if not tables:
+        return (
+            "Attach a table and I will read it: `await analyst.ask('Summarise these sales', attach={'sales': sales})`."
+        )
+    table = tables[-1]
+    best = table.best
+    if request.tool_results():
+        call = request.tool_results()[-1]
+        if call.outcome is None or not call.outcome.ok:
+            return (
+                f"The `{call.tool_name}` call failed: {call.outcome.model_content() if call.outcome else 'no result'}"
+            )
+        return f"There it is: **{best.name}**'s {table.measure} rose from {best.first:g} to {best.last:g} ({best.growth:+.0%})."
+    if request.output_schema is not None:
+        return ScriptedReply(status="Reading the table…", text=_typed(request.output_schema, table))
+    tool = next((t for t in request.tools if t.parameters.get("properties")), None)
+    if tool is not None and ("plot" in question or "chart" in question):
+        parameter = next(iter(tool.parameters["properties"]))
+        return ScriptedReply(
+            status="Picking the region…",
+            text=f"{best.name} grew most; plotting it. ",
+            tool_calls=[ScriptedToolCall(name=tool.name, arguments={parameter: best.name})],
+        )
+    rows = "\n".join(f"| {g.name} | {g.first:g} | {g.last:g} | {g.total:g} | {g.growth:+.0%} |" for g in table.groups)
+    return ScriptedReply(
+        status="Reading the table…",
+        text=(
+            f"**`{table.name}`**: {table.shape} ({', '.join(table.columns)}). {table.measure} by {table.by}:\n\n"
+            f"| {table.by} | first | last | total | change |\n|---|---|---|---|---|\n{rows}\n\n"
+            f"**{best.name}** grew most: {best.first:g} → {best.last:g} ({best.growth:+.0%})."
+        ),
+    )
+
+
+def analyst_transport(*, realistic: bool = True) -> ScriptedTransport:
+    """The scripted model of the quickstart's data section: it reads the DataFrames attached to the conversation
+    (their text views, as any model gets them), summarises them, calls a plotting tool for the group that grew most,
+    and answers typed questions from them. With ``realistic``, it pauses like a real model."""
+    if realistic:
+        return ScriptedTransport(_analyst_reply, delay=0.015, decide_delay=0.5)
+    return ScriptedTransport(_analyst_reply)
 
 
 def _reachable(base_url: str) -> bool:

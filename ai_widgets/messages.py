@@ -9,6 +9,7 @@ JSON carries only what was said and done.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -20,6 +21,8 @@ from ai_widgets._file_part import FilePart
 from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
 from ai_widgets._message_json import conversation_json, conversation_messages, read_field
 from ai_widgets._message_json import upgrade_v1_message as upgrade_v1_message
+from ai_widgets._typed_answer import TypedAnswer
+from ai_widgets._usage import Usage
 from ai_widgets.arguments import StreamingArguments
 from ai_widgets.outcome import ToolOutcome
 
@@ -37,6 +40,7 @@ __all__ = [
     "ToolCallPart",
     "ToolCallProgress",
     "ToolCallState",
+    "TypedAnswer",
     "Usage",
     "conversation_markdown",
     "dump_messages",
@@ -112,41 +116,6 @@ class MessageStatus(str, Enum):
     CANCELLED = "cancelled"
 
 
-@dataclass(slots=True)
-class Usage:
-    """Token counts; ``requests`` counts the model requests they came from."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    requests: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
-            self.requests + other.requests,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-    def to_dict(self) -> dict[str, int]:
-        """A JSON-ready dict."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cached_tokens": self.cached_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-            "requests": self.requests,
-        }
-
-
 class _Pieces:
     """Text that grows by appends and is joined only when read."""
 
@@ -194,14 +163,33 @@ class _GrowingText:
 
 
 class TextPart(_GrowingText):
-    """Text the model wrote (markdown), or a user's message."""
+    """Text the model wrote (markdown), or a user's message.
 
-    __slots__ = ()
+    Attributes:
+        answer: When the text is a typed answer's JSON (``send(..., output_type=...)``): its type's name, how its
+            check went and a parse that grows with the text (:class:`TypedAnswer`); ``None`` for other text.
+    """
+
+    __slots__ = ("answer",)
     kind: Literal["text"] = "text"
+
+    def __init__(
+        self,
+        text: str = "",
+        *,
+        answer: TypedAnswer | None = None,
+        provider: str | None = None,
+        provider_data: Any = None,
+    ) -> None:
+        super().__init__(text, provider=provider, provider_data=provider_data)
+        self.answer = answer
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return _with_provider({"kind": "text", "text": self.text}, self)
+        data: dict[str, Any] = {"kind": "text", "text": self.text}
+        if self.answer is not None:
+            data["answer"] = self.answer.to_dict()
+        return _with_provider(data, self)
 
     def __repr__(self) -> str:
         return f"TextPart({self.text!r})"
@@ -608,8 +596,11 @@ def _part_from_dict(data: Any) -> Part:
         raise ValueError(f"a message part must be an object, not {type(data).__name__}")
     match data.get("kind"):
         case "text":
+            text = read_field(data, "text", str)
+            answer = data.get("answer")
             return TextPart(
-                read_field(data, "text", str),
+                text,
+                answer=None if answer is None else TypedAnswer.from_dict(answer, text),
                 provider=read_field(data, "provider", (str, type(None)), None),
                 provider_data=data.get("provider_data"),
             )
@@ -657,7 +648,7 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
         lines = [who]
         for part in message.parts:
             if isinstance(part, TextPart):
-                lines.append(part.text)
+                lines.append(part.text if part.answer is None else _answer_markdown(part, part.answer))
             elif isinstance(part, ReasoningPart):
                 lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
             elif isinstance(part, FilePart):
@@ -678,6 +669,17 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
             lines.append(f"*({message.status.value.replace('_', ' ')}{': ' + message.error if message.error else ''})*")
         blocks.append("\n\n".join(lines))
     return "\n\n---\n\n".join(blocks) if blocks else "*(no messages yet)*"
+
+
+def _answer_markdown(part: TextPart, answer: TypedAnswer) -> str:
+    """A typed answer as a JSON code block (the validated object once valid), after what its refused tries were told."""
+    name = answer.type_name
+    notes = [f"> *Answer {n} did not match {name}:* {' '.join(e.split())}" for n, e in enumerate(answer.refused, 1)]
+    if answer.state == "invalid":
+        notes.append(f"> *This answer does not match {name}:* {' '.join((answer.errors or '').split())}")
+    shown = json.dumps(answer.value, ensure_ascii=False, indent=2) if answer.state == "valid" else part.text
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", shown))])
+    return "\n\n".join([*notes, f"{fence}json\n{shown}\n{fence}"])
 
 
 def _clipped_json(value: Any, limit: int) -> str:

@@ -50,6 +50,7 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     ]
     if path.name == "quickstart.ipynb":
         assert widget_views, "the quickstart shows its widget"
+        _check_the_data_section(notebook)
     if path.name == "cluster.ipynb":
         assert widget_views, "the cluster notebook shows its chat"
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
@@ -69,3 +70,14 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "messages in the chat: 4",
         ):
             assert line in printed, (line, printed)
+
+
+def _check_the_data_section(notebook: nbformat.NotebookNode) -> None:
+    """The quickstart's "Your data" cells: the analyst chat and each ask's turn show, and the typed answer's object is
+    used in the next cell (the analyst computed it from the DataFrame's text view it was sent)."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    start = next(i for i, cell in enumerate(code) if "analyst = ChatWidget(" in cell.source)
+    views = ["application/vnd.jupyter.widget-view+json" in o.get("data", {}) for c in code[start:-1] for o in c.outputs]
+    assert views.count(True) == 4, "the analyst chat, then the turn of each of its three asks"
+    printed = "".join(o.get("text", "") for o in code[-1].outputs)
+    assert printed == "East grew 97%: from 60 to 118\n", printed

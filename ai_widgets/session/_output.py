@@ -12,6 +12,7 @@ from typing import Any
 
 import pydantic
 
+from ai_widgets._safe import checked_json
 from ai_widgets.messages import Message
 
 __all__ = ["NoOutputError", "OutputSpec", "OutputValidationError"]
@@ -88,6 +89,13 @@ class OutputSpec:
         if not self.wrapped:
             return self.adapter.validate_json(text)
         return getattr(self._wrapper.validate_json(text), WRAPPER_KEY)
+
+    def shown(self, output: Any) -> Any:
+        """The validated object as JSON (pydantic's JSON mode: what a card shows), or ``None`` if it has none."""
+        try:
+            return checked_json(self.adapter.dump_python(output, mode="json"), where="the typed answer")
+        except Exception:  # a type whose serialiser fails, or a value JSON has no form for: the text stays shown
+            return None
 
     def correction(self, errors: str) -> str:
         """The user message that tells the model why its answer was refused."""

@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
+    PartChanged,
     TextAppended,
     ToolCallArgumentsChanged,
     ToolCallUpdated,
@@ -44,6 +46,7 @@ from ai_widgets.messages import (
     ToolCallPart,
     ToolCallProgress,
     ToolCallState,
+    TypedAnswer,
     Usage,
 )
 from ai_widgets.outcome import ToolOutcome
@@ -101,11 +104,16 @@ class ReplyBuilder:
     Args:
         reply: The turn's reply (one message however many requests the turn takes).
         notify: Tells the session's observers about each change.
+        new_answer: In a typed turn: the mark for each text part this response starts (from its first text), so
+            the part's parse grows with its text; ``None`` otherwise.
     """
 
-    def __init__(self, reply: Message, notify: Notify) -> None:
+    def __init__(
+        self, reply: Message, notify: Notify, *, new_answer: Callable[[str], TypedAnswer] | None = None
+    ) -> None:
         self.reply = reply
         self._notify = notify
+        self._new_answer = new_answer
         self.calls: dict[str, ToolCallPart] = {}
         # The ids of the reply's calls from the turn's earlier responses: an id may not come back (one lookup per
         # started call, not a scan of the reply).
@@ -141,6 +149,7 @@ class ReplyBuilder:
                 and text.isascii()
                 and not self._held
                 and self._appended
+                and self._new_answer is None
                 and self.finish_reason is None
                 and reply.status_text is None
                 and type(parts[-1]) is TextPart
@@ -330,10 +339,11 @@ class ReplyBuilder:
         last = parts[-1] if parts else None
         if type(last) is kind and self._appended:  # never join a part of an earlier response (its provider data)
             if text:
-                last.append(text)
-                self._notify(TextAppended(reply, len(parts) - 1, text))
+                self._grow(last, text)
             return last
         part = kind(text)
+        if isinstance(part, TextPart) and self._new_answer is not None:
+            part.answer = self._new_answer(text)
         parts.append(part)
         self._appended = True
         self._notify(PartAdded(reply, len(parts) - 1, part))
@@ -348,5 +358,17 @@ class ReplyBuilder:
         parts = self.reply.parts
         last = parts[-1] if parts else None
         if kind is not None and type(last) is kind:
-            last.append("\ufffd")
-            self._notify(TextAppended(self.reply, len(parts) - 1, "\ufffd"))
+            self._grow(last, "\ufffd")
+
+    def _grow(self, part: TextPart | ReasoningPart, text: str) -> None:
+        """Appends ``text`` to the reply's last part (and to a typed answer's parse), and says so."""
+        part.append(text)
+        index = len(self.reply.parts) - 1
+        answer = part.answer if isinstance(part, TextPart) else None
+        if answer is None:
+            self._notify(TextAppended(self.reply, index, text))
+            return
+        was_json = answer.parse_error is None
+        self._notify(TextAppended(self.reply, index, text, answer.feed(text)))
+        if was_json and answer.parse_error is not None:  # not JSON after all (prose, a code fence): shown as text
+            self._notify(PartChanged(self.reply, index, part))

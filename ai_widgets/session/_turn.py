@@ -19,10 +19,20 @@ import pydantic
 
 from ai_widgets._safe import redact
 from ai_widgets._threads import running_loop
+from ai_widgets._typed_answer import AnswerState
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, SessionChange
+from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, PartChanged, PartsRemoved, SessionChange
 from ai_widgets.events import StreamEvent
-from ai_widgets.messages import FinishReason, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.messages import (
+    FinishReason,
+    Message,
+    MessageStatus,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    TypedAnswer,
+)
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import end_open_calls, move_call
@@ -120,6 +130,7 @@ class Turn:
         self.output = output
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
         self.carried = carried  # the reply starts with calls a limit left unrun: they run before the first request
+        self.refused: list[str] = []  # the errors of this turn's answers that did not validate, oldest first
         self.task: asyncio.Task[Message] | None = None
         self.round: ToolRound | None = None
         self.stop_requested = False
@@ -249,6 +260,8 @@ class Turn:
                     return
                 retries += 1
                 continue
+            if self.output is not None:
+                self._mark_answer(start, None)  # a response that calls tools is not the answer: its text is text
             if not calls or not options.execute_tools:
                 for part in calls:
                     if part.state is ToolCallState.STREAMING:
@@ -337,8 +350,9 @@ class Turn:
         except pydantic.ValidationError as exc:
             errors = describe_errors(exc)
             if retries < self.session.options.output_retries:
+                self.refused.append(redact(errors))  # shown with the next answer, whose part replaces this one's
                 del reply.parts[start:]  # the next response's first part takes its place
-                self.session.notify(MessageUpdated(reply))
+                self.session.notify(PartsRemoved(reply, start))
                 told = [Message(Role.ASSISTANT, [TextPart(raw)])] if raw.strip() else []
                 told.append(Message.user(spec.correction(errors)))
                 retries_allowed = self.session.options.output_retries
@@ -346,10 +360,33 @@ class Turn:
             tries = f"{retries + 1} answer{'' if retries == 0 else 's'}"
             message = f"The answer did not match {spec.name} ({tries}, output_retries): {errors}"
             spec.failure = OutputValidationError(message, reply=reply, raw=raw, errors=errors)
+            self._mark_answer(start, "invalid", errors=redact(errors))  # shown and saved, like the reply's error
             self._finish(MessageStatus.ERROR, message)
             return None
+        self._mark_answer(start, "valid", value=spec.shown(reply.output))
         self._finish(MessageStatus.COMPLETED, None)
         return None
+
+    def _new_answer(self, text: str) -> TypedAnswer:
+        """The mark of a text part a typed turn's response starts (ReplyBuilder's ``new_answer``)."""
+        assert self.output is not None
+        return TypedAnswer(self.output.name, refused=tuple(self.refused), text=text)
+
+    def _mark_answer(
+        self, start: int, state: AnswerState | None, *, errors: str | None = None, value: Any = None
+    ) -> None:
+        """Sets how the check of the answer in the reply's text parts from ``start`` went (``None``: they are not an
+        answer but ordinary text), and says so."""
+        reply = self.reply
+        for index in range(start, len(reply.parts)):
+            part = reply.parts[index]
+            if not isinstance(part, TextPart) or part.answer is None:
+                continue
+            if state is None:
+                part.answer = None
+            else:
+                part.answer.state, part.answer.errors, part.answer.value = state, errors, value
+            self.session.notify(PartChanged(reply, index, part))
 
     async def _request(self, *, first: bool, retry: tuple[list[Message], str] | None = None) -> list[str] | None:
         """One model request; the tool names it offered, or ``None`` when the turn has ended.
@@ -382,7 +419,7 @@ class Turn:
         if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
             self._fail_request("This session has no transport: it cannot ask a model.")
             return None
-        builder = ReplyBuilder(reply, session.notify)
+        builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
         builder.show_status(retry[1] if retry else session.options.waiting_status)
         try:
             async with _closing(transport.stream(request)) as stream:

@@ -21,6 +21,8 @@ from ai_widgets.changes import (
     MessageFinished,
     MessageUpdated,
     PartAdded,
+    PartChanged,
+    PartsRemoved,
     SessionChange,
     SessionNotice,
     TextAppended,
@@ -28,7 +30,7 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
-from ai_widgets.messages import Message, MessageStatus
+from ai_widgets.messages import Message, MessageStatus, TextPart
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._ops import Op, to_wire
 from ai_widgets.widget._serialize import (
@@ -104,6 +106,11 @@ def _merge(last: Op, op: Op) -> bool:
     if last["op"] == "text" and op["op"] == "text":
         if last["message_id"] == op["message_id"] and last["index"] == op["index"]:
             last["text"] += op["text"]
+            return True
+    elif last["op"] == "answer" and op["op"] == "answer":
+        if last["message_id"] == op["message_id"] and last["index"] == op["index"]:
+            last["text"] += op["text"]
+            _join_patches(last["patches"], op["patches"])
             return True
     elif last["op"] == "args" and op["op"] == "args":
         if last["message_id"] == op["message_id"] and last["tool_call_id"] == op["tool_call_id"]:
@@ -223,8 +230,14 @@ class SessionBridge:
             if message is not None and self._indices.get(message.id, self._count) < self._start:
                 return  # before this view's first message
         match change:
-            case TextAppended(message=message, index=index, text=text):
-                push({"op": "text", "message_id": message.id, "index": index, "text": shown_json(text)})
+            case TextAppended(message=message, index=index, text=text, patches=patches):
+                part = message.parts[index]
+                if isinstance(part, TextPart) and part.answer is not None:
+                    ops = argument_ops(patches)
+                    text = shown_json(text)
+                    push({"op": "answer", "message_id": message.id, "index": index, "text": text, "patches": ops})
+                else:
+                    push({"op": "text", "message_id": message.id, "index": index, "text": shown_json(text)})
             case ToolCallArgumentsChanged(message=message, part=part, patches=patches):
                 ops = argument_ops(patches)
                 if ops:
@@ -236,8 +249,14 @@ class SessionBridge:
                 self._show_after_stop(message, {part.tool_call_id: after_stop_fields(phase, preview)})
             case MessageUpdated(message=message):
                 push({"op": "msg", "message_id": message.id, "fields": message_fields(message)})
-            case PartAdded(message=message, index=index, part=part):
+            case (
+                PartAdded(message=message, index=index, part=part)
+                | PartChanged(message=message, index=index, part=part)
+            ):
                 push({"op": "part", "message_id": message.id, "index": index, "part": part_dict(part)})
+            case PartsRemoved(message=message):
+                # The live copy starts again from the message as it now stands (rare: a typed answer refused).
+                push({"op": "start", "message": message_dict(message, self._indices[message.id])})
             case MessageAdded(message=message):
                 index = self._count
                 self._count += 1

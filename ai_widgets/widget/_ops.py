@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict
 
 __all__ = [
     "WIRE_ORDER",
+    "AnswerOp",
     "ArgsOp",
     "CallOp",
     "ClearOp",
@@ -57,6 +58,16 @@ class TextOp(TypedDict):
     text: str
 
 
+class AnswerOp(TypedDict):
+    """Text appended to the typed answer's part at ``index``, and the patches it made to the answer's parse."""
+
+    op: Literal["answer"]
+    message_id: str
+    index: int
+    text: str
+    patches: list[list[Any]]
+
+
 class ArgsOp(TypedDict):
     """A call's argument patches (``[op, path, value]`` lists)."""
 
@@ -89,7 +100,7 @@ class ClearOp(TypedDict):
     op: Literal["clear"]
 
 
-Op = StartOp | MsgOp | PartOp | TextOp | ArgsOp | CallOp | FinishOp | ClearOp
+Op = StartOp | MsgOp | PartOp | TextOp | AnswerOp | ArgsOp | CallOp | FinishOp | ClearOp
 
 #: Each op's fields in wire order, after its name: the one place the positions are written on this side.
 WIRE_ORDER: dict[str, tuple[str, ...]] = {
@@ -97,6 +108,7 @@ WIRE_ORDER: dict[str, tuple[str, ...]] = {
     "msg": ("message_id", "fields"),
     "part": ("message_id", "index", "part"),
     "text": ("message_id", "index", "text"),
+    "answer": ("message_id", "index", "text", "patches"),
     "args": ("message_id", "tool_call_id", "patches"),
     "call": ("message_id", "tool_call_id", "fields"),
     "finish": ("position", "message"),

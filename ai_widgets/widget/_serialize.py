@@ -15,7 +15,7 @@ from typing import Any
 
 from ai_widgets._safe import safe_text
 from ai_widgets.arguments import ArgumentPatch
-from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolCallPart, Usage
+from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolCallPart, TypedAnswer, Usage
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 from ai_widgets.widget._thumbnail import image_thumbnail
 
@@ -26,6 +26,7 @@ __all__ = [
     "TOO_DEEP",
     "TOO_LARGE",
     "after_stop_fields",
+    "answer_dict",
     "argument_ops",
     "call_fields",
     "message_dict",
@@ -316,6 +317,8 @@ def part_dict(part: Part) -> dict[str, Any]:
     and megabytes of base64 would go into every view and the saved notebook)."""
     match part:
         case TextPart():
+            if part.answer is not None:
+                return {"kind": "text", "text": shown_json(part.text), "answer": answer_dict(part.answer)}
             return {"kind": "text", "text": shown_json(part.text)}
         case ReasoningPart():
             return {"kind": "reasoning", "text": shown_json(part.text)}
@@ -336,6 +339,20 @@ def part_dict(part: Part) -> dict[str, Any]:
                 "size": part.size,
                 "url": _scalar(part.url),
             }
+
+
+def answer_dict(answer: TypedAnswer) -> dict[str, Any]:
+    """A typed answer's mark as the front end shows it: ``parsed`` is what ``answer`` ops patch as the text streams,
+    ``value`` the validated object once ``state`` is ``valid``; ``parse_error`` says the text is not JSON."""
+    return {
+        "type_name": _scalar(answer.type_name),
+        "state": _scalar(answer.state),
+        "parsed": shown_json(answer.parsed),
+        "value": shown_json(answer.value),
+        "errors": _scalar(answer.errors),
+        "refused": [_scalar(errors) for errors in answer.refused],
+        "parse_error": _scalar(answer.parse_error),
+    }
 
 
 def message_fields(message: Message) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 // Ops for unknown messages, parts or calls are ignored; a message whose finished copy has arrived (op "finish",
 // handled by the store) takes no ops.
 
+import { isAnswerPart } from "./answer";
 import { isRecord, normalizeMessage, normalizePart } from "./normalize";
 import { applyPatches } from "./patch";
 import type { ArgPatch, Message, Part, PatchOp, ToolCallPart } from "./types";
@@ -19,6 +20,8 @@ export type StoreEvent =
   | { kind: "part"; id: string; index: number }
   /** Text was appended to the text/reasoning part at `index`. */
   | { kind: "text"; id: string; index: number }
+  /** Text was appended to the typed answer at `index`, and its parse changed by `patches` (null: re-render it). */
+  | { kind: "answer"; id: string; index: number; patches: ArgPatch[] | null }
   /** The call's arguments changed by `patches` (null: re-render them from the value). */
   | { kind: "args"; id: string; index: number; patches: ArgPatch[] | null }
   /** Fields of the call at `index` changed. */
@@ -141,6 +144,9 @@ export class LiveMessages {
       case "text":
         this.appendText(op[1], op[2], op[3]);
         return true;
+      case "answer":
+        this.appendAnswer(op[1], op[2], op[3], op[4]);
+        return true;
       case "args":
         this.patchArgs(op[1], op[2], op[3]);
         return true;
@@ -200,6 +206,22 @@ export class LiveMessages {
     if (!part || (part.kind !== "text" && part.kind !== "reasoning")) return;
     part.text += text;
     this.emit({ kind: "text", id: entry.message.id, index });
+  }
+
+  private appendAnswer(id: unknown, index: unknown, text: unknown, patches: unknown): void {
+    const entry = this.liveEntry(id);
+    if (!entry || typeof index !== "number" || typeof text !== "string" || !Array.isArray(patches)) return;
+    const part = entry.message.parts[index];
+    if (!isAnswerPart(part)) return;
+    part.text += text;
+    let applied: ArgPatch[] | null = patches as ArgPatch[];
+    try {
+      applyPatches(part.answer.parsed, applied);
+    } catch (err) {
+      console.warn("ai_widgets: answer patch does not apply", err);
+      applied = null; // the card re-renders from the parse
+    }
+    this.emit({ kind: "answer", id: entry.message.id, index, patches: applied });
   }
 
   private call(entry: Live, callId: unknown): [ToolCallPart, number] | undefined {

@@ -1,6 +1,7 @@
 // Defensive shaping of messages from the kernel: the renderers can then rely on the basic shape.
 // Never mutates its input (finished messages belong to their models).
 
+import { isTypedAnswer, normalizeAnswer } from "./answer";
 import type { BenchEntry, JsonObject, Message, Part, PatchOp } from "./types";
 
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -10,6 +11,10 @@ export function normalizePart(part: unknown): Part | null {
   if (!isRecord(part)) return null;
   switch (part.kind) {
     case "text":
+      if (part.answer !== undefined && part.answer !== null && !isTypedAnswer(part.answer)) {
+        return { ...part, text: String(part.text ?? ""), answer: normalizeAnswer(part.answer) } as Part;
+      }
+      return typeof part.text === "string" ? (part as unknown as Part) : ({ ...part, text: String(part.text ?? "") } as Part);
     case "reasoning":
       return typeof part.text === "string" ? (part as unknown as Part) : ({ ...part, text: String(part.text ?? "") } as Part);
     case "tool_call": {
@@ -50,7 +55,7 @@ export function normalizeMessage(message: unknown): Message | null {
 }
 
 /** How many elements each op has: a tuple of another length is not that op. */
-export const OP_LENGTHS: Record<PatchOp[0], number> = { start: 2, msg: 3, part: 4, text: 4, args: 4, call: 4, finish: 3, clear: 1 };
+export const OP_LENGTHS: Record<PatchOp[0], number> = { start: 2, msg: 3, part: 4, text: 4, answer: 5, args: 4, call: 4, finish: 3, clear: 1 };
 
 /** `raw` as a patch op, or null when it is not one (checked once, where ops arrive). */
 export function asPatchOp(raw: unknown): PatchOp | null {
@@ -58,6 +63,10 @@ export function asPatchOp(raw: unknown): PatchOp | null {
   const length = OP_LENGTHS[raw[0] as PatchOp[0]];
   if (length === undefined || raw.length !== length) return null;
   const [kind] = raw;
+  if (kind === "answer") {
+    const ok = typeof raw[1] === "string" && typeof raw[2] === "number" && typeof raw[3] === "string" && Array.isArray(raw[4]);
+    return ok ? (raw as PatchOp) : null;
+  }
   const ok =
     kind === "start" || kind === "clear"
       ? true

@@ -30,6 +30,8 @@ export interface TextPart {
   /** A user message's attachment: its text view (`Attached pandas DataFrame \`df\`:` and the rows), shown folded
    * under its chip. */
   attachment?: boolean;
+  /** Set when the text is a typed answer's JSON (`output_type=`): it shows as an object, not as markdown. */
+  answer?: TypedAnswer | null;
 }
 
 /** A file in a user message (its bytes stay in the kernel): shown as a chip, a raster image with its message's
@@ -40,6 +42,23 @@ export interface FilePart {
   name?: string | null;
   size?: number | null;
   url?: string | null;
+}
+
+/** The mark on a typed answer's text part (docs/protocol.md, "Typed answers"). */
+export interface TypedAnswer {
+  type_name: string;
+  /** "unchecked": arriving (or its turn ended before the check); "valid"; "invalid": refused, the turn ended. */
+  state: "unchecked" | "valid" | "invalid" | string;
+  /** The lenient parse of the text so far (`answer` ops patch it as the text streams). */
+  parsed: JsonObject;
+  /** The validated object (defaults and coercions applied), once valid; else null. */
+  value: Json;
+  /** Why it was refused (state "invalid"), as the model was told. */
+  errors: string | null;
+  /** The errors of the turn's earlier answers, refused and asked for again, oldest first. */
+  refused: string[];
+  /** Why the text is not a JSON object (prose, a code fence), or null: then the text is shown as it is. */
+  parse_error: string | null;
 }
 
 export interface ReasoningPart {
@@ -205,6 +224,7 @@ export type PatchOp =
   | ["msg", string, Record<string, unknown>] // its changed fields (MESSAGE_FIELDS)
   | ["part", string, number, unknown] // a part added or replaced at an index
   | ["text", string, number, string] // text appended to a text or reasoning part
+  | ["answer", string, number, string, ArgPatch[]] // text appended to a typed answer's part, and its parse's patches
   | ["args", string, string, ArgPatch[]] // a call's argument patches
   | ["call", string, string, Record<string, unknown>] // a call's changed fields (CALL_FIELDS, AFTER_STOP_FIELDS)
   | ["finish", number, unknown] // finished message number n, whole: it replaces the live copy

@@ -174,8 +174,10 @@ export class ChatView {
       case "call":
         this.part(ev.id, ev.index).call = true;
         break;
+      case "answer":
       case "args": {
         const p = this.part(ev.id, ev.index);
+        if (ev.kind === "answer") p.text = true;
         if (ev.patches === null) {
           p.argsReset = true; // re-rendered from the value
           p.patches = null;

@@ -74,6 +74,11 @@ describe("a real kernel trace", () => {
         expect(card.dataset.state).toBe(part.state);
       }
     }
+    // The typed answer (the last reply): a card with the validated object, after what the refused first answer was told.
+    const answer = $(messages.at(-1)!, ".aiw-answer");
+    expect(answer.dataset.state).toBe("valid");
+    expect([...answer.querySelectorAll(".aiw-json-key")].map((k) => k.textContent)).toEqual(["city", "sky", "celsius", "tags"]);
+    expect($(answer, ".aiw-answer-refused").textContent).toContain("celsius: Field required");
     expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("Approval refused");
     expect($(root, ".aiw-stop").hidden).toBe(true);
     expect($(root, ".aiw-usage").textContent).toMatch(/Conversation: 800 in/);

@@ -49,6 +49,7 @@ def test_quickstart_runs(chromium_page, server, artifacts):
         for i in range(len(code)):
             assert "Error" not in cells.nth(i).locator(".jp-OutputArea").inner_text()
         screenshot(widget, artifacts, "test_quickstart_runs-fresh")
+        _check_the_data_section(page, cells, code, artifacts)
 
         widget.get_by_role("button", name="What's the weather in Oslo?").click()
         expect(messages(widget, "user").first).to_have_text("What's the weather in Oslo?")
@@ -94,3 +95,29 @@ def test_quickstart_runs(chromium_page, server, artifacts):
         assert_no_widget_errors(page)
     finally:
         srv.shutdown_kernels(nb)
+
+
+def _check_the_data_section(page, cells, code, artifacts):
+    """ "Your data", as Run All left it: the analyst read the DataFrame it was sent, plotted with the tool, and the
+    typed answer's card in its cell shows the validated object, which the next cell used."""
+    first = next(i for i, c in enumerate(code) if "analyst = ChatWidget(" in "".join(c["source"]))
+    analyst = cells.nth(first).locator(".aiw[data-rendered='true']")
+    expect(analyst.locator(".aiw-message[data-role='user']")).to_have_count(3, timeout=WAIT)
+    summary = analyst.locator(".aiw-message[data-role='assistant']").first
+    expect(summary).to_contain_text("East grew most: 60 → 118 (+97%)", timeout=WAIT)
+    expect(
+        analyst.locator(".aiw-message[data-role='user'] .aiw-chip, .aiw-message[data-role='user']").first
+    ).to_be_visible()
+    plot_card = analyst.locator(".aiw-tool-card")
+    expect(plot_card).to_have_attribute("data-state", "completed", timeout=WAIT)
+    expect(plot_card.locator(".aiw-tool-title")).to_have_text("Plot revenue")
+    typed_cell = cells.nth(len(code) - 2)
+    card = typed_cell.locator(".aiw-turn .aiw-answer")
+    expect(card).to_have_attribute("data-state", "valid", timeout=WAIT)
+    expect(card.locator(".aiw-answer-type")).to_have_text("Growth")
+    expect(card.locator(".aiw-json-key")).to_have_text(["region", "first", "last"])
+    expect(card.locator(".aiw-json-str")).to_have_text("East")
+    expect(analyst.locator(".aiw-answer")).to_have_attribute("data-state", "valid")
+    expect(cells.nth(len(code) - 1).locator(".jp-OutputArea-output")).to_have_text("East grew 97%: from 60 to 118")
+    screenshot(analyst, artifacts, "test_quickstart_runs-your-data")
+    screenshot(typed_cell.locator(".aiw-turn"), artifacts, "test_quickstart_runs-typed-answer")

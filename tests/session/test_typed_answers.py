@@ -21,7 +21,9 @@ from ai_widgets import (
     ToolCallState,
     tool,
 )
-from ai_widgets.messages import dump_messages, load_messages
+from ai_widgets.arguments import StreamingArguments, apply_patches
+from ai_widgets.changes import MessageFinished, PartAdded, PartChanged, PartsRemoved, TextAppended
+from ai_widgets.messages import Message, TextPart, TypedAnswer, conversation_markdown, dump_messages, load_messages
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 
@@ -279,3 +281,139 @@ async def test_constraints_are_validated_whatever_the_provider_was_told() -> Non
     reply = await ChatSession(model.transport()).send("x", output_type=Count)
     assert reply.output == Count(count=10)
     assert "count: Input should be less than or equal to 10" in model.requests[1].messages[-1].text
+
+
+# --- the answer's part: marked, parsed as it streams, checked (what a card shows) ------------------------------------
+
+
+def _changes(session: ChatSession) -> list[Any]:
+    seen: list[Any] = []
+    session.subscribe(seen.append)
+    return seen
+
+
+async def test_the_answers_part_is_marked_and_its_parse_grows_with_its_text() -> None:
+    model = Recorder('{"name": "Lisbon", "population": 545000}')
+    session = ChatSession(ScriptedTransport(model, slice_size=(3, 5)))
+    seen = _changes(session)
+    reply = await session.send("x", output_type=City)
+    (part,) = reply.parts
+    assert isinstance(part, TextPart)
+    assert part.answer is not None
+    assert part.answer.type_name == "City"
+    assert part.answer.state == "valid"
+    assert part.answer.value == {"name": "Lisbon", "population": 545000, "country": "Portugal"}  # the default too
+    assert part.answer.refused == ()
+    # Every delta came with the patches it made to the parse: applied in order they build the whole object.
+    appended = [change for change in seen if isinstance(change, TextAppended)]
+    assert len(appended) > 3
+    view: dict[str, Any] = StreamingArguments.parse(next(c.part.text for c in seen if isinstance(c, PartAdded))).value
+    for change in appended:
+        apply_patches(view, change.patches)
+    assert view == part.answer.parsed == {"name": "Lisbon", "population": 545000}
+    # The check is told before the turn ends.
+    checked = [change for change in seen if isinstance(change, PartChanged)]
+    assert [c.part.answer.state for c in checked] == ["valid"]
+    assert seen.index(checked[0]) < next(i for i, c in enumerate(seen) if isinstance(c, MessageFinished))
+
+
+async def test_a_refused_answer_is_removed_and_its_errors_go_with_the_next() -> None:
+    model = Recorder('{"name": "Lisbon"}', '{"name": 3, "population": 1}', '{"name": "Lisbon", "population": 1}')
+    session = ChatSession(model.transport(), options=SessionOptions(output_retries=2))
+    seen = _changes(session)
+    reply = await session.send("x", output_type=City)
+    assert [c.start for c in seen if isinstance(c, PartsRemoved)] == [0, 0]
+    (part,) = reply.parts
+    assert isinstance(part, TextPart)
+    assert part.answer is not None
+    assert part.answer.refused == ("- population: Field required", "- name: Input should be a valid string")
+    assert part.answer.state == "valid"
+
+
+async def test_an_answer_that_never_validates_keeps_its_errors_on_the_part() -> None:
+    model = Recorder('{"name": 3}')
+    session = ChatSession(model.transport(), options=SessionOptions(output_retries=0))
+    with pytest.raises(OutputValidationError) as raised:
+        await session.send("x", output_type=City)
+    (part,) = raised.value.reply.parts
+    assert isinstance(part, TextPart)
+    assert part.answer is not None
+    assert part.answer.state == "invalid"
+    assert part.answer.errors == raised.value.errors
+    assert part.answer.value is None
+
+
+async def test_text_of_a_response_that_calls_tools_is_not_the_answer() -> None:
+    @tool
+    def population(city: str) -> int:
+        """The population of a city."""
+        return 545000
+
+    model = Recorder(
+        ScriptedReply(text="Let me look.", tool_calls=[ScriptedToolCall(name="population", arguments={"city": "L"})]),
+        '{"name": "Lisbon", "population": 545000}',
+    )
+    session = ChatSession(model.transport(), tools=[population])
+    seen = _changes(session)
+    reply = await session.send("x", output_type=City)
+    first, _, answer = reply.parts
+    assert isinstance(first, TextPart)
+    assert first.answer is None  # marked while it streamed, unmarked after
+    assert any(isinstance(c, PartChanged) and c.index == 0 and c.part.answer is None for c in seen)
+    assert isinstance(answer, TextPart)
+    assert answer.answer is not None
+    assert answer.answer.state == "valid"
+
+
+async def test_text_that_is_not_json_is_said_so_once() -> None:
+    model = Recorder('{"name": "L"} is what I found', '{"name": "L", "population": 1}')
+    session = ChatSession(ScriptedTransport(model, slice_size=(2, 3)))
+    seen = _changes(session)
+    await session.send("x", output_type=City)
+    not_json = [c for c in seen if isinstance(c, PartChanged) and c.part.answer and c.part.answer.state == "unchecked"]
+    assert len(not_json) == 1  # once, as the parse fails: the card then shows the text as it is
+    assert "invalid JSON" in (not_json[0].part.answer.parse_error or "")
+
+
+async def test_the_mark_survives_the_history_and_the_transcript_shows_a_json_block() -> None:
+    model = Recorder('{"name": "Lisbon"}', '{"name": "Lisbon", "population": 545000}')
+    session = ChatSession(model.transport())
+    reply = await session.send("x", output_type=City)
+    (loaded,) = load_messages(dump_messages([reply]))[0].parts
+    assert isinstance(loaded, TextPart)
+    assert loaded.answer is not None
+    assert (loaded.answer.type_name, loaded.answer.state, loaded.answer.refused) == (
+        "City",
+        "valid",
+        ("- population: Field required",),
+    )
+    assert loaded.answer.value == {"name": "Lisbon", "population": 545000, "country": "Portugal"}
+    assert loaded.answer.parsed == {"name": "Lisbon", "population": 545000}  # parsed again from the text
+    markdown = conversation_markdown([reply])
+    assert "> *Answer 1 did not match City:* - population: Field required" in markdown
+    assert '```json\n{\n  "name": "Lisbon",\n  "population": 545000,\n  "country": "Portugal"\n}\n```' in markdown
+    # A plain reply has no mark, in the file either.
+    plain = await ChatSession(Recorder("hi").transport()).send("x")
+    assert "answer" not in json.loads(dump_messages([plain]))["messages"][0]["parts"][0]
+
+
+def test_a_malformed_mark_in_a_file_is_refused() -> None:
+    text = dump_messages([Message(Role.ASSISTANT, [TextPart("{}", answer=TypedAnswer("City"))])])
+    data = json.loads(text)
+    data["messages"][0]["parts"][0]["answer"]["state"] = "great"
+    with pytest.raises(ValueError, match="unknown typed answer state"):
+        load_messages(json.dumps(data))
+
+
+async def test_a_wrapped_answers_value_is_the_value_under_its_key_and_a_refused_one_shows_as_written() -> None:
+    reply = await ChatSession(Recorder('{"response": 42}').transport()).send("x", output_type=int)
+    (part,) = reply.parts
+    assert isinstance(part, TextPart)
+    assert part.answer is not None
+    assert part.answer.value == 42
+    model = Recorder('{"name": 3}')
+    with pytest.raises(OutputValidationError) as raised:
+        await ChatSession(model.transport(), options=SessionOptions(output_retries=0)).send("x", output_type=City)
+    markdown = conversation_markdown([raised.value.reply])
+    assert "> *This answer does not match City:* - name: Input should be a valid string" in markdown
+    assert '```json\n{"name": 3}\n```' in markdown

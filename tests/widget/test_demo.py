@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pydantic
 import pytest
 
-from ai_widgets import ChatSession, MessageStatus, ToolCallState
-from ai_widgets.demo import demo_tools, demo_transport, pick_transport
+from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
+from ai_widgets.demo import analyst_transport, demo_tools, demo_transport, pick_transport
 from ai_widgets.transports import ScriptedTransport
 from tests.helpers import wait_for
 
@@ -65,3 +66,39 @@ async def test_pick_transport_uses_a_reachable_local_server(monkeypatch: pytest.
     assert isinstance(transport, OpenAIChatTransport)
     assert which == f"Using the OpenAI-compatible server at {server.url}/v1 (model qwen3), from AI_WIDGETS_BASE_URL."
     assert transport.client.api_key == "not-needed"  # OpenAI's key does not travel to another server
+
+
+async def test_the_analyst_reads_the_table_it_was_sent_plots_and_answers_typed_questions() -> None:
+    pandas = pytest.importorskip("pandas")
+    sales = pandas.DataFrame(
+        {
+            "month": ["2025-01", "2025-02"] * 2,
+            "region": ["North", "North", "East", "East"],
+            "revenue": [100.0, 110.0, 50.0, 80.0],
+        }
+    )
+    plotted: list[str] = []
+
+    @tool
+    def plot(region: str) -> str:
+        """Plots a region."""
+        plotted.append(region)
+        return "a chart"
+
+    class Growth(pydantic.BaseModel):
+        region: str
+        first: float
+        last: float
+        total_revenue: float
+
+    session = ChatSession(analyst_transport(realistic=False), tools=[plot])
+    hint = await session.send("Summarise")
+    assert "Attach a table" in hint.text
+    summary = await session.send("Summarise these sales", attach={"sales": sales})
+    assert "**`sales`**: 4 rows × 3 columns (month, region, revenue). revenue by region:" in summary.text
+    assert "| East | 50 | 80 | 130 | +60% |" in summary.text
+    chart = await session.send("Plot the one that grew most")
+    assert plotted == ["East"]
+    assert chart.text.endswith("**East**'s revenue rose from 50 to 80 (+60%).")
+    reply = await session.send("Which grew most?", output_type=Growth)
+    assert reply.output == Growth(region="East", first=50, last=80, total_revenue=130)

@@ -137,10 +137,18 @@ class Mirror:
         match kind:
             case "msg":
                 message.update(op[2])
-            case "part":
-                message["parts"].insert(op[2], op[3])
+            case "part":  # added at the end, or replacing the part at that index (as the JS store does)
+                parts = message["parts"]
+                if op[2] < len(parts):
+                    parts[op[2]] = op[3]
+                else:
+                    parts.append(op[3])
             case "text":
                 message["parts"][op[2]]["text"] += op[3]
+            case "answer":
+                part = message["parts"][op[2]]
+                part["text"] += op[3]
+                apply_patches(part["answer"]["parsed"], [ArgumentPatch(p[0], tuple(p[1]), p[2]) for p in op[4]])
             case "args":
                 call = self._call(message, op[2])
                 apply_patches(call["parsed_arguments"], [ArgumentPatch(p[0], tuple(p[1]), p[2]) for p in op[3]])

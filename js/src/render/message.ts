@@ -2,6 +2,7 @@
 
 import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
+import { AnswerPartView } from "./answer";
 import { AttachmentTextView, FileChipView } from "./attachments";
 import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
@@ -82,11 +83,13 @@ export class MessageView {
     if (!part) return;
     if (index > this.parts.length) return this.sync(message); // a gap: cannot happen, but stay correct
     const view = this.parts[index];
-    if (dirty.full || !view || view.kind !== part.kind) {
+    if (dirty.full || !view || !fits(view, part)) {
       this.setPart(part, index, dirty.argsReset || dirty.patches !== null);
       return;
     }
-    if (view instanceof ToolCardView && part.kind === "tool_call") {
+    if (view instanceof AnswerPartView && AnswerPartView.shows(part)) {
+      if (dirty.text) view.grow(part, dirty.argsReset ? null : dirty.patches, message.status === "in_progress");
+    } else if (view instanceof ToolCardView && part.kind === "tool_call") {
       if (dirty.argsReset) view.updateArgs(part, null);
       else if (dirty.patches) view.updateArgs(part, dirty.patches);
       if (dirty.call) view.update(part);
@@ -98,7 +101,7 @@ export class MessageView {
 
   private setPart(part: Part, index: number, argsStale: boolean): void {
     const view = this.parts[index];
-    if (view && view.kind === part.kind && !attachmentChanged(view, part)) {
+    if (view && fits(view, part)) {
       view.update(part);
       if (argsStale && view instanceof ToolCardView && part.kind === "tool_call") view.updateArgs(part, null);
       return;
@@ -130,6 +133,7 @@ export class MessageView {
       case "file":
         return new FileChipView(part, this.message.thumbnails?.[String(index)]);
       default:
+        if (this.role !== "user" && AnswerPartView.shows(part)) return new AnswerPartView(part, this.message.status === "in_progress");
         if (this.role !== "user") return new MarkdownPartView(part, this.cutAt(index));
         return part.attachment === true ? new AttachmentTextView(part) : new PlainTextPartView(part);
     }
@@ -166,9 +170,12 @@ export class MessageView {
   }
 }
 
-/** Whether a text part became an attachment's text view, or stopped being one (its view is then another kind). */
-function attachmentChanged(view: PartView, part: Part): boolean {
-  return part.kind === "text" && view instanceof AttachmentTextView !== (part.attachment === true);
+/** Whether `view` can show `part`: the same kind, a typed answer's card only for a typed answer, and an attachment's
+ * text view only for an attachment's text. */
+function fits(view: PartView, part: Part): boolean {
+  if (view.kind !== part.kind) return false;
+  if (view instanceof AnswerPartView !== AnswerPartView.shows(part)) return false;
+  return part.kind !== "text" || view instanceof AttachmentTextView === (part.attachment === true);
 }
 
 /** The text of a message's text parts (markdown), as copied. */
