@@ -190,3 +190,26 @@ describe("a result's display in the card", () => {
     expect($(stale, ".aiw-display-widget").textContent).toBe("IntSlider(value=3)");
   });
 });
+
+describe("a collapsed card's display", () => {
+  it("shows the figure without opening the card, once, and keeps it when the card opens", async () => {
+    const el = await card(success({ data: { "image/png": PNG, "text/plain": "<Figure>" } }), { collapse_tool_calls: true });
+    expect(el.classList.contains("aiw-collapsed")).toBe(true);
+    const slot = $(el, ".aiw-tool-display-slot");
+    expect(slot.hidden).toBe(false);
+    expect($<HTMLImageElement>(slot, "img").src).toBe(`data:image/png;base64,${PNG}`);
+    $<HTMLButtonElement>(el, ".aiw-tool-toggle").click();
+    expect(el.classList.contains("aiw-collapsed")).toBe(false);
+    expect(el.querySelectorAll(".aiw-display img")).toHaveLength(1); // not again in the opened body
+  });
+
+  it("is hidden for a result without a display and for a failure", async () => {
+    const plain = await card({ status: "success", value: "ok", text: null }, { collapse_tool_calls: true });
+    expect($(plain, ".aiw-tool-display-slot").hidden).toBe(true);
+    const failed = await card(
+      { status: "failure", message: "no", display: { data: { "image/png": PNG } } } as Outcome,
+      { collapse_tool_calls: true },
+    );
+    expect($(failed, ".aiw-tool-display-slot").hidden).toBe(true);
+  });
+});

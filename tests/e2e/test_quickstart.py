@@ -111,6 +111,10 @@ def _check_the_data_section(page, cells, code, artifacts):
     plot_card = analyst.locator(".aiw-tool-card")
     expect(plot_card).to_have_attribute("data-state", "completed", timeout=WAIT)
     expect(plot_card.locator(".aiw-tool-title")).to_have_text("Plot revenue")
+    figure = plot_card.locator(".aiw-display img")  # the tool's Figure, as the notebook would show it
+    expect(figure).to_have_count(1, timeout=WAIT)
+    assert figure.get_attribute("src").startswith("data:image/png;base64,iVBOR")
+    assert figure.evaluate("img => img.decode().then(() => img.naturalWidth)") > 200
     typed_cell = cells.nth(len(code) - 2)
     card = typed_cell.locator(".aiw-turn .aiw-answer")
     expect(card).to_have_attribute("data-state", "valid", timeout=WAIT)

@@ -16,12 +16,14 @@ const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
 /**
  * `headlineShown`: the card shows the failure's message above already (under its header), so it is not repeated.
  * `widgets`: the host's widget manager, for a result that is an ipywidget (null: its text shows).
+ * `withDisplay`: false when the caller shows the display itself (a tool card shows it collapsed too).
  */
 export function renderOutcome(
   outcome: Outcome,
   state: string,
   headlineShown = false,
   widgets: WidgetHost | null = null,
+  withDisplay = true,
 ): HTMLElement {
   const el = h("div", "aiw-tool-result");
   if (outcome.status === "failure") {
@@ -47,8 +49,7 @@ export function renderOutcome(
   } else if (outcome.value !== undefined && outcome.value !== null) {
     el.append(h("div", "aiw-section-label", "Result"), new JsonView(outcome.value).el);
   }
-  const shown = outcome.status === "success" && outcome.display && typeof outcome.display === "object";
-  const display = shown ? renderDisplay(outcome.display!, widgets) : null;
+  const display = withDisplay ? outcomeDisplay(outcome, widgets) : null;
   if (display) {
     if (!el.querySelector(".aiw-section-label")) el.append(h("div", "aiw-section-label", "Result"));
     el.append(display);
@@ -56,6 +57,12 @@ export function renderOutcome(
   if (Array.isArray(outcome.citations) && outcome.citations.length) el.append(renderCitations(outcome.citations));
   if (Array.isArray(outcome.attachments) && outcome.attachments.length) el.append(renderAttachments(outcome.attachments));
   return el;
+}
+
+/** What a successful outcome displays (a figure, a table, a live widget), or null. */
+export function outcomeDisplay(outcome: Outcome, widgets: WidgetHost | null): HTMLElement | null {
+  const shown = outcome.status === "success" && outcome.display && typeof outcome.display === "object";
+  return shown ? renderDisplay(outcome.display!, widgets) : null;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
 import type { WidgetHost } from "../widgets";
 import { disposeDisplays } from "./display";
-import { renderAfterStop, renderOutcome } from "./result";
+import { outcomeDisplay, renderAfterStop, renderOutcome } from "./result";
 import { decisionText, outcomeLine, runTime } from "./verdict";
 
 export interface CardContext {
@@ -57,6 +57,7 @@ export class ToolCardView implements PartView {
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
   private readonly progressSlot = h("div", "aiw-tool-progress"); // shown collapsed too
   private readonly result = h("div", "aiw-tool-result-slot");
+  private readonly display = h("div", "aiw-tool-display-slot"); // what the result displays: shown collapsed too
   private readonly actions = h("div", "aiw-tool-actions");
   private runAgain: HTMLButtonElement | null = null;
   private approval: ApprovalBox | null = null;
@@ -64,6 +65,7 @@ export class ToolCardView implements PartView {
   private part: ToolCallPart;
   private expanded: boolean;
   private shownOutcome: string | null = null;
+  private shownDisplay = "";
   private shownAfterStop = "";
   private argsStale = false; // the JSON view lags the arguments (collapsed since they changed)
   private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
@@ -112,7 +114,8 @@ export class ToolCardView implements PartView {
     this.body.id = `aiw-${Math.random().toString(36).slice(2)}`;
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.outcomeLine.hidden = true;
-    this.el.append(header, this.progressSlot, this.outcomeLine, this.afterStop, this.body);
+    this.display.hidden = true;
+    this.el.append(header, this.progressSlot, this.outcomeLine, this.afterStop, this.body, this.display);
     this.update(part);
   }
 
@@ -230,6 +233,11 @@ export class ToolCardView implements PartView {
       setText(this.outcomeLine, line?.text ?? "");
       setAttr(this.outcomeLine, "data-kind", line?.kind ?? null);
       setHidden(this.outcomeLine, !line);
+      const display = p.outcome?.status === "success" ? JSON.stringify(p.outcome.display ?? null) : "";
+      if (display !== this.shownDisplay) {
+        this.shownDisplay = display; // a state change alone keeps the shown display (and a live widget's view)
+        this.renderDisplay();
+      }
       this.resultStale = true;
     }
     if (this.resultStale && this.isExpanded()) this.renderResult();
@@ -265,8 +273,20 @@ export class ToolCardView implements PartView {
     this.resultStale = false;
     const p = this.part;
     disposeDisplays(this.result);
-    const outcome = p.outcome ? renderOutcome(p.outcome, p.state, !!outcomeLine(p), this.ctx.widgets ?? null) : null;
+    const outcome = p.outcome
+      ? renderOutcome(p.outcome, p.state, !!outcomeLine(p), this.ctx.widgets ?? null, false)
+      : null;
     this.result.replaceChildren(...(outcome ? [outcome] : []));
+  }
+
+  /** A figure, table or widget the result displays: built when the outcome arrives (not when the card is first
+   * opened), because it is what the person wants to see of a plotting tool's card, collapsed or not. */
+  private renderDisplay(): void {
+    disposeDisplays(this.display);
+    const p = this.part;
+    const shown = p.outcome ? outcomeDisplay(p.outcome, this.ctx.widgets ?? null) : null;
+    this.display.replaceChildren(...(shown ? [shown] : []));
+    setHidden(this.display, !shown);
   }
 
   private renderExpanded(): void {
@@ -298,6 +318,7 @@ export class ToolCardView implements PartView {
 
   destroy(): void {
     disposeDisplays(this.result);
+    disposeDisplays(this.display);
     if (this.ticking) this.ctx.setTicking(this, false);
     if (this.prompting) this.ctx.setPrompting(this, false);
   }
