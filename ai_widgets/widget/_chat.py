@@ -205,8 +205,15 @@ class ChatWidget(SessionView):
                 task.cancel()
             raise
         finally:
-            if view is not None:
-                view.settle()
+            self._settle(view)
+
+    def _settle(self, view: TurnView | None) -> None:
+        """After an asking call: its view settles, and the outputs showing the chat and the turn get the transcript
+        as it now stands, from the asking cell (the one a runner such as nbclient is reading)."""
+        if view is not None:
+            view.settle()
+            view.update_transcript()
+        self.update_transcript()
 
     def ask_sync(self, text: str, *, show: bool = True) -> Message:
         """Sends ``text`` and blocks until the reply; approval clicks reach the session meanwhile.
@@ -250,8 +257,7 @@ class ChatWidget(SessionView):
                     time.sleep(0.01)
             raise
         finally:
-            if view is not None:
-                view.settle()
+            self._settle(view)
 
     def _show_turn(self, text: str, show: bool) -> TurnView | None:
         """Checks that a turn can start; with ``show``, displays the view of that turn in the calling cell."""
@@ -304,14 +310,6 @@ class ChatWidget(SessionView):
                 raise ValueError(f"export() writes .md or .json, not {target.name!r}")
         target.write_text(text, encoding="utf-8")
         return target
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        data = {**data, "text/markdown": self.transcript()}
-        return data, metadata
 
 
 async def _shown_in(

@@ -1,0 +1,97 @@
+"""The static transcript beside a widget's view: the conversation readable without the widget, with no way for a
+model's or a tool's text to run script, as HTML and as markdown rendered by a renderer that passes raw HTML (as a
+trusted notebook's does)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mistune
+import pytest
+
+from ai_widgets import ChatSession, ToolOutcome, tool
+from ai_widgets.messages import Message
+from ai_widgets.outcome import Attachment
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget._transcript import transcript_html, transcript_markdown
+from tests.widget.transcript_checks import HOSTILE, HOSTILE_TEXTS, PNG, SVG_WITH_SCRIPT, script_problems, visible_text
+
+_markdown = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "url"])
+
+
+@tool
+def look(query: str) -> ToolOutcome:
+    """Looks something up."""
+    return ToolOutcome.success(
+        f"found {query}",
+        text="looked",
+        attachments=[
+            Attachment(mime_type="image/png", data=PNG, name="chart <b onmouseover=alert('aiw-xss-name')>"),
+            Attachment(mime_type="image/svg+xml", data=SVG_WITH_SCRIPT, name="drawing.svg"),
+            Attachment(mime_type="text/html", url="javascript:alert('aiw-xss-url')", name="page"),
+            Attachment(mime_type="text/html", url="https://example.com/a?b=1&c=2", name="source"),
+        ],
+    )
+
+
+@tool
+def explode(query: str) -> str:
+    """Fails."""
+    raise RuntimeError(f"bad {query} <script>alert('aiw-xss-error')</script>")
+
+
+def _script(request: Any) -> ScriptedReply:
+    if request.tool_results():
+        return ScriptedReply(text="After the tools:\n\n" + HOSTILE, status=None)
+    return ScriptedReply(
+        text=HOSTILE,
+        reasoning="thinking <script>alert('aiw-xss-reasoning')</script>",
+        tool_calls=[
+            ScriptedToolCall(name="look", arguments={"query": "<img src=x onerror=alert('aiw-xss-args')>"}),
+            ScriptedToolCall(name="explode", arguments={"query": "[x](javascript:alert('aiw-xss-args2'))"}),
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def conversation() -> list[Message]:
+    session = ChatSession(ScriptedTransport(_script, repeat=True), tools=[look, explode])
+    asyncio.run(session.send("hello " + HOSTILE))
+    return session.messages
+
+
+def test_html_shows_every_text_as_text(conversation: list[Message]) -> None:
+    html = transcript_html(conversation)
+    assert script_problems(html) == []
+    text = visible_text(html)
+    for hostile in HOSTILE_TEXTS[:-1]:
+        assert hostile in text  # shown as written, never as markup
+    assert "lone \ufffd surrogate" in text
+    for shown in ("You", "Assistant", "look", "explode", "found", "completed", "failed", "RuntimeError"):
+        assert shown in text
+    assert f'src="data:image/png;base64,{PNG}"' in html  # the raster image inline
+    assert "image/svg+xml;base64" not in html
+    assert "drawing.svg" in text
+    assert 'href="https://example.com/a?b=1&amp;c=2"' in html
+    assert "javascript:" not in html.replace("javascript:alert(", "")  # only ever as text
+
+
+def test_markdown_renders_to_no_script(conversation: list[Message]) -> None:
+    markdown = transcript_markdown(conversation)
+    rendered = _markdown(markdown)
+    assert isinstance(rendered, str)
+    assert script_problems(rendered) == []
+    text = visible_text(rendered)
+    for hostile in ("<script>alert('aiw-xss-script')</script>", "<img src=x onerror=alert('aiw-xss-img')>"):
+        assert hostile in text
+    assert "<script>alert('aiw-xss-fence')</script>" in text  # the fenced block's text, as code
+    assert f'src="data:image/png;base64,{PNG}"' in rendered
+    assert "<a " not in rendered.replace('<a href="https://', "")  # no link of the model's but plain http(s) ones
+    for shown in ("You", "Assistant", "look", "explode", "RuntimeError"):
+        assert shown in text
+
+
+def test_an_empty_conversation_says_so() -> None:
+    assert "no messages yet" in visible_text(transcript_html([]))
+    assert "no messages yet" in visible_text(str(_markdown(transcript_markdown([]))))
