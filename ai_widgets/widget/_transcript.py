@@ -113,7 +113,7 @@ def _html_message(message: Message) -> str:
     rows = [f"<div><strong>{_who(message)}</strong></div>"]
     for part in message.parts:
         if isinstance(part, TextPart):
-            rows.append(f'<div style="white-space: pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
+            rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
         elif isinstance(part, ReasoningPart):
             rows.append(
                 f'<details><summary style="{DIM}">Reasoning</summary>'
@@ -124,7 +124,7 @@ def _html_message(message: Message) -> str:
     note = _status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
-    return f'<div class="aiw-transcript-message" style="margin: 0.5em 0">{"".join(rows)}</div>'
+    return f'<div class="aiw-transcript-message" style="margin:.5em 0">{"".join(rows)}</div>'
 
 
 def transcript_html(messages: Iterable[Message]) -> str:
