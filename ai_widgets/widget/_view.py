@@ -43,6 +43,7 @@ from ai_widgets.widget._actions import (
 )
 from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
+from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._serialize import message_dict, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
@@ -78,6 +79,15 @@ def _asset(path: Path, missing: str) -> str | Path:
         return path
     text = path.read_text(encoding="utf-8")
     return text if text.endswith("\n") else text + "\n"
+
+
+def _front_end_traits() -> dict[str, Any]:
+    """In an IPython kernel, a view loads the front-end code from the kernel's one bundle model (so the code is sent
+    and saved once, not once per widget); elsewhere (marimo, anywidget's hot reload) it carries the code itself."""
+    esm, css = SessionView._esm, SessionView._css
+    if not isinstance(esm, str) or not isinstance(css, str) or not kernel_support().kind.startswith("ipykernel"):
+        return {}
+    return loader_traits(shared_bundle(esm, css))
 
 
 class SessionView(anywidget.AnyWidget):
@@ -120,6 +130,8 @@ class SessionView(anywidget.AnyWidget):
     # Tools run by hand ("Run again", run_tool's form): one entry per form, with its latest run. Set whole, at most
     # about 30 times a second while a run streams (docs/protocol.md, "The bench").
     bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # The model that holds the front-end code, where this view's ``_esm`` loads it from (empty: ``_esm`` is the code).
+    bundle_model = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -133,6 +145,7 @@ class SessionView(anywidget.AnyWidget):
         super().__init__(
             # In the state the comm opens with: a view starts from it, whenever it opens.
             history=[message_dict(message, index) for index, message in shown],
+            **_front_end_traits(),
             **traits,
         )
         self.session = session
