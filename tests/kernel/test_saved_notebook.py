@@ -1,6 +1,8 @@
-"""A notebook run in a real kernel (nbclient) and saved with no widget state, as JupyterLab saves by default, still
-shows the conversation as of its last turn: in each output's static transcript, and in ``jupyter nbconvert --to
-html`` of it, with none of the hostile texts the model and its tool wrote able to run script."""
+"""A notebook run in a real kernel (nbclient) and saved.
+
+With no widget state, as JupyterLab saves by default, it still shows the conversation as of its last turn: in each
+output's static transcript, and in ``jupyter nbconvert --to html`` of it, with none of the hostile texts the model
+and its tool wrote able to run script. With widget state, the front-end code is in it once, however many views."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from ai_widgets.widget._bundle import LOADER
 from tests.widget.transcript_checks import HOSTILE, script_problems, visible_text
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 SETUP = f"""
 from ai_widgets import ChatWidget, tool
@@ -46,14 +50,15 @@ CELLS = (
 )
 
 
-def _run(tmp_path: Path) -> nbformat.NotebookNode:
+def _run(tmp_path: Path, *, widget_state: bool = False) -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
     NotebookClient(
         notebook,
         timeout=120,
         kernel_name="python3",
-        store_widget_state=False,  # as JupyterLab saves by default ("Save Widget State Automatically" is off)
+        # False: as JupyterLab saves by default ("Save Widget State Automatically" is off)
+        store_widget_state=widget_state,
         resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     errors = [o for cell in notebook.cells for o in cell.outputs if o.output_type == "error"]
@@ -112,3 +117,22 @@ def test_nbconvert_html_shows_the_conversation_and_runs_none_of_it(saved: Path) 
     # nbconvert's page has scripts of its own; none of ours, and no handler or script URL from the conversation.
     assert [problem for problem in script_problems(page) if "aiw-xss" in problem] == []
     assert "aiw-xss" not in json.dumps([p for p in script_problems(page) if p.startswith("<script")])
+
+
+def test_saved_widget_state_holds_the_front_end_code_once(tmp_path: Path) -> None:
+    notebook = _run(tmp_path, widget_state=True)
+    state = notebook.metadata["widgets"][WIDGET_STATE]["state"]
+    holders = [model_id for model_id, model in state.items() if model["state"].get("code")]
+    assert len(holders) == 1
+    code = state[holders[0]]["state"]["code"]
+    assert len(code) > 50_000  # the whole bundle
+    assert len(state[holders[0]]["state"]["_css"]) > 1_000  # and its style sheet
+    views = [model["state"] for model in state.values() if "scope" in model["state"]]
+    assert {view["scope"] for view in views} == {"chat", "turn"}
+    assert len(views) == 3  # the chat and the two asking cells' turns
+    for view in views:
+        assert view["_esm"] == LOADER  # a few hundred bytes, not a copy of the code
+        assert len(view["_esm"]) < 500
+        assert view["bundle_model"] == holders[0]
+        assert view["_css"] == ""
+    assert sum(len(json.dumps(model)) for model in state.values()) < 1.5 * len(code)  # one copy: it was 3
