@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from html import escape
 
 from ai_widgets._html import DIM, clipped, cut, escaped, json_text
@@ -28,6 +28,9 @@ MAX_CALL_CHARS = 2_000
 MAX_TEXT_CHARS = 100_000
 #: The largest inline image kept (base64 characters); a larger one is named, not embedded.
 MAX_IMAGE_CHARS = 2_000_000
+#: The most a transcript holds (characters of each format): the newest messages that fit, and a note of how many
+#: earlier ones it leaves out. It is sent again each time a turn ends, and every front end renders it again.
+MAX_TRANSCRIPT_CHARS = 1_000_000
 #: Image types a browser shows from a ``data:`` URL without running anything (never SVG: it can hold script).
 RASTER_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
@@ -127,9 +130,31 @@ def _html_message(message: Message) -> str:
     return f'<div class="aiw-transcript-message" style="margin:.5em 0">{"".join(rows)}</div>'
 
 
-def transcript_html(messages: Iterable[Message]) -> str:
-    """The messages as HTML in which every text is escaped: safe in any renderer, trusted or not."""
-    shown = [_html_message(message) for message in messages]
+def _newest(messages: Sequence[Message], render: Callable[[Message], str], limit: int) -> tuple[list[str], int]:
+    """The newest messages rendered, oldest first, that fit in ``limit`` characters (the last one always), and how
+    many earlier ones are left out."""
+    shown: list[str] = []
+    used = 0
+    for message in reversed(messages):
+        block = render(message)
+        if shown and used + len(block) > limit:
+            break
+        shown.append(block)
+        used += len(block)
+    shown.reverse()
+    return shown, len(messages) - len(shown)
+
+
+def _left_out(count: int) -> str:
+    return f"({count:,} earlier message{'s' if count != 1 else ''} not in this static copy)"
+
+
+def transcript_html(messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+    """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
+    any renderer, trusted or not."""
+    shown, left_out = _newest(messages, _html_message, limit)
+    if left_out:
+        shown.insert(0, f'<div style="{DIM}"><em>{_left_out(left_out)}</em></div>')
     body = "<hr>".join(shown) if shown else f'<div style="{DIM}"><em>(no messages yet)</em></div>'
     return f'<div class="aiw-transcript">{body}</div>'
 
@@ -225,9 +250,12 @@ def _md_message(message: Message) -> str:
     return "\n\n".join(blocks)
 
 
-def transcript_markdown(messages: Iterable[Message]) -> str:
-    """The messages as markdown with no live markup in it: no raw HTML, links or images from their texts."""
-    blocks = [_md_message(message) for message in messages]
+def transcript_markdown(messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+    """The messages (the newest that fit in ``limit`` characters) as markdown with no live markup in it: no raw
+    HTML, links or images from their texts."""
+    blocks, left_out = _newest(messages, _md_message, limit)
+    if left_out:
+        blocks.insert(0, "*" + _md_plain(_left_out(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
     return "\n\n---\n\n".join(blocks) if blocks else "*\\(no messages yet\\)*"
 
 

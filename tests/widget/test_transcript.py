@@ -95,3 +95,23 @@ def test_markdown_renders_to_no_script(conversation: list[Message]) -> None:
 def test_an_empty_conversation_says_so() -> None:
     assert "no messages yet" in visible_text(transcript_html([]))
     assert "no messages yet" in visible_text(str(_markdown(transcript_markdown([]))))
+
+
+def test_a_long_conversation_keeps_its_newest_messages_within_the_limit() -> None:
+    session = ChatSession(ScriptedTransport(lambda request: "reply to " + request.last_user_text, repeat=True))
+
+    async def talk() -> None:
+        for turn in range(40):
+            await session.send(f"question {turn}")
+
+    asyncio.run(talk())
+    html = transcript_html(session.messages, limit=3_000)
+    markdown = transcript_markdown(session.messages, limit=1_000)
+    assert len(html) < 3_000 + 1_000
+    assert "reply to question 39" in html
+    assert "question 0<" not in html
+    assert "earlier messages not in this static copy" in visible_text(html)
+    assert "reply to question 39" in markdown
+    assert "question 0\n" not in markdown
+    assert "earlier messages not in this static copy" in visible_text(str(_markdown(markdown)))
+    assert "not in this static copy" not in transcript_html(session.messages)  # 80 short messages: all of them
