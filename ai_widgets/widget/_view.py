@@ -221,6 +221,8 @@ class SessionView(anywidget.AnyWidget):
         if bundle is None:
             return None
         data, metadata = bundle
+        if self.scope == "bench":
+            return data, metadata  # run_tool's form: no conversation to show
         with self._patches.lock:
             messages = list(self._shown_messages)
         # Beside the view: what a reader without the widget shows (no widget state saved, GitHub, nbconvert).
@@ -241,24 +243,24 @@ class SessionView(anywidget.AnyWidget):
         data, metadata = bundle
         with self._transcript_lock:
             display(data, metadata=metadata, raw=True, display_id=self._display_id)
-            self._published_transcript = data["text/html"]
+            self._published_transcript = data.get("text/html")
 
     def update_transcript(self) -> None:
         """Brings the static transcript of every output that shows this widget up to date (done as each turn ends,
         and by the asking call when its turn ends); nothing when it is current, or the widget was never shown."""
-        if self._published_transcript is None or self.comm is None:
+        if self._published_transcript is None or self.comm is None or self.scope == "bench":
             return  # never shown, or closed (ipywidgets then drops its bundle method)
         bundle = self._repr_mimebundle_()
         if bundle is None:
             return
         data, metadata = bundle
         with self._transcript_lock:
-            if data["text/html"] == self._published_transcript:
+            if data.get("text/html") == self._published_transcript:
                 return  # the same output again would only make a front end render the live view anew
             from IPython.display import update_display
 
             update_display(data, metadata=metadata, raw=True, display_id=self._display_id)
-            self._published_transcript = data["text/html"]
+            self._published_transcript = data.get("text/html")
 
     def _refresh_allowed(self) -> None:
         policy = self.session.approval_policy

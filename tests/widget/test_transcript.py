@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import IPython.display
 import mistune
 import pytest
 
@@ -14,8 +15,10 @@ from ai_widgets import ChatSession, ToolOutcome, tool
 from ai_widgets.messages import Message
 from ai_widgets.outcome import Attachment
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from tests.widget.transcript_checks import HOSTILE, HOSTILE_TEXTS, PNG, SVG_WITH_SCRIPT, script_problems, visible_text
+from tests.widget.widget_harness import recording_comms
 
 _markdown = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "url"])
 
@@ -115,3 +118,33 @@ def test_a_long_conversation_keeps_its_newest_messages_within_the_limit() -> Non
     assert "question 0\n" not in markdown
     assert "earlier messages not in this static copy" in visible_text(str(_markdown(markdown)))
     assert "not in this static copy" not in transcript_html(session.messages)  # 80 short messages: all of them
+
+
+def test_a_shown_chat_updates_its_display_as_turns_end_and_only_when_it_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    published: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(
+        IPython.display,
+        "display",
+        lambda data, **kw: published.append(("display", kw["display_id"], data["text/html"])),
+    )
+    monkeypatch.setattr(
+        IPython.display,
+        "update_display",
+        lambda data, **kw: published.append(("update", kw["display_id"], data["text/html"])),
+    )
+    with recording_comms():
+        chat = ChatWidget(transport=ScriptedTransport(lambda request: "Hi <b>there</b>", repeat=True))
+        chat.update_transcript()
+        assert published == []  # never shown: nothing to update
+        chat._ipython_display_()
+        asyncio.run(chat.session.send("hello"))
+        chat.update_transcript()  # unchanged since the turn ended: nothing sent again
+        kinds = [kind for kind, _id, _html in published]
+        assert kinds == ["display", "update"]
+        assert len({display_id for _kind, display_id, _html in published}) == 1
+        assert "Hi &lt;b&gt;there&lt;/b&gt;" in published[-1][2]
+        chat.close()
+        chat.update_transcript()  # closed: nothing
+        assert len(published) == 2
