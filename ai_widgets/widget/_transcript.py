@@ -113,7 +113,7 @@ def _html_call(part: ToolCallPart) -> str:
 
 
 def _html_message(message: Message) -> str:
-    rows = [f"<div><strong>{_who(message)}</strong></div>"]
+    rows = [f"<b>{_who(message)}</b>"]
     for part in message.parts:
         if isinstance(part, TextPart):
             rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
@@ -127,7 +127,7 @@ def _html_message(message: Message) -> str:
     note = _status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
-    return f'<div class="aiw-transcript-message" style="margin:.5em 0">{"".join(rows)}</div>'
+    return f'<div style="margin:.5em 0">{"".join(rows)}</div>'
 
 
 def _newest(messages: Sequence[Message], render: Callable[[Message], str], limit: int) -> tuple[list[str], int]:
