@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,8 +43,10 @@ from ai_widgets.widget._actions import (
 )
 from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
+from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._serialize import message_dict, tool_info
+from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
 
@@ -75,6 +79,15 @@ def _asset(path: Path, missing: str) -> str | Path:
         return path
     text = path.read_text(encoding="utf-8")
     return text if text.endswith("\n") else text + "\n"
+
+
+def _front_end_traits() -> dict[str, Any]:
+    """In an IPython kernel, a view loads the front-end code from the kernel's one bundle model (so the code is sent
+    and saved once, not once per widget); elsewhere (marimo, anywidget's hot reload) it carries the code itself."""
+    esm, css = SessionView._esm, SessionView._css
+    if not isinstance(esm, str) or not isinstance(css, str) or not kernel_support().kind.startswith("ipykernel"):
+        return {}
+    return loader_traits(shared_bundle(esm, css))
 
 
 class SessionView(anywidget.AnyWidget):
@@ -117,21 +130,30 @@ class SessionView(anywidget.AnyWidget):
     # Tools run by hand ("Run again", run_tool's form): one entry per form, with its latest run. Set whole, at most
     # about 30 times a second while a run streams (docs/protocol.md, "The bench").
     bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # The model that holds the front-end code, where this view's ``_esm`` loads it from (empty: ``_esm`` is the code).
+    bundle_model = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
     ) -> None:
         check_bundle()
+        shown = [
+            (index, message)
+            for index, message in enumerate(session.messages)
+            if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
+        ]
         super().__init__(
             # In the state the comm opens with: a view starts from it, whenever it opens.
-            history=[
-                message_dict(message, index)
-                for index, message in enumerate(session.messages)
-                if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
-            ],
+            history=[message_dict(message, index) for index, message in shown],
+            **_front_end_traits(),
             **traits,
         )
         self.session = session
+        # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
+        self._shown_messages: list[Message] = [message for _index, message in shown]
+        self._display_id = f"aiw-{uuid.uuid4().hex}"
+        self._transcript_lock = threading.Lock()
+        self._published_transcript: str | None = None  # None: never displayed with our display id
         self._main_loop = main_loop()
         self._bench = Bench(
             session,
@@ -173,6 +195,7 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             position = len(self.history)
             self.history.append(shown)  # in place: no trait sync; the op carries this message alone
+            self._shown_messages.append(message)
             self._patches.push({"op": "finish", "position": position, "message": shown})
             self._patches.flush()
 
@@ -180,6 +203,7 @@ class SessionView(anywidget.AnyWidget):
         # In place too: the "clear" op (already sent) empties every view's copy.
         with self._patches.lock:
             self.history.clear()
+            self._shown_messages.clear()
         self._turn_ended(None)
 
     def _set_busy(self, busy: bool) -> None:
@@ -188,6 +212,55 @@ class SessionView(anywidget.AnyWidget):
     def _turn_ended(self, _message: Message | None) -> None:
         self.usage = self.session.usage.to_dict()
         self._refresh_allowed()
+        self.update_transcript()
+
+    # --- the static transcript beside the live view ---------------------------------------------------------------
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        if self.scope == "bench":
+            return data, metadata  # run_tool's form: no conversation to show
+        with self._patches.lock:
+            messages = list(self._shown_messages)
+        # Beside the view: what a reader without the widget shows (no widget state saved, GitHub, nbconvert).
+        return {
+            **data,
+            "text/html": transcript_html(messages),
+            "text/markdown": transcript_markdown(messages),
+        }, metadata
+
+    def _ipython_display_(self) -> None:
+        """Displays the live view with the static transcript beside it, under this widget's display id, so that
+        :meth:`update_transcript` keeps every output that shows it current."""
+        from IPython.display import display
+
+        bundle = None if self.comm is None else self._repr_mimebundle_()
+        if bundle is None:
+            return  # closed: nothing to show
+        data, metadata = bundle
+        with self._transcript_lock:
+            display(data, metadata=metadata, raw=True, display_id=self._display_id)
+            self._published_transcript = data.get("text/html")
+
+    def update_transcript(self) -> None:
+        """Brings the static transcript of every output that shows this widget up to date (done as each turn ends,
+        and by the asking call when its turn ends); nothing when it is current, or the widget was never shown."""
+        if self._published_transcript is None or self.comm is None or self.scope == "bench":
+            return  # never shown, or closed (ipywidgets then drops its bundle method)
+        bundle = self._repr_mimebundle_()
+        if bundle is None:
+            return
+        data, metadata = bundle
+        with self._transcript_lock:
+            if data.get("text/html") == self._published_transcript:
+                return  # the same output again would only make a front end render the live view anew
+            from IPython.display import update_display
+
+            update_display(data, metadata=metadata, raw=True, display_id=self._display_id)
+            self._published_transcript = data.get("text/html")
 
     def _refresh_allowed(self) -> None:
         policy = self.session.approval_policy

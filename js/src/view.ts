@@ -40,8 +40,19 @@ const raf: (cb: () => void) => number =
 const cancelRaf: (id: number) => void =
   typeof cancelAnimationFrame === "function" ? (id) => cancelAnimationFrame(id) : (id) => clearTimeout(id);
 
+// JupyterLab and Notebook 7 render an output again when its display is updated (as the kernel does when a turn
+// ends, to keep the static transcript beside the view current): the output's renderer makes a new view of the same
+// model and drops the old one's DOM without destroying it. Such a leftover would go on patching detached DOM on
+// every frame; the view that replaces it destroys it, and takes over the person's unsent text.
+const shown = new Set<ChatView>();
+const drafts = new WeakMap<Element, string>(); // a leftover's unsent text, by its output, for the view after it
+const OUTPUT = ".jp-OutputArea-output";
+
 export class ChatView {
   readonly shell: Shell;
+  /** The notebook output this view is shown in (JupyterLab's, Notebook 7's): null until it is attached there
+   * (the renderer attaches a view after making it), and elsewhere. */
+  private host: Element | null = null;
   private readonly store: ChatStore;
   private readonly list: MessageList;
   private readonly bench: BenchView;
@@ -97,6 +108,8 @@ export class ChatView {
       this.traitHandlers.push([`change:${trait}`, handler]);
     }
     el.append(this.shell.root);
+    shown.add(this);
+    raf(() => this.findHost());
     this.store.attach();
     for (const message of this.store.messages()) this.list.add(message);
     for (const trait of TRAITS) this.dirtyTraits.add(trait);
@@ -106,6 +119,35 @@ export class ChatView {
       this.ready = true;
       this.schedule();
     });
+  }
+
+  /** Whether the output it was shown in has rendered another view in its place (see `shown`). */
+  private superseded(): boolean {
+    return this.host !== null && !this.host.contains(this.shell.root);
+  }
+
+  /** Once attached in a notebook output: destroys the leftovers of that output, taking their unsent text. */
+  private findHost(): void {
+    if (this.destroyed || this.host !== null) return;
+    this.host = this.shell.root.closest(OUTPUT);
+    if (this.host === null) return;
+    for (const other of shown) {
+      if (other !== this && other.host === this.host) other.dropIfSuperseded();
+    }
+    const draft = drafts.get(this.host);
+    drafts.delete(this.host);
+    if (draft && !this.shell.input.value) {
+      this.shell.input.value = draft;
+      this.shell.input.dispatchEvent(new Event("input"));
+    }
+  }
+
+  /** Destroys this view if it is a leftover (keeping its unsent text for the view after it); says whether it was. */
+  private dropIfSuperseded(): boolean {
+    if (this.host === null || !this.superseded()) return false;
+    if (this.shell.input.value) drafts.set(this.host, this.shell.input.value);
+    this.destroy();
+    return true;
   }
 
   /** Sends an action; returns whether the kernel is known to be there (else the person's text is kept). */
@@ -208,6 +250,8 @@ export class ChatView {
     if (this.frame !== null) cancelRaf(this.frame);
     this.frame = null;
     if (this.destroyed) return;
+    this.findHost();
+    if (this.dropIfSuperseded()) return; // a leftover no view replaced yet: nothing of it is on screen
     const collect = (globalThis as { __aiwCollectStats?: boolean }).__aiwCollectStats;
     const t0 = collect ? performance.now() : 0;
     let structural = false;
@@ -322,6 +366,7 @@ export class ChatView {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    shown.delete(this);
     if (this.frame !== null) cancelRaf(this.frame);
     this.frame = null;
     if (this.timer !== null) clearInterval(this.timer);
