@@ -39,7 +39,6 @@ class Response:
 Handler = Callable[[Request], Response]
 
 
-@dataclass
 class _Quiet(ThreadingHTTPServer):
     """A client that hangs up before its request is read (a test that stops a transport early) is not a failure of
     the server: it is not printed as a traceback in the middle of the test output."""
@@ -49,6 +48,7 @@ class _Quiet(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+@dataclass
 class Server:
     url: str
     requests: list[Request]
