@@ -384,6 +384,21 @@ def table_text(
     return _titled(kind, name, _bounded("\n".join(lines), max_chars))
 
 
+def _table_part(
+    preview: Preview,
+    kind: str,
+    shape: tuple[int, int],
+    columns: list[tuple[Any, Any]],
+    rows: list[tuple[Any, ...]],
+    index: str | None,
+) -> list[AttachmentPart]:
+    """A frame's text view (:func:`table_text`) as the one part it becomes, within the preview's budget."""
+    text = table_text(
+        kind=kind, name=preview.name, shape=shape, columns=columns, rows=rows, index=index, max_chars=preview.max_chars
+    )
+    return [TextPart(text)]
+
+
 def _pandas(preview: Preview) -> list[AttachmentPart] | None:
     frame_type, series_type = _loaded("pandas", "DataFrame"), _loaded("pandas", "Series")
     value, rows_wanted, columns_wanted = preview.value, preview.max_rows, preview.max_columns
@@ -399,21 +414,8 @@ def _pandas(preview: Preview) -> list[AttachmentPart] | None:
         shape = (len(value), 1)
     else:
         return None
-    kind = f"pandas {type(value).__name__}"
     index = _cell(value.index.name) if value.index.name is not None else ""
-    return [
-        TextPart(
-            table_text(
-                kind=kind,
-                name=preview.name,
-                shape=shape,
-                columns=columns,
-                rows=rows,
-                index=index,
-                max_chars=preview.max_chars,
-            )
-        )
-    ]
+    return _table_part(preview, f"pandas {type(value).__name__}", shape, columns, rows, index)
 
 
 def _polars(preview: Preview) -> list[AttachmentPart] | None:
@@ -430,20 +432,7 @@ def _polars(preview: Preview) -> list[AttachmentPart] | None:
         shape = (len(value), 1)
     else:
         return None
-    kind = f"polars {type(value).__name__}"
-    return [
-        TextPart(
-            table_text(
-                kind=kind,
-                name=preview.name,
-                shape=shape,
-                columns=columns,
-                rows=rows,
-                index=None,
-                max_chars=preview.max_chars,
-            )
-        )
-    ]
+    return _table_part(preview, f"polars {type(value).__name__}", shape, columns, rows, None)
 
 
 def _numpy(preview: Preview) -> list[AttachmentPart] | None:

@@ -28,6 +28,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
+
 PROSE = "abcdefghijklmnopqrstuvwxyz     ,."
 SIZES = ("big", "small")
 
@@ -43,6 +47,22 @@ def sse_frame(data: Any, *, event: str | None = None, line_end: str = "\n", **du
     """One server-sent event: ``data: <json>`` (after ``event: <name>`` when given) and a blank line."""
     head = f"event: {event}{line_end}" if event is not None else ""
     return f"{head}data: {json.dumps(data, **dumps)}{line_end}{line_end}".encode()
+
+
+async def pydantic_ai_write_file(model: Model, parameters_schema: dict[str, Any], watch: Stopwatch) -> None:
+    """pydantic-ai's whole streaming path for the benchmarks' one turn: "go", answered by a ``write_file`` call of
+    ``notes.txt``; ``watch`` times the request and the stream read to its end."""
+    tool = PydanticAIToolDefinition(
+        name="write_file", description="Writes a file.", parameters_json_schema=parameters_schema
+    )
+    parameters = ModelRequestParameters(function_tools=[tool])
+    messages: list[Any] = [ModelRequest(parts=[UserPromptPart("go")])]
+    with watch:
+        async with model.request_stream(messages, None, parameters) as stream:
+            async for _ in stream:
+                pass
+            response = stream.get()
+    assert response.tool_calls[0].args_as_dict()["path"] == "notes.txt"
 
 
 # --- serving it ---------------------------------------------------------------------------------------------------

@@ -32,15 +32,23 @@ import random
 from typing import Any
 
 import anthropic
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
 
 from ai_widgets import ChatSession, Message, SessionOptions, Tool, ToolDefinition
 from ai_widgets.transports import AnthropicTransport, ChatRequest
-from benchmarks._provider_harness import Case, Row, Stopwatch, measure, pieces, ratio_above, replay, sse_frame, table
+from benchmarks._provider_harness import (
+    Case,
+    Row,
+    Stopwatch,
+    measure,
+    pieces,
+    pydantic_ai_write_file,
+    ratio_above,
+    replay,
+    sse_frame,
+    table,
+)
 
 MODEL = "claude-bench"
 PARAMETERS = {
@@ -139,15 +147,7 @@ async def _session(url: str, watch: Stopwatch) -> None:
 async def _pydantic_ai(url: str, watch: Stopwatch) -> None:
     client = _client(url)
     model = AnthropicModel(MODEL, provider=AnthropicProvider(anthropic_client=client))
-    tool = PydanticAIToolDefinition(name="write_file", description="Writes a file.", parameters_json_schema=PARAMETERS)
-    parameters = ModelRequestParameters(function_tools=[tool])
-    messages: list[Any] = [ModelRequest(parts=[UserPromptPart("go")])]
-    with watch:
-        async with model.request_stream(messages, None, parameters) as stream:
-            async for _ in stream:
-                pass
-            response = stream.get()
-    assert response.tool_calls[0].args_as_dict()["path"] == "notes.txt"
+    await pydantic_ai_write_file(model, PARAMETERS, watch)
     await client.close()
 
 

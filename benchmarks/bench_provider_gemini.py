@@ -40,15 +40,23 @@ import httpx2
 from google import genai
 from google.genai import types
 from google.oauth2.credentials import Credentials
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.google import GoogleModel
 from pydantic_ai.providers.google import GoogleProvider
-from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
 
 from ai_widgets import ChatSession, Message, SessionOptions, Tool, ToolDefinition
 from ai_widgets.transports import ChatRequest, GeminiTransport
-from benchmarks._provider_harness import Case, Row, Stopwatch, measure, pieces, ratio_above, replay, sse_frame, table
+from benchmarks._provider_harness import (
+    Case,
+    Row,
+    Stopwatch,
+    measure,
+    pieces,
+    pydantic_ai_write_file,
+    ratio_above,
+    replay,
+    sse_frame,
+    table,
+)
 
 MODEL = "gemini-bench"
 PARAMETERS = {
@@ -167,17 +175,7 @@ async def _session(url: str, watch: Stopwatch, *, vertex: bool) -> None:
 async def _pydantic_ai(url: str, watch: Stopwatch, *, vertex: bool) -> None:
     async with httpx2.AsyncClient() as http:
         model = GoogleModel(MODEL, provider=GoogleProvider(client=_client(url, http, vertex=vertex)))
-        tool = PydanticAIToolDefinition(
-            name="write_file", description="Writes a file.", parameters_json_schema=PARAMETERS
-        )
-        parameters = ModelRequestParameters(function_tools=[tool])
-        messages: list[Any] = [ModelRequest(parts=[UserPromptPart("go")])]
-        with watch:
-            async with model.request_stream(messages, None, parameters) as stream:
-                async for _ in stream:
-                    pass
-                response = stream.get()
-    assert response.tool_calls[0].args_as_dict()["path"] == "notes.txt"
+        await pydantic_ai_write_file(model, PARAMETERS, watch)
 
 
 def cases(*, vertex: bool) -> list[Case]:

@@ -29,15 +29,22 @@ from types import SimpleNamespace
 from typing import Any
 
 import openai
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
 
 from ai_widgets import ChatSession, Message, SessionOptions, Tool, ToolDefinition
 from ai_widgets.transports import ChatRequest, OpenAIChatTransport
-from benchmarks._provider_harness import Case, Row, Stopwatch, measure, pieces, ratio_above, replay, table
+from benchmarks._provider_harness import (
+    Case,
+    Row,
+    Stopwatch,
+    measure,
+    pieces,
+    pydantic_ai_write_file,
+    ratio_above,
+    replay,
+    table,
+)
 
 MODEL = "gpt-4o"
 PARAMETERS = {
@@ -138,15 +145,7 @@ async def _session(url: str, watch: Stopwatch) -> None:
 async def _pydantic_ai(url: str, watch: Stopwatch) -> None:
     client = _client(url)
     model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
-    tool = PydanticAIToolDefinition(name="write_file", description="Writes a file.", parameters_json_schema=PARAMETERS)
-    parameters = ModelRequestParameters(function_tools=[tool])
-    messages: list[Any] = [ModelRequest(parts=[UserPromptPart("go")])]
-    with watch:
-        async with model.request_stream(messages, None, parameters) as stream:
-            async for _ in stream:
-                pass
-            response = stream.get()
-    assert response.tool_calls[0].args_as_dict()["path"] == "notes.txt"
+    await pydantic_ai_write_file(model, PARAMETERS, watch)
     await client.close()
 
 

@@ -143,7 +143,7 @@ class SessionBridge:
         on_notice: Called with a notice about the session itself (its history file taken over by a newer session).
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
-            is mirrored until :meth:`begin` says where to start.
+            is mirrored until the first message of the turn :meth:`begin_with` names.
     """
 
     def __init__(
@@ -161,6 +161,7 @@ class SessionBridge:
         self._session = session
         self._start = start or 0
         self._waiting = start is None
+        self._owns: Callable[[], bool] | None = None
         self._patches = patches
         self._on_finished = on_finished
         self._on_busy = on_busy
@@ -171,13 +172,19 @@ class SessionBridge:
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
 
-    def begin(self, start: int) -> None:
-        """Starts mirroring (a bridge made with ``start=None``) from the message at position ``start``; changes before
-        this call were ignored. Call it on the thread of the session's loop."""
-        messages = self._session.messages
+    def begin_with(self, owns: Callable[[], bool]) -> None:
+        """Starts mirroring (a bridge made with ``start=None``) at the first message added while ``owns()`` is true
+        (the asking call's own task adds it); changes before that one are ignored. Where it starts is decided when
+        that message is added, on the turn's own thread, so a turn another caller starts first is never taken for
+        this one."""
+        self._owns = owns
+
+    def _begin_at_added(self) -> None:
+        """The message just added is this bridge's first one."""
+        messages = self._session.messages[:-1]
         self._indices = {m.id: i for i, m in enumerate(messages)}
         self._count = len(messages)
-        self._start = start
+        self._start = len(messages)
         self._waiting = False
 
     def close(self) -> None:
@@ -208,7 +215,9 @@ class SessionBridge:
             self._after_close(change)
             return
         if self._waiting:
-            return  # not mirroring yet (see begin)
+            if self._owns is None or not isinstance(change, MessageAdded) or not self._owns():
+                return  # not mirroring yet (see begin_with)
+            self._begin_at_added()
         if self._start:
             message = getattr(change, "message", None)
             if message is not None and self._indices.get(message.id, self._count) < self._start:

@@ -48,9 +48,10 @@ class TurnView(SessionView):
 
     def begin(self) -> None:
         """Called by the asking call in its own turn's task, right before it sends: this view shows the turn that
-        task starts, from the message it is about to add."""
-        self._owner = _current_task()
-        self._bridge.begin(len(self.session.messages))
+        task starts, from the first message that task adds (not from where the conversation stands now: a turn the
+        input box starts on another thread may add its messages first)."""
+        owner = self._owner = _current_task()
+        self._bridge.begin_with(lambda: _current_task() is owner)
 
     def _set_busy(self, busy: bool) -> None:
         if busy:

@@ -140,6 +140,34 @@ async def test_a_turn_view_shows_only_its_own_turn_when_the_input_box_wins_the_r
     await wait_for(lambda: not chat.session.busy and len(chat.session.messages) >= 2)
 
 
+async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_before_it_claims(
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+) -> None:
+    """Defect (seen once in CI): the view took where its turn starts from the conversation's length when its task
+    began, so a turn from the input box that ran whole in between (on the package's loop thread) showed in it."""
+    chat = ChatWidget(transport=ScriptedTransport(lambda request: f"{request.last_user_text} reply"))
+    front = wire.comms[chat.comm.comm_id]
+    checks = chat.session.check_can_send
+    calls = 0
+
+    def box_turn_first() -> None:  # the asking task's send: after its view began, before its turn claims the session
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the first check is ask's own, before its view shows
+            front.handle({"type": "send", "text": "boxed"})
+            deadline = time.monotonic() + 5
+            while len(chat.session.messages) < 2 or chat.session.busy:
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        checks()
+
+    monkeypatch.setattr(chat.session, "check_can_send", box_turn_first)
+    await chat.ask("asked")
+    (view,) = shown
+    assert [m.parts[0].text for m in chat.session.messages] == ["boxed", "boxed reply", "asked", "asked reply"]
+    assert [m["parts"][0]["text"] for m in finished_messages(view)] == ["asked", "asked reply"]
+
+
 def test_ask_sync_that_cannot_wait_leaves_no_turn_behind(
     monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
 ) -> None:
