@@ -152,6 +152,7 @@ class SessionView(anywidget.AnyWidget):
         # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
         self._shown_messages: list[Message] = [message for _index, message in shown]
         self._display_id = f"aiw-{uuid.uuid4().hex}"
+        self._notices: list[str] = []  # about the session itself, for every view, also one that opens later
         self._transcript_lock = threading.Lock()
         self._published_transcript: str | None = None  # None: never displayed with our display id
         self._main_loop = main_loop()
@@ -170,7 +171,7 @@ class SessionView(anywidget.AnyWidget):
             on_busy=self._set_busy,
             on_turn_end=self._turn_ended,
             on_cleared=self._cleared,
-            on_notice=self._send_error,  # a dismissible banner, as for a refused action
+            on_notice=self._send_notice,
             start=start,
         )
         self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
@@ -189,6 +190,15 @@ class SessionView(anywidget.AnyWidget):
     def _send_error(self, message: str) -> None:
         self._patches.flush()
         self._send_custom({"type": "error", "message": clip(message, MAX_ERROR_CHARS)})
+
+    def _send_notice(self, text: str) -> None:
+        """A dismissible banner about the session itself (its history file taken over), numbered: it comes again in
+        each snapshot, so a view that was not listening yet (still loading its code) shows it too, and once."""
+        with self._patches.lock:
+            self._patches.flush()
+            self._notices.append(clip(text, MAX_ERROR_CHARS))
+            index = len(self._notices) - 1
+            self._send_custom({"type": "error", "message": self._notices[index], "notice": index})
 
     def _message_finished(self, message: Message, index: int) -> None:
         shown = message_dict(message, index)
@@ -354,7 +364,13 @@ class SessionView(anywidget.AnyWidget):
             known = 0 < have <= len(history) and history[have - 1].get("id") == last
             start = have if known else 0
             self._send_custom(
-                {"type": "snapshot", "from": start, "finished": history[start:], "live": self._bridge.live_messages()}
+                {
+                    "type": "snapshot",
+                    "from": start,
+                    "finished": history[start:],
+                    "live": self._bridge.live_messages(),
+                    "notices": list(self._notices),
+                }
             )
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:

@@ -124,3 +124,23 @@ describe("an output rendered again (its display updated as a turn ends)", () => 
     expect(el.querySelector(".aiw")).not.toBeNull();
   });
 });
+
+describe("a notice about the session (its history file taken over)", () => {
+  it("shows in a view that was not listening when it came, once, and in a view opened later", async () => {
+    const model = new FakeModel();
+    const node = output();
+    await render(model, node); // (in a page, a notice sent before the view's code loaded is lost: the snapshot has it)
+    const banners = (where: ParentNode): string[] => [...where.querySelectorAll(".aiw-banner-kernel")].map((b) => b.textContent ?? "");
+    model.custom({ type: "snapshot", from: 0, finished: [], live: [], notices: ["taken over"] });
+    model.custom({ type: "error", message: "taken over", notice: 0 }); // live too: shown once
+    model.custom({ type: "snapshot", from: 0, finished: [], live: [], notices: ["taken over"] });
+    await frame();
+    expect(banners(node).filter((t) => t.includes("taken over"))).toHaveLength(1);
+    const later = output();
+    await render(model, later);
+    expect(banners(later).filter((t) => t.includes("taken over"))).toHaveLength(1);
+    model.custom({ type: "error", message: "refused" }); // not a notice: every time
+    model.custom({ type: "error", message: "refused" });
+    expect(banners(node).filter((t) => t.includes("refused")).length).toBeGreaterThan(0);
+  });
+});
