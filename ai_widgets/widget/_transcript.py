@@ -13,12 +13,14 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from html import escape
 
+from ai_widgets._file_part import human_size
 from ai_widgets._html import DIM, clipped, cut, escaped, json_text
 from ai_widgets._safe import safe_text
-from ai_widgets.messages import Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
-from ai_widgets.outcome import Attachment, ToolOutcome, outcome_summary
+from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.outcome import Attachment, outcome_summary
 
 __all__ = ["transcript_html", "transcript_markdown"]
 
@@ -26,8 +28,9 @@ __all__ = ["transcript_html", "transcript_markdown"]
 MAX_CALL_CHARS = 2_000
 #: How much of one message's text or reasoning the transcript keeps.
 MAX_TEXT_CHARS = 100_000
-#: The largest inline image kept (base64 characters); a larger one is named, not embedded.
-MAX_IMAGE_CHARS = 2_000_000
+#: The largest image shown inline (base64 characters); a larger one is a chip with its name, kind and size. Each is
+#: saved twice per output (HTML and markdown), in every output that shows its message, and sent again per turn.
+MAX_IMAGE_CHARS = 500_000
 #: The most a transcript holds (characters of each format): the newest messages that fit, and a note of how many
 #: earlier ones it leaves out. It is sent again each time a turn ends, and every front end renders it again.
 MAX_TRANSCRIPT_CHARS = 1_000_000
@@ -54,10 +57,9 @@ def _status_note(message: Message) -> str | None:
     return f"{note}: {message.error}" if message.error else note
 
 
-def _image_data(attachment: Attachment) -> str | None:
-    """The ``data:`` URL of an attachment that is a raster image small enough to embed, else ``None``."""
-    data = attachment.data
-    mime = attachment.mime_type.strip().lower()
+def _image_data(media_type: str, data: str | None) -> str | None:
+    """The ``data:`` URL of a file that is a raster image small enough to embed, else ``None``."""
+    mime = media_type.strip().lower()
     if data is None or mime not in RASTER_TYPES or len(data) > MAX_IMAGE_CHARS or not _BASE64.fullmatch(data):
         return None
     try:
@@ -72,6 +74,108 @@ def _link(url: str | None) -> str | None:
     return url if url is not None and _URL.fullmatch(url) else None
 
 
+# --- what a card and a file show, for both formats ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Heading:
+    tool_name: str
+    state: str
+
+
+@dataclass(frozen=True)
+class _Note:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Label:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Prose:
+    text: str
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file: inline as an image (``image``, a checked ``data:`` URL), else a chip (name, kind, size) that links
+    to ``link`` (a plain ``http(s)`` URL) where it has one."""
+
+    name: str
+    kind: str
+    size: str | None
+    image: str | None
+    link: str | None
+
+
+_Block = _Heading | _Note | _Label | _Code | _Prose | _File
+
+
+def _kind(media_type: str) -> str:
+    """A file's kind for a person: ``PNG image``, ``PDF``, ``CSV text``, else its media type."""
+    main, _, sub = media_type.strip().lower().partition("/")
+    sub = sub.split(";")[0].removeprefix("x-").split("+")[0]
+    if media_type.strip().lower() == "application/pdf":
+        return "PDF"
+    if main == "image" and sub:
+        return f"{sub.upper()} image"
+    if main == "text" and sub:
+        return "text" if sub == "plain" else f"{sub.upper()} text"
+    return media_type
+
+
+def _file(name: str | None, media_type: str, *, data: str | None, url: str | None, size: int | None) -> _File:
+    return _File(
+        name=clipped(safe_text(name or _kind(media_type)), 200),
+        kind=clipped(safe_text(_kind(media_type)), 100),
+        size=None if size is None else human_size(size),
+        image=_image_data(media_type, data),
+        link=_link(url),
+    )
+
+
+def _attachment_file(attachment: Attachment) -> _File:
+    data = attachment.data
+    size = None if data is None else len(data) * 3 // 4 - data[-2:].count("=")
+    return _file(attachment.name, attachment.mime_type, data=data, url=attachment.url, size=size)
+
+
+def _card_blocks(part: ToolCallPart) -> list[_Block]:
+    """What a tool call's card shows in the transcript, in order (the one place that decides it, for both formats):
+    the tool and its state, the arguments, the result (its text, its value, or the failure) and its files."""
+    blocks: list[_Block] = [
+        _Heading(part.tool_name, _state(part)),
+        _Code(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
+    ]
+    if part.edited_arguments is not None:
+        blocks.append(_Note("Edited by the person before it ran; the model asked for:"))
+        blocks.append(_Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
+    outcome = part.outcome
+    if outcome is None:
+        return blocks
+    label, _line = outcome_summary(outcome)
+    blocks.append(_Label(label))
+    if outcome.status == "failure":
+        error = outcome.error
+        failure = f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
+        blocks.append(_Code(cut(failure, MAX_CALL_CHARS)))
+    else:
+        if outcome.text:  # what the card shows; the value too, which is what the model was told
+            blocks.append(_Prose(cut(outcome.text, MAX_CALL_CHARS)))
+        if outcome.value is not None:
+            value = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
+            blocks.append(_Code(cut(value, MAX_CALL_CHARS)))
+    blocks.extend(_attachment_file(attachment) for attachment in outcome.attachments)
+    return blocks
+
+
 # --- HTML -------------------------------------------------------------------------------------------------------
 
 
@@ -79,37 +183,41 @@ def _html_pre(text: str) -> str:
     return f'<pre style="white-space: pre-wrap; margin: 0.25em 0">{escaped(text)}</pre>'
 
 
-def _html_attachments(outcome: ToolOutcome) -> list[str]:
-    items: list[str] = []
-    for attachment in outcome.attachments:
-        name = attachment.name or attachment.mime_type
-        source = _image_data(attachment)
-        link = _link(attachment.url)
-        if source is not None:
-            items.append(f'<img src="{escape(source, quote=True)}" alt="{escaped(name)}" style="max-width: 100%">')
-        elif link is not None:
-            items.append(f'<a href="{escape(link, quote=True)}" rel="noopener noreferrer nofollow">{escaped(name)}</a>')
-        else:
-            items.append(f'<span style="{DIM}">[{escaped(name)}]</span>')
-    return items
+def _html_file(file: _File) -> str:
+    if file.image is not None:
+        return (
+            f'<div><img src="{escape(file.image, quote=True)}" alt="{escaped(file.name)}" title="{escaped(file.name)}"'
+            ' style="max-width: 100%; max-height: 240px"></div>'
+        )
+    name = escaped(file.name)
+    if file.link is not None:
+        name = f'<a href="{escape(file.link, quote=True)}" rel="noopener noreferrer nofollow">{name}</a>'
+    details = " · ".join(escaped(item) for item in (file.kind, file.size) if item)
+    return (
+        f'<div><span class="aiw-transcript-file" style="{_BORDER}; padding: 0 0.4em; display: inline-block">'
+        f'📎 {name} <span style="{DIM}">{details}</span></span></div>'
+    )
+
+
+def _html_block(block: _Block) -> str:
+    match block:
+        case _Heading(tool_name=name, state=state):
+            return f'<div><strong>🔧 {escaped(name)}</strong> <span style="{DIM}">— {escaped(state)}</span></div>'
+        case _Note(text=text):
+            return f'<div style="{DIM}">{escaped(text)}</div>'
+        case _Label(text=text):
+            return f"<div><strong>{escaped(text)}</strong></div>"
+        case _Code(text=text):
+            return _html_pre(text)
+        case _Prose(text=text):
+            return f'<div style="white-space: pre-wrap">{escaped(text)}</div>'
+        case _File():
+            return _html_file(block)
 
 
 def _html_call(part: ToolCallPart) -> str:
-    rows = [
-        f"<div><strong>🔧 {escaped(part.tool_name)}</strong> "
-        f'<span style="{DIM}">— {escaped(_state(part))}</span></div>',
-        _html_pre(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
-    ]
-    if part.edited_arguments is not None:
-        asked = cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)
-        rows.append(f'<div style="{DIM}">Edited by the person before it ran; the model asked for:</div>')
-        rows.append(_html_pre(asked))
-    if part.outcome is not None:
-        label, _line = outcome_summary(part.outcome)
-        rows.append(f"<div><strong>{escaped(label)}</strong></div>")
-        rows.append(_html_pre(cut(_outcome_text(part.outcome), MAX_CALL_CHARS)))
-        rows.extend(_html_attachments(part.outcome))
-    return f'<div class="aiw-transcript-call" style="{_BORDER}; padding: 0.25em 0.5em; margin: 0.25em 0">{"".join(rows)}</div>'
+    rows = "".join(_html_block(block) for block in _card_blocks(part))
+    return f'<div class="aiw-transcript-call" style="{_BORDER}; padding: 0.25em 0.5em; margin: 0.25em 0">{rows}</div>'
 
 
 def _html_message(message: Message) -> str:
@@ -124,6 +232,8 @@ def _html_message(message: Message) -> str:
             )
         elif isinstance(part, ToolCallPart):
             rows.append(_html_call(part))
+        elif isinstance(part, FilePart):
+            rows.append(_html_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
     note = _status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
@@ -216,23 +326,34 @@ def _md_code_block(text: str) -> str:
     return _md_pre(text.split("\n"))
 
 
+def _md_file(file: _File) -> str:
+    if file.image is not None:
+        # An image as HTML, whose only attribute values are checked base64 and an escaped name.
+        return f'<img src="{file.image}" alt="{escaped(file.name)}" title="{escaped(file.name)}">'
+    details = ", ".join(item for item in (file.kind, file.size) if item)
+    chip = f"📎 *{_md_plain(file.name)}* \\({_md_plain(details)}\\)"
+    # A plain http(s) URL as text: a renderer that links URLs links it; nothing else can come of it.
+    return chip if file.link is None else f"{chip} {_md_plain(file.link)}"
+
+
+def _md_block(block: _Block) -> str:
+    match block:
+        case _Heading(tool_name=name, state=state):
+            return f"🔧 **{_md_plain(name)}** — *{_md_plain(state)}*"
+        case _Note(text=text):
+            return f"*{_md_plain(text)}*"
+        case _Label(text=text):
+            return f"**{_md_plain(text)}**"
+        case _Code(text=text):
+            return _md_code_block(safe_text(text))
+        case _Prose(text=text):
+            return _md_text(text)
+        case _File():
+            return _md_file(block)
+
+
 def _md_call(part: ToolCallPart) -> str:
-    lines = [f"🔧 **{_md_plain(part.tool_name)}** — *{_md_plain(_state(part))}*"]
-    lines.append(_md_code_block(cut(safe_text(json_text(part.effective_arguments)), MAX_CALL_CHARS)))
-    if part.edited_arguments is not None:
-        lines.append("*Edited by the person before it ran; the model asked for:*")
-        lines.append(_md_code_block(cut(safe_text(json_text(part.parsed_arguments)), MAX_CALL_CHARS)))
-    if part.outcome is not None:
-        label, _line = outcome_summary(part.outcome)
-        lines.append(f"**{label}**")
-        lines.append(_md_code_block(cut(safe_text(_outcome_text(part.outcome)), MAX_CALL_CHARS)))
-        for attachment in part.outcome.attachments:
-            name = clipped(safe_text(attachment.name or attachment.mime_type), 200)
-            source = _image_data(attachment)
-            # An image as HTML, whose only attribute values are checked base64 and an escaped name.
-            shown = f'<img src="{source}" alt="{escaped(name)}">' if source is not None else f"\\[{_md_plain(name)}\\]"
-            lines.append(shown)
-    return "\n\n".join(lines)
+    return "\n\n".join(_md_block(block) for block in _card_blocks(part))
 
 
 def _md_message(message: Message) -> str:
@@ -244,6 +365,8 @@ def _md_message(message: Message) -> str:
             blocks.append("*Reasoning:* " + _md_plain(clipped(" ".join(safe_text(part.text).split()), 500)))
         elif isinstance(part, ToolCallPart):
             blocks.append(_md_call(part))
+        elif isinstance(part, FilePart):
+            blocks.append(_md_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
     note = _status_note(message)
     if note is not None:
         blocks.append(f"*\\({_md_plain(safe_text(note))}\\)*")
@@ -257,13 +380,3 @@ def transcript_markdown(messages: Sequence[Message], *, limit: int = MAX_TRANSCR
     if left_out:
         blocks.insert(0, "*" + _md_plain(_left_out(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
     return "\n\n---\n\n".join(blocks) if blocks else "*\\(no messages yet\\)*"
-
-
-def _outcome_text(outcome: ToolOutcome) -> str:
-    """All of an outcome's text a person would read: the failure, else the value or the display text."""
-    if outcome.status == "failure":
-        error = outcome.error
-        return f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
-    if outcome.value is not None:
-        return outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
-    return outcome.text or ""

@@ -16,27 +16,37 @@ import pytest
 from nbclient import NotebookClient
 
 from ai_widgets.widget._bundle import LOADER
-from tests.widget.transcript_checks import HOSTILE, script_problems, visible_text
+from tests.widget.transcript_checks import HOSTILE, HOSTILE_NAMES, PNG, image_names, script_problems, visible_text
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 SETUP = f"""
-from ai_widgets import ChatWidget, tool
+import base64
+from ai_widgets import ChatWidget, File, ToolOutcome, tool
+from ai_widgets.outcome import Attachment
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 HOSTILE = {HOSTILE!r}
+NAMES = {HOSTILE_NAMES!r}
+PNG = {PNG!r}
 
 @tool
-def lookup(query: str) -> str:
+def lookup(query: str) -> ToolOutcome:
     \"\"\"Looks something up.\"\"\"
-    return "tool says " + HOSTILE
+    return ToolOutcome.success(
+        "tool says " + HOSTILE, attachments=[Attachment(mime_type="image/png", data=PNG, name=NAMES[3])]
+    )
+
+FILES = [File(base64.b64decode(PNG), "image/png", name=NAMES[0]), File(b"%PDF-1.4 tiny", "application/pdf", name=NAMES[1])]
 
 def script(request):
     if request.tool_results():
         return ScriptedReply(text="Answer two. " + HOSTILE, status=None)
     if "first" in request.last_user_text:
         return "Answer one."
+    if "third" in request.last_user_text:
+        return "Answer three."
     return ScriptedReply(tool_calls=[ScriptedToolCall(name="lookup", arguments={{"query": HOSTILE}})])
 
 chat = ChatWidget(transport=ScriptedTransport(script), tools=[lookup])
@@ -47,6 +57,7 @@ CELLS = (
     "chat",
     "reply = await chat.ask('the first question')",
     "reply = chat.ask_sync('the second question')",
+    "reply = await chat.ask('the third question', attach=FILES)",
 )
 
 
@@ -95,7 +106,13 @@ def test_saved_outputs_hold_the_conversation_as_of_the_last_turn(saved: Path) ->
     assert "the second question" in second_text
     assert "Answer two." in second_text
     assert "the first question" not in second_text
-    for data in (chat, first, second):
+    # The person's files: the image inline, named by its alt text; the PDF a chip; the tool's image too.
+    [third] = _views(notebook, 4)
+    assert "Answer three." in visible_text(third["text/html"])
+    assert image_names(third["text/html"]) == [HOSTILE_NAMES[0]]
+    assert HOSTILE_NAMES[1] in visible_text(third["text/html"])
+    assert HOSTILE_NAMES[3] in image_names(chat["text/html"])
+    for data in (chat, first, second, third):
         assert script_problems(data["text/html"]) == []
         assert "<script" not in data["text/html"]
         assert "<script" not in data["text/markdown"].replace("&lt;script", "")
@@ -114,6 +131,8 @@ def test_nbconvert_html_shows_the_conversation_and_runs_none_of_it(saved: Path) 
     for said in ("the first question", "Answer one.", "the second question", "Answer two.", "tool says"):
         assert said in text, said
     assert "<script>alert('aiw-xss-script')</script>" in text  # the model's markup shows as the text it is
+    assert HOSTILE_NAMES[1] in text  # an attachment's hostile name too
+    assert HOSTILE_NAMES[0] in image_names(page)
     # nbconvert's page has scripts of its own; none of ours, and no handler or script URL from the conversation.
     assert [problem for problem in script_problems(page) if "aiw-xss" in problem] == []
     assert "aiw-xss" not in json.dumps([p for p in script_problems(page) if p.startswith("<script")])
@@ -129,7 +148,7 @@ def test_saved_widget_state_holds_the_front_end_code_once(tmp_path: Path) -> Non
     assert len(state[holders[0]]["state"]["_css"]) > 1_000  # and its style sheet
     views = [model["state"] for model in state.values() if "scope" in model["state"]]
     assert {view["scope"] for view in views} == {"chat", "turn"}
-    assert len(views) == 3  # the chat and the two asking cells' turns
+    assert len(views) == 4  # the chat and the three asking cells' turns
     for view in views:
         assert view["_esm"] == LOADER  # a few hundred bytes, not a copy of the code
         assert len(view["_esm"]) < 500

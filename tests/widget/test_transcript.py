@@ -12,12 +12,22 @@ import mistune
 import pytest
 
 from ai_widgets import ChatSession, ToolOutcome, tool
-from ai_widgets.messages import Message
+from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.outcome import Attachment
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
-from tests.widget.transcript_checks import HOSTILE, HOSTILE_TEXTS, PNG, SVG_WITH_SCRIPT, script_problems, visible_text
+from tests.widget.transcript_checks import (
+    HOSTILE,
+    HOSTILE_NAMES,
+    HOSTILE_TEXTS,
+    PNG,
+    SVG_WITH_SCRIPT,
+    hostile_files,
+    image_names,
+    script_problems,
+    visible_text,
+)
 from tests.widget.widget_harness import recording_comms
 
 _markdown = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "url"])
@@ -93,6 +103,38 @@ def test_markdown_renders_to_no_script(conversation: list[Message]) -> None:
     assert "<a " not in rendered.replace('<a href="https://', "")  # no link of the model's but plain http(s) ones
     for shown in ("You", "Assistant", "look", "explode", "RuntimeError"):
         assert shown in text
+
+
+def test_a_tool_result_shows_its_text_and_its_value() -> None:
+    session = ChatSession(ScriptedTransport(_script, repeat=True), tools=[look, explode])
+    asyncio.run(session.send("hi"))
+    html, markdown = transcript_html(session.messages), str(_markdown(transcript_markdown(session.messages)))
+    for shown in (visible_text(html), visible_text(markdown)):
+        assert "looked" in shown  # the text the card shows
+        assert "found <img src=x onerror=alert('aiw-xss-args')>" in shown  # the value the model was told, as text
+        assert "RuntimeError: bad" in shown
+        assert "drawing.svg" in shown  # an SVG: a chip, never embedded
+        assert "SVG image" in shown
+
+
+@pytest.mark.parametrize("form", ["html", "markdown"])
+def test_a_messages_files_show_as_images_and_chips_and_run_nothing(form: str) -> None:
+    message = Message(Role.USER, [TextPart("look at these"), *hostile_files()])
+    html = transcript_html([message]) if form == "html" else str(_markdown(transcript_markdown([message])))
+    assert script_problems(html) == []
+    text = visible_text(html)
+    assert f'src="data:image/png;base64,{PNG}"' in html  # the raster image inline, small
+    assert html.count("<img") == 1  # the SVG (script inside) and the oversized PNG are chips, not images
+    assert "image/svg+xml" not in html.replace("image/svg+xml (", "")
+    assert image_names(html) == [HOSTILE_NAMES[0]]  # the image's name, whole, as its alt text
+    for name in HOSTILE_NAMES[1:]:
+        assert name in text  # each named, as text
+    assert "PDF" in text
+    assert "1.2 MB" in text  # the oversized image: named with its size
+    assert "SVG image" in text
+    if form == "html":
+        assert 'href="https://example.com/report.pdf"' in html
+    assert "javascript:" not in html.replace("javascript:alert(", "")
 
 
 def test_an_empty_conversation_says_so() -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 from html.parser import HTMLParser
 
+from ai_widgets.messages import FilePart
+
 #: Every attack carries ``aiw-xss`` so a check can tell ours from a page's own scripts (nbconvert adds some).
 HOSTILE_TEXTS = (
     "<script>alert('aiw-xss-script')</script>",
@@ -35,6 +37,28 @@ SVG_WITH_SCRIPT = base64.b64encode(
     b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert('aiw-xss-svgfile')</script></svg>"
 ).decode()
 
+#: File names that try to run script wherever a name is shown (an alt, a title, a chip, a link).
+HOSTILE_NAMES = (
+    'chart" onerror="alert(\'aiw-xss-alt\')".png',
+    "<img src=x onerror=alert('aiw-xss-filename')>.pdf",
+    "[x](javascript:alert('aiw-xss-namelink')).svg",
+    "report `<script>alert('aiw-xss-namecode')</script>`",
+)
+
+
+def hostile_files() -> list[FilePart]:
+    """A person's attachments with hostile names: a small PNG, a PDF, an SVG with a script inside, a PNG too large
+    to embed, a file behind a ``javascript:`` URL and one behind an https URL."""
+    return [
+        FilePart("image/png", data=PNG, name=HOSTILE_NAMES[0]),
+        FilePart.from_bytes(b"%PDF-1.4 tiny", "application/pdf", name=HOSTILE_NAMES[1]),
+        FilePart("image/svg+xml", data=SVG_WITH_SCRIPT, name=HOSTILE_NAMES[2]),
+        FilePart.from_bytes(bytes(1_250_000), "image/png", name="big.png"),
+        FilePart("text/html", url="javascript:alert('aiw-xss-fileurl')", name=HOSTILE_NAMES[3]),
+        FilePart("application/pdf", url="https://example.com/report.pdf", name="report.pdf"),
+    ]
+
+
 _URL_ATTRIBUTES = {"href", "src", "xlink:href", "action", "formaction", "data", "srcset", "background", "poster"}
 
 
@@ -43,10 +67,13 @@ class _Scanner(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self.text: list[str] = []
+        self.image_names: list[str] = []
         self._stack: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._stack.append(tag)
+        if tag == "img":
+            self.image_names.append(dict(attrs).get("alt") or "")
         for name, value in attrs:
             value = value or ""
             if name.startswith("on") and ("aiw-xss" in value or tag in ("img", "svg")):
@@ -85,3 +112,11 @@ def visible_text(html: str) -> str:
     scanner.feed(html)
     scanner.close()
     return "".join(scanner.text)
+
+
+def image_names(html: str) -> list[str]:
+    """The ``alt`` text of each image in ``html``, as a reader's browser decodes it."""
+    scanner = _Scanner()
+    scanner.feed(html)
+    scanner.close()
+    return scanner.image_names
