@@ -259,14 +259,34 @@ def _left_out(count: int) -> str:
     return f"({count:,} earlier message{'s' if count != 1 else ''} not in this static copy)"
 
 
-def transcript_html(messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+#: How the transcript that follows a live view's output hides the one it is not (JupyterLab and Notebook 7 classes):
+#: the view's output while it shows no live view (loading, or its model missing: "model not found"), and itself
+#: while it does. Scoped to one transcript by its id; elsewhere (nbconvert, GitHub) it matches nothing.
+_SWAP = (
+    "<style>"
+    '.jp-OutputArea-child:has(+ .jp-OutputArea-child [data-aiw-transcript="{id}"]):not(:has(.aiw)) {{display: none}}'
+    '.jp-OutputArea-child:has(.aiw) + .jp-OutputArea-child:has([data-aiw-transcript="{id}"]) {{display: none}}'
+    "</style>"
+)
+_TRANSCRIPT_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def transcript_html(
+    messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS, transcript_id: str | None = None
+) -> str:
     """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
-    any renderer, trusted or not."""
+    any renderer, trusted or not. With ``transcript_id`` (letters, digits, ``-`` and ``_``), it is the output shown
+    after a live view's: it carries that id, and the style that shows one of the two."""
     shown, left_out = _newest(messages, _html_message, limit)
     if left_out:
         shown.insert(0, f'<div style="{DIM}"><em>{_left_out(left_out)}</em></div>')
     body = "<hr>".join(shown) if shown else f'<div style="{DIM}"><em>(no messages yet)</em></div>'
-    return f'<div class="aiw-transcript">{body}</div>'
+    if transcript_id is None:
+        return f'<div class="aiw-transcript">{body}</div>'
+    if not _TRANSCRIPT_ID.fullmatch(transcript_id):
+        raise ValueError(f"a transcript id is letters, digits, '-' and '_', not {transcript_id!r}")
+    swap = _SWAP.format(id=transcript_id)
+    return f'{swap}<div class="aiw-transcript" data-aiw-transcript="{transcript_id}">{body}</div>'
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------

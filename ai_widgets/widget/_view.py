@@ -132,6 +132,8 @@ class SessionView(anywidget.AnyWidget):
     bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     # The model that holds the front-end code, where this view's ``_esm`` loads it from (empty: ``_esm`` is the code).
     bundle_model = traitlets.Unicode("").tag(sync=True)
+    # The display id of the static transcript shown after this view (``_ipython_display_``): a live view hides it.
+    transcript_id = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -152,6 +154,7 @@ class SessionView(anywidget.AnyWidget):
         # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
         self._shown_messages: list[Message] = [message for _index, message in shown]
         self._display_id = f"aiw-{uuid.uuid4().hex}"
+        self.transcript_id = self._display_id
         self._notices: list[str] = []  # about the session itself, for every view, also one that opens later
         self._transcript_lock = threading.Lock()
         self._published_transcript: str | None = None  # None: never displayed with our display id
@@ -226,51 +229,63 @@ class SessionView(anywidget.AnyWidget):
 
     # --- the static transcript beside the live view ---------------------------------------------------------------
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        if self.scope == "bench":
-            return data, metadata  # run_tool's form: no conversation to show
+    def _transcript(self, *, transcript_id: str | None = None) -> dict[str, str]:
+        """The static transcript of the finished messages shown, as HTML and markdown."""
         with self._patches.lock:
             messages = list(self._shown_messages)
-        # Beside the view: what a reader without the widget shows (no widget state saved, GitHub, nbconvert).
         return {
-            **data,
-            "text/html": transcript_html(messages),
+            "text/html": transcript_html(messages, transcript_id=transcript_id),
             "text/markdown": transcript_markdown(messages),
-        }, metadata
+        }
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        # For a host that shows a bundle itself (one output): the transcript is the view's fallback there.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None or self.scope == "bench":  # run_tool's form: no conversation to show
+            return bundle
+        data, metadata = bundle
+        return {**data, **self._transcript()}, metadata
 
     def _ipython_display_(self) -> None:
-        """Displays the live view with the static transcript beside it, under this widget's display id, so that
-        :meth:`update_transcript` keeps every output that shows it current."""
+        """Displays the live view, and after it the static transcript as an output of its own, under this widget's
+        display id, which :meth:`update_transcript` keeps current.
+
+        Two outputs, because in one a front end that has the widget renderer uses it whatever else the output
+        holds: a trusted notebook reopened with no widget state shows "model not found" there, not the transcript;
+        and an update of an output that holds the view makes JupyterLab render the view anew. The transcript's HTML
+        hides the view's output while that shows no live view (loading, or its model missing), and itself while it
+        does (JupyterLab, Notebook 7); a live view also hides it (any host that shows both in one page).
+        """
         from IPython.display import display
 
-        bundle = None if self.comm is None else self._repr_mimebundle_()
+        bundle = None if self.comm is None else super()._repr_mimebundle_()
         if bundle is None:
             return  # closed: nothing to show
         data, metadata = bundle
+        if self.scope == "bench":
+            display(data, metadata=metadata, raw=True)
+            return
+        # No text/plain: an untrusted notebook, which has no widget renderer, would show the widget's repr there.
+        view = {mime: value for mime, value in data.items() if mime != "text/plain"}
+        transcript = self._transcript(transcript_id=self._display_id)
         with self._transcript_lock:
-            display(data, metadata=metadata, raw=True, display_id=self._display_id)
-            self._published_transcript = data.get("text/html")
+            display(view, metadata=metadata, raw=True)
+            display(transcript, raw=True, display_id=self._display_id)
+            self._published_transcript = transcript["text/html"]
 
     def update_transcript(self) -> None:
         """Brings the static transcript of every output that shows this widget up to date (done as each turn ends,
         and by the asking call when its turn ends); nothing when it is current, or the widget was never shown."""
         if self._published_transcript is None or self.comm is None or self.scope == "bench":
-            return  # never shown, or closed (ipywidgets then drops its bundle method)
-        bundle = self._repr_mimebundle_()
-        if bundle is None:
-            return
-        data, metadata = bundle
+            return  # never shown, or closed
+        transcript = self._transcript(transcript_id=self._display_id)
         with self._transcript_lock:
-            if data.get("text/html") == self._published_transcript:
-                return  # the same output again would only make a front end render the live view anew
+            if transcript["text/html"] == self._published_transcript:
+                return  # unchanged: every front end would render it again for nothing
             from IPython.display import update_display
 
-            update_display(data, metadata=metadata, raw=True, display_id=self._display_id)
-            self._published_transcript = data.get("text/html")
+            update_display(transcript, raw=True, display_id=self._display_id)
+            self._published_transcript = transcript["text/html"]
 
     def _refresh_allowed(self) -> None:
         policy = self.session.approval_policy

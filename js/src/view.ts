@@ -83,6 +83,8 @@ export class ChatView {
   /** Scroll offsets within the view and the element with the focus, kept to put back after a takeover. */
   private readonly scrolled = new Map<Element, [number, number]>();
   private focused: HTMLElement | null = null;
+  /** Hides the static transcript shown after this view's output while the view lives (see `hideTranscript`). */
+  private transcriptStyle: HTMLStyleElement | null = null;
   private readonly traitHandlers: [string, () => void][] = [];
   // Before a kernel has answered: the "waiting" banner, and the text of a message sent meanwhile. A live kernel
   // that was busy takes that message when it gets to it, so both go once it answers.
@@ -141,6 +143,7 @@ export class ChatView {
       this.traitHandlers.push([`change:${trait}`, handler]);
     }
     this.el.append(this.shell.root);
+    this.hideTranscript();
     this.host = this.el.closest(OUTPUT);
     if (this.host === null) raf(() => (this.host ??= this.el.closest(OUTPUT))); // attached after it was made
     this.store.attach();
@@ -152,6 +155,16 @@ export class ChatView {
       this.ready = true;
       this.schedule();
     });
+  }
+
+  /** The kernel shows a static transcript after this view's output, for readers without the widget; a live view
+   * hides it, in any host that shows both in one page (the transcript's own style does it in JupyterLab). */
+  private hideTranscript(): void {
+    const id = this.model.get("transcript_id");
+    if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,100}$/.test(id)) return;
+    this.transcriptStyle = document.createElement("style");
+    this.transcriptStyle.textContent = `[data-aiw-transcript="${id}"] { display: none; }`;
+    document.head.append(this.transcriptStyle);
   }
 
   private trackScrollAndFocus(): void {
@@ -446,6 +459,7 @@ export class ChatView {
     this.unsubscribe?.();
     for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
     if (this.started) this.store.detach();
+    this.transcriptStyle?.remove();
     this.list.clear();
     this.bench.destroy();
     this.shell.destroy();

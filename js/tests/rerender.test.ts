@@ -144,3 +144,19 @@ describe("a notice about the session (its history file taken over)", () => {
     expect(banners(node).filter((t) => t.includes("refused")).length).toBeGreaterThan(0);
   });
 });
+
+describe("the static transcript after the view's output", () => {
+  it("is hidden while a live view shows, and shows again when it goes", async () => {
+    const model = new FakeModel({ transcript_id: "aiw-0123abc" });
+    const transcript = document.createElement("div");
+    transcript.dataset.aiwTranscript = "aiw-0123abc";
+    const other = document.createElement("div");
+    other.dataset.aiwTranscript = "aiw-other";
+    document.body.append(transcript, other);
+    const cleanup = await render(model, output());
+    expect(getComputedStyle(transcript).display).toBe("none");
+    expect(getComputedStyle(other).display).not.toBe("none");
+    cleanup();
+    expect(getComputedStyle(transcript).display).not.toBe("none");
+  });
+});

@@ -86,7 +86,14 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _views(notebook: nbformat.NotebookNode, cell: int) -> list[dict[str, str]]:
-    return [o.data for o in notebook.cells[cell].outputs if WIDGET_VIEW in o.get("data", {})]
+    """The static transcripts a cell shows, each the output after a live view's."""
+    outputs = notebook.cells[cell].outputs
+    transcripts = [o.data for o in outputs if "data-aiw-transcript" in o.get("data", {}).get("text/html", "")]
+    views = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    assert len(views) == len(transcripts), outputs
+    for view in views:
+        assert set(view.data) == {WIDGET_VIEW}, view  # the live view alone: no repr for a reader without it
+    return transcripts
 
 
 def test_saved_outputs_hold_the_conversation_as_of_the_last_turn(saved: Path) -> None:

@@ -165,28 +165,40 @@ def test_a_long_conversation_keeps_its_newest_messages_within_the_limit() -> Non
 def test_a_shown_chat_updates_its_display_as_turns_end_and_only_when_it_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    published: list[tuple[str, str, str]] = []
+    published: list[tuple[str, str | None, dict[str, Any]]] = []
     monkeypatch.setattr(
         IPython.display,
         "display",
-        lambda data, **kw: published.append(("display", kw["display_id"], data["text/html"])),
+        lambda data, **kw: published.append(("display", kw.get("display_id"), data)),
     )
     monkeypatch.setattr(
         IPython.display,
         "update_display",
-        lambda data, **kw: published.append(("update", kw["display_id"], data["text/html"])),
+        lambda data, **kw: published.append(("update", kw["display_id"], data)),
     )
     with recording_comms():
         chat = ChatWidget(transport=ScriptedTransport(lambda request: "Hi <b>there</b>", repeat=True))
         chat.update_transcript()
         assert published == []  # never shown: nothing to update
         chat._ipython_display_()
+        # Two outputs: the live view (no transcript in it, no id: it is never updated), then the transcript.
+        (_, view_id, view), (_, transcript_id, transcript) = published
+        assert view_id is None
+        assert set(view) == {"application/vnd.jupyter.widget-view+json"}
+        assert set(transcript) == {"text/html", "text/markdown"}
+        assert transcript_id == chat.transcript_id
+        assert f'data-aiw-transcript="{transcript_id}"' in transcript["text/html"]
         asyncio.run(chat.session.send("hello"))
         chat.update_transcript()  # unchanged since the turn ended: nothing sent again
-        kinds = [kind for kind, _id, _html in published]
-        assert kinds == ["display", "update"]
-        assert len({display_id for _kind, display_id, _html in published}) == 1
-        assert "Hi &lt;b&gt;there&lt;/b&gt;" in published[-1][2]
+        kinds = [kind for kind, _id, _data in published]
+        assert kinds == ["display", "display", "update"]
+        assert published[-1][1] == transcript_id
+        assert "Hi &lt;b&gt;there&lt;/b&gt;" in published[-1][2]["text/html"]
         chat.close()
         chat.update_transcript()  # closed: nothing
-        assert len(published) == 2
+        assert len(published) == 3
+
+
+def test_the_transcript_id_is_checked_before_it_goes_into_the_style() -> None:
+    with pytest.raises(ValueError, match="transcript id"):
+        transcript_html([], transcript_id='x"]{}</style><script>alert(1)</script>')
