@@ -263,19 +263,17 @@ def _left_out(count: int) -> str:
 #: the view's output while it shows no live view (loading, or its model missing: "model not found"), and itself
 #: while it does. Scoped to one transcript by its id; elsewhere (nbconvert, GitHub) it matches nothing.
 _SWAP = (
-    "<style>"
-    '.jp-OutputArea-child:has(+ .jp-OutputArea-child [data-aiw-transcript="{id}"]):not(:has(.aiw)) {{display: none}}'
-    '.jp-OutputArea-child:has(.aiw) + .jp-OutputArea-child:has([data-aiw-transcript="{id}"]) {{display: none}}'
-    "</style>"
+    "<style>.jp-OutputArea-child:has(+* [data-aiw-transcript={id}]):not(:has(.aiw)),"
+    ".jp-OutputArea-child:has(.aiw)+*:has([data-aiw-transcript={id}]){{display:none}}</style>"
 )
-_TRANSCRIPT_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_TRANSCRIPT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")  # a CSS identifier as it is: no quotes needed
 
 
 def transcript_html(
     messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS, transcript_id: str | None = None
 ) -> str:
     """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
-    any renderer, trusted or not. With ``transcript_id`` (letters, digits, ``-`` and ``_``), it is the output shown
+    any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
     after a live view's: it carries that id, and the style that shows one of the two."""
     shown, left_out = _newest(messages, _html_message, limit)
     if left_out:
@@ -284,7 +282,7 @@ def transcript_html(
     if transcript_id is None:
         return f'<div class="aiw-transcript">{body}</div>'
     if not _TRANSCRIPT_ID.fullmatch(transcript_id):
-        raise ValueError(f"a transcript id is letters, digits, '-' and '_', not {transcript_id!r}")
+        raise ValueError(f"a transcript id is a letter, then letters, digits, '-' and '_', not {transcript_id!r}")
     swap = _SWAP.format(id=transcript_id)
     return f'{swap}<div class="aiw-transcript" data-aiw-transcript="{transcript_id}">{body}</div>'
 

@@ -153,7 +153,7 @@ class SessionView(anywidget.AnyWidget):
         self.session = session
         # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
         self._shown_messages: list[Message] = [message for _index, message in shown]
-        self._display_id = f"aiw-{uuid.uuid4().hex}"
+        self._display_id = f"aiw-{uuid.uuid4().hex[:12]}"  # in each saved transcript three times: short
         self.transcript_id = self._display_id
         self._notices: list[str] = []  # about the session itself, for every view, also one that opens later
         self._transcript_lock = threading.Lock()

@@ -161,7 +161,7 @@ export class ChatView {
    * hides it, in any host that shows both in one page (the transcript's own style does it in JupyterLab). */
   private hideTranscript(): void {
     const id = this.model.get("transcript_id");
-    if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,100}$/.test(id)) return;
+    if (typeof id !== "string" || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(id)) return;
     this.transcriptStyle = document.createElement("style");
     this.transcriptStyle.textContent = `[data-aiw-transcript="${id}"] { display: none; }`;
     document.head.append(this.transcriptStyle);
