@@ -378,15 +378,15 @@ class SessionView(anywidget.AnyWidget):
             # started from an old state: a replay, a clear it missed) it gets them all.
             known = 0 < have <= len(history) and history[have - 1].get("id") == last
             start = have if known else 0
-            self._send_custom(
-                {
-                    "type": "snapshot",
-                    "from": start,
-                    "finished": history[start:],
-                    "live": self._bridge.live_messages(),
-                    "notices": list(self._notices),
-                }
-            )
+            snapshot: dict[str, Any] = {
+                "type": "snapshot",
+                "from": start,
+                "finished": history[start:],
+                "live": self._bridge.live_messages(),
+            }
+            if self._notices:
+                snapshot["notices"] = list(self._notices)
+            self._send_custom(snapshot)
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
