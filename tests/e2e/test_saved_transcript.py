@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import jupyter_e2e as J
 import pytest
 from chat_ui import WAIT, WEATHER, WEATHER_ANSWER_SHOWN, assert_no_widget_errors, messages, open_and_run
 from playwright.sync_api import expect
@@ -51,9 +52,11 @@ def _check_reopened(page, artifacts, name: str) -> None:
     page.locator(".jp-Notebook").screenshot(path=str(artifacts / f"{name}.png"))
 
 
-@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
+@pytest.mark.parametrize(
+    ("trusted", "kernel"), [(True, True), (False, True), (True, False)], ids=["trusted", "untrusted", "no-kernel"]
+)
 def test_a_notebook_saved_without_widget_state_shows_the_conversation(
-    chromium_page, server, notebook_name, artifacts, trusted
+    chromium_page, server, notebook_name, artifacts, trusted, kernel
 ):
     page, srv, nb = chromium_page, server("lab"), notebook_name
     srv.write_notebook(nb, [WEATHER, ASK])
@@ -76,8 +79,18 @@ def test_a_notebook_saved_without_widget_state_shows_the_conversation(
         saved["metadata"]["changed_elsewhere"] = True
         path.write_text(json.dumps(saved))
     srv.shutdown_kernels(nb)
+    if not kernel:  # no kernel can start: the server refuses every new session
+        page.route(
+            "**/api/sessions*", lambda route: route.abort() if route.request.method == "POST" else route.fallback()
+        )
     page.reload(wait_until="domcontentloaded")
-    _check_reopened(page, artifacts, f"aiw-saved-transcript-{'trusted' if trusted else 'untrusted'}")
-    # Lab started a fresh kernel for the reopened notebook: it knows nothing of the conversation.
-    assert srv.kernel_json(nb, "'chat' in globals()") is False
-    assert_no_widget_errors(page)
+    _check_reopened(page, artifacts, f"aiw-saved-transcript-{'trusted' if trusted else 'untrusted'}-{kernel}")
+    if kernel:  # Lab started a fresh kernel for the reopened notebook: it knows nothing of the conversation
+        assert srv.kernel_json(nb, "'chat' in globals()") is False
+        assert_no_widget_errors(page)
+    else:  # "No Kernel" (the status bar says so, after JupyterLab's "Error Starting Kernel" dialog)
+        assert not [s for s in srv.api("GET", "/api/sessions") if s["path"] == nb]
+        expect(page.locator(".jp-Dialog")).to_contain_text("Error Starting Kernel")
+        # JupyterLab's own page error from the session it could not start; nothing of the widgets'.
+        errors = J.widget_errors(page.e2e_messages)
+        assert [e for e in errors if "reading 'kernel'" not in e] == [], errors
