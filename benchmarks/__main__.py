@@ -19,6 +19,7 @@ SECTIONS = [
     "bench_history",
     "bench_widget",
     "bench_frontend",
+    "bench_saved_notebook",
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",
     "bench_provider_anthropic",

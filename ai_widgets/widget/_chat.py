@@ -243,8 +243,15 @@ class ChatWidget(SessionView):
                 task.cancel()
             raise
         finally:
-            if view is not None:
-                view.settle()
+            self._settle(view)
+
+    def _settle(self, view: TurnView | None) -> None:
+        """After an asking call: its view settles, and the outputs showing the chat and the turn get the transcript
+        as it now stands, from the asking cell (the one a runner such as nbclient is reading)."""
+        if view is not None:
+            view.settle()
+            view.update_transcript()
+        self.update_transcript()
 
     @overload
     def ask_sync(self, text: str, *, attach: Any = (), output_type: None = None, show: bool = True) -> Message: ...
@@ -306,8 +313,7 @@ class ChatWidget(SessionView):
                     time.sleep(0.01)
             raise
         finally:
-            if view is not None:
-                view.settle()
+            self._settle(view)
 
     def _attachment_parts(self, text: str, attach: Any) -> list[AttachmentPart]:
         """``attach`` as parts, checked, for a turn that is about to start (an empty message is refused first)."""
@@ -366,14 +372,6 @@ class ChatWidget(SessionView):
                 raise ValueError(f"export() writes .md or .json, not {target.name!r}")
         target.write_text(text, encoding="utf-8")
         return target
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle
-        data = {**data, "text/markdown": self.transcript()}
-        return data, metadata
 
 
 def _typed(reply: Message) -> Any:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,9 +46,11 @@ from ai_widgets.widget._actions import (
 )
 from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
+from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
+from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
 
@@ -79,6 +83,15 @@ def _asset(path: Path, missing: str) -> str | Path:
         return path
     text = path.read_text(encoding="utf-8")
     return text if text.endswith("\n") else text + "\n"
+
+
+def _front_end_traits() -> dict[str, Any]:
+    """In an IPython kernel, a view loads the front-end code from the kernel's one bundle model (so the code is sent
+    and saved once, not once per widget); elsewhere (marimo, anywidget's hot reload) it carries the code itself."""
+    esm, css = SessionView._esm, SessionView._css
+    if not isinstance(esm, str) or not isinstance(css, str) or not kernel_support().kind.startswith("ipykernel"):
+        return {}
+    return loader_traits(shared_bundle(esm, css))
 
 
 class SessionView(anywidget.AnyWidget):
@@ -121,21 +134,34 @@ class SessionView(anywidget.AnyWidget):
     # Tools run by hand ("Run again", run_tool's form): one entry per form, with its latest run. Set whole, at most
     # about 30 times a second while a run streams (docs/protocol.md, "The bench").
     bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # The model that holds the front-end code, where this view's ``_esm`` loads it from (empty: ``_esm`` is the code).
+    bundle_model = traitlets.Unicode("").tag(sync=True)
+    # The display id of the static transcript shown after this view (``_ipython_display_``): a live view hides it.
+    transcript_id = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
     ) -> None:
         check_bundle()
+        shown = [
+            (index, message)
+            for index, message in enumerate(session.messages)
+            if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
+        ]
         super().__init__(
             # In the state the comm opens with: a view starts from it, whenever it opens.
-            history=[
-                message_dict(message, index)
-                for index, message in enumerate(session.messages)
-                if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
-            ],
+            history=[message_dict(message, index) for index, message in shown],
+            **_front_end_traits(),
             **traits,
         )
         self.session = session
+        # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
+        self._shown_messages: list[Message] = [message for _index, message in shown]
+        self._display_id = f"aiw-{uuid.uuid4().hex[:12]}"  # in each saved transcript three times: short
+        self.transcript_id = self._display_id
+        self._notices: list[str] = []  # about the session itself, for every view, also one that opens later
+        self._transcript_lock = threading.Lock()
+        self._published_transcript: str | None = None  # None: never displayed with our display id
         self._main_loop = main_loop()
         self._bench = Bench(
             session,
@@ -152,7 +178,7 @@ class SessionView(anywidget.AnyWidget):
             on_busy=self._set_busy,
             on_turn_end=self._turn_ended,
             on_cleared=self._cleared,
-            on_notice=self._send_error,  # a dismissible banner, as for a refused action
+            on_notice=self._send_notice,
             start=start,
         )
         self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
@@ -175,11 +201,21 @@ class SessionView(anywidget.AnyWidget):
             error["id"] = send_id  # the send it refuses: the view keeps that message's text and chips
         self._send_custom(error)
 
+    def _send_notice(self, text: str) -> None:
+        """A dismissible banner about the session itself (its history file taken over), numbered: it comes again in
+        each snapshot, so a view that was not listening yet (still loading its code) shows it too, and once."""
+        with self._patches.lock:
+            self._patches.flush()
+            self._notices.append(clip(text, MAX_ERROR_CHARS))
+            index = len(self._notices) - 1
+            self._send_custom({"type": "error", "message": self._notices[index], "notice": index})
+
     def _message_finished(self, message: Message, index: int) -> None:
         shown = message_dict(message, index)
         with self._patches.lock:
             position = len(self.history)
             self.history.append(shown)  # in place: no trait sync; the op carries this message alone
+            self._shown_messages.append(message)
             self._patches.push({"op": "finish", "position": position, "message": shown})
             self._patches.flush()
 
@@ -187,6 +223,7 @@ class SessionView(anywidget.AnyWidget):
         # In place too: the "clear" op (already sent) empties every view's copy.
         with self._patches.lock:
             self.history.clear()
+            self._shown_messages.clear()
         self._turn_ended(None)
 
     def _set_busy(self, busy: bool) -> None:
@@ -195,6 +232,67 @@ class SessionView(anywidget.AnyWidget):
     def _turn_ended(self, _message: Message | None) -> None:
         self.usage = self.session.usage.to_dict()
         self._refresh_allowed()
+        self.update_transcript()
+
+    # --- the static transcript beside the live view ---------------------------------------------------------------
+
+    def _transcript(self, *, transcript_id: str | None = None) -> dict[str, str]:
+        """The static transcript of the finished messages shown, as HTML and markdown."""
+        with self._patches.lock:
+            messages = list(self._shown_messages)
+        return {
+            "text/html": transcript_html(messages, transcript_id=transcript_id),
+            "text/markdown": transcript_markdown(messages),
+        }
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        # For a host that shows a bundle itself (one output): the transcript is the view's fallback there.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None or self.scope == "bench":  # run_tool's form: no conversation to show
+            return bundle
+        data, metadata = bundle
+        return {**data, **self._transcript()}, metadata
+
+    def _ipython_display_(self) -> None:
+        """Displays the live view, and after it the static transcript as an output of its own, under this widget's
+        display id, which :meth:`update_transcript` keeps current.
+
+        Two outputs, because in one a front end that has the widget renderer uses it whatever else the output
+        holds: a trusted notebook reopened with no widget state shows "model not found" there, not the transcript;
+        and an update of an output that holds the view makes JupyterLab render the view anew. The transcript's HTML
+        hides the view's output while that shows no live view (loading, or its model missing), and itself while it
+        does (JupyterLab, Notebook 7); a live view also hides it (any host that shows both in one page).
+        """
+        from IPython.display import display
+
+        bundle = None if self.comm is None else super()._repr_mimebundle_()
+        if bundle is None:
+            return  # closed: nothing to show
+        data, metadata = bundle
+        if self.scope == "bench":
+            display(data, metadata=metadata, raw=True)
+            return
+        # No text/plain: an untrusted notebook, which has no widget renderer, would show the widget's repr there.
+        view = {mime: value for mime, value in data.items() if mime != "text/plain"}
+        transcript = self._transcript(transcript_id=self._display_id)
+        with self._transcript_lock:
+            display(view, metadata=metadata, raw=True)
+            display(transcript, raw=True, display_id=self._display_id)
+            self._published_transcript = transcript["text/html"]
+
+    def update_transcript(self) -> None:
+        """Brings the static transcript of every output that shows this widget up to date (done as each turn ends,
+        and by the asking call when its turn ends); nothing when it is current, or the widget was never shown."""
+        if self._published_transcript is None or self.comm is None or self.scope == "bench":
+            return  # never shown, or closed
+        transcript = self._transcript(transcript_id=self._display_id)
+        with self._transcript_lock:
+            if transcript["text/html"] == self._published_transcript:
+                return  # unchanged: every front end would render it again for nothing
+            from IPython.display import update_display
+
+            update_display(transcript, raw=True, display_id=self._display_id)
+            self._published_transcript = transcript["text/html"]
 
     def _refresh_allowed(self) -> None:
         policy = self.session.approval_policy
@@ -330,9 +428,15 @@ class SessionView(anywidget.AnyWidget):
             # started from an old state: a replay, a clear it missed) it gets them all.
             known = 0 < have <= len(history) and history[have - 1].get("id") == last
             start = have if known else 0
-            self._send_custom(
-                {"type": "snapshot", "from": start, "finished": history[start:], "live": self._bridge.live_messages()}
-            )
+            snapshot: dict[str, Any] = {
+                "type": "snapshot",
+                "from": start,
+                "finished": history[start:],
+                "live": self._bridge.live_messages(),
+            }
+            if self._notices:
+                snapshot["notices"] = list(self._notices)
+            self._send_custom(snapshot)
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""

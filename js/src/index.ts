@@ -2,11 +2,10 @@
 
 import type { RenderProps } from "@anywidget/types";
 import type { WidgetTraits } from "./types";
-import { ChatView } from "./view";
+import { mount } from "./view";
 
 export default {
   render({ model, el }: Pick<RenderProps<WidgetTraits>, "model" | "el">): () => void {
-    const view = new ChatView(model, el);
-    return () => view.destroy();
+    return mount(model, el);
   },
 };

@@ -29,6 +29,8 @@ export class ChatStore {
   private readonly listeners = new Set<Listener>();
   private attached = 0;
   private syncing = false;
+  /** The kernel's notices about the session (numbered; a snapshot repeats them all), each shown once. */
+  readonly notices: string[] = [];
   /** Resolves once the finished messages known at the first attach are loaded (at once: loading is synchronous). */
   readonly ready: Promise<void> = Promise.resolve();
 
@@ -191,12 +193,23 @@ export class ChatStore {
       this.syncing = false;
       this.takeFinished(msg.from, msg.finished);
       this.live.snapshot(Array.isArray(msg.live) ? msg.live : []);
+      const notices: unknown[] = Array.isArray(msg.notices) ? msg.notices : [];
+      notices.forEach((text, index) => this.notice(index, text));
+    } else if (msg.type === "error" && typeof msg.notice === "number") {
+      this.notice(msg.notice, msg.message);
     } else if (msg.type === "error") {
       const id = typeof msg.id === "string" ? { id: msg.id } : {};
       this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id });
     } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent") {
       this.emit({ kind: "reply", message: msg });
     }
+  }
+
+  /** Notice number `index`, shown unless it already was (it came live and again in a snapshot). */
+  private notice(index: number, text: unknown): void {
+    if (index !== this.notices.length) return; // seen, or out of order (the next snapshot brings them in order)
+    this.notices.push(String(text ?? "notice"));
+    this.emit({ kind: "error", message: this.notices[index] });
   }
 
   /** Applies one op of a patch (docs/protocol.md); malformed ops, and ops for unknown messages, are ignored. */

@@ -191,6 +191,9 @@ export interface WidgetTraits {
   scope: string;
   /** Tools run by hand (raw: normalise before use). */
   bench: unknown[];
+  /** The id of the static transcript the kernel shows after this view's output (absent: none), which a live view
+   * hides. */
+  transcript_id?: string;
 }
 
 /** One tool run by hand: its form's arguments and its latest run (docs/protocol.md, "The bench"). */

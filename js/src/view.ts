@@ -41,8 +41,28 @@ const raf: (cb: () => void) => number =
 const cancelRaf: (id: number) => void =
   typeof cancelAnimationFrame === "function" ? (id) => cancelAnimationFrame(id) : (id) => clearTimeout(id);
 
+// JupyterLab and Notebook 7 render an output again when its display is updated (as the kernel does when a turn
+// ends, to keep the static transcript beside the view current): the output's renderer empties its node and makes a
+// new view of the same model, leaving the old one undestroyed. The new view takes the old one over whole: the old
+// DOM moves into the new element, and with it everything the person sees or is doing (an opened card, an edit form
+// half filled in, unsent text, a banner), because it is the same DOM driven by the same objects. Only what the
+// browser drops when a node leaves the page is put back by hand: scroll offsets and the focus (with its caret).
+const shown = new Set<ChatView>();
+/** Which view's DOM each anywidget element shows: its own, or the one it took over. */
+const mounted = new WeakMap<HTMLElement, ChatView>();
+const OUTPUT = ".jp-OutputArea-output";
+
+/** anywidget's render: a view in `el`; the cleanup destroys whichever view `el` shows by then. */
+export function mount(model: AnyModel<WidgetTraits>, el: HTMLElement): () => void {
+  new ChatView(model, el);
+  return () => mounted.get(el)?.destroy();
+}
+
 export class ChatView {
   readonly shell: Shell;
+  /** The notebook output this view is shown in (JupyterLab's, Notebook 7's): null until it is attached there
+   * (the renderer attaches a view after making it), and elsewhere. */
+  private host: Element | null = null;
   private readonly store: ChatStore;
   private readonly list: MessageList;
   private readonly bench: BenchView;
@@ -56,7 +76,16 @@ export class ChatView {
   private readonly prompting = new Set<ToolCardView>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private toolsLower = new Map<string, ToolInfo>();
-  private readonly unsubscribe: () => void;
+  private unsubscribe: (() => void) | null = null;
+  /** Where this view's DOM is shown (the anywidget element; the replacing view's, once it took this one over). */
+  private el: HTMLElement;
+  /** Listening and rendering (not yet for a view that may take over a leftover, see `mount`). */
+  private started = false;
+  /** Scroll offsets within the view and the element with the focus, kept to put back after a takeover. */
+  private readonly scrolled = new Map<Element, [number, number]>();
+  private focused: HTMLElement | null = null;
+  /** Hides the static transcript shown after this view's output while the view lives (see `hideTranscript`). */
+  private transcriptStyle: HTMLStyleElement | null = null;
   private readonly traitHandlers: [string, () => void][] = [];
   // Before a kernel has answered: the "waiting" banner, and the text of a message sent meanwhile. A live kernel
   // that was busy takes that message when it gets to it, so both go once it answers.
@@ -90,15 +119,35 @@ export class ChatView {
     this.shell.root.append(this.bench.el);
     this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx);
     this.store = storeFor(model);
+    this.el = el;
+    mounted.set(el, this);
+    this.trackScrollAndFocus();
+    // The leftover of the output this view is shown in, if that output was rendered again: this view takes it over
+    // (an output's display shows one widget; updated, the same one). The renderer may attach this view's element
+    // only after making it: then it looks once attached, before the frame is painted.
+    shown.add(this);
+    if (this.takeOver()) return;
+    if (!el.isConnected && [...shown].some((other) => other.superseded())) raf(() => this.findHost());
+    else this.start();
+  }
+
+  /** Starts listening to the model and renders the conversation. */
+  private start(): void {
+    if (this.started || this.destroyed) return;
+    this.started = true;
     // Until a kernel answers (never, for a notebook reopened without one), controls that need it are hidden.
     this.shell.root.classList.toggle("aiw-offline", !this.store.connected);
     this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
+    for (const text of this.store.notices) this.shell.showError(text); // came before this view
     for (const trait of TRAITS) {
       const handler = (): void => this.markTrait(trait);
-      model.on(`change:${trait}`, handler);
+      this.model.on(`change:${trait}`, handler);
       this.traitHandlers.push([`change:${trait}`, handler]);
     }
-    el.append(this.shell.root);
+    this.el.append(this.shell.root);
+    this.hideTranscript();
+    this.host = this.el.closest(OUTPUT);
+    if (this.host === null) raf(() => (this.host ??= this.el.closest(OUTPUT))); // attached after it was made
     this.store.attach();
     for (const message of this.store.messages()) this.list.add(message);
     for (const trait of TRAITS) this.dirtyTraits.add(trait);
@@ -108,6 +157,82 @@ export class ChatView {
       this.ready = true;
       this.schedule();
     });
+  }
+
+  /** The kernel shows a static transcript after this view's output, for readers without the widget; a live view
+   * hides it, in any host that shows both in one page (the transcript's own style does it in JupyterLab). */
+  private hideTranscript(): void {
+    const id = this.model.get("transcript_id");
+    if (typeof id !== "string" || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(id)) return;
+    this.transcriptStyle = document.createElement("style");
+    this.transcriptStyle.textContent = `[data-aiw-transcript="${id}"] { display: none; }`;
+    document.head.append(this.transcriptStyle);
+  }
+
+  private trackScrollAndFocus(): void {
+    const root = this.shell.root;
+    // Scroll events do not bubble: caught on the way down, from any scrolled element in the view.
+    root.addEventListener(
+      "scroll",
+      (ev) => {
+        const target = ev.target;
+        if (target instanceof Element && root.isConnected) this.scrolled.set(target, [target.scrollTop, target.scrollLeft]);
+      },
+      { capture: true, passive: true },
+    );
+    root.addEventListener("focusin", (ev) => {
+      if (ev.target instanceof HTMLElement) this.focused = ev.target;
+    });
+    // A real blur forgets the focus; losing it because the renderer took the view off the page does not.
+    root.addEventListener("focusout", () => {
+      setTimeout(() => {
+        if (root.isConnected && !root.contains(document.activeElement)) this.focused = null;
+      }, 0);
+    });
+  }
+
+  /** Whether the output it was shown in has emptied its node to render another view in its place. */
+  private superseded(): boolean {
+    return this.host !== null && !this.host.contains(this.shell.root);
+  }
+
+  /** Once attached in a notebook output: takes over the leftover of that output, if any; else starts. */
+  private findHost(frames = 0): void {
+    if (this.destroyed || this.started) return;
+    if (this.takeOver()) return;
+    if (!this.el.isConnected && frames < 5) {
+      raf(() => this.findHost(frames + 1)); // not attached yet: the renderer may still be making it
+      return;
+    }
+    this.start();
+  }
+
+  /** If this (not yet started) view is in an output whose earlier view is a leftover: shows that view's DOM here
+   * and destroys itself. Says whether it did. */
+  private takeOver(): boolean {
+    const host = this.el.closest(OUTPUT);
+    const leftover = host === null ? undefined : [...shown].find((other) => other !== this && other.host === host && other.superseded());
+    if (leftover === undefined) return false;
+    leftover.moveTo(this.el);
+    this.destroy();
+    return true;
+  }
+
+  /** Shows this view's DOM, as it stands, in `el` (the element of the view that took it over). */
+  private moveTo(el: HTMLElement): void {
+    if (mounted.get(this.el) === this) mounted.delete(this.el);
+    this.el = el;
+    mounted.set(el, this);
+    el.replaceChildren(this.shell.root);
+    for (const [node, [top, left]] of this.scrolled) {
+      if (!this.shell.root.contains(node)) this.scrolled.delete(node);
+      else [node.scrollTop, node.scrollLeft] = [top, left];
+    }
+    const focused = this.focused;
+    if (focused?.isConnected && this.shell.root.contains(focused) && (!document.activeElement || document.activeElement === document.body)) {
+      focused.focus({ preventScroll: true }); // a text box keeps its caret and selection: the node is the same
+    }
+    this.schedule(); // what changed while it was off the page
   }
 
   /** Sends an action; returns whether the kernel is known to be there (else the person's text is kept). */
@@ -217,6 +342,9 @@ export class ChatView {
     if (this.frame !== null) cancelRaf(this.frame);
     this.frame = null;
     if (this.destroyed) return;
+    if (!this.started) return;
+    // A leftover not taken over yet: nothing of it is on screen. What changed stays marked for when it is back.
+    if (this.superseded()) return;
     const collect = (globalThis as { __aiwCollectStats?: boolean }).__aiwCollectStats;
     const t0 = collect ? performance.now() : 0;
     let structural = false;
@@ -331,13 +459,16 @@ export class ChatView {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    shown.delete(this);
+    if (mounted.get(this.el) === this) mounted.delete(this.el);
     if (this.frame !== null) cancelRaf(this.frame);
     this.frame = null;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    this.unsubscribe();
+    this.unsubscribe?.();
     for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
-    this.store.detach();
+    if (this.started) this.store.detach();
+    this.transcriptStyle?.remove();
     this.list.clear();
     this.bench.destroy();
     this.shell.destroy();

@@ -44,7 +44,12 @@ def save_and_reopen_without_kernel(page, srv, nb: str, saved) -> tuple[dict, obj
     deadline = time.monotonic() + WAIT / 1000
     while True:
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-        models = [m for m in saved_widget_state(path).values() if m.get("model_name") == "AnyModel"]
+        # The chat's model: not the FrontEndBundle model the views load their code from (an AnyModel too).
+        models = [
+            m
+            for m in saved_widget_state(path).values()
+            if m.get("model_name") == "AnyModel" and "code" not in m.get("state", {})
+        ]
         if models and saved(models[0]["state"]):
             break
         assert time.monotonic() < deadline, f"no saved ChatWidget state as expected in {path}"
@@ -67,7 +72,7 @@ def test_reopened_notebook_shows_conversation(chromium_page, server, notebook_na
     expect(messages(widget)).to_have_count(2)
     shown = messages(widget).all_inner_texts()
 
-    # The whole conversation is in the one widget model's state (no other models to follow).
+    # The whole conversation is in the chat model's state (the bundle model holds only the front-end code).
     state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == 2)
     assert [m["role"] for m in state["history"]] == ["user", "assistant"], state["history"]
     assert state["live"] == []

@@ -725,3 +725,21 @@ async def test_a_chat_whose_history_file_was_taken_over_says_so_and_refuses_to_s
     assert [m.text for m in reopened.messages] == ["first", "one", "second", "two"]
     reopened.close()
     old.close()
+
+
+async def test_a_notice_comes_again_in_each_snapshot_for_a_view_not_yet_listening(wire: Wire, tmp_path: Any) -> None:
+    # In a page, the notice is sent while the old chat's view is still loading its code: no view hears it live.
+    path = tmp_path / "chat.json"
+    old = ChatWidget(transport=ScriptedTransport([]), history=path)
+    new = ChatWidget(transport=ScriptedTransport([]), history=path)
+    (live,) = [c for c in wire.custom(old.comm.comm_id) if c["type"] == "error"]
+    assert live["notice"] == 0
+    assert "took it over" in live["message"]
+    wire.comms[old.comm.comm_id].handle({"type": "sync", "have": 0, "last": None})
+    await wait_for(lambda: wire.custom(old.comm.comm_id)[-1]["type"] == "snapshot")
+    assert wire.custom(old.comm.comm_id)[-1]["notices"] == [live["message"]]
+    wire.comms[new.comm.comm_id].handle({"type": "sync", "have": 0, "last": None})
+    await wait_for(lambda: wire.custom(new.comm.comm_id)[-1]["type"] == "snapshot")
+    assert "notices" not in wire.custom(new.comm.comm_id)[-1]  # none: the snapshot is as it always was
+    new.close()
+    old.close()

@@ -1,0 +1,400 @@
+"""The static transcript a widget's output carries beside its live view: sanitised HTML and markdown of the
+messages it shows, for every reader that cannot run the widget (a notebook saved without widget state, GitHub,
+nbviewer, ``jupyter nbconvert``).
+
+Nothing here trusts what a model or a tool wrote: every text is escaped (HTML) or neutralised (markdown: no raw
+HTML, no links, code as escaped ``<code>``), links are only ever ``http(s)`` and images only inline raster data, so
+nothing in a transcript can run script, whichever renderer shows it, trusted or not.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from ai_widgets._file_part import human_size
+from ai_widgets._html import DIM, clipped, cut, escaped, json_text
+from ai_widgets._safe import safe_text
+from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.outcome import Attachment, outcome_summary
+
+__all__ = ["transcript_html", "transcript_markdown"]
+
+#: How much of a call's arguments and of its result the transcript keeps (the live card has the rest).
+MAX_CALL_CHARS = 2_000
+#: How much of one message's text or reasoning the transcript keeps.
+MAX_TEXT_CHARS = 100_000
+#: The largest image shown inline (base64 characters); a larger one is a chip with its name, kind and size. Each is
+#: saved twice per output (HTML and markdown), in every output that shows its message, and sent again per turn.
+MAX_IMAGE_CHARS = 500_000
+#: The most a transcript holds (characters of each format): the newest messages that fit, and a note of how many
+#: earlier ones it leaves out. It is sent again each time a turn ends, and every front end renders it again.
+MAX_TRANSCRIPT_CHARS = 1_000_000
+#: Image types a browser shows from a ``data:`` URL without running anything (never SVG: it can hold script).
+RASTER_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f\"'<>`]+", re.IGNORECASE)
+_BORDER = "border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px"
+
+
+def _who(message: Message) -> str:
+    return "You" if message.role is Role.USER else "Assistant"
+
+
+def _state(part: ToolCallPart) -> str:
+    return part.state.value.replace("_", " ")
+
+
+def _status_note(message: Message) -> str | None:
+    if message.status in (MessageStatus.COMPLETED, MessageStatus.IN_PROGRESS):
+        return None
+    note = message.status.value.replace("_", " ")
+    return f"{note}: {message.error}" if message.error else note
+
+
+def _image_data(media_type: str, data: str | None) -> str | None:
+    """The ``data:`` URL of a file that is a raster image small enough to embed, else ``None``."""
+    mime = media_type.strip().lower()
+    if data is None or mime not in RASTER_TYPES or len(data) > MAX_IMAGE_CHARS or not _BASE64.fullmatch(data):
+        return None
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return f"data:{mime};base64,{data}"
+
+
+def _link(url: str | None) -> str | None:
+    """``url`` when it is a plain ``http(s)`` URL (nothing a browser would read as another scheme), else ``None``."""
+    return url if url is not None and _URL.fullmatch(url) else None
+
+
+# --- what a card and a file show, for both formats ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Heading:
+    tool_name: str
+    state: str
+
+
+@dataclass(frozen=True)
+class _Note:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Label:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Prose:
+    text: str
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file: inline as an image (``image``, a checked ``data:`` URL), else a chip (name, kind, size) that links
+    to ``link`` (a plain ``http(s)`` URL) where it has one."""
+
+    name: str
+    kind: str
+    size: str | None
+    image: str | None
+    link: str | None
+
+
+_Block = _Heading | _Note | _Label | _Code | _Prose | _File
+
+
+def _kind(media_type: str) -> str:
+    """A file's kind for a person: ``PNG image``, ``PDF``, ``CSV text``, else its media type."""
+    main, _, sub = media_type.strip().lower().partition("/")
+    sub = sub.split(";")[0].removeprefix("x-").split("+")[0]
+    if media_type.strip().lower() == "application/pdf":
+        return "PDF"
+    if main == "image" and sub:
+        return f"{sub.upper()} image"
+    if main == "text" and sub:
+        return "text" if sub == "plain" else f"{sub.upper()} text"
+    return media_type
+
+
+def _file(name: str | None, media_type: str, *, data: str | None, url: str | None, size: int | None) -> _File:
+    return _File(
+        name=clipped(safe_text(name or _kind(media_type)), 200),
+        kind=clipped(safe_text(_kind(media_type)), 100),
+        size=None if size is None else human_size(size),
+        image=_image_data(media_type, data),
+        link=_link(url),
+    )
+
+
+def _attachment_file(attachment: Attachment) -> _File:
+    data = attachment.data
+    size = None if data is None else len(data) * 3 // 4 - data[-2:].count("=")
+    return _file(attachment.name, attachment.mime_type, data=data, url=attachment.url, size=size)
+
+
+def _card_blocks(part: ToolCallPart) -> list[_Block]:
+    """What a tool call's card shows in the transcript, in order (the one place that decides it, for both formats):
+    the tool and its state, the arguments, the result (its text, its value, or the failure) and its files."""
+    blocks: list[_Block] = [
+        _Heading(part.tool_name, _state(part)),
+        _Code(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
+    ]
+    if part.edited_arguments is not None:
+        blocks.append(_Note("Edited by the person before it ran; the model asked for:"))
+        blocks.append(_Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
+    outcome = part.outcome
+    if outcome is None:
+        return blocks
+    label, _line = outcome_summary(outcome)
+    blocks.append(_Label(label))
+    if outcome.status == "failure":
+        error = outcome.error
+        failure = f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
+        blocks.append(_Code(cut(failure, MAX_CALL_CHARS)))
+    else:
+        if outcome.text:  # what the card shows; the value too, which is what the model was told
+            blocks.append(_Prose(cut(outcome.text, MAX_CALL_CHARS)))
+        if outcome.value is not None:
+            value = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
+            blocks.append(_Code(cut(value, MAX_CALL_CHARS)))
+    blocks.extend(_attachment_file(attachment) for attachment in outcome.attachments)
+    return blocks
+
+
+# --- HTML -------------------------------------------------------------------------------------------------------
+
+
+def _html_pre(text: str) -> str:
+    return f'<pre style="white-space: pre-wrap; margin: 0.25em 0">{escaped(text)}</pre>'
+
+
+def _html_file(file: _File) -> str:
+    if file.image is not None:
+        return (
+            f'<div><img src="{escape(file.image, quote=True)}" alt="{escaped(file.name)}" title="{escaped(file.name)}"'
+            ' style="max-width: 100%; max-height: 240px"></div>'
+        )
+    name = escaped(file.name)
+    if file.link is not None:
+        name = f'<a href="{escape(file.link, quote=True)}" rel="noopener noreferrer nofollow">{name}</a>'
+    details = " · ".join(escaped(item) for item in (file.kind, file.size) if item)
+    return (
+        f'<div><span class="aiw-transcript-file" style="{_BORDER}; padding: 0 0.4em; display: inline-block">'
+        f'📎 {name} <span style="{DIM}">{details}</span></span></div>'
+    )
+
+
+def _html_block(block: _Block) -> str:
+    match block:
+        case _Heading(tool_name=name, state=state):
+            return f'<div><strong>🔧 {escaped(name)}</strong> <span style="{DIM}">— {escaped(state)}</span></div>'
+        case _Note(text=text):
+            return f'<div style="{DIM}">{escaped(text)}</div>'
+        case _Label(text=text):
+            return f"<div><strong>{escaped(text)}</strong></div>"
+        case _Code(text=text):
+            return _html_pre(text)
+        case _Prose(text=text):
+            return f'<div style="white-space: pre-wrap">{escaped(text)}</div>'
+        case _File():
+            return _html_file(block)
+
+
+def _html_call(part: ToolCallPart) -> str:
+    rows = "".join(_html_block(block) for block in _card_blocks(part))
+    return f'<div class="aiw-transcript-call" style="{_BORDER}; padding: 0.25em 0.5em; margin: 0.25em 0">{rows}</div>'
+
+
+def _html_message(message: Message) -> str:
+    rows = [f"<b>{_who(message)}</b>"]
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
+        elif isinstance(part, ReasoningPart):
+            rows.append(
+                f'<details><summary style="{DIM}">Reasoning</summary>'
+                f'<div style="white-space: pre-wrap; {DIM}">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div></details>'
+            )
+        elif isinstance(part, ToolCallPart):
+            rows.append(_html_call(part))
+        elif isinstance(part, FilePart):
+            rows.append(_html_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+    note = _status_note(message)
+    if note is not None:
+        rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
+    return f'<div style="margin:.5em 0">{"".join(rows)}</div>'
+
+
+def _newest(messages: Sequence[Message], render: Callable[[Message], str], limit: int) -> tuple[list[str], int]:
+    """The newest messages rendered, oldest first, that fit in ``limit`` characters (the last one always), and how
+    many earlier ones are left out."""
+    shown: list[str] = []
+    used = 0
+    for message in reversed(messages):
+        block = render(message)
+        if shown and used + len(block) > limit:
+            break
+        shown.append(block)
+        used += len(block)
+    shown.reverse()
+    return shown, len(messages) - len(shown)
+
+
+def _left_out(count: int) -> str:
+    return f"({count:,} earlier message{'s' if count != 1 else ''} not in this static copy)"
+
+
+#: How the transcript that follows a live view's output hides the one it is not (JupyterLab and Notebook 7 classes):
+#: the view's output while it shows no live view (loading, or its model missing: "model not found"), and itself
+#: while it does. Scoped to one transcript by its id; elsewhere (nbconvert, GitHub) it matches nothing.
+_SWAP = (
+    "<style>.jp-OutputArea-child:has(+* [data-aiw-transcript={id}]):not(:has(.aiw)),"
+    ".jp-OutputArea-child:has(.aiw)+*:has([data-aiw-transcript={id}]){{display:none}}</style>"
+)
+_TRANSCRIPT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")  # a CSS identifier as it is: no quotes needed
+
+
+def transcript_html(
+    messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS, transcript_id: str | None = None
+) -> str:
+    """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
+    any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
+    after a live view's: it carries that id, and the style that shows one of the two."""
+    shown, left_out = _newest(messages, _html_message, limit)
+    if left_out:
+        shown.insert(0, f'<div style="{DIM}"><em>{_left_out(left_out)}</em></div>')
+    body = "<hr>".join(shown) if shown else f'<div style="{DIM}"><em>(no messages yet)</em></div>'
+    if transcript_id is None:
+        return f'<div class="aiw-transcript">{body}</div>'
+    if not _TRANSCRIPT_ID.fullmatch(transcript_id):
+        raise ValueError(f"a transcript id is a letter, then letters, digits, '-' and '_', not {transcript_id!r}")
+    swap = _SWAP.format(id=transcript_id)
+    return f'{swap}<div class="aiw-transcript" data-aiw-transcript="{transcript_id}">{body}</div>'
+
+
+# --- markdown ---------------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+# What could form a link, an image, raw HTML or a code span is escaped (a backslash; ``&`` and ``<`` as entities,
+# so no entity of the model's decodes into markup); emphasis, headings, lists and tables stay, none can run anything.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`\[\]])")
+
+
+def _md_plain(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;").replace("<", "&lt;"))
+
+
+def _md_line(line: str) -> str:
+    """One line of prose: code spans as escaped ``<code>``, everything else neutralised."""
+    pieces: list[str] = []
+    at = 0
+    for match in _CODE_SPAN.finditer(line):
+        pieces.append(_md_plain(line[at : match.start()]))
+        pieces.append(f"<code>{escape(match.group(2), quote=False)}</code>")
+        at = match.end()
+    pieces.append(_md_plain(line[at:]))
+    return "".join(pieces)
+
+
+def _md_pre(lines: list[str]) -> str:
+    # An HTML block of its own (blank line before and after): markdown leaves its escaped content as it is.
+    return "\n<pre><code>" + escape("\n".join(lines), quote=False) + "</code></pre>\n"
+
+
+def _md_text(text: str) -> str:
+    """A model's markdown made inert: fenced code becomes escaped ``<pre>``, the rest escaped line by line (its
+    emphasis and links show as the characters they are written with)."""
+    out: list[str] = []
+    fence: str | None = None
+    code: list[str] = []
+    for line in safe_text(text).split("\n"):
+        if fence is None:
+            opening = _FENCE.match(line)
+            if opening is not None:
+                fence, code = opening.group(1), []
+            else:
+                out.append(_md_line(line))
+        elif line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+            out.append(_md_pre(code))
+            fence = None
+        else:
+            code.append(line)
+    if fence is not None:  # never closed: what came was code all the same
+        out.append(_md_pre(code))
+    return "\n".join(out)
+
+
+def _md_code_block(text: str) -> str:
+    return _md_pre(text.split("\n"))
+
+
+def _md_file(file: _File) -> str:
+    if file.image is not None:
+        # An image as HTML, whose only attribute values are checked base64 and an escaped name.
+        return f'<img src="{file.image}" alt="{escaped(file.name)}" title="{escaped(file.name)}">'
+    details = ", ".join(item for item in (file.kind, file.size) if item)
+    chip = f"📎 *{_md_plain(file.name)}* \\({_md_plain(details)}\\)"
+    # A plain http(s) URL as text: a renderer that links URLs links it; nothing else can come of it.
+    return chip if file.link is None else f"{chip} {_md_plain(file.link)}"
+
+
+def _md_block(block: _Block) -> str:
+    match block:
+        case _Heading(tool_name=name, state=state):
+            return f"🔧 **{_md_plain(name)}** — *{_md_plain(state)}*"
+        case _Note(text=text):
+            return f"*{_md_plain(text)}*"
+        case _Label(text=text):
+            return f"**{_md_plain(text)}**"
+        case _Code(text=text):
+            return _md_code_block(safe_text(text))
+        case _Prose(text=text):
+            return _md_text(text)
+        case _File():
+            return _md_file(block)
+
+
+def _md_call(part: ToolCallPart) -> str:
+    return "\n\n".join(_md_block(block) for block in _card_blocks(part))
+
+
+def _md_message(message: Message) -> str:
+    blocks = [f"**{_who(message)}**"]
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            blocks.append(_md_text(cut(part.text, MAX_TEXT_CHARS)))
+        elif isinstance(part, ReasoningPart):
+            blocks.append("*Reasoning:* " + _md_plain(clipped(" ".join(safe_text(part.text).split()), 500)))
+        elif isinstance(part, ToolCallPart):
+            blocks.append(_md_call(part))
+        elif isinstance(part, FilePart):
+            blocks.append(_md_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+    note = _status_note(message)
+    if note is not None:
+        blocks.append(f"*\\({_md_plain(safe_text(note))}\\)*")
+    return "\n\n".join(blocks)
+
+
+def transcript_markdown(messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+    """The messages (the newest that fit in ``limit`` characters) as markdown with no live markup in it: no raw
+    HTML, links or images from their texts."""
+    blocks, left_out = _newest(messages, _md_message, limit)
+    if left_out:
+        blocks.insert(0, "*" + _md_plain(_left_out(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
+    return "\n\n---\n\n".join(blocks) if blocks else "*\\(no messages yet\\)*"

@@ -1,0 +1,204 @@
+"""The static transcript beside a widget's view: the conversation readable without the widget, with no way for a
+model's or a tool's text to run script, as HTML and as markdown rendered by a renderer that passes raw HTML (as a
+trusted notebook's does)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import IPython.display
+import mistune
+import pytest
+
+from ai_widgets import ChatSession, ToolOutcome, tool
+from ai_widgets.messages import Message, Role, TextPart
+from ai_widgets.outcome import Attachment
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._transcript import transcript_html, transcript_markdown
+from tests.widget.transcript_checks import (
+    HOSTILE,
+    HOSTILE_NAMES,
+    HOSTILE_TEXTS,
+    PNG,
+    SVG_WITH_SCRIPT,
+    hostile_files,
+    image_names,
+    script_problems,
+    visible_text,
+)
+from tests.widget.widget_harness import recording_comms
+
+_markdown = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "url"])
+
+
+@tool
+def look(query: str) -> ToolOutcome:
+    """Looks something up."""
+    return ToolOutcome.success(
+        f"found {query}",
+        text="looked",
+        attachments=[
+            Attachment(mime_type="image/png", data=PNG, name="chart <b onmouseover=alert('aiw-xss-name')>"),
+            Attachment(mime_type="image/svg+xml", data=SVG_WITH_SCRIPT, name="drawing.svg"),
+            Attachment(mime_type="text/html", url="javascript:alert('aiw-xss-url')", name="page"),
+            Attachment(mime_type="text/html", url="https://example.com/a?b=1&c=2", name="source"),
+        ],
+    )
+
+
+@tool
+def explode(query: str) -> str:
+    """Fails."""
+    raise RuntimeError(f"bad {query} <script>alert('aiw-xss-error')</script>")
+
+
+def _script(request: Any) -> ScriptedReply:
+    if request.tool_results():
+        return ScriptedReply(text="After the tools:\n\n" + HOSTILE, status=None)
+    return ScriptedReply(
+        text=HOSTILE,
+        reasoning="thinking <script>alert('aiw-xss-reasoning')</script>",
+        tool_calls=[
+            ScriptedToolCall(name="look", arguments={"query": "<img src=x onerror=alert('aiw-xss-args')>"}),
+            ScriptedToolCall(name="explode", arguments={"query": "[x](javascript:alert('aiw-xss-args2'))"}),
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def conversation() -> list[Message]:
+    session = ChatSession(ScriptedTransport(_script, repeat=True), tools=[look, explode])
+    asyncio.run(session.send("hello " + HOSTILE))
+    return session.messages
+
+
+def test_html_shows_every_text_as_text(conversation: list[Message]) -> None:
+    html = transcript_html(conversation)
+    assert script_problems(html) == []
+    text = visible_text(html)
+    for hostile in HOSTILE_TEXTS[:-1]:
+        assert hostile in text  # shown as written, never as markup
+    assert "lone \ufffd surrogate" in text
+    for shown in ("You", "Assistant", "look", "explode", "found", "completed", "failed", "RuntimeError"):
+        assert shown in text
+    assert f'src="data:image/png;base64,{PNG}"' in html  # the raster image inline
+    assert "image/svg+xml;base64" not in html
+    assert "drawing.svg" in text
+    assert 'href="https://example.com/a?b=1&amp;c=2"' in html
+    assert "javascript:" not in html.replace("javascript:alert(", "")  # only ever as text
+
+
+def test_markdown_renders_to_no_script(conversation: list[Message]) -> None:
+    markdown = transcript_markdown(conversation)
+    rendered = _markdown(markdown)
+    assert isinstance(rendered, str)
+    assert script_problems(rendered) == []
+    text = visible_text(rendered)
+    for hostile in ("<script>alert('aiw-xss-script')</script>", "<img src=x onerror=alert('aiw-xss-img')>"):
+        assert hostile in text
+    assert "<script>alert('aiw-xss-fence')</script>" in text  # the fenced block's text, as code
+    assert f'src="data:image/png;base64,{PNG}"' in rendered
+    assert "<a " not in rendered.replace('<a href="https://', "")  # no link of the model's but plain http(s) ones
+    for shown in ("You", "Assistant", "look", "explode", "RuntimeError"):
+        assert shown in text
+
+
+def test_a_tool_result_shows_its_text_and_its_value() -> None:
+    session = ChatSession(ScriptedTransport(_script, repeat=True), tools=[look, explode])
+    asyncio.run(session.send("hi"))
+    html, markdown = transcript_html(session.messages), str(_markdown(transcript_markdown(session.messages)))
+    for shown in (visible_text(html), visible_text(markdown)):
+        assert "looked" in shown  # the text the card shows
+        assert "found <img src=x onerror=alert('aiw-xss-args')>" in shown  # the value the model was told, as text
+        assert "RuntimeError: bad" in shown
+        assert "drawing.svg" in shown  # an SVG: a chip, never embedded
+        assert "SVG image" in shown
+
+
+@pytest.mark.parametrize("form", ["html", "markdown"])
+def test_a_messages_files_show_as_images_and_chips_and_run_nothing(form: str) -> None:
+    message = Message(Role.USER, [TextPart("look at these"), *hostile_files()])
+    html = transcript_html([message]) if form == "html" else str(_markdown(transcript_markdown([message])))
+    assert script_problems(html) == []
+    text = visible_text(html)
+    assert f'src="data:image/png;base64,{PNG}"' in html  # the raster image inline, small
+    assert html.count("<img") == 1  # the SVG (script inside) and the oversized PNG are chips, not images
+    assert "image/svg+xml" not in html.replace("image/svg+xml (", "")
+    assert image_names(html) == [HOSTILE_NAMES[0]]  # the image's name, whole, as its alt text
+    for name in HOSTILE_NAMES[1:]:
+        assert name in text  # each named, as text
+    assert "PDF" in text
+    assert "1.2 MB" in text  # the oversized image: named with its size
+    assert "SVG image" in text
+    if form == "html":
+        assert 'href="https://example.com/report.pdf"' in html
+    assert "javascript:" not in html.replace("javascript:alert(", "")
+
+
+def test_an_empty_conversation_says_so() -> None:
+    assert "no messages yet" in visible_text(transcript_html([]))
+    assert "no messages yet" in visible_text(str(_markdown(transcript_markdown([]))))
+
+
+def test_a_long_conversation_keeps_its_newest_messages_within_the_limit() -> None:
+    session = ChatSession(ScriptedTransport(lambda request: "reply to " + request.last_user_text, repeat=True))
+
+    async def talk() -> None:
+        for turn in range(40):
+            await session.send(f"question {turn}")
+
+    asyncio.run(talk())
+    html = transcript_html(session.messages, limit=3_000)
+    markdown = transcript_markdown(session.messages, limit=1_000)
+    assert len(html) < 3_000 + 1_000
+    assert "reply to question 39" in html
+    assert "question 0<" not in html
+    assert "earlier messages not in this static copy" in visible_text(html)
+    assert "reply to question 39" in markdown
+    assert "question 0\n" not in markdown
+    assert "earlier messages not in this static copy" in visible_text(str(_markdown(markdown)))
+    assert "not in this static copy" not in transcript_html(session.messages)  # 80 short messages: all of them
+
+
+def test_a_shown_chat_updates_its_display_as_turns_end_and_only_when_it_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    published: list[tuple[str, str | None, dict[str, Any]]] = []
+    monkeypatch.setattr(
+        IPython.display,
+        "display",
+        lambda data, **kw: published.append(("display", kw.get("display_id"), data)),
+    )
+    monkeypatch.setattr(
+        IPython.display,
+        "update_display",
+        lambda data, **kw: published.append(("update", kw["display_id"], data)),
+    )
+    with recording_comms():
+        chat = ChatWidget(transport=ScriptedTransport(lambda request: "Hi <b>there</b>", repeat=True))
+        chat.update_transcript()
+        assert published == []  # never shown: nothing to update
+        chat._ipython_display_()
+        # Two outputs: the live view (no transcript in it, no id: it is never updated), then the transcript.
+        (_, view_id, view), (_, transcript_id, transcript) = published
+        assert view_id is None
+        assert set(view) == {"application/vnd.jupyter.widget-view+json"}
+        assert set(transcript) == {"text/html", "text/markdown"}
+        assert transcript_id == chat.transcript_id
+        assert f'data-aiw-transcript="{transcript_id}"' in transcript["text/html"]
+        asyncio.run(chat.session.send("hello"))
+        chat.update_transcript()  # unchanged since the turn ended: nothing sent again
+        kinds = [kind for kind, _id, _data in published]
+        assert kinds == ["display", "display", "update"]
+        assert published[-1][1] == transcript_id
+        assert "Hi &lt;b&gt;there&lt;/b&gt;" in published[-1][2]["text/html"]
+        chat.close()
+        chat.update_transcript()  # closed: nothing
+        assert len(published) == 3
+
+
+def test_the_transcript_id_is_checked_before_it_goes_into_the_style() -> None:
+    with pytest.raises(ValueError, match="transcript id"):
+        transcript_html([], transcript_id='x"]{}</style><script>alert(1)</script>')
