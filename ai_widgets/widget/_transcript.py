@@ -172,7 +172,31 @@ def _card_blocks(part: ToolCallPart) -> list[_Block]:
         if outcome.value is not None:
             value = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
             blocks.append(_Code(cut(value, MAX_CALL_CHARS)))
+        display = outcome.display
+        if display is not None:  # a figure as its image; a table, a chart or a widget as its text form
+            image = display.image()
+            if image is not None:
+                media_type, data = image
+                blocks.append(_file(None, media_type, data=data, url=None, size=len(data) * 3 // 4))
+            elif display.text and display.text != outcome.text:
+                blocks.append(_Code(cut(display.text, MAX_CALL_CHARS)))
     blocks.extend(_attachment_file(attachment) for attachment in outcome.attachments)
+    return blocks
+
+
+def _answer_blocks(part: TextPart) -> list[_Block] | None:
+    """A typed answer (``output_type=``) as its object: what its refused tries were told, then its JSON (the
+    validated object once valid). ``None`` for other text."""
+    answer = part.answer
+    if answer is None:
+        return None
+    name = answer.type_name
+    blocks: list[_Block] = [_Note(f"Answer {n} did not match {name}: {e}") for n, e in enumerate(answer.refused, 1)]
+    if answer.state == "invalid":
+        blocks.append(_Note(f"This answer does not match {name}: {answer.errors or ''}"))
+    blocks.append(_Label(f"Typed answer ({name})"))
+    shown = json_text(answer.value) if answer.state == "valid" else part.text
+    blocks.append(_Code(cut(shown, MAX_TEXT_CHARS)))
     return blocks
 
 
@@ -223,7 +247,9 @@ def _html_call(part: ToolCallPart) -> str:
 def _html_message(message: Message) -> str:
     rows = [f"<b>{_who(message)}</b>"]
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, TextPart) and (answer := _answer_blocks(part)) is not None:
+            rows.extend(_html_block(block) for block in answer)
+        elif isinstance(part, TextPart):
             rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
         elif isinstance(part, ReasoningPart):
             rows.append(
@@ -377,7 +403,9 @@ def _md_call(part: ToolCallPart) -> str:
 def _md_message(message: Message) -> str:
     blocks = [f"**{_who(message)}**"]
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, TextPart) and (answer := _answer_blocks(part)) is not None:
+            blocks.extend(_md_block(block) for block in answer)
+        elif isinstance(part, TextPart):
             blocks.append(_md_text(cut(part.text, MAX_TEXT_CHARS)))
         elif isinstance(part, ReasoningPart):
             blocks.append("*Reasoning:* " + _md_plain(clipped(" ".join(safe_text(part.text).split()), 500)))

@@ -5,6 +5,8 @@ trusted notebook's does)."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 from typing import Any
 
 import IPython.display
@@ -135,6 +137,65 @@ def test_a_messages_files_show_as_images_and_chips_and_run_nothing(form: str) ->
     if form == "html":
         assert 'href="https://example.com/report.pdf"' in html
     assert "javascript:" not in html.replace("javascript:alert(", "")
+
+
+@pytest.mark.parametrize("form", ["html", "markdown"])
+def test_a_tool_results_display_shows_its_image_or_its_text_form(form: str) -> None:
+    """A figure a tool returned shows as its image; a table (whose HTML the transcript never embeds) as its text
+    form; a hostile HTML display as text, running nothing."""
+    frame_html = "<table><tr><td onmouseover=alert('aiw-xss-table')>Lisbon</td></tr></table>"
+
+    @tool
+    def plot() -> ToolOutcome:
+        """Plots."""
+        return ToolOutcome.success(None, display=IPython.display.Image(data=base64.b64decode(PNG), format="png"))
+
+    @tool
+    def table() -> ToolOutcome:
+        """A table."""
+        return ToolOutcome.success(None, display=_Rich({"text/html": frame_html, "text/plain": "city: Lisbon"}))
+
+    calls = [ScriptedToolCall(name="plot", arguments={}), ScriptedToolCall(name="table", arguments={})]
+    session = ChatSession(ScriptedTransport([ScriptedReply(tool_calls=calls), "done"]), tools=[plot, table])
+    asyncio.run(session.send("show"))
+    shown = (
+        transcript_html(session.messages) if form == "html" else str(_markdown(transcript_markdown(session.messages)))
+    )
+    assert script_problems(shown) == []
+    assert f'src="data:image/png;base64,{PNG}"' in shown
+    assert "city: Lisbon" in visible_text(shown)
+    assert "<table" not in shown  # the tool's HTML is never embedded
+    assert "<td" not in shown
+
+
+@pytest.mark.parametrize("form", ["html", "markdown"])
+def test_a_typed_answer_shows_as_its_object_after_what_its_refused_try_was_told(form: str) -> None:
+    @dataclasses.dataclass
+    class City:
+        name: str
+        people: int
+
+    answers = ScriptedTransport(['{"name": "Lisbon", "people": "many"}', '{"name": "<b>Lisbon</b>", "people": 545000}'])
+    session = ChatSession(answers)
+    reply = asyncio.run(session.send("which city?", output_type=City))
+    assert reply.output == City("<b>Lisbon</b>", 545000)
+    shown = (
+        transcript_html(session.messages) if form == "html" else str(_markdown(transcript_markdown(session.messages)))
+    )
+    assert script_problems(shown) == []
+    text = visible_text(shown)
+    assert "Typed answer (City)" in text
+    assert '"people": 545000' in text
+    assert '"name": "<b>Lisbon</b>"' in text  # as text
+    assert "Answer 1 did not match City" in text
+
+
+class _Rich:
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self.bundle = bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return self.bundle
 
 
 def test_an_empty_conversation_says_so() -> None:
