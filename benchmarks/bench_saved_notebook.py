@@ -34,6 +34,7 @@ def _saved(asks: int, *, widget_state: bool, folder: Path) -> tuple[int, int]:
         timeout=300,
         kernel_name="python3",
         store_widget_state=widget_state,
+        record_timing=False,  # as JupyterLab saves by default: no per-cell execution timestamps (~260 bytes a cell)
         resources={"metadata": {"path": str(folder)}},
     ).execute()
     path = folder / f"asks-{asks}-{widget_state}.ipynb"

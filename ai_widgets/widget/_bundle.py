@@ -22,11 +22,10 @@ __all__ = ["LOADER", "FrontEndBundle", "loader_traits", "shared_bundle"]
 #: page whatever the number of views (the import is kept on that model's front-end object), and renders with it;
 #: says so in the view when that model cannot be found.
 LOADER = (
-    "export default{async render(r){let h;try{"
-    "h=await r.model.widget_manager.get_model(r.model.get('bundle_model'));"
-    "h.aiwCode??=import(URL.createObjectURL(new Blob([h.get('code')],{type:'text/javascript'})))"
-    "}catch(e){r.el.textContent='ai_widgets: the front-end code of this notebook is missing ('+e+')';return}"
-    "return(await h.aiwCode).default.render(r)}};\n"
+    "export default{async render(r){let m=r.model,h;try{h=await m.widget_manager.get_model(m.get('bundle_model'));"
+    "h.c??=import(URL.createObjectURL(new Blob([h.get('code')],{type:'text/javascript'})))}"
+    "catch(e){r.el.textContent='ai_widgets: the front-end code of this notebook is missing ('+e+')';return}"
+    "return(await h.c).default.render(r)}}\n"
 )
 
 
