@@ -36,6 +36,14 @@ class SyncAction(_Action):
     last: Annotated[str, Field(max_length=512)] | None = None
 
 
+class OlderAction(_Action):
+    """A view asks for the finished messages before the first it holds: ``before``, at position ``at``."""
+
+    type: Literal["older"]
+    at: Annotated[int, Field(gt=0, strict=True)]
+    before: Annotated[str, Field(min_length=1, max_length=512)]
+
+
 class SendAction(_Action):
     """The person sends a message."""
 
@@ -104,6 +112,7 @@ class BenchCloseAction(_Action):
 
 _ACTIONS = (
     SyncAction,
+    OlderAction,
     SendAction,
     StopAction,
     ApproveAction,
@@ -118,6 +127,7 @@ _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0]
 
 Action: TypeAlias = Annotated[
     SyncAction
+    | OlderAction
     | SendAction
     | StopAction
     | ApproveAction
