@@ -14,7 +14,7 @@ import type { MessageList } from "./list";
 /** A conversation of at most this many messages is built whole at once. */
 export const BUILD_WHOLE = 60;
 /** The newest messages built at once in a longer one (more than a tall box shows). */
-export const FIRST_SCREEN = 24;
+export const FIRST_SCREEN = 16;
 /** Time one idle slice may take (ms), and the most messages it builds. */
 const SLICE_MS = 8;
 const SLICE_MAX = 60;
@@ -68,8 +68,10 @@ export class Backfill {
   open(messages: Message[]): void {
     const unbuilt = messages.length - builtAtOnce(messages.length);
     for (let i = 0; i < messages.length; i++) {
-      if (i < unbuilt) this.putUnbuilt(messages[i]);
-      else this.list.add(messages[i]);
+      if (i < unbuilt) {
+        this.putUnbuilt(messages[i]);
+        this.pending.push(messages[i].id);
+      } else this.list.add(messages[i]);
     }
     this.update();
   }
