@@ -18,6 +18,7 @@ SECTIONS = [
     "bench_session",
     "bench_history",
     "bench_widget",
+    "bench_open",
     "bench_frontend",
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",

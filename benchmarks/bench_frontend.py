@@ -299,7 +299,8 @@ def _format_openings(
         )
     if before:
         cells = ", ".join(
-            f"{n:,} messages: first render {r['renderMs']:.0f} ms, {r['firstScreen']:,} built" for n, r in before.items()
+            f"{n:,} messages: first render {r['renderMs']:.0f} ms, {r['firstScreen']:,} built"
+            for n, r in before.items()
         )
         lines += ["", f"Old bundle, saved state: {cells}."]
     return lines
