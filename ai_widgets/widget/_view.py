@@ -170,11 +170,13 @@ class SessionView(anywidget.AnyWidget):
 
     # --- kernel -> front end --------------------------------------------------------------------------------------
 
-    def get_state(self, key: str | list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+    def get_state(
+        self, key: str | list[str] | tuple[str, ...] | None = None, drop_defaults: bool = False
+    ) -> dict[str, Any]:
         """The synced state; ``history`` and ``older`` are taken together, under the lock finished messages are
         added under, so they agree."""
         with self._patches.lock:
-            return super().get_state(key)  # type: ignore[no-any-return]
+            return super().get_state(key, drop_defaults)  # type: ignore[no-any-return]
 
     def _send_custom(self, content: dict[str, Any]) -> None:
         if self.comm is not None:
