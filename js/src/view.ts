@@ -97,16 +97,16 @@ export class ChatView {
     }));
     // Until a kernel answers (never, for a notebook reopened without one), controls that need it are hidden.
     this.shell.root.classList.toggle("aiw-offline", !this.store.connected);
-    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
     for (const trait of TRAITS) {
       const handler = (): void => this.markTrait(trait);
       model.on(`change:${trait}`, handler);
       this.traitHandlers.push([`change:${trait}`, handler]);
     }
-    el.append(this.shell.root); // first, so that the box can be measured (when the host has put `el` in the page)
+    el.append(this.shell.root);
     this.store.attach();
     this.backfill.open(this.store.messages()); // what is on screen now, the rest when idle
-    this.dirty.clear(); // what attaching the store told: all of it is built from the store just now
+    // Only now: what attaching the store told (every message) is what was just built from it.
+    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
     for (const trait of TRAITS) this.dirtyTraits.add(trait);
     this.flush();
     this.send(this.store.syncMessage()); // what it lacks: live messages, finished ones it missed

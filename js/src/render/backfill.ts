@@ -1,6 +1,6 @@
 // Opening a long conversation: what is on screen first, the rest after. The newest messages (more than fill a
-// tall box) are built at once; every earlier one is put in unbuilt (an empty element holding its place, not laid
-// out: cheap), and built later, newest first, a slice at a time when the page is idle, or every frame while the
+// tall box) are built at once; the earlier ones are put in unbuilt (an empty element holding its place, not laid
+// out: cheap; at most PLACEHOLDERS at a time, the older ones wait outside the list), and built later, newest first, a slice at a time when the page is idle, or every frame while the
 // person is scrolled near the top of what is built. Whatever the person is looking at stays where it is on screen
 // while messages above it are built. Until every
 // message is built and has arrived, a note at the top says so (or, in a saved notebook that holds only the newest
@@ -15,6 +15,9 @@ import type { MessageList } from "./list";
 export const BUILD_WHOLE = 60;
 /** The newest messages built at once in a longer one (more than a tall box shows). */
 export const FIRST_SCREEN = 16;
+/** Unbuilt messages in the list at most: older ones wait outside it, and come in as these are built. */
+export const PLACEHOLDERS = 1000;
+const REFILL_BELOW = 200;
 /** Time one idle slice may take (ms), and the most messages it builds. */
 const SLICE_MS = 8;
 const SLICE_MAX = 60;
@@ -42,6 +45,8 @@ export function builtAtOnce(count: number): number {
 export class Backfill {
   /** Ids of the messages put in unbuilt, oldest first (built from the end: newest first). */
   private pending: string[] = [];
+  /** Ids of messages older than every one in the list, not in it yet, oldest first. */
+  private outside: string[] = [];
   private idle: number | null = null;
   private nextFrame: number | null = null;
   private destroyed = false;
@@ -61,13 +66,15 @@ export class Backfill {
 
   /** Whether earlier messages are still to be built (or to arrive). */
   get active(): boolean {
-    return this.pending.length > 0 || this.missing().count > 0;
+    return this.pending.length > 0 || this.outside.length > 0 || this.missing().count > 0;
   }
 
   /** Puts `messages` (index order) in the list: the newest built, the others unbuilt. */
   open(messages: Message[]): void {
     const unbuilt = messages.length - builtAtOnce(messages.length);
-    for (let i = 0; i < messages.length; i++) {
+    const outside = Math.max(0, unbuilt - PLACEHOLDERS);
+    this.outside = messages.slice(0, outside).map((m) => m.id);
+    for (let i = outside; i < messages.length; i++) {
       if (i < unbuilt) {
         this.putUnbuilt(messages[i]);
         this.pending.push(messages[i].id);
@@ -78,15 +85,23 @@ export class Backfill {
 
   /** Messages earlier than every one shown (a chunk the store got), oldest first. */
   prepend(ids: string[]): void {
-    const added: string[] = [];
-    for (const id of ids) {
-      const message = this.message(id);
-      if (!message || this.list.has(id)) continue;
-      this.putUnbuilt(message);
-      added.push(id);
-    }
-    this.pending = [...added, ...this.pending];
+    this.outside = [...ids, ...this.outside];
     this.update();
+  }
+
+  /** Brings the newest of the messages outside the list into it, unbuilt, while few unbuilt ones are left. */
+  private refill(): void {
+    while (this.pending.length < REFILL_BELOW && this.outside.length) {
+      const batch = this.outside.splice(Math.max(0, this.outside.length - (PLACEHOLDERS - this.pending.length)));
+      const added: string[] = [];
+      for (const id of batch) {
+        const message = this.message(id);
+        if (!message || this.list.has(id)) continue;
+        this.putUnbuilt(message);
+        added.push(id);
+      }
+      this.pending = [...added, ...this.pending];
+    }
   }
 
   /** Puts in unbuilt a message that appeared earlier than every one shown while earlier ones are still coming;
@@ -118,11 +133,13 @@ export class Backfill {
   /** The list was emptied (a clear). */
   reset(): void {
     this.pending = [];
+    this.outside = [];
     this.update();
   }
 
   /** The note and the next slice, after a change of what waits. */
   update(): void {
+    this.refill();
     this.showNote();
     this.schedule();
   }
@@ -159,6 +176,7 @@ export class Backfill {
       const id = this.pending.pop()!;
       if (this.list.isUnbuilt(id) && this.list.build(id)) built++;
     }
+    this.refill();
     this.showNote();
     // Hold what the person looks at where it is (built messages above it grew), or keep to the end.
     if (this.following()) this.box.scrollTop = this.box.scrollHeight;
@@ -188,7 +206,7 @@ export class Backfill {
 
   private showNote(): void {
     const { count, connected } = this.missing();
-    const waiting = this.pending.length + count;
+    const waiting = this.pending.length + this.outside.length + count;
     if (!waiting) {
       this.note?.remove();
       this.note = null;
@@ -211,6 +229,7 @@ export class Backfill {
     if (this.idle !== null) cancelIdle(this.idle);
     this.idle = null;
     this.pending = [];
+    this.outside = [];
     if (this.nextFrame !== null) cancelFrame(this.nextFrame);
     this.nextFrame = null;
     this.note?.remove();
