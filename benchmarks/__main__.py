@@ -18,6 +18,7 @@ SECTIONS = [
     "bench_session",
     "bench_history",
     "bench_widget",
+    "bench_open",
     "bench_frontend",
     "bench_saved_notebook",
     "bench_provider_openai_chat",

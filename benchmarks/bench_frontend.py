@@ -13,10 +13,18 @@ frames, long tasks, main-thread time (Chrome's Performance domain: all tasks, an
 MutationObserver on the 500 earlier messages (any mutation there is a bug) and on the list (only the reply may be
 added). Compared in the same run: the same stream into a naive renderer that rebuilds the whole conversation's
 ``innerHTML`` (escaped text in ``<pre>``) on every patch.
+
+Then opening a long conversation, each in a fresh page: 500 and 5,000 finished messages from a saved notebook's
+state (all of them in ``history``), and 5,000 from a live kernel (the newest in the state, the rest asked for in
+chunks). First render = until ``data-rendered`` and the next frame (what is on screen); also how long until every
+message is built, and the longest frame gap meanwhile. Compared with the front end before long conversations were
+opened newest first: the bundle of the tree named by ``AIW_BENCH_BEFORE`` (its ``ai_widgets/static``), measured in
+the same run, or else the figures recorded in issue 19 (202 ms at 500 messages, about 500 ms at 5,000).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +45,10 @@ ORIGIN = "http://aiw.bench"
 MESSAGES = 500
 RATE = 2000  # deltas a second
 RENDER_BUDGET_MS = 150  # first render of the 500-message conversation
+#: Opening a conversation: (messages, from a live kernel) -> the goal for the first render (ms), and the figure
+#: recorded before (issue 19) for when the old bundle is not at hand.
+OPENINGS = {(500, False): 150.0, (5000, False): 250.0, (5000, True): 250.0}
+RECORDED_BEFORE_MS = {500: 202.0, 5000: 500.0}
 
 TITLE = "## Front end: streaming a reply into a 500-message conversation (headless Chromium)"
 
@@ -72,12 +84,13 @@ def _cdp_times(cdp: Any) -> dict[str, float]:
     }
 
 
-def _run_page(browser: Any, fn: str, opts: dict[str, Any]) -> dict[str, Any]:
+def _page(browser: Any, *, with_css: bool, static: Path = STATIC) -> tuple[Any, Any]:
+    """A fresh browser context and page serving the harness and the bundle in ``static``."""
     files = {
-        "/index.html": (_page_html(fn == "setupWidget").encode(), "text/html"),
+        "/index.html": (_page_html(with_css).encode(), "text/html"),
         "/harness.js": (HARNESS.read_bytes(), "text/javascript"),
-        "/widget.js": ((STATIC / "widget.js").read_bytes(), "text/javascript"),
-        "/widget.css": ((STATIC / "widget.css").read_bytes(), "text/css"),
+        "/widget.js": ((static / "widget.js").read_bytes(), "text/javascript"),
+        "/widget.css": ((static / "widget.css").read_bytes(), "text/css"),
     }
 
     def serve(route: Any) -> None:
@@ -89,13 +102,18 @@ def _run_page(browser: Any, fn: str, opts: dict[str, Any]) -> dict[str, Any]:
             route.fulfill(status=200, body=body[0], content_type=body[1])
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.route(f"{ORIGIN}/**", serve)
+    page.goto(f"{ORIGIN}/index.html")
+    page.wait_for_function("() => globalThis.bench !== undefined")
+    return context, page
+
+
+def _run_page(browser: Any, fn: str, opts: dict[str, Any]) -> dict[str, Any]:
+    context, page = _page(browser, with_css=fn == "setupWidget")
     try:
-        page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.route(f"{ORIGIN}/**", serve)
-        page.goto(f"{ORIGIN}/index.html")
-        page.wait_for_function("() => globalThis.bench !== undefined")
         cdp = context.new_cdp_session(page)
         cdp.send("Performance.enable", {"timeDomain": "threadTicks"})
         page.evaluate(f"opts => globalThis.bench.{fn}(opts)", opts)
@@ -109,14 +127,59 @@ def _run_page(browser: Any, fn: str, opts: dict[str, Any]) -> dict[str, Any]:
         context.close()
 
 
-def measure(*, quick: bool = False) -> dict[str, dict[str, Any]]:
+def _open_page(browser: Any, static: Path, messages: int, live: bool) -> dict[str, Any]:
+    context, page = _page(browser, with_css=True, static=static)
+    try:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        result: dict[str, Any] = page.evaluate(
+            "opts => globalThis.bench.openConversation(opts)", {"messages": messages, "live": live}
+        )
+        result["errors"] = errors
+        return result
+    finally:
+        context.close()
+
+
+def _before_static() -> Path | None:
+    """The old bundle to compare the openings with (``AIW_BENCH_BEFORE``: a source tree with a built front end)."""
+    tree = os.environ.get("AIW_BENCH_BEFORE")
+    if not tree:
+        return None
+    static = Path(tree) / "ai_widgets" / "static"
+    return static if (static / "widget.js").is_file() else None
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median first render (its other figures with it)."""
+    return sorted(runs, key=lambda r: float(r["renderMs"]))[len(runs) // 2]
+
+
+def measure(*, quick: bool = False) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     opts = {"messages": MESSAGES, "rate": RATE, "seconds": 2 if quick else 5}
+    repeats = 1 if quick else 3
+    before = _before_static()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         try:
-            return {"widget": _run_page(browser, "setupWidget", opts), "naive": _run_page(browser, "setupNaive", opts)}
+            results: dict[str, Any] = {
+                "widget": _run_page(browser, "setupWidget", opts),
+                "naive": _run_page(browser, "setupNaive", opts),
+            }
+            openings: dict[tuple[int, bool], dict[str, Any]] = {}
+            for messages, live in OPENINGS:
+                openings[(messages, live)] = _median_run(
+                    [_open_page(browser, STATIC, messages, live) for _ in range(repeats)]
+                )
+            old: dict[int, dict[str, Any]] = {}
+            if before is not None:
+                for messages in RECORDED_BEFORE_MS:
+                    old[messages] = _median_run([_open_page(browser, before, messages, False) for _ in range(repeats)])
+            results["openings"] = openings
+            results["before"] = old
+            return results
         finally:
             browser.close()
 
@@ -147,7 +210,7 @@ def _row(name: str, r: dict[str, Any]) -> tuple[str, list[str]]:
     return name, cells
 
 
-def _format(results: dict[str, dict[str, Any]], quick: bool) -> str:
+def _format(results: dict[str, Any], quick: bool) -> str:
     w, n = results["widget"], results["naive"]
     seconds = 2 if quick else 5
     lines = [
@@ -192,9 +255,55 @@ def _format(results: dict[str, dict[str, Any]], quick: bool) -> str:
         f"reply {w['liveChars']:,} characters of text).",
     ]
     errors = w["errors"] + n["errors"]
+    lines += _format_openings(results["openings"], results["before"], quick)
+    for r in [*results["openings"].values(), *results["before"].values()]:
+        errors += r["errors"]
     if errors:
         lines += ["", "Page errors: " + "; ".join(errors[:5])]
     return "\n".join(lines) + "\n"
+
+
+def _format_openings(
+    openings: dict[tuple[int, bool], dict[str, Any]], before: dict[int, dict[str, Any]], quick: bool
+) -> list[str]:
+    lines = [
+        "",
+        "### Opening a long conversation (headless Chromium, a fresh page each)",
+        "",
+        f"Median of {1 if quick else 3} pages. First render: until `data-rendered` and the next frame. Built at "
+        "first: message views built by then (the others wait, unbuilt, and are built newest first when idle). "
+        "All built: until every message is built (and, from a live kernel, has arrived). Before: "
+        + (
+            "the old bundle (`AIW_BENCH_BEFORE`), same run, from a saved state that holds every message (what the "
+            "old kernel sent every view)."
+            if before
+            else "recorded in issue 19 (set `AIW_BENCH_BEFORE` to a tree with the old bundle built to measure it "
+            "in the same run)."
+        ),
+        "",
+        "| conversation | first render (ms) | goal (ms) | before (ms) | before / now | built at first | newest in view "
+        "| all built (ms) | longest frame gap meanwhile (ms) |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for (messages, live), r in openings.items():
+        goal = OPENINGS[(messages, live)]
+        old = before.get(messages)
+        old_ms = float(old["renderMs"]) if old else RECORDED_BEFORE_MS[messages]
+        where = "live kernel (state: newest, rest in chunks)" if live else "saved state (all in `history`)"
+        verdict = "within" if r["renderMs"] <= goal else "**over**"
+        lines.append(
+            f"| {messages:,} messages, {where} | {r['renderMs']:.0f} ({verdict}) | {goal:.0f} | "
+            f"{old_ms:.0f}{'' if old else ' (recorded)'} | {old_ms / max(r['renderMs'], 1e-9):.1f}× | "
+            f"{r['firstScreen']:,} | {'yes' if r['newestInView'] else 'no'} | {r['allBuiltMs']:.0f} "
+            f"({r['builtAtEnd']:,} built) | {r['maxFrameGapMs']:.0f} |"
+        )
+    if before:
+        cells = ", ".join(
+            f"{n:,} messages: first render {r['renderMs']:.0f} ms, {r['firstScreen']:,} built"
+            for n, r in before.items()
+        )
+        lines += ["", f"Old bundle, saved state: {cells}."]
+    return lines
 
 
 def run(*, quick: bool = False) -> str:

@@ -43,6 +43,14 @@ class SyncAction(_Action):
 VariableName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[^\W\d]\w*$")]
 
 
+class OlderAction(_Action):
+    """A view asks for the finished messages before the first it holds: ``before``, at position ``at``."""
+
+    type: Literal["older"]
+    at: Annotated[int, Field(gt=0, strict=True)]
+    before: Annotated[str, Field(min_length=1, max_length=512)]
+
+
 class SendAction(_Action):
     """The person sends a message, with the kernel variables attached by ``@name`` (``id``: the view's own tag for
     this send, echoed in the ``sent`` or ``error`` answer)."""
@@ -130,6 +138,7 @@ class BenchCloseAction(_Action):
 
 _ACTIONS = (
     SyncAction,
+    OlderAction,
     SendAction,
     CompleteAction,
     DescribeAction,
@@ -146,6 +155,7 @@ _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0]
 
 Action: TypeAlias = Annotated[
     SyncAction
+    | OlderAction
     | SendAction
     | CompleteAction
     | DescribeAction

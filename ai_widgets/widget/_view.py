@@ -37,6 +37,7 @@ from ai_widgets.widget._actions import (
     CompleteAction,
     ContinueAction,
     DescribeAction,
+    OlderAction,
     RevokeAction,
     SendAction,
     StopAction,
@@ -51,6 +52,7 @@ from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
+from ai_widgets.widget._window import chunk_start, older_state, screen_start
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
 
@@ -113,9 +115,16 @@ class SessionView(anywidget.AnyWidget):
     _css = _asset(_CSS, "/* not built */\n")
 
     # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
-    # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message), and
-    # the whole list only in a full state (a new page's view, a saved notebook). docs/protocol.md, "Finished messages".
-    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message). A
+    # state (the comm's opening one, a new page's) carries only the newest, about a screen; "older" says how many
+    # come before them, and a view asks for those in chunks (docs/protocol.md, "Finished messages").
+    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(
+        sync=True, to_json=lambda history, _widget: history[screen_start(history) :]
+    )
+    # Computed from ``history`` whenever a state is built (never set): see older_state.
+    older = traitlets.Dict().tag(
+        sync=True, to_json=lambda _value, widget: older_state(widget.history, screen_start(widget.history))
+    )
     # The messages in progress as a view last had them: the kernel leaves it empty (a view asks for the live state
     # with "sync"); each view keeps its own copy current in place, so a notebook saved mid-turn shows the reply.
     live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
@@ -143,13 +152,15 @@ class SessionView(anywidget.AnyWidget):
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
     ) -> None:
         check_bundle()
+        # Before the traits: the state is built under its lock (get_state), from the first one on.
+        self._patches = PatchStream(self._send_custom, interval=flush_interval)
         shown = [
             (index, message)
             for index, message in enumerate(session.messages)
             if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
         ]
         super().__init__(
-            # In the state the comm opens with: a view starts from it, whenever it opens.
+            # In the state the comm opens with (its newest part): a view starts from it, whenever it opens.
             history=[message_dict(message, index) for index, message in shown],
             **_front_end_traits(),
             **traits,
@@ -170,7 +181,6 @@ class SessionView(anywidget.AnyWidget):
             on_run_end=self._refresh_allowed,
             interval=flush_interval,
         )
-        self._patches = PatchStream(self._send_custom, interval=flush_interval)
         self._bridge = SessionBridge(
             session,
             self._patches,
@@ -189,6 +199,14 @@ class SessionView(anywidget.AnyWidget):
         self.on_msg(self._handle_frontend_message)
 
     # --- kernel -> front end --------------------------------------------------------------------------------------
+
+    def get_state(
+        self, key: str | list[str] | tuple[str, ...] | None = None, drop_defaults: bool = False
+    ) -> dict[str, Any]:
+        """The synced state; ``history`` and ``older`` are taken together, under the lock finished messages are
+        added under, so they agree."""
+        with self._patches.lock:
+            return super().get_state(key, drop_defaults)  # type: ignore[no-any-return]
 
     def _send_custom(self, content: dict[str, Any]) -> None:
         if self.comm is not None:
@@ -316,6 +334,8 @@ class SessionView(anywidget.AnyWidget):
         match action:
             case SyncAction(have=have, last=last):
                 self._on_turn_thread(lambda: self._send_snapshot(have, last))
+            case OlderAction(at=at, before=before):
+                self._on_turn_thread(lambda: self._send_older(at, before))
             case SendAction(text=text, attach=names, id=send_id):
                 self._send_with(text, names, send_id)
             case CompleteAction(prefix=prefix, request=request):
@@ -424,19 +444,28 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             self._patches.flush()
             history = self.history
-            # The view holds the first ``have`` finished messages if its last one is ours at that place; else (it
-            # started from an old state: a replay, a clear it missed) it gets them all.
+            # The view holds the finished messages up to position ``have`` if its last one is ours at that place;
+            # else (it started from an old state: a replay, a clear it missed) it starts again from the newest
+            # ones, as a new view does ("fresh": it drops its copy), and asks for the earlier ones.
             known = 0 < have <= len(history) and history[have - 1].get("id") == last
-            start = have if known else 0
-            snapshot: dict[str, Any] = {
-                "type": "snapshot",
-                "from": start,
-                "finished": history[start:],
-                "live": self._bridge.live_messages(),
-            }
+            start = have if known else screen_start(history)
+            snapshot: dict[str, Any] = {"type": "snapshot", "from": start, "finished": history[start:]}
+            if start and not known:
+                snapshot["fresh"] = True
             if self._notices:
                 snapshot["notices"] = list(self._notices)
-            self._send_custom(snapshot)
+            self._send_custom({**snapshot, "live": self._bridge.live_messages()})
+
+    def _send_older(self, at: int, before: str) -> None:
+        """Answers a view's ``older``: the chunk of finished messages just before position ``at``, where the view
+        holds ``before``. A view whose copy is not the kernel's there starts again (a fresh snapshot)."""
+        with self._patches.lock:
+            history = self.history
+            if not (0 < at < len(history) and history[at].get("id") == before):
+                self._send_snapshot(0, None)  # a fresh snapshot
+                return
+            start = chunk_start(history, at)
+            self._send_custom({"type": "older", "from": start, "before": before, "finished": history[start:at]})
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""

@@ -395,6 +395,33 @@ class FakeModel extends Emitter {
   }
 }
 
+/**
+ * A model as a live kernel opens it: its state holds only the newest `screen` finished messages and `older` says
+ * how many come before; `older` requests are answered a chunk at a time (as JSON text parsed again, as from the
+ * websocket), like ai_widgets/widget/_window.py (by count only).
+ */
+class ChunkedModel extends FakeModel {
+  constructor(messages, { screen = 40, chunk = 400 } = {}) {
+    super(messages.slice(-screen));
+    this.all = messages;
+    this.chunk = chunk;
+    this.attrs.older = messages.length > screen ? { count: messages.length - screen, before: messages[messages.length - screen].id } : {};
+    this.answeredBytes = 0;
+  }
+  send(content) {
+    this.sent.push(content);
+    if (content?.type === "sync") {
+      setTimeout(() => this.custom({ type: "snapshot", from: content.have, finished: [], live: [] }), 0);
+    } else if (content?.type === "older") {
+      const at = content.at;
+      const from = Math.max(0, at - this.chunk);
+      const text = JSON.stringify({ type: "older", from, before: content.before, finished: this.all.slice(from, at) });
+      this.answeredBytes += text.length;
+      setTimeout(() => this.custom(JSON.parse(text)), 0);
+    }
+  }
+}
+
 // ---- runs -------------------------------------------------------------------------------------------------
 
 const nextFrame = () => new Promise((r) => requestAnimationFrame(() => r()));
@@ -414,8 +441,15 @@ async function setupWidget({ messages: count, rate, seconds }) {
   await nextFrame();
   const renderMs = performance.now() - t0;
   const list = document.querySelector(".aiw .aiw-messages");
+  const firstScreen = list.querySelectorAll(":scope > .aiw-message").length;
+  // The earlier messages are built when the page is idle: the stream starts once they all are.
+  const waited = performance.now();
+  while (list.querySelectorAll(":scope > .aiw-message").length < count || list.querySelector(".aiw-older-note")) {
+    if (performance.now() - waited > 20000) throw new Error(`built ${list.querySelectorAll(":scope > .aiw-message").length} of ${count} messages`);
+    await sleep(20);
+  }
+  const allBuiltMs = performance.now() - t0;
   const earlier = [...list.querySelectorAll(":scope > .aiw-message")];
-  if (earlier.length !== count) throw new Error(`rendered ${earlier.length} of ${count} messages`);
   model.set("busy", true); // the kernel sets busy as the turn starts (before the measured stream)
   const { items, deltas } = schedule(rate, seconds, { index: count, at: 1764400000 + count * 7 + 7 });
   const patches = coalesce(items);
@@ -453,6 +487,8 @@ async function setupWidget({ messages: count, rate, seconds }) {
     return {
       renderMs,
       buildMs,
+      firstScreen,
+      allBuiltMs,
       scheduledDeltas: deltas,
       ...played,
       updateMs: stats.flushMs,
@@ -544,6 +580,59 @@ async function setupNaive({ messages: count, rate, seconds }) {
   };
 }
 
+/**
+ * Opening a conversation of `count` finished messages: from a saved notebook's state (`live` false: the state holds
+ * them all) or from a live kernel (the newest in the state, the rest asked for). Measures the first render (until
+ * `data-rendered`, and the next frame), then how long until every message is built, and the longest gap between
+ * frames meanwhile.
+ */
+async function openConversation({ messages: count, live }) {
+  const { default: widget } = await import("/widget.js");
+  const messages = finishedConversation(count);
+  const model = live ? new ChunkedModel(messages) : new FakeModel(messages);
+  const el = document.getElementById("app");
+  const frames = [];
+  let framing = true;
+  const onFrame = (ts) => {
+    frames.push(ts);
+    if (framing) requestAnimationFrame(onFrame);
+  };
+  const t0 = performance.now();
+  widget.render({ model, el });
+  const buildMs = performance.now() - t0;
+  while (!document.querySelector(".aiw[data-rendered=true]")) await nextFrame();
+  await nextFrame();
+  const renderMs = performance.now() - t0;
+  const list = document.querySelector(".aiw .aiw-messages");
+  const built = () => list.querySelectorAll(":scope > .aiw-message:not(.aiw-unbuilt)").length;
+  const firstScreen = built();
+  const newest = [...list.querySelectorAll(":scope > .aiw-message:not(.aiw-unbuilt)")].pop()?.dataset.id;
+  const box = list.getBoundingClientRect();
+  const lastRect = list.querySelector(`:scope > [data-id="msg_${count - 1}"]`)?.getBoundingClientRect();
+  const newestInView = !!lastRect && lastRect.bottom <= box.bottom + 2 && lastRect.bottom > box.top;
+  requestAnimationFrame(onFrame);
+  while (built() < count || list.querySelector(".aiw-older-note")) {
+    if (performance.now() - t0 > 30000) break;
+    await sleep(10);
+  }
+  const allBuiltMs = performance.now() - t0;
+  framing = false;
+  const gaps = [];
+  for (let i = 1; i < frames.length; i++) gaps.push(frames[i] - frames[i - 1]);
+  return {
+    buildMs,
+    renderMs,
+    firstScreen,
+    newest,
+    newestInView,
+    allBuiltMs,
+    builtAtEnd: built(),
+    maxFrameGapMs: gaps.length ? Math.max(...gaps) : 0,
+    answeredBytes: model.answeredBytes ?? 0,
+    olderRequests: model.sent.filter((m) => m?.type === "older").length,
+  };
+}
+
 /** Runs the stream prepared by setupWidget / setupNaive (separate, so the browser's counters cover only it). */
 function stream() {
   const run = pending;
@@ -551,4 +640,4 @@ function stream() {
   return run();
 }
 
-globalThis.bench = { setupWidget, setupNaive, stream };
+globalThis.bench = { setupWidget, setupNaive, stream, openConversation };

@@ -14,6 +14,8 @@ export type StoreEvent =
   | { kind: "connected" }
   /** Message `id` appeared, was replaced (live -> finished, duplicate start, snapshot) or disappeared. */
   | { kind: "message"; id: string }
+  /** Finished messages from before every one held arrived (an `older` answer), oldest first. */
+  | { kind: "older"; ids: string[] }
   /** status / status_text / finish_reason / usage / error of `id` changed. */
   | { kind: "fields"; id: string }
   /** The part at `index` was added or replaced. */

@@ -10,6 +10,12 @@
 // listened, or a host that replays an older state) is filled by asking the kernel for what is missing. The live
 // messages are kept in the model's `live` array the same way, so a notebook saved mid-turn shows the reply as it
 // stood.
+//
+// The kernel's state carries only the newest finished messages (about a screen); its `older` trait says how many
+// come before them. Once the kernel has answered, the store asks for those a chunk at a time, newest first, and
+// puts each chunk at the start of `history`, in place too: so the whole conversation reaches the front end once,
+// the part on screen first, and a notebook saved after that holds all of it. Positions in ops and messages
+// (`finish`, `sync`, `snapshot`, `older`) count from the conversation's first finished message, held or not.
 
 import type { AnyModel } from "@anywidget/types";
 import { LiveMessages, setAfterStop, type StoreEvent } from "./live";
@@ -31,6 +37,9 @@ export class ChatStore {
   private syncing = false;
   /** The kernel's notices about the session (numbered; a snapshot repeats them all), each shown once. */
   readonly notices: string[] = [];
+  /** How many finished messages come before the first one of `history` (not held yet). */
+  private before = 0;
+  private askingOlder = false;
   /** Resolves once the finished messages known at the first attach are loaded (at once: loading is synchronous). */
   readonly ready: Promise<void> = Promise.resolve();
 
@@ -60,7 +69,7 @@ export class ChatStore {
     if (this.attached++ > 0) return;
     this.model.on("msg:custom", this.onCustom);
     this.model.on("change:history", this.onHistory);
-    this.load();
+    this.load(true);
     this.live.restore();
   }
 
@@ -72,7 +81,8 @@ export class ChatStore {
   }
 
   private readonly onCustom = (msg: unknown): void => this.handle(msg);
-  private readonly onHistory = (): void => this.load();
+  // A new state sets `history` and `older` together (so `older` is current when this runs).
+  private readonly onHistory = (): void => this.load(true);
 
   // ---- reading ------------------------------------------------------------------------------------
 
@@ -115,8 +125,63 @@ export class ChatStore {
   /** What a view asks the kernel for when it opens: whatever follows the finished messages it holds. */
   syncMessage(): OutgoingMessage {
     const history = this.history();
+    const have = this.before + history.length;
     const last = history.length ? idOf(history[history.length - 1]) : "";
-    return last ? { type: "sync", have: history.length, last } : { type: "sync", have: history.length };
+    return last ? { type: "sync", have, last } : { type: "sync", have };
+  }
+
+  /** How many finished messages the store does not hold yet (earlier than all it holds). */
+  get missing(): number {
+    return this.before;
+  }
+
+  /** How many finished messages the state's `history` leaves out before its first (the `older` trait); a copy
+   * that holds the message the trait names later (the earlier ones were put in front of it) misses fewer. */
+  private missingAtLoad(history: unknown[]): number {
+    const older = this.model.get("older");
+    const count = isRecord(older) && typeof older.count === "number" && Number.isInteger(older.count) ? older.count : 0;
+    const first = isRecord(older) && typeof older.before === "string" ? older.before : "";
+    if (count <= 0 || !first) return 0;
+    // Where that message is: first (as the kernel sent it), at `count` (a saved copy with everything), or else.
+    let at = idOf(history[0]) === first ? 0 : count < history.length && idOf(history[count]) === first ? count : -1;
+    if (at < 0) at = history.findIndex((raw) => idOf(raw) === first);
+    return at < 0 ? count : Math.max(0, count - at);
+  }
+
+  /** Asks for the chunk of finished messages before the first one held (one request at a time). */
+  private askOlder(): void {
+    const history = this.history();
+    const first = idOf(history[0]);
+    if (this.askingOlder || this.before <= 0 || !first || !this.attached) return;
+    this.askingOlder = true;
+    this.model.send({ type: "older", at: this.before, before: first });
+  }
+
+  /** An `older` answer: the finished messages from `from` on, up to the first one held (`before`). */
+  private takeOlder(from: unknown, before: unknown, list: unknown): void {
+    this.askingOlder = false;
+    if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || !Array.isArray(list)) return;
+    const history = this.history();
+    const n = list.length;
+    // Ours if it ends right before the first message held (else it answers another front end's request).
+    if (from + n !== this.before || n === 0 || this.order[0] !== before) return;
+    if (idOf(history[0]) === before) history.splice(0, 0, ...list);
+    else if (idOf(history[n]) !== before || idOf(history[0]) !== idOf(list[0])) return; // else another store put it
+
+    this.before = from;
+    const ids: string[] = [];
+    const order: string[] = [];
+    for (const raw of list) {
+      const message = normalizeMessage(raw);
+      order.push(message?.id ?? "");
+      if (!message) continue;
+      this.finished.set(message.id, message);
+      ids.push(message.id);
+    }
+    this.order = [...order, ...this.order];
+    this.emit({ kind: "older", ids });
+    // The next chunk once this one's work is done, so the page stays responsive between them.
+    setTimeout(() => this.askOlder(), 0);
   }
 
   private resync(): void {
@@ -125,18 +190,29 @@ export class ChatStore {
     this.model.send(this.syncMessage());
   }
 
-  /** Brings the finished messages in line with `history` (kept: the longest common start). */
-  private load(): void {
+  /** Brings the finished messages in line with `history` (kept: the longest common start); `state`: the
+   * model's state was (re)set, so where `history` starts comes from its `older` trait again. */
+  private load(state = false): void {
     const history = this.history();
+    const before = state ? this.missingAtLoad(history) : this.before;
+    if (before !== this.before) {
+      this.before = before;
+      this.removeFrom(0); // positions moved: take it all again
+    }
     const common = Math.min(this.order.length, history.length);
     let keep = 0;
     while (keep < common && idOf(history[keep]) === this.order[keep]) keep++;
+    this.removeFrom(keep);
+    for (let i = keep; i < history.length; i++) this.add(history[i]);
+  }
+
+  /** Drops the finished messages from position `keep` of `history` on. */
+  private removeFrom(keep: number): void {
     for (let i = this.order.length - 1; i >= keep; i--) {
       const id = this.order[i];
       if (id && this.finished.delete(id)) this.emit({ kind: "message", id });
     }
-    this.order.length = keep;
-    for (let i = keep; i < history.length; i++) this.add(history[i]);
+    this.order.length = Math.min(this.order.length, keep);
   }
 
   private add(raw: unknown): void {
@@ -148,10 +224,12 @@ export class ChatStore {
     this.emit({ kind: "message", id: message.id });
   }
 
-  /** Op "finish": `raw` is finished message number `position` (0-based); O(1) when nothing was missed. */
-  private finish(position: unknown, raw: unknown): void {
+  /** Op "finish": `raw` is finished message number `at` (0-based); O(1) when nothing was missed. */
+  private finish(at: unknown, raw: unknown): void {
     const id = idOf(raw);
-    if (typeof position !== "number" || !Number.isInteger(position) || position < 0 || !id) return;
+    if (typeof at !== "number" || !Number.isInteger(at) || at < 0 || !id) return;
+    const position = at - this.before; // in `history`
+    if (position < 0) return this.resync();
     const history = this.history();
     if (position === history.length) history.push(raw);
     else if (position > history.length || idOf(history[position]) !== id) return this.resync();
@@ -160,13 +238,25 @@ export class ChatStore {
     else if (position > this.order.length) this.load();
   }
 
-  /** The finished part of a snapshot: the kernel's messages from `from` on. */
-  private takeFinished(from: unknown, list: unknown): void {
+  /** The finished part of a snapshot: the kernel's messages from `from` on; `fresh`: drop every one held first
+   * (they are not the kernel's), the earlier ones are asked for again. */
+  private takeFinished(from: unknown, list: unknown, fresh: boolean): void {
     if (typeof from !== "number" || !Number.isInteger(from) || from < 0 || !Array.isArray(list)) return;
     const history = this.history();
-    if (from > history.length) return this.resync(); // the answer to another view's sync, which holds more
-    history.length = from;
-    for (const raw of list) history.push(raw);
+    if (fresh) {
+      history.length = 0;
+      this.removeFrom(0);
+      this.before = from;
+      this.askingOlder = false;
+    }
+    let position = from - this.before; // in `history`
+    if (position > history.length) return this.resync(); // the answer to another view's sync, which holds more
+    if (position < 0) {
+      list = list.slice(-position); // another view's, from earlier than the first one held
+      position = 0;
+    }
+    history.length = position;
+    for (const raw of list as unknown[]) history.push(raw);
     this.load();
   }
 
@@ -191,10 +281,13 @@ export class ChatStore {
       }
     } else if (msg.type === "snapshot") {
       this.syncing = false;
-      this.takeFinished(msg.from, msg.finished);
+      this.takeFinished(msg.from, msg.finished, msg.fresh === true);
       this.live.snapshot(Array.isArray(msg.live) ? msg.live : []);
       const notices: unknown[] = Array.isArray(msg.notices) ? msg.notices : [];
       notices.forEach((text, index) => this.notice(index, text));
+      this.askOlder();
+    } else if (msg.type === "older") {
+      this.takeOlder(msg.from, msg.before, msg.finished);
     } else if (msg.type === "error" && typeof msg.notice === "number") {
       this.notice(msg.notice, msg.message);
     } else if (msg.type === "error") {
@@ -233,6 +326,8 @@ export class ChatStore {
 
   private clear(): void {
     this.history().length = 0; // in place, as the kernel empties its own
+    this.before = 0;
+    this.askingOlder = false;
     this.finished.clear();
     this.order = [];
     this.live.clear();

@@ -175,6 +175,9 @@ export interface ToolInfo {
 export interface WidgetTraits {
   /** The finished messages, oldest first (raw: normalise before use). Kept current in place by the store. */
   history: unknown[];
+  /** How many finished messages come before `before` (the first one the kernel's state carried) that the state
+   * left out: the store asks for them (`older`). Empty when none are. */
+  older?: { count?: number; before?: string };
   /** The live messages as this front end last had them (the kernel never sets it; for saved state). */
   live: unknown[];
   tools: Record<string, ToolInfo>;
@@ -236,6 +239,7 @@ export type PatchOp =
 /** Front end -> kernel. */
 export type OutgoingMessage =
   | { type: "sync"; have: number; last?: string }
+  | { type: "older"; at: number; before: string }
   | { type: "send"; text: string; attach?: string[]; id?: string }
   | { type: "complete"; prefix: string; request: number }
   | { type: "describe"; name: string; request: number }

@@ -2,6 +2,7 @@
 // flushes the DOM once per animation frame, touching only the messages and parts that changed.
 
 import type { AnyModel } from "@anywidget/types";
+import { Backfill } from "./render/backfill";
 import { BenchView } from "./render/bench";
 import { MessageList } from "./render/list";
 import type { PartDirty } from "./render/message";
@@ -65,6 +66,8 @@ export class ChatView {
   private host: Element | null = null;
   private readonly store: ChatStore;
   private readonly list: MessageList;
+  /** The earlier messages of a long conversation, built after the ones on screen. */
+  private readonly backfill: Backfill;
   private readonly bench: BenchView;
   private dirty = new Map<string, MessageDirty>();
   private dirtyTraits = new Set<Trait>();
@@ -117,8 +120,12 @@ export class ChatView {
       };
     }
     this.shell.root.append(this.bench.el);
-    this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx);
+    this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx, (id) => this.store.get(id));
     this.store = storeFor(model);
+    this.backfill = new Backfill(this.list, this.shell.list, this.shell.follower, (id) => this.store.get(id), () => ({
+      count: this.store.missing,
+      connected: this.store.connected,
+    }));
     this.el = el;
     mounted.set(el, this);
     this.trackScrollAndFocus();
@@ -137,8 +144,6 @@ export class ChatView {
     this.started = true;
     // Until a kernel answers (never, for a notebook reopened without one), controls that need it are hidden.
     this.shell.root.classList.toggle("aiw-offline", !this.store.connected);
-    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
-    for (const text of this.store.notices) this.shell.showError(text); // came before this view
     for (const trait of TRAITS) {
       const handler = (): void => this.markTrait(trait);
       this.model.on(`change:${trait}`, handler);
@@ -149,7 +154,10 @@ export class ChatView {
     this.host = this.el.closest(OUTPUT);
     if (this.host === null) raf(() => (this.host ??= this.el.closest(OUTPUT))); // attached after it was made
     this.store.attach();
-    for (const message of this.store.messages()) this.list.add(message);
+    this.backfill.open(this.store.messages()); // what is on screen now, the rest when idle
+    // Only now: what attaching the store told (every message) is what was just built from it.
+    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
+    for (const text of this.store.notices) this.shell.showError(text); // came before this view
     for (const trait of TRAITS) this.dirtyTraits.add(trait);
     this.flush();
     this.send(this.store.syncMessage()); // what it lacks: live messages, finished ones it missed
@@ -284,6 +292,9 @@ export class ChatView {
         this.resetPending = true;
         this.dirty.clear();
         break;
+      case "older":
+        this.backfill.prepend(ev.ids);
+        return;
       case "message":
         this.entry(ev.id).full = true;
         break;
@@ -313,6 +324,7 @@ export class ChatView {
       }
       case "connected":
         this.shell.root.classList.remove("aiw-offline");
+        this.backfill.update();
         this.waitingBanner?.remove();
         this.waitingBanner = null;
         if (this.sentWhileWaiting !== null) this.shell.clearInputIf(this.sentWhileWaiting);
@@ -352,7 +364,8 @@ export class ChatView {
     if (this.resetPending) {
       this.resetPending = false;
       this.list.clear();
-      for (const message of this.store.messages()) this.list.add(message);
+      this.backfill.reset();
+      this.backfill.open(this.store.messages());
       this.dirty.clear();
       structural = true;
     }
@@ -364,7 +377,7 @@ export class ChatView {
         this.list.remove(id);
         structural = true;
       } else if (!view) {
-        this.list.add(message);
+        if (!this.backfill.takes(message)) this.list.add(message); // earlier than all shown: built when idle
         structural = true;
       } else if (d.full) {
         const stale = new Set<number>();
@@ -389,7 +402,10 @@ export class ChatView {
     if (this.ready && this.shell.root.dataset.rendered !== "true") {
       this.shell.root.dataset.rendered = "true";
       this.shell.scrollToEnd();
-      raf(() => this.shell.scrollToEnd()); // again once images and fonts have laid out
+      raf(() => {
+        this.shell.scrollToEnd(); // again once images and fonts have laid out
+        this.backfill.start(); // then the earlier messages
+      });
     }
     if (collect) {
       const g = globalThis as { __aiwStats?: Stats };
@@ -469,6 +485,7 @@ export class ChatView {
     for (const [name, handler] of this.traitHandlers) this.model.off(name as `change:${keyof WidgetTraits & string}`, handler);
     if (this.started) this.store.detach();
     this.transcriptStyle?.remove();
+    this.backfill.destroy();
     this.list.clear();
     this.bench.destroy();
     this.shell.destroy();

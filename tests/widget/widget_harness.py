@@ -90,8 +90,10 @@ class Mirror:
     ``ended`` keeps each live copy as it stood when its ``finish`` op came, to compare with the finished message.
     """
 
-    def __init__(self, history: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, history: list[dict[str, Any]] | None = None, *, missing: int = 0) -> None:
         self.finished: list[dict[str, Any]] = list(history or [])
+        #: How many finished messages come before ``finished[0]`` that this view does not hold (yet).
+        self.missing = missing
         self.live: dict[str, dict[str, Any]] = {}
         self.ended: dict[str, dict[str, Any]] = {}
         self.errors: list[str] = []
@@ -103,10 +105,17 @@ class Mirror:
                     self.apply_op(op)
             case "snapshot":
                 start = content["from"]
-                assert start <= len(self.finished), (start, len(self.finished))
-                self.finished[start:] = content["finished"]
+                if content.get("fresh"):
+                    self.finished, self.missing = [], start
+                assert self.missing <= start <= self.missing + len(self.finished), (start, len(self.finished))
+                self.finished[start - self.missing :] = content["finished"]
                 done = {m["id"] for m in self.finished}
                 self.live = {m["id"]: m for m in content["live"] if m["id"] not in done}
+            case "older":
+                if content["from"] + len(content["finished"]) == self.missing and self.finished:
+                    assert content["before"] == self.finished[0]["id"]
+                    self.finished[:0] = content["finished"]
+                    self.missing = content["from"]
             case "error":
                 self.errors.append(content["message"])
 
@@ -121,7 +130,7 @@ class Mirror:
             return
         if kind == "finish":
             position, message = op[1], op[2]
-            assert position == len(self.finished), (position, len(self.finished))
+            assert position == self.missing + len(self.finished), (position, self.missing, len(self.finished))
             self.finished.append(message)
             if message["id"] in self.live:
                 self.ended[message["id"]] = self.live.pop(message["id"])
@@ -160,6 +169,33 @@ class Mirror:
         return next(p for p in message["parts"] if p.get("tool_call_id") == call_id)
 
 
+def opening_state(widget: Any) -> tuple[list[dict[str, Any]], int]:
+    """The finished messages a new view's state carries (through the kernel's packer), and how many come before."""
+    state = json.loads(json_packer(widget.get_state(["history", "older"])))
+    return list(state["history"]), int(state["older"].get("count", 0))
+
+
+def fetch_older(widget: Any, mirror: Mirror) -> list[dict[str, Any]]:
+    """Asks ``widget`` for the finished messages before ``mirror``'s first, a chunk at a time as a view does, until
+    it holds them all; the answers, in the order they came."""
+    answers: list[dict[str, Any]] = []
+    wire: Wire = widget.comm.wire
+    while mirror.missing:
+        mark = wire.mark()
+        widget.comm.handle({"type": "older", "at": mirror.missing, "before": mirror.finished[0]["id"]})
+        sent = [s.data["content"] for s in wire.since(mark) if s.comm_id == widget.comm.comm_id]
+        for content in sent:
+            mirror.apply(content)
+        answers += sent
+        assert sent, "no answer to older"
+        assert sent[-1]["type"] == "older", sent
+    return answers
+
+
 def finished_messages(widget: Any) -> list[dict[str, Any]]:
-    """The widget's finished messages as a new view gets them (its ``history``, through the kernel's packer)."""
-    return list(json.loads(json_packer(widget.get_state(["history"])))["history"])
+    """The widget's finished messages as a new view gets them: its state's ``history`` (through the kernel's
+    packer), and the earlier ones it asks for."""
+    history, missing = opening_state(widget)
+    mirror = Mirror(history, missing=missing)
+    fetch_older(widget, mirror)
+    return mirror.finished

@@ -1,6 +1,11 @@
 // The message elements in index order. Each is inserted once at its place and never re-appended, so streaming
 // into the last message leaves the list and the other messages untouched.
+//
+// A message can also be put in unbuilt: an empty element of its own (`aiw-unbuilt`, with its id and role) holds
+// its place until `build` (or the first `get`) makes its view and swaps it in. Opening a long conversation puts
+// the earlier messages in that way (render/backfill.ts).
 
+import { h } from "../dom";
 import type { Message } from "../types";
 import { MessageView } from "./message";
 import type { CardContext } from "./toolcard";
@@ -8,25 +13,57 @@ import type { CardContext } from "./toolcard";
 interface Item {
   index: number;
   id: string;
-  view: MessageView;
+  el: HTMLElement; // the view's element, or the placeholder's while unbuilt
+  view: MessageView | null; // null: not built yet
 }
 
 export class MessageList {
   private order: Item[] = []; // sorted by index, as in the DOM
-  private readonly views = new Map<string, MessageView>();
+  private readonly items = new Map<string, Item>();
+  private unbuiltCount = 0;
 
   constructor(
     private readonly container: HTMLElement,
     private readonly end: Node, // stays the last child
     private readonly ctx: CardContext,
+    /** The message of an unbuilt item, when it is built. */
+    private readonly source: (id: string) => Message | undefined = () => undefined,
   ) {}
 
   get size(): number {
     return this.order.length;
   }
 
+  /** How many messages are in unbuilt. */
+  get unbuilt(): number {
+    return this.unbuiltCount;
+  }
+
+  /** The view of message `id`, built now if it was put in unbuilt. */
   get(id: string): MessageView | undefined {
-    return this.views.get(id);
+    const item = this.items.get(id);
+    if (!item) return undefined;
+    return item.view ?? this.build(id);
+  }
+
+  /** Whether message `id` is in the list (built or not). */
+  has(id: string): boolean {
+    return this.items.has(id);
+  }
+
+  /** Whether message `id` is in the list unbuilt. */
+  isUnbuilt(id: string): boolean {
+    return this.items.get(id)?.view === null;
+  }
+
+  /** The element that holds message `id`'s place (its view's, or the placeholder). */
+  element(id: string): HTMLElement | undefined {
+    return this.items.get(id)?.el;
+  }
+
+  /** The index of the first message, if any. */
+  firstIndex(): number | undefined {
+    return this.order[0]?.index;
   }
 
   /** The id of the last message, by index. */
@@ -34,24 +71,54 @@ export class MessageList {
     return this.order[this.order.length - 1 - offset]?.id;
   }
 
+  /** The built views (an unbuilt message takes what is current when it is built). */
   all(): MessageView[] {
-    return this.order.map((o) => o.view);
+    const views: MessageView[] = [];
+    for (const o of this.order) if (o.view) views.push(o.view);
+    return views;
   }
 
   add(message: Message): MessageView {
     const view = new MessageView(message, this.ctx);
-    this.views.set(message.id, view);
-    this.insert({ index: message.index, id: message.id, view });
+    const item = { index: message.index, id: message.id, el: view.el, view };
+    this.items.set(message.id, item);
+    this.insert(item);
+    return view;
+  }
+
+  /** Puts `message` in unbuilt: its place is held by an empty element until it is built. */
+  addUnbuilt(message: Message): void {
+    const el = h("div", "aiw-message aiw-unbuilt");
+    el.dataset.role = message.role;
+    el.dataset.id = message.id;
+    const item = { index: message.index, id: message.id, el, view: null };
+    this.items.set(message.id, item);
+    this.unbuiltCount++;
+    this.insert(item);
+  }
+
+  /** Builds an unbuilt message's view and swaps it in for its placeholder. */
+  build(id: string): MessageView | undefined {
+    const item = this.items.get(id);
+    if (!item || item.view) return item?.view ?? undefined;
+    const message = this.source(id);
+    if (!message) return undefined;
+    const view = new MessageView(message, this.ctx);
+    this.container.replaceChild(view.el, item.el);
+    item.el = view.el;
+    item.view = view;
+    this.unbuiltCount--;
     return view;
   }
 
   remove(id: string): void {
-    const view = this.views.get(id);
-    if (!view) return;
-    view.destroy();
-    view.el.remove();
-    this.views.delete(id);
-    const i = this.order.findIndex((o) => o.id === id);
+    const item = this.items.get(id);
+    if (!item) return;
+    if (item.view) item.view.destroy();
+    else this.unbuiltCount--;
+    item.el.remove();
+    this.items.delete(id);
+    const i = this.order.indexOf(item);
     if (i >= 0) this.order.splice(i, 1);
   }
 
@@ -65,12 +132,13 @@ export class MessageList {
   }
 
   clear(): void {
-    for (const { view } of this.order) {
-      view.destroy();
-      view.el.remove();
+    for (const item of this.order) {
+      item.view?.destroy();
+      item.el.remove();
     }
-    this.views.clear();
+    this.items.clear();
     this.order = [];
+    this.unbuiltCount = 0;
   }
 
   private insert(item: Item): void {
@@ -82,7 +150,7 @@ export class MessageList {
       else hi = mid;
     }
     const next = this.order[lo];
-    this.container.insertBefore(item.view.el, next ? next.view.el : this.end);
+    this.container.insertBefore(item.el, next ? next.el : this.end);
     this.order.splice(lo, 0, item);
   }
 }
