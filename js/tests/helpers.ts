@@ -1,7 +1,7 @@
 // A fake anywidget model (get/set/on/off/send) and message builders.
 
 import type { AnyModel } from "@anywidget/types";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { Message, Part, ToolCallPart, WidgetTraits } from "../src/types";
 import { ChatView } from "../src/view";
 
@@ -139,10 +139,19 @@ export function call(id: string, name: string, extra: Partial<ToolCallPart> = {}
 }
 
 /** A view on a fake model, mounted in the document. */
+/** The views the tests mounted: destroyed after each test, so no timer of theirs (a long conversation's earlier
+ * messages built when idle) fires once the test's environment is torn down. */
+const mountedViews = new Set<ChatView>();
+afterEach(() => {
+  for (const view of mountedViews) view.destroy();
+  mountedViews.clear();
+});
+
 export async function mount(model: FakeModel): Promise<{ view: ChatView; el: HTMLElement; root: HTMLElement }> {
   const el = document.createElement("div");
   document.body.append(el);
   const view = new ChatView(model.asModel(), el);
+  mountedViews.add(view);
   await settle();
   view.flush();
   return { view, el, root: el.querySelector(".aiw") as HTMLElement };
