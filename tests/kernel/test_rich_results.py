@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,8 +52,10 @@ def told():
 
 
 @pytest.fixture(scope="module")
-def kernel(kernel_python: tuple[str, str]) -> Iterator[tuple[FakeFrontend, str]]:
-    fe = FakeFrontend(kernel_python[0])
+def kernel() -> Iterator[tuple[FakeFrontend, str]]:
+    # This Python's kernel only: the ipykernel grid's venvs (AIW_KERNEL_PYTHONS) have no matplotlib or pandas, and
+    # what a tool's figure becomes does not depend on the ipykernel version (the comm traffic is tested there).
+    fe = FakeFrontend(sys.executable)
     try:
         mark = fe.mark()
         fe.run(SETUP, timeout=60)
