@@ -21,14 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import comm
 import traitlets
 from comm.base_comm import BaseComm
-from jupyter_client.session import Session
 
 from ai_widgets import ChatSession, ChatWidget
 from ai_widgets.transports import ScriptedTransport
-from benchmarks.bench_widget import _history
+from benchmarks.bench_widget import _history, serialising_comms
 
 MESSAGES = 5_000
 #: The goal: a view gets the conversation once (the bundle aside), and the first thing it gets is about a screen.
@@ -51,30 +49,13 @@ class _Wire:
 
 @contextmanager
 def _kernel_like_comms() -> Iterator[_Wire]:
-    session = Session(key=b"benchmark-key", username="kernel")
     wire = _Wire()
 
-    class Comm(BaseComm):  # type: ignore[misc]
-        def publish_msg(
-            self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
-        ) -> None:
-            content = {"data": data or {}, "comm_id": self.comm_id, **keys}
-            frames = session.serialize(session.msg(msg_type, content=content, metadata=metadata or {}))
-            payload = data or {}
-            wire.sent.append(_Sent(payload.get("method"), payload, len(frames[-1])))
+    def record(data: dict[str, Any], nbytes: int) -> None:
+        wire.sent.append(_Sent(data.get("method"), data, nbytes))
 
-    original = comm.create_comm
-
-    def create(*args: Any, **kwargs: Any) -> BaseComm:
-        created = Comm(*args, **kwargs)
-        wire.comms.append(created)
-        return created
-
-    comm.create_comm = create
-    try:
+    with serialising_comms(record, created=wire.comms.append):
         yield wire
-    finally:
-        comm.create_comm = original
 
 
 class _WholeStateWidget(ChatWidget):

@@ -60,10 +60,13 @@ class _Counter:
 
 
 @contextmanager
-def kernel_like_comms() -> Iterator[_Counter]:
-    """Comms that build, pack, sign and serialise every message as ipykernel would, and count its bytes."""
+def serialising_comms(
+    record: Callable[[dict[str, Any], int], None], *, created: Callable[[BaseComm], None] | None = None
+) -> Iterator[None]:
+    """Comms that build, pack, sign and serialise every message as ipykernel would (all but the socket write):
+    ``record`` gets each message's data and the bytes of its content frame (the envelope adds about 540 B a
+    message); ``created`` each comm as it is made."""
     session = Session(key=b"benchmark-key", username="kernel")
-    counter = _Counter()
 
     class Comm(BaseComm):  # type: ignore[misc]
         def publish_msg(
@@ -71,14 +74,28 @@ def kernel_like_comms() -> Iterator[_Counter]:
         ) -> None:
             content = {"data": data or {}, "comm_id": self.comm_id, **keys}
             frames = session.serialize(session.msg(msg_type, content=content, metadata=metadata or {}))
-            counter.record(len(frames[-1]))  # the content frame; the envelope adds about 540 B per message
+            record(data or {}, len(frames[-1]))
+
+    def create(*args: Any, **kwargs: Any) -> BaseComm:
+        made = Comm(*args, **kwargs)
+        if created is not None:
+            created(made)
+        return made
 
     original = comm.create_comm
-    comm.create_comm = lambda *a, **k: Comm(*a, **k)
+    comm.create_comm = create
     try:
-        yield counter
+        yield
     finally:
         comm.create_comm = original
+
+
+@contextmanager
+def kernel_like_comms() -> Iterator[_Counter]:
+    """Comms that serialise every message as ipykernel would, and count its bytes."""
+    counter = _Counter()
+    with serialising_comms(lambda _data, nbytes: counter.record(nbytes)):
+        yield counter
 
 
 class _Deltas:
