@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import tempfile
 import threading
@@ -60,6 +61,35 @@ class FakeFrontend:
         self.subshell_id: str | None = None
         info = self.request("kernel_info_request", {})
         self.supported_features: list[str] = self.reply(info)["content"].get("supported_features", [])
+        self._stacks = Path(self._spec_dir.name, "stacks.txt")
+        self._stacks_dumped = False
+        self._dump_stacks_on_signal()
+
+    # --- a hung kernel's threads, for the failure message -------------------------------------------------------
+    def _dump_stacks_on_signal(self) -> None:
+        """Makes the kernel write every thread's stack to a file on SIGUSR1 (silently: no execution count, no
+        name in the namespace), so a test that times out can say where the kernel is stuck."""
+        code = (
+            "__import__('faulthandler').register(__import__('signal').SIGUSR1, "
+            f"file=open({str(self._stacks)!r}, 'w'), all_threads=True)"
+        )
+        content = {"code": code, "silent": True, "store_history": False, "allow_stdin": False}
+        self.reply(self.request("execute_request", content))
+
+    def _timed_out(self, text: str) -> TimeoutError:
+        """A ``TimeoutError`` saying ``text``, with the kernel's thread stacks the first time (a hang's cause)."""
+        if getattr(self, "_stacks_dumped", True) or not hasattr(signal, "SIGUSR1"):
+            return TimeoutError(text)
+        self._stacks_dumped = True
+        try:
+            os.kill(self.km.provisioner.pid, signal.SIGUSR1)  # type: ignore[union-attr]
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and not self._stacks.stat().st_size:
+                time.sleep(0.05)
+            stacks = self._stacks.read_text(errors="replace")
+        except (OSError, AttributeError) as exc:
+            stacks = f"(could not get them: {exc!r})"
+        return TimeoutError(f"{text}\n--- the kernel's threads when it timed out ---\n{stacks}")
 
     # --- iopub ------------------------------------------------------------------------------------------------
     def _read_iopub(self) -> None:
@@ -93,7 +123,7 @@ class FakeFrontend:
                     i += 1
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError("iopub message not seen in time")
+                    raise self._timed_out("iopub message not seen in time")
                 self._cv.wait(remaining)
 
     def widget_comm(self, model_module_class: str, timeout: float = 10, start: int = 0) -> str:
@@ -202,7 +232,7 @@ class FakeFrontend:
         while msg_id not in self.replies:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"no shell reply to {msg_id} in {timeout} s")
+                raise self._timed_out(f"no shell reply to {msg_id} in {timeout} s")
             try:
                 msg = self.kc.get_shell_msg(timeout=remaining)
             except queue.Empty:
