@@ -68,6 +68,11 @@ class RequestOptions:
             JSON). A longer one is cut in the middle, its beginning and end kept, with a note saying how much was
             left out; the call's outcome, the card and the transcript keep it whole. ``None`` sends every result
             whole.
+        cache: Ask for prompt caching where the provider offers it, so the tools, system prompt and conversation
+            sent again with each request are read from the provider's cache (cheaper, faster): Anthropic's
+            ``cache_control`` breakpoints (the tools, the system prompt and the last message), OpenAI's
+            ``prompt_cache_key`` (the conversation's id). Gemini caches on its own (implicit caching). The hits
+            are in ``Usage.cached_tokens``, priced at the cache's price.
     """
 
     tool_choice: ToolChoice = ToolChoice.AUTO
@@ -76,8 +81,11 @@ class RequestOptions:
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    cache: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.cache, bool):
+            raise TypeError(f"cache must be True or False, not {self.cache!r}")
         if not isinstance(self.tool_choice, ToolChoice):
             raise TypeError("tool_choice must be a ToolChoice (ToolChoice.AUTO, NONE, REQUIRED or specific(name))")
         if self.temperature is not None and not (0 <= self.temperature <= 2):
