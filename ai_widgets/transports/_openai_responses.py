@@ -40,6 +40,10 @@ import openai  # noqa: E402
 
 __all__ = ["OpenAIResponsesTransport"]
 
+#: The providers whose Responses API takes ``prompt_cache_key`` (developers.openai.com/docs/guides/prompt-caching;
+#: Azure's Responses objects carry it too).
+_PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
+
 JSON = dict[str, Any]
 
 _KEY_HINT = "OPENAI_API_KEY or api_key="
@@ -142,8 +146,9 @@ class OpenAIResponsesTransport:
       response names and the provider genai-prices knows at the client's URL, for the price), and the finish reason
       (``incomplete`` for ``max_output_tokens`` is ``length``, for ``content_filter`` is ``content_filter``). Message
       ``phase`` (commentary / final answer) is not kept.
-    - ``RequestOptions(cache=True)``: ``prompt_cache_key`` is the conversation's id, so its requests reach the
-      same prompt cache; the hits are ``usage.input_tokens_details.cached_tokens``.
+    - ``RequestOptions(cache=True)``: on OpenAI's API (and Azure's), ``prompt_cache_key`` is the conversation's id,
+      so its requests reach the same prompt cache; the hits are ``usage.input_tokens_details.cached_tokens``. Another
+      server (a local one speaking this API) gets no such field, which it might refuse.
     - Errors: an in-band ``error`` event or ``response.failed`` raises :class:`ProviderError` with the provider's
       code and message; HTTP failures, after the SDK's retries (429, 5xx, timeouts and connection errors, before any
       byte of the stream, never mid-stream), raise one that says what happened, never with the key (the wording is
@@ -230,7 +235,7 @@ class OpenAIResponsesTransport:
             body["reasoning"] = self.reasoning
         if self.include_encrypted_reasoning and (self.reasoning is not None or _REASONING_MODELS.match(self.model)):
             body["include"] = [_ENCRYPTED_REASONING]
-        if options.cache and request.conversation_id:
+        if options.cache and request.conversation_id and self.price_provider in _PROMPT_CACHE_KEY_PROVIDERS:
             body["prompt_cache_key"] = request.conversation_id  # the conversation's requests share a prompt cache
         body.update(options.extra)
         return body

@@ -260,9 +260,13 @@ async def test_openai_sends_the_conversation_as_its_prompt_cache_key(kit: str) -
     assert all("prompt_cache_key" not in body for body in plain)
 
 
-async def test_a_compatible_server_that_may_refuse_the_field_gets_no_prompt_cache_key() -> None:
-    bodies, _ = await cached_requests("openai_chat", cache=True)  # a local server: no known provider
+@pytest.mark.parametrize("kit", ["openai_chat", "openai_responses"])
+async def test_a_compatible_server_that_may_refuse_the_field_gets_no_prompt_cache_key(kit: str) -> None:
+    bodies, _ = await cached_requests(kit, cache=True)  # a local server: no known provider
     assert all("prompt_cache_key" not in body for body in bodies)
+
+
+async def test_groq_gets_no_prompt_cache_key() -> None:
     groq, _ = await cached_requests("openai_chat", cache=True, provider="groq")
     assert all("prompt_cache_key" not in body for body in groq)
 
