@@ -7,7 +7,7 @@ stream carries thousands of them and each must cost next to nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from ai_widgets.messages import FinishReason
@@ -138,19 +138,31 @@ class ProviderToolResult:
 
 @dataclass(frozen=True, slots=True)
 class UsageUpdate:
-    """Token usage of the current request so far (the latest update of a request wins).
+    """Token usage of the current request so far (the latest update of a request wins), and who answered it: the
+    session prices the request from these (``Usage.cost``).
 
     Attributes:
-        input_tokens: Prompt tokens.
-        output_tokens: Completion tokens.
+        input_tokens: Prompt tokens, the cached and cache-written ones included.
+        output_tokens: Completion tokens, the reasoning ones included.
         cached_tokens: Prompt tokens served from the provider's cache, where given.
         reasoning_tokens: Output tokens spent on reasoning, where given.
+        cache_write_tokens: Prompt tokens written to the provider's cache, where given (Anthropic).
+        model: The model that answered: the one the provider names in its response where it does, else the one
+            asked for; ``None`` when not known (the request is then not priced).
+        provider: genai-prices' id of the provider that answered (``"openai"``, ``"anthropic"``, ``"google"``,
+            ``"groq"``, ``"deepseek"``, ``"openrouter"``...); ``None`` when not known (a local server), which leaves
+            the request unpriced rather than priced as some other provider's.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
+    # Who answered is not part of an update's value: updates with the same counts are equal, whichever model sent
+    # them (a parser drops a repeated update by comparing).
+    model: str | None = field(default=None, compare=False)
+    provider: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -468,7 +468,7 @@ class Message:
         parts: Text, reasoning, tool calls and files (a user's attachments), in the order they arrived.
         status: Where the message is (an assistant reply is ``in_progress`` until its turn ends).
         finish_reason: Why the model stopped its last response.
-        usage: Tokens of every request of the turn, summed.
+        usage: Tokens and cost of every request of the turn, summed.
         error: What went wrong, when ``status`` is ``error`` (or why the limit was reached).
         status_text: The status line while the model decides (transient).
         created_at: When the message was created (epoch seconds).
@@ -563,10 +563,7 @@ class Message:
             raise ValueError(f"a message must be an object, not {type(data).__name__}")
         try:
             parts = read_field(data, "parts", list, [])
-            usage = read_field(data, "usage", dict, {})
-            for key, count in usage.items():
-                if key not in _USAGE_FIELDS or isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    raise ValueError(f"usage field {key!r} must be a known, non-negative integer")
+            usage = Usage.from_dict(read_field(data, "usage", dict, {}))
             finish_reason = read_field(data, "finish_reason", (str, type(None)), None)
             message = cls(
                 Role(read_field(data, "role", str)),
@@ -574,7 +571,7 @@ class Message:
                 id=read_field(data, "id", str),
                 status=MessageStatus(read_field(data, "status", str, "completed")),
                 finish_reason=None if finish_reason is None else FinishReason(finish_reason),
-                usage=Usage(**usage),
+                usage=usage,
                 error=read_field(data, "error", (str, type(None)), None),
                 created_at=read_field(data, "created_at", (int, float, type(None)), None),
             )
@@ -586,9 +583,6 @@ class Message:
 
     def __repr__(self) -> str:
         return f"Message({self.role.value}, {self.parts!r}, status={self.status.value!r})"
-
-
-_USAGE_FIELDS = frozenset(("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "requests"))
 
 
 def _part_from_dict(data: Any) -> Part:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Literal
 
 __all__ = ["DEFAULT_MAX_TOOL_RESULT_CHARS", "RequestOptions", "SessionOptions", "ToolChoice"]
@@ -68,6 +69,11 @@ class RequestOptions:
             JSON). A longer one is cut in the middle, its beginning and end kept, with a note saying how much was
             left out; the call's outcome, the card and the transcript keep it whole. ``None`` sends every result
             whole.
+        cache: Ask for prompt caching where the provider offers it, so the tools, system prompt and conversation
+            sent again with each request are read from the provider's cache (cheaper, faster): Anthropic's
+            ``cache_control`` breakpoints (the tools, the system prompt and the last message), OpenAI's
+            ``prompt_cache_key`` (the conversation's id). Gemini caches on its own (implicit caching). The hits
+            are in ``Usage.cached_tokens``, priced at the cache's price.
     """
 
     tool_choice: ToolChoice = ToolChoice.AUTO
@@ -76,8 +82,11 @@ class RequestOptions:
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    cache: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.cache, bool):
+            raise TypeError(f"cache must be True or False, not {self.cache!r}")
         if not isinstance(self.tool_choice, ToolChoice):
             raise TypeError("tool_choice must be a ToolChoice (ToolChoice.AUTO, NONE, REQUIRED or specific(name))")
         if self.temperature is not None and not (0 <= self.temperature <= 2):
@@ -121,6 +130,12 @@ class SessionOptions:
             knows (reasoning started, a search running). ``None`` shows nothing.
         output_retries: With ``send(..., output_type=...)``: how many times a final answer that does not validate
             is asked for again, the validation errors told to the model, before the turn ends in error.
+        max_cost: The most one turn may spend, in USD (a ``Decimal``, or a number: kept as a ``Decimal``), or
+            ``None`` for no limit. Once the turn's requests have cost this much (``Usage.cost``), the turn ends as
+            ``limit_reached`` after the request that reached it: the calls the model asked for are left
+            ``skipped``, the reply's error says what was spent, and ``session.resume()`` runs them with a fresh
+            budget. A model whose price is unknown cannot be kept to a budget: the turn ends the same way after
+            its first request, saying so, rather than spend without a limit.
     """
 
     execute_tools: bool = True
@@ -133,8 +148,11 @@ class SessionOptions:
     tool_executor: Executor | None = None
     waiting_status: str | None = "Thinking…"
     output_retries: int = 2
+    max_cost: Decimal | float | int | None = None
 
     def __post_init__(self) -> None:
+        if self.max_cost is not None:
+            object.__setattr__(self, "max_cost", _budget(self.max_cost))
         if type(self.output_retries) is not int or self.output_retries < 0:
             raise ValueError(f"output_retries must be a whole number of at least 0, not {self.output_retries!r}")
         if self.waiting_status is not None and not isinstance(self.waiting_status, str):
@@ -149,3 +167,20 @@ class SessionOptions:
             raise ValueError(f"max_consecutive_errors must be at least 1, not {self.max_consecutive_errors!r}")
         if self.tool_timeout is not None and not (self.tool_timeout > 0 and math.isfinite(self.tool_timeout)):
             raise ValueError(f"tool_timeout must be a positive number of seconds, not {self.tool_timeout!r}")
+
+
+def _budget(value: object) -> Decimal:
+    """``max_cost`` as a ``Decimal`` (a float by its shortest text: ``0.1`` is ``Decimal("0.1")``).
+
+    Raises:
+        ValueError: It is not a positive, finite amount.
+    """
+    try:
+        if isinstance(value, bool) or not isinstance(value, (Decimal, float, int)):
+            raise InvalidOperation
+        amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or amount <= 0:
+        raise ValueError(f"max_cost must be a positive amount of USD (a Decimal or a number), or None, not {value!r}")
+    return amount

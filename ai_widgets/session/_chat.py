@@ -171,10 +171,10 @@ class ChatSession:
 
     @property
     def usage(self) -> Usage:
-        """Tokens used by the whole conversation.
+        """Tokens and cost (USD, ``None`` when some request's price is unknown) of every request of the conversation.
 
         Read after every turn (the widget shows it): finished messages, whose usage never changes again, are
-        summed once, so the cost does not grow with the conversation.
+        summed once, so reading it does not take longer as the conversation grows.
         """
         messages = list(self._messages)
         folded, total = self._usage_folded

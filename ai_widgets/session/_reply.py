@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
+from ai_widgets._usage import request_cost
 from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
@@ -98,6 +99,29 @@ def _count(value: object, name: str) -> int:
     )
 
 
+def _with_request(before: Usage, event: UsageUpdate) -> Usage:
+    """``before`` (the reply's usage before this request) with this request's usage and price added."""
+    _text_field(event.model, "UsageUpdate.model", optional=True)
+    _text_field(event.provider, "UsageUpdate.provider", optional=True)
+    request = Usage(
+        input_tokens=_count(event.input_tokens, "UsageUpdate.input_tokens"),
+        output_tokens=_count(event.output_tokens, "UsageUpdate.output_tokens"),
+        cached_tokens=_count(event.cached_tokens, "UsageUpdate.cached_tokens"),
+        reasoning_tokens=_count(event.reasoning_tokens, "UsageUpdate.reasoning_tokens"),
+        requests=1,
+        cache_write_tokens=_count(event.cache_write_tokens, "UsageUpdate.cache_write_tokens"),
+    )
+    request.cost = request_cost(
+        provider=event.provider,
+        model=event.model,
+        input_tokens=request.input_tokens,
+        output_tokens=request.output_tokens,
+        cache_read_tokens=request.cached_tokens,
+        cache_write_tokens=request.cache_write_tokens,
+    )
+    return before + request
+
+
 class ReplyBuilder:
     """Applies the events of one model response to the reply in progress.
 
@@ -125,6 +149,7 @@ class ReplyBuilder:
         self._held = ""  # a high surrogate held back from the last text delta
         self._held_kind: type[TextPart] | type[ReasoningPart] | None = None
         reply.usage.requests += 1
+        reply.usage.cost = None  # this request's price is unknown until its usage says who answered
         reply.finish_reason = None
 
     @property
@@ -230,14 +255,7 @@ class ReplyBuilder:
                 move_call(self._notify, reply, part, state, outcome)
                 self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
             case UsageUpdate():
-                before = self._usage_before
-                reply.usage = Usage(
-                    before.input_tokens + _count(event.input_tokens, "UsageUpdate.input_tokens"),
-                    before.output_tokens + _count(event.output_tokens, "UsageUpdate.output_tokens"),
-                    before.cached_tokens + _count(event.cached_tokens, "UsageUpdate.cached_tokens"),
-                    before.reasoning_tokens + _count(event.reasoning_tokens, "UsageUpdate.reasoning_tokens"),
-                    reply.usage.requests,
-                )
+                reply.usage = _with_request(self._usage_before, event)
                 self._notify(MessageUpdated(reply))
             case ResponseCompleted(finish_reason=finish_reason):
                 try:

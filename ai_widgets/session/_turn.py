@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any, Protocol
 
 import pydantic
@@ -20,6 +21,7 @@ import pydantic
 from ai_widgets._safe import redact
 from ai_widgets._threads import running_loop
 from ai_widgets._typed_answer import AnswerState
+from ai_widgets._usage import format_usd
 from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, PartChanged, PartsRemoved, SessionChange
 from ai_widgets.events import StreamEvent
@@ -268,6 +270,8 @@ class Turn:
                         move_call(session.notify, reply, part, ToolCallState.PENDING)
                 self._finish(MessageStatus.COMPLETED, None)
                 return
+            if options.max_cost is not None and self._over_budget(calls, Decimal(str(options.max_cost))):
+                return
             if rounds >= options.max_iterations:
                 limit = options.max_iterations
                 rounds_text = f"{limit} round{'' if limit == 1 else 's'} of tool calls"
@@ -286,6 +290,30 @@ class Turn:
             if counted is None:
                 return
             failed_rounds = counted
+
+    def _over_budget(self, calls: list[ToolCallPart], max_cost: Decimal) -> bool:
+        """Whether the turn has spent its budget (``max_cost``), or cannot know what it spent; if so it ends as
+        ``limit_reached``, the calls the model asked for left for Continue (as the round limit leaves them)."""
+        spent = self.reply.usage.cost  # the turn's own: each turn, a resumed one too, fills a new reply
+        if spent is not None and spent < max_cost:
+            return False
+        budget = format_usd(max_cost)
+        asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
+        end_open_calls(
+            self.session.notify, self.reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {budget} (max_cost)."
+        )
+        if spent is None:
+            why = (
+                f"Paused: the price of this model's requests is unknown (genai-prices has no price for it, or the "
+                f"transport does not say which model answered), so the budget of {budget} per turn (max_cost) "
+                "cannot be kept"
+            )
+        else:
+            why = f"Paused at the budget of this turn: it spent {format_usd(spent)} of {budget} (max_cost)"
+        self._finish(
+            MessageStatus.LIMIT_REACHED, f"{why}; Continue runs {asked} the model asked for next, with a fresh budget."
+        )
+        return True
 
     def _count_failures(self, calls: list[ToolCallPart], failed_rounds: int) -> int | None:
         """The failed rounds in a row after this round; ``None`` when that ended the turn."""

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from ai_widgets._safe import redact
+from ai_widgets._usage import price_provider_for_url
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
@@ -169,11 +170,16 @@ class AnthropicTransport:
       its blank line is read when its data is whole JSON. Usage: ``input_tokens`` counts the whole prompt
       (``input_tokens`` + ``cache_creation_input_tokens`` + ``cache_read_input_tokens``), ``cached_tokens`` the cache
       reads, ``reasoning_tokens`` ``output_tokens_details.thinking_tokens`` where given; ``message_delta`` carries
-      running totals. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
+      running totals; ``cache_creation_input_tokens`` is ``cache_write_tokens``, priced at the cache-write price, and
+      the model ``message_start`` names is the one priced. Finish reasons: ``end_turn``/``stop_sequence`` stop, ``tool_use`` tool calls, ``max_tokens`` (and
       ``model_context_window_exceeded``) length, ``refusal`` content filter, ``pause_turn`` stop (a long server-tool
       turn paused; ask the model to continue). A ``tool_use`` whose input never streams gets ``{}``. A
       ``server_tool_use`` is a provider-run call (``provider_executed=True``) from its start, so it never runs locally,
       result or not. Citations on text are not kept.
+    - ``RequestOptions(cache=True)``: ``cache_control: {"type": "ephemeral"}`` on the last tool, on the system prompt
+      (sent as one text block) and on the last block of the last message (not a thinking block, nor an empty text):
+      three breakpoints, so the tools, the system prompt and the conversation so far are read from the cache by the
+      next request. A prompt shorter than the model's minimum (1,024 tokens for most) is not cached, silently.
     - Errors: an in-band ``error`` event (``overloaded_error``, ...) and HTTP failures raise :class:`ProviderError`
       with Anthropic's message, never the key. Nothing is retried once the stream has begun.
     """
@@ -219,6 +225,8 @@ class AnthropicTransport:
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
         self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
+        #: genai-prices' id of the provider at the client's URL (Anthropic's API, Bedrock...), for the cost.
+        self.price_provider = price_provider_for_url(str(getattr(client, "base_url", "") or ""))
         # Only to scrub error texts: whatever key the client resolved (argument or environment).
         self._secrets = tuple(
             s for s in (api_key, getattr(client, "api_key", None), getattr(client, "auth_token", None)) if s
@@ -257,6 +265,8 @@ class AnthropicTransport:
             body["temperature"] = options.temperature
         if self.thinking is not None:
             body["thinking"] = self.thinking
+        if options.cache:
+            _mark_cache_breakpoints(body)
         body.update(options.extra)
         return body
 
@@ -305,7 +315,7 @@ class AnthropicTransport:
             ProviderError: The request failed, or Anthropic reported an error in the stream; the message says why
                 and never contains the key.
         """
-        parser = MessagesParser()
+        parser = MessagesParser(model=self.model, provider=self.price_provider)
         return sse_stream(lambda: self._send(request), parser, label=LABEL, map_error=self._map_error)
 
     def _send(self, request: ChatRequest) -> contextlib.AbstractAsyncContextManager[Any]:
@@ -493,6 +503,35 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
         return []
     call = {"type": "server_tool_use", "id": part.tool_call_id, "name": part.tool_name, "input": part.parsed_arguments}
     return [call, dict(result)]
+
+
+#: Block types the API refuses ``cache_control`` on (thinking is cached with the turn around it).
+_UNCACHEABLE_BLOCKS = ("thinking", "redacted_thinking")
+_BREAKPOINT = {"type": "ephemeral"}
+
+
+def _mark_cache_breakpoints(body: JSON) -> None:
+    """Prompt caching (``RequestOptions(cache=True)``): ``cache_control`` breakpoints on the last tool (all the
+    tools), the system prompt, and the last block of the last message (the whole conversation, read from the cache
+    by the next request), three of the four the API allows (docs.anthropic.com, prompt caching)."""
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": _BREAKPOINT}
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": _BREAKPOINT}]
+    messages = body["messages"]
+    if not messages:
+        return
+    content = messages[-1]["content"]
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}] if content else []
+    for index in range(len(content) - 1, -1, -1):
+        block = content[index]
+        if block.get("type") not in _UNCACHEABLE_BLOCKS and not (block.get("type") == "text" and not block.get("text")):
+            content = [*content[:index], {**block, "cache_control": _BREAKPOINT}, *content[index + 1 :]]
+            messages[-1] = {**messages[-1], "content": content}
+            return
 
 
 # --- sending -----------------------------------------------------------------------------------------------------------

@@ -81,9 +81,11 @@ class MessagesParser:
     """Turns the Messages API's stream events (the JSON of each ``data:`` line) into ai_widgets events (a
     :class:`~ai_widgets.transports._sse.StreamParser`: ``done`` at ``message_stop``)."""
 
-    __slots__ = ("_blocks", "_finish", "_reasoning", "_server_calls", "_usage", "done")
+    __slots__ = ("_blocks", "_finish", "_model", "_provider", "_reasoning", "_server_calls", "_usage", "done")
 
-    def __init__(self) -> None:
+    def __init__(self, *, model: str | None = None, provider: str | None = PROVIDER_ID) -> None:
+        self._model = model  # the model asked for, until message_start names the one that answers
+        self._provider = provider  # genai-prices' id of the provider, for the price
         self.done = False  # ``message_stop`` came: nothing after it is read
         self._blocks: dict[int, _Block] = {}
         self._usage: JSON = {}
@@ -130,7 +132,11 @@ class MessagesParser:
             case "content_block_stop":
                 return self._stop(data)
             case "message_start":
-                return [self._usage_update(as_object(data.get("message")).get("usage"))]
+                started = as_object(data.get("message"))
+                model = started.get("model")
+                if model and isinstance(model, str):
+                    self._model = model
+                return [self._usage_update(started.get("usage"))]
             case "message_delta":
                 reason = as_object(data.get("delta")).get("stop_reason")
                 if isinstance(reason, str) and reason:
@@ -270,12 +276,16 @@ class MessagesParser:
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
         u = self._usage
         cached = as_int(u.get("cache_read_input_tokens"))
+        written = as_int(u.get("cache_creation_input_tokens"))
         details = u.get("output_tokens_details")
         return UsageUpdate(
-            input_tokens=as_int(u.get("input_tokens")) + as_int(u.get("cache_creation_input_tokens")) + cached,
+            input_tokens=as_int(u.get("input_tokens")) + written + cached,
             output_tokens=as_int(u.get("output_tokens")),
             cached_tokens=cached,
             reasoning_tokens=as_int(details.get("thinking_tokens")) if isinstance(details, dict) else 0,
+            cache_write_tokens=written,
+            model=self._model,
+            provider=self._provider,
         )
 
 

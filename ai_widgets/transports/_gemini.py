@@ -193,7 +193,8 @@ class GeminiTransport:
       on Vertex AI with ``stream_function_call_arguments``, streamed key by key from the ``partialArgs`` JSON paths,
       written as JSON text in the order they come), several per response. Usage: ``input_tokens`` is the prompt
       (with tool-use prompt tokens), ``output_tokens`` the candidates and thoughts, ``cached_tokens`` the cached
-      content, ``reasoning_tokens`` the thoughts. Finish reasons: ``STOP`` is stop (tool calls when the response
+      content (implicit caching, which Gemini 2.5 and later do on their own), ``reasoning_tokens`` the thoughts, the
+      model ``modelVersion`` names priced as Google's. Finish reasons: ``STOP`` is stop (tool calls when the response
       made calls), ``MAX_TOKENS`` length, the safety family content filter; a malformed or unexpected call, too many
       calls or a missing thought signature raise :class:`ProviderError` saying so (with Gemini's ``finishMessage``
       where the SDK keeps it: from Vertex AI), as does a prompt Gemini blocked. There is no status line of the
@@ -240,6 +241,7 @@ class GeminiTransport:
         self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
         self._vertexai = bool(getattr(client, "vertexai", False))
+        self.price_provider: str | None = "google"  #: genai-prices' id of the provider, for the cost
         if stream_function_call_arguments and not self._vertexai:
             raise ValueError(
                 "stream_function_call_arguments needs Vertex AI: the Gemini Developer API sends calls whole"
@@ -463,7 +465,9 @@ class GeminiTransport:
         body = self.request_body(request)
         if not body.get("contents"):
             raise ProviderError(f"{LABEL} needs at least one message to answer")
-        parser: StreamParser[Any] = GeminiParser(self._vertexai)  # the protocol every transport's parser keeps
+        parser: StreamParser[Any] = GeminiParser(
+            self._vertexai, model=self.model, provider=self.price_provider
+        )  # the protocol every transport's parser keeps
         responded = False  # a chunk came: nothing is retried
         reading = False  # the request was built and handed to the SDK: a chunk it cannot read is the reply's fault
         try:

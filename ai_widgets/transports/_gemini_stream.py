@@ -70,10 +70,12 @@ class GeminiParser:
     :class:`~ai_widgets.transports._sse.StreamParser` of SDK chunks: never ``done``, the reply completes at ``end``
     from the last finish reason)."""
 
-    __slots__ = ("_calls", "_finish", "_finish_message", "_streaming", "_usage", "_vertexai")
+    __slots__ = ("_calls", "_finish", "_finish_message", "_model", "_provider", "_streaming", "_usage", "_vertexai")
 
-    def __init__(self, vertexai: bool) -> None:
+    def __init__(self, vertexai: bool, *, model: str | None = None, provider: str | None = "google") -> None:
         self._vertexai = vertexai
+        self._model = model  # the model asked for, until a chunk's model_version names the one that answers
+        self._provider = provider  # genai-prices' id of the provider (Google, on either API), for the price
         self._calls = 0
         self._finish = ""
         self._finish_message = ""
@@ -107,6 +109,9 @@ class GeminiParser:
             if reason:
                 self._finish = reason
                 self._finish_message = getattr(candidate, "finish_message", None) or ""
+        model = getattr(chunk, "model_version", None)
+        if model and isinstance(model, str):
+            self._model = model
         usage = self._usage_update(getattr(chunk, "usage_metadata", None))
         if usage is not None:
             events.append(usage)
@@ -214,6 +219,8 @@ class GeminiParser:
             output_tokens=candidates + thoughts,
             cached_tokens=cached,
             reasoning_tokens=thoughts,
+            model=self._model,
+            provider=self._provider,
         )
         if update == self._usage:
             return None

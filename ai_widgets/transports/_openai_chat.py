@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ai_widgets._usage import price_provider_for_url
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
@@ -70,6 +71,10 @@ ATTACHMENT_LIMITS = AttachmentLimits(
     max_total_bytes=36 * 1024 * 1024,
     url_kinds=frozenset({"image"}),
 )
+
+#: The providers whose Chat Completions take ``prompt_cache_key`` (developers.openai.com/docs/guides/prompt-caching,
+#: docs.mistral.ai's prompt caching page).
+_PROMPT_CACHE_KEY_PROVIDERS = ("openai", "mistral")
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -161,8 +166,11 @@ class OpenAIChatTransport:
       at a used index starts a new call (servers that put every call at index 0); a call without id gets a generated
       one; a call whose arguments never arrive gets ``{}`` (arguments sent as a JSON object rather than text are taken
       as that object's JSON). Usage from the ``choices: []`` chunk, Groq's ``x_groq.usage`` or DeepSeek's
-      ``prompt_cache_hit_tokens``. The reply completes after the usage chunk (or the stream's end), so its usage is
-      inside it. A stream that ends without a finish reason is reported as broken off.
+      ``prompt_cache_hit_tokens``, with the model the chunks name and the provider genai-prices knows at the base URL
+      (OpenAI, Groq, DeepSeek, OpenRouter, Together, Mistral...; none for a local server, Ollama or DashScope), for
+      its price. The reply completes after the usage chunk (or the stream's end), so its usage is inside it.
+    - ``RequestOptions(cache=True)``: on OpenAI's (and Mistral's) API, ``prompt_cache_key`` is the conversation's id, so its
+      requests reach the same prompt cache (cached tokens are reported in ``prompt_tokens_details.cached_tokens``). A stream that ends without a finish reason is reported as broken off.
     - Errors: an in-band ``{"error": ...}`` event (Groq's ``tool_use_failed``, OpenRouter's mid-stream errors) and
       HTTP failures raise :class:`ProviderError` with the provider's message, never the key (the wording is shared
       with the Responses transport); no tool call of a failed reply is reported as complete.
@@ -222,6 +230,8 @@ class OpenAIChatTransport:
             label, _, key_hint = _identify(str(client.base_url))
         self._client = client
         self._label = provider_name or label
+        #: genai-prices' id of the server's provider, by its URL (``None``: a server it does not price, a local one).
+        self.price_provider = price_provider_for_url(str(client.base_url))
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
         self.attachment_limits = replace(ATTACHMENT_LIMITS, provider=self._label)
         self._key_hint = key_hint
@@ -262,6 +272,10 @@ class OpenAIChatTransport:
             body["temperature"] = options.temperature
         if options.max_tokens is not None:
             body[self._max_tokens_field] = options.max_tokens
+        if options.cache and request.conversation_id and self.price_provider in _PROMPT_CACHE_KEY_PROVIDERS:
+            # The provider routes requests with the same key to the same cache; other servers cache on their own
+            # (DeepSeek) or not at all, and some refuse a field they do not know.
+            body["prompt_cache_key"] = request.conversation_id
         body.update(options.extra)
         return body
 
@@ -289,7 +303,7 @@ class OpenAIChatTransport:
             ProviderError: The request failed (HTTP status, timeout, connection, an in-band error event, data
                 that is not JSON); the message says why and never contains the key.
         """
-        parser = ChatCompletionsParser(self._label)
+        parser = ChatCompletionsParser(self._label, model=self.model, provider=self.price_provider)
         return sse_stream(lambda: self._send(request), parser, label=self._label, map_error=self._map_error)
 
     def _send(self, request: ChatRequest) -> Any:

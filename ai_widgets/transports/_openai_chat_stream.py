@@ -55,10 +55,12 @@ class ChatCompletionsParser:
     :class:`~ai_widgets.transports._sse.StreamParser`: ``done`` at ``data: [DONE]``, and the reply completes at
     ``end`` when no usage chunk completed it)."""
 
-    __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_held", "_label", "done")
+    __slots__ = ("_by_index", "_calls", "_completed", "_finish", "_held", "_label", "_model", "_provider", "done")
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, model: str | None = None, provider: str | None = None) -> None:
         self._label = label
+        self._model = model  # the model asked for, until a chunk names the one that answers
+        self._provider = provider  # genai-prices' id of the server's provider, for the price
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
         self._finish: FinishReason | None = None
@@ -86,6 +88,9 @@ class ChatCompletionsParser:
         events: list[StreamEvent] = []
         if self._completed:
             return events  # anything after the usage chunk is not part of this reply
+        model = chunk.get("model")
+        if model and isinstance(model, str):
+            self._model = model
         choices = chunk.get("choices")
         if choices and isinstance(choices, list):
             for choice in choices:
@@ -102,7 +107,7 @@ class ChatCompletionsParser:
             groq = chunk.get("x_groq")  # Groq's place for it
             usage = groq.get("usage") if isinstance(groq, dict) else None
         if isinstance(usage, dict):
-            events.append(_usage(usage))
+            events.append(_usage(usage, self._model, self._provider))
             if not choices and self._finish is not None:
                 events.append(ResponseCompleted(self._finish))
                 self._completed = True
@@ -220,7 +225,7 @@ def _content_parts(content: Any, events: list[StreamEvent]) -> None:
                     events.append(ReasoningDelta(text))
 
 
-def _usage(usage: JSON) -> UsageUpdate:
+def _usage(usage: JSON, model: str | None, provider: str | None) -> UsageUpdate:
     """A chunk's ``usage`` (or Groq's ``x_groq.usage``) as an event."""
     cached = get_field(usage.get("prompt_tokens_details"), "cached_tokens") or usage.get("prompt_cache_hit_tokens")
     return UsageUpdate(
@@ -228,4 +233,6 @@ def _usage(usage: JSON) -> UsageUpdate:
         output_tokens=as_int(usage.get("completion_tokens")),
         cached_tokens=as_int(cached),  # DeepSeek's prompt_cache_hit_tokens
         reasoning_tokens=as_int(get_field(usage.get("completion_tokens_details"), "reasoning_tokens")),
+        model=model,
+        provider=provider,
     )

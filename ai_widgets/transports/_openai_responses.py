@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 from ai_widgets._safe import redact
+from ai_widgets._usage import price_provider_for_url
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
@@ -38,6 +39,10 @@ import_sdk("openai", "openai")  # says which extra to install when the SDK is mi
 import openai  # noqa: E402
 
 __all__ = ["OpenAIResponsesTransport"]
+
+#: The providers whose Responses API takes ``prompt_cache_key`` (developers.openai.com/docs/guides/prompt-caching;
+#: Azure's Responses objects carry it too).
+_PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
 
 JSON = dict[str, Any]
 
@@ -137,9 +142,13 @@ class OpenAIResponsesTransport:
       (several per response), provider-run tools as calls with a result (web_search, file_search, code_interpreter,
       image_generation, mcp; tools that need the client to act, such as computer use or shell, are not supported) and
       with progress once their arguments are known (a web search's query and an MCP call's arguments come with the
-      item's end, just before its result), usage (input, output, cached and reasoning tokens), and the finish reason
+      item's end, just before its result), usage (input, output, cached and reasoning tokens, with the model the
+      response names and the provider genai-prices knows at the client's URL, for the price), and the finish reason
       (``incomplete`` for ``max_output_tokens`` is ``length``, for ``content_filter`` is ``content_filter``). Message
       ``phase`` (commentary / final answer) is not kept.
+    - ``RequestOptions(cache=True)``: on OpenAI's API (and Azure's), ``prompt_cache_key`` is the conversation's id,
+      so its requests reach the same prompt cache; the hits are ``usage.input_tokens_details.cached_tokens``. Another
+      server (a local one speaking this API) gets no such field, which it might refuse.
     - Errors: an in-band ``error`` event or ``response.failed`` raises :class:`ProviderError` with the provider's
       code and message; HTTP failures, after the SDK's retries (429, 5xx, timeouts and connection errors, before any
       byte of the stream, never mid-stream), raise one that says what happened, never with the key (the wording is
@@ -186,6 +195,8 @@ class OpenAIResponsesTransport:
                 # A local server needs no key; a remote one answers 401, and the message names the key.
                 client = openai.AsyncOpenAI(api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout)
         self._client: openai.AsyncOpenAI = client
+        #: genai-prices' id of the server's provider, by its URL (``None``: a server it does not price), for the cost.
+        self.price_provider = price_provider_for_url(str(client.base_url))
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
         self.attachment_limits = ATTACHMENT_LIMITS
 
@@ -224,6 +235,8 @@ class OpenAIResponsesTransport:
             body["reasoning"] = self.reasoning
         if self.include_encrypted_reasoning and (self.reasoning is not None or _REASONING_MODELS.match(self.model)):
             body["include"] = [_ENCRYPTED_REASONING]
+        if options.cache and request.conversation_id and self.price_provider in _PROMPT_CACHE_KEY_PROVIDERS:
+            body["prompt_cache_key"] = request.conversation_id  # the conversation's requests share a prompt cache
         body.update(options.extra)
         return body
 
@@ -336,7 +349,12 @@ class OpenAIResponsesTransport:
             ProviderError: The request failed (HTTP status, timeout, connection, an in-band error, data that is not
                 JSON); the message says why and never contains the key.
         """
-        return sse_stream(lambda: self._send(request), ResponsesParser(), label=LABEL, map_error=self._map_error)
+        return sse_stream(
+            lambda: self._send(request),
+            ResponsesParser(model=self.model, provider=self.price_provider),
+            label=LABEL,
+            map_error=self._map_error,
+        )
 
     def _send(self, request: ChatRequest) -> Any:
         """Sends the request; the SDK's streamed response, not read yet."""

@@ -175,7 +175,9 @@ class ResponsesParser:
     that landed on the part, in order).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, model: str | None = None, provider: str | None = "openai") -> None:
+        self.model = model  # the model asked for; the completed response names the one that answered
+        self.provider = provider  # genai-prices' id of the provider, for the price
         self.calls: dict[str, _Call] = {}  # output item id -> function call
         self.item_ids: dict[int, str] = {}  # output index -> output item id, for events without an item id
         self.builtin: dict[str, bool] = {}  # provider-run item id -> whether its arguments are complete
@@ -381,6 +383,7 @@ class ResponsesParser:
     def _finished(self, response: JSON) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         usage = response.get("usage")
+        model = response.get("model")
         if isinstance(usage, dict):
             events.append(
                 UsageUpdate(
@@ -388,6 +391,8 @@ class ResponsesParser:
                     output_tokens=as_int(usage.get("output_tokens")),
                     cached_tokens=as_int(get_field(usage.get("input_tokens_details"), "cached_tokens")),
                     reasoning_tokens=as_int(get_field(usage.get("output_tokens_details"), "reasoning_tokens")),
+                    model=model if model and isinstance(model, str) else self.model,
+                    provider=self.provider,
                 )
             )
         events.append(ResponseCompleted(self._finish_reason(response)))

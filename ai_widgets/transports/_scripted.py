@@ -82,7 +82,8 @@ class ScriptedReply:
         tool_calls: Calls the model makes after its text.
         text_after_tools: Text streamed after the calls, as a model does after a provider-run tool's result.
         finish_reason: Why it stops; ``tool_calls`` when it makes local calls, ``stop`` otherwise.
-        usage: Token usage of the response; estimated from its length (4 characters a token) when omitted.
+        usage: Token usage of the response; estimated from its length (4 characters a token) when omitted. It is
+            priced (``Usage.cost``) only when it names a ``model`` and a ``provider`` genai-prices knows.
         error: Raised after the first ``error_after`` events, as a provider failing mid-reply.
         error_after: How many events stream before ``error`` is raised (all of them when ``None``).
         truncate: End the stream without ``ResponseCompleted``, as a connection that drops.

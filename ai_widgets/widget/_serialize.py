@@ -222,8 +222,8 @@ def shown_json(
     return root
 
 
-def usage_dict(usage: Usage) -> dict[str, int]:
-    """Usage as JSON."""
+def usage_dict(usage: Usage) -> dict[str, Any]:
+    """Usage as JSON (its cost as the decimal's text)."""
     return shown_json(usage.to_dict())  # type: ignore[no-any-return]
 
 

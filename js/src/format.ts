@@ -37,9 +37,37 @@ const n = (x: unknown): number => (typeof x === "number" && Number.isFinite(x) ?
 const numbers = new Intl.NumberFormat("en-US");
 const fmt = (x: number): string => numbers.format(x);
 
+const cents = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/**
+ * A cost in USD as the kernel sends it (the decimal's text, or null when its price is unknown): "$1.23" from a
+ * dollar up, "$0.0042" or "$0.50" below it (four decimals at most, two at least), "<$0.0001" for less but more than
+ * nothing, "$0" for nothing; "" when unknown or unreadable. The same rules as `ai_widgets._usage.format_usd`.
+ */
+export function formatCost(cost: string | null | undefined): string {
+  if (typeof cost !== "string" || !/^\d+(\.\d+)?(E[+-]?\d+)?$/i.test(cost.trim())) return "";
+  const value = Number(cost);
+  if (!Number.isFinite(value)) return "";
+  if (value === 0) return "$0";
+  if (value < 0.0001) return "<$0.0001";
+  if (value < 1) {
+    let text = value.toFixed(4);
+    while (text.endsWith("0") && text.length > 4) text = text.slice(0, -1); // "0.50" keeps its cents
+    return `$${text}`;
+  }
+  return `$${cents.format(value)}`;
+}
+
+/** "1,200 in · 30 out", then " · $0.0042" when the cost is known. */
 export function formatUsage(usage: Usage | null | undefined): string {
   const u = usage ?? {};
-  return `${fmt(n(u.input_tokens))} in · ${fmt(n(u.output_tokens))} out`;
+  const cost = formatCost(u.cost);
+  return `${fmt(n(u.input_tokens))} in · ${fmt(n(u.output_tokens))} out${cost ? ` · ${cost}` : ""}`;
+}
+
+/** Whether some request of `usage` has no known price (its tokens counted, its cost not). */
+export function priceUnknown(usage: Usage | null | undefined): boolean {
+  return hasUsage(usage) && formatCost(usage?.cost) === "";
 }
 
 export function hasUsage(usage: Usage | null | undefined): boolean {

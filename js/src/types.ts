@@ -22,6 +22,9 @@ export interface Usage {
   cached_tokens?: number;
   reasoning_tokens?: number;
   requests?: number;
+  cache_write_tokens?: number;
+  /** USD, the decimal's text (exact); null when the price of some request is unknown. */
+  cost?: string | null;
 }
 
 export interface TextPart {

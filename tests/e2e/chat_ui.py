@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -37,14 +38,21 @@ WEATHER = IMPORTS + textwrap.dedent(
         return {"city": city, "sky": "sunny", "temperature": 21}
 
 
+    # Each request's usage names a model genai-prices knows, so the footer shows what the turn cost.
+    from ai_widgets.events import UsageUpdate
+    usage = UsageUpdate(input_tokens=1000, output_tokens=40, model="gpt-4o-mini", provider="openai")
+
+
     def model(request):
         if request.tool_results():
             v = request.tool_results()[-1].outcome.value
-            return ScriptedReply(status=None, text=f"It is **{v['sky']}** in {v['city']}, {v['temperature']} °C.")
+            text = f"It is **{v['sky']}** in {v['city']}, {v['temperature']} °C."
+            return ScriptedReply(status=None, text=text, usage=usage)
         return ScriptedReply(
             status="Checking the forecast…",
             text="Let me check. ",
             tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "Lisbon", "unit": "celsius"})],
+            usage=usage,
         )
 
 
@@ -178,7 +186,13 @@ def weather_flow(page, srv, nb, artifacts, name):
     wait_idle(widget)
     expect(reply).to_have_attribute("data-status", "completed")
     expect(status).to_be_hidden()
-    expect(widget.locator(".aiw-usage")).to_contain_text("Conversation:")
+    # The turn's two requests priced by genai-prices, per reply and in all: a cost after the tokens.
+    cost = srv.kernel_json(nb, "str(chat.session.usage.cost)")
+    assert float(cost) > 0
+    priced = re.compile(
+        r"Last turn: 2,000 in · 80 out · \$0\.\d+ · Conversation: 2,000 in · 80 out · \$0\.\d+ \(2 requests\)"
+    )
+    expect(widget.locator(".aiw-usage")).to_have_text(priced)
 
     # Expanded, the card shows the arguments and the result as JSON.
     card.locator(".aiw-tool-toggle").click()

@@ -86,8 +86,10 @@ def test_usage_counts_the_whole_prompt_and_keeps_running_totals() -> None:
     events[0]["message"]["usage"] |= {"cache_read_input_tokens": 90, "cache_creation_input_tokens": 5}
     events[-2]["usage"] = {"output_tokens": 42, "input_tokens": None, "output_tokens_details": {"thinking_tokens": 7}}
     usage = [e for e in parse(events) if isinstance(e, UsageUpdate)]
-    assert usage[0] == UsageUpdate(input_tokens=105, output_tokens=1, cached_tokens=90)
-    assert usage[-1] == UsageUpdate(input_tokens=105, output_tokens=42, cached_tokens=90, reasoning_tokens=7)
+    assert usage[0] == UsageUpdate(input_tokens=105, output_tokens=1, cached_tokens=90, cache_write_tokens=5)
+    assert usage[-1] == UsageUpdate(
+        input_tokens=105, output_tokens=42, cached_tokens=90, reasoning_tokens=7, cache_write_tokens=5
+    )
 
 
 def test_web_search_results_become_the_calls_outcome_with_citations() -> None:

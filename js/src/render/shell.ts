@@ -2,7 +2,7 @@
 // suggestion chips, the allowed-always list, the input with Send / Stop, and the usage line.
 
 import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
-import { formatUsage, hasUsage } from "../format";
+import { formatUsage, hasUsage, priceUnknown } from "../format";
 import { CompletionState, completionItems, insertMention, mentionEndedAt } from "../mention";
 import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
 import { CompletionList, InputChips } from "./attachments";
@@ -266,6 +266,11 @@ export class Shell {
     }
     setText(this.usage, parts.join(" · "));
     setHidden(this.usage, parts.length === 0);
+    const unknown = [priceUnknown(lastTurn) && "the last turn", priceUnknown(conversation) && "the conversation"];
+    const which = unknown.filter(Boolean).join(" and ");
+    // Only the cost's absence needs saying: "price unknown" for whatever has none, why in a word.
+    const title = which ? `Price unknown for ${which}: no price for this model or provider in genai-prices.` : "";
+    if (this.usage.title !== title) this.usage.title = title;
   }
 
   /** The banner for the last turn: an error, or the tool-call limit with Continue. */

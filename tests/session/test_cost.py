@@ -1,0 +1,141 @@
+"""What a conversation costs (``Usage.cost`` per reply, ``session.usage`` for all of it) and the budget of a turn
+(``SessionOptions(max_cost=...)``), with the scripted transport saying which model answered."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import genai_prices
+import pytest
+
+from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
+from ai_widgets.events import UsageUpdate
+from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+
+MODEL, PROVIDER = "gpt-4o-mini", "openai"
+#: What each scripted request costs: genai-prices' figure for 1,000 input tokens (200 cached) and 100 output.
+PRICE = genai_prices.calc_price(
+    genai_prices.Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=200), MODEL, provider_id=PROVIDER
+).total_price
+PRICED = UsageUpdate(input_tokens=1000, output_tokens=100, cached_tokens=200, model=MODEL, provider=PROVIDER)
+UNPRICED = UsageUpdate(input_tokens=1000, output_tokens=100)  # a transport that does not say who answered
+
+
+@tool
+def step(n: int) -> int:
+    """One step of a long loop.
+
+    Args:
+        n: The step.
+    """
+    return n
+
+
+def looping(usage: UsageUpdate, *, answer_after: int | None = None) -> Any:
+    """A model that calls ``step`` on every request (answering in text after ``answer_after`` requests)."""
+    requests = 0
+
+    def model(request: ChatRequest) -> ScriptedReply:
+        nonlocal requests
+        requests += 1
+        if answer_after is not None and requests > answer_after:
+            return ScriptedReply(text="Done.", usage=usage)
+        return ScriptedReply(tool_calls=[ScriptedToolCall(name="step", arguments={"n": requests})], usage=usage)
+
+    return model
+
+
+async def test_each_reply_costs_its_requests_and_the_session_sums_every_turn(tmp_path: Any) -> None:
+    transport = ScriptedTransport(looping(PRICED, answer_after=2))
+    history = tmp_path / "chat.jsonl"
+    session = ChatSession(transport, tools=[step], history=history)
+    first = await session.send("go")
+    assert first.usage.requests == 3
+    assert first.usage.cost == 3 * PRICE  # exactly genai-prices' figure per request, summed, unrounded
+    second = await session.send("again")  # the model answers at once now
+    assert second.usage.cost == PRICE
+    assert session.usage.cost == 4 * PRICE
+    assert session.usage.cached_tokens == 800
+    # Saved and read back: the cost is kept to the last digit.
+    costs = [m.usage.cost for m in session.messages]
+    session.close()
+    reloaded = ChatSession(transport, history=history)
+    assert [m.usage.cost for m in reloaded.messages] == costs
+    assert reloaded.usage.cost == 4 * PRICE
+
+
+async def test_an_unknown_price_makes_the_sum_unknown_and_never_fails() -> None:
+    session = ChatSession(ScriptedTransport([ScriptedReply(text="a", usage=PRICED), ScriptedReply(text="b")]))
+    priced = await session.send("one")
+    assert priced.usage.cost == PRICE
+    unpriced = await session.send("two")  # the scripted transport's own usage names no model
+    assert unpriced.status is MessageStatus.COMPLETED
+    assert unpriced.usage.cost is None
+    assert session.usage.cost is None  # a sum with an unknown part is unknown, not the known part
+    assert session.usage.total_tokens > 0
+    unknown_model = UsageUpdate(input_tokens=10, output_tokens=1, model="no-such-model", provider=PROVIDER)
+    session = ChatSession(ScriptedTransport([ScriptedReply(text="c", usage=unknown_model)]))
+    assert (await session.send("three")).usage.cost is None
+
+
+async def test_max_cost_ends_the_turn_after_the_request_that_reached_it_and_continue_has_a_fresh_budget() -> None:
+    transport = ScriptedTransport(looping(PRICED))
+    budget = PRICE * Decimal("2.5")
+    session = ChatSession(transport, tools=[step], options=SessionOptions(max_cost=budget))
+    reply = await session.send("loop")
+    assert len(transport.requests) == 3  # 1 and 2 price under the budget, the third reaches it
+    assert reply.usage.cost == 3 * PRICE
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    ran = [part for part in reply.tool_calls if part.state is ToolCallState.COMPLETED]
+    skipped = reply.tool_calls[-1]
+    assert len(ran) == 2
+    assert skipped.state is ToolCallState.SKIPPED
+    assert skipped.outcome is not None
+    assert skipped.outcome.message == "Not run: this turn reached its limit of $0.0005 (max_cost)."
+    assert reply.error == (
+        "Paused at the budget of this turn: it spent $0.0006 of $0.0005 (max_cost); "
+        "Continue runs the call the model asked for next, with a fresh budget."
+    )
+    resumed = await session.resume()
+    # The skipped call runs first, then the model again: three more requests, a budget of its own.
+    assert resumed.tool_calls[0].parsed_arguments == skipped.parsed_arguments
+    assert resumed.tool_calls[0].state is ToolCallState.COMPLETED
+    assert len(transport.requests) == 6
+    assert resumed.status is MessageStatus.LIMIT_REACHED
+    assert resumed.usage.cost == 3 * PRICE
+    assert session.usage.cost == 6 * PRICE
+
+
+async def test_a_turn_that_answers_within_its_last_request_completes_whatever_it_spent() -> None:
+    transport = ScriptedTransport(looping(PRICED, answer_after=1))
+    session = ChatSession(transport, tools=[step], options=SessionOptions(max_cost=PRICE * Decimal("1.5")))
+    reply = await session.send("go")
+    assert reply.status is MessageStatus.COMPLETED  # the second request crossed it, but nothing was left to do
+    assert reply.usage.cost == 2 * PRICE
+
+
+async def test_with_max_cost_a_turn_whose_price_is_unknown_stops_after_one_request_saying_why() -> None:
+    transport = ScriptedTransport(looping(UNPRICED))
+    session = ChatSession(transport, tools=[step], options=SessionOptions(max_cost=1))
+    reply = await session.send("loop")
+    assert len(transport.requests) == 1
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.tool_calls[0].state is ToolCallState.SKIPPED
+    assert reply.error is not None
+    assert reply.error.startswith("Paused: the price of this model's requests is unknown")
+    assert "the budget of $1.00 per turn (max_cost) cannot be kept" in reply.error
+    # A plain answer needs no budget: it completes.
+    session = ChatSession(ScriptedTransport([ScriptedReply(text="Hi.")]), options=SessionOptions(max_cost=1))
+    assert (await session.send("hi")).status is MessageStatus.COMPLETED
+
+
+def test_max_cost_is_a_positive_amount_kept_as_a_decimal() -> None:
+    assert SessionOptions(max_cost=0.1).max_cost == Decimal("0.1")  # the float's shortest text, not its binary
+    assert SessionOptions(max_cost=2).max_cost == Decimal(2)
+    assert SessionOptions(max_cost=Decimal("0.005")).max_cost == Decimal("0.005")
+    assert SessionOptions().max_cost is None
+    for bad in (0, -1, math.nan, math.inf, True, "1", Decimal("NaN"), Decimal("-0.5")):
+        with pytest.raises(ValueError, match="max_cost must be a positive amount"):
+            SessionOptions(max_cost=bad)  # type: ignore[arg-type]
