@@ -71,6 +71,8 @@ APP = textwrap.dedent(
                 return ScriptedReply(status=None, text=f"It is **{v['sky']}** in {v['city']}.")
             if call.state is ToolCallState.REJECTED:
                 return ScriptedReply(status=None, text=f"Declined ({call.decision_reason}): {len(deleted)} deleted.")
+            if call.state is ToolCallState.CANCELLED:
+                return ScriptedReply(status=None, text=f"Cancelled: {len(deleted)} deleted.")
             return ScriptedReply(status=None, text=f"Done: {call.outcome.value} ({len(deleted)} deleted)")
         text = request.last_user_text
         if "weather" in text.lower():
@@ -89,11 +91,13 @@ APP = textwrap.dedent(
     '''
 )
 
-# Turns started by the notebook's own cells, which Voilà runs before the page connects: one a cell awaits (its turn
-# shows under that cell), one started with chat.send that is waiting for approval when the page arrives.
+# Turns started by the notebook's own cells, which Voilà runs before the page connects: two a cell awaits (each
+# shows under its cell; the approval of the second cannot be given, so it is cancelled instead of holding the page
+# back for ever), one started with chat.send that is waiting for approval when the page arrives.
 FROM_CODE = [
     'reply = await chat.ask("What\'s the weather?")\nprint("asked:", reply.text)',
-    'pending = chat.send("delete my notes")',
+    'reply = await chat.ask("delete my notes")\nprint("asked:", reply.text)',
+    'pending = chat.send("delete my notes, please")',
 ]
 
 STREAMED = "You said: hello from Voilà. " + "Streaming word by word. " * 11 + "Streaming word by word."
@@ -390,28 +394,39 @@ def test_voila_dark_and_narrow(chromium_page, voila, artifacts):
 
 
 def test_voila_turns_started_by_the_notebook(chromium_page, voila, artifacts):
-    """The page connects after the notebook ran: the chat catches up on the asked turn, the asking cell's view shows
-    it, and the sent turn's approval, waiting since before the page existed, is decided by a click."""
+    """The page connects after the notebook ran: the chat catches up on the asked turns, each asking cell's view
+    shows its turn (the approval no one could give cancelled, saying why), and the sent turn's approval, waiting
+    since before the page existed, is decided by a click."""
     page, server = chromium_page, voila["light"]
     with server.log_on_failure():
         chat = open_chat(page, server, "from_code.ipynb")
         views = page.locator(".aiw[data-rendered='true']")
-        expect(views).to_have_count(2)  # the chat, and the asking cell's view of its turn
+        expect(views).to_have_count(3)  # the chat, and each asking cell's view of its turn
         asked = views.nth(1)
         expect(messages(asked, "user")).to_have_text(["What's the weather?"])
         expect(asked.locator(".aiw-tool-card")).to_have_attribute("data-state", "completed")
         expect(last_assistant(asked)).to_contain_text("It is sunny in Lisbon.")
         expect(page.locator("body")).to_contain_text("asked: It is **sunny** in Lisbon.")
+        cancelled = views.nth(2).locator(".aiw-tool-card")
+        expect(cancelled).to_have_attribute("data-state", "cancelled")
+        cancelled.locator(".aiw-tool-toggle").click()
+        expect(cancelled.locator(".aiw-tool-result")).to_contain_text(
+            "Voilà runs the notebook before it shows the page"
+        )
+        expect(page.locator("body")).to_contain_text("asked: Cancelled: 0 deleted.")
 
-        expect(messages(chat, "user")).to_have_text(["What's the weather?", "delete my notes"])
-        card = chat.locator(".aiw-tool-card").nth(1)
+        expect(messages(chat, "user")).to_have_text(
+            ["What's the weather?", "delete my notes", "delete my notes, please"]
+        )
+        card = chat.locator(".aiw-tool-card").nth(2)
         expect(card).to_have_attribute("data-state", "awaiting_approval")
         screenshot(chat, artifacts, "test_voila_from_code")
         card.locator(".aiw-approve-once").click()
         expect(card).to_have_attribute("data-state", "completed")
         expect(last_assistant(chat)).to_contain_text("Done: Deleted notes.txt. (1 deleted)")
         wait_idle(chat)
-        expect(views).to_have_count(2)
+        expect(views).to_have_count(3)
+        screenshot(views.nth(2), artifacts, "test_voila_from_code_cancelled")
         assert_no_errors_from_us(page)
 
 
