@@ -298,6 +298,14 @@ def test_voila_chat_streams_cards_and_approvals(chromium_page, voila, artifacts)
         widget = open_chat(page, server)
 
         # A typed message and Enter: the reply streams in (many lengths seen on the way) and completes.
+        # Without JupyterLab's shell around it, Shift+Enter is a new line in the box, and sends nothing.
+        box = widget.locator(".aiw-input")
+        box.click()
+        box.type("first line")
+        box.press("Shift+Enter")
+        box.type("second line")
+        expect(box).to_have_value("first line\nsecond line")
+        expect(messages(widget)).to_have_count(0)
         widget.evaluate(WATCH_STREAM)
         send_from_input(widget, "hello from Voilà")
         expect(messages(widget, "user")).to_have_text(["hello from Voilà"])
