@@ -41,7 +41,11 @@ VIEW_OPENED = threading.Event()
 
 def served_by_voila(environ: Mapping[str, str] | None = None) -> bool:
     """Whether this kernel was started by Voilà, which puts ``SERVER_SOFTWARE=voila/<version>`` (and the
-    ``VOILA_*`` variables) in the environment of each kernel it starts."""
+    ``VOILA_*`` variables) in the environment of each kernel it starts.
+
+    Args:
+        environ: The environment to read; this process's by default.
+    """
     env = os.environ if environ is None else environ
     return env.get("SERVER_SOFTWARE", "").startswith("voila/") or "VOILA_PREHEAT" in env
 
@@ -56,6 +60,15 @@ async def without_a_page(
     """Runs an asking cell's ``turn``; under Voilà with no view opened yet, each call of it that still waits for
     approval after ``grace`` seconds (:data:`PAGE_GRACE`) with no view opened is cancelled with
     :data:`CANCEL_REASON`: the call ends with an outcome that tells the model, and the turn goes on.
+
+    Args:
+        session: The chat's session, which runs ``turn``.
+        turn: The asking call's turn (``session.send(...)``), not started yet.
+        environ: The environment that says whether Voilà started this kernel; this process's by default.
+        grace: Seconds a call waits for a view before it is cancelled; :data:`PAGE_GRACE` by default.
+
+    Returns:
+        The turn's reply.
     """
     if VIEW_OPENED.is_set() or not served_by_voila(environ):
         return await turn
