@@ -26,6 +26,7 @@ from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
+from ai_widgets.widget._voila import without_a_page
 
 __all__ = ["ChatWidget", "FrontEndNotBuiltError"]
 
@@ -226,7 +227,9 @@ class ChatWidget(SessionView):
         """
         parts = self._attachment_parts(text, attach)
         view = self._show_turn(text, show)
-        reply = await self._await_turn(lambda: self.session.send(text, attach=parts, output_type=output_type), view)
+        reply = await self._await_turn(
+            lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type)), view
+        )
         return reply if output_type is None else _typed(reply)
 
     async def _await_turn(
@@ -286,7 +289,9 @@ class ChatWidget(SessionView):
         """
         parts = self._attachment_parts(text, attach)
         view = self._show_turn(text, show)
-        reply = self._wait_turn(lambda: self.session.send(text, attach=parts, output_type=output_type), view)
+        reply = self._wait_turn(
+            lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type)), view
+        )
         return reply if output_type is None else _typed(reply)
 
     def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:

@@ -52,6 +52,7 @@ from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
+from ai_widgets.widget._voila import VIEW_OPENED
 from ai_widgets.widget._window import chunk_start, older_state, screen_start
 
 __all__ = ["FrontEndNotBuiltError", "SessionView"]
@@ -333,6 +334,7 @@ class SessionView(anywidget.AnyWidget):
             return
         match action:
             case SyncAction(have=have, last=last):
+                VIEW_OPENED.set()  # a page is there to click (see _voila)
                 self._on_turn_thread(lambda: self._send_snapshot(have, last))
             case OlderAction(at=at, before=before):
                 self._on_turn_thread(lambda: self._send_older(at, before))
