@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ai_widgets._message_json import conversation_json, read_field
-from ai_widgets.messages import Message, Role, load_messages
+from ai_widgets.messages import Message, Role, conversation_markdown, load_messages
 
 __all__ = ["BranchError", "BranchPoint", "ConversationBranches"]
 
@@ -225,6 +225,19 @@ def conversation_with_branches(messages: Sequence[Message], branches: Conversati
     if not branches:
         return text
     return conversation_json_with(text, branches_json(branches))
+
+
+def branches_markdown(branches: ConversationBranches) -> str:
+    """The earlier branches as markdown (for an export beside the active path's transcript); ``""`` when none."""
+    blocks: list[str] = []
+    for fork in branches._forks.values():
+        for number, alternative in enumerate(fork.alternatives, start=1):
+            if alternative is None:
+                continue
+            blocks.append(
+                f"### Earlier branch {number} of {len(fork.alternatives)}\n\n{conversation_markdown(alternative)}"
+            )
+    return "\n\n".join(blocks)
 
 
 def branches_json(branches: ConversationBranches) -> str:

@@ -18,6 +18,8 @@ from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.session._branches import (
     BranchPoint,
     ConversationBranches,
+    branches_markdown,
+    conversation_with_branches,
     message_position,
     regenerate_position,
     user_position,
@@ -69,6 +71,16 @@ class BranchingSession:
     def stored_messages(self) -> list[Message]:
         """Every message kept in an earlier branch, off ``messages`` (each once, in no particular order)."""
         return list(self._branches.stored())
+
+    def to_json(self) -> str:
+        """The conversation as JSON text: :func:`~ai_widgets.messages.dump_messages`'s format (which any reader of it
+        reads as the active path), with the earlier branches under ``"branches"``. ``ChatSession(history=path)``
+        opens such a file with its branches."""
+        return conversation_with_branches(self._messages, self._branches)
+
+    def branches_markdown(self) -> str:
+        """The earlier branches as markdown, each under a heading (``""`` when there are none)."""
+        return branches_markdown(self._branches)
 
     # --- changing -------------------------------------------------------------------------------------------------
 
