@@ -47,7 +47,9 @@ export class MessageView {
     // Copy the reply: its text parts' markdown, as the model wrote it.
     this.actions.append(copyButton("aiw-copy-message", "Copy message", () => textOf(this.message)));
     this.branches = new BranchControls(message, this.partsEl, (msg) => ctx.send(msg));
-    this.el.append(this.partsEl, this.statusLine, this.note, this.actions, this.branches.el);
+    const footer = h("div", "aiw-message-footer"); // Copy, then the branch controls, on one line
+    footer.append(this.actions, this.branches.el);
+    this.el.append(this.partsEl, this.statusLine, this.note, footer);
     this.sync(message);
   }
 
