@@ -148,3 +148,30 @@ def test_branches_in_the_dark_theme(chromium_page, server, notebook_name, artifa
     messages(widget, "user").first.locator(".aiw-edit-message").click()
     screenshot(widget, artifacts, "test_branches-dark")
     assert_no_widget_errors(page)
+
+
+ASK = "reply = await chat.ask('from a cell')\nprint('REPLY', reply.status.value, '|', reply.text)"
+
+
+def test_regenerate_and_edit_in_the_asking_cell(chromium_page, server, notebook_name, artifacts):
+    page, srv, nb = chromium_page, server("lab"), notebook_name
+    srv.write_notebook(nb, [BRANCHING, ASK])
+    chat = open_and_run(page, srv, nb)
+    turn = page.locator(".jp-Notebook .jp-CodeCell").nth(1).locator(".aiw.aiw-turn[data-rendered='true']")
+    expect(turn.locator(".aiw-message[data-role='assistant']")).to_contain_text("Answer 1 to: from a cell")
+    # Regenerate in the asking cell's own view: the turn runs again there, and in the chat.
+    turn.locator(".aiw-message[data-role='assistant'] .aiw-regenerate").click()
+    expect(turn.locator(".aiw-message[data-role='assistant']")).to_contain_text("Answer 2 to: from a cell")
+    expect(_label(turn.locator(".aiw-message[data-role='assistant']"))).to_have_attribute("data-label", "2/2")
+    expect(last_assistant(chat)).to_contain_text("Answer 2 to: from a cell")
+    # Edit there too.
+    turn.locator(".aiw-message[data-role='user'] .aiw-edit-message").click()
+    box = turn.locator(".aiw-edit-input")
+    box.fill("edited in the cell")
+    box.press("Enter")
+    expect(turn.locator(".aiw-message[data-role='user']")).to_have_text(["edited in the cell"])
+    expect(turn.locator(".aiw-message[data-role='assistant']")).to_contain_text("Answer 3 to: edited in the cell")
+    expect(turn.locator(".aiw-message")).to_have_count(2)
+    expect(last_assistant(chat)).to_contain_text("Answer 3 to: edited in the cell")
+    screenshot(turn, artifacts, "test_branches-asking-cell")
+    assert_no_widget_errors(page)
