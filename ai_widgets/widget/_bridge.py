@@ -308,12 +308,15 @@ class SessionBridge:
         self._count = position
         if self._on_branched is not None:
             self._on_branched(position)
-        for message in self._session.messages[position:]:
+        shown = self._session.messages[position:]
+        for message in shown:
             index = self._count
             self._count += 1
             self._indices[message.id] = index
             if index >= self._start:
                 self._on_finished(message, index)
+        if shown:  # a switch: the usage and the transcript follow the branch now shown
+            self._on_turn_end(shown[-1])
 
     # --- a sync call's thread after its call ended ------------------------------------------------------------------
 

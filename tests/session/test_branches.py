@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,32 @@ def test_a_process_that_dies_leaves_its_branches_in_the_journal(tmp_path: Path) 
     session.switch_branch(session.messages[0].id, 0)
     assert _texts(session.messages) == ["one", "one", "two", "two"]
     session.close()
+
+
+def test_a_journal_of_the_first_version_still_replays(tmp_path: Path) -> None:
+    """A file the previous ai_widgets wrote (journal version 1: puts and clears only) opens, and goes on with
+    branches."""
+    path = tmp_path / "chat.json"
+    snapshot = dump_messages([Message.user("hi")]).encode("ascii")
+    path.write_bytes(snapshot)
+
+    def record(body: dict[str, object]) -> bytes:
+        data = json.dumps(body).encode("ascii")
+        return b"%08x %s\n" % (zlib.crc32(data), data)
+
+    reply = Message(Role.ASSISTANT, [TextPart("hello")])
+    header = {
+        "format": "ai_widgets.history-journal",
+        "version": 1,
+        "snapshot": {"size": len(snapshot), "crc32": zlib.crc32(snapshot)},
+    }
+    journal = record(header) + record({"op": "put", "index": 1, "message": reply.to_dict()})
+    (tmp_path / "chat.json.journal").write_bytes(journal)
+    session = ChatSession(EchoTransport(), history=path)
+    assert _texts(session.messages) == ["hi", "hello"]
+    asyncio.run(session.regenerate())
+    session.close()
+    again = ChatSession(None, history=path)
+    assert _texts(again.messages) == ["hi", "hi"]
+    assert _texts(list(again.branches(again.messages[1].id).alternatives)) == ["hello", "hi"]
+    again.close()

@@ -67,8 +67,9 @@ async def test_edit_regenerate_and_switch_from_the_view(wire: Wire) -> None:
     assert [m.text for m in chat.session.messages] == ["one", "echo: one", "two", "echo: two"]
     assert [m["id"] for m in mirror.finished] == _ids(chat)
     assert mirror.finished[2]["branch"] == {"active": 0, "count": 2}
-    # A view that opens now starts from the same messages, marks included.
+    # A view that opens now starts from the same messages, marks included; the usage follows the branch shown.
     assert finished_messages(chat) == mirror.finished
+    assert chat.usage == chat.session.usage.to_dict()
     assert mirror.errors == []
 
 
