@@ -339,6 +339,7 @@ export class ChatView {
         this.shell.showError(ev.message);
         if (ev.id !== undefined) this.shell.sendRefused(ev.id);
         for (const card of this.prompting) card.enablePrompt(ev.message);
+        if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
         return;
     }

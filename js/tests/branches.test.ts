@@ -77,6 +77,17 @@ describe("the controls", () => {
     expect(model.sent.slice(-2)).toEqual([{ type: "switch_branch", message_id: "a1", index: 0 }, { type: "regenerate" }]);
   });
 
+  it("can be clicked again after the kernel refused", async () => {
+    const { model, view, root } = await chat();
+    const regenerate = $<HTMLButtonElement>(root, '.aiw-message[data-id="a1"] .aiw-regenerate');
+    regenerate.click();
+    expect(regenerate.disabled).toBe(true); // one click, one request
+    model.custom({ type: "error", message: "A reply is still running: wait for it, or press Stop, then try again." });
+    view.flush();
+    expect(regenerate.disabled).toBe(false);
+    expect($(root, ".aiw-banner-kernel").textContent).toContain("A reply is still running");
+  });
+
   it("offer Retry on a last reply that failed, and Regenerate only on the last one", async () => {
     const { model, view, root } = await chat();
     model.finish(user("u2", 2, "again"));

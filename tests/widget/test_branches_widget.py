@@ -172,3 +172,12 @@ def test_the_export_carries_the_branches(tmp_path: Any) -> None:
     again.close()
     assert "## Earlier branches" in markdown
     assert markdown.index("second") < markdown.index("first")
+
+
+async def test_continue_after_an_error_goes_on(wire: Wire) -> None:
+    failing = ScriptedReply(text="half", error=RuntimeError("provider down"), error_after=1)
+    chat = ChatWidget(transport=ScriptedTransport([failing, "went on"]))
+    assert (await chat.ask("hi", show=False)).status is MessageStatus.ERROR
+    wire.comms[chat.comm.comm_id].handle({"type": "continue"})
+    await wait_for(lambda: not chat.busy and chat.session.messages[-1].text == "went on")
+    assert chat.session.messages[-1].status is MessageStatus.COMPLETED

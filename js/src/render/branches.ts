@@ -44,6 +44,11 @@ export class BranchControls {
     this.update(message);
   }
 
+  /** The kernel refused an action (a click that raced a turn): Regenerate / Retry can be clicked again. */
+  refused(): void {
+    this.againButton.disabled = false;
+  }
+
   /** Whether the message is the last one shown (only the last reply offers Regenerate / Retry). */
   setLast(last: boolean): void {
     if (last === this.last) return;

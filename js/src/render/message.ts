@@ -171,6 +171,11 @@ export class MessageView {
     this.branches.setLast(last);
   }
 
+  /** The kernel refused an action: its controls can be clicked again. */
+  refused(): void {
+    this.branches.refused();
+  }
+
   /** Every tool card (for trait-wide refreshes such as `tools`). */
   cards(): ToolCardView[] {
     return this.parts.filter((p): p is ToolCardView => p instanceof ToolCardView);
