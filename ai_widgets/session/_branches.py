@@ -18,9 +18,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ai_widgets._message_json import conversation_json, read_field
-from ai_widgets.messages import Message, Role, conversation_markdown, load_messages
+from ai_widgets.messages import Message, Role, conversation_markdown
 
-__all__ = ["BranchError", "BranchPoint", "ConversationBranches"]
+__all__ = [
+    "BranchError",
+    "BranchPoint",
+    "ConversationBranches",
+    "branches_json",
+    "branches_markdown",
+    "conversation_json_with",
+    "conversation_with_branches",
+    "message_position",
+    "regenerate_position",
+    "user_position",
+]
 
 
 class BranchError(ValueError):
@@ -250,22 +261,5 @@ def conversation_json_with(conversation: str, branches: str) -> str:
     return f'{conversation[:-1]}, "branches": {branches}}}'
 
 
-def load_with_branches(text: str | bytes) -> tuple[list[Message], ConversationBranches]:
-    """The active path and forks of :func:`conversation_with_branches`'s text (or any conversation's text).
-
-    Raises:
-        ValueError: The text is not a conversation this version reads.
-    """
-    messages = load_messages(text)
-    data = _json_object(text)
-    stored = data.get("branches")
-    return messages, (ConversationBranches() if stored is None else ConversationBranches.from_dict(stored, messages))
-
-
 def _key(messages: Sequence[Message], position: int) -> str:
     return messages[position - 1].id if position else ""
-
-
-def _json_object(text: str | bytes) -> dict[str, Any]:
-    data = json.loads(text)
-    return data if isinstance(data, dict) else {}
