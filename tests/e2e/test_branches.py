@@ -175,3 +175,19 @@ def test_regenerate_and_edit_in_the_asking_cell(chromium_page, server, notebook_
     expect(last_assistant(chat)).to_contain_text("Answer 3 to: edited in the cell")
     screenshot(turn, artifacts, "test_branches-asking-cell")
     assert_no_widget_errors(page)
+
+
+def test_regenerate_and_switch_in_notebook7(chromium_page, server, notebook_name, artifacts):
+    page, srv, nb = chromium_page, server("notebook"), notebook_name
+    srv.write_notebook(nb, [BRANCHING])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "hello")
+    wait_idle(widget)
+    last_assistant(widget).locator(".aiw-regenerate").click()
+    expect(last_assistant(widget)).to_contain_text("Answer 2 to: hello")
+    wait_idle(widget)
+    last_assistant(widget).locator(".aiw-branch-prev").click()
+    expect(last_assistant(widget)).to_contain_text("Answer 1 to: hello")
+    expect(_label(last_assistant(widget))).to_have_attribute("data-label", "1/2")
+    screenshot(widget, artifacts, "test_branches-notebook7")
+    assert_no_widget_errors(page)
