@@ -156,13 +156,12 @@ class BranchingSession:
         task = None if turn is None else turn.task
         if stop and turn is not None and task is not None:
             turn.stop()
+            # The turn's end is the task's first done callback, so it has run when the wait (a later one) returns.
             loop = task.get_loop()
             if loop is asyncio.get_running_loop():
                 await asyncio.wait({task})
             else:  # the turn runs on another thread's loop: wait there for it to end
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.wait({task}), loop))
-            if not turn.ended:
-                turn.end()  # its done callback runs right after the wait's; end() is idempotent
         self.check_can_send()
 
     def _cut(self, position: int) -> None:

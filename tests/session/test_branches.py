@@ -370,3 +370,19 @@ def test_a_journal_of_the_first_version_still_replays(tmp_path: Path) -> None:
     assert _texts(again.messages) == ["hi", "hi"]
     assert _texts(list(again.branches(again.messages[1].id).alternatives)) == ["hello", "hi"]
     again.close()
+
+
+async def test_edit_with_stop_from_another_event_loop_waits_for_the_turn_to_end() -> None:
+    """The turn runs on this loop; the edit comes from a thread with a loop of its own (a widget's click)."""
+    ran.clear()
+    wipe_call = ScriptedReply(tool_calls=[ScriptedToolCall(name="wipe", arguments={"path": "x"})])
+    session = ChatSession(ScriptedTransport([wipe_call, "Changed my mind."]), tools=[wipe])
+    task = asyncio.create_task(session.send("wipe x"))
+    await wait_for(lambda: bool(session.pending_approvals))
+    waiting = session.pending_approvals[0]
+    question = session.messages[0].id
+    edited = await asyncio.to_thread(asyncio.run, session.edit(question, "leave it", stop=True))
+    assert edited.text == "Changed my mind."
+    assert (await task).status is MessageStatus.CANCELLED
+    assert waiting.state is ToolCallState.CANCELLED
+    assert ran == []
