@@ -17,7 +17,14 @@ from ai_widgets.messages import (
     Usage,
 )
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
-from ai_widgets.session import ChatSession, NoOutputError, OutputValidationError, SessionBusyError
+from ai_widgets.session import (
+    BranchError,
+    BranchPoint,
+    ChatSession,
+    NoOutputError,
+    OutputValidationError,
+    SessionBusyError,
+)
 from ai_widgets.tools import (
     Attachment,
     Citation,
@@ -43,6 +50,8 @@ __all__ = [
     "Attachment",
     "AttachmentError",
     "AttachmentLimits",
+    "BranchError",
+    "BranchPoint",
     "ChatSession",
     "ChatWidget",
     "Citation",

@@ -14,6 +14,7 @@ from ai_widgets.messages import Message, Part, ToolCallPart
 
 __all__ = [
     "LATE_PREVIEW_CHARS",
+    "BranchesChanged",
     "BusyChanged",
     "ConversationCleared",
     "MessageAdded",
@@ -138,6 +139,16 @@ class BusyChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class BranchesChanged:
+    """The conversation from ``position`` on was replaced, the replaced messages kept as an earlier branch: an edit
+    or a regenerate cut it there (the new branch's messages follow as ``MessageAdded``), or a switch of branch put
+    another one there (its messages are ``session.messages[position:]``, all finished). An observer drops what it
+    shows from ``position`` on and shows what is there now; ``session.branches(message_id)`` says what is where."""
+
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
 class ConversationCleared:
     """Every message was removed."""
 
@@ -162,6 +173,7 @@ SessionChange: TypeAlias = (
     | ToolCallStraggling
     | MessageFinished
     | BusyChanged
+    | BranchesChanged
     | ConversationCleared
     | SessionNotice
 )

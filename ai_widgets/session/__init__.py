@@ -1,5 +1,6 @@
 """The session: a conversation with a model that can call tools (see :class:`ChatSession`)."""
 
+from ai_widgets.session._branches import BranchError, BranchPoint
 from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError
 from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session._output import NoOutputError, OutputValidationError
@@ -7,6 +8,8 @@ from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
 
 __all__ = [
+    "BranchError",
+    "BranchPoint",
     "ChatSession",
     "HistoryError",
     "HistoryLockedError",

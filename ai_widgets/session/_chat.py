@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
+    BranchesChanged,
     BusyChanged,
     ConversationCleared,
     MessageAdded,
@@ -34,6 +35,8 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._branches import ConversationBranches, branches_json
+from ai_widgets.session._branching import BranchingSession
 from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
@@ -76,8 +79,8 @@ class NoTransportError(RuntimeError):
     """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
 
 
-class ChatSession:
-    """A conversation with a model that can call tools.
+class ChatSession(BranchingSession):
+    """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
 
     Args:
         transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one, the
@@ -135,6 +138,7 @@ class ChatSession:
         self.context = context
         self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
         self._messages: list[Message] = list(messages or ())
+        self._branches = ConversationBranches() if self._history is None else self._history.branches
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
         self._subscribers: tuple[Subscriber, ...] = ()
         self._subscribers_lock = threading.Lock()
@@ -229,6 +233,11 @@ class ChatSession:
         match change:
             case ConversationCleared():
                 history.clear()
+            case BranchesChanged(position=position):  # the path cut there; what is there now follows as puts
+                for message in self._messages[position:]:
+                    history.changed(message)
+                history.branched(position, branches_json(self._branches) if self._branches else None)
+                history.checkpoint(self._messages)
             case BusyChanged() | SessionNotice() | ToolCallStraggling():
                 pass  # nothing in the record changed
             case MessageAdded(message=message):
@@ -288,12 +297,18 @@ class ChatSession:
         """
         if self._history is None:
             return
-        with self._claim_lock:  # like clear(): no turn may start while the file is folded and released
+        with self._held("close the session"):  # no turn may start while the file is folded and released
+            self._history.close()
+
+    @contextlib.contextmanager
+    def _held(self, doing: str) -> Iterator[None]:
+        """Holds the idle session for a change that is not a turn (a clear, a close, a switch of branch)."""
+        with self._claim_lock:
             if self._turn is not None or self._holding:
-                raise SessionBusyError("cannot close the session while a turn is running; stop() it first")
+                raise SessionBusyError(f"cannot {doing} while a turn is running; stop() it first")
             self._holding = True
         try:
-            self._history.close()
+            yield
         finally:
             self._holding = False
 
@@ -418,23 +433,18 @@ class ChatSession:
             raise ApprovalError(self._why_not_active(tool_call_id, "cancelled"))
 
     def clear(self) -> None:
-        """Removes every message.
+        """Removes every message, and every earlier branch.
 
         Raises:
             SessionBusyError: A turn is running.
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
         """
-        with self._claim_lock:
-            if self._turn is not None or self._holding:
-                raise SessionBusyError("cannot clear the conversation while a turn is running; stop() it first")
-            self._holding = True
-        try:
+        with self._held("clear the conversation"):
             self._check_history_writable()
             self._messages.clear()
+            self._branches.clear()
             self.notify(ConversationCleared())
-        finally:
-            self._holding = False
 
     def check_can_send(self) -> None:
         """Raises what :meth:`send` would raise before it starts a turn, for a caller that prepares one (a view of
@@ -544,6 +554,7 @@ class ChatSession:
         direct: ToolCallPart | None = None,
         resume: bool = False,
         output: OutputSpec | None = None,
+        fork: Callable[[], None] | None = None,
     ) -> Message:
         """Claims the session for a turn, then adds the user message and the reply and runs the turn.
 
@@ -552,6 +563,7 @@ class ChatSession:
             direct: The call a person asked for (``run_call``).
             resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
             output: What the answer must match (``send(..., output_type=...)``).
+            fork: Cuts the conversation where an edit or a regenerate starts its branch, once the turn is claimed.
         """
         loop = asyncio.get_running_loop()
         reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
@@ -562,6 +574,8 @@ class ChatSession:
                 raise ValueError("there is nothing to resume: the conversation is empty")
             carried = carry_over(self._messages[-1]) if resume else []
             self._close_unanswered_calls()
+            if fork is not None:
+                fork()
             if user is not None:
                 self._append(user)
             reply.parts.extend([direct] if direct is not None else carried)

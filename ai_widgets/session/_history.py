@@ -123,6 +123,7 @@ class HistoryFile:
                     older._tell_taken_over()
             _OPEN[key] = self
         self.messages = loaded.messages
+        self.branches = loaded.branches
         for message in self.messages:
             if _close_interrupted(message):
                 self.changed(message)  # the next checkpoint writes it as it now stands
@@ -160,6 +161,14 @@ class HistoryFile:
         puts.sort()
         for index, text in puts:
             self._writer.submit(("put", index, text))
+
+    def branched(self, position: int, branches: str | None) -> None:
+        """Records that the conversation was cut to ``position`` messages (an edit, a regenerate or a switch of
+        branch replaced the rest) and that its earlier branches are now ``branches`` (their JSON text; ``None``:
+        none). The messages now from ``position`` on follow as puts, at the next :meth:`checkpoint`."""
+        if self._closed_because is None:
+            self._writer.submit(("truncate", position))
+            self._writer.submit(("branches", branches))
 
     def clear(self) -> None:
         """Records that the conversation was emptied (the writer then writes a new, empty snapshot)."""

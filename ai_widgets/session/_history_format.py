@@ -5,7 +5,10 @@ snapshot, a torn last record dropped, corruption and newer formats refused).
 The snapshot (``chat.json``) is the format of :func:`ai_widgets.messages.dump_messages`, so any file that function
 wrote loads. It is only ever replaced whole and atomically (a temporary file in the same folder, fsynced, renamed
 over it), so a crash mid-write leaves the old one readable. The journal (``chat.json.journal``) holds one record
-per line (``crc32 json``): one message put at its position, or the conversation cleared. Its first record names
+per line (``crc32 json``): one message put at its position, the conversation cleared, or (version 2) cut to a
+length and its earlier branches (:mod:`ai_widgets.session._branches`) replaced whole, as an edit, a regenerate or a
+branch switch does. The snapshot keeps those branches under ``"branches"``, which a reader of the plain conversation
+format leaves aside. Its first record names
 the snapshot it follows (its size and crc32), so a journal left behind by a compaction that crashed before
 resetting it is recognised as already folded in.
 """
@@ -19,16 +22,18 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ai_widgets.messages import FORMAT_VERSION, Message, load_messages
+from ai_widgets.session._branches import ConversationBranches, conversation_json_with
 
 __all__ = ["HistoryError"]
 
 _JOURNAL_FORMAT = "ai_widgets.history-journal"
-_JOURNAL_VERSION = 1
+_JOURNAL_VERSION = 2
+_READABLE_JOURNAL_VERSIONS = (1, 2)
 
 
 class HistoryError(ValueError):
@@ -122,9 +127,10 @@ def _message_text(message: Message) -> str:
     return json.dumps(message.to_dict(), ensure_ascii=True, allow_nan=False)
 
 
-def _snapshot_bytes(texts: Iterable[str]) -> bytes:
+def _snapshot_bytes(texts: Iterable[str], branches: str | None = None) -> bytes:
     head = json.dumps({"format": "ai_widgets.conversation", "version": FORMAT_VERSION})[:-1]
-    return f'{head}, "messages": [{", ".join(texts)}]}}'.encode("ascii")
+    text = f'{head}, "messages": [{", ".join(texts)}]}}'
+    return (text if branches is None else conversation_json_with(text, branches)).encode("ascii")
 
 
 def _record(body: bytes) -> bytes:
@@ -144,6 +150,14 @@ def _put_record(index: int, text: str) -> bytes:
 _CLEAR_RECORD = _record(b'{"op": "clear"}')
 
 
+def _truncate_record(length: int) -> bytes:
+    return _record(f'{{"op": "truncate", "length": {length}}}'.encode("ascii"))
+
+
+def _branches_record(branches: str | None) -> bytes:
+    return _record(f'{{"op": "branches", "branches": {branches or "{}"}}}'.encode("ascii"))
+
+
 @dataclass
 class _Loaded:
     messages: list[Message]
@@ -152,6 +166,8 @@ class _Loaded:
     header: bytes  # the journal's first record for this snapshot
     journal_size: int  # the good part of the journal (a torn tail excluded); 0: it must be written anew
     journal_problem: str | None = None  # a journal that was left out (stale), told in the log
+    branches: ConversationBranches = field(default_factory=ConversationBranches)
+    branches_text: str | None = None  # their JSON text as the file holds it; None: there are none
 
 
 def _read(files: _Files) -> _Loaded:
@@ -167,10 +183,14 @@ def _read(files: _Files) -> _Loaded:
     except OSError as exc:
         raise HistoryError(f"cannot read the history file {str(files.snapshot)!r}: {exc}") from exc
     messages: list[Message] = []
+    branches_data: Any = None
+    branches: ConversationBranches | None = None
     if snapshot is not None:
         try:
             messages = load_messages(snapshot)
-        except ValueError as exc:
+            branches_data = json.loads(snapshot).get("branches")
+            branches = None if branches_data is None else ConversationBranches.from_dict(branches_data, messages)
+        except (ValueError, RecursionError) as exc:
             raise HistoryError(
                 f"the history file {str(files.snapshot)!r} is not a conversation this version can read ({exc}); "
                 "it was left untouched. Move it away, or pass another history= path."
@@ -183,6 +203,9 @@ def _read(files: _Files) -> _Loaded:
     except OSError as exc:
         raise HistoryError(f"cannot read the history journal {str(files.journal)!r}: {exc}") from exc
     loaded = _Loaded(messages, texts, 0 if snapshot is None else len(snapshot), _header(snapshot or b""), 0)
+    if branches_data is not None and branches is not None:
+        loaded.branches = branches
+        loaded.branches_text = json.dumps(branches_data, ensure_ascii=True, allow_nan=False) if branches else None
     if snapshot is not None and journal:
         _replay(files, snapshot, journal, loaded)
     return loaded
@@ -215,7 +238,7 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
             "it away, or pass another history= path."
         )
     version = header.get("version")
-    if version != _JOURNAL_VERSION:
+    if version not in _READABLE_JOURNAL_VERSIONS:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > _JOURNAL_VERSION
         hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
         raise HistoryError(
@@ -230,12 +253,23 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
         )
         return
     messages, texts = list(loaded.messages), list(loaded.texts)
+    branches_data: Any = {} if loaded.branches_text is None else json.loads(loaded.branches_text)
     for number, (_, record) in enumerate(records[1:], start=2):
         try:
             match record.get("op"):
                 case "clear":
                     messages.clear()
                     texts.clear()
+                    branches_data = {}
+                case "truncate":
+                    length = record.get("length")
+                    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= len(messages):
+                        raise ValueError(f"length {length!r} is outside the conversation of {len(messages)}")
+                    del messages[length:], texts[length:]
+                case "branches":
+                    branches_data = record.get("branches")
+                    if not isinstance(branches_data, dict):
+                        raise ValueError("the branches must be an object")
                 case "put":
                     index, data = record.get("index"), record.get("message")
                     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= len(messages):
@@ -254,6 +288,14 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
                 f"the history journal {str(files.journal)!r} is corrupt (record {number}: {exc}); it was left "
                 "untouched. Move it (and its snapshot) away, or pass another history= path."
             ) from None
+    try:
+        loaded.branches = ConversationBranches.from_dict(branches_data, messages)
+    except (ValueError, RecursionError) as exc:
+        raise HistoryError(
+            f"the history journal {str(files.journal)!r} is corrupt (its branches: {exc}); it was left untouched. "
+            "Move it (and its snapshot) away, or pass another history= path."
+        ) from None
+    loaded.branches_text = json.dumps(branches_data, ensure_ascii=True, allow_nan=False) if loaded.branches else None
     loaded.messages, loaded.texts = messages, texts
     loaded.journal_size = records[-1][0]
 

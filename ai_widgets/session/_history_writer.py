@@ -17,11 +17,13 @@ from typing import Any
 from ai_widgets.session._history_format import (
     _CLEAR_RECORD,
     HistoryError,
+    _branches_record,
     _Files,
     _header,
     _Loaded,
     _put_record,
     _snapshot_bytes,
+    _truncate_record,
     _write_atomically,
 )
 from ai_widgets.session._history_lock import _Lock
@@ -46,6 +48,7 @@ class _Writer:
         self._files = files
         self._lock = lock
         self._texts = loaded.texts
+        self._branches = loaded.branches_text  # the earlier branches' JSON text; None: there are none
         self._snapshot_size = loaded.snapshot_size
         self._journal_size = loaded.journal_size
         self._journal: int | None = None
@@ -70,7 +73,7 @@ class _Writer:
 
     # --- the callers' side ----------------------------------------------------------------------------------------
 
-    def submit(self, job: tuple[str, int, str] | tuple[str]) -> None:
+    def submit(self, job: tuple[str, int, str] | tuple[str, int] | tuple[str, str | None] | tuple[str]) -> None:
         self._queue.put(job)
 
     def flush(self) -> concurrent.futures.Future[BaseException | None]:
@@ -112,8 +115,15 @@ class _Writer:
                         else:
                             self._texts.append(text)
                         records.append(_put_record(index, text))
+                    case ("truncate", int(length)):
+                        del self._texts[length:]
+                        records.append(_truncate_record(length))
+                    case ("branches", branches):
+                        self._branches = branches
+                        records.append(_branches_record(branches))
                     case ("clear",):
                         self._texts.clear()
+                        self._branches = None
                         records.append(_CLEAR_RECORD)
                         cleared = True
                     case ("flush", future):
@@ -167,7 +177,7 @@ class _Writer:
 
     def _compact(self, *, raising: bool = False) -> None:
         """Writes the whole conversation as a new snapshot, then a new journal that follows it."""
-        snapshot = _snapshot_bytes(self._texts)
+        snapshot = _snapshot_bytes(self._texts, self._branches)
         header = _header(snapshot)
         try:
             if not self._files.folder.is_dir():

@@ -114,6 +114,28 @@ class ContinueAction(_Action):
     type: Literal["continue"]
 
 
+class EditAction(_Action):
+    """The person edits one of their messages (``message_id``) to ``text``: the turn runs again from there."""
+
+    type: Literal["edit"]
+    message_id: Annotated[str, Field(min_length=1, max_length=512)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+
+
+class RegenerateAction(_Action):
+    """The person asks for another answer to their last message (Regenerate, or Retry after an error or a stop)."""
+
+    type: Literal["regenerate"]
+
+
+class SwitchBranchAction(_Action):
+    """The person shows branch ``index`` at the place of message ``message_id`` (the ``< 1/2 >`` switcher)."""
+
+    type: Literal["switch_branch"]
+    message_id: Annotated[str, Field(min_length=1, max_length=512)]
+    index: Annotated[int, Field(ge=0, strict=True)]
+
+
 class BenchOpenAction(_Action):
     """The person asks to run a finished call again by hand ("Run again"): a bench entry with its arguments."""
 
@@ -147,6 +169,9 @@ _ACTIONS = (
     CancelAction,
     RevokeAction,
     ContinueAction,
+    EditAction,
+    RegenerateAction,
+    SwitchBranchAction,
     BenchOpenAction,
     BenchRunAction,
     BenchCloseAction,
@@ -164,6 +189,9 @@ Action: TypeAlias = Annotated[
     | CancelAction
     | RevokeAction
     | ContinueAction
+    | EditAction
+    | RegenerateAction
+    | SwitchBranchAction
     | BenchOpenAction
     | BenchRunAction
     | BenchCloseAction,

@@ -15,6 +15,7 @@ from typing import Any
 
 from ai_widgets._threads import running_loop
 from ai_widgets.changes import (
+    BranchesChanged,
     BusyChanged,
     ConversationCleared,
     MessageAdded,
@@ -32,6 +33,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, TextPart
 from ai_widgets.session import ChatSession
+from ai_widgets.widget._branch_view import branch_marked
 from ai_widgets.widget._ops import Op, to_wire
 from ai_widgets.widget._serialize import (
     after_stop_fields,
@@ -148,6 +150,8 @@ class SessionBridge:
         on_turn_end: Called after a reply finished (to refresh usage and similar).
         on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
         on_notice: Called with a notice about the session itself (its history file taken over by a newer session).
+        on_branched: Called with the position from which the conversation's active path was replaced (an edit, a
+            regenerate, a switch of branch), before the messages now there are told (each through ``on_finished``).
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
             is mirrored until the first message of the turn :meth:`begin_with` names.
@@ -163,6 +167,7 @@ class SessionBridge:
         on_turn_end: Callable[[Message], None],
         on_cleared: Callable[[], None],
         on_notice: Callable[[str], None] | None = None,
+        on_branched: Callable[[int], None] | None = None,
         start: int | None = 0,
     ) -> None:
         self._session = session
@@ -175,6 +180,7 @@ class SessionBridge:
         self._on_turn_end = on_turn_end
         self._on_cleared = on_cleared
         self._on_notice = on_notice
+        self._on_branched = on_branched
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
@@ -200,6 +206,16 @@ class SessionBridge:
         self._closed = True
         if not self._stopping:
             self._unsubscribe()
+
+    @property
+    def start(self) -> int:
+        """The position of the first message mirrored."""
+        return self._start
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (it mirrors nothing more)."""
+        return self._closed
 
     def index_of(self, message: Message) -> int:
         """The message's position in the conversation."""
@@ -262,7 +278,7 @@ class SessionBridge:
                 self._count += 1
                 self._indices[message.id] = index
                 if message.status is MessageStatus.IN_PROGRESS:
-                    push({"op": "start", "message": message_dict(message, index)})
+                    push({"op": "start", "message": branch_marked(self._session, message_dict(message, index))})
                 else:
                     self._on_finished(message, index)
             case MessageFinished(message=message):
@@ -274,6 +290,8 @@ class SessionBridge:
             case SessionNotice(text=text):
                 if self._on_notice is not None:
                     self._on_notice(text)
+            case BranchesChanged(position=position):
+                self._branched(position)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0
@@ -282,6 +300,23 @@ class SessionBridge:
                 push({"op": "clear"})
                 self._patches.flush()
                 self._on_cleared()
+
+    def _branched(self, position: int) -> None:
+        """The active path was replaced from ``position`` on: forget the messages that left it, tell the view, and
+        show the ones now there (a switch puts a finished branch there; an edit or a regenerate adds its own after)."""
+        self._indices = {message_id: i for message_id, i in self._indices.items() if i < position}
+        self._count = position
+        if self._on_branched is not None:
+            self._on_branched(position)
+        shown = self._session.messages[position:]
+        for message in shown:
+            index = self._count
+            self._count += 1
+            self._indices[message.id] = index
+            if index >= self._start:
+                self._on_finished(message, index)
+        if shown:  # a switch: the usage and the transcript follow the branch now shown
+            self._on_turn_end(shown[-1])
 
     # --- a sync call's thread after its call ended ------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import ipywidgets
 
 from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.attachments import AttachmentPart
-from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown, dump_messages
+from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
@@ -359,7 +359,8 @@ class ChatWidget(SessionView):
 
     def export(self, path: str | os.PathLike[str]) -> Path:
         """Writes the conversation to ``path``: a readable transcript for ``.md``, the whole conversation (loadable
-        with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``.
+        with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
+        branches of edits and regenerates (the markdown after the transcript).
 
         Returns:
             The path written.
@@ -370,9 +371,10 @@ class ChatWidget(SessionView):
         target = Path(path).expanduser()
         match target.suffix.lower():
             case ".md" | ".markdown":
-                text = self.transcript() + "\n"
+                branches = self.session.branches_markdown()
+                text = self.transcript() + ("\n\n## Earlier branches\n\n" + branches if branches else "") + "\n"
             case ".json":
-                text = dump_messages(self.session.messages)
+                text = self.session.to_json()  # with the earlier branches
             case _:
                 raise ValueError(f"export() writes .md or .json, not {target.name!r}")
         target.write_text(text, encoding="utf-8")

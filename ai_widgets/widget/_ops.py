@@ -15,6 +15,7 @@ __all__ = [
     "ArgsOp",
     "CallOp",
     "ClearOp",
+    "CutOp",
     "FinishOp",
     "MsgOp",
     "Op",
@@ -100,7 +101,15 @@ class ClearOp(TypedDict):
     op: Literal["clear"]
 
 
-Op = StartOp | MsgOp | PartOp | TextOp | AnswerOp | ArgsOp | CallOp | FinishOp | ClearOp
+class CutOp(TypedDict):
+    """The finished messages from number ``position`` on left the conversation's active path (an edit, a regenerate
+    or a switch of branch replaced them; they are kept in the session as an earlier branch)."""
+
+    op: Literal["cut"]
+    position: int
+
+
+Op = StartOp | MsgOp | PartOp | TextOp | AnswerOp | ArgsOp | CallOp | FinishOp | ClearOp | CutOp
 
 #: Each op's fields in wire order, after its name: the one place the positions are written on this side.
 WIRE_ORDER: dict[str, tuple[str, ...]] = {
@@ -113,6 +122,7 @@ WIRE_ORDER: dict[str, tuple[str, ...]] = {
     "call": ("message_id", "tool_call_id", "fields"),
     "finish": ("position", "message"),
     "clear": (),
+    "cut": ("position",),
 }
 
 

@@ -9,9 +9,13 @@ it showed, so the asking cell's output is a record of that turn, also in a saved
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from ai_widgets.attachments import AttachmentPart
+from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession
+from ai_widgets.widget._branch_view import BUSY_REFUSAL
 from ai_widgets.widget._view import SessionView
 
 __all__ = ["TurnView"]
@@ -76,6 +80,25 @@ class TurnView(SessionView):
 
     def _on_continue(self) -> None:
         self._send_error("This shows one turn of a chat: press Continue in the chat itself.")
+
+    def _on_branch_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], *, regenerate: bool) -> None:
+        """An Edit or a Regenerate clicked here runs this turn again, and this view shows it (mirroring again from
+        its first message); a Regenerate only while this turn is the conversation's last."""
+        if self.session.busy:
+            self._send_error(BUSY_REFUSAL)
+            return
+        if regenerate and not self._is_last_turn():
+            self._send_error("This turn is no longer the chat's last one: regenerate there, or edit its message here.")
+            return
+        if self._began and self._bridge.closed:
+            self._mirror(self._bridge.start)
+        self._owner = None  # the turn the click starts is this view's
+        super()._on_branch_turn(start, regenerate=regenerate)
+
+    def _is_last_turn(self) -> bool:
+        shown = self._shown_messages
+        messages = self.session.messages
+        return bool(shown) and bool(messages) and messages[-1] is shown[-1]
 
 
 def _current_task() -> asyncio.Task[object] | None:

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +37,19 @@ from ai_widgets.widget._actions import (
     CompleteAction,
     ContinueAction,
     DescribeAction,
+    EditAction,
     OlderAction,
+    RegenerateAction,
     RevokeAction,
     SendAction,
     StopAction,
+    SwitchBranchAction,
     SyncAction,
     clip,
     parse_action,
 )
 from ai_widgets.widget._bench import Bench, BenchError
+from ai_widgets.widget._branch_view import branch_marked, branch_marks, run_branch_turn, switch_branch
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
@@ -160,9 +164,10 @@ class SessionView(anywidget.AnyWidget):
             for index, message in enumerate(session.messages)
             if start is not None and index >= start and message.status is not MessageStatus.IN_PROGRESS
         ]
+        marks = branch_marks(session) if shown else {}
         super().__init__(
             # In the state the comm opens with (its newest part): a view starts from it, whenever it opens.
-            history=[message_dict(message, index) for index, message in shown],
+            history=[_marked(message_dict(message, index), marks) for index, message in shown],
             **_front_end_traits(),
             **traits,
         )
@@ -182,22 +187,28 @@ class SessionView(anywidget.AnyWidget):
             on_run_end=self._refresh_allowed,
             interval=flush_interval,
         )
+        self._mirror(start)
+        self._refresh_tools()
+        self._turn_ended(None)
+        self.kernel_mode = kernel_support().kind
+        self.on_msg(self._handle_frontend_message)
+
+    def _mirror(self, start: int | None) -> None:
+        """Starts mirroring the session from position ``start`` (again, for a view of one turn whose turn is run
+        again by an edit or a regenerate clicked in it)."""
         self._bridge = SessionBridge(
-            session,
+            self.session,
             self._patches,
             on_finished=self._message_finished,
             on_busy=self._set_busy,
             on_turn_end=self._turn_ended,
             on_cleared=self._cleared,
             on_notice=self._send_notice,
+            on_branched=self._branched,
             start=start,
         )
         self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
-        self._unsubscribe_tools = session.tools.subscribe(lambda _registry: self._refresh_tools())
-        self._refresh_tools()
-        self._turn_ended(None)
-        self.kernel_mode = kernel_support().kind
-        self.on_msg(self._handle_frontend_message)
+        self._unsubscribe_tools = self.session.tools.subscribe(lambda _registry: self._refresh_tools())
 
     # --- kernel -> front end --------------------------------------------------------------------------------------
 
@@ -230,12 +241,21 @@ class SessionView(anywidget.AnyWidget):
             self._send_custom({"type": "error", "message": self._notices[index], "notice": index})
 
     def _message_finished(self, message: Message, index: int) -> None:
-        shown = message_dict(message, index)
+        shown = branch_marked(self.session, message_dict(message, index))
         with self._patches.lock:
             position = len(self.history)
             self.history.append(shown)  # in place: no trait sync; the op carries this message alone
             self._shown_messages.append(message)
             self._patches.push({"op": "finish", "position": position, "message": shown})
+            self._patches.flush()
+
+    def _branched(self, position: int) -> None:
+        # In place, like a clear: the "cut" op drops the same finished messages from every view's copy.
+        with self._patches.lock:
+            kept = sum(1 for shown in self.history if shown.get("index", 0) < position)
+            del self.history[kept:]
+            del self._shown_messages[kept:]
+            self._patches.push({"op": "cut", "position": kept})
             self._patches.flush()
 
     def _cleared(self) -> None:
@@ -346,6 +366,12 @@ class SessionView(anywidget.AnyWidget):
                 self._describe(name, request)
             case ContinueAction():
                 self._on_continue()
+            case EditAction(message_id=message_id, text=text):
+                self._on_branch_turn(lambda: self.session.edit(message_id, text), regenerate=False)
+            case RegenerateAction():
+                self._on_branch_turn(self.session.regenerate, regenerate=True)
+            case SwitchBranchAction(message_id=message_id, index=index):
+                switch_branch(self.session, message_id, index, self._send_error)
             case StopAction():
                 self.session.stop()
             case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
@@ -441,6 +467,10 @@ class SessionView(anywidget.AnyWidget):
     def _on_continue(self) -> None:
         raise NotImplementedError
 
+    def _on_branch_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], *, regenerate: bool) -> None:
+        """An Edit or a Regenerate clicked in a view: the turn runs in the background, on the kernel's loop."""
+        run_branch_turn(self.session, start, self._background_loop(), self._send_error)
+
     def _send_snapshot(self, have: int, last: str | None) -> None:
         """Answers a view's ``sync``: the finished messages it lacks, and the live ones as they are now."""
         with self._patches.lock:
@@ -490,3 +520,10 @@ class SessionView(anywidget.AnyWidget):
         if hasattr(self, "_bench"):
             self._bench.close()
         super().close()
+
+
+def _marked(shown: dict[str, Any], marks: dict[str, dict[str, int]]) -> dict[str, Any]:
+    mark = marks.get(shown["id"])
+    if mark is not None:
+        shown["branch"] = mark
+    return shown

@@ -55,7 +55,7 @@ export function normalizeMessage(message: unknown): Message | null {
 }
 
 /** How many elements each op has: a tuple of another length is not that op. */
-export const OP_LENGTHS: Record<PatchOp[0], number> = { start: 2, msg: 3, part: 4, text: 4, answer: 5, args: 4, call: 4, finish: 3, clear: 1 };
+export const OP_LENGTHS: Record<PatchOp[0], number> = { start: 2, msg: 3, part: 4, text: 4, answer: 5, args: 4, call: 4, finish: 3, clear: 1, cut: 2 };
 
 /** `raw` as a patch op, or null when it is not one (checked once, where ops arrive). */
 export function asPatchOp(raw: unknown): PatchOp | null {
@@ -70,7 +70,7 @@ export function asPatchOp(raw: unknown): PatchOp | null {
   const ok =
     kind === "start" || kind === "clear"
       ? true
-      : kind === "finish"
+      : kind === "finish" || kind === "cut"
         ? typeof raw[1] === "number"
         : typeof raw[1] === "string" &&
           (kind === "msg"

@@ -311,6 +311,7 @@ export class ChatStore {
     if (op === null) return;
     if (op[0] === "finish") this.finish(op[1], op[2]);
     else if (op[0] === "clear") this.clear();
+    else if (op[0] === "cut") this.cut(op[1]);
     else if (op[0] === "call" && this.finished.has(op[1])) this.afterStop(op[1], op[2], op[3]);
     else this.live.apply(op);
   }
@@ -322,6 +323,23 @@ export class ChatStore {
     const index = message ? message.parts.findIndex((p) => p.kind === "tool_call" && p.tool_call_id === callId) : -1;
     const part = message?.parts[index];
     if (part?.kind === "tool_call" && isRecord(fields) && setAfterStop(part, fields)) this.emit({ kind: "call", id, index });
+  }
+
+  /** Op "cut": the finished messages from number `at` on left the active path (they are an earlier branch now);
+   * in place, as the kernel cuts its own. A cut before the first one held starts again from a fresh snapshot. */
+  private cut(at: number): void {
+    if (!Number.isInteger(at) || at < 0) return;
+    const history = this.history();
+    const position = at - this.before;
+    if (position < 0) {
+      history.length = 0;
+      this.removeFrom(0);
+      this.before = 0;
+      this.askingOlder = false;
+      return this.resync();
+    }
+    if (position < history.length) history.length = position;
+    this.removeFrom(position);
   }
 
   private clear(): void {

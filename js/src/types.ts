@@ -162,6 +162,14 @@ export interface Message {
   parts: Part[];
   /** A user message's images: part index -> a small PNG `data:` URL for its chip. */
   thumbnails?: Record<string, unknown> | null;
+  /** Where this message's place has alternatives (edits, regenerates): which one is shown, of how many. */
+  branch?: Branch | null;
+}
+
+/** The alternatives at a message's place (the `< 1/2 >` switcher): `active` counts from 0. */
+export interface Branch {
+  active: number;
+  count: number;
 }
 
 export interface ToolInfo {
@@ -237,7 +245,8 @@ export type PatchOp =
   | ["args", string, string, ArgPatch[]] // a call's argument patches
   | ["call", string, string, Record<string, unknown>] // a call's changed fields (CALL_FIELDS, AFTER_STOP_FIELDS)
   | ["finish", number, unknown] // finished message number n, whole: it replaces the live copy
-  | ["clear"];
+  | ["clear"]
+  | ["cut", number]; // the finished messages from number n on left the active path (an edit, regenerate, switch)
 
 /** Front end -> kernel. */
 export type OutgoingMessage =
@@ -251,6 +260,9 @@ export type OutgoingMessage =
   | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "revoke"; tool_name: string }
   | { type: "continue" }
+  | { type: "edit"; message_id: string; text: string }
+  | { type: "regenerate" }
+  | { type: "switch_branch"; message_id: string; index: number }
   | { type: "bench_open"; tool_call_id: string }
   | { type: "bench_run"; id: string; arguments: JsonObject }
   | { type: "bench_close"; id: string };

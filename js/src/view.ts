@@ -79,6 +79,8 @@ export class ChatView {
   private readonly prompting = new Set<ToolCardView>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private toolsLower = new Map<string, ToolInfo>();
+  /** The message marked last (its reply offers Regenerate / Retry). */
+  private lastMarked: string | undefined;
   private unsubscribe: (() => void) | null = null;
   /** Where this view's DOM is shown (the anywidget element; the replacing view's, once it took this one over). */
   private el: HTMLElement;
@@ -337,6 +339,7 @@ export class ChatView {
         this.shell.showError(ev.message);
         if (ev.id !== undefined) this.shell.sendRefused(ev.id);
         for (const card of this.prompting) card.enablePrompt(ev.message);
+        if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
         return;
     }
@@ -448,6 +451,12 @@ export class ChatView {
     const suggestions = this.model.get("suggestions");
     this.shell.setSuggestions(Array.isArray(suggestions) ? suggestions : []);
     this.shell.setTurnBanner(at(0));
+    const lastId = this.list.lastId(0);
+    if (lastId !== this.lastMarked) {
+      if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.setLast(false);
+      this.lastMarked = lastId;
+      if (lastId !== undefined) this.list.get(lastId)?.setLast(true);
+    }
     let lastTurn = undefined;
     for (let offset = 0; offset < 3; offset++) {
       const m = at(offset);

@@ -56,7 +56,7 @@ describe("messages and parts", () => {
     expect(line.hidden).toBe(true);
   });
 
-  it("shows notes and the turn banner for error, limit (with Continue) and cancel", async () => {
+  it("shows notes and the turn banner for error and limit (both with Continue) and cancel", async () => {
     const model = new FakeModel();
     const { view, root } = await mount(model);
     model.patch(["start", assistant("a1", 0)], ["msg", "a1", { status: "error", error: "boom" }]);
@@ -64,7 +64,7 @@ describe("messages and parts", () => {
     const banner = $(root, ".aiw-turn-banner");
     expect(banner.hidden).toBe(false);
     expect(banner.textContent).toContain("boom");
-    expect($(root, ".aiw-continue").hidden).toBe(true);
+    expect($(root, ".aiw-continue").hidden).toBe(false); // the kernel goes on after an error too (issue 20)
     model.patch(["msg", "a1", { status: "limit_reached", error: null }]);
     view.flush();
     const cont = $<HTMLButtonElement>(root, ".aiw-continue");

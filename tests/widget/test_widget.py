@@ -677,7 +677,7 @@ def test_call_and_message_fields_follow_their_one_list() -> None:
     assert tuple(message_fields(Message(Role.ASSISTANT))) == MESSAGE_FIELDS
     assert to_wire({"op": "text", "message_id": "m", "index": 2, "text": "hi"}) == ["text", "m", 2, "hi"]
     assert to_wire({"op": "clear"}) == ["clear"]
-    assert set(WIRE_ORDER) == {"start", "msg", "part", "text", "answer", "args", "call", "finish", "clear"}
+    assert set(WIRE_ORDER) == {"start", "msg", "part", "text", "answer", "args", "call", "finish", "clear", "cut"}
 
 
 _TEXTS = ["", "x", "y" * 5_000, "z" * 300_000, "\udc80" * 10]

@@ -125,6 +125,9 @@ class Mirror:
             self.live.clear()
             self.finished.clear()
             return
+        if kind == "cut":  # the finished messages from that position on left the active path
+            del self.finished[max(op[1] - self.missing, 0) :]
+            return
         if kind == "start":
             self.live[op[1]["id"]] = op[1]
             return

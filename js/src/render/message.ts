@@ -4,6 +4,7 @@ import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
 import { AnswerPartView } from "./answer";
 import { AttachmentTextView, FileChipView } from "./attachments";
+import { BranchControls } from "./branches";
 import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
@@ -26,6 +27,8 @@ export class MessageView {
   private readonly note = h("div", "aiw-note");
   private readonly actions = h("div", "aiw-message-actions");
   private parts: PartView[] = [];
+  /** Edit, Regenerate / Retry and the branch switcher (render/branches.ts). */
+  private readonly branches: BranchControls;
   private role: string;
   private message: Message;
 
@@ -43,7 +46,10 @@ export class MessageView {
     this.statusLine.append(label);
     // Copy the reply: its text parts' markdown, as the model wrote it.
     this.actions.append(copyButton("aiw-copy-message", "Copy message", () => textOf(this.message)));
-    this.el.append(this.partsEl, this.statusLine, this.note, this.actions);
+    this.branches = new BranchControls(message, this.partsEl, (msg) => ctx.send(msg));
+    const footer = h("div", "aiw-message-footer"); // Copy, then the branch controls, on one line
+    footer.append(this.actions, this.branches.el);
+    this.el.append(this.partsEl, this.statusLine, this.note, footer);
     this.sync(message);
   }
 
@@ -60,6 +66,7 @@ export class MessageView {
     setAttr(this.el, "data-status", message.status);
     if (wasInProgress && message.status !== "in_progress") this.parts.forEach((p, i) => p.finish?.(this.cutAt(i)));
     setHidden(this.actions, this.role !== "assistant" || message.status === "in_progress" || !textOf(message).trim());
+    this.branches?.update(message); // (not yet there during the first sync's fields: it updates itself)
     const inProgress = message.status === "in_progress" && this.role === "assistant";
     const status = typeof message.status_text === "string" ? message.status_text : "";
     // While the reply is in progress the line keeps its space, so text below it does not jump.
@@ -159,12 +166,23 @@ export class MessageView {
     };
   }
 
+  /** Whether this is the last message shown (its reply offers Regenerate / Retry). */
+  setLast(last: boolean): void {
+    this.branches.setLast(last);
+  }
+
+  /** The kernel refused an action: its controls can be clicked again. */
+  refused(): void {
+    this.branches.refused();
+  }
+
   /** Every tool card (for trait-wide refreshes such as `tools`). */
   cards(): ToolCardView[] {
     return this.parts.filter((p): p is ToolCardView => p instanceof ToolCardView);
   }
 
   destroy(): void {
+    this.branches.destroy();
     for (const p of this.parts) p.destroy?.();
     this.parts = [];
   }

@@ -286,7 +286,7 @@ export class Shell {
     const show = status === "error" || status === "limit_reached";
     if (show && this.turnBanner.hidden) setDisabled(this.continueButton, false);
     setHidden(this.turnBanner, !show);
-    setHidden(this.continueButton, status !== "limit_reached");
+    setHidden(this.continueButton, !show); // after an error too: the kernel goes on from where it stopped
   }
 
   /** Empties the input box if it still holds `text` (a message the kernel took after all). */
