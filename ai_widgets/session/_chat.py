@@ -175,7 +175,8 @@ class ChatSession(BranchingSession):
 
     @property
     def usage(self) -> Usage:
-        """Tokens and cost (USD, ``None`` when some request's price is unknown) of every request of the conversation.
+        """Tokens and cost (USD, ``None`` when some request's price is unknown) of every request of the conversation,
+        its earlier branches included (what an edit or a regenerate replaced was spent too).
 
         Read after every turn (the widget shows it): finished messages, whose usage never changes again, are
         summed once, so reading it does not take longer as the conversation grows.
@@ -188,7 +189,7 @@ class ChatSession(BranchingSession):
         while count < len(messages) and messages[count].status is not MessageStatus.IN_PROGRESS:
             total, count = total + messages[count].usage, count + 1
         self._usage_folded = (_Prefix.of(messages, count), total)
-        for message in messages[count:]:
+        for message in (*messages[count:], *self._branches.stored()):
             total = total + message.usage
         return total
 

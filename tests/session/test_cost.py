@@ -139,3 +139,16 @@ def test_max_cost_is_a_positive_amount_kept_as_a_decimal() -> None:
     for bad in (0, -1, math.nan, math.inf, True, "1", Decimal("NaN"), Decimal("-0.5")):
         with pytest.raises(ValueError, match="max_cost must be a positive amount"):
             SessionOptions(max_cost=bad)  # type: ignore[arg-type]
+
+
+async def test_the_session_counts_what_earlier_branches_spent() -> None:
+    """A regenerate or an edit replaces messages on the active path, not the money their requests cost."""
+    session = ChatSession(ScriptedTransport(lambda _request: ScriptedReply(text="Hi.", usage=PRICED)))
+    await session.send("hello")
+    await session.regenerate()
+    await session.edit(session.messages[0].id, "hello again")
+    assert [m.text for m in session.messages] == ["hello again", "Hi."]
+    assert session.usage.requests == 3
+    assert session.usage.cost == 3 * PRICE
+    session.switch_branch(session.messages[0].id, 0)  # back to the first branch: nothing counted twice
+    assert session.usage.cost == 3 * PRICE
