@@ -6,6 +6,7 @@ whatever the machine, so a scan of the history or of the round shows as a count 
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import FrameType
@@ -63,7 +64,8 @@ class Calls:
 
 
 async def counted(run: Callable[[], Awaitable[Any]]) -> int:
-    """The function calls (Python and C) made while ``run()`` is awaited."""
+    """The function calls (Python and C) made while ``run()`` is awaited; the garbage collector is kept out (the
+    finalisers it runs belong to whatever earlier tests left behind, not to the turn)."""
     count = 0
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
@@ -71,11 +73,14 @@ async def counted(run: Callable[[], Awaitable[Any]]) -> int:
         if event in ("call", "c_call"):
             count += 1
 
+    gc.collect()
+    gc.disable()
     sys.setprofile(profile)
     try:
         await run()
     finally:
         sys.setprofile(None)
+        gc.enable()
     return count
 
 
