@@ -68,6 +68,11 @@ class RequestOptions:
             JSON). A longer one is cut in the middle, its beginning and end kept, with a note saying how much was
             left out; the call's outcome, the card and the transcript keep it whole. ``None`` sends every result
             whole.
+        context_window: The most tokens one request may take (what is sent, the tools' definitions, the system prompt
+            and ``max_tokens`` of output), or ``None`` for the model's known window (its transport's
+            ``context_window``; unknown: nothing is shortened). A conversation longer than that is shortened for the
+            request only (the oldest tool results cut, then the oldest turns left out, never the current one, the
+            model told what was left out); ``session.messages`` keeps everything.
     """
 
     tool_choice: ToolChoice = ToolChoice.AUTO
@@ -76,6 +81,7 @@ class RequestOptions:
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_choice, ToolChoice):
@@ -87,6 +93,9 @@ class RequestOptions:
         limit = self.max_tool_result_chars
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ValueError(f"max_tool_result_chars must be a whole number of at least 1, or None, not {limit!r}")
+        window = self.context_window
+        if window is not None and (type(window) is not int or window < 1):
+            raise ValueError(f"context_window must be a whole number of tokens of at least 1, or None, not {window!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

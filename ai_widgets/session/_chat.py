@@ -23,6 +23,8 @@ from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy,
 from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
     BusyChanged,
+    ContextCut,
+    ContextShortened,
     ConversationCleared,
     MessageAdded,
     MessageFinished,
@@ -134,6 +136,8 @@ class ChatSession:
         self.request_options = request_options or RequestOptions()
         self.context = context
         self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
+        #: How the last request was shortened to fit the model's context window, or ``None`` (it carried everything).
+        self.context_cut: ContextCut | None = None
         self._messages: list[Message] = list(messages or ())
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
         self._subscribers: tuple[Subscriber, ...] = ()
@@ -229,7 +233,7 @@ class ChatSession:
         match change:
             case ConversationCleared():
                 history.clear()
-            case BusyChanged() | SessionNotice() | ToolCallStraggling():
+            case BusyChanged() | SessionNotice() | ToolCallStraggling() | ContextShortened():
                 pass  # nothing in the record changed
             case MessageAdded(message=message):
                 history.changed(message)
@@ -432,6 +436,7 @@ class ChatSession:
         try:
             self._check_history_writable()
             self._messages.clear()
+            self.context_cut = None
             self.notify(ConversationCleared())
         finally:
             self._holding = False
