@@ -166,11 +166,15 @@ async def test_every_request_of_a_long_conversation_fits_the_window_whole_curren
         raw = json.dumps(body)
         assert body_tokens(body) <= WINDOW - DEFAULT_OUTPUT_RESERVE, body_tokens(body)
         assert NOW in raw  # the current turn's question
-        assert "[Note from the chat application" in raw and "oldest messages" in raw
-        assert 'question 0"' not in raw and "question 99" in raw  # the oldest turns out, the newest in
+        assert "[Note from the chat application" in raw
+        assert "oldest messages" in raw
+        assert 'question 0"' not in raw
+        assert "question 99" in raw
     assert CURRENT_RESULT in json.dumps(bodies[1])  # the current turn's tool result, whole
     cut = session.context_cut
-    assert cut is not None and cut.window == WINDOW and cut.left_out_messages > 100
+    assert cut is not None
+    assert cut.window == WINDOW
+    assert cut.left_out_messages > 100
     assert cut.first_sent_id == messages[cut.left_out_messages].id
     # The history keeps everything, whole.
     assert len(session.messages) == 202
@@ -191,7 +195,8 @@ async def test_a_context_too_long_error_is_retried_once_shortened_and_the_turn_c
     assert reply.text == "fine"
     first, second = (request.json() for request in server.requests)
     assert body_tokens(second) < body_tokens(first) * 0.8  # no window known: cut to what the error says, or half
-    assert "[Note from the chat application" in json.dumps(second) and NOW in json.dumps(second)
+    assert "[Note from the chat application" in json.dumps(second)
+    assert NOW in json.dumps(second)
     assert session.context_cut is not None
 
 
@@ -206,7 +211,8 @@ async def test_a_second_context_too_long_error_ends_the_turn_naming_the_sizes(ki
     assert reply.status is MessageStatus.ERROR
     error = reply.error or ""
     assert error.startswith("The conversation is too long for the model's context window: even shortened, the ")
-    assert "tokens by the session's estimate" in error and "against a context window of 20,000 tokens" in error
+    assert "tokens by the session's estimate" in error
+    assert "against a context window of 20,000 tokens" in error
     if kit.name != "openai_responses":  # the Responses API states no sizes
         assert "(the provider counted 26,120 tokens, its limit is 20,000)" in error
     assert len(session.messages) == 202  # nothing lost; the session goes on
@@ -236,7 +242,8 @@ async def test_a_second_context_too_long_error_ends_the_turn_naming_the_sizes(ki
 )
 def test_the_one_rule_reads_every_wording_and_its_sizes(text: str, tokens: int | None, limit: int | None) -> None:
     error = classified(ProviderError(text))
-    assert isinstance(error, ContextTooLongError) and str(error) == text
+    assert isinstance(error, ContextTooLongError)
+    assert str(error) == text
     assert (error.tokens, error.limit) == (tokens, limit)
 
 

@@ -79,14 +79,18 @@ def test_images_and_files_count_a_fixed_cost() -> None:
 def test_a_conversation_that_fits_is_sent_as_it_is() -> None:
     messages = conversation(3, 100)
     fitted = fit_messages(messages, current_start=4, budget=100_000)
-    assert fitted.messages == messages and not fitted.cut and fitted.fits
+    assert fitted.messages == messages
+    assert not fitted.cut
+    assert fitted.fits
 
 
 def test_the_oldest_tool_results_are_shortened_first_and_nothing_is_left_out_when_that_is_enough() -> None:
-    messages = conversation(6, 5_000) + [Message.user("now")]
+    messages = [*conversation(6, 5000), Message.user("now")]
     whole = sum(message_tokens(m) for m in messages)
     fitted = fit_messages(messages, current_start=12, budget=whole - 1_500)
-    assert fitted.fits and fitted.left_out == 0 and fitted.shortened >= 1
+    assert fitted.fits
+    assert fitted.left_out == 0
+    assert fitted.shortened >= 1
     sent_results = [part.result_for_model() for m in fitted.messages for part in m.tool_calls]
     originals = [part.result_for_model() for m in messages for part in m.tool_calls]
     shortened = [i for i, (a, b) in enumerate(zip(sent_results, originals, strict=True)) if a != b]
@@ -99,15 +103,20 @@ def test_the_oldest_tool_results_are_shortened_first_and_nothing_is_left_out_whe
 
 
 def test_then_the_oldest_turns_are_left_out_and_the_model_is_told_what_and_when() -> None:
-    messages = conversation(40, 5_000) + [Message.user("the question now")]
+    messages = [*conversation(40, 5000), Message.user("the question now")]
     fitted = fit_messages(messages, current_start=80, budget=6_000)
-    assert fitted.fits and fitted.tokens <= 6_000
-    assert fitted.left_out > 0 and fitted.left_out % 2 == 0 and fitted.left_out_turns == fitted.left_out // 2
+    assert fitted.fits
+    assert fitted.tokens <= 6_000
+    assert fitted.left_out > 0
+    assert fitted.left_out % 2 == 0
+    assert fitted.left_out_turns == fitted.left_out // 2
     first = fitted.messages[0]
-    assert first.role is Role.USER and first.id == messages[fitted.left_out].id
+    assert first.role is Role.USER
+    assert first.id == messages[fitted.left_out].id
     note = first.parts[0].text
     assert f"leaves out its {fitted.left_out:,} oldest messages ({fitted.left_out_turns:,} turns" in note
-    assert "from 2026-" in note and "UTC" in note
+    assert "from 2026-" in note
+    assert "UTC" in note
     assert fitted.messages[-1] is messages[-1]  # the current turn, whole and as it is
     assert fitted.left_out_tokens > 0
 
@@ -125,7 +134,8 @@ def test_the_current_turn_is_never_cut_even_when_it_alone_is_too_large() -> None
 def test_the_note_goes_in_a_user_message_never_in_the_models() -> None:
     messages = [Message(Role.ASSISTANT, [call("a", "z " * 5_000)]), *conversation(2, 10), Message.user("now")]
     fitted = fit_messages(messages, current_start=5, budget=message_tokens(messages[0]) // 2 + 600)
-    assert fitted.shortened == 1 and fitted.left_out == 0
+    assert fitted.shortened == 1
+    assert fitted.left_out == 0
     assert not any("Note from the chat application" in p.text for p in fitted.messages[0].parts if hasattr(p, "text"))
     assert fitted.messages[1].parts[0].text.startswith("[Note from the chat application")
 
@@ -161,14 +171,17 @@ def test_a_context_window_that_is_not_a_whole_number_of_tokens_is_refused(bad: o
 
 
 def test_a_request_leaves_room_for_the_tools_the_system_prompt_and_the_output() -> None:
-    messages = conversation(30, 2_000) + [Message.user("now")]
+    messages = [*conversation(30, 2000), Message.user("now")]
     options = RequestOptions(system_prompt="Be brief. " * 200, max_tokens=2_000)
     request = ChatRequest(messages=messages, options=options)
     fitted, cut = fit_request(request, window=10_000, transport=Known(), current_start=60)
-    assert cut is not None and cut.window == 10_000 and cut.sent_tokens <= 10_000
+    assert cut is not None
+    assert cut.window == 10_000
+    assert cut.sent_tokens <= 10_000
     body = sum(message_tokens(m) for m in fitted.messages)
     assert body + 2_000 + estimate_tokens(options.system_prompt or "") <= 10_000
-    assert cut.first_sent_id == fitted.messages[0].id and cut.left_out_messages == len(messages) - len(fitted.messages)
+    assert cut.first_sent_id == fitted.messages[0].id
+    assert cut.left_out_messages == len(messages) - len(fitted.messages)
 
 
 def test_the_retry_window_scales_by_what_the_provider_counted_or_halves() -> None:
@@ -215,14 +228,17 @@ def test_whatever_the_history_the_result_fits_when_it_can_and_stays_consistent(
     calls = {p.tool_call_id for m in messages for p in m.tool_calls}
     for message in sent:
         for part in message.tool_calls:
-            assert part.tool_call_id in calls and part.outcome is not None and part.state.terminal
+            assert part.tool_call_id in calls
+            assert part.outcome is not None
+            assert part.state.terminal
     # The first message sent is the user's whenever anything was left out.
     if fitted.left_out:
         assert sent[0].role is Role.USER
     # It fits whenever the current turn (with the note) does.
     current_cost = sum(message_tokens(m) for m in current) + NOTE_TOKENS
     if current_cost <= budget:
-        assert fitted.fits and fitted.tokens <= budget
+        assert fitted.fits
+        assert fitted.tokens <= budget
     assert fitted.tokens == sum(message_tokens(m) for m in sent)
     if fitted.cut:
         assert any(_is_note(p) for m in sent for p in m.parts) or not any(m.role is Role.USER for m in sent)
