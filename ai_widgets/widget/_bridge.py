@@ -16,6 +16,8 @@ from typing import Any
 from ai_widgets._threads import running_loop
 from ai_widgets.changes import (
     BusyChanged,
+    ContextCut,
+    ContextShortened,
     ConversationCleared,
     MessageAdded,
     MessageFinished,
@@ -148,6 +150,8 @@ class SessionBridge:
         on_turn_end: Called after a reply finished (to refresh usage and similar).
         on_cleared: Called after the conversation was cleared (and the ``clear`` op sent).
         on_notice: Called with a notice about the session itself (its history file taken over by a newer session).
+        on_context: Called with how the last request was shortened to fit the model's context window (``None``: it
+            carried everything), when that changed.
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
             is mirrored until the first message of the turn :meth:`begin_with` names.
@@ -163,6 +167,7 @@ class SessionBridge:
         on_turn_end: Callable[[Message], None],
         on_cleared: Callable[[], None],
         on_notice: Callable[[str], None] | None = None,
+        on_context: Callable[[ContextCut | None], None] | None = None,
         start: int | None = 0,
     ) -> None:
         self._session = session
@@ -175,6 +180,7 @@ class SessionBridge:
         self._on_turn_end = on_turn_end
         self._on_cleared = on_cleared
         self._on_notice = on_notice
+        self._on_context = on_context
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
@@ -274,6 +280,9 @@ class SessionBridge:
             case SessionNotice(text=text):
                 if self._on_notice is not None:
                     self._on_notice(text)
+            case ContextShortened(cut=cut):
+                if self._on_context is not None:
+                    self._on_context(cut)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0
