@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import functools
 import json
 import math
 import re
@@ -69,11 +68,27 @@ _PIECES = re.compile(r"[A-Za-z]{1,6}|[^\sA-Za-z]|\s{2,}")
 _DENSE = re.compile(r"\S{40,}")
 
 
-@functools.lru_cache(maxsize=8192)
+#: Estimates already made, by the text's hash and length (not the text: a cache must not keep every result alive),
+#: emptied when full. Every request estimates the whole history again; the texts of finished messages do not change.
+_ESTIMATES: dict[tuple[int, int], int] = {}
+_ESTIMATES_KEPT = 65_536
+
+
 def estimate_tokens(text: str) -> int:
     """A conservative estimate of the tokens ``text`` takes (see the module docstring for the rule)."""
     if not text:
         return 0
+    key = (hash(text), len(text))
+    found = _ESTIMATES.get(key)
+    if found is None:
+        found = _estimate(text)
+        if len(_ESTIMATES) >= _ESTIMATES_KEPT:
+            _ESTIMATES.clear()
+        _ESTIMATES[key] = found
+    return found
+
+
+def _estimate(text: str) -> int:
     count = len(_PIECES.findall(text))
     for run in _DENSE.finditer(text):
         pieces = len(_PIECES.findall(run.group()))

@@ -23,7 +23,9 @@ class ChatRequest:
     Attributes:
         messages: The history, the in-progress reply last (empty on a turn's first request; on a follow-up its
             calls carry their recorded outcomes). Every tool call in it has an outcome: the session answers every
-            call before it asks the model again. Skip assistant messages without parts when mapping.
+            call before it asks the model again. Skip assistant messages without parts when mapping. Longer than
+            the model's context window, it is a shortened copy (``RequestOptions.context_window``): the oldest
+            turns left out, older results cut, its first user message beginning with a note saying so.
         tools: The tool definitions the model may call (empty for ``ToolChoice.NONE``).
         options: The request options; ``options.tool_choice`` is the choice for this request.
         conversation_id: The session's conversation id.
