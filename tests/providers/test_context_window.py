@@ -17,8 +17,16 @@ from ai_widgets import ChatSession, Message, RequestOptions, tool
 from ai_widgets.messages import MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._context import DEFAULT_OUTPUT_RESERVE, estimate_tokens
-from ai_widgets.transports import ContextTooLongError
+from ai_widgets.transports import (
+    DEFAULT_MODELS,
+    AnthropicTransport,
+    ContextTooLongError,
+    GeminiTransport,
+    OpenAIChatTransport,
+    OpenAIResponsesTransport,
+)
 from ai_widgets.transports._errors import ProviderError, classified
+from ai_widgets.transports._windows import known_window
 from tests.providers.kits import KITS, ProviderKit, anthropic, gemini, openai_chat, openai_responses
 from tests.providers.loopback import Request, Response, loopback
 
@@ -250,3 +258,23 @@ def test_the_one_rule_reads_every_wording_and_its_sizes(text: str, tokens: int |
 def test_other_errors_are_left_as_they_are() -> None:
     error = ProviderError("OpenAI refused the request (400). Invalid value for 'temperature'.")
     assert classified(error) is error
+
+
+# --- the model's known window -----------------------------------------------------------------------------------------
+
+
+def test_each_transport_knows_its_default_models_window_and_none_for_a_local_server() -> None:
+    assert OpenAIChatTransport(DEFAULT_MODELS["openai-chat"], api_key="k").context_window == 400_000
+    assert OpenAIResponsesTransport(DEFAULT_MODELS["openai-responses"], api_key="k").context_window == 400_000
+    assert AnthropicTransport(DEFAULT_MODELS["anthropic"], api_key="k").context_window == 200_000
+    assert GeminiTransport(DEFAULT_MODELS["gemini"], api_key="k").context_window == 1_000_000
+    # A server genai-prices does not know: its own limits (Ollama's default is a few thousand tokens), so none.
+    assert OpenAIChatTransport("qwen3", base_url="http://localhost:11434/v1").context_window is None
+    assert GeminiTransport("gemini-3.5-flash", base_url="http://127.0.0.1:9/").context_window is None
+
+
+def test_a_model_genai_prices_does_not_list_gets_its_familys_window() -> None:
+    assert known_window("anthropic", "claude-opus-9-9") == 200_000
+    assert known_window("google", "gemini-3-ultra-preview-0999") == 1_048_576
+    assert known_window("openai", "o4-mini-2099-01-01") == 200_000
+    assert known_window("openai", "davinci-999") is None
