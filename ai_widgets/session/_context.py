@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_OUTPUT_RESERVE",
     "FILE_TOKENS",
     "IMAGE_TOKENS",
+    "NOTE_TOKENS",
     "SHORT_RESULT_CHARS",
     "Fitted",
     "current_turn_start",
@@ -181,7 +182,7 @@ class Fitted:
         tokens: Their estimated tokens.
         left_out: How many of the oldest messages were left out.
         left_out_turns: How many turns those were.
-        shortened: How many older tool results were shortened.
+        shortened: How many older tool results it carries shortened.
         left_out_tokens: The estimated tokens not sent.
         fits: Whether they fit the budget (not when the current turn alone does not).
     """
@@ -207,7 +208,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
     :data:`SHORT_RESULT_CHARS` characters, images dropped, with a note in the result); then the oldest turns are left
     out whole, so every call goes with its result and the first message sent is a user message. The current turn
     (from ``current_start`` on) is always sent whole, even when it alone is larger than the budget (``fits`` is then
-    false). When anything was cut, the first message sent begins with a note to the model saying what.
+    false). When anything was cut, the first user message sent begins with a note to the model saying what.
     """
     messages = list(messages)
     current_start = max(0, min(current_start, len(messages)))
@@ -216,7 +217,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
     if total <= budget:
         return Fitted(messages, total)
     target = budget - NOTE_TOKENS
-    shortened = 0
+    shortened = [0] * len(messages)  # results shortened, by message
     for index in range(current_start):
         if total <= target:
             break
@@ -231,7 +232,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
                     parts[position] = short
                     total -= saved
                     costs[index] -= saved
-                    shortened += 1
+                    shortened[index] += 1
         if parts != message.parts:
             messages[index] = _with_parts(message, parts)
     dropped = 0
@@ -242,7 +243,8 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
         dropped = start
     kept, left = messages[dropped:], messages[:dropped]
     turns = sum(1 for m in left if m.role is Role.USER) or (1 if left else 0)
-    note = _note(left, turns, shortened)
+    sent_shortened = sum(shortened[dropped:])  # those of the turns left out are not sent at all
+    note = _note(left, turns, sent_shortened)
     told = next((i for i, m in enumerate(kept) if m.role is Role.USER), None)  # a user message, never the model's
     if told is not None:
         kept[told] = _with_parts(kept[told], [TextPart(note), *kept[told].parts])
@@ -252,7 +254,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
         total,
         left_out=dropped,
         left_out_turns=turns,
-        shortened=shortened,
+        shortened=sent_shortened,
         left_out_tokens=max(0, whole - total),
         fits=total <= budget,
     )

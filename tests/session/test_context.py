@@ -119,6 +119,11 @@ def test_then_the_oldest_turns_are_left_out_and_the_model_is_told_what_and_when(
     assert "UTC" in note
     assert fitted.messages[-1] is messages[-1]  # the current turn, whole and as it is
     assert fitted.left_out_tokens > 0
+    # The count of results shortened is of those it carries (the ones of the turns left out are not sent at all).
+    carried = [
+        p for m in fitted.messages for p in m.tool_calls if "to fit the model's context window" in p.result_for_model()
+    ]
+    assert fitted.shortened == len(carried)
 
 
 def test_the_current_turn_is_never_cut_even_when_it_alone_is_too_large() -> None:
@@ -240,6 +245,9 @@ def test_whatever_the_history_the_result_fits_when_it_can_and_stays_consistent(
         assert fitted.fits
         assert fitted.tokens <= budget
     assert fitted.tokens == sum(message_tokens(m) for m in sent)
+    originals = {p.tool_call_id: p.result_for_model() for m in messages for p in m.tool_calls}
+    changed = [p for m in sent for p in m.tool_calls if p.result_for_model() != originals[p.tool_call_id]]
+    assert fitted.shortened == len(changed)
     if fitted.cut:
         assert any(_is_note(p) for m in sent for p in m.parts) or not any(m.role is Role.USER for m in sent)
 
