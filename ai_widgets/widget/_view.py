@@ -150,7 +150,7 @@ class SessionView(anywidget.AnyWidget):
     # The display id of the static transcript shown after this view (``_ipython_display_``): a live view hides it.
     transcript_id = traitlets.Unicode("").tag(sync=True)
     # How the last request was shortened to fit the model's context window (``ContextCut`` as a dict), empty when
-    # it carried everything: the view shows a marker where sending stopped (docs/protocol.md, "Context window").
+    # it carried everything: the view shows a marker where sending stopped (docs/protocol.md, the traits).
     context_cut = traitlets.Dict().tag(sync=True)
 
     def __init__(
