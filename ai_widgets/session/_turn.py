@@ -440,7 +440,7 @@ class Turn:
             return None
         window = window_of(request, transport)
         start = current_turn_start(request.messages, reply)
-        sent = request if window is None else self._fit(request, window, transport, start)
+        sent = self._fit(request, window, transport, start)
         parts_before = len(reply.parts)
         status = retry[1] if retry else session.options.waiting_status
         for attempt in (1, 2):
@@ -480,9 +480,14 @@ class Turn:
             return None
         return [definition.name for definition in tools]
 
-    def _fit(self, request: ChatRequest, window: int, transport: Transport, current_start: int) -> ChatRequest:
-        """``request`` fitted to ``window`` tokens; the session's observers are told when how it was cut changed."""
-        fitted, cut = fit_request(request, window=window, transport=transport, current_start=current_start)
+    def _fit(self, request: ChatRequest, window: int | None, transport: Transport, current_start: int) -> ChatRequest:
+        """``request`` fitted to ``window`` tokens (``None``: not known, sent whole); the session's observers are told
+        when how it was cut changed."""
+        fitted, cut = (
+            (request, None)
+            if window is None
+            else fit_request(request, window=window, transport=transport, current_start=current_start)
+        )
         if cut != self.session.context_cut:
             self.session.context_cut = cut
             self.session.notify(ContextShortened(cut))

@@ -91,6 +91,21 @@ async def test_the_marker_goes_when_a_request_carries_everything_again_and_on_cl
     assert session.context_cut is None
 
 
+async def test_the_marker_goes_when_the_window_is_no_longer_known(wire: Wire) -> None:
+    session = ChatSession(
+        ScriptedTransport([ScriptedReply(text="ok")]),
+        messages=conversation(40),
+        request_options=RequestOptions(context_window=WINDOW),
+    )
+    chat = ChatWidget(session)
+    await chat.ask("first")
+    assert chat.context_cut != {}
+    session.request_options = RequestOptions()  # the person's number taken away; the scripted model has none
+    await chat.ask("second")
+    assert chat.context_cut == {}
+    assert session.context_cut is None
+
+
 async def test_nothing_is_cut_without_a_known_window(wire: Wire) -> None:
     session = ChatSession(ScriptedTransport([ScriptedReply(text="ok")]), messages=conversation(400))
     chat = ChatWidget(session)
