@@ -16,6 +16,8 @@ __all__ = [
     "LATE_PREVIEW_CHARS",
     "BranchesChanged",
     "BusyChanged",
+    "ContextCut",
+    "ContextShortened",
     "ConversationCleared",
     "MessageAdded",
     "MessageFinished",
@@ -161,6 +163,37 @@ class SessionNotice:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class ContextCut:
+    """How a request was shortened to fit the model's context window (the history itself keeps everything).
+
+    Attributes:
+        first_sent_id: The first message the request carried: the ones before it were left out.
+        left_out_messages: How many messages were left out (the oldest).
+        left_out_turns: How many turns (a user message and the replies to it) those were.
+        shortened_results: How many older tool results were sent shortened.
+        left_out_tokens: About how many tokens were not sent (the messages left out, the parts of results cut).
+        sent_tokens: About how many tokens the request took, by the session's estimate (tools and output included).
+        window: The context window it was fitted to, in tokens.
+    """
+
+    first_sent_id: str | None
+    left_out_messages: int
+    left_out_turns: int
+    shortened_results: int
+    left_out_tokens: int
+    sent_tokens: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextShortened:
+    """The last request was shortened to fit the model's context window (``cut``), or, ``None``, it carried the whole
+    conversation again. Told when that changes, before the request goes."""
+
+    cut: ContextCut | None
+
+
 SessionChange: TypeAlias = (
     MessageAdded
     | MessageUpdated
@@ -176,4 +209,5 @@ SessionChange: TypeAlias = (
     | BranchesChanged
     | ConversationCleared
     | SessionNotice
+    | ContextShortened
 )

@@ -74,6 +74,11 @@ class RequestOptions:
             ``cache_control`` breakpoints (the tools, the system prompt and the last message), OpenAI's
             ``prompt_cache_key`` (the conversation's id). Gemini caches on its own (implicit caching). The hits
             are in ``Usage.cached_tokens``, priced at the cache's price.
+        context_window: The most tokens one request may take (what is sent, the tools' definitions, the system prompt
+            and ``max_tokens`` of output), or ``None`` for the model's known window (its transport's
+            ``context_window``; unknown: nothing is shortened). A conversation longer than that is shortened for the
+            request only (the oldest tool results cut, then the oldest turns left out, never the current one, the
+            model told what was left out); ``session.messages`` keeps everything.
     """
 
     tool_choice: ToolChoice = ToolChoice.AUTO
@@ -83,6 +88,7 @@ class RequestOptions:
     extra: dict[str, Any] = field(default_factory=dict)
     max_tool_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
     cache: bool = False
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.cache, bool):
@@ -96,6 +102,9 @@ class RequestOptions:
         limit = self.max_tool_result_chars
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ValueError(f"max_tool_result_chars must be a whole number of at least 1, or None, not {limit!r}")
+        window = self.context_window
+        if window is not None and (type(window) is not int or window < 1):
+            raise ValueError(f"context_window must be a whole number of tokens of at least 1, or None, not {window!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,6 +24,8 @@ from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_att
 from ai_widgets.changes import (
     BranchesChanged,
     BusyChanged,
+    ContextCut,
+    ContextShortened,
     ConversationCleared,
     MessageAdded,
     MessageFinished,
@@ -137,6 +139,8 @@ class ChatSession(BranchingSession):
         self.request_options = request_options or RequestOptions()
         self.context = context
         self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
+        #: How the last request was shortened to fit the model's context window, or ``None`` (it carried everything).
+        self.context_cut: ContextCut | None = None
         self._messages: list[Message] = list(messages or ())
         self._branches = ConversationBranches() if self._history is None else self._history.branches
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
@@ -239,7 +243,7 @@ class ChatSession(BranchingSession):
                     history.changed(message)
                 history.branched(position, branches_json(self._branches) if self._branches else None)
                 history.checkpoint(self._messages)
-            case BusyChanged() | SessionNotice() | ToolCallStraggling():
+            case BusyChanged() | SessionNotice() | ToolCallStraggling() | ContextShortened():
                 pass  # nothing in the record changed
             case MessageAdded(message=message):
                 history.changed(message)
@@ -445,6 +449,7 @@ class ChatSession(BranchingSession):
             self._check_history_writable()
             self._messages.clear()
             self._branches.clear()
+            self.context_cut = None
             self.notify(ConversationCleared())
 
     def check_can_send(self) -> None:

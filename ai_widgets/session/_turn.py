@@ -23,7 +23,16 @@ from ai_widgets._threads import running_loop
 from ai_widgets._typed_answer import AnswerState
 from ai_widgets._usage import format_usd
 from ai_widgets.approval import ApprovalPolicy
-from ai_widgets.changes import BusyChanged, MessageFinished, MessageUpdated, PartChanged, PartsRemoved, SessionChange
+from ai_widgets.changes import (
+    BusyChanged,
+    ContextCut,
+    ContextShortened,
+    MessageFinished,
+    MessageUpdated,
+    PartChanged,
+    PartsRemoved,
+    SessionChange,
+)
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import (
     FinishReason,
@@ -38,11 +47,19 @@ from ai_widgets.messages import (
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import end_open_calls, move_call
+from ai_widgets.session._context import (
+    current_turn_start,
+    fit_request,
+    request_tokens,
+    retry_window,
+    too_long_error,
+    window_of,
+)
 from ai_widgets.session._output import OutputSpec, OutputValidationError, describe_errors
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.tools import ToolRegistry
-from ai_widgets.transports._base import ChatRequest, Transport
+from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport
 
 __all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "carry_over"]
 
@@ -89,6 +106,8 @@ class TurnHost(Protocol):
     request_options: RequestOptions
     context: Any
     conversation_id: str
+    #: How the last request was shortened to fit the model's context window (``None``: it carried everything).
+    context_cut: ContextCut | None
 
     @property
     def messages(self) -> list[Message]:
@@ -447,21 +466,38 @@ class Turn:
         if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
             self._fail_request("This session has no transport: it cannot ask a model.")
             return None
-        builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
-        builder.show_status(retry[1] if retry else session.options.waiting_status)
-        try:
-            async with _closing(transport.stream(request)) as stream:
-                async for event in stream:
-                    builder.apply(event)
-        except StreamProtocolError as exc:
-            builder.close()
-            message = str(exc)
-            self._fail_request(message[:1].upper() + message[1:] + ".")
-            return None
-        except Exception as exc:
-            builder.close()
-            self._fail_request(f"The model request failed: {_describe(exc)}")
-            return None
+        window = window_of(request, transport)
+        start = current_turn_start(request.messages, reply)
+        sent = self._fit(request, window, transport, start)
+        parts_before = len(reply.parts)
+        status = retry[1] if retry else session.options.waiting_status
+        for attempt in (1, 2):
+            builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
+            builder.show_status(status)
+            try:
+                async with _closing(transport.stream(sent)) as stream:
+                    async for event in stream:
+                        builder.apply(event)
+            except ContextTooLongError as exc:
+                estimate = request_tokens(sent, transport, window or 0)
+                if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
+                    builder.close()
+                    sent = self._fit(request, retry_window(exc, estimate), transport, start)
+                    status = "The conversation is too long for the model: asking again with less of it…"
+                    continue
+                builder.close()
+                self._fail_request(too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1))
+                return None
+            except StreamProtocolError as exc:
+                builder.close()
+                message = str(exc)
+                self._fail_request(message[:1].upper() + message[1:] + ".")
+                return None
+            except Exception as exc:
+                builder.close()
+                self._fail_request(f"The model request failed: {_describe(exc)}")
+                return None
+            break
         builder.close()
         self._skip_provider_calls_without_result()
         if not builder.completed:
@@ -471,6 +507,19 @@ class Turn:
             self._fail_request("The model reported an error and stopped.")
             return None
         return [definition.name for definition in tools]
+
+    def _fit(self, request: ChatRequest, window: int | None, transport: Transport, current_start: int) -> ChatRequest:
+        """``request`` fitted to ``window`` tokens (``None``: not known, sent whole); the session's observers are told
+        when how it was cut changed."""
+        fitted, cut = (
+            (request, None)
+            if window is None
+            else fit_request(request, window=window, transport=transport, current_start=current_start)
+        )
+        if cut != self.session.context_cut:
+            self.session.context_cut = cut
+            self.session.notify(ContextShortened(cut))
+        return fitted
 
     async def _list_tools(self) -> bool:
         """Asks the registry's sources of tools (MCP servers) for their tools before a request; ``False`` when

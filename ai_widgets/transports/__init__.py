@@ -21,7 +21,7 @@ import importlib
 from typing import Any
 
 from ai_widgets.transports._base import ChatRequest, Transport
-from ai_widgets.transports._errors import ProviderError
+from ai_widgets.transports._errors import ContextTooLongError, ProviderError
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._scripted import (
     EchoTransport,
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "AnthropicTransport",
     "ChatRequest",
+    "ContextTooLongError",
     "EchoTransport",
     "GeminiTransport",
     "OpenAIChatTransport",

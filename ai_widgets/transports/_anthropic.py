@@ -44,6 +44,7 @@ from ai_widgets.transports._history import (
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._output import anthropic_output_config
 from ai_widgets.transports._sse import sse_stream
+from ai_widgets.transports._windows import known_window
 
 import_sdk("anthropic", "anthropic")  # says which extra to install when the SDK is missing
 
@@ -239,6 +240,12 @@ class AnthropicTransport:
     def client(self) -> Any:
         """The SDK client the requests go through."""
         return self._client
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, from genai-prices' model table (or ours: ``_windows``), ``None``
+        when unknown (a server it does not know); the session shortens requests to it (``RequestOptions``)."""
+        return known_window("anthropic", self.model, base_url=str(self._client.base_url))
 
     # --- request mapping ----------------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The transport protocol: one async stream of events per model request."""
+"""The transport protocol: one async stream of events per model request, and the one error of a transport the
+session acts on (:class:`ContextTooLongError`: it retries the request shortened)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from ai_widgets.events import StreamEvent
 from ai_widgets.messages import Message, Role, ToolCallPart
 from ai_widgets.options import RequestOptions
 from ai_widgets.tools import ToolDefinition
+from ai_widgets.transports._errors import ContextTooLongError
 
-__all__ = ["ChatRequest", "Transport"]
+__all__ = ["ChatRequest", "ContextTooLongError", "Transport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,9 @@ class ChatRequest:
     Attributes:
         messages: The history, the in-progress reply last (empty on a turn's first request; on a follow-up its
             calls carry their recorded outcomes). Every tool call in it has an outcome: the session answers every
-            call before it asks the model again. Skip assistant messages without parts when mapping.
+            call before it asks the model again. Skip assistant messages without parts when mapping. Longer than
+            the model's context window, it is a shortened copy (``RequestOptions.context_window``): the oldest
+            turns left out, older results cut, its first user message beginning with a note saying so.
         tools: The tool definitions the model may call (empty for ``ToolChoice.NONE``).
         options: The request options; ``options.tool_choice`` is the choice for this request.
         conversation_id: The session's conversation id.
@@ -64,7 +68,10 @@ class Transport(Protocol):
     """Talks to a model: turns a request into a stream of events (see :mod:`ai_widgets.events`).
 
     A transport raises on failure (the session ends the message in error and stays usable), and may be
-    cancelled at any point (the session closes the iterator).
+    cancelled at any point (the session closes the iterator). A request past the model's context window raises
+    :class:`ContextTooLongError` (the session retries it once, shortened). A transport that knows its model's context
+    window in tokens says so in a ``context_window`` attribute (``int`` or ``None``), which the session shortens
+    requests to unless ``RequestOptions.context_window`` says otherwise.
     """
 
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:

@@ -6,21 +6,28 @@ The SDKs wrap the HTTP library's errors only until the response begins; what bre
 transport as the library's own exception (``httpx``'s or ``httpx2``'s ``ReadTimeout``, ``RemoteProtocolError``...,
 anyio's ``EndOfStream``, an ``ssl.SSLError``). :func:`http_failure` sorts both kinds the same way for all four
 transports, and :func:`unreachable`, :func:`broke_off` and :func:`timed_out` give each its one wording.
+
+A request longer than the model's context window is refused by every provider in its own words; :func:`classified`
+is the one rule that sorts those into a :class:`ContextTooLongError` with the sizes the provider stated, for every
+transport (the session retries such a request once, shortened).
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import re
 import ssl
 from typing import Any
 
 from ai_widgets._safe import redact
 
 __all__ = [
+    "ContextTooLongError",
     "Failure",
     "ProviderError",
     "broke_off",
+    "classified",
     "describe_status",
     "http_failure",
     "missing_key",
@@ -33,6 +40,64 @@ __all__ = [
 
 class ProviderError(RuntimeError):
     """A provider request failed; the message says why and what to do, and never contains a key."""
+
+
+class ContextTooLongError(ProviderError):
+    """The provider refused the request as longer than the model's context window.
+
+    Attributes:
+        tokens: How many tokens the provider counted in the request (input, and the output asked for where the
+            provider adds it), when it said.
+        limit: The model's limit it stated, when it said.
+    """
+
+    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.limit = limit
+
+
+# How each provider words a request past the context window (each from a real response; the tests replay them):
+# OpenAI Chat Completions (and vLLM, which copies it): 400, code "context_length_exceeded", "This model's maximum
+# context length is 8192 tokens. However, your messages resulted in 8227 tokens." (or "you requested 4130 tokens (3130
+# in the messages, 1000 in the completion)"); OpenAI Responses: code "context_length_exceeded", "Your input exceeds
+# the context window of this model.", no sizes; Anthropic: 400 invalid_request_error "prompt is too long: 208656
+# tokens > 200000 maximum", or "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000", and 413
+# request_too_large for a body past its size limit; Gemini: 400 INVALID_ARGUMENT "The input token count (132478)
+# exceeds the maximum number of tokens allowed (131072)."
+_TOO_LONG_WORDS = re.compile(
+    r"maximum context length|prompt is too long|exceed context limit|exceeds the context window|"
+    r"input token count.{0,20}exceeds the maximum|context window exceeded|context_length_exceeded|request_too_large",
+    re.IGNORECASE | re.DOTALL,
+)
+_SIZES: tuple[
+    tuple[re.Pattern[str], int | tuple[int, int], int], ...
+] = (  # (pattern, index of the tokens counted, index of the limit); a sum where the provider states its parts
+    (re.compile(r"maximum context length is (\d+) tokens.{0,40}?(?:resulted in|requested) (\d+) tokens", re.S), 2, 1),
+    (re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum"), 1, 2),
+    (re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)"), (1, 2), 3),
+    (re.compile(r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"), 1, 2),
+)
+
+
+def classified(error: ProviderError) -> ProviderError:
+    """``error`` as a :class:`ContextTooLongError` when its text says the request was past the model's context window
+    (the provider's code or words, see above), with the sizes it stated; else ``error`` itself. The one rule every
+    transport applies to the errors it raises."""
+    text = str(error)
+    if isinstance(error, ContextTooLongError) or not _TOO_LONG_WORDS.search(text):
+        return error
+    tokens = limit = None
+    for pattern, counted, stated in _SIZES:
+        found = pattern.search(text)
+        if found is not None:
+            parts = counted if isinstance(counted, tuple) else (counted,)
+            tokens = sum(int(found.group(index)) for index in parts)
+            limit = int(found.group(stated))
+            break
+    too_long = ContextTooLongError(text, tokens=tokens, limit=limit)
+    too_long.__cause__ = error.__cause__
+    return too_long
 
 
 def describe_status(provider: str, status: int, detail: str, *, key_hint: str) -> str:

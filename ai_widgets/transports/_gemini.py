@@ -25,6 +25,7 @@ from ai_widgets.transports._errors import (
     Failure,
     ProviderError,
     broke_off,
+    classified,
     describe_status,
     http_failure,
     missing_key,
@@ -45,6 +46,7 @@ from ai_widgets.transports._history import (
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._output import gemini_generation_config, gemini_takes_schema_with_tools, json_instruction
 from ai_widgets.transports._sse import StreamParser
+from ai_widgets.transports._windows import known_window
 
 import_sdk("google.genai", "gemini")  # says which extra to install when the SDK is missing
 
@@ -230,6 +232,7 @@ class GeminiTransport:
         )
         if max_retries < 0:
             raise ValueError(f"max_retries must be at least 0, not {max_retries!r}")
+        given = client
         if client is None:
             client = _make_client(api_key, base_url, vertexai, project, location, max_retries, timeout)
             self._timeout: float | None = timeout
@@ -240,6 +243,7 @@ class GeminiTransport:
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
         self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
+        self._base_url = (base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")) if given is None else None
         self._vertexai = bool(getattr(client, "vertexai", False))
         self.price_provider: str | None = "google"  #: genai-prices' id of the provider, for the cost
         if stream_function_call_arguments and not self._vertexai:
@@ -267,6 +271,12 @@ class GeminiTransport:
     def client(self) -> Any:
         """The SDK client the requests go through (a ``google.genai.Client``)."""
         return self._client
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, from genai-prices' model table (or ours: ``_windows``), ``None``
+        when unknown (a server it does not know); the session shortens requests to it (``RequestOptions``)."""
+        return known_window("google", self.model, base_url=self._base_url)
 
     @property
     def vertexai(self) -> bool:
@@ -503,7 +513,7 @@ class GeminiTransport:
             error = self._map_error(exc, responded=responded, reading=reading)
             if error is None:
                 raise
-            raise error from None
+            raise classified(error) from None
 
     def _deadline(self) -> dict[str, str] | None:
         """The ``X-Server-Timeout`` header for a client with a timeout (see ``_SERVER_DEADLINE``)."""

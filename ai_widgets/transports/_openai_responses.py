@@ -33,6 +33,7 @@ from ai_widgets.transports._openai_errors import map_openai_error
 from ai_widgets.transports._openai_responses_stream import LABEL, PROVIDER_ID, ResponsesParser
 from ai_widgets.transports._output import openai_responses_text_format
 from ai_widgets.transports._sse import sse_stream
+from ai_widgets.transports._windows import known_window
 
 import_sdk("openai", "openai")  # says which extra to install when the SDK is missing
 
@@ -207,6 +208,12 @@ class OpenAIResponsesTransport:
     def client(self) -> openai.AsyncOpenAI:
         """The SDK client the requests go through."""
         return self._client
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, from genai-prices' model table (or ours: ``_windows``), ``None``
+        when unknown (a server it does not know); the session shortens requests to it (``RequestOptions``)."""
+        return known_window("openai", self.model, base_url=str(self._client.base_url))
 
     # --- request mapping ----------------------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import anyio  # the HTTP client of every provider SDK runs on it
 from pydantic_core import from_json
 
 from ai_widgets.events import ResponseStarted, StreamEvent
-from ai_widgets.transports._errors import ProviderError
+from ai_widgets.transports._errors import ProviderError, classified
 
 __all__ = ["MAX_EVENT_BYTES", "SSEDecoder", "StreamParser", "body_chunks", "drain", "load_json", "sse_stream"]
 
@@ -109,7 +109,7 @@ async def sse_stream(
         error = map_error(exc, responded)
         if error is None:
             raise
-        raise error from None
+        raise classified(error) from None
 
 
 def _cut_off(payload: bytes) -> bool:

@@ -17,6 +17,8 @@ from ai_widgets._threads import running_loop
 from ai_widgets.changes import (
     BranchesChanged,
     BusyChanged,
+    ContextCut,
+    ContextShortened,
     ConversationCleared,
     MessageAdded,
     MessageFinished,
@@ -152,6 +154,8 @@ class SessionBridge:
         on_notice: Called with a notice about the session itself (its history file taken over by a newer session).
         on_branched: Called with the position from which the conversation's active path was replaced (an edit, a
             regenerate, a switch of branch), before the messages now there are told (each through ``on_finished``).
+        on_context: Called with how the last request was shortened to fit the model's context window (``None``: it
+            carried everything), when that changed.
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
             is mirrored until the first message of the turn :meth:`begin_with` names.
@@ -168,6 +172,7 @@ class SessionBridge:
         on_cleared: Callable[[], None],
         on_notice: Callable[[str], None] | None = None,
         on_branched: Callable[[int], None] | None = None,
+        on_context: Callable[[ContextCut | None], None] | None = None,
         start: int | None = 0,
     ) -> None:
         self._session = session
@@ -181,6 +186,7 @@ class SessionBridge:
         self._on_cleared = on_cleared
         self._on_notice = on_notice
         self._on_branched = on_branched
+        self._on_context = on_context
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
@@ -292,6 +298,9 @@ class SessionBridge:
                     self._on_notice(text)
             case BranchesChanged(position=position):
                 self._branched(position)
+            case ContextShortened(cut=cut):
+                if self._on_context is not None:
+                    self._on_context(cut)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0

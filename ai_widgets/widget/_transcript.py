@@ -19,6 +19,7 @@ from html import escape
 from ai_widgets._file_part import human_size
 from ai_widgets._html import DIM, clipped, cut, escaped, json_text
 from ai_widgets._safe import safe_text
+from ai_widgets.changes import ContextCut
 from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.outcome import Attachment, outcome_summary
 
@@ -281,6 +282,38 @@ def _newest(messages: Sequence[Message], render: Callable[[Message], str], limit
     return shown, len(messages) - len(shown)
 
 
+def context_cut_text(request_cut: ContextCut) -> str:
+    """What the marker where the last request stopped sending says (the front end's ``render/contextcut.ts`` words it
+    the same way)."""
+    window = f"the {request_cut.window:,}-token window"
+    if request_cut.left_out_messages:
+        plural = "s" if request_cut.left_out_messages != 1 else ""
+        text = (
+            f"Earlier messages were not sent to the model: {request_cut.left_out_messages:,} message{plural}, "
+            f"~{request_cut.left_out_tokens:,} tokens over {window}"
+        )
+        if request_cut.shortened_results:
+            text += f"; {request_cut.shortened_results:,} older tool result{'s' if request_cut.shortened_results != 1 else ''} sent shortened"
+        return text + "."
+    plural = "s were" if request_cut.shortened_results != 1 else " was"
+    return (
+        f"{request_cut.shortened_results:,} older tool result{plural} sent to the model shortened, "
+        f"~{request_cut.left_out_tokens:,} tokens over {window}."
+    )
+
+
+def _cut_at(messages: Sequence[Message], shown: int, request_cut: ContextCut | None) -> int | None:
+    """Where among the ``shown`` newest of ``messages`` the marker of ``request_cut`` goes (before the first message the last
+    request carried), or ``None`` (no request_cut, or that message is not shown)."""
+    if request_cut is None:
+        return None
+    first = len(messages) - shown
+    for index in range(first, len(messages)):
+        if messages[index].id == request_cut.first_sent_id:
+            return index - first
+    return None
+
+
 def _left_out(count: int) -> str:
     return f"({count:,} earlier message{'s' if count != 1 else ''} not in this static copy)"
 
@@ -296,12 +329,20 @@ _TRANSCRIPT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")  # a CSS identifier 
 
 
 def transcript_html(
-    messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS, transcript_id: str | None = None
+    messages: Sequence[Message],
+    *,
+    limit: int = MAX_TRANSCRIPT_CHARS,
+    transcript_id: str | None = None,
+    context_cut: ContextCut | None = None,
 ) -> str:
     """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
     any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
-    after a live view's: it carries that id, and the style that shows one of the two."""
+    after a live view's: it carries that id, and the style that shows one of the two. With ``context_cut``, a line
+    says where the last request stopped sending (before the first message it carried)."""
     shown, left_out = _newest(messages, _html_message, limit)
+    at = _cut_at(messages, len(shown), context_cut)
+    if at is not None and context_cut is not None:
+        shown.insert(at, f'<div style="{DIM}" role="note"><em>{escape(context_cut_text(context_cut))}</em></div>')
     if left_out:
         shown.insert(0, f'<div style="{DIM}"><em>{_left_out(left_out)}</em></div>')
     body = "<hr>".join(shown) if shown else f'<div style="{DIM}"><em>(no messages yet)</em></div>'
@@ -419,10 +460,15 @@ def _md_message(message: Message) -> str:
     return "\n\n".join(blocks)
 
 
-def transcript_markdown(messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS) -> str:
+def transcript_markdown(
+    messages: Sequence[Message], *, limit: int = MAX_TRANSCRIPT_CHARS, context_cut: ContextCut | None = None
+) -> str:
     """The messages (the newest that fit in ``limit`` characters) as markdown with no live markup in it: no raw
-    HTML, links or images from their texts."""
+    HTML, links or images from their texts; with ``context_cut``, the line where the last request stopped sending."""
     blocks, left_out = _newest(messages, _md_message, limit)
+    at = _cut_at(messages, len(blocks), context_cut)
+    if at is not None and context_cut is not None:
+        blocks.insert(at, "*" + _md_plain(context_cut_text(context_cut)).replace("~", "\\~") + "*")
     if left_out:
         blocks.insert(0, "*" + _md_plain(_left_out(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
     return "\n\n---\n\n".join(blocks) if blocks else "*\\(no messages yet\\)*"

@@ -9,6 +9,7 @@ hand ("Run again", ``run_tool``'s form) on private sessions; approvals and cance
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import threading
@@ -24,6 +25,7 @@ import traitlets
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
+from ai_widgets.changes import ContextCut
 from ai_widgets.messages import Message, MessageStatus
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
@@ -152,6 +154,9 @@ class SessionView(anywidget.AnyWidget):
     bundle_model = traitlets.Unicode("").tag(sync=True)
     # The display id of the static transcript shown after this view (``_ipython_display_``): a live view hides it.
     transcript_id = traitlets.Unicode("").tag(sync=True)
+    # How the last request was shortened to fit the model's context window (``ContextCut`` as a dict), empty when
+    # it carried everything: the view shows a marker where sending stopped (docs/protocol.md, the traits).
+    context_cut = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -190,6 +195,7 @@ class SessionView(anywidget.AnyWidget):
         self._mirror(start)
         self._refresh_tools()
         self._turn_ended(None)
+        self._set_context_cut(session.context_cut)
         self.kernel_mode = kernel_support().kind
         self.on_msg(self._handle_frontend_message)
 
@@ -205,6 +211,7 @@ class SessionView(anywidget.AnyWidget):
             on_cleared=self._cleared,
             on_notice=self._send_notice,
             on_branched=self._branched,
+            on_context=self._set_context_cut,
             start=start,
         )
         self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
@@ -263,10 +270,15 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             self.history.clear()
             self._shown_messages.clear()
+        self.context_cut = {}
         self._turn_ended(None)
 
     def _set_busy(self, busy: bool) -> None:
         self.busy = busy
+
+    def _set_context_cut(self, cut: ContextCut | None) -> None:
+        self._patches.flush()  # the messages the marker names go first
+        self.context_cut = {} if cut is None else dataclasses.asdict(cut)
 
     def _turn_ended(self, _message: Message | None) -> None:
         self.usage = self.session.usage.to_dict()
@@ -280,8 +292,8 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             messages = list(self._shown_messages)
         return {
-            "text/html": transcript_html(messages, transcript_id=transcript_id),
-            "text/markdown": transcript_markdown(messages),
+            "text/html": transcript_html(messages, transcript_id=transcript_id, context_cut=self.session.context_cut),
+            "text/markdown": transcript_markdown(messages, context_cut=self.session.context_cut),
         }
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:

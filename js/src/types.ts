@@ -208,6 +208,20 @@ export interface WidgetTraits {
   /** The id of the static transcript the kernel shows after this view's output (absent: none), which a live view
    * hides. */
   transcript_id?: string;
+  /** How the last request was shortened to fit the model's context window; empty when it carried everything. */
+  context_cut?: Partial<ContextCut>;
+}
+
+/** How a request was shortened to fit the model's context window (the session's ContextCut). */
+export interface ContextCut {
+  /** The first message the request carried: the marker goes before it. */
+  first_sent_id: string;
+  left_out_messages: number;
+  left_out_turns: number;
+  shortened_results: number;
+  left_out_tokens: number;
+  sent_tokens: number;
+  window: number;
 }
 
 /** One tool run by hand: its form's arguments and its latest run (docs/protocol.md, "The bench"). */

@@ -4,6 +4,7 @@
 import type { AnyModel } from "@anywidget/types";
 import { Backfill } from "./render/backfill";
 import { BenchView } from "./render/bench";
+import { ContextMarker } from "./render/contextcut";
 import { MessageList } from "./render/list";
 import type { PartDirty } from "./render/message";
 import { Shell } from "./render/shell";
@@ -23,6 +24,7 @@ const TRAITS = [
   "compact",
   "scope",
   "bench",
+  "context_cut",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -97,6 +99,7 @@ export class ChatView {
   private waitingBanner: HTMLElement | null = null;
   private sentWhileWaiting: string | null = null;
   readonly ctx: CardContext;
+  private readonly contextMarker = new ContextMarker();
 
   constructor(
     private readonly model: AnyModel<WidgetTraits>,
@@ -427,6 +430,7 @@ export class ChatView {
       this.bench.updateInfo();
     }
     if (t.has("bench")) this.bench.update(this.model.get("bench"));
+    if (t.has("context_cut")) this.contextMarker.set(this.model.get("context_cut"));
     if (t.has("busy")) this.shell.setBusy(!!this.model.get("busy"));
     if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
     // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
@@ -466,6 +470,7 @@ export class ChatView {
       }
     }
     this.shell.setUsage(lastTurn, this.model.get("usage"));
+    this.contextMarker.place((id) => this.list.element(id));
   }
 
   // ---- elapsed time: one timer for the running cards, each tick writes one text node ------------------

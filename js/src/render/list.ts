@@ -17,6 +17,13 @@ interface Item {
   view: MessageView | null; // null: not built yet
 }
 
+/** The node a message goes in before, to come before `el`: the marker of where sending stopped goes with the
+ * message after it (render/contextcut.ts), so a message put in above that one goes above the marker too. */
+function leading(el: HTMLElement): Node {
+  const previous = el.previousElementSibling;
+  return previous?.classList.contains("aiw-context-cut") ? previous : el;
+}
+
 export class MessageList {
   private order: Item[] = []; // sorted by index, as in the DOM
   private readonly items = new Map<string, Item>();
@@ -150,7 +157,7 @@ export class MessageList {
       else hi = mid;
     }
     const next = this.order[lo];
-    this.container.insertBefore(item.el, next ? next.el : this.end);
+    this.container.insertBefore(item.el, next ? leading(next.el) : this.end);
     this.order.splice(lo, 0, item);
   }
 }

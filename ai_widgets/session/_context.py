@@ -1,0 +1,406 @@
+"""What a request carries when the conversation is longer than the model's context window: the history shortened for
+that one request (the oldest tool results cut first, then the oldest turns left out, never the current turn, the
+model told what was left out), by a conservative estimate of tokens. Pure: the history itself is never changed.
+
+No tokenizer is at hand (the providers' are not all public, and none may be downloaded here), so tokens are
+estimated from the text, on the high side: a run of letters counts one token per six letters or part of it (English
+words are one or two tokens), every digit, punctuation mark and symbol one (number-heavy data and JSON are dense;
+Gemini's tokenizer gives each digit a token), every non-ASCII character one (a CJK character is about one), a run of
+two or more whitespace characters one, and a run of 40 or more characters without a space at least one per two
+characters (base64, hashes, minified data tokenize badly); all of it times 1.15, with 8 tokens per message and 4 per
+part for the provider's framing. An image counts :data:`IMAGE_TOKENS` (about what Anthropic and OpenAI charge for a
+large one), another file :data:`FILE_TOKENS` (a few PDF pages), a text file its text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ai_widgets.changes import ContextCut
+from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.outcome import ToolOutcome
+from ai_widgets.tools import ToolDefinition
+from ai_widgets.transports._base import ChatRequest, ContextTooLongError
+
+__all__ = [
+    "DEFAULT_OUTPUT_RESERVE",
+    "FILE_TOKENS",
+    "IMAGE_TOKENS",
+    "NOTE_TOKENS",
+    "SHORT_RESULT_CHARS",
+    "Fitted",
+    "current_turn_start",
+    "estimate_tokens",
+    "fit_messages",
+    "fit_request",
+    "message_tokens",
+    "request_overhead",
+    "request_tokens",
+    "retry_window",
+    "too_long_error",
+    "window_of",
+]
+
+#: What one image counts (Anthropic's figure for an image of about 1.15 megapixels, its largest unscaled; OpenAI's
+#: high-detail image of 2048 x 768 is 1,105; Gemini's is 258 a tile).
+IMAGE_TOKENS = 1_600
+#: What a file that is neither an image nor text counts (a PDF costs Anthropic 1,500 to 3,000 tokens a page).
+FILE_TOKENS = 6_000
+#: The output a request leaves room for when neither ``RequestOptions.max_tokens`` nor the transport says (at most a
+#: quarter of the window).
+DEFAULT_OUTPUT_RESERVE = 4_096
+#: How many characters of an older tool result are kept when it is shortened (its beginning and end).
+SHORT_RESULT_CHARS = 600
+#: What the note telling the model what was left out may take.
+NOTE_TOKENS = 160
+#: Framing per message and per part (roles, separators, a call's id).
+_MESSAGE_TOKENS = 8
+_PART_TOKENS = 4
+_SAFETY = 1.15
+
+_PIECES = re.compile(r"[A-Za-z]{1,6}|[^\sA-Za-z]|\s{2,}")
+_DENSE = re.compile(r"\S{40,}")
+
+
+#: Estimates already made, by the text's hash and length (not the text: a cache must not keep every result alive),
+#: emptied when full. Every request estimates the whole history again; the texts of finished messages do not change.
+_ESTIMATES: dict[tuple[int, int], int] = {}
+_ESTIMATES_KEPT = 65_536
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative estimate of the tokens ``text`` takes (see the module docstring for the rule)."""
+    if not text:
+        return 0
+    key = (hash(text), len(text))
+    found = _ESTIMATES.get(key)
+    if found is None:
+        found = _estimate(text)
+        if len(_ESTIMATES) >= _ESTIMATES_KEPT:
+            _ESTIMATES.clear()
+        _ESTIMATES[key] = found
+    return found
+
+
+def _estimate(text: str) -> int:
+    count = len(_PIECES.findall(text))
+    for run in _DENSE.finditer(text):
+        pieces = len(_PIECES.findall(run.group()))
+        count += max(0, math.ceil(len(run.group()) / 2) - pieces)
+    return math.ceil(count * _SAFETY)
+
+
+def _json_tokens(value: Any) -> int:
+    if value is None:
+        return 0
+    try:
+        return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    except (TypeError, ValueError):
+        return estimate_tokens(str(value))
+
+
+def _result_images(part: ToolCallPart) -> int:
+    """How many images a call's result may send (its image attachments and the image its display shows)."""
+    outcome = part.outcome
+    if outcome is None or not outcome.ok:
+        return 0
+    count = sum(1 for attachment in outcome.attachments if attachment.mime_type.lower().startswith("image/"))
+    return count + (1 if outcome.display is not None and outcome.display.image() is not None else 0)
+
+
+def _file_tokens(part: FilePart) -> int:
+    media_type = part.media_type.lower()
+    if media_type.startswith("image/"):
+        return IMAGE_TOKENS
+    if (media_type.startswith("text/") or media_type.endswith(("json", "xml", "csv"))) and part.data is not None:
+        return estimate_tokens(part.raw().decode("utf-8", "replace"))
+    return FILE_TOKENS
+
+
+def _part_tokens(part: object) -> int:
+    match part:
+        case TextPart() | ReasoningPart():
+            return _PART_TOKENS + estimate_tokens(part.text) + _json_tokens(part.provider_data)
+        case ToolCallPart():
+            told = part.result_for_model() if part.outcome is not None else ""
+            return (
+                2 * _PART_TOKENS
+                + estimate_tokens(part.tool_name)
+                + estimate_tokens(part.arguments)
+                + estimate_tokens(told)
+                + IMAGE_TOKENS * _result_images(part)
+                + _json_tokens(part.provider_data)
+            )
+        case FilePart():
+            return _PART_TOKENS + _file_tokens(part)
+    return _PART_TOKENS
+
+
+def message_tokens(message: Message) -> int:
+    """A conservative estimate of the tokens a message takes in a request."""
+    return _MESSAGE_TOKENS + sum(_part_tokens(part) for part in message.parts)
+
+
+def request_overhead(
+    tools: Sequence[ToolDefinition], *, system_prompt: str | None, output_schema: dict[str, Any] | None, output: int
+) -> int:
+    """The tokens a request takes besides its messages: the tools' definitions, the system prompt, the output
+    schema, and ``output`` tokens of room for the reply."""
+    definitions = sum(
+        _PART_TOKENS + estimate_tokens(d.name) + estimate_tokens(d.description) + _json_tokens(d.parameters)
+        for d in tools
+    )
+    return definitions + estimate_tokens(system_prompt or "") + _json_tokens(output_schema) + output + _MESSAGE_TOKENS
+
+
+def current_turn_start(messages: Sequence[Message], reply: Message | None) -> int:
+    """Where the current turn begins: the last user message before ``reply`` (the turn's reply), or the reply itself
+    when no user message comes before it; ``len(messages)`` without a reply."""
+    end = next((i for i, m in enumerate(messages) if m is reply), len(messages))
+    for index in range(min(end, len(messages) - 1), -1, -1):
+        if messages[index].role is Role.USER:
+            return index
+    return end
+
+
+# --- fitting ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """The messages one request carries, and how they were shortened.
+
+    Attributes:
+        messages: What is sent: the history, or a shortened copy (the note to the model in its first message).
+        tokens: Their estimated tokens.
+        left_out: How many of the oldest messages were left out.
+        left_out_turns: How many turns those were.
+        shortened: How many older tool results it carries shortened.
+        left_out_tokens: The estimated tokens not sent.
+        fits: Whether they fit the budget (not when the current turn alone does not).
+    """
+
+    messages: list[Message]
+    tokens: int
+    left_out: int = 0
+    left_out_turns: int = 0
+    shortened: int = 0
+    left_out_tokens: int = 0
+    fits: bool = True
+
+    @property
+    def cut(self) -> bool:
+        """Whether anything was left out or shortened."""
+        return bool(self.left_out or self.shortened)
+
+
+def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int) -> Fitted:
+    """The history as a request of at most ``budget`` estimated tokens carries it.
+
+    First the tool results of the turns before the current one are shortened, oldest first (to their first and last
+    :data:`SHORT_RESULT_CHARS` characters, images dropped, with a note in the result); then the oldest turns are left
+    out whole, so every call goes with its result and the first message sent is a user message. The current turn
+    (from ``current_start`` on) is always sent whole, even when it alone is larger than the budget (``fits`` is then
+    false). When anything was cut, the first user message sent begins with a note to the model saying what.
+    """
+    messages = list(messages)
+    current_start = max(0, min(current_start, len(messages)))
+    costs = [message_tokens(m) for m in messages]
+    whole = total = sum(costs)
+    if total <= budget:
+        return Fitted(messages, total)
+    target = budget - NOTE_TOKENS
+    shortened = [0] * len(messages)  # results shortened, by message
+    for index in range(current_start):
+        if total <= target:
+            break
+        message = messages[index]
+        if message.role is not Role.ASSISTANT or not message.tool_calls:
+            continue
+        parts = list(message.parts)
+        for position, part in enumerate(parts):
+            if total > target and isinstance(part, ToolCallPart) and (short := _shortened_call(part)) is not None:
+                saved = _part_tokens(part) - _part_tokens(short)
+                if saved > 0:
+                    parts[position] = short
+                    total -= saved
+                    costs[index] -= saved
+                    shortened[index] += 1
+        if parts != message.parts:
+            messages[index] = _with_parts(message, parts)
+    dropped = 0
+    for start in [i for i in range(1, current_start) if messages[i].role is Role.USER] + [current_start]:
+        if total <= target:
+            break
+        total -= sum(costs[dropped:start])
+        dropped = start
+    kept, left = messages[dropped:], messages[:dropped]
+    turns = sum(1 for m in left if m.role is Role.USER) or (1 if left else 0)
+    sent_shortened = sum(shortened[dropped:])  # those of the turns left out are not sent at all
+    note = _note(left, turns, sent_shortened)
+    told = next((i for i, m in enumerate(kept) if m.role is Role.USER), None)  # a user message, never the model's
+    if told is not None:
+        kept[told] = _with_parts(kept[told], [TextPart(note), *kept[told].parts])
+        total += _PART_TOKENS + estimate_tokens(note)
+    return Fitted(
+        kept,
+        total,
+        left_out=dropped,
+        left_out_turns=turns,
+        shortened=sent_shortened,
+        left_out_tokens=max(0, whole - total),
+        fits=total <= budget,
+    )
+
+
+def _shortened_call(part: ToolCallPart) -> ToolCallPart | None:
+    """A copy of a call whose result the model is told shortened (its images dropped), or ``None`` when there is
+    nothing to shorten (a call the provider ran, whose result is the provider's own data; a short result)."""
+    outcome = part.outcome
+    if outcome is None or part.provider_executed:
+        return None
+    text = part.result_for_model()
+    if len(text) <= 2 * SHORT_RESULT_CHARS and not _result_images(part):
+        return None
+    if len(text) > 2 * SHORT_RESULT_CHARS:
+        note = (
+            f"[… {len(text) - 2 * SHORT_RESULT_CHARS:,} of this result's {len(text):,} characters were left out of "
+            "this request to fit the model's context window …]"
+        )
+        text = f"{text[:SHORT_RESULT_CHARS]}\n\n{note}\n\n{text[-SHORT_RESULT_CHARS:]}"
+    if _result_images(part):
+        text += "\n\n[Its images were left out of this request to fit the model's context window.]"
+    short = ToolCallPart(
+        part.tool_call_id,
+        part.tool_name,
+        part.arguments,
+        state=part.state,
+        provider_executed=part.provider_executed,
+        provider=part.provider,
+        provider_data=part.provider_data,
+    )
+    short.outcome = ToolOutcome.success(text=text) if outcome.ok else ToolOutcome.failure(text, retryable=False)
+    return short
+
+
+def _with_parts(message: Message, parts: list[Any]) -> Message:
+    """A copy of ``message`` (same id, role, status) with other parts, for one request."""
+    return Message(
+        message.role,
+        parts,
+        id=message.id,
+        status=message.status,
+        finish_reason=message.finish_reason,
+        usage=message.usage,
+        error=message.error,
+        created_at=message.created_at,
+    )
+
+
+def _note(left: Sequence[Message], turns: int, shortened: int) -> str:
+    """What the model is told about what this request leaves out."""
+    said = []
+    if left:
+        first, last = (_when(m.created_at) for m in (left[0], left[-1]))
+        span = f"from {first} to {last}" if first != last else f"from {first}"
+        turned = f"{turns:,} turn{'s' if turns != 1 else ''}"
+        said.append(f"leaves out its {len(left):,} oldest messages ({turned}, {span})")
+    if shortened:
+        said.append(f"shortens {shortened:,} older tool result{'s' if shortened != 1 else ''} (each says where)")
+    return (
+        "[Note from the chat application, not the person: this conversation is longer than the model's context "
+        f"window, so this request {' and '.join(said)}. The person still sees all of it; if something from that part "
+        "matters, ask them for it.]"
+    )
+
+
+def _when(stamp: float) -> str:
+    return datetime.datetime.fromtimestamp(stamp, tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# --- a request ----------------------------------------------------------------------------------------------------
+
+
+def window_of(request: ChatRequest, transport: object) -> int | None:
+    """The context window a request is fitted to: ``RequestOptions.context_window``, else the transport's
+    ``context_window`` (the model's known limit), else ``None`` (not known: nothing is shortened)."""
+    if request.options.context_window is not None:
+        return request.options.context_window
+    known = getattr(transport, "context_window", None)
+    return known if type(known) is int and known > 0 else None
+
+
+def _output_reserve(request: ChatRequest, transport: object, window: int) -> int:
+    """The output a request leaves room for: ``max_tokens`` (the request's, else the transport's), else
+    :data:`DEFAULT_OUTPUT_RESERVE` (at most a quarter of the window)."""
+    asked = request.options.max_tokens or getattr(transport, "max_tokens", None)
+    if type(asked) is int and asked > 0:
+        return asked
+    return min(DEFAULT_OUTPUT_RESERVE, window // 4)
+
+
+def fit_request(
+    request: ChatRequest, *, window: int, transport: object, current_start: int
+) -> tuple[ChatRequest, ContextCut | None]:
+    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
+    (``None``: it carries the whole history)."""
+    overhead = request_overhead(
+        request.tools,
+        system_prompt=request.options.system_prompt,
+        output_schema=request.output_schema,
+        output=_output_reserve(request, transport, window),
+    )
+    fitted = fit_messages(request.messages, current_start=current_start, budget=window - overhead)
+    if not fitted.cut:
+        return request, None
+    cut = ContextCut(
+        first_sent_id=fitted.messages[0].id if fitted.messages else None,
+        left_out_messages=fitted.left_out,
+        left_out_turns=fitted.left_out_turns,
+        shortened_results=fitted.shortened,
+        left_out_tokens=fitted.left_out_tokens,
+        sent_tokens=fitted.tokens + overhead,
+        window=window,
+    )
+    return dataclasses.replace(request, messages=fitted.messages), cut
+
+
+def request_tokens(request: ChatRequest, transport: object, window: int) -> int:
+    """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
+    overhead = request_overhead(
+        request.tools,
+        system_prompt=request.options.system_prompt,
+        output_schema=request.output_schema,
+        output=_output_reserve(request, transport, window),
+    )
+    return overhead + sum(message_tokens(m) for m in request.messages)
+
+
+def retry_window(error: ContextTooLongError, sent: int) -> int:
+    """The window (by this module's estimate) to fit a request again to after the provider refused one of about
+    ``sent`` estimated tokens as too long: scaled by what the provider counted against its limit (with a tenth to
+    spare), or half of ``sent`` when it did not say."""
+    if error.tokens and error.limit and error.tokens > error.limit:
+        return max(1, int(sent * error.limit / error.tokens * 0.9))
+    return max(1, sent // 2)
+
+
+def too_long_error(error: ContextTooLongError, *, sent: int, window: int | None, shortened: bool) -> str:
+    """The reply's error when the provider refused a request as too long (again, after it was shortened)."""
+    counted = ""
+    if error.tokens is not None and error.limit is not None:
+        counted = f" (the provider counted {error.tokens:,} tokens, its limit is {error.limit:,})"
+    against = f" against a context window of {window:,} tokens" if window is not None else ""
+    again = "even shortened, " if shortened else ""
+    return (
+        f"The conversation is too long for the model's context window: {again}the request was about {sent:,} tokens "
+        f"by the session's estimate{counted}{against}, and the current turn is always sent whole. Start a new "
+        f"conversation, or set a smaller RequestOptions(context_window=...). The provider said: {error}"
+    )

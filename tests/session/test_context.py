@@ -1,0 +1,256 @@
+"""The shortener of a request past the model's context window (``session/_context.py``), on its own: the estimate,
+what is cut in which order, the note to the model, and (with hypothesis) that whatever the conversation, the result
+fits when it can, the current turn goes whole, every call goes with its result, and the order is kept."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.options import RequestOptions
+from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session._context import (
+    IMAGE_TOKENS,
+    NOTE_TOKENS,
+    SHORT_RESULT_CHARS,
+    current_turn_start,
+    estimate_tokens,
+    fit_messages,
+    fit_request,
+    message_tokens,
+    retry_window,
+    window_of,
+)
+from ai_widgets.transports import ChatRequest, ContextTooLongError
+
+
+def call(call_id: str, result: str, *, ok: bool = True) -> ToolCallPart:
+    part = ToolCallPart(call_id, "lookup", json.dumps({"q": call_id}), state=ToolCallState.PENDING)
+    outcome = ToolOutcome.success(result) if ok else ToolOutcome.failure(result)
+    part.move(ToolCallState.RUNNING)
+    part.finish(ToolCallState.COMPLETED if ok else ToolCallState.FAILED, outcome)
+    return part
+
+
+def turn(n: int, result_chars: int, *, calls: int = 1, stamp: float = 1_780_000_000.0) -> list[Message]:
+    """A user message and a reply with ``calls`` calls of ``result_chars``-character results."""
+    user = Message(Role.USER, [TextPart(f"question {n}")], created_at=stamp + n * 60)
+    parts: list = [TextPart(f"looking {n}")]
+    parts += [call(f"c{n}_{i}", f"r{n} " + "x y " * (result_chars // 4)) for i in range(calls)]
+    parts.append(TextPart(f"answer {n}"))
+    return [user, Message(Role.ASSISTANT, parts, created_at=stamp + n * 60 + 1)]
+
+
+def conversation(turns: int, result_chars: int) -> list[Message]:
+    return [m for n in range(turns) for m in turn(n, result_chars)]
+
+
+# --- the estimate -----------------------------------------------------------------------------------------------------
+
+
+def test_the_estimate_is_on_the_high_side_for_prose_json_numbers_base64_and_cjk() -> None:
+    prose = "The quick brown fox jumps over the lazy dog. " * 100  # about 10 tokens a sentence for every tokenizer
+    assert estimate_tokens(prose) >= 1_000
+    numbers = json.dumps([[1.2345, 67.891, -0.5]] * 100)  # a digit can be a token (Gemini)
+    assert estimate_tokens(numbers) >= sum(ch.isdigit() for ch in numbers)
+    blob = base64.b64encode(bytes(range(256)) * 10).decode()  # base64 tokenizes at under 3 characters a token
+    assert estimate_tokens(blob) >= len(blob) / 2
+    cjk = "這是一個測試句子用來估計中文的標記數量" * 20  # about a token a character
+    assert estimate_tokens(cjk) >= len(cjk)
+    assert estimate_tokens("") == 0
+
+
+def test_images_and_files_count_a_fixed_cost() -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 30).decode()
+    message = Message(Role.USER, [FilePart("image/png", data=png), FilePart("application/pdf", data=png)])
+    assert message_tokens(message) >= IMAGE_TOKENS + 6_000
+    text = FilePart("text/csv", data=base64.b64encode(b"a,b\n1,2\n" * 100).decode())
+    assert message_tokens(Message(Role.USER, [text])) < IMAGE_TOKENS  # a text file counts its text
+
+
+# --- what is cut, in which order --------------------------------------------------------------------------------------
+
+
+def test_a_conversation_that_fits_is_sent_as_it_is() -> None:
+    messages = conversation(3, 100)
+    fitted = fit_messages(messages, current_start=4, budget=100_000)
+    assert fitted.messages == messages
+    assert not fitted.cut
+    assert fitted.fits
+
+
+def test_the_oldest_tool_results_are_shortened_first_and_nothing_is_left_out_when_that_is_enough() -> None:
+    messages = [*conversation(6, 5000), Message.user("now")]
+    whole = sum(message_tokens(m) for m in messages)
+    fitted = fit_messages(messages, current_start=12, budget=whole - 1_500)
+    assert fitted.fits
+    assert fitted.left_out == 0
+    assert fitted.shortened >= 1
+    sent_results = [part.result_for_model() for m in fitted.messages for part in m.tool_calls]
+    originals = [part.result_for_model() for m in messages for part in m.tool_calls]
+    shortened = [i for i, (a, b) in enumerate(zip(sent_results, originals, strict=True)) if a != b]
+    assert shortened == list(range(len(shortened)))  # the oldest ones
+    assert "left out of this request to fit the model's context window" in sent_results[0]
+    assert sent_results[0].startswith(originals[0][:SHORT_RESULT_CHARS])
+    assert sent_results[0].endswith(originals[0][-SHORT_RESULT_CHARS:])
+    # The history itself is untouched: the request carries copies.
+    assert [p.result_for_model() for m in messages for p in m.tool_calls] == originals
+
+
+def test_then_the_oldest_turns_are_left_out_and_the_model_is_told_what_and_when() -> None:
+    messages = [*conversation(40, 5000), Message.user("the question now")]
+    fitted = fit_messages(messages, current_start=80, budget=6_000)
+    assert fitted.fits
+    assert fitted.tokens <= 6_000
+    assert fitted.left_out > 0
+    assert fitted.left_out % 2 == 0
+    assert fitted.left_out_turns == fitted.left_out // 2
+    first = fitted.messages[0]
+    assert first.role is Role.USER
+    assert first.id == messages[fitted.left_out].id
+    note = first.parts[0].text
+    assert f"leaves out its {fitted.left_out:,} oldest messages ({fitted.left_out_turns:,} turns" in note
+    assert "from 2026-" in note
+    assert "UTC" in note
+    assert fitted.messages[-1] is messages[-1]  # the current turn, whole and as it is
+    assert fitted.left_out_tokens > 0
+    # The count of results shortened is of those it carries (the ones of the turns left out are not sent at all).
+    carried = [
+        p for m in fitted.messages for p in m.tool_calls if "to fit the model's context window" in p.result_for_model()
+    ]
+    assert fitted.shortened == len(carried)
+
+
+def test_the_current_turn_is_never_cut_even_when_it_alone_is_too_large() -> None:
+    messages = conversation(3, 1_000) + turn(9, 40_000, calls=2)
+    start = 6
+    fitted = fit_messages(messages, current_start=start, budget=2_000)
+    assert not fitted.fits
+    assert fitted.messages[-2:][1] is messages[-1]
+    assert fitted.messages[-1].tool_calls[0].result_for_model() == messages[-1].tool_calls[0].result_for_model()
+    assert fitted.left_out == start
+
+
+def test_the_note_goes_in_a_user_message_never_in_the_models() -> None:
+    messages = [Message(Role.ASSISTANT, [call("a", "z " * 5_000)]), *conversation(2, 10), Message.user("now")]
+    fitted = fit_messages(messages, current_start=5, budget=message_tokens(messages[0]) // 2 + 600)
+    assert fitted.shortened == 1
+    assert fitted.left_out == 0
+    assert not any("Note from the chat application" in p.text for p in fitted.messages[0].parts if hasattr(p, "text"))
+    assert fitted.messages[1].parts[0].text.startswith("[Note from the chat application")
+
+
+def test_current_turn_start_is_the_user_message_before_the_reply() -> None:
+    messages = conversation(2, 10)
+    reply = Message(Role.ASSISTANT, [], status=Message.user("x").status)
+    history = [*messages, Message.user("now"), reply]
+    assert current_turn_start(history, reply) == 4
+    assert current_turn_start(messages, None) == 2  # no reply: the last user message
+    assert current_turn_start([reply], reply) == 0
+
+
+# --- a request ----------------------------------------------------------------------------------------------------
+
+
+class Known:
+    context_window = 9_000
+    max_tokens = 1_000
+
+
+def test_the_window_is_the_persons_number_else_the_transports_else_none() -> None:
+    request = ChatRequest(messages=[])
+    assert window_of(request, Known()) == 9_000
+    assert window_of(ChatRequest(messages=[], options=RequestOptions(context_window=500)), Known()) == 500
+    assert window_of(request, object()) is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "1000", True])
+def test_a_context_window_that_is_not_a_whole_number_of_tokens_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="context_window"):
+        RequestOptions(context_window=bad)  # type: ignore[arg-type]
+
+
+def test_a_request_leaves_room_for_the_tools_the_system_prompt_and_the_output() -> None:
+    messages = [*conversation(30, 2000), Message.user("now")]
+    options = RequestOptions(system_prompt="Be brief. " * 200, max_tokens=2_000)
+    request = ChatRequest(messages=messages, options=options)
+    fitted, cut = fit_request(request, window=10_000, transport=Known(), current_start=60)
+    assert cut is not None
+    assert cut.window == 10_000
+    assert cut.sent_tokens <= 10_000
+    body = sum(message_tokens(m) for m in fitted.messages)
+    assert body + 2_000 + estimate_tokens(options.system_prompt or "") <= 10_000
+    assert cut.first_sent_id == fitted.messages[0].id
+    assert cut.left_out_messages == len(messages) - len(fitted.messages)
+
+
+def test_the_retry_window_scales_by_what_the_provider_counted_or_halves() -> None:
+    assert retry_window(ContextTooLongError("x", tokens=25_000, limit=20_000), 18_000) == int(18_000 * 0.8 * 0.9)
+    assert retry_window(ContextTooLongError("x"), 18_000) == 9_000
+
+
+# --- properties -------------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> tuple[list[Message], int]:
+    """Turns of a user message and 0-2 replies with 0-3 calls each (results of any size, some failed), and the
+    current turn's start."""
+    messages: list[Message] = []
+    for n in range(draw(st.integers(1, 12))):
+        messages.append(Message.user("q" * draw(st.integers(0, 300))))
+        for r in range(draw(st.integers(0, 2))):
+            parts: list = [TextPart("a" * draw(st.integers(0, 200)))]
+            for i in range(draw(st.integers(0, 3))):
+                size = draw(st.sampled_from([0, 10, 500, 3_000, 20_000]))
+                parts.append(call(f"c{n}_{r}_{i}", "w " * (size // 2), ok=draw(st.booleans())))
+            messages.append(Message(Role.ASSISTANT, parts))
+    users = [i for i, m in enumerate(messages) if m.role is Role.USER]
+    return messages, users[-1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.integers(50, 60_000))
+def test_whatever_the_history_the_result_fits_when_it_can_and_stays_consistent(
+    drawn: tuple[list[Message], int], budget: int
+) -> None:
+    messages, start = drawn
+    current = messages[start:]
+    fitted = fit_messages(messages, current_start=start, budget=budget)
+    sent = fitted.messages
+    # The current turn is whole, as it is (the note may go in front of its user message only).
+    assert sent[-len(current) :][1:] == current[1:]
+    assert [p for p in sent[-len(current)].parts if not _is_note(p)] == current[0].parts
+    # Order kept, ids unique: what is sent is a run of the history's messages up to its end.
+    ids = [m.id for m in messages]
+    assert [m.id for m in sent] == ids[len(ids) - len(sent) :]
+    # Every call goes with its result, and only calls of the history are sent.
+    calls = {p.tool_call_id for m in messages for p in m.tool_calls}
+    for message in sent:
+        for part in message.tool_calls:
+            assert part.tool_call_id in calls
+            assert part.outcome is not None
+            assert part.state.terminal
+    # The first message sent is the user's whenever anything was left out.
+    if fitted.left_out:
+        assert sent[0].role is Role.USER
+    # It fits whenever the current turn (with the note) does.
+    current_cost = sum(message_tokens(m) for m in current) + NOTE_TOKENS
+    if current_cost <= budget:
+        assert fitted.fits
+        assert fitted.tokens <= budget
+    assert fitted.tokens == sum(message_tokens(m) for m in sent)
+    originals = {p.tool_call_id: p.result_for_model() for m in messages for p in m.tool_calls}
+    changed = [p for m in sent for p in m.tool_calls if p.result_for_model() != originals[p.tool_call_id]]
+    assert fitted.shortened == len(changed)
+    if fitted.cut:
+        assert any(_is_note(p) for m in sent for p in m.parts) or not any(m.role is Role.USER for m in sent)
+
+
+def _is_note(part: object) -> bool:
+    return isinstance(part, TextPart) and part.text.startswith("[Note from the chat application")
