@@ -63,7 +63,7 @@ def test_a_chat_from_another_place_is_still_warned_about(ran: tuple[FakeFrontend
         stream="stderr",
     )
     assert "ToolReplacementWarning" in warning, warning
-    assert "that 2 tool registries hold" in warning, warning  # this chat and the notebook's, not run_tool's
+    assert "that 2 tool registries hold" in warning, warning  # the notebook's chat and this one, not run_tool's
 
 
 def test_days_9_is_refused_at_its_field(ran: tuple[FakeFrontend, dict[str, str]]) -> None:
