@@ -120,7 +120,7 @@ export class ChatView {
       };
     }
     this.shell.root.append(this.bench.el);
-    this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx, (id) => this.store.get(id));
+    this.list = new MessageList(this.shell.list, this.shell.pending.el, this.ctx, (id) => this.store.get(id));
     this.store = storeFor(model);
     this.backfill = new Backfill(this.list, this.shell.list, this.shell.follower, (id) => this.store.get(id), () => ({
       count: this.store.missing,
@@ -297,6 +297,7 @@ export class ChatView {
         return;
       case "message":
         this.entry(ev.id).full = true;
+        this.shell.pending.arrived(this.store.get(ev.id)); // the kernel's copy of a message sent from the box
         break;
       case "fields":
         this.entry(ev.id).fields = true;
@@ -457,6 +458,8 @@ export class ChatView {
       }
     }
     this.shell.setUsage(lastTurn, this.model.get("usage"));
+    const tools = Object.entries(this.model.get("tools") ?? {}).map(([name, info]) => (typeof info?.title === "string" && info.title) || name);
+    this.shell.setEmpty(this.list.size === 0, tools);
   }
 
   // ---- elapsed time: one timer for the running cards, each tick writes one text node ------------------
