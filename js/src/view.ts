@@ -336,7 +336,7 @@ export class ChatView {
         return;
       case "error":
         this.shell.showError(ev.message);
-        if (ev.id !== undefined) this.shell.sendRefused(ev.id);
+        this.shell.sendRefused(ev.id);
         for (const card of this.prompting) card.enablePrompt(ev.message);
         this.bench.refused();
         return;

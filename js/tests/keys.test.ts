@@ -224,6 +224,19 @@ describe("a message sent from the box", () => {
     expect($(root, ".aiw-banner-kernel").textContent).toContain("still running");
   });
 
+  it("taken, but its turn failed to start (an error for no send): the text goes back into the box", async () => {
+    const { root, model } = await conversation();
+    const input = $<HTMLTextAreaElement>(root, ".aiw-input");
+    type(input, "later");
+    key(input, { key: "Enter" });
+    const { id } = model.sent.at(-1) as { id: string };
+    model.custom({ type: "sent", id });
+    expect($(root, ".aiw-pending-mark").textContent).toBe("Queued"); // its turn waits for the kernel's loop
+    model.custom({ type: "error", message: "This chat no longer saves its history file." });
+    expect(root.querySelector(".aiw-pending-send")).toBeNull();
+    expect(input.value).toBe("later");
+  });
+
   it("an empty chat greets, until the first message (or a queued one)", async () => {
     const model = new FakeModel({ tools: { weather: { title: "Weather" } as never } });
     const { root } = await mount(model);

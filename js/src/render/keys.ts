@@ -68,7 +68,9 @@ export class RovingGroup {
       const to = ev.relatedTarget;
       if (!(to instanceof Node) || !el.contains(to)) this.reset(); // left: the stop is the home item again
     });
-    el.addEventListener("keydown", (ev) => this.onKey(ev));
+    // On the window, in the capture phase: before a host's own capture listeners (Notebook 7 moves to the next cell
+    // on ArrowDown before the event reaches the widget), which stopping it here keeps them from seeing.
+    window.addEventListener("keydown", this.onKey, true);
     this.demote(el);
     this.reset();
   }
@@ -91,6 +93,7 @@ export class RovingGroup {
 
   destroy(): void {
     this.observer.disconnect();
+    window.removeEventListener("keydown", this.onKey, true);
   }
 
   /** The stop while the focus is elsewhere: of the group's own children (messages, chips), the last or the first
@@ -147,9 +150,10 @@ export class RovingGroup {
     if (item && this.el.contains(item)) this.setCurrent(item);
   }
 
-  private onKey(ev: KeyboardEvent): void {
+  private readonly onKey = (ev: KeyboardEvent): void => {
     if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey || ev.isComposing) return;
     if (!NEXT.has(ev.key) && !PREVIOUS.has(ev.key) && ev.key !== "Home" && ev.key !== "End") return;
+    if (!(ev.target instanceof Node) || !this.el.contains(ev.target)) return;
     if (editsText(ev.target as Element)) return; // the caret moves
     const items = this.items();
     if (!items.length) return;
@@ -162,7 +166,7 @@ export class RovingGroup {
     ev.preventDefault();
     ev.stopPropagation(); // not the notebook's (a cell's output scrolls, a notebook moves between cells)
     focusFirstOf(order);
-  }
+  };
 }
 
 /** The approvals in `list` waiting for a decision (their buttons enabled), in order. */

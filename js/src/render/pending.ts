@@ -1,19 +1,15 @@
-// Messages sent from the input box that the kernel has not taken yet: each shows at once at the end of the list as
-// the person's bubble, marked "Queued" (a kernel busy running a cell takes it only when the cell ends). Once the
-// kernel's own copy of the message arrives the bubble goes; if the kernel refuses it, the bubble goes and its text
-// is handed back (the input box gets it again, with the reason in a banner): nothing typed is lost.
+// Messages sent from the input box whose turn has not started yet: each shows at once at the end of the list as the
+// person's bubble, marked "Queued" (a kernel busy running a cell starts the turn only when the cell ends, even where
+// it answers "sent" at once: JupyterLab's subshells). Once the kernel's own copy of the message arrives the bubble
+// goes; if the kernel refuses it, or the turn it took fails to start, the bubble goes and its text is handed back
+// (the input box gets it again, with the reason in a banner): nothing typed is lost.
 
 import { h } from "../dom";
 import type { Message } from "../types";
 
-/** How long a bubble the kernel took waits for the message itself before it goes anyway (the turn's own error, if
- * it failed to start, is in a banner by then). */
-const TAKEN_MS = 15_000;
-
 interface Pending {
   el: HTMLElement;
   text: string;
-  timer: ReturnType<typeof setTimeout> | null;
 }
 
 export class PendingSends {
@@ -33,20 +29,29 @@ export class PendingSends {
     el.dataset.id = id;
     el.dataset.state = "queued";
     const mark = h("span", "aiw-pending-mark", "Queued");
-    mark.title = "Sent to the kernel, which has not taken it yet (it may be running a cell)";
+    mark.title = "Sent to the kernel, whose turn has not started yet (it may be running a cell)";
     el.append(h("div", "aiw-pending-text", text), mark);
-    this.items.set(id, { el, text, timer: null });
+    this.items.set(id, { el, text });
     this.el.append(el);
     this.changed();
   }
 
-  /** The kernel took send `id` ("sent"): its message comes next. */
+  /** The kernel took send `id` ("sent"): its turn starts once the kernel's loop is free (queued until then). */
   taken(id: string): void {
     const item = this.items.get(id);
-    if (!item || item.timer !== null) return;
-    item.el.dataset.state = "taken";
-    item.el.querySelector(".aiw-pending-mark")!.textContent = "Sent";
-    item.timer = setTimeout(() => this.drop(id), TAKEN_MS);
+    if (item) item.el.dataset.state = "taken";
+  }
+
+  /** An error not tied to a send: a turn the kernel took failed to start (a history file taken over, ...). The
+   * bubbles it took go; their texts are returned, oldest first. */
+  failed(): string[] {
+    const texts: string[] = [];
+    for (const [id, item] of this.items) {
+      if (item.el.dataset.state !== "taken") continue;
+      texts.push(item.text);
+      this.drop(id);
+    }
+    return texts;
   }
 
   /** The kernel refused send `id`: its bubble goes; returns its text (null: not a send of this list). */
@@ -76,7 +81,6 @@ export class PendingSends {
   private drop(id: string): void {
     const item = this.items.get(id);
     if (!item) return;
-    if (item.timer !== null) clearTimeout(item.timer);
     item.el.remove();
     this.items.delete(id);
     this.changed();

@@ -262,17 +262,26 @@ export class Shell {
   }
 
   /** The kernel refused a send: one with attachments keeps its text and chips, and may be sent again; a plain one's
-   * text goes back into the input box (the banner says why). */
-  sendRefused(id: string): void {
+   * text goes back into the input box (the banner says why). Without an id: a turn the kernel took failed to start,
+   * and the texts of the sends it took go back. */
+  sendRefused(id?: string): void {
+    if (id === undefined) {
+      for (const text of this.pending.failed()) this.giveBack(text);
+      return;
+    }
     const text = this.pending.refused(id);
     if (this.pendingSend?.id !== id) {
-      if (text !== null && this.input.value !== text) {
-        this.input.value = this.input.value.trim() ? `${text}\n${this.input.value}` : text;
-        this.updateButtons();
-      }
+      if (text !== null) this.giveBack(text);
       return;
     }
     this.pendingSend = null;
+    this.updateButtons();
+  }
+
+  /** Puts a message's text back into the input box (before what is typed there now). */
+  private giveBack(text: string): void {
+    if (this.input.value === text) return;
+    this.input.value = this.input.value.trim() ? `${text}\n${this.input.value}` : text;
     this.updateButtons();
   }
 
