@@ -147,6 +147,18 @@ describe("approvals and the keyboard", () => {
     expect(document.activeElement).toBe($(root, ".aiw-input"));
   });
 
+  it("does not take the focus from the notebook when it appears", async () => {
+    const { model, view } = await conversation();
+    const cell = document.createElement("div");
+    cell.tabIndex = -1;
+    document.body.append(cell);
+    cell.focus();
+    waitingCall(model, view);
+    await settle();
+    expect(document.activeElement).toBe(cell);
+    cell.remove();
+  });
+
   it("Tab from the input box with no approval waiting is the browser's (on to Send)", async () => {
     const { root } = await conversation();
     const input = $<HTMLTextAreaElement>(root, ".aiw-input");

@@ -24,6 +24,15 @@ export function editsText(el: Element | null): boolean {
   return !["button", "checkbox", "radio", "submit", "reset", "range", "color", "file"].includes(type);
 }
 
+/** Whether `el` may take the focus without taking it from the person: nothing has it, or something in the same
+ * chat that takes no typing (never a notebook cell, another widget, or the input box). */
+export function focusFree(el: Element): boolean {
+  const active = document.activeElement;
+  if (!active || active === document.body) return true;
+  const root = el.closest(".aiw");
+  return root !== null && root.contains(active) && !editsText(active);
+}
+
 /** Whether `el` can take the focus now: not disabled, not inside a hidden element (up to `within`). */
 export function usable(el: HTMLElement, within: Element): boolean {
   if ((el as HTMLButtonElement).disabled) return false;
