@@ -17,8 +17,9 @@ When ``@tool`` (or ``registry.tool``) makes a tool out of a function defined by 
 the module being run or reloaded), every live registry holding a tool of that name (any case) is looked at: one
 from the same place is replaced by the new tool and the registry's listeners are told (a chat's widget refreshes its
 tool info); one from another place is kept, and one :class:`ToolReplacementWarning` says which one those registries
-use, and how to switch. The tool name is the key: a tool defined in the same place under a new name is a new tool
-next to the old one, not a rename. A call already running keeps the :class:`~ai_widgets.tools.Tool` it started with
+use, and how to switch (registries made with ``warn_when_kept=False``, such as ``run_tool``'s, keep theirs quietly:
+a form that runs one tool by hand is not a chat that keeps using the old tool). The tool name is the key: a tool
+defined in the same place under a new name is a new tool next to the old one, not a rename. A call already running keeps the :class:`~ai_widgets.tools.Tool` it started with
 (a round resolves each call's tool once, before it runs); the next request sends the new definition.
 
 Registries are held weakly (a registry nobody uses is collected as before), and nothing here runs per request.
@@ -106,6 +107,9 @@ class LiveRegistry(Protocol):
     @property
     def _tools(self) -> Mapping[str, LiveTool]: ...
 
+    @property
+    def warn_when_kept(self) -> bool: ...
+
     def _replace_live(self, new: Any) -> None: ...
 
 
@@ -169,7 +173,7 @@ def announce(new: LiveTool, *, skip: LiveRegistry | None = None) -> None:
             continue
         if old._place == place:
             registry._replace_live(new)
-        else:
+        elif registry.warn_when_kept:
             described = str(old._place) if old._place is not None else _no_place(old)
             kept[described] = kept.get(described, 0) + 1
     if kept:

@@ -42,9 +42,21 @@ class ToolRegistry:
     It may change while a session runs (re-running the cell that defines a tool replaces it); the session reads
     it on every request. Sources of tools (:class:`ToolSource`, such as an MCP server) are asked for their tools
     before every request (:meth:`refresh`); between two refreshes the registry holds what they last listed.
+
+    Args:
+        tools: The tools, functions and sources of tools to start with (or another registry's).
+        warn_when_kept: Whether a tool of a name held here, defined again in another place (and so not taken here:
+            see :class:`ToolReplacementWarning`), is reported in that warning. ``run_tool``'s registries, which
+            hold the one tool a person runs by hand, say nothing: the warning is about the tools a chat uses.
     """
 
-    def __init__(self, tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None) -> None:
+    def __init__(
+        self,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
+        *,
+        warn_when_kept: bool = True,
+    ) -> None:
+        self.warn_when_kept = warn_when_kept
         self._tools: dict[str, Tool] = {}
         self._listeners: list[RegistryListener] = []
         self._sources: list[ToolSource] = []

@@ -27,6 +27,7 @@ from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 from ai_widgets.widget._voila import without_a_page
+from ai_widgets.widget._waiting import WaitingNote, check_can_block, start_when_idle
 
 __all__ = ["ChatWidget", "FrontEndNotBuiltError"]
 
@@ -215,10 +216,12 @@ class ChatWidget(SessionView):
         Returns:
             The reply, or with ``output_type`` the validated object (also the reply's ``output``).
 
+        A turn already running (started from the input box, or by another call) is waited for first, and the cell
+        says so ("Waiting for the turn in progress…"); :meth:`ChatSession.send` raises ``SessionBusyError`` instead.
+
         Raises:
             ValueError: ``text`` is empty.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
-            SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell awaits; use :meth:`send`.
             OutputValidationError: The answer did not validate after every retry (it keeps the raw answer).
@@ -226,18 +229,15 @@ class ChatWidget(SessionView):
             TypeError: ``output_type`` has no JSON Schema.
         """
         parts = self._attachment_parts(text, attach)
-        view = self._show_turn(text, show)
-        reply = await self._await_turn(
-            lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type)), view
-        )
+        note, view = self._show_turn(text, show, live=True)
+        start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
+        reply = await self._await_turn(start, view, note)
         return reply if output_type is None else _typed(reply)
 
     async def _await_turn(
-        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None
+        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
     ) -> Message:
-        if self.session.busy:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        task = asyncio.ensure_future(_shown_in(view, start))
+        task = asyncio.ensure_future(_shown_in(self.session, view, start, note))
         try:
             return await await_with_comms(task)
         except BaseException:
@@ -246,11 +246,12 @@ class ChatWidget(SessionView):
                 task.cancel()
             raise
         finally:
-            self._settle(view)
+            self._settle(view, note)
 
-    def _settle(self, view: TurnView | None) -> None:
-        """After an asking call: its view settles, and the outputs showing the chat and the turn get the transcript
-        as it now stands, from the asking cell (the one a runner such as nbclient is reading)."""
+    def _settle(self, view: TurnView | None, note: WaitingNote) -> None:
+        """After an asking call: its note and view settle, and the outputs showing the chat and the turn get the
+        transcript as it now stands, from the asking cell (the one a runner such as nbclient is reading)."""
+        note.settle()
         if view is not None:
             view.settle()
             view.update_transcript()
@@ -268,6 +269,10 @@ class ChatWidget(SessionView):
 
         A kernel interrupt stops the turn cleanly.
 
+        A turn already running on another thread is waited for first, and the cell says so ("Waiting for the turn in
+        progress…"). One on the kernel's own event loop (the input box's, :meth:`send`'s) cannot be: this cell
+        blocks that loop, so the turn could never end; use ``await chat.ask(...)``, which waits for it.
+
         Args:
             text: The person's message.
             attach: Kernel objects for the message (see :meth:`ask`).
@@ -278,9 +283,9 @@ class ChatWidget(SessionView):
             The reply, or with ``output_type`` the validated object (also the reply's ``output``).
 
         Raises:
+            SessionBusyError: The turn in progress runs on the kernel's event loop, which this cell would block.
             ValueError: ``text`` is empty.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
-            SessionBusyError: A turn is already running.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             UnsupportedKernelError: This kernel cannot process clicks while a cell blocks; use :meth:`send`.
             OutputValidationError: The answer did not validate after every retry (it keeps the raw answer).
@@ -288,23 +293,20 @@ class ChatWidget(SessionView):
             TypeError: ``output_type`` has no JSON Schema.
         """
         parts = self._attachment_parts(text, attach)
-        view = self._show_turn(text, show)
-        reply = self._wait_turn(
-            lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type)), view
-        )
+        note, view = self._show_turn(text, show, live=False)
+        start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
+        reply = self._wait_turn(start, view, note)
         return reply if output_type is None else _typed(reply)
 
-    def _wait_turn(self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None = None) -> Message:
-        if self.session.busy:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
+    def _wait_turn(
+        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
+    ) -> Message:
         loop = private_loop()
         began, abandoned = threading.Event(), threading.Event()
-        future = asyncio.run_coroutine_threadsafe(_shown_in(view, start, began, abandoned), loop)
+        future = asyncio.run_coroutine_threadsafe(_shown_in(self.session, view, start, note, began, abandoned), loop)
         try:
             return wait_with_comms(future)
         except BaseException:
-            if future.done() and not future.cancelled() and isinstance(future.exception(), SessionBusyError):
-                raise  # another turn won the race to start: it is not ours to stop
             # The cell no longer waits (an interrupt, a kernel that cannot wait): a turn that has not started never
             # does, one that runs is cancelled (on its loop, after its first step).
             abandoned.set()
@@ -318,7 +320,7 @@ class ChatWidget(SessionView):
                     time.sleep(0.01)
             raise
         finally:
-            self._settle(view)
+            self._settle(view, note)
 
     def _attachment_parts(self, text: str, attach: Any) -> list[AttachmentPart]:
         """``attach`` as parts, checked, for a turn that is about to start (an empty message is refused first)."""
@@ -326,13 +328,21 @@ class ChatWidget(SessionView):
             raise ValueError("ask() needs a non-empty message")
         return self.session.attachment_parts(attach)
 
-    def _show_turn(self, text: str, show: bool) -> TurnView | None:
-        """Checks that a turn can start; with ``show``, displays the view of that turn in the calling cell."""
+    def _show_turn(self, text: str, show: bool, *, live: bool) -> tuple[WaitingNote, TurnView | None]:
+        """Checks that a turn can start (a running one is waited for: the note says so in the calling cell); with
+        ``show``, displays the view of that turn in the calling cell."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
-        self.session.check_can_send()  # refused before anything shows: no empty view of a turn that never starts
-        if not show or not kernel_support().kind.startswith("ipykernel"):
-            return None
+        # Refused before anything shows: no empty view of a turn that never starts. Busy is no refusal: it waits
+        # (unless the wait would block the very loop that turn runs on).
+        with contextlib.suppress(SessionBusyError):
+            self.session.check_can_send()
+        if not live:
+            check_can_block(self.session)
+        in_kernel = kernel_support().kind.startswith("ipykernel")
+        note = WaitingNote(self.session, in_kernel=in_kernel, live=live)
+        if not show or not in_kernel:
+            return note, None
         from IPython.display import display
 
         # It shows the turn the asking call's own task starts (``_shown_in``), from where the conversation stands then.
@@ -341,8 +351,9 @@ class ChatWidget(SessionView):
             display(view)
         except BaseException:
             view.close()  # no turn will settle it
+            note.settle()
             raise
-        return view
+        return note, view
 
     def stop(self) -> bool:
         """Stops the running turn; returns whether one was running."""
@@ -396,17 +407,24 @@ def _typed(reply: Message) -> Any:
 
 
 async def _shown_in(
+    session: ChatSession,
     view: TurnView | None,
     start: Callable[[], Coroutine[Any, Any, Message]],
+    note: WaitingNote,
     began: threading.Event | None = None,
     abandoned: threading.Event | None = None,
 ) -> Message:
-    """Starts the turn, shown in ``view`` (the asking cell's view of it): from this task, right before it starts.
-    From another thread: ``began`` is set as it starts, and it does not start once ``abandoned`` is set."""
-    if abandoned is not None and abandoned.is_set():
-        raise asyncio.CancelledError  # the asking call gave up before the turn started
-    if began is not None:
-        began.set()
-    if view is not None:
-        view.begin()
-    return await start()
+    """Starts the turn once no other runs, shown in ``view`` (the asking cell's view of it): from this task, right
+    before it starts. From another thread: ``began`` is set as it starts, and it does not start once ``abandoned``
+    is set."""
+
+    def before() -> None:
+        if abandoned is not None and abandoned.is_set():
+            raise asyncio.CancelledError  # the asking call gave up before the turn started
+        if began is not None:
+            began.set()
+        if view is not None:
+            view.begin()
+        note.started()
+
+    return await start_when_idle(session, start, before)

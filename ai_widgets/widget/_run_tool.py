@@ -21,7 +21,7 @@ from ai_widgets.messages import Message, ToolCallPart, ToolCallState
 from ai_widgets.options import SessionOptions
 from ai_widgets.outcome import mark_shown_by_card
 from ai_widgets.session import ChatSession
-from ai_widgets.tools import Tool, ToolOutcome, tool
+from ai_widgets.tools import Tool, ToolOutcome, ToolRegistry, tool
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._view import SessionView
 
@@ -114,7 +114,8 @@ def _prepare(
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"run_tool needs JSON arguments: {exc}") from None
     session = ChatSession(  # no transport: the calls are the person's, run by the sessions' tool rounds
-        tools=[chosen],
+        # Quiet when a chat's own version of the tool is defined elsewhere: this form runs the tool it was given.
+        tools=ToolRegistry([chosen], warn_when_kept=False),
         approval_policy=approval_policy,
         options=SessionOptions(max_iterations=1, max_consecutive_errors=1, tool_timeout=timeout),
         context=context,

@@ -42,10 +42,3 @@ export function setHidden(el: HTMLElement, hidden: boolean): void {
 export function setDisabled(el: HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement, disabled: boolean): void {
   if (el.disabled !== disabled) el.disabled = disabled;
 }
-
-/** Whether the focused element takes typing (an input, a textarea, an editor). */
-export function typingFocused(): boolean {
-  const active = document.activeElement as HTMLElement | null;
-  if (!active || active === document.body) return false;
-  return active.tagName === "INPUT" || active.tagName === "TEXTAREA" || active.isContentEditable;
-}

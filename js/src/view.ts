@@ -125,7 +125,7 @@ export class ChatView {
       };
     }
     this.shell.root.append(this.bench.el);
-    this.list = new MessageList(this.shell.list, this.shell.anchor, this.ctx, (id) => this.store.get(id));
+    this.list = new MessageList(this.shell.list, this.shell.pending.el, this.ctx, (id) => this.store.get(id));
     this.store = storeFor(model);
     this.backfill = new Backfill(this.list, this.shell.list, this.shell.follower, (id) => this.store.get(id), () => ({
       count: this.store.missing,
@@ -302,6 +302,7 @@ export class ChatView {
         return;
       case "message":
         this.entry(ev.id).full = true;
+        this.shell.pending.arrived(this.store.get(ev.id)); // the kernel's copy of a message sent from the box
         break;
       case "fields":
         this.entry(ev.id).fields = true;
@@ -340,7 +341,7 @@ export class ChatView {
         return;
       case "error":
         this.shell.showError(ev.message);
-        if (ev.id !== undefined) this.shell.sendRefused(ev.id);
+        this.shell.sendRefused(ev.id);
         for (const card of this.prompting) card.enablePrompt(ev.message);
         if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
@@ -471,6 +472,8 @@ export class ChatView {
     }
     this.shell.setUsage(lastTurn, this.model.get("usage"));
     this.contextMarker.place((id) => this.list.element(id));
+    const tools = Object.entries(this.model.get("tools") ?? {}).map(([name, info]) => (typeof info?.title === "string" && info.title) || name);
+    this.shell.setEmpty(this.list.size === 0, tools);
   }
 
   // ---- elapsed time: one timer for the running cards, each tick writes one text node ------------------

@@ -21,7 +21,9 @@ function conversation(model: FakeModel): void {
 }
 
 const order = (root: HTMLElement): string[] =>
-  [...$(root, ".aiw-messages").children].map((el) =>
+  [...$(root, ".aiw-messages").children]
+    .filter((el) => !el.classList.contains("aiw-pending-sends")) // the queued sends' row, not a message
+    .map((el) =>
     el.classList.contains("aiw-context-cut") ? "cut" : (el as HTMLElement).dataset.id ?? el.className,
   );
 

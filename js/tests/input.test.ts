@@ -24,7 +24,7 @@ describe("input box", () => {
     expect(model.sent.filter((m) => (m as { type: string }).type === "send")).toHaveLength(0);
     const enter = key(input, { key: "Enter" });
     expect(enter.defaultPrevented).toBe(true);
-    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hello\nworld" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hello\nworld", id: expect.any(String) });
     // No kernel has answered yet (a notebook restored from saved state): the text is kept, with a note.
     expect(input.value).toBe("hello\nworld");
     expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("run its cell again");
@@ -43,7 +43,7 @@ describe("input box", () => {
     const input = $<HTMLTextAreaElement>(root, ".aiw-input");
     type(input, "early");
     key(input, { key: "Enter" });
-    expect(model.sent.at(-1)).toEqual({ type: "send", text: "early" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "early", id: expect.any(String) });
     expect(input.value).toBe("early");
     expect(root.querySelectorAll(".aiw-banner-kernel")).toHaveLength(1);
     model.custom({ type: "snapshot", live: [] });
@@ -95,7 +95,7 @@ describe("input box", () => {
     model.set("busy", false);
     view.flush();
     send.click();
-    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hi" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "hi", id: expect.any(String) });
   });
 
   it("shows suggestion chips, before and after the first message; a chip sends its text", async () => {
@@ -105,7 +105,7 @@ describe("input box", () => {
     expect([...chips].map((c) => c.textContent)).toEqual(["What's the weather?", "Tell a joke"]);
     expect($(root, ".aiw-suggestions").hidden).toBe(false);
     chips[1].click();
-    expect(model.sent.at(-1)).toEqual({ type: "send", text: "Tell a joke" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "Tell a joke", id: expect.any(String) });
     model.set("busy", true);
     model.finish(user("u1", 0, "Tell a joke"));
     await new Promise((r) => setTimeout(r, 0));
@@ -117,7 +117,7 @@ describe("input box", () => {
     view.flush();
     expect([...chips].some((c) => c.disabled)).toBe(false);
     chips[0].click();
-    expect(model.sent.at(-1)).toEqual({ type: "send", text: "What's the weather?" });
+    expect(model.sent.at(-1)).toEqual({ type: "send", text: "What's the weather?", id: expect.any(String) });
   });
 
   it("shows the usage of the last turn and of the conversation, and the placeholder", async () => {

@@ -261,7 +261,7 @@ describe("the input box with @name", () => {
     expect(root.querySelectorAll(".aiw-chips .aiw-chip")).toHaveLength(0);
     expect($(root, ".aiw-chips").hidden).toBe(true);
     key(input, "Enter");
-    expect(sentOf(model, "send").at(-1)).toEqual({ type: "send", text: "@df @ghost " }); // no chips: a plain send
+    expect(sentOf(model, "send").at(-1)).toEqual({ type: "send", text: "@df @ghost ", id: expect.any(String) }); // no chips: a plain send
     expect(input.value).toBe("");
   });
 
@@ -287,7 +287,7 @@ describe("the input box with @name", () => {
     type(input, "hello");
     expect(key(input, "Enter", { shiftKey: true }).defaultPrevented).toBe(false);
     key(input, "Enter");
-    expect(sentOf(model, "send").at(-1)).toEqual({ type: "send", text: "hello" });
+    expect(sentOf(model, "send").at(-1)).toEqual({ type: "send", text: "hello", id: expect.any(String) });
     expect(input.value).toBe("");
   });
 });

@@ -49,6 +49,10 @@ def test_quickstart_runs(chromium_page, server, artifacts):
         for i in range(len(code)):
             assert "Error" not in cells.nth(i).locator(".jp-OutputArea").inner_text()
         screenshot(widget, artifacts, "test_quickstart_runs-fresh")
+        # Run All leaves the reader at the last cell: its link brings the chat (and its greeting) back into view.
+        page.get_by_role("link", name="↑ The chat is at the top").click()
+        expect(widget).to_be_in_viewport()
+        expect(widget.locator(".aiw-empty")).to_contain_text("Ask anything")
         _check_the_data_section(page, cells, code, artifacts)
 
         widget.get_by_role("button", name="What's the weather in Oslo?").click()

@@ -525,18 +525,60 @@ def test_two_sends_at_once_start_one_turn(k: ChatKernel) -> None:
     assert [m["text"] for m in state["messages"] if m["role"] == "user"] == ["delete x"]
 
 
-@pytest.mark.parametrize("wait", ["ii", "iii"])
-def test_asking_while_the_input_box_turn_waits_is_refused_and_leaves_that_turn_alone(k: ChatKernel, wait: str) -> None:
+def _shown_text(fe: FakeFrontend, cell: str, start: int) -> list[str]:
+    """The plain text of what ``cell`` displayed and updated (from ``start`` on), in order."""
+    return [
+        m["content"]["data"].get("text/plain", "")
+        for _, m in fe.iopub[start:]
+        if m["parent_header"].get("msg_id") == cell and m["msg_type"] in ("display_data", "update_display_data")
+    ]
+
+
+def test_asking_while_the_input_box_turn_waits_waits_for_it_then_asks_and_leaves_that_turn_alone(k: ChatKernel) -> None:
+    """Before: the asking cell failed at once with a SessionBusyError traceback (``chat.ask`` after Run All while a
+    turn ran). Now it says it waits, and asks once that turn has ended; ``session.send`` still refuses."""
     _, call_id = k.start("i")
-    cell = k.fe.execute(CELLS[wait].format(prompt="hello"))
+    mark = k.fe.mark()
+    cell = k.fe.execute(CELLS["ii"].format(prompt="hello") + PRINT_REPLY)
+    k.fe.wait_iopub(lambda m: "Waiting for the turn in progress…" in str(m["content"]), timeout=15, start=mark)
+    k.finish(None, k.approve(call_id))
+    assert k.finish(cell, mark) == "REPLY completed | You said: hello"
+    assert _shown_text(k.fe, cell, mark)[0] == "Waiting for the turn in progress…"
+    assert "Waited for the turn in progress, then asked." in _shown_text(k.fe, cell, mark)
+    state = k.state()
+    assert state["calls"] == ["x"]
+    assert [m["text"] for m in state["messages"]] == [
+        "delete x",
+        "Deleting. Result: completed.",
+        "hello",
+        "You said: hello",
+    ]
+
+
+def test_a_blocking_ask_while_the_input_box_turn_waits_is_refused_saying_to_await_and_leaves_that_turn_alone(
+    k: ChatKernel,
+) -> None:
+    """The input box's turn runs on the kernel's loop, which a blocking cell stops: ask_sync cannot wait for it."""
+    _, call_id = k.start("i")
+    cell = k.fe.execute(CELLS["iii"].format(prompt="hello"))
+    content = k.fe.reply(cell, timeout=15)["content"]
+    assert (content["status"], content["ename"]) == ("error", "SessionBusyError"), content
+    assert "use `await chat.ask(...)`, which waits for it" in content["evalue"]
+    state = k.state(after_error=True)
+    assert (state["busy"], state["pending"]) == (True, [call_id]), state
+    k.finish(None, k.approve(call_id))
+    assert [m["text"] for m in k.state()["messages"]] == ["delete x", "Deleting. Result: completed."]
+
+
+def test_session_send_while_a_turn_runs_is_still_refused(k: ChatKernel) -> None:
+    _, call_id = k.start("i")
+    cell = k.fe.execute("await chat.session.send('hello')")
     content = k.fe.reply(cell, timeout=15)["content"]
     assert (content["status"], content["ename"]) == ("error", "SessionBusyError"), content
     state = k.state(after_error=True)
     assert (state["busy"], state["pending"]) == (True, [call_id]), state
     k.finish(None, k.approve(call_id))
-    state = k.state()
-    assert state["calls"] == ["x"]
-    assert [m["text"] for m in state["messages"]] == ["delete x", "Deleting. Result: completed."]
+    assert [m["text"] for m in k.state()["messages"]] == ["delete x", "Deleting. Result: completed."]
 
 
 # --- typed answers ------------------------------------------------------------------------------------------------

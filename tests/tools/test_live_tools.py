@@ -430,3 +430,16 @@ async def test_a_running_call_finishes_on_the_old_code_and_the_next_request_has_
     reply = await asyncio.wait_for(session.send("and now?"), 10)
     assert reply.text == "It says: v2 weather in Lisbon"  # the next call runs the new code
     assert [r.tools[0].description for r in transport.requests[2:]] == ["Weather, v2.", "Weather, v2."]
+
+
+def test_a_registry_made_not_to_warn_keeps_its_tool_quietly_and_still_follows_its_place(
+    kernel: Kernel, no_warnings: None
+) -> None:
+    """run_tool's registries (a form for one tool) are made so: a chat's version defined elsewhere says nothing."""
+    nb = Notebook(kernel)
+    old = nb.run(weather_cell("v1"), cell_id="A")[NAME]
+    quiet = ToolRegistry([old], warn_when_kept=False)
+    nb.run(weather_cell("B"), cell_id="B")
+    assert quiet[NAME] is old
+    again = nb.run(weather_cell("v2"), cell_id="A")[NAME]
+    assert quiet[NAME] is again

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import MessageStatus, SessionBusyError, ToolRisk, tool
+from ai_widgets import MessageStatus, ToolRisk, tool
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import KernelSupport
@@ -53,7 +53,7 @@ def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     displayed: list[Any] = []
     monkeypatch.setattr(chat_module, "kernel_support", lambda: KernelSupport("ipykernel6", "6.29.5", "test"))
-    monkeypatch.setattr(IPython.display, "display", displayed.append)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: displayed.append(obj))
     return displayed
 
 
@@ -130,13 +130,7 @@ async def test_nothing_is_shown_for_a_turn_that_cannot_start(wire: Wire, shown: 
         await chat.ask("  ")
     with pytest.raises(ValueError, match="non-empty"):
         chat.ask_sync("")
-    first = asyncio.create_task(chat.ask("delete c", show=False))
-    await wait_for(lambda: bool(chat.session.pending_approvals))
-    with pytest.raises(SessionBusyError):
-        await chat.ask("again")
-    assert shown == []
-    chat.stop()
-    await first
+    assert shown == []  # (a turn in progress is no reason: the ask waits for it, tests/widget/test_ask_waits.py)
 
 
 async def test_a_turn_view_whose_turn_never_began_is_closed(wire: Wire) -> None:

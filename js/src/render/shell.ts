@@ -7,6 +7,9 @@ import { CompletionState, completionItems, insertMention, mentionEndedAt } from 
 import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
 import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
+import { ApprovalKeys, FOCUSABLE, RovingGroup, focusApproval, leaveToNotebook, waitingApprovals } from "./keys";
+import { watchWidth } from "./narrow";
+import { PendingSends } from "./pending";
 
 const MAX_KERNEL_BANNERS = 3;
 /** How long a send with attachments waits for the kernel's answer before Send is enabled again. */
@@ -26,6 +29,17 @@ export class Shell {
   readonly anchor = h("div", "aiw-anchor");
   /** Keeps the list at its end while content grows, until the person scrolls up ("Jump to latest"). */
   readonly follower = new Follower(this.list);
+  /** Messages sent from the input box that the kernel has not taken yet (after the last message). */
+  readonly pending = new PendingSends(() => this.updateEmpty());
+  /** What an empty chat says (hidden once there is a message). */
+  private readonly emptyNote = h("div", "aiw-empty");
+  private readonly emptyTools = h("p", "aiw-empty-tools");
+  private hasMessages = false;
+  /** Said to screen readers: an approval that appeared. */
+  private readonly announcer = h("div", "aiw-announce");
+  private readonly groups: RovingGroup[] = [];
+  private readonly approvals: ApprovalKeys;
+  private readonly unwatchWidth: () => void;
   private readonly kernelBanners = h("div", "aiw-kernel-banners");
   private readonly turnBanner = h("div", "aiw-banner aiw-turn-banner");
   private readonly turnText = h("span", "aiw-banner-text");
@@ -54,7 +68,15 @@ export class Shell {
     this.list.setAttribute("role", "log");
     this.list.setAttribute("aria-label", "Conversation");
     this.list.setAttribute("aria-live", "off");
-    this.list.append(this.anchor);
+    this.list.append(this.pending.el, this.anchor);
+    this.announcer.setAttribute("role", "status");
+    this.announcer.setAttribute("aria-live", "polite");
+    this.emptyNote.append(
+      h("p", "aiw-empty-title", "Ask anything: type below and press Enter."),
+      this.emptyTools,
+      h("p", "aiw-empty-keys", "Shift+Enter: new line · Tab: a waiting approval · Esc: back to the notebook"),
+    );
+    this.emptyTools.hidden = true;
 
     this.continueButton = button("aiw-btn aiw-btn-primary aiw-continue", "Continue", () => {
       setDisabled(this.continueButton, true);
@@ -74,6 +96,9 @@ export class Shell {
     window.addEventListener("keydown", this.gateKeys, true);
     this.root.addEventListener("keydown", (ev) => {
       if (!this.isForApp(ev)) ev.stopPropagation();
+      // Escape leaves the widget to the notebook's command mode (Escape, then `b` adds a cell), unless something
+      // in the widget used it (a completion list, an edit in place: they prevent its default).
+      else if (ev.key === "Escape" && !ev.defaultPrevented && !ev.shiftKey && !ev.ctrlKey && !ev.metaKey && !ev.altKey) leaveToNotebook(this.root);
     });
     this.input.addEventListener("keydown", (ev) => {
       if (ev.isComposing || ev.keyCode === 229) return; // never while an IME composes (229: older engines)
@@ -84,6 +109,11 @@ export class Shell {
         if (done === "close") ev.stopPropagation(); // not the notebook's Escape (command mode)
         if (done === "accept") this.acceptMention(this.mentions.selected);
         else this.mentionList.render(this.mentions);
+        return;
+      }
+      // Tab goes to a waiting approval (one key away), else on to Send / Stop.
+      if (ev.key === "Tab" && !ev.shiftKey && !ev.altKey && !ev.ctrlKey && !ev.metaKey && focusApproval(this.list)) {
+        ev.preventDefault();
         return;
       }
       // Enter sends, Shift+Enter is a new line.
@@ -122,24 +152,62 @@ export class Shell {
     // a new chat's small widget) cannot cut it off.
     footer.append(this.suggestions, this.allowed, this.chips.el, this.mentionList.el, inputRow, this.usage);
     const listBox = h("div", "aiw-list-box");
-    listBox.append(this.list, this.follower.jumpButton);
-    this.root.append(this.kernelBanners, listBox, this.turnBanner, footer);
+    listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
+    this.root.append(this.kernelBanners, listBox, this.turnBanner, footer, this.announcer);
+    // One tab stop each: the conversation (its newest message first; arrows reach every message and control in
+    // it), the suggestions, the tools allowed always, the attached names.
+    this.groups.push(new RovingGroup(this.list, { items: `.aiw-message, ${FOCUSABLE}`, stops: ".aiw-message", home: "last" }));
+    for (const row of [this.suggestions, this.allowed, this.chips.el]) this.groups.push(new RovingGroup(row, { items: "button", home: "first" }));
+    this.unwatchWidth = watchWidth(this.root);
+    this.approvals = new ApprovalKeys(this.list, {
+      focusInput: () => this.focusInput(),
+      announce: (text) => setText(this.announcer, text),
+    });
     this.updateButtons();
+  }
+
+  /** Focuses the input box where there is one (a turn's view has none: its conversation instead). */
+  focusInput(): boolean {
+    this.input.focus();
+    return document.activeElement === this.input || this.groups[0].focus();
+  }
+
+  /** Whether an approval waits in this view (for tests and hosts). */
+  get approvalWaiting(): boolean {
+    return waitingApprovals(this.list).length > 0;
+  }
+
+  /** The empty chat's greeting: shown until the first message (or a message sent, not yet taken). */
+  setEmpty(empty: boolean, toolTitles: string[]): void {
+    this.hasMessages = !empty;
+    setText(this.emptyTools, toolTitles.length ? `It can use: ${toolTitles.join(", ")}.` : "");
+    setHidden(this.emptyTools, toolTitles.length === 0);
+    this.updateEmpty();
+  }
+
+  private updateEmpty(): void {
+    setHidden(this.emptyNote, this.hasMessages || this.pending.size > 0);
   }
 
   submit(text?: string): void {
     const value = text ?? this.input.value;
     if (this.busy || !value.trim() || this.pendingSend) return;
     const attach = text === undefined ? this.chips.names() : [];
+    // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
+    const id = `send-${this.viewTag}-${++this.sendCount}`;
     if (attach.length) {
       // The kernel converts the attachments first: the text and chips stay until it answers "sent" (or an error).
-      const id = `send-${this.viewTag}-${++this.sendCount}`;
       this.pendingSend = { id, text: value };
       if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
       // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
-      else setTimeout(() => this.sendRefused(id), PENDING_SEND_MS);
-    } else if (this.send({ type: "send", text: value }) && text === undefined) {
-      this.input.value = "";
+      else {
+        this.pending.add(id, value);
+        setTimeout(() => this.sendRefused(id), PENDING_SEND_MS);
+      }
+    } else if (this.send({ type: "send", text: value, id })) {
+      // Shown at once, marked queued until the kernel takes it (a kernel running a cell takes it after that cell).
+      this.pending.add(id, value);
+      if (text === undefined) this.input.value = "";
     }
     this.updateButtons();
   }
@@ -183,7 +251,9 @@ export class Shell {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
-    } else if (msg.type === "sent" && this.pendingSend !== null && this.pendingSend.id === msg.id) {
+    } else if (msg.type === "sent" && typeof msg.id === "string") {
+      this.pending.taken(msg.id);
+      if (this.pendingSend?.id !== msg.id) return;
       if (this.input.value === this.pendingSend.text) this.input.value = "";
       this.chips.clear();
       this.pendingSend = null;
@@ -191,10 +261,27 @@ export class Shell {
     }
   }
 
-  /** The kernel refused a send: one with attachments keeps its text and chips, and may be sent again. */
-  sendRefused(id: string): void {
-    if (this.pendingSend?.id !== id) return;
+  /** The kernel refused a send: one with attachments keeps its text and chips, and may be sent again; a plain one's
+   * text goes back into the input box (the banner says why). Without an id: a turn the kernel took failed to start,
+   * and the texts of the sends it took go back. */
+  sendRefused(id?: string): void {
+    if (id === undefined) {
+      for (const text of this.pending.failed()) this.giveBack(text);
+      return;
+    }
+    const text = this.pending.refused(id);
+    if (this.pendingSend?.id !== id) {
+      if (text !== null) this.giveBack(text);
+      return;
+    }
     this.pendingSend = null;
+    this.updateButtons();
+  }
+
+  /** Puts a message's text back into the input box (before what is typed there now). */
+  private giveBack(text: string): void {
+    if (this.input.value === text) return;
+    this.input.value = this.input.value.trim() ? `${text}\n${this.input.value}` : text;
     this.updateButtons();
   }
 
@@ -322,6 +409,10 @@ export class Shell {
 
   destroy(): void {
     window.removeEventListener("keydown", this.gateKeys, true);
+    for (const group of this.groups) group.destroy();
+    this.approvals.destroy();
+    this.unwatchWidth();
+    this.pending.clear();
     this.follower.destroy();
     this.root.remove();
   }

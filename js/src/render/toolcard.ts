@@ -2,12 +2,13 @@
 // then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
 // the decision, a progress bar, the result. Updates compare against what is shown and touch only what changed.
 
-import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass, typingFocused } from "../dom";
+import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass } from "../dom";
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { ApprovalBox } from "./approval";
 import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
+import { focusFree } from "./keys";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
 import type { WidgetHost } from "../widgets";
@@ -191,8 +192,9 @@ export class ToolCardView implements PartView {
         });
         this.prompt.append(this.approval.el);
         const box = this.approval;
-        // After this flush has put the card into the document; never steal focus from typing.
-        queueMicrotask(() => box === this.approval && box.el.isConnected && !typingFocused() && box.focusFirst());
+        // After this flush has put the card into the document; never take the focus from typing, nor from the
+        // notebook (it is announced, and one Tab from the input box).
+        queueMicrotask(() => box === this.approval && box.el.isConnected && focusFree(box.el) && box.focusFirst());
       } else {
         this.approval.setQuestion(question);
       }

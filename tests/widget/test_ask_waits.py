@@ -1,0 +1,153 @@
+"""A cell that asks while a turn runs waits for it, says so in its output, and then asks (``chat.ask`` and
+``chat.ask_sync``); ``session.send`` still raises ``SessionBusyError``. In-process; the kernel tests run the grid
+(tests/kernel/test_chat_widget.py).
+
+Before: ``chat.ask`` in the quickstart's "From code" cell after Run All, while the chat's turn ran, failed with a
+20-line ``SessionBusyError`` traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ai_widgets import ApprovalDecision, MessageStatus, SessionBusyError, ToolRisk, tool
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._kernel import KernelSupport
+from ai_widgets.widget._turn_view import TurnView
+from ai_widgets.widget._waiting import GAVE_UP, WAITED, WAITING
+from tests.helpers import wait_for
+from tests.widget.widget_harness import Wire, finished_messages, recording_comms
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    return f"deleted {path}"
+
+
+def script(request: Any) -> ScriptedReply:
+    if request.tool_results():
+        return ScriptedReply(text=f"Result: {request.tool_results()[-1].state.value}.")
+    text = request.last_user_text
+    if text.startswith("delete "):
+        return ScriptedReply(
+            text="Deleting.", tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": text[7:]})]
+        )
+    return ScriptedReply(text=f"You said: {text}")
+
+
+class Handle:
+    """What ``display(..., display_id=True)`` returns: its updates are recorded."""
+
+    def __init__(self, shown: list[Any], data: Any) -> None:
+        self.texts = [data["text/plain"]]
+        shown.append(self)
+
+    def update(self, data: Any, **_: Any) -> None:
+        self.texts.append(data["text/plain"])
+
+
+@pytest.fixture
+def wire() -> Iterator[Wire]:
+    with recording_comms() as recorded:
+        yield recorded
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What ``ask`` displays, as if in an ipykernel: turn views, and the waiting note's handle."""
+    import IPython.display
+
+    import ai_widgets.widget._chat as chat_module
+
+    displayed: list[Any] = []
+
+    def display(obj: Any, *, raw: bool = False, display_id: bool = False) -> Handle | None:
+        if display_id:
+            assert raw
+            return Handle(displayed, obj)
+        displayed.append(obj)
+        return None
+
+    monkeypatch.setattr(chat_module, "kernel_support", lambda: KernelSupport("ipykernel6", "6.29.5", "test"))
+    monkeypatch.setattr(IPython.display, "display", display)
+    return displayed
+
+
+async def box_turn_waiting(chat: ChatWidget) -> str:
+    """A turn from the chat's input box, waiting for approval; its call's id."""
+    chat.send("delete a")
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    return chat.session.pending_approvals[0].tool_call_id
+
+
+async def test_ask_while_a_turn_runs_waits_says_so_and_then_asks(wire: Wire, shown: list[Any]) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    call_id = await box_turn_waiting(chat)
+    asked = asyncio.create_task(chat.ask("hello"))
+    await wait_for(lambda: len(shown) == 2)
+    note, view = shown
+    assert isinstance(note, Handle)
+    assert isinstance(view, TurnView)
+    assert note.texts == [WAITING]  # shown first, above the turn's view
+    await asyncio.sleep(0.1)
+    assert not asked.done()
+    assert [m.text for m in chat.messages] == ["delete a", "Deleting."]  # nothing interleaved
+    chat.session.approve(call_id, ApprovalDecision.APPROVED)
+    reply = await asked
+    assert reply.text == "You said: hello"
+    assert note.texts == [WAITING, WAITED]
+    assert [m.text for m in chat.messages] == ["delete a", "Deleting.Result: completed.", "hello", "You said: hello"]
+    assert [m["parts"][0]["text"] for m in finished_messages(view)] == ["hello", "You said: hello"]  # its own turn
+
+
+async def test_ask_sync_while_a_turn_runs_waits_and_then_asks(wire: Wire, shown: list[Any]) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    call_id = await box_turn_waiting(chat)
+    asked = asyncio.ensure_future(asyncio.to_thread(chat.ask_sync, "hello", show=False))
+    await wait_for(lambda: len(shown) == 1)
+    (note,) = shown
+    await asyncio.sleep(0.1)
+    assert not asked.done()
+    chat.session.approve(call_id, ApprovalDecision.APPROVED)
+    reply = await asked
+    assert reply.text == "You said: hello"
+    assert note.texts == [WAITING, WAITED]  # ask_sync's turn starts on another thread: updated as it returns
+    assert [m.text for m in chat.messages][2:] == ["hello", "You said: hello"]
+
+
+async def test_an_ask_that_never_waited_shows_no_note(wire: Wire, shown: list[Any]) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    await chat.ask("hello")
+    assert [isinstance(x, Handle) for x in shown] == [False]  # the turn's view only
+
+
+async def test_an_ask_cancelled_while_it_waits_never_asks(wire: Wire, shown: list[Any]) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    call_id = await box_turn_waiting(chat)
+    asked = asyncio.create_task(chat.ask("hello"))
+    await wait_for(lambda: len(shown) == 2)
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    note, view = shown
+    assert note.texts == [WAITING, GAVE_UP]
+    assert view.comm is None  # a turn that never started leaves no view
+    chat.session.approve(call_id, ApprovalDecision.APPROVED)
+    await wait_for(lambda: not chat.session.busy)
+    assert [m.text for m in chat.messages] == ["delete a", "Deleting.Result: completed."]
+
+
+async def test_session_send_still_refuses_while_a_turn_runs(wire: Wire, shown: list[Any]) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    call_id = await box_turn_waiting(chat)
+    with pytest.raises(SessionBusyError):
+        await chat.session.send("hello")
+    chat.session.approve(call_id, ApprovalDecision.REJECTED)
+    await wait_for(lambda: not chat.session.busy)
+    assert chat.messages[-1].status is MessageStatus.COMPLETED
