@@ -234,26 +234,7 @@ class JupyterServer:
 
     def write_notebook(self, name: str, cells: list[str]) -> str:
         """Writes a notebook of code cells (no outputs, kernelspec set: pitfalls 3 and 8) into the root."""
-        nb = {
-            "nbformat": 4,
-            "nbformat_minor": 5,
-            "metadata": {
-                "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-                "language_info": {"name": "python"},
-            },
-            "cells": [
-                {
-                    "cell_type": "code",
-                    "id": f"cell-{i}",
-                    "metadata": {},
-                    "execution_count": None,
-                    "outputs": [],
-                    "source": source,
-                }
-                for i, source in enumerate(cells)
-            ],
-        }
-        (self.root / name).write_text(json.dumps(nb, indent=1))
+        (self.root / name).write_text(json.dumps(notebook_json(cells), indent=1))
         return name
 
     def shutdown_kernels(self, nb_path: str | None = None) -> None:
@@ -379,6 +360,56 @@ class JupyterServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def notebook_json(cells: list[str]) -> dict:
+    """A notebook of code cells with no outputs and the Python kernel named (pitfalls 3 and 8), as JSON data."""
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell-{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+
+
+def stop_process_group(proc: subprocess.Popen) -> None:
+    """Stops a server started in a process group of its own (``start_new_session``): SIGTERM to the group, then
+    SIGKILL to whatever of it (kernels included) is left; only processes this server started."""
+    try:
+        family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=wait)
+    _, alive = psutil.wait_procs(family, timeout=5)
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+
+
+def log_tail(path: Path, n: int = 60) -> str:
+    """The last ``n`` lines of a server's log file (empty when there is none yet)."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
 
 
 def leftover_processes() -> list[psutil.Process]:

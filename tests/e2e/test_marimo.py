@@ -9,10 +9,8 @@ catch-up of a view that missed them.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -22,7 +20,6 @@ import urllib.request
 from collections.abc import Iterator
 
 import jupyter_e2e as J
-import psutil
 import pytest
 from chat_ui import WAIT, assert_no_widget_errors, last_assistant, messages, screenshot, send_from_input, wait_idle
 from playwright.sync_api import expect
@@ -127,27 +124,11 @@ class MarimoServer:
         return f"http://{J.HOST}:{self.port}/"
 
     def log_tail(self, n: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return ""
+        return J.log_tail(self.log_path, n)
 
     def stop(self) -> None:
-        """SIGTERM to the server's own process group, then SIGKILL to whatever of it (kernels included) is left."""
-        try:
-            family = [psutil.Process(self.proc.pid), *psutil.Process(self.proc.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            family = []
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            if self.proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, sig)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.proc.wait(timeout=wait)
-        _, alive = psutil.wait_procs(family, timeout=5)
-        for p in alive:  # only processes this server started
-            with contextlib.suppress(psutil.NoSuchProcess):
-                p.kill()
+        """Stops the server and the kernels it started."""
+        J.stop_process_group(self.proc)
 
 
 @pytest.fixture(scope="module")

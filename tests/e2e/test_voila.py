@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import jupyter_e2e as J
-import psutil
 import pytest
 from chat_ui import assert_no_widget_errors, last_assistant, messages, screenshot, send_from_input, wait_idle
 from playwright.sync_api import Locator, Page, expect
@@ -105,26 +103,7 @@ STREAMED = "You said: hello from Voilà. " + "Streaming word by word. " * 11 + "
 
 def write_notebook(path: Path, cells: list[str]) -> None:
     """A notebook of code cells, no outputs (Voilà runs it), the Python kernel named."""
-    nb = {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": f"cell-{i}",
-                "metadata": {},
-                "execution_count": None,
-                "outputs": [],
-                "source": s,
-            }
-            for i, s in enumerate(cells)
-        ],
-    }
-    path.write_text(json.dumps(nb, indent=1))
+    path.write_text(json.dumps(J.notebook_json(cells), indent=1))
 
 
 class VoilaServer:
@@ -188,10 +167,7 @@ class VoilaServer:
         return f"http://{J.HOST}:{self.port}/voila/render/{notebook}"
 
     def log_tail(self, n: int = 80) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return ""
+        return J.log_tail(self.log_path, n)
 
     @contextlib.contextmanager
     def log_on_failure(self) -> Iterator[None]:
@@ -202,21 +178,8 @@ class VoilaServer:
             raise AssertionError(f"{exc}\n--- voila log (tail) ---\n{self.log_tail()}") from exc
 
     def stop(self) -> None:
-        """SIGTERM to the server's own process group, then SIGKILL to whatever of it (kernels included) is left."""
-        try:
-            family = [psutil.Process(self.proc.pid), *psutil.Process(self.proc.pid).children(recursive=True)]
-        except psutil.NoSuchProcess:
-            family = []
-        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-            if self.proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, sig)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.proc.wait(timeout=wait)
-        _, alive = psutil.wait_procs(family, timeout=5)
-        for p in alive:  # only processes this server started
-            with contextlib.suppress(psutil.NoSuchProcess):
-                p.kill()
+        """Stops the server and the kernels it started."""
+        J.stop_process_group(self.proc)
 
 
 @pytest.fixture(scope="module")

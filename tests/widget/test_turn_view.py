@@ -12,30 +12,13 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import MessageStatus, ToolRisk, tool
-from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets import MessageStatus
+from ai_widgets.transports import ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import KernelSupport
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
-
-
-@tool(risk=ToolRisk.DESTRUCTIVE)
-def delete_file(path: str) -> str:
-    """Deletes a file."""
-    return f"deleted {path}"
-
-
-def script(request: Any) -> ScriptedReply:
-    if request.tool_results():
-        return ScriptedReply(text=f"Result: {request.tool_results()[-1].state.value}.")
-    text = request.last_user_text
-    if text.startswith("delete "):
-        return ScriptedReply(
-            text="Deleting.", tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": text[7:]})]
-        )
-    return ScriptedReply(text=f"You said: {text}")
+from tests.widget.widget_harness import Mirror, Wire, delete_file, finished_messages, recording_comms, script
 
 
 @pytest.fixture

@@ -16,7 +16,9 @@ import comm
 from comm.base_comm import BaseComm
 from jupyter_client.session import json_packer
 
+from ai_widgets import ToolRisk, tool
 from ai_widgets.arguments import ArgumentPatch, apply_patches
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall
 from ai_widgets.widget._serialize import AFTER_STOP_FIELDS
 
 
@@ -202,3 +204,25 @@ def finished_messages(widget: Any) -> list[dict[str, Any]]:
     mirror = Mirror(history, missing=missing)
     fetch_older(widget, mirror)
     return mirror.finished
+
+
+# --- a model and a tool for turns that ask for approval ---------------------------------------------------------------
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    return f"deleted {path}"
+
+
+def script(request: Any) -> ScriptedReply:
+    """Answers "delete X" with a call of :func:`delete_file`, its result with the call's state, anything else
+    with an echo."""
+    if request.tool_results():
+        return ScriptedReply(text=f"Result: {request.tool_results()[-1].state.value}.")
+    text = request.last_user_text
+    if text.startswith("delete "):
+        return ScriptedReply(
+            text="Deleting.", tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": text[7:]})]
+        )
+    return ScriptedReply(text=f"You said: {text}")
