@@ -18,6 +18,7 @@ from ai_widgets._safe import safe_text
 from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _T, MCPServerError, _Endpoint, _sdk, _version, logger
 from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _start_error
 from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
+from ai_widgets.mcp._screen import _Screen, _screening
 
 __all__: list[str] = []
 
@@ -269,7 +270,7 @@ class _Connection:
         from mcp_types import Implementation
 
         client = mcp.Client(
-            _watched(transport, on_end),
+            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link))), on_end),
             message_handler=on_message,
             client_info=Implementation(name="ai_widgets", version=_version()),
             cache=None,
@@ -313,6 +314,14 @@ class _Connection:
         others = [task for task in self._requests if task is not asyncio.current_task()]
         if others:  # calls still running end with "connection closed" as the link goes
             await asyncio.wait(others, timeout=2.0)
+
+
+def _negotiated(link: _Link) -> str | None:
+    """The protocol version the connection agreed on, or ``None`` before it is known."""
+    try:
+        return str(link.client.protocol_version) if link.client is not None else None
+    except RuntimeError:  # not connected yet
+        return None
 
 
 #: Connections with a loop thread: closed when the interpreter exits, so no child process outlives the kernel.

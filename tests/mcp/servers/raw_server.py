@@ -4,7 +4,11 @@ Tools: ``echo`` (answers its ``text``), ``odd`` (answers with a content block of
 ``chatty`` (prints a line that is not JSON-RPC to stdout, then answers), ``whoami`` (answers its process id),
 ``nan_default`` (listed with ``NaN`` in its input schema).
 ``AIW_RAW_TOOLS`` (a JSON list of names) adds tools under names providers may refuse; each answers its own name.
-Every request is written, one line each, to the file named by ``AIW_RAW_LOG``.
+``AIW_RAW_LISTINGS`` (JSON: a list of listings, each a list of pages, each a list of tool definitions as sent, however
+malformed) replaces the tools: ``tools/list`` answers the current listing's pages, chained by ``nextCursor``; a call of
+``next_listing`` moves to the next listing and sends ``notifications/tools/list_changed``. Any other tool called answers
+its own name.
+Every request is written (its method, and the tool's name or the cursor), one line each, to the file named by ``AIW_RAW_LOG``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,20 @@ TOOLS.append(
 )
 
 
+#: The listings (of pages) the server goes through: ``AIW_RAW_LISTINGS``, or the one listing of one page above.
+LISTINGS: list[list[list[Any]]] = json.loads(os.environ.get("AIW_RAW_LISTINGS", "null")) or [[TOOLS]]
+current = 0
+
+
+def page(request_id: Any, cursor: Any) -> None:
+    pages = LISTINGS[min(current, len(LISTINGS) - 1)]
+    index = int(cursor) if isinstance(cursor, str) and cursor.isdigit() and int(cursor) < len(pages) else 0
+    listed: dict[str, Any] = {"tools": pages[index]}
+    if index + 1 < len(pages):
+        listed["nextCursor"] = str(index + 1)
+    send({"jsonrpc": "2.0", "id": request_id, "result": listed})
+
+
 def result(request_id: Any, *content: dict[str, Any]) -> None:
     send({"jsonrpc": "2.0", "id": request_id, "result": {"content": list(content)}})
 
@@ -53,13 +71,15 @@ def text(value: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    global current
     for line in sys.stdin:
         try:
             message = json.loads(line)
         except ValueError:
             continue
         method, request_id = message.get("method"), message.get("id")
-        log(f"{method} {json.dumps(message.get('params', {}).get('name'))}")
+        params = message.get("params") or {}
+        log(f"{method} {json.dumps(params.get('name', params.get('cursor')))}")
         if method == "initialize":
             send(
                 {
@@ -67,13 +87,13 @@ def main() -> None:
                     "id": request_id,
                     "result": {
                         "protocolVersion": message["params"]["protocolVersion"],
-                        "capabilities": {"tools": {}},
+                        "capabilities": {"tools": {"listChanged": True}},
                         "serverInfo": {"name": "raw", "version": "1"},
                     },
                 }
             )
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}})
+            page(request_id, (message.get("params") or {}).get("cursor"))
         elif method == "tools/call":
             name = message["params"]["name"]
             arguments = message["params"].get("arguments") or {}
@@ -85,6 +105,10 @@ def main() -> None:
                 result(request_id, text("said it"))
             elif name == "whoami":
                 result(request_id, text(str(os.getpid())))
+            elif name == "next_listing":
+                current += 1
+                result(request_id, text(f"listing {current}"))
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             elif name == "echo":
                 result(request_id, text(str(arguments.get("text", ""))))
             else:

@@ -1,0 +1,119 @@
+"""What a session offers of a server's tool listing, and when it asks again: a malformed tool is skipped (not the
+whole server), a name a local tool has stays the local tool's, a tool that requires task execution is not offered,
+the checks speak of the server's description, and a definition that changes asks again after "allow always". The
+listings come from ``tests/mcp/servers/raw_server.py`` (JSON-RPC by hand), which sends what FastMCP would refuse
+to. Each test failed before the fix it guards. No child process outlives a test (psutil)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
+
+from ai_widgets import ChatSession, ToolDefinition, ToolInvocation
+from ai_widgets.mcp import MCPServer
+from ai_widgets.messages import ToolCallState
+from ai_widgets.transports import ScriptedTransport
+
+pytestmark = pytest.mark.slow  # each server is a process to start
+
+RAW = str(Path(__file__).parent / "servers" / "raw_server.py")
+
+
+class NeverAsk:
+    async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool:
+        return False
+
+    def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
+        pass
+
+
+def children() -> set[int]:
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_children() -> Iterator[None]:
+    before = children()
+    yield
+    deadline = time.monotonic() + 5
+    while (left := children() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"child processes left behind: {[psutil.Process(p).cmdline() for p in left]}"
+
+
+def spec(name: str, **fields: Any) -> dict[str, Any]:
+    """A tool definition as a server sends it; ``fields`` override or add to it."""
+    return {"name": name, "description": f"The tool {name}.", "inputSchema": {"type": "object"}, **fields}
+
+
+def raw(tmp_path: Path, *listings: list[list[Any]], **options: Any) -> MCPServer:
+    """The raw server going through ``listings`` (each a list of pages of tool definitions)."""
+    env = {"AIW_RAW_LOG": str(tmp_path / "raw.log"), "AIW_RAW_LISTINGS": json.dumps(list(listings))}
+    return MCPServer.stdio(sys.executable, [RAW], env=env, name="raw", **options)
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("ai_widgets")]
+
+
+# --- one bad tool ------------------------------------------------------------------------------------------------------
+
+
+async def test_a_malformed_tool_is_skipped_and_the_rest_of_the_server_works(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: the SDK refused the whole tools/list for one tool with a non-object input schema, so the listing
+    failed ("could not list its tools") and every tool of the server was lost."""
+    caplog.set_level(logging.WARNING)
+    first_page = [
+        spec("text_schema", inputSchema="not a schema"),
+        spec("string_schema", inputSchema={"type": "string"}),
+        {"description": "no name"},
+    ]
+    second_page = [spec("echo"), spec("no_schema", inputSchema=None), spec("whoami")]
+    server = raw(tmp_path, [first_page, second_page])
+    try:
+        names = [tool.name for tool in await server.list_tools()]
+        assert names == ["echo", "whoami"]  # the second page was read although the first had no good tool
+        session = ChatSession(ScriptedTransport([]), tools=[server], approval_policy=NeverAsk())
+        reply = await asyncio.wait_for(session.run_call("echo", {"text": "still here"}), 20)
+        assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+        assert reply.tool_calls[0].outcome.value == "still here"  # type: ignore[union-attr]
+    finally:
+        await server.aclose()
+    said = warnings_of(caplog)
+    assert len(said) == 4, said
+    text_schema = next(line for line in said if "'text_schema'" in line)
+    assert "MCP server raw" in text_schema
+    assert "inputSchema: Input should be a valid dictionary" in text_schema  # what is wrong, and where
+    assert any("'string_schema'" in line and "inputSchema.type" in line and "'object'" in line for line in said)
+    assert any("number 3 of its page (it has no name)" in line for line in said)
+    assert any("'no_schema'" in line for line in said)
+    assert 'tools/list "1"' in (tmp_path / "raw.log").read_text()  # the cursor of the second page was sent
+
+
+async def test_a_listing_of_only_bad_tools_is_empty_with_warnings_not_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    server = raw(tmp_path, [[spec("bad", inputSchema=[1, 2])]])
+    try:
+        assert await server.list_tools() == []
+        reply = await asyncio.wait_for(ChatSession(ScriptedTransport(["hi"]), tools=[server]).send("hello"), 20)
+        assert reply.error is None
+        assert reply.text == "hi"
+    finally:
+        await server.aclose()
+    (said,) = warnings_of(caplog)  # once, although the session listed the tools again
+    assert "MCP server raw: skipped its tool 'bad'" in said
