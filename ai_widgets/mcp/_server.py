@@ -18,6 +18,7 @@ from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._errors import _call_failure, _listing_error
 from ai_widgets.mcp._link import _Link
 from ai_widgets.mcp._results import _outcome, _parameters
+from ai_widgets.mcp._screen import _not_offered
 from ai_widgets.tools import (
     Tool,
     ToolDefinition,
@@ -297,6 +298,10 @@ class MCPServer:
                     self.name,
                     spec.name,
                 )
+                continue
+            unusable = _not_offered(spec)
+            if unusable is not None:
+                logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
             annotations = spec.annotations
             title = spec.title or (annotations.title if annotations is not None else None)

@@ -62,6 +62,8 @@ class ToolRegistry:
         self._sources: list[ToolSource] = []
         # The sources' tools as the last refresh listed them: name (casefolded) -> (tool, its source).
         self._listed: dict[str, tuple[Tool, ToolSource]] = {}
+        # Names a source lists that a registered tool has (the registered one wins), as last said: said once each.
+        self._shadowed: set[tuple[int, str]] = set()
         track(self)  # weakly: re-running the cell that defines a tool replaces it here (ai_widgets.tools._live)
         if isinstance(tools, ToolRegistry):
             tools = [*tools._tools.values(), *tools._sources]
@@ -108,7 +110,10 @@ class ToolRegistry:
 
         Raises:
             Exception: A source could not list its tools (its error says which and why).
-            ValueError: Two tools would have one name (give a source a prefix).
+            ValueError: Two sources would offer tools of one name (give one of them a prefix).
+
+        A source's tool named like a registered tool is not offered: the registered tool (this kernel's own code)
+        wins, and a warning names both, once.
         """
         sources = list(self._sources)
         if not sources and not self._listed:
@@ -118,15 +123,22 @@ class ToolRegistry:
             if isinstance(listing, BaseException):
                 raise listing
         listed: dict[str, tuple[Tool, ToolSource]] = {}
+        shadowed: set[tuple[int, str]] = set()
         for source, tools in zip(sources, listings, strict=True):
             assert not isinstance(tools, BaseException)
             for item in tools:
                 key = item.name.casefold()
                 if key in self._tools:
-                    raise ValueError(
-                        f"the tool {item.name!r} of {source!r} has the name of a registered tool: "
-                        "give the source a prefix, or rename the registered tool"
-                    )
+                    shadowed.add((id(source), key))
+                    if (id(source), key) not in self._shadowed:
+                        logger.warning(
+                            "ai_widgets: the tool %r of %r is not offered: the registered tool %r has its name and "
+                            "wins (give the source a prefix, or rename the registered tool, to offer both)",
+                            item.name,
+                            source,
+                            self._tools[key].name,
+                        )
+                    continue
                 if key in listed:
                     raise ValueError(
                         f"the tool name {item.name!r} is offered by both {listed[key][1]!r} and {source!r}: "
@@ -135,6 +147,7 @@ class ToolRegistry:
                 listed[key] = (item, source)
         before = [entry[0].definition for entry in self._listed.values()]
         self._listed = listed
+        self._shadowed = shadowed
         if [entry[0].definition for entry in listed.values()] != before:
             self._changed()
 
@@ -202,11 +215,13 @@ class ToolRegistry:
         return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._tools) + len(self._listed)
+        return len(self._all())
 
     def _all(self) -> list[Tool]:
         """The registered tools in registration order, then the sources' tools as last listed."""
-        return [*self._tools.values(), *(entry[0] for entry in self._listed.values())]
+        # A tool registered since the last refresh takes its name from a source's tool at once.
+        listed = (entry[0] for key, entry in self._listed.items() if key not in self._tools)
+        return [*self._tools.values(), *listed]
 
     def names(self) -> list[str]:
         """The tools' names, as registered (the sources' tools as last listed come after)."""

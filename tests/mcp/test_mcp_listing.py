@@ -20,10 +20,10 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
-from ai_widgets import ChatSession, ToolDefinition, ToolInvocation
+from ai_widgets import ChatSession, ToolDefinition, ToolInvocation, tool
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import ToolCallState
-from ai_widgets.transports import ScriptedTransport
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 pytestmark = pytest.mark.slow  # each server is a process to start
 
@@ -117,3 +117,61 @@ async def test_a_listing_of_only_bad_tools_is_empty_with_warnings_not_an_error(
         await server.aclose()
     (said,) = warnings_of(caplog)  # once, although the session listed the tools again
     assert "MCP server raw: skipped its tool 'bad'" in said
+
+
+# --- a name a local tool has ---------------------------------------------------------------------------------------
+
+
+@tool
+def echo(text: str) -> str:
+    """Answers the text, from this kernel."""
+    return f"local: {text}"
+
+
+async def test_a_server_tool_named_like_a_local_tool_gives_way_to_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: the clash was a ValueError at every listing, so every turn of the session failed."""
+    caplog.set_level(logging.WARNING)
+    server = raw(tmp_path, [[spec("echo"), spec("whoami")]])
+    script = [ScriptedReply(tool_calls=[ScriptedToolCall(name="echo", arguments={"text": "hi"})]), "Done.", "Again."]
+    transport = ScriptedTransport(script)
+    session = ChatSession(transport, tools=[echo, server], approval_policy=NeverAsk())
+    try:
+        reply = await asyncio.wait_for(session.send("go"), 20)
+        assert reply.error is None
+        assert reply.tool_calls[0].outcome.value == "local: hi"  # type: ignore[union-attr]
+        assert (await asyncio.wait_for(session.send("more"), 20)).error is None
+    finally:
+        await server.aclose()
+    assert [d.name for d in transport.requests[0].tools] == ["echo", "whoami"]  # the server's echo not offered
+    assert 'tools/call "echo"' not in (tmp_path / "raw.log").read_text()
+    (said,) = [line for line in warnings_of(caplog) if "not offered" in line]
+    assert "MCPServer('raw')" in said
+    assert "registered tool 'echo'" in said
+
+
+# --- task execution --------------------------------------------------------------------------------------------------
+
+
+async def test_a_tool_that_requires_task_execution_is_not_offered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: it was offered, and every call of it failed (the server wants a task, the client sent a plain call)."""
+    caplog.set_level(logging.WARNING)
+    listing = [
+        spec("long_job", execution={"taskSupport": "required"}),
+        spec("maybe_long", execution={"taskSupport": "optional"}),
+        spec("plain", execution={"taskSupport": "forbidden"}),
+    ]
+    server = raw(tmp_path, [listing])
+    try:
+        assert [t.name for t in await server.list_tools()] == ["maybe_long", "plain"]
+        session = ChatSession(ScriptedTransport([]), tools=[server], approval_policy=NeverAsk())
+        reply = await asyncio.wait_for(session.run_call("maybe_long"), 20)
+        assert reply.tool_calls[0].outcome.value == "maybe_long"  # type: ignore[union-attr]  # a plain call
+    finally:
+        await server.aclose()
+    (said,) = warnings_of(caplog)
+    assert "MCP server raw: skipped its tool 'long_job'" in said
+    assert "requires task execution" in said

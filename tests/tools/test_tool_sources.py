@@ -75,10 +75,17 @@ async def test_a_source_is_listed_on_refresh_and_read_between() -> None:
         registry.remove(source)
 
 
-async def test_a_clash_names_both() -> None:
-    registry = ToolRegistry([local, FakeSource(make("local"), label="a")])
-    with pytest.raises(ValueError, match="has the name of a registered tool"):
-        await registry.refresh()
+async def test_a_clash_names_both(caplog: pytest.LogCaptureFixture) -> None:
+    # A registered tool wins over a source's tool of its name (once an error that failed every turn), said once.
+    source = FakeSource(make("LOCAL"), make("other"), label="a")
+    registry = ToolRegistry([local, source])
+    await registry.refresh()
+    await registry.refresh()
+    assert registry.names() == ["local", "other"]
+    assert registry["local"] is local
+    (said,) = [r.getMessage() for r in caplog.records if "not offered" in r.getMessage()]
+    assert "'LOCAL' of FakeSource('a')" in said
+    assert "registered tool 'local'" in said
     registry = ToolRegistry([FakeSource(make("same"), label="a"), FakeSource(make("same"), label="b")])
     with pytest.raises(ValueError, match=r"offered by both FakeSource\('a'\) and FakeSource\('b'\)"):
         await registry.refresh()
