@@ -19,6 +19,11 @@ Threads and loops
     request there, which sends the MCP cancellation. Progress the server reports goes to the call's
     ``invocation.progress``, which hands it to the session's loop.
 
+Resources and prompts
+    ``await server.resources()``, ``resource_templates()`` and ``read(uri)``; ``await server.prompts()`` and
+    ``prompt(name, **arguments)``: typed values (:class:`MCPResource`, :class:`ResourceRead`, :class:`MCPPrompt`,
+    :class:`RenderedPrompt`, ...). ``send(text, attach=await server.read(uri))`` puts a resource in a message.
+
 Failures
     A server that cannot start, exits, or does not answer in time gives the turn a clear error when its tools are
     listed (:class:`MCPServerError`, naming the server, with the end of its stderr) or the call a failure the model
@@ -26,6 +31,39 @@ Failures
 """
 
 from ai_widgets.mcp._base import MCPServerError
+from ai_widgets.mcp._offers import (
+    MCPPrompt,
+    MCPResource,
+    MCPResourceTemplate,
+    PromptArgument,
+    PromptContent,
+    PromptLink,
+    PromptMedia,
+    PromptMessage,
+    PromptText,
+    RenderedPrompt,
+    ResourceBlob,
+    ResourceContents,
+    ResourceRead,
+    ResourceText,
+)
 from ai_widgets.mcp._server import MCPServer
 
-__all__ = ["MCPServer", "MCPServerError"]
+__all__ = [
+    "MCPPrompt",
+    "MCPResource",
+    "MCPResourceTemplate",
+    "MCPServer",
+    "MCPServerError",
+    "PromptArgument",
+    "PromptContent",
+    "PromptLink",
+    "PromptMedia",
+    "PromptMessage",
+    "PromptText",
+    "RenderedPrompt",
+    "ResourceBlob",
+    "ResourceContents",
+    "ResourceRead",
+    "ResourceText",
+]

@@ -17,6 +17,7 @@ from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerE
 from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._errors import _call_failure, _listing_error
 from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._offers import _Offers
 from ai_widgets.mcp._results import _outcome, _parameters
 from ai_widgets.mcp._screen import _not_offered
 from ai_widgets.tools import (
@@ -32,7 +33,7 @@ from ai_widgets.tools import (
 __all__ = ["MCPServer"]
 
 
-class MCPServer:
+class MCPServer(_Offers):
     """An MCP server as a source of tools, for ``tools=[...]`` and :meth:`ToolRegistry.add`.
 
     Build one with :meth:`stdio` (a command the library starts, talking over its stdin and stdout) or :meth:`http`
@@ -45,6 +46,9 @@ class MCPServer:
     person's "allow always" holds per tool), whatever it claims. With ``trust_annotations=True`` (the person vouches
     for the server) its risk comes from its annotations: ``readOnlyHint`` -> ``read_only``; ``destructiveHint:
     false`` -> ``normal``; otherwise ``destructive`` (the MCP default), asked about by the default policy.
+
+    Besides tools: :meth:`resources`, :meth:`resource_templates` and :meth:`read` (resources, whose contents
+    ``send(..., attach=...)`` takes), :meth:`prompts` and :meth:`prompt` (prompts, rendered).
 
     Results: text becomes the value (a string), structured content the value shown as JSON (and sent to the model
     as JSON), images and audio attachments, resource links and embedded resources citations; a result marked

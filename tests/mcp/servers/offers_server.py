@@ -1,0 +1,62 @@
+"""An MCP server for the tests of what a server offers besides tools: resources (text, a PNG blob, a template) and
+prompts (with and without arguments, one rendering several messages), written with the SDK's ``MCPServer``.
+
+Run as a script it serves over stdio (``python offers_server.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+
+#: A 1x1 PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+#: The text of ``docs://guide``.
+GUIDE = "# Guide\n\nStart with `add`, then try `wipe`.\n"
+
+
+def build() -> MCPServer:
+    server = MCPServer("offers-server", log_level="WARNING")
+
+    @server.tool()
+    def ping() -> str:
+        """Answers pong."""
+        return "pong"
+
+    @server.resource("docs://guide", title="The guide", description="How to start.", mime_type="text/markdown")
+    def guide() -> str:
+        return GUIDE
+
+    @server.resource("images://pixel.png", description="One pixel.", mime_type="image/png")
+    def pixel() -> bytes:
+        return PIXEL
+
+    @server.resource("docs://big", mime_type="text/plain")
+    def big() -> str:
+        return "x" * 50_000
+
+    @server.resource("notes://{topic}", title="A note", description="The note on a topic.", mime_type="text/plain")
+    def note(topic: str) -> str:
+        return f"Notes on {topic}."
+
+    @server.prompt(title="Review code", description="Asks for a review of some code.")
+    def review(code: str, language: str = "python") -> str:
+        return f"Please review this {language} code:\n{code}"
+
+    @server.prompt(description="A greeting with no arguments.")
+    def hello() -> str:
+        return "Hello there."
+
+    @server.prompt(description="A short dialogue.")
+    def dialogue(topic: str) -> list[UserMessage | AssistantMessage]:
+        return [UserMessage(f"Tell me about {topic}."), AssistantMessage("Gladly. What would you like to know?")]
+
+    return server
+
+
+if __name__ == "__main__":
+    build().run("stdio")
