@@ -4,6 +4,8 @@ object filling in key by key (the same parser and patches as a tool call's argum
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Literal, TypeAlias
 
 from ai_widgets._message_json import read_field
@@ -93,6 +95,17 @@ class TypedAnswer:
         answer.value = data.get("value")
         answer.errors = read_field(data, "errors", (str, type(None)), None)
         return answer
+
+    def markdown(self, text: str) -> str:
+        """The answer as a JSON code block (the validated object once valid, else ``text``, the part's text), after
+        what its refused tries were told."""
+        name = self.type_name
+        notes = [f"> *Answer {n} did not match {name}:* {' '.join(e.split())}" for n, e in enumerate(self.refused, 1)]
+        if self.state == "invalid":
+            notes.append(f"> *This answer does not match {name}:* {' '.join((self.errors or '').split())}")
+        shown = json.dumps(self.value, ensure_ascii=False, indent=2) if self.state == "valid" else text
+        fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", shown))])
+        return "\n\n".join([*notes, f"{fence}json\n{shown}\n{fence}"])
 
     def __repr__(self) -> str:
         return f"TypedAnswer({self.type_name!r}, state={self.state!r})"

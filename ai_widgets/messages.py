@@ -9,7 +9,6 @@ JSON carries only what was said and done.
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -18,6 +17,7 @@ from enum import Enum
 from typing import Any, Literal, TypeAlias
 
 from ai_widgets._file_part import FilePart
+from ai_widgets._input_request import InputRequest, InputResponse, InputResponseError
 from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
 from ai_widgets._message_json import conversation_json, conversation_messages, read_field
 from ai_widgets._message_json import upgrade_v1_message as upgrade_v1_message
@@ -30,6 +30,9 @@ __all__ = [
     "TRANSITIONS",
     "FilePart",
     "FinishReason",
+    "InputRequest",
+    "InputResponse",
+    "InputResponseError",
     "InvalidTransitionError",
     "Message",
     "MessageStatus",
@@ -59,8 +62,8 @@ class FinishReason(str, Enum):
 
 
 class ToolCallState(str, Enum):
-    """Where a tool call is: ``streaming -> pending -> [awaiting_approval] -> running -> completed | failed``,
-    or ``rejected`` (a person declined it), ``cancelled`` (a person stopped the turn or cancelled this call), or
+    """Where a tool call is: ``streaming -> pending -> [awaiting_approval] -> running -> completed | failed``
+    (a running call may wait in ``awaiting_input`` while its server asks the person, and go on running), or ``rejected`` (a person declined it), ``cancelled`` (a person stopped the turn or cancelled this call), or
     ``skipped`` (never run for another reason: a limit, a failed turn, the conversation went on without it).
     Every terminal state carries an outcome; the allowed moves are :data:`TRANSITIONS`."""
 
@@ -68,6 +71,7 @@ class ToolCallState(str, Enum):
     PENDING = "pending"
     AWAITING_APPROVAL = "awaiting_approval"
     RUNNING = "running"
+    AWAITING_INPUT = "awaiting_input"
     COMPLETED = "completed"
     FAILED = "failed"
     REJECTED = "rejected"
@@ -90,7 +94,8 @@ TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
     _S.STREAMING: frozenset({_S.PENDING, _S.RUNNING, *_ENDS}),
     _S.PENDING: frozenset({_S.AWAITING_APPROVAL, _S.RUNNING, *_ENDS}),
     _S.AWAITING_APPROVAL: frozenset({_S.RUNNING, _S.REJECTED, _S.CANCELLED, _S.SKIPPED}),
-    _S.RUNNING: frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED}),
+    _S.RUNNING: frozenset({_S.AWAITING_INPUT, _S.COMPLETED, _S.FAILED, _S.CANCELLED}),
+    _S.AWAITING_INPUT: frozenset({_S.RUNNING, _S.FAILED, _S.CANCELLED}),
     **{state: frozenset() for state in _TERMINAL},
 }
 
@@ -227,6 +232,7 @@ class ToolCallPart:
         outcome: The result, once the call is in a terminal state.
         progress: Progress while running, or ``None``.
         approval_reason: The question shown to the person when a decision is needed.
+        input_request: What the call's server asks the person while the call is ``awaiting_input``, else ``None``.
         approval_requested_by_transport: Whether the transport asked for the decision (it then waits whatever
             the policy says).
         decision: The person's decision (``approved``, ``approved_always``, ``rejected``), once made.
@@ -254,6 +260,7 @@ class ToolCallPart:
         "decision_remembered",
         "edited_arguments",
         "finished_at",
+        "input_request",
         "outcome",
         "progress",
         "provider",
@@ -287,6 +294,7 @@ class ToolCallPart:
         self.outcome: ToolOutcome | None = None
         self.progress: ToolCallProgress | None = None
         self.approval_reason: str | None = None
+        self.input_request: InputRequest | None = None
         self.approval_requested_by_transport = False
         self.decision: str | None = None
         self.decision_reason: str | None = None
@@ -348,7 +356,8 @@ class ToolCallPart:
             outcome: The result; required for a terminal state, refused otherwise.
 
         Raises:
-            InvalidTransitionError: The move is not in the table, or the outcome does not fit the state.
+            InvalidTransitionError: The move is not in the table, the outcome does not fit the state, or the call
+                would wait for input without an ``input_request`` (which any other state clears).
         """
         if state not in TRANSITIONS[self.state]:
             raise InvalidTransitionError(
@@ -360,8 +369,12 @@ class ToolCallPart:
                 f"tool call {self.tool_call_id!r}: a terminal state needs an outcome, and only a terminal state "
                 f"takes one ({state.value})"
             )
+        if state is ToolCallState.AWAITING_INPUT and self.input_request is None:
+            raise InvalidTransitionError(f"tool call {self.tool_call_id!r} cannot wait for input without input_request")
         now = time.time()
         self.state = state
+        if state is not ToolCallState.AWAITING_INPUT:
+            self.input_request = None  # the question is answered (or the call ended): the card stops asking
         if state is ToolCallState.AWAITING_APPROVAL:
             self.approval_requested_at = now
         elif state is ToolCallState.RUNNING:
@@ -393,6 +406,7 @@ class ToolCallPart:
                 if self.progress is None
                 else {"fraction": self.progress.fraction, "message": self.progress.message},
                 "approval_reason": self.approval_reason,
+                **({} if self.input_request is None else {"input_request": self.input_request.to_dict()}),
                 "approval_requested_by_transport": self.approval_requested_by_transport,
                 "decision": self.decision,
                 "decision_reason": self.decision_reason,
@@ -433,6 +447,12 @@ class ToolCallPart:
             part.progress = ToolCallProgress(fraction, read_field(progress, "message", (str, type(None)), None))
         part.edited_arguments = read_field(data, "edited_arguments", (dict, type(None)), None)
         part.approval_reason = read_field(data, "approval_reason", (str, type(None)), None)
+        asked = data.get("input_request")
+        part.input_request = None if asked is None else InputRequest.from_dict(asked)
+        if (part.state is ToolCallState.AWAITING_INPUT) != (part.input_request is not None):
+            raise ValueError(
+                f"tool call {part.tool_call_id!r}: an input_request goes with awaiting_input, and only there"
+            )
         part.approval_requested_by_transport = read_field(data, "approval_requested_by_transport", bool, False)
         part.decision = read_field(data, "decision", (str, type(None)), None)
         part.decision_reason = read_field(data, "decision_reason", (str, type(None)), None)
@@ -642,7 +662,7 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
         lines = [who]
         for part in message.parts:
             if isinstance(part, TextPart):
-                lines.append(part.text if part.answer is None else _answer_markdown(part, part.answer))
+                lines.append(part.text if part.answer is None else part.answer.markdown(part.text))
             elif isinstance(part, ReasoningPart):
                 lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
             elif isinstance(part, FilePart):
@@ -663,17 +683,6 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
             lines.append(f"*({message.status.value.replace('_', ' ')}{': ' + message.error if message.error else ''})*")
         blocks.append("\n\n".join(lines))
     return "\n\n---\n\n".join(blocks) if blocks else "*(no messages yet)*"
-
-
-def _answer_markdown(part: TextPart, answer: TypedAnswer) -> str:
-    """A typed answer as a JSON code block (the validated object once valid), after what its refused tries were told."""
-    name = answer.type_name
-    notes = [f"> *Answer {n} did not match {name}:* {' '.join(e.split())}" for n, e in enumerate(answer.refused, 1)]
-    if answer.state == "invalid":
-        notes.append(f"> *This answer does not match {name}:* {' '.join((answer.errors or '').split())}")
-    shown = json.dumps(answer.value, ensure_ascii=False, indent=2) if answer.state == "valid" else part.text
-    fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", shown))])
-    return "\n\n".join([*notes, f"{fence}json\n{shown}\n{fence}"])
 
 
 def _clipped_json(value: Any, limit: int) -> str:

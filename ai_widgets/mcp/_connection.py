@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ai_widgets._safe import safe_text
+from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _T, MCPServerError, _Endpoint, _sdk, _version, logger
 from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _start_error
 from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
@@ -50,6 +51,7 @@ class _Connection:
         self._closing: concurrent.futures.Future[None] | None = None  # the last close: done once its process is reaped
         self._link: _Link | None = None
         self._requests: set[asyncio.Task[Any]] = set()
+        self.callers = _Callers()  # the calls running now, for a server's questions to the person
 
     @property
     def name(self) -> str:
@@ -273,6 +275,7 @@ class _Connection:
             _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link))), on_end),
             message_handler=on_message,
             client_info=Implementation(name="ai_widgets", version=_version()),
+            elicitation_callback=elicitation_callback(self.callers, lambda: self.name),
             cache=None,
         )
         try:

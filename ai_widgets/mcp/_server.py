@@ -25,7 +25,6 @@ from ai_widgets.tools import (
     ToolDefinition,
     ToolInvocation,
     ToolOutcome,
-    ToolProgress,
     ToolRisk,
     parse_arguments,
 )
@@ -356,17 +355,15 @@ class MCPServer(_Offers):
                 if isinstance(parsed, str):
                     return ToolOutcome.failure(f"The arguments are not a valid JSON object ({parsed}).")
                 arguments = parsed
-            return await self._connection.run(
-                self._call_here(mcp_name, invocation.tool_name, dict(arguments), invocation.progress)
-            )
+            return await self._connection.run(self._call_here(mcp_name, dict(arguments), invocation))
 
         call.__name__ = call.__qualname__ = f"mcp_{_NOT_NAME.sub('_', mcp_name)}"
         return call
 
-    async def _call_here(
-        self, mcp_name: str, shown: str, arguments: dict[str, Any], progress: ToolProgress
-    ) -> ToolOutcome:
+    async def _call_here(self, mcp_name: str, arguments: dict[str, Any], invocation: ToolInvocation) -> ToolOutcome:
         import anyio
+
+        shown, progress = invocation.tool_name, invocation.progress
 
         try:
             link = await self._connection.connect()
@@ -384,7 +381,7 @@ class MCPServer(_Offers):
                 progress.report(fraction, text)
 
         try:
-            with anyio.fail_after(self.call_timeout):
+            with anyio.fail_after(self.call_timeout), self._connection.callers.running(invocation):
                 result = await link.client.call_tool(mcp_name, arguments, progress_callback=on_progress)
         except Exception as exc:
             return await _call_failure(

@@ -34,9 +34,10 @@ def end_open_calls(notify: Notify, reply: Message, state: ToolCallState, message
         if part.state.terminal:
             continue
         final = state
-        if part.state is ToolCallState.RUNNING and state is ToolCallState.SKIPPED:
+        ran = part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
+        if ran and state is ToolCallState.SKIPPED:
             final = ToolCallState.FAILED  # it ran, so it was not skipped: it was cut short
-        if part.state is not ToolCallState.RUNNING and state is ToolCallState.FAILED:
+        if not ran and state is ToolCallState.FAILED:
             final = ToolCallState.SKIPPED
         move_call(notify, reply, part, final, ToolOutcome.failure(message, retryable=True))
 

@@ -37,6 +37,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
 from ai_widgets.session._branching import BranchingSession
 from ai_widgets.session._calls import end_open_calls
@@ -81,7 +82,7 @@ class NoTransportError(RuntimeError):
     """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
 
 
-class ChatSession(BranchingSession):
+class ChatSession(BranchingSession, AskingSession):
     """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
 
     Args:
@@ -252,7 +253,7 @@ class ChatSession(BranchingSession):
                 history.checkpoint(self._messages)  # what changed since the turn's end was saved, if anything
             case ToolCallUpdated(message=message, part=part):
                 history.changed(message)
-                if part.state is ToolCallState.AWAITING_APPROVAL:
+                if part.state in (ToolCallState.AWAITING_APPROVAL, ToolCallState.AWAITING_INPUT):
                     history.checkpoint(self._messages)
             case _:
                 history.changed(change.message)

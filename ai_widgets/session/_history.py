@@ -248,7 +248,8 @@ def _close_interrupted(message: Message) -> bool:
     changed = False
     for part in message.tool_calls:
         if not part.state.terminal:
-            state = ToolCallState.FAILED if part.state is ToolCallState.RUNNING else ToolCallState.SKIPPED
+            ran = part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
+            state = ToolCallState.FAILED if ran else ToolCallState.SKIPPED
             message_text = (
                 "Interrupted: the kernel stopped while it ran." if state is ToolCallState.FAILED else _KERNEL_STOPPED
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import json
 import logging
 import threading
@@ -17,14 +18,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ai_widgets._input_request import checked_response
 from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
 from ai_widgets.changes import LATE_PREVIEW_CHARS, ToolCallStraggling, ToolCallUpdated
-from ai_widgets.messages import Message, ToolCallPart, ToolCallProgress, ToolCallState
+from ai_widgets.messages import (
+    InputRequest,
+    InputResponse,
+    InputResponseError,
+    Message,
+    ToolCallPart,
+    ToolCallProgress,
+    ToolCallState,
+)
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._calls import Notify, move_call, reply_in_progress
-from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
+from ai_widgets.tools import NobodyToAskError, Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
 
@@ -37,6 +47,14 @@ class RoundInterrupted(Exception):
     """A kernel interrupt reached a tool running on the loop's thread; the turn ends as stopped."""
 
 
+@dataclass(eq=False)
+class _Asking:
+    """One question a running call put to the person, until it is answered or withdrawn."""
+
+    future: asyncio.Future[InputResponse]
+    answered: bool = False  # an answer (or a withdrawal) was taken: a second one is refused
+
+
 @dataclass
 class _Call:
     part: ToolCallPart
@@ -47,6 +65,8 @@ class _Call:
     task: asyncio.Task[None] | None = None
     cancel_reason: str | None = field(default=None)  # set before the session cancels the call's task
     abandoned: concurrent.futures.Future[Any] | None = None  # a sync call's thread, given up while it still ran
+    asking: _Asking | None = None  # the question the call waits on (awaiting_input)
+    ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one question at a time
 
     def __post_init__(self) -> None:
         self.invocation._on_abandoned = self._abandon
@@ -132,6 +152,7 @@ class ToolRound:
 
     async def _ask(self, part: ToolCallPart, tool: Tool) -> None:
         call = _Call(part, tool, self._invocation(part, tool))
+        call.invocation.can_ask(functools.partial(self.wait_for_person, call))
         self._calls[part.tool_call_id] = call
         needs_decision = part.approval_requested_by_transport
         question = part.approval_reason
@@ -239,7 +260,9 @@ class ToolRound:
                 self._end(call, unstarted, waiting_message)
                 continue
             if not call.task.done():
-                call.cancel_reason = running_message if call.part.state is ToolCallState.RUNNING else waiting_message
+                ran = call.part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
+                call.cancel_reason = running_message if ran else waiting_message
+                self._withdraw(call)
                 call.invocation.cancelled.set()
                 call.task.cancel()
                 tasks.append(call.task)
@@ -256,6 +279,12 @@ class ToolRound:
                 self._end(call, ToolCallState.CANCELLED, call.cancel_reason or "Stopped before it ran.")
 
     async def _settle(self, call: _Call) -> None:
+        try:
+            await self._run_call(call)
+        finally:
+            self._withdraw(call)  # a question still open when the call ends (a timeout, a fault) is answered "cancel"
+
+    async def _run_call(self, call: _Call) -> None:
         part = call.part
         try:
             if call.decision is not None:
@@ -429,6 +458,7 @@ class ToolRound:
             if call.task is None:  # not started (a sequential call still queued): record it now
                 self._end(call, ToolCallState.CANCELLED, told)
             else:
+                self._withdraw(call)
                 call.task.cancel()
 
         if running_loop() is loop:
@@ -436,6 +466,72 @@ class ToolRound:
         else:
             loop.call_soon_threadsafe(cancel_now)
         return True
+
+    # --- input from a person (a call's server asks) ---------------------------------------------------------------
+
+    async def wait_for_person(self, call: _Call, request: InputRequest) -> InputResponse:
+        """Puts a running call's question to the person and waits for the answer: the one place a call waits for
+        input (on the session's loop). The call is ``awaiting_input`` meanwhile, and running again after.
+
+        Raises:
+            NobodyToAskError: The call is not running (it ended, or is being cancelled).
+        """
+        async with call.ask_lock:
+            part = call.part
+            if part.state is not ToolCallState.RUNNING or call.cancel_reason is not None:
+                raise NobodyToAskError(f"the tool {call.tool.name} asked for input when it was not running")
+            asking = _Asking(asyncio.get_running_loop().create_future())
+            call.asking = asking
+            part.input_request = request
+            move_call(self._notify, self.reply, part, ToolCallState.AWAITING_INPUT)
+            try:
+                return await asking.future
+            finally:
+                call.asking = None
+                if call.part.state is ToolCallState.AWAITING_INPUT:  # not if it ended meanwhile (a stop)
+                    move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
+
+    def waiting_for_input(self) -> list[ToolCallPart]:
+        """The calls waiting for the person's input."""
+        return [c.part for c in self._calls.values() if c.asking is not None and not c.asking.answered]
+
+    def respond(self, tool_call_id: str, action: object, content: object) -> None:
+        """Answers a call's question (any thread). The answer is checked first; on error nothing changes.
+
+        Raises:
+            InputResponseError: The call is not this round's or not waiting for input, or the answer is invalid.
+        """
+        call = self._calls.get(tool_call_id)
+        with self._lock:
+            asking = None if call is None else call.asking
+            request = None if call is None else call.part.input_request
+            if call is None or asking is None or asking.answered or request is None:
+                raise InputResponseError(self._why_not_asking(tool_call_id, call))
+            response = checked_response(request, action, content)
+            asking.answered = True
+        self._settle_asking(asking, response)
+
+    def _withdraw(self, call: _Call) -> None:
+        """Answers an open question ``cancel`` (the call is being cancelled, stopped, or has ended)."""
+        asking = call.asking
+        if asking is None:
+            return
+        with self._lock:
+            if asking.answered:
+                return
+            asking.answered = True
+        self._settle_asking(asking, InputResponse("cancel"))
+
+    def _settle_asking(self, asking: _Asking, response: InputResponse) -> None:
+        _set_on_its_loop(asking.future, response)
+
+    def _why_not_asking(self, tool_call_id: str, call: _Call | None) -> str:
+        if call is None:
+            return f"tool call {tool_call_id!r} is not waiting for input"
+        part = call.part
+        if part.state is ToolCallState.AWAITING_INPUT:
+            return f"tool call {tool_call_id!r} ({part.tool_name}) was already answered"
+        return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for input: it is {part.state.value}"
 
     def _checked_edit(self, call: _Call, arguments: object) -> dict[str, Any]:
         if not isinstance(arguments, dict):
@@ -451,18 +547,8 @@ class ToolRound:
         return safe
 
     def _resolve(self, call: _Call, result: tuple[ApprovalDecision, str | None]) -> None:
-        future = call.decision
-        assert future is not None
-
-        def resolve() -> None:
-            if not future.done():
-                future.set_result(result)
-
-        loop = future.get_loop()
-        if running_loop() is loop:
-            resolve()
-        else:
-            loop.call_soon_threadsafe(resolve)
+        assert call.decision is not None
+        _set_on_its_loop(call.decision, result)
 
     def _loop(self, call: _Call) -> asyncio.AbstractEventLoop:
         if call.decision is not None:
@@ -478,6 +564,20 @@ class ToolRound:
         if part.decision is not None or call.decided:
             return f"tool call {tool_call_id!r} ({part.tool_name}) was already decided"
         return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+
+
+def _set_on_its_loop(future: asyncio.Future[Any], result: Any) -> None:
+    """Sets ``future``'s result from any thread, unless it is done (a decision or answer that came too late)."""
+
+    def settle() -> None:
+        if not future.done():
+            future.set_result(result)
+
+    loop = future.get_loop()
+    if running_loop() is loop:
+        settle()
+    else:
+        loop.call_soon_threadsafe(settle)
 
 
 def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["returned", "raised"], str]:

@@ -229,7 +229,8 @@ class Turn:
         for part in self.reply.tool_calls:
             if part.state.terminal:
                 continue
-            message = running_message if part.state is ToolCallState.RUNNING else waiting_message
+            ran = part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
+            message = running_message if ran else waiting_message
             move_call(notify, self.reply, part, ToolCallState.CANCELLED, ToolOutcome.failure(message, retryable=True))
         self._finish(MessageStatus.CANCELLED, None)
 

@@ -1,27 +1,36 @@
-"""One call as its handler sees it: the arguments, progress reporting, the cancelled flag, the context."""
+"""One call as its handler sees it: the arguments, progress reporting, the cancelled flag, the context, and the way
+to ask the person for input while it runs."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
 
+from ai_widgets._input_request import InputRequest, InputResponse
 from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
 
-__all__ = ["ToolInvocation", "ToolProgress", "parse_arguments"]
+__all__ = ["AskPerson", "NobodyToAskError", "ToolInvocation", "ToolProgress", "parse_arguments"]
 
 T = TypeVar("T")
 #: A tool's function, or what answers a call for it.
 Handler = Callable[..., Any]
 
 ProgressCallback = Callable[[float | None, str | None], None]
+#: How a session asks its person for a call's input: awaited on the session's loop, it returns the answer.
+AskPerson = Callable[[InputRequest], Coroutine[Any, Any, InputResponse]]
+
+
+class NobodyToAskError(RuntimeError):
+    """A call asked the person for input where nobody can answer: it runs outside a chat session (a tool invoked
+    directly), or it is no longer running."""
 
 
 class ToolProgress:
@@ -94,6 +103,30 @@ class ToolInvocation:
     # Told the future of a sync call whose thread goes on after the call was given up (a cancel, a stop, a
     # timeout), so the session can say when it returns; set by the session, not part of the handler's view.
     _on_abandoned: Callable[[Future[Any]], None] | None = field(default=None, init=False, repr=False, compare=False)
+    # How to ask the person, and the loop that asking runs on; set by the session (see ask_person).
+    _ask: AskPerson | None = field(default=None, init=False, repr=False, compare=False)
+    _ask_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False, compare=False)
+
+    def can_ask(self, ask: AskPerson) -> None:
+        """Lets the call ask the person through ``ask`` (the session does this; ``ask`` runs on this loop)."""
+        self._ask, self._ask_loop = ask, asyncio.get_running_loop()
+
+    async def ask_person(self, request: InputRequest) -> InputResponse:
+        """Asks the person for input and waits for the answer (an MCP server's elicitation), from any loop or thread's
+        loop: the call waits in ``awaiting_input`` meanwhile. Cancelling this await withdraws the question.
+
+        Raises:
+            NobodyToAskError: Nobody can answer: the call runs outside a chat session, or has ended.
+        """
+        ask, loop = self._ask, self._ask_loop
+        if ask is None or loop is None or loop.is_closed():
+            raise NobodyToAskError(
+                f"the tool {self.tool_name} asked for input, but nobody can answer here: it runs outside a chat "
+                "session (run it through a ChatSession, ChatWidget or run_tool to be asked in its card)"
+            )
+        if running_loop() is loop:
+            return await ask(request)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ask(request), loop))
 
     def get_arguments(self, type_: type[T]) -> T:
         """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).

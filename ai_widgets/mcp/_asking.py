@@ -1,0 +1,96 @@
+"""A server asking the person (MCP elicitation, form and URL mode): which running call asked, the question as an
+:class:`~ai_widgets.messages.InputRequest`, and the one place a call waits for the answer (:func:`wait_for_person`).
+
+The call that asked is known from the task that makes it: on a 2026 connection the SDK answers a call's
+input-required result inside that call's task, so a context variable set around the call names it. A 2025 server
+asks by a request of its own, outside any call's task: it is the call's when exactly one call of that server is
+running, and refused (saying why) when several are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ai_widgets.messages import InputRequest, InputResponse
+from ai_widgets.tools import NobodyToAskError, ToolInvocation
+
+__all__: list[str] = []
+
+#: The call whose request runs in this task (set around ``tools/call`` on the server's loop).
+_calling: contextvars.ContextVar[ToolInvocation | None] = contextvars.ContextVar("ai_widgets_mcp_call", default=None)
+
+
+class _Callers:
+    """The calls of one server that are running now, for the requests that do not say which call they belong to."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: list[ToolInvocation] = []
+
+    @contextlib.contextmanager
+    def running(self, invocation: ToolInvocation) -> Iterator[None]:
+        """Marks ``invocation`` as running (and as this task's call) while the block runs."""
+        with self._lock:
+            self._running.append(invocation)
+        token = _calling.set(invocation)
+        try:
+            yield
+        finally:
+            _calling.reset(token)
+            with self._lock:
+                self._running.remove(invocation)
+
+    def asker(self) -> ToolInvocation | str:
+        """The call that a request in this task belongs to, or why it cannot be told."""
+        found = _calling.get()
+        if found is not None:
+            return found
+        with self._lock:
+            running = list(self._running)
+        if len(running) == 1:
+            return running[0]
+        if not running:
+            return "no tool call of this server is running, so there is nobody to ask on its behalf"
+        return f"{len(running)} tool calls of this server are running and the request does not say which one asks"
+
+
+async def wait_for_person(invocation: ToolInvocation, request: InputRequest) -> InputResponse:
+    """The one place an MCP call waits for the person's answer (a call's deadline is not the person's: pause it
+    around this wait)."""
+    return await invocation.ask_person(request)
+
+
+def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
+    """The SDK's elicitation callback for one server's connection (declaring it declares form and URL mode)."""
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        from mcp import types
+
+        del context
+        asker = callers.asker()
+        if isinstance(asker, str):
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot ask for input: {asker}")
+        try:
+            request = _request(params, server())
+        except ValueError as exc:
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"ai_widgets cannot show this request: {exc}")
+        try:
+            answer = await wait_for_person(asker, request)
+        except NobodyToAskError as exc:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
+        content = answer.content if answer.action == "accept" and request.mode == "form" else None
+        return types.ElicitResult(action=answer.action, content=content)
+
+    return on_elicit
+
+
+def _request(params: Any, server: str) -> InputRequest:
+    """The server's elicitation as the question the card shows."""
+    mode = getattr(params, "mode", "form")
+    if mode == "url":
+        return InputRequest(params.message, mode="url", url=params.url, asker=server)
+    return InputRequest(params.message, mode="form", schema=params.requested_schema, asker=server)
