@@ -6,6 +6,7 @@ export const STATE_LABELS: Record<ToolCallState, string> = {
   streaming: "streaming",
   pending: "pending",
   awaiting_approval: "awaiting approval",
+  awaiting_input: "waiting for your input", // its MCP server asked (elicitation); answered with session.respond
   running: "running",
   completed: "completed",
   failed: "failed",

@@ -8,6 +8,7 @@ export type ToolCallState =
   | "streaming"
   | "pending"
   | "awaiting_approval"
+  | "awaiting_input"
   | "running"
   | "completed"
   | "failed"

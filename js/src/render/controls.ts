@@ -6,7 +6,7 @@ import { isRecord } from "../normalize";
 import type { JsonObject, OutgoingMessage } from "../types";
 import { JsonView } from "./json";
 
-const CANCELLABLE: ReadonlySet<string> = new Set(["awaiting_approval", "running"]);
+const CANCELLABLE: ReadonlySet<string> = new Set(["awaiting_approval", "awaiting_input", "running"]);
 
 export class CancelButton {
   readonly el: HTMLButtonElement;
