@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
+from ai_widgets._call_log import kept_log
 from ai_widgets._file_part import FilePart
 from ai_widgets._input_request import InputRequest, InputResponse, InputResponseError
 from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
@@ -231,6 +232,7 @@ class ToolCallPart:
         state: Where the call is; it changes only through :meth:`move`.
         outcome: The result, once the call is in a terminal state.
         progress: Progress while running, or ``None``.
+        log_lines: The last lines the call's server logged while it ran (sanitised), oldest first.
         approval_reason: The question shown to the person when a decision is needed.
         input_request: What the call's server asks the person while the call is ``awaiting_input``, else ``None``.
         approval_requested_by_transport: Whether the transport asked for the decision (it then waits whatever
@@ -261,6 +263,7 @@ class ToolCallPart:
         "edited_arguments",
         "finished_at",
         "input_request",
+        "log_lines",
         "outcome",
         "progress",
         "provider",
@@ -293,6 +296,7 @@ class ToolCallPart:
         self.state = state
         self.outcome: ToolOutcome | None = None
         self.progress: ToolCallProgress | None = None
+        self.log_lines: tuple[str, ...] = ()
         self.approval_reason: str | None = None
         self.input_request: InputRequest | None = None
         self.approval_requested_by_transport = False
@@ -406,6 +410,7 @@ class ToolCallPart:
                 if self.progress is None
                 else {"fraction": self.progress.fraction, "message": self.progress.message},
                 "approval_reason": self.approval_reason,
+                **({"log_lines": list(self.log_lines)} if self.log_lines else {}),
                 **({} if self.input_request is None else {"input_request": self.input_request.to_dict()}),
                 "approval_requested_by_transport": self.approval_requested_by_transport,
                 "decision": self.decision,
@@ -447,6 +452,7 @@ class ToolCallPart:
             part.progress = ToolCallProgress(fraction, read_field(progress, "message", (str, type(None)), None))
         part.edited_arguments = read_field(data, "edited_arguments", (dict, type(None)), None)
         part.approval_reason = read_field(data, "approval_reason", (str, type(None)), None)
+        part.log_lines = kept_log(read_field(data, "log_lines", list, []))
         asked = data.get("input_request")
         part.input_request = None if asked is None else InputRequest.from_dict(asked)
         if (part.state is ToolCallState.AWAITING_INPUT) != (part.input_request is not None):

@@ -27,10 +27,19 @@ Resources and prompts
 Failures
     A server that cannot start, exits, or does not answer in time gives the turn a clear error when its tools are
     listed (:class:`MCPServerError`, naming the server, with the end of its stderr) or the call a failure the model
-    sees; the child process is always reaped, and the next use starts the server again.
+    sees; the child process is always reaped, and the next use starts the server again. A call may take
+    ``call_timeout`` seconds (:data:`DEFAULT_CALL_TIMEOUT`, 120, by default; the time it waits for the person does
+    not count): then it is cancelled on the server, and a server that does not list its tools within 5 seconds
+    either is taken for frozen (its connection closed, a stdio server's process reaped). An HTTP server that refuses
+    the requests (401, 403) says it needs credentials: ``headers={"Authorization": ...}`` or ``auth=``.
+
+Roots and logging
+    The server is given roots (``roots=``; the kernel's working directory by default, ``roots=()`` for none). Its log
+    messages go to the Python logger ``ai_widgets.mcp.server.<name>`` and to the card of the call that was running.
 """
 
 from ai_widgets.mcp._base import MCPServerError
+from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT
 from ai_widgets.mcp._offers import (
     MCPPrompt,
     MCPResource,
@@ -50,6 +59,7 @@ from ai_widgets.mcp._offers import (
 from ai_widgets.mcp._server import MCPServer
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "MCPPrompt",
     "MCPResource",
     "MCPResourceTemplate",

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ai_widgets.mcp._deadline import _CallDeadline
 from ai_widgets.messages import InputRequest, InputResponse
 from ai_widgets.tools import NobodyToAskError, ToolInvocation
 
@@ -30,12 +31,16 @@ class _Callers:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: list[ToolInvocation] = []
+        self._deadlines: dict[int, _CallDeadline] = {}
 
     @contextlib.contextmanager
-    def running(self, invocation: ToolInvocation) -> Iterator[None]:
-        """Marks ``invocation`` as running (and as this task's call) while the block runs."""
+    def running(self, invocation: ToolInvocation, deadline: _CallDeadline | None = None) -> Iterator[None]:
+        """Marks ``invocation`` as running (and as this task's call) while the block runs, with the deadline that a
+        wait for the person pauses."""
         with self._lock:
             self._running.append(invocation)
+            if deadline is not None:
+                self._deadlines[id(invocation)] = deadline
         token = _calling.set(invocation)
         try:
             yield
@@ -43,6 +48,12 @@ class _Callers:
             _calling.reset(token)
             with self._lock:
                 self._running.remove(invocation)
+                self._deadlines.pop(id(invocation), None)
+
+    def deadline(self, invocation: ToolInvocation) -> _CallDeadline | None:
+        """The deadline of a running call, if it has one."""
+        with self._lock:
+            return self._deadlines.get(id(invocation))
 
     def asker(self) -> ToolInvocation | str:
         """The call that a request in this task belongs to, or why it cannot be told."""
@@ -58,10 +69,13 @@ class _Callers:
         return f"{len(running)} tool calls of this server are running and the request does not say which one asks"
 
 
-async def wait_for_person(invocation: ToolInvocation, request: InputRequest) -> InputResponse:
-    """The one place an MCP call waits for the person's answer (a call's deadline is not the person's: pause it
-    around this wait)."""
-    return await invocation.ask_person(request)
+async def wait_for_person(
+    invocation: ToolInvocation, request: InputRequest, deadline: _CallDeadline | None = None
+) -> InputResponse:
+    """The one place an MCP call waits for the person's answer; the call's deadline (if any) is paused meanwhile, as
+    the time a person takes is not the server's."""
+    with deadline.paused() if deadline is not None else contextlib.nullcontext():
+        return await invocation.ask_person(request)
 
 
 def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
@@ -79,7 +93,7 @@ def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         except ValueError as exc:
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"ai_widgets cannot show this request: {exc}")
         try:
-            answer = await wait_for_person(asker, request)
+            answer = await wait_for_person(asker, request, callers.deadline(asker))
         except NobodyToAskError as exc:
             return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))
         content = answer.content if answer.action == "accept" and request.mode == "form" else None

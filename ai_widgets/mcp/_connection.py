@@ -15,9 +15,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ai_widgets._safe import safe_text
-from ai_widgets.mcp._asking import _Callers, elicitation_callback
+from ai_widgets.mcp._asking import _Callers
 from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _T, MCPServerError, _Endpoint, _sdk, _version, logger
 from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _start_error
+from ai_widgets.mcp._features import RootsOption, _Features
 from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
 from ai_widgets.mcp._screen import _Screen, _screening
 
@@ -36,10 +37,19 @@ class _Connection:
         timeout: Seconds to connect (start, handshake); ``None`` for no limit.
         on_tools_changed: Called on the server's loop when the server's tool list may have changed (it said so,
             its changes can no longer be followed, or the connection ended).
+        roots: The roots given to the server (see :class:`~ai_widgets.mcp.MCPServer`).
+        auth: An ``httpx`` authentication flow for an HTTP server, or ``None``.
     """
 
     def __init__(
-        self, endpoint: _Endpoint, *, name: str | None, timeout: float | None, on_tools_changed: Callable[[], None]
+        self,
+        endpoint: _Endpoint,
+        *,
+        name: str | None,
+        timeout: float | None,
+        on_tools_changed: Callable[[], None],
+        roots: RootsOption = None,
+        auth: Any = None,
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
@@ -52,6 +62,8 @@ class _Connection:
         self._link: _Link | None = None
         self._requests: set[asyncio.Task[Any]] = set()
         self.callers = _Callers()  # the calls running now, for a server's questions to the person
+        self.features = _Features(self.callers, lambda: self.name, roots=roots)
+        self._auth = auth
 
     @property
     def name(self) -> str:
@@ -239,8 +251,20 @@ class _Connection:
         else:
             import httpx2
 
+            async def on_response(response: Any) -> None:
+                # Only the status is kept: never a header or a token. A request that got through clears it.
+                if response.status_code in (401, 403):
+                    link.refused = response.status_code
+                elif response.is_success:
+                    link.refused = None
+
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=endpoint.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+                httpx2.AsyncClient(
+                    headers=endpoint.headers,
+                    auth=self._auth,
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                    event_hooks={"response": [on_response]},
+                )
             )
             assert endpoint.url is not None
             transport = streamable_http_client(endpoint.url, http_client=http)
@@ -275,7 +299,7 @@ class _Connection:
             _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link))), on_end),
             message_handler=on_message,
             client_info=Implementation(name="ai_widgets", version=_version()),
-            elicitation_callback=elicitation_callback(self.callers, lambda: self.name),
+            **self.features.client_options(),
             cache=None,
         )
         try:

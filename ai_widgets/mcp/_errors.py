@@ -83,6 +83,19 @@ async def _stderr_note(link: _Link) -> str:
     return f"\n\nIts last output (stderr):\n{redact(text)}"
 
 
+def _refusal(server: str, status: int, url: str) -> str:
+    """What to say when an HTTP server refused the requests (401, 403): it wants credentials, and how to give them."""
+    if status == 401:
+        why = "needs authentication (HTTP 401): it refused the requests as they carried no valid credentials"
+    else:
+        why = "refused access (HTTP 403): the credentials sent are not allowed to use it"
+    return (
+        f"the MCP server {server!r} at {_shown_url(url)} {why}. Give them with "
+        'MCPServer.http(url, headers={"Authorization": "Bearer <token>"}), or auth= (an httpx authentication flow, '
+        "such as the MCP SDK's OAuthClientProvider)"
+    )
+
+
 async def _start_error(
     exc: BaseException, link: _Link, *, server: str, endpoint: _Endpoint, timeout: float | None
 ) -> MCPServerError:
@@ -100,6 +113,8 @@ async def _start_error(
     if _connection_closed(leaf) or link.lost:
         gone = "exited before it was ready" if endpoint.stdio else "closed the connection"
         return MCPServerError(f"{what} {gone}{await _stderr_note(link)}")
+    if endpoint.url is not None and link.refused is not None:
+        return MCPServerError(_refusal(server, link.refused, endpoint.url))
     if endpoint.url is not None:
         reason = _scrub(_describe(leaf), endpoint.url)
         return MCPServerError(f"{what} could not be reached at {_shown_url(endpoint.url)}: {reason}")
@@ -112,6 +127,8 @@ async def _listing_error(
     """Why the tools could not be listed; a connection the server closed is stopped (the next use opens one)."""
     if isinstance(exc, TimeoutError):
         return MCPServerError(f"the MCP server {server!r} did not list its tools within {timeout:g} seconds")
+    if url is not None and link.refused is not None:
+        return MCPServerError(_refusal(server, link.refused, url))
     if _connection_closed(exc) or link.lost:
         link.stop.set()
         note = await _stderr_note(link)

@@ -34,6 +34,7 @@ class _Link:
     closing: bool = False  # a close (ours) ends it
     cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
     junk_said: bool = False  # a line on the server's stdout that is not a message was reported
+    refused: int | None = None  # the HTTP status (401, 403) with which the server refused a request, if it did
 
 
 class _WatchedReads:

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerError, _Endpoint, logger
 from ai_widgets.mcp._connection import _Connection
+from ai_widgets.mcp._deadline import _CallDeadline
 from ai_widgets.mcp._errors import _call_failure, _listing_error
+from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT, RootsOption, _timed_out
 from ai_widgets.mcp._link import _Link
 from ai_widgets.mcp._offers import _Offers
 from ai_widgets.mcp._results import _outcome, _parameters
@@ -61,8 +63,14 @@ class MCPServer(_Offers):
             non-destructive tools run unasked. ``False`` (the default): every call asks a person.
         name: How messages name the server; what the server calls itself, or its command or URL, by default.
         timeout: Seconds to connect (start, handshake) and to list the tools; ``None`` for no limit.
-        call_timeout: Seconds a call may take before it fails (and is cancelled on the server); ``None``: only the
-            session's ``tool_timeout`` applies.
+        call_timeout: Seconds a call may take before it fails (:data:`DEFAULT_CALL_TIMEOUT`, 120, by default;
+            ``None``: only the session's ``tool_timeout`` applies). A call that runs out of time is cancelled on the
+            server, which is then asked for its tools (5 seconds): a server that does not answer either is taken
+            for frozen, and its connection closed (a stdio server's process stopped; the next call starts it
+            again). The time a call waits for the person (a question the server asks) does not count.
+        roots: The directories the server may work in (MCP roots), as paths or ``file://`` URIs; ``None`` (the
+            default): the kernel's working directory when the server asks; ``()``: no roots (the capability is not
+            declared).
     """
 
     def __init__(
@@ -78,7 +86,9 @@ class MCPServer(_Offers):
         trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
-        call_timeout: float | None = None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        roots: RootsOption = None,
+        auth: Any = None,
     ) -> None:
         if importlib.util.find_spec("mcp") is None:  # pragma: no cover - the extra is installed in development
             raise ImportError(_MISSING_SDK)
@@ -106,7 +116,9 @@ class MCPServer(_Offers):
             url=url,
             headers=None if headers is None else dict(headers),
         )
-        self._connection = _Connection(endpoint, name=name, timeout=timeout, on_tools_changed=self._invalidate)
+        self._connection = _Connection(
+            endpoint, name=name, timeout=timeout, on_tools_changed=self._invalidate, roots=roots, auth=auth
+        )
         # Touched on the server's loop only, except ``_tools`` (read from any thread).
         self._tools: list[Tool] | None = None  # the last listing, while no list_changed said it is stale
         self._generation = 0  # bumped by each invalidation: a listing that raced one is not cached
@@ -123,7 +135,8 @@ class MCPServer(_Offers):
         trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
-        call_timeout: float | None = None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        roots: RootsOption = None,
     ) -> MCPServer:
         """A server the library starts as a child process and talks to over its stdin and stdout.
 
@@ -132,7 +145,7 @@ class MCPServer(_Offers):
             args: Its arguments.
             env: Environment variables for it, over the SDK's safe defaults (``PATH``, ``HOME``, ...).
             cwd: Its working directory.
-            prefix, trust_annotations, name, timeout, call_timeout: See :class:`MCPServer`.
+            prefix, trust_annotations, name, timeout, call_timeout, roots: See :class:`MCPServer`.
         """
         return cls(
             command=command,
@@ -144,6 +157,7 @@ class MCPServer(_Offers):
             name=name,
             timeout=timeout,
             call_timeout=call_timeout,
+            roots=roots,
         )
 
     @classmethod
@@ -156,14 +170,17 @@ class MCPServer(_Offers):
         trust_annotations: bool = False,
         name: str | None = None,
         timeout: float | None = 30.0,
-        call_timeout: float | None = None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        roots: RootsOption = None,
+        auth: Any = None,
     ) -> MCPServer:
         """A server reached over streamable HTTP.
 
         Args:
             url: Its endpoint (``http://127.0.0.1:8000/mcp``).
             headers: Sent with every request (``{"Authorization": "Bearer ..."}``).
-            prefix, trust_annotations, name, timeout, call_timeout: See :class:`MCPServer`.
+            auth: An ``httpx`` authentication flow for its requests (the MCP SDK's ``OAuthClientProvider``, say).
+            prefix, trust_annotations, name, timeout, call_timeout, roots: See :class:`MCPServer`.
         """
         return cls(
             url=url,
@@ -173,6 +190,8 @@ class MCPServer(_Offers):
             name=name,
             timeout=timeout,
             call_timeout=call_timeout,
+            roots=roots,
+            auth=auth,
         )
 
     # --- what others see --------------------------------------------------------------------------------------------
@@ -361,8 +380,6 @@ class MCPServer(_Offers):
         return call
 
     async def _call_here(self, mcp_name: str, arguments: dict[str, Any], invocation: ToolInvocation) -> ToolOutcome:
-        import anyio
-
         shown, progress = invocation.tool_name, invocation.progress
 
         try:
@@ -380,10 +397,13 @@ class MCPServer(_Offers):
             with contextlib.suppress(ValueError):
                 progress.report(fraction, text)
 
+        deadline = _CallDeadline(self.call_timeout)
         try:
-            with anyio.fail_after(self.call_timeout), self._connection.callers.running(invocation):
+            with deadline.scope(), self._connection.callers.running(invocation, deadline):
                 result = await link.client.call_tool(mcp_name, arguments, progress_callback=on_progress)
         except Exception as exc:
+            if deadline.expired:
+                return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
             return await _call_failure(
                 exc,
                 link,
@@ -392,4 +412,6 @@ class MCPServer(_Offers):
                 call_timeout=self.call_timeout,
                 stdio=self._connection.endpoint.stdio,
             )
+        if deadline.expired:
+            return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
         return _outcome(result, shown, self.name)

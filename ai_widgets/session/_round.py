@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ai_widgets._call_log import kept_log
 from ai_widgets._input_request import checked_response
 from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets._threads import running_loop
@@ -199,13 +200,19 @@ class ToolRound:
                 part.progress = ToolCallProgress(fraction, message)
                 notify(ToolCallUpdated(reply, part))
 
+        def on_log(text: str) -> None:
+            # A line logged while the call waits for the person, too; none after it ended.
+            if not part.state.terminal and reply_in_progress(reply):
+                part.log_lines = kept_log(part.log_lines, text)
+                notify(ToolCallUpdated(reply, part))
+
         return ToolInvocation(
             tool_call_id=part.tool_call_id,
             tool_name=tool.name,
             arguments=part.arguments or "{}",
             conversation_id=self._conversation_id,
             message_id=self.reply.id,
-            progress=ToolProgress(on_progress),
+            progress=ToolProgress(on_progress, on_log=on_log),
             context=self._context,
             parsed_arguments=part.parsed_arguments,
         )

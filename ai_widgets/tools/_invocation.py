@@ -24,6 +24,7 @@ T = TypeVar("T")
 Handler = Callable[..., Any]
 
 ProgressCallback = Callable[[float | None, str | None], None]
+LogCallback = Callable[[str], None]
 #: How a session asks its person for a call's input: awaited on the session's loop, it returns the answer.
 AskPerson = Callable[[InputRequest], Coroutine[Any, Any, InputResponse]]
 
@@ -34,12 +35,13 @@ class NobodyToAskError(RuntimeError):
 
 
 class ToolProgress:
-    """Progress reporting for a running call; ``report`` is safe from any thread."""
+    """Progress reporting for a running call; ``report`` and ``log`` are safe from any thread."""
 
-    __slots__ = ("_callback", "_loop", "_loop_thread", "fraction", "message")
+    __slots__ = ("_callback", "_log_callback", "_loop", "_loop_thread", "fraction", "message")
 
-    def __init__(self, callback: ProgressCallback | None = None) -> None:
+    def __init__(self, callback: ProgressCallback | None = None, *, on_log: LogCallback | None = None) -> None:
         self._callback = callback
+        self._log_callback = on_log
         self._loop: asyncio.AbstractEventLoop | None = running_loop()
         self._loop_thread: int | None = None if self._loop is None else threading.get_ident()
         self.fraction: float | None = None
@@ -64,14 +66,27 @@ class ToolProgress:
         if message is not None and not isinstance(message, str):
             raise ValueError(f"progress message must be a string, not {type(message).__name__}")
         self.fraction, self.message = fraction, message
-        callback = self._callback
-        if callback is None:
-            return
+        if self._callback is not None:
+            self._deliver(self._callback, fraction, message)
+
+    def log(self, text: str) -> None:
+        """Adds a line to the call's log, shown in its card (an MCP server's log messages; the last lines are kept).
+
+        Raises:
+            ValueError: ``text`` is not a string.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"a log line must be a string, not {type(text).__name__}")
+        if self._log_callback is not None:
+            self._deliver(self._log_callback, text)
+
+    def _deliver(self, callback: Callable[..., None], *values: Any) -> None:
+        """Calls ``callback`` on the session's loop: at once from its thread, posted there from any other."""
         if self._loop is not None and threading.get_ident() != self._loop_thread:
             if not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(callback, fraction, message)
+                self._loop.call_soon_threadsafe(callback, *values)
             return
-        callback(fraction, message)
+        callback(*values)
 
 
 @dataclass

@@ -265,6 +265,7 @@ def _progress(part: ToolCallPart) -> dict[str, Any] | None:
 CALL_FIELDS = (
     "state",
     "progress",
+    "log_lines",
     "outcome",
     "edited_arguments",
     "approval_reason",
@@ -291,6 +292,7 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
     return {
         "state": _scalar(part.state.value),
         "progress": _progress(part),
+        "log_lines": [_scalar(line) for line in part.log_lines],
         "outcome": outcome_dict(part.outcome),
         "edited_arguments": shown_json(part.edited_arguments),
         "approval_reason": _scalar(part.approval_reason),

@@ -40,6 +40,7 @@ export const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage"
 export const CALL_FIELDS = [
   "state",
   "progress",
+  "log_lines",
   "outcome",
   "edited_arguments",
   "approval_reason",

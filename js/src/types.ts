@@ -130,6 +130,8 @@ export interface ToolCallPart {
   edited_arguments?: JsonObject | null;
   state: ToolCallState;
   progress?: Progress | null;
+  /** The last lines (at most 20) the call's MCP server logged while it ran, oldest first; untrusted text. */
+  log_lines?: string[];
   approval_reason?: string | null;
   decision?: Decision | null;
   decision_reason?: string | null;

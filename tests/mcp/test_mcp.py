@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import socket
 import sys
 import threading
@@ -443,7 +444,7 @@ async def test_a_call_timeout_fails_the_call_and_cancels_it_on_the_server(tmp_pa
         reply = await ChatSession(transport, tools=[server], approval_policy=NeverAsk()).send("wait")
         part = reply.tool_calls[0]
         assert part.state is ToolCallState.FAILED
-        assert "did not finish the call within 1 seconds" in (part.outcome.message or "")  # type: ignore[union-attr]
+        assert "did not finish the call of wait_forever within 1 seconds" in (part.outcome.message or "")  # type: ignore[union-attr]
         await wait_for(lambda: "cancelled" in log_lines(log), timeout=10)
     finally:
         await server.aclose()
@@ -576,26 +577,14 @@ class HttpServer:
     headers: list[dict[str, str]] = field(default_factory=list)
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[HttpServer]:
-    """The test server over streamable HTTP on a free loopback port, in a thread."""
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[int]:
+    """Serves the ASGI ``app`` on a free loopback port (yielded), in a thread, until the block ends."""
     import uvicorn
 
-    from tests.mcp.servers.server import build
-
-    log = tmp_path / "http.log"
-    app = build(str(log)).streamable_http_app()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    served = HttpServer(url=f"http://127.0.0.1:{port}/mcp", log=log)
-
-    async def recording(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            served.headers.append({k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]})
-        await app(scope, receive, send)
-
-    server = uvicorn.Server(uvicorn.Config(recording, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -604,11 +593,29 @@ def http_server(tmp_path: Path) -> Iterator[HttpServer]:
         assert thread.is_alive(), "the HTTP server stopped"
         time.sleep(0.02)
     try:
-        yield served
+        yield sock.getsockname()[1]
     finally:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[HttpServer]:
+    """The test server over streamable HTTP on a free loopback port, in a thread."""
+    from tests.mcp.servers.server import build
+
+    log = tmp_path / "http.log"
+    app = build(str(log)).streamable_http_app()
+    seen: list[dict[str, str]] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append({k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]})
+        await app(scope, receive, send)
+
+    with serving(recording) as port:
+        yield HttpServer(url=f"http://127.0.0.1:{port}/mcp", log=log, headers=seen)
 
 
 async def test_http_server_listing_calls_progress_and_headers(http_server: HttpServer) -> None:

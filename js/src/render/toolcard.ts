@@ -1,11 +1,12 @@
 // One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
 // then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
-// the decision, a progress bar, the result. Updates compare against what is shown and touch only what changed.
+// the decision, a progress bar, the server's log lines, the result. Updates compare against what is shown and touch only what changed.
 
 import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass } from "../dom";
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { ApprovalBox } from "./approval";
+import { CallLog } from "./calllog";
 import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import { focusFree } from "./keys";
@@ -15,6 +16,9 @@ import type { WidgetHost } from "../widgets";
 import { disposeDisplays } from "./display";
 import { outcomeDisplay, renderAfterStop, renderOutcome } from "./result";
 import { decisionText, outcomeLine, runTime } from "./verdict";
+
+/** The states a call ends in: its log then moves into the body (seen when the card is opened). */
+const ENDED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
 
 export interface CardContext {
   send(msg: OutgoingMessage): void;
@@ -63,6 +67,7 @@ export class ToolCardView implements PartView {
   private runAgain: HTMLButtonElement | null = null;
   private approval: ApprovalBox | null = null;
   private progress: ProgressBar | null = null;
+  private readonly log = new CallLog(null); // shown collapsed too while the call runs, in the body after
   private part: ToolCallPart;
   private expanded: boolean;
   private shownOutcome: string | null = null;
@@ -116,7 +121,7 @@ export class ToolCardView implements PartView {
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.outcomeLine.hidden = true;
     this.display.hidden = true;
-    this.el.append(header, this.progressSlot, this.outcomeLine, this.afterStop, this.body, this.display);
+    this.el.append(header, this.progressSlot, this.log.el, this.outcomeLine, this.afterStop, this.body, this.display);
     this.update(part);
   }
 
@@ -227,6 +232,11 @@ export class ToolCardView implements PartView {
       this.progress.el.remove();
       this.progress = null;
     }
+
+    this.log.update(p.log_lines);
+    const ended = ENDED.has(p.state);
+    if (ended && this.log.el.parentElement !== this.body) this.body.insertBefore(this.log.el, this.result);
+    else if (!ended && this.log.el.parentElement !== this.el) this.progressSlot.after(this.log.el);
 
     const outcome = p.outcome ? JSON.stringify(p.outcome) + p.state : null;
     if (outcome !== this.shownOutcome) {

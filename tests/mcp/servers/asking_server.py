@@ -2,6 +2,7 @@
 with ``--legacy`` it speaks protocol 2025-11-25 only: the SDK's server takes the era of the client's first request,
 so a small relay in front of it refuses ``server/discover`` and a client falls back to the ``initialize`` handshake.
 
+``roots`` says the client's roots (asked through a resolver), ``chatty`` logs a few messages while it runs.
 ``book`` asks with ``ctx.elicit`` (a standalone ``elicitation/create`` request: 2025-11-25 only) and
 ``book_resolved`` through a resolver (an input-required result on 2026-07-28, a request on 2025-11-25), both with a
 flat form whose fields have defaults; ``sign_in`` asks the person to open a link (2025-11-25). What the server got
@@ -19,7 +20,8 @@ import threading
 from pathlib import Path
 from typing import Annotated
 
-from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve
+from mcp.types import ListRootsResult
 from pydantic import BaseModel, Field
 
 
@@ -48,6 +50,10 @@ def _booked(restaurant: str, answer: ElicitationResult[Booking]) -> str:
     return f"not booked: the person chose {answer.action}"
 
 
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
 def build() -> MCPServer:
     server = MCPServer("asking-server", log_level="WARNING")
 
@@ -70,6 +76,19 @@ def build() -> MCPServer:
         answer = await ctx.elicit_url("Sign in to Example to go on.", "https://example.com/sign-in?x=1", "sign-1")
         _note(f"sign_in {answer.action}")
         return f"sign-in: {answer.action}"
+
+    @server.tool()
+    async def roots(found: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
+        """The client's roots (through a resolver: a roots/list request, or an input-required result)."""
+        return json.dumps([{"uri": str(root.uri), "name": root.name} for root in found.roots])
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Logs a few messages while it runs (notifications/message)."""
+        await ctx.debug("a detail nobody asked for")
+        await ctx.info("looking at\nthe \x1b[31mfiles")
+        await ctx.warning({"disk": "almost full"}, logger_name="disk")
+        return "chatted"
 
     return server
 
