@@ -20,8 +20,9 @@ import threading
 from pathlib import Path
 from typing import Annotated
 
+import anyio
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve
-from mcp.types import ListRootsResult
+from mcp.types import ListRootsResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 
@@ -82,12 +83,13 @@ def build() -> MCPServer:
         """The client's roots (through a resolver: a roots/list request, or an input-required result)."""
         return json.dumps([{"uri": str(root.uri), "name": root.name} for root in found.roots])
 
-    @server.tool()
-    async def chatty(ctx: Context) -> str:
-        """Logs a few messages while it runs (notifications/message)."""
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, title="Chatty"))
+    async def chatty(ctx: Context, linger: float = 0) -> str:
+        """Logs a few messages while it runs (notifications/message), then waits ``linger`` seconds."""
         await ctx.debug("a detail nobody asked for")
         await ctx.info("looking at\nthe \x1b[31mfiles")
         await ctx.warning({"disk": "almost full"}, logger_name="disk")
+        await anyio.sleep(linger)
         return "chatted"
 
     return server
