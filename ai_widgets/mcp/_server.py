@@ -409,7 +409,6 @@ class MCPServer(_Offers):
                 link,
                 server=self.name,
                 shown=shown,
-                call_timeout=self.call_timeout,
                 stdio=self._connection.endpoint.stdio,
             )
         if deadline.expired:
