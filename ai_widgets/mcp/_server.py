@@ -102,9 +102,7 @@ class MCPServer(_Offers):
             raise ValueError(f"MCPServer.http needs an http:// or https:// URL, not {url!r}")
         if prefix is not None and (not prefix or _NOT_NAME.search(prefix)):
             raise ValueError(f"prefix {prefix!r} must be letters, digits, '_' or '-'")
-        for label, seconds in (("timeout", timeout), ("call_timeout", call_timeout)):
-            if seconds is not None and not seconds > 0:
-                raise ValueError(f"{label} must be a positive number of seconds or None, not {seconds!r}")
+        _check_seconds("timeout", timeout)
         self.prefix = prefix
         self.trust_annotations = trust_annotations
         self.call_timeout = call_timeout
@@ -208,7 +206,21 @@ class MCPServer(_Offers):
 
     @timeout.setter
     def timeout(self, seconds: float | None) -> None:
-        self._connection.timeout = seconds
+        self._connection.timeout = _check_seconds("timeout", seconds)
+
+    @property
+    def call_timeout(self) -> float | None:
+        """Seconds a call may take (:data:`DEFAULT_CALL_TIMEOUT` by default); ``None`` for no bound. A new value holds
+        for the calls that start after it is set.
+
+        Raises:
+            ValueError: (when set) Not a positive number or ``None``.
+        """
+        return self._call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, seconds: float | None) -> None:
+        self._call_timeout = _check_seconds("call_timeout", seconds)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
@@ -414,3 +426,14 @@ class MCPServer(_Offers):
         if deadline.expired:
             return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
         return _outcome(result, shown, self.name)
+
+
+def _check_seconds(label: str, seconds: float | None) -> float | None:
+    """``seconds`` if it is a positive number or ``None``.
+
+    Raises:
+        ValueError: It is not.
+    """
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0):
+        raise ValueError(f"{label} must be a positive number of seconds or None, not {seconds!r}")
+    return seconds

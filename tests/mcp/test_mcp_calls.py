@@ -74,7 +74,17 @@ def test_a_call_is_bounded_by_default() -> None:
     assert DEFAULT_CALL_TIMEOUT == 120
     assert MCPServer.stdio(sys.executable, [SCRIPT]).call_timeout == DEFAULT_CALL_TIMEOUT
     assert MCPServer.http("http://127.0.0.1:1/mcp").call_timeout == DEFAULT_CALL_TIMEOUT
-    assert MCPServer.stdio(sys.executable, [SCRIPT], call_timeout=None).call_timeout is None
+    server = MCPServer.stdio(sys.executable, [SCRIPT], call_timeout=None)
+    assert server.call_timeout is None
+    server.call_timeout = 5
+    assert server.call_timeout == 5
+    for bad in (0, -1, True, "10"):
+        with pytest.raises(ValueError, match="call_timeout must be a positive number"):
+            server.call_timeout = bad  # type: ignore[assignment]
+        with pytest.raises(ValueError, match="call_timeout must be a positive number"):
+            MCPServer.stdio(sys.executable, [SCRIPT], call_timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="timeout must be a positive number"):
+        server.timeout = -1
 
 
 # --- a call that runs out of time ---------------------------------------------------------------------------------
