@@ -136,12 +136,18 @@ async def _listing_error(
     return MCPServerError(f"the MCP server {server!r} could not list its tools: {_scrub(_describe(exc), url)}")
 
 
-async def _call_failure(exc: Exception, link: _Link, *, server: str, shown: str, stdio: bool) -> ToolOutcome:
+async def _call_failure(
+    exc: Exception, link: _Link, *, server: str, shown: str, stdio: bool, url: str | None = None
+) -> ToolOutcome:
     """The failure the model sees for a call that raised (one that ran out of time is
     :func:`ai_widgets.mcp._features._timed_out`'s). A connection the call showed gone, or in doubt, is
     stopped (the next use opens a new one); one that answered, even wrongly, is kept with the server's state."""
     from mcp.shared.exceptions import MCPError
 
+    if url is not None and link.refused is not None:
+        # The HTTP server refused the call's request (a token revoked or expired mid-session).
+        message = f"The call of {shown} failed: {_refusal(server, link.refused, url)}."
+        return ToolOutcome.failure(message, retryable=False, error=message)
     if isinstance(exc, MCPError):
         if not (_connection_closed(exc) or link.lost):
             # An error the server sent (an unknown tool, invalid arguments, an internal error): told as it wrote it.

@@ -422,6 +422,7 @@ class MCPServer(_Offers):
                 server=self.name,
                 shown=shown,
                 stdio=self._connection.endpoint.stdio,
+                url=self._connection.endpoint.url,
             )
         if deadline.expired:
             return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
