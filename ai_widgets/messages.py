@@ -446,9 +446,7 @@ class ToolCallPart:
             part.outcome = ToolOutcome.model_validate(outcome)
         progress = read_field(data, "progress", (dict, type(None)), None)
         if progress is not None:
-            fraction = progress.get("fraction")
-            if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float))):
-                raise ValueError(f"progress fraction must be a number, not {type(fraction).__name__}")
+            fraction = read_field(progress, "fraction", (int, float, type(None)), None)  # a number (never a bool)
             part.progress = ToolCallProgress(fraction, read_field(progress, "message", (str, type(None)), None))
         part.edited_arguments = read_field(data, "edited_arguments", (dict, type(None)), None)
         part.approval_reason = read_field(data, "approval_reason", (str, type(None)), None)
