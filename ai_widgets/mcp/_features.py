@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ai_widgets._call_log import log_line
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
@@ -122,7 +122,11 @@ class _Features:
         from mcp import types
 
         del context
-        return types.ListRootsResult(roots=[types.Root(uri=uri, name=_root_name(uri)) for uri in self.root_uris()])
+        try:
+            uris = self.root_uris()
+        except OSError as exc:  # the working directory is gone
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"ai_widgets has no roots to give: {exc}")
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name=_root_name(uri)) for uri in uris])
 
     async def _on_log(self, params: Any) -> None:
         name = str(getattr(params, "level", "info"))
@@ -135,7 +139,7 @@ class _Features:
 
 
 def _root_name(uri: str) -> str | None:
-    name = Path(urlsplit(uri).path).name
+    name = Path(unquote(urlsplit(uri).path)).name
     return name or None
 
 
