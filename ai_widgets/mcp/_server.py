@@ -94,6 +94,8 @@ class MCPServer(_Offers):
             raise ImportError(_MISSING_SDK)
         if (command is None) == (url is None):
             raise TypeError("an MCPServer needs a command (MCPServer.stdio) or a url (MCPServer.http), not both")
+        if auth is not None and command is not None:
+            raise TypeError("auth= is for an HTTP server (MCPServer.http); a stdio server takes env= instead")
         if command is not None and (not isinstance(command, str) or not command):
             raise ValueError("MCPServer.stdio needs a command to run")
         if isinstance(args, str):

@@ -84,6 +84,8 @@ def test_a_call_is_bounded_by_default() -> None:
             MCPServer.stdio(sys.executable, [SCRIPT], call_timeout=bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         server.timeout = -1
+    with pytest.raises(TypeError, match="auth= is for an HTTP server"):
+        MCPServer(command=sys.executable, args=[SCRIPT], auth=object())
 
 
 # --- a call that runs out of time ---------------------------------------------------------------------------------
