@@ -342,7 +342,7 @@ export class ChatView {
       case "error":
         this.shell.showError(ev.message);
         this.shell.sendRefused(ev.id);
-        for (const card of this.prompting) card.enablePrompt(ev.message);
+        for (const card of this.prompting) card.enablePrompt(ev.message, ev.callId, ev.fields);
         if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
         return;
