@@ -98,8 +98,8 @@ describe("a form in the card", () => {
     expect($<HTMLButtonElement>(card, ".aiw-input-accept").disabled).toBe(true);
   });
 
-  it("shows the kernel's refusal at its field and keeps what was typed", async () => {
-    const { model, view, card } = await waitingCard(FORM);
+  it("shows the kernel's refusal at its field, not in the banner, and keeps what was typed", async () => {
+    const { model, view, root, card } = await waitingCard(FORM);
     const date = $<HTMLInputElement>(card, '[data-field="date"]');
     date.value = "someday";
     $<HTMLButtonElement>(card, ".aiw-input-accept").click();
@@ -107,6 +107,7 @@ describe("a form in the card", () => {
     view.flush();
     const row = date.closest(".aiw-edit-row")!;
     expect(row.querySelector(".aiw-edit-error")!.textContent).toBe("not a date");
+    expect(root.querySelector(".aiw-banner-kernel")).toBeNull();
     expect(date.value).toBe("someday");
     expect($<HTMLButtonElement>(card, ".aiw-input-accept").disabled).toBe(false);
     // Escape leaves the form as it was.
@@ -115,12 +116,13 @@ describe("a form in the card", () => {
   });
 
   it("a refusal for another call leaves this form waiting", async () => {
-    const { model, view, card } = await waitingCard(FORM);
+    const { model, view, root, card } = await waitingCard(FORM);
     $<HTMLInputElement>(card, '[data-field="date"]').value = "d";
     $<HTMLButtonElement>(card, ".aiw-input-accept").click();
     model.custom({ type: "error", message: "Answer refused: other", tool_call_id: "c2", fields: {} });
     view.flush();
     expect($<HTMLButtonElement>(card, ".aiw-input-accept").disabled).toBe(true);
+    expect(root.querySelector(".aiw-banner-kernel")?.textContent).toContain("Answer refused: other"); // no card took it
   });
 
   it("says compactly what was answered once the call runs again", async () => {

@@ -112,15 +112,16 @@ export class InputBox {
     this.send(msg);
   }
 
-  /** The kernel refused the answer: its problems at their fields (the rest under the form); the form stays as it
-   * was typed. */
-  refused(message?: string, fields?: Record<string, string>): void {
-    if (!this.waiting) return;
+  /** The kernel refused the answer: its problems at their fields (else its message under the form); the form stays
+   * as it was typed. Whether this box had sent an answer (and so showed the refusal). */
+  refused(message?: string, fields?: Record<string, string>): boolean {
+    if (!this.waiting) return false;
     this.setWaiting(false);
     this.answer = null;
     const atFields = fields && this.form ? fields : {};
     this.form?.showFieldErrors(atFields);
     if (message && Object.keys(atFields).length === 0) this.showProblem(message);
+    return true;
   }
 
   private showProblem(text: string): void {

@@ -300,12 +300,14 @@ export class ToolCardView implements PartView {
     if (this.elapsed.data !== text) this.elapsed.data = text;
   }
 
-  /** The approval prompt, if open, and the Cancel button: re-enabled when the kernel refuses an action. */
-  enablePrompt(message?: string, callId?: string, fields?: Record<string, string>): void {
+  /** The approval prompt, if open, the question's answer buttons and the Cancel button: re-enabled when the kernel
+   * refuses an action; whether this card showed the refusal itself (an answer to its question). */
+  enablePrompt(message?: string, callId?: string, fields?: Record<string, string>): boolean {
     this.approval?.refused(message);
     const mine = callId === undefined ? !!message?.includes("'respond'") : callId === this.part.tool_call_id;
-    if (mine) this.inputBox?.refused(message, fields);
+    const shown = mine && !!this.inputBox?.refused(message, fields);
     this.cancel.enable();
+    return shown; // the card showed the message: the view need not
   }
 
   private renderResult(): void {
