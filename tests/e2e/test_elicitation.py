@@ -149,3 +149,36 @@ def test_a_link_the_server_asks_to_open_shows_its_domain_and_asks_first(
     expect(card.locator(".aiw-input-answered")).to_have_text("You answered")
     screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
+
+
+def test_the_asking_cells_view_answers_the_servers_question(chromium_page, server, notebook_name, artifacts):
+    """`await chat.ask(...)` in a cell: the turn shows in that cell, and its card's form answers the server while the
+    cell waits; the chat's own card shows the same call completed."""
+    page, srv, nb = chromium_page, server("lab"), notebook_name
+    name = notebook_name.removesuffix(".ipynb")
+    srv.write_notebook(
+        nb,
+        [
+            notebook("book_resolved", {"restaurant": "Casa"}),
+            'reply = await chat.ask("book me a table")\nprint("awaited:", reply.text)',
+        ],
+    )
+    chat = open_and_run(page, srv, nb, wait_executed=False)
+    cell = page.locator(".jp-NotebookPanel .jp-CodeCell").nth(1)
+    view = cell.locator(".aiw[data-rendered='true']")
+    card = view.locator(".aiw-tool-card").first
+    allow_if_asked(card)
+    expect(card).to_have_attribute("data-state", "awaiting_input", timeout=WAIT)
+    expect(cell.locator(".jp-InputArea-prompt")).to_have_text("[*]:")
+    date = card.locator('.aiw-input-ask [data-field="date"]')
+    date.fill("2026-12-30")
+    screenshot(view, artifacts, f"{name}-form")
+    card.locator(".aiw-input-accept").click()
+    sent = "booked Casa on 2026-12-30 for 2 (window: True)"
+    expect(cell.locator(".jp-OutputArea-output").last).to_contain_text(
+        f"awaited: The tool said: {{'result': '{sent}'}}"
+    )
+    expect(card.locator(".aiw-input-answered")).to_contain_text("You answered")
+    expect(chat.locator(".aiw-tool-card").first).to_have_attribute("data-state", "completed", timeout=WAIT)
+    screenshot(view, artifacts, name)
+    assert_no_widget_errors(page)
