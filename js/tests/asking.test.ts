@@ -4,6 +4,7 @@
 
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { formDefaults, inputRequestOf, linkParts } from "../src/asking";
+import { fieldSpec } from "../src/render/schema";
 import type { InputRequest, ToolCallPart } from "../src/types";
 import { $, FakeModel, assistant, call, mount } from "./helpers";
 
@@ -56,6 +57,12 @@ describe("the pure logic", () => {
     ]) {
       expect(linkParts(bad), String(bad)).toBeNull();
     }
+  });
+
+  it("makes a choice of a titled single-select (oneOf of consts), as MCP servers send it", () => {
+    const choice = { type: "string", oneOf: [{ const: "red", title: "Red" }, { const: "blue", title: "Blue" }] };
+    expect(fieldSpec(choice, {})).toMatchObject({ kind: "enum", options: ["red", "blue"] });
+    expect(fieldSpec({ type: "string", oneOf: [{ const: "a" }, { type: "string" }] }, {}).kind).toBe("string");
   });
 
   it("reads a request from the wire, or nothing", () => {

@@ -43,6 +43,7 @@ export class InputBox {
         onSubmit: () => this.answerWith("accept"),
       });
       accept.title = "Send the form (Enter in a field)";
+      this.form.el.querySelector(".aiw-edit-empty")?.remove(); // "takes no arguments" is a tool's words: no fields here
       this.el.append(this.form.el);
     } else {
       const link = linkParts(request.url);
