@@ -6,12 +6,14 @@ to open shows its domain and opens only after the card's own confirm step. Light
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 from chat_ui import WAIT, assert_no_widget_errors, last_assistant, open_and_run, screenshot, send_from_input, wait_idle
 from playwright.sync_api import expect
+from test_saved_state import SAVE_STATE, save_and_reopen_without_kernel
 
 pytestmark = pytest.mark.e2e
 
@@ -181,4 +183,37 @@ def test_the_asking_cells_view_answers_the_servers_question(chromium_page, serve
     expect(card.locator(".aiw-input-answered")).to_contain_text("You answered")
     expect(chat.locator(".aiw-tool-card").first).to_have_attribute("data-state", "completed", timeout=WAIT)
     screenshot(view, artifacts, name)
+    assert_no_widget_errors(page)
+
+
+def test_a_notebook_saved_while_the_server_asked_shows_the_question(chromium_page, server, notebook_name, artifacts):
+    """Saved while the call waited for the person, re-opened with no kernel: the card shows what the server asked
+    and says it was not answered; no answer button that cannot work."""
+    page, srv, nb = chromium_page, server("lab", settings=SAVE_STATE), notebook_name
+    name = notebook_name.removesuffix(".ipynb")
+    srv.write_notebook(nb, [notebook("book_resolved", {"restaurant": "Casa"})])
+    widget = open_and_run(page, srv, nb)
+    send_from_input(widget, "book me a table")
+    card = widget.locator(".aiw-tool-card").first
+    allow_if_asked(card)
+    expect(card).to_have_attribute("data-state", "awaiting_input", timeout=WAIT)
+
+    def waiting(state: dict) -> bool:
+        calls = [p for m in state.get("live", []) for p in m["parts"] if p["kind"] == "tool_call"]
+        return [c["state"] for c in calls] == ["awaiting_input"]
+
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, waiting)
+    (call,) = [p for p in state["live"][0]["parts"] if p["kind"] == "tool_call"]
+    assert call["input_request"]["message"] == "Book a table at Casa: which day, and how many seats?"
+    card = widget.locator(".aiw-tool-card").first
+    expect(widget).to_have_class(re.compile(r"\baiw-offline\b"))
+    expect(card).to_have_attribute("data-state", "awaiting_input")
+    ask = card.locator(".aiw-input-ask")
+    expect(ask.locator(".aiw-input-message")).to_contain_text("Book a table at Casa")
+    expect(ask.locator(".aiw-input-accept")).to_be_hidden()
+    expect(ask.locator(".aiw-offline-note")).to_be_visible()
+    expect(ask.locator(".aiw-offline-note")).to_contain_text("it was not answered")
+    state_text = card.locator(".aiw-state").evaluate("el => el.textContent + getComputedStyle(el, '::after').content")
+    assert "when saved" in state_text, state_text
+    screenshot(widget, artifacts, name)
     assert_no_widget_errors(page)
