@@ -24,7 +24,15 @@ _FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 
 class InputResponseError(ValueError):
     """An answer to a call's question that cannot be taken: an unknown call, a call not waiting for input, an unknown
-    action, or content that does not fit the form. Nothing changes; the call still waits."""
+    action, or content that does not fit the form. Nothing changes; the call still waits.
+
+    Attributes:
+        fields: For content that does not fit: each field's problem, by field name (what a form shows at the field).
+    """
+
+    def __init__(self, message: str, *, fields: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.fields: dict[str, str] = dict(fields or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,20 +133,37 @@ def checked_response(request: InputRequest, action: object, content: object) -> 
     schema = request.schema or {}
     unknown = sorted(set(filled) - set(schema.get("properties", {})))
     if unknown:
-        raise InputResponseError(f"the form has no field {', '.join(repr(k[:40]) for k in unknown[:5])}")
+        raise InputResponseError(
+            f"the form has no field {', '.join(repr(k[:40]) for k in unknown[:5])}",
+            fields={k[:200]: "The form has no such field." for k in unknown[:5]},
+        )
     try:
         problems = argument_problems(schema, filled)
     except UnusableSchemaError as exc:  # checked when the request came in; kept safe anyway
         raise InputResponseError(f"the form's schema cannot check the content: {exc}") from None
     if problems:
         said = "; ".join(_problem(p) for p in problems[:5])
-        raise InputResponseError(f"the content does not fit the form: {said}")
+        raise InputResponseError(f"the content does not fit the form: {said}", fields=_field_problems(problems[:5]))
     return InputResponse("accept", json.loads(json.dumps(filled)))
 
 
 def _problem(error: Any) -> str:
     where = ".".join(str(step) for step in error.absolute_path)
     return f"{where}: {error.message}"[:200] if where else str(error.message)[:200]
+
+
+def _field_problems(errors: list[Any]) -> dict[str, str]:
+    """Each problem at its field: the first step of its path, or the field a ``required`` error names."""
+    fields: dict[str, str] = {}
+    for error in errors:
+        path = list(error.absolute_path)
+        name = path[0] if path else None
+        if name is None and error.validator == "required" and isinstance(error.validator_value, list):
+            missing = [n for n in error.validator_value if isinstance(n, str) and n not in (error.instance or {})]
+            name = missing[0] if missing else None
+        if isinstance(name, str):
+            fields.setdefault(name[:200], "Required." if error.validator == "required" else str(error.message)[:200])
+    return fields
 
 
 def _check_flat(schema: object) -> None:

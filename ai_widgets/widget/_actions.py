@@ -101,6 +101,16 @@ class CancelAction(_Action):
     reason: Annotated[str, Field(max_length=2000)] | None = None
 
 
+class RespondAction(_Action):
+    """The person answers what a waiting call's server asks (``awaiting_input``): ``accept`` (with the form's
+    ``content``), ``decline`` or ``cancel``."""
+
+    type: Literal["respond"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
 class RevokeAction(_Action):
     """The person withdraws "allow always" for a tool."""
 
@@ -167,6 +177,7 @@ _ACTIONS = (
     StopAction,
     ApproveAction,
     CancelAction,
+    RespondAction,
     RevokeAction,
     ContinueAction,
     EditAction,
@@ -187,6 +198,7 @@ Action: TypeAlias = Annotated[
     | StopAction
     | ApproveAction
     | CancelAction
+    | RespondAction
     | RevokeAction
     | ContinueAction
     | EditAction

@@ -15,7 +15,18 @@ from typing import Any
 
 from ai_widgets._safe import safe_text
 from ai_widgets.arguments import ArgumentPatch
-from ai_widgets.messages import FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolCallPart, TypedAnswer, Usage
+from ai_widgets.messages import (
+    FilePart,
+    InputRequest,
+    Message,
+    Part,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    TypedAnswer,
+    Usage,
+)
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 from ai_widgets.widget._thumbnail import image_thumbnail
 
@@ -29,6 +40,7 @@ __all__ = [
     "answer_dict",
     "argument_ops",
     "call_fields",
+    "input_request_dict",
     "message_dict",
     "message_fields",
     "part_dict",
@@ -276,6 +288,7 @@ CALL_FIELDS = (
     "approval_requested_at",
     "run_started_at",
     "finished_at",
+    "input_request",
 )
 #: What a ``call`` op may also carry about a sync call's thread after the call ended (cancelled, stopped, timed out):
 #: display only, never the call's record, so a view applies them to a finished message too (the front end's
@@ -303,6 +316,26 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
         "approval_requested_at": _scalar(part.approval_requested_at),
         "run_started_at": _scalar(part.run_started_at),
         "finished_at": _scalar(part.finished_at),
+        "input_request": input_request_dict(part.input_request),
+    }
+
+
+#: The deepest a form's schema is shown (a flat schema is three levels: the object, a field, a list's items).
+_MAX_FORM_DEPTH = 8
+
+
+def input_request_dict(request: InputRequest | None) -> dict[str, Any] | None:
+    """What a call waiting for input asks, as the card shows it: the message (text), the mode, a form's flat schema,
+    a link's URL and its host (data for the card, never markup), and who asks."""
+    if request is None:
+        return None
+    return {
+        "message": _scalar(request.message),
+        "mode": _scalar(request.mode),
+        "schema": None if request.schema is None else shown_json(request.schema, max_depth=_MAX_FORM_DEPTH),
+        "url": _scalar(request.url),
+        "domain": _scalar(request.domain),
+        "asker": _scalar(request.asker),
     }
 
 

@@ -158,6 +158,13 @@ def _card_blocks(part: ToolCallPart) -> list[_Block]:
     if part.edited_arguments is not None:
         blocks.append(_Note("Edited by the person before it ran; the model asked for:"))
         blocks.append(_Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
+    asked = part.input_request
+    if asked is not None:  # saved while the call's server waited for the person: what it asked, as text
+        who = f"{asked.asker} asked" if asked.asker else "The tool asked"
+        blocks.append(_Note(f"{who} for your input when this was saved; it was not answered:"))
+        blocks.append(_Prose(cut(asked.message, MAX_CALL_CHARS)))
+        if asked.url is not None:
+            blocks.append(_Note(f"It asked to open a page on {asked.domain}: {cut(asked.url, 500)}"))
     outcome = part.outcome
     if outcome is None:
         return blocks

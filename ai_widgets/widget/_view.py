@@ -26,7 +26,7 @@ from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
 from ai_widgets.changes import ContextCut
-from ai_widgets.messages import Message, MessageStatus
+from ai_widgets.messages import InputResponseError, Message, MessageStatus
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
@@ -42,6 +42,7 @@ from ai_widgets.widget._actions import (
     EditAction,
     OlderAction,
     RegenerateAction,
+    RespondAction,
     RevokeAction,
     SendAction,
     StopAction,
@@ -231,11 +232,22 @@ class SessionView(anywidget.AnyWidget):
         if self.comm is not None:
             ipywidgets.Widget.send(self, content)
 
-    def _send_error(self, message: str, send_id: str | None = None) -> None:
+    def _send_error(
+        self,
+        message: str,
+        send_id: str | None = None,
+        *,
+        call_id: str | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> None:
         self._patches.flush()
         error: dict[str, Any] = {"type": "error", "message": clip(message, MAX_ERROR_CHARS)}
         if send_id is not None:
             error["id"] = send_id  # the send it refuses: the view keeps that message's text and chips
+        if call_id is not None:
+            error["tool_call_id"] = call_id  # the call whose answer it refuses: its card shows why
+        if fields:
+            error["fields"] = {clip(name, 200): clip(text, 200) for name, text in list(fields.items())[:20]}
         self._send_custom(error)
 
     def _send_notice(self, text: str) -> None:
@@ -396,6 +408,11 @@ class SessionView(anywidget.AnyWidget):
                     self._session_of(call_id).cancel(call_id, reason)
                 except ApprovalError as exc:
                     self._send_error(f"Cancel refused: {exc}")
+            case RespondAction(tool_call_id=call_id, action=answer, content=content):
+                try:
+                    self._session_of(call_id).respond_now(call_id, answer, content)
+                except InputResponseError as exc:
+                    self._send_error(f"Answer refused: {exc}", call_id=call_id, fields=exc.fields)
             case BenchOpenAction(tool_call_id=call_id):
                 self._bench_action(lambda: self._bench.open_call(call_id), "Run again")
             case BenchRunAction(id=entry_id, arguments=arguments):

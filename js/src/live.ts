@@ -29,7 +29,7 @@ export type StoreEvent =
   /** Fields of the call at `index` changed. */
   | { kind: "call"; id: string; index: number }
   /** The kernel refused an action (`id`: the send it refuses, when that send had one). */
-  | { kind: "error"; message: string; id?: string }
+  | { kind: "error"; message: string; id?: string; callId?: string; fields?: Record<string, string> }
   /** The kernel answered the input box: `completions`, `attachment` or `sent` (docs/protocol.md). */
   | { kind: "reply"; message: Record<string, unknown> };
 
@@ -51,6 +51,7 @@ export const CALL_FIELDS = [
   "approval_requested_at",
   "run_started_at",
   "finished_at",
+  "input_request",
 ] as const;
 /** What a `call` op may also carry about a sync call's thread after the call ended (the kernel's
  * `AFTER_STOP_FIELDS`): display only, never the call's record, so they apply to a finished message too. */

@@ -292,7 +292,8 @@ export class ChatStore {
       this.notice(msg.notice, msg.message);
     } else if (msg.type === "error") {
       const id = typeof msg.id === "string" ? { id: msg.id } : {};
-      this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id });
+      const call = typeof msg.tool_call_id === "string" ? { callId: msg.tool_call_id, fields: textFields(msg.fields) } : {};
+      this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id, ...call });
     } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent") {
       this.emit({ kind: "reply", message: msg });
     }
@@ -363,4 +364,13 @@ export function storeFor(model: AnyModel<WidgetTraits>): ChatStore {
     stores.set(model, store);
   }
   return store;
+}
+
+/** The kernel's problems by field name, text only (anything else is dropped). */
+function textFields(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const [name, text] of Object.entries(value)) if (typeof text === "string") out[name] = text;
+  }
+  return out;
 }

@@ -148,7 +148,25 @@ export interface ToolCallPart {
   stopping?: boolean;
   /** Display only: what that thread returned or raised after the call ended (discarded), or null. */
   late?: LateResult | null;
+  /** What the call's server asks the person while the call is "awaiting_input" (else null). */
+  input_request?: InputRequest | null;
 }
+
+/** A running call's question to the person (an MCP server's elicitation): data, never markup. */
+export interface InputRequest {
+  /** What the server says, shown as text. */
+  message: string;
+  mode: "form" | "url";
+  /** For a form: a flat JSON Schema; the form starts from its defaults. */
+  schema: JsonObject | null;
+  /** For a link: the http(s) URL the person may open, and its host. */
+  url: string | null;
+  domain: string | null;
+  /** Who asks (the server's name), or null. */
+  asker: string | null;
+}
+
+export type InputAction = "accept" | "decline" | "cancel";
 
 export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart;
 
@@ -275,6 +293,7 @@ export type OutgoingMessage =
   | { type: "stop" }
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }
+  | { type: "respond"; tool_call_id: string; action: InputAction; content?: JsonObject }
   | { type: "revoke"; tool_name: string }
   | { type: "continue" }
   | { type: "edit"; message_id: string; text: string }

@@ -340,9 +340,11 @@ export class ChatView {
         this.shell.kernelReply(ev.message);
         return;
       case "error":
-        this.shell.showError(ev.message);
+        // A refused answer to a card's question is shown in that card (at its fields), not again in the banner.
+        let inCard = false;
+        for (const card of this.prompting) inCard = card.enablePrompt(ev.message, ev.callId, ev.fields) || inCard;
+        if (!inCard) this.shell.showError(ev.message);
         this.shell.sendRefused(ev.id);
-        for (const card of this.prompting) card.enablePrompt(ev.message);
         if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
         return;

@@ -1,5 +1,6 @@
 // Reading a tool's JSON Schema for a form: what kind of field each parameter is, its choices, default and hint.
-// Local `$ref`s are followed; `anyOf`/`oneOf` with a null branch and `type: [x, "null"]` are an optional x.
+// Local `$ref`s are followed; `anyOf`/`oneOf` with a null branch and `type: [x, "null"]` are an optional x, and one
+// whose every branch is a `const` a choice.
 
 import { isRecord } from "../normalize";
 import type { Json, JsonObject } from "../types";
@@ -59,6 +60,15 @@ function scalarKind(node: JsonObject): ItemKind | "boolean" | null {
   return t === "string" || t === "number" || t === "integer" || t === "boolean" ? t : null;
 }
 
+/** The choices of a `oneOf`/`anyOf` whose every alternative is one `const` (MCP's titled single-select), else null. */
+function constChoices(node: JsonObject, root: JsonObject): Json[] | null {
+  const alternatives = Array.isArray(node.oneOf) ? node.oneOf : Array.isArray(node.anyOf) ? node.anyOf : null;
+  if (!alternatives || alternatives.length === 0) return null;
+  const choices = alternatives.map((a) => resolveRef(a, root));
+  if (!choices.every((c) => Object.prototype.hasOwnProperty.call(c, "const") && c.const !== null)) return null;
+  return choices.map((c) => c.const as Json);
+}
+
 /** How a parameter is edited. */
 export function fieldSpec(property: Json | undefined, root: JsonObject): FieldSpec {
   const node = withoutNull(resolveRef(property, root), root);
@@ -74,6 +84,8 @@ export function fieldSpec(property: Json | undefined, root: JsonObject): FieldSp
   if (Object.prototype.hasOwnProperty.call(node, "const") && node.const !== null) {
     return { ...spec, kind: "enum", options: [node.const as Json] };
   }
+  const consts = constChoices(node, root);
+  if (consts) return { ...spec, kind: "enum", options: consts };
   const scalar = scalarKind(node);
   if (scalar) return { ...spec, kind: scalar };
   if (node.type === "array") {

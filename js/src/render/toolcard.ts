@@ -1,12 +1,15 @@
 // One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
 // then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
-// the decision, a progress bar, the server's log lines, the result. Updates compare against what is shown and touch only what changed.
+// the decision, the question its server asks the person (awaiting_input) and what they answered, a progress bar,
+// the server's log lines, the result. Updates compare against what is shown and touch only what changed.
 
 import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass } from "../dom";
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
+import { inputRequestOf } from "../asking";
 import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
+import { InputBox, answeredText } from "./inputbox";
 import { CancelButton, EditedArguments } from "./controls";
 import { JsonView } from "./json";
 import { focusFree } from "./keys";
@@ -60,12 +63,16 @@ export class ToolCardView implements PartView {
   private readonly cancel: CancelButton;
   private readonly decision = h("div", "aiw-decision");
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
+  private readonly asking = h("div", "aiw-tool-asking"); // the server's question to the person
+  private readonly answered = h("div", "aiw-input-answered"); // what the person answered: shown collapsed too
   private readonly progressSlot = h("div", "aiw-tool-progress"); // shown collapsed too
   private readonly result = h("div", "aiw-tool-result-slot");
   private readonly display = h("div", "aiw-tool-display-slot"); // what the result displays: shown collapsed too
   private readonly actions = h("div", "aiw-tool-actions");
   private runAgain: HTMLButtonElement | null = null;
   private approval: ApprovalBox | null = null;
+  private inputBox: InputBox | null = null;
+  private shownRequest = "";
   private progress: ProgressBar | null = null;
   private readonly log = new CallLog(null); // shown collapsed too while the call runs, in the body after
   private part: ToolCallPart;
@@ -104,7 +111,7 @@ export class ToolCardView implements PartView {
     this.argsStale = !this.isExpanded();
     const argsBox = h("div", "aiw-tool-args");
     argsBox.append(this.argsLabel, this.args.el);
-    this.body.append(argsBox, this.edited.el, this.prompt, this.decision, this.result, this.actions);
+    this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
       const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
@@ -121,12 +128,13 @@ export class ToolCardView implements PartView {
     this.toggle.setAttribute("aria-controls", this.body.id);
     this.outcomeLine.hidden = true;
     this.display.hidden = true;
-    this.el.append(header, this.progressSlot, this.log.el, this.outcomeLine, this.afterStop, this.body, this.display);
+    this.answered.hidden = true;
+    this.el.append(header, this.progressSlot, this.log.el, this.answered, this.outcomeLine, this.afterStop, this.body, this.display);
     this.update(part);
   }
 
   private isExpanded(): boolean {
-    return this.expanded || this.part.state === "awaiting_approval";
+    return this.expanded || this.part.state === "awaiting_approval" || this.part.state === "awaiting_input";
   }
 
   /** Full update from a (possibly new) part object. */
@@ -207,7 +215,8 @@ export class ToolCardView implements PartView {
       this.approval.el.remove();
       this.approval = null;
     }
-    const prompting = this.approval !== null || this.cancel.visible;
+    this.updateAsking();
+    const prompting = this.approval !== null || this.inputBox !== null || this.cancel.visible;
     if (prompting !== this.prompting) {
       this.prompting = prompting;
       this.ctx.setPrompting(this, prompting);
@@ -269,16 +278,46 @@ export class ToolCardView implements PartView {
     this.tick();
   }
 
+  /** The server's question while the call waits for input (a new question: a new form); once it stops waiting,
+   * the compact line of what the person answered from this view. */
+  private updateAsking(): void {
+    const p = this.part;
+    const request = p.state === "awaiting_input" ? inputRequestOf(p.input_request) : null;
+    const key = request ? JSON.stringify(request) : "";
+    if (key !== this.shownRequest) {
+      this.shownRequest = key;
+      const answer = this.inputBox?.answer ?? null;
+      this.inputBox?.el.remove();
+      this.inputBox = null;
+      if (answer) {
+        setText(this.answered, answeredText(answer) ?? "");
+        setAttr(this.answered, "data-action", answer.action);
+      }
+      if (request) {
+        const box = new InputBox(p.tool_call_id, (msg) => this.ctx.send(msg), request);
+        this.inputBox = box;
+        this.asking.append(box.el);
+        setText(this.answered, "");
+        queueMicrotask(() => box === this.inputBox && box.el.isConnected && focusFree(box.el) && box.focusFirst());
+      }
+      setHidden(this.answered, !this.answered.textContent);
+    }
+  }
+
   /** Updates only the elapsed-time text node: how long the call ran (the wait for a decision is not counted). */
   tick(): void {
     const text = runTime(this.part, this.ctx.now());
     if (this.elapsed.data !== text) this.elapsed.data = text;
   }
 
-  /** The approval prompt, if open, and the Cancel button: re-enabled when the kernel refuses an action. */
-  enablePrompt(message?: string): void {
+  /** The approval prompt, if open, the question's answer buttons and the Cancel button: re-enabled when the kernel
+   * refuses an action; whether this card showed the refusal itself (an answer to its question). */
+  enablePrompt(message?: string, callId?: string, fields?: Record<string, string>): boolean {
     this.approval?.refused(message);
+    const mine = callId === undefined ? !!message?.includes("'respond'") : callId === this.part.tool_call_id;
+    const shown = mine && !!this.inputBox?.refused(message, fields);
     this.cancel.enable();
+    return shown; // the card showed the message: the view need not
   }
 
   private renderResult(): void {
