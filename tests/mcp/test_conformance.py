@@ -49,7 +49,8 @@ NO_AUTH_YET = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,  # a check failed (not: the tool could not be run)
     reason="MCPServer.http has no auth= (the SDK's OAuth client) on main yet: the client cannot authorize, and the "
-    "server answers 401 (being built by another helper; remove this mark when it lands)",
+    "server answers 401 (being built by another helper; the client passes auth= as soon as MCPServer.http takes it, "
+    "so these then pass: remove this mark)",
 )
 
 
