@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the locks in requirements/ with uv: every Python package that scripts/setup.sh (.venv: the package's dev
-# extra and requirements/tools.in) and scripts/kernel_envs.sh (one venv per supported ipykernel) install, pinned
-# exactly, for CPython 3.11 and later on any platform. pyproject.toml's ranges stay open (users install the package
+# extra and requirements/tools.in), scripts/kernel_envs.sh (one venv per supported ipykernel) and
+# scripts/mcp_servers.sh (the MCP servers of others, from requirements/mcp-servers.in) install, pinned exactly, for
+# CPython 3.11 and later on any platform. pyproject.toml's ranges stay open (users install the package
 # beside their own packages); the locks make the test and demo environments the same on every day.
 #
 #   bash scripts/lock.sh            re-resolve, keeping every pin that still satisfies pyproject.toml
@@ -18,4 +19,5 @@ for v in $IPYKERNEL_VERSIONS; do
   printf 'ipykernel==%s\nanywidget\nipywidgets\nhatchling\n' "$v" \
     | "${compile[@]}" pyproject.toml - -o "requirements/ipykernel-$v.lock"
 done
+"${compile[@]}" requirements/mcp-servers.in -o requirements/mcp-servers.lock
 echo "lock: wrote $(ls requirements/*.lock | tr '\n' ' ')"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything (idempotently) and runs every check: lint, format, types, the import contracts of DESIGN.md's
 # floors, the front end's type check and unit tests, then the whole pytest suite (unit, kernel tests against each
-# supported ipykernel, notebooks, and browser tests in JupyterLab / Notebook 7 in headless Chromium).
+# supported ipykernel, tests against pinned MCP servers of others (scripts/mcp_servers.sh), notebooks, and browser
+# tests in JupyterLab / Notebook 7 in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,9 +24,13 @@ rm -rf js/tests/fixtures/generated
 
 echo "== kernels for the kernel tests"
 AIW_KERNEL_PYTHONS="$(AI_WIDGETS_SKIP_JS_BUILD=1 bash scripts/kernel_envs.sh)"
+echo "== MCP servers of others (pinned) for tests/mcp/test_real_servers.py and test_conformance.py"
+AIW_MCP_SERVERS="$(bash scripts/mcp_servers.sh)"
 # Browser tests must run here, not skip: chromium was installed above.
 export AIW_E2E_REQUIRED=1
 export AIW_KERNEL_PYTHONS
+# Set, so the real-server tests run (a missing server fails them; they skip only without it, outside CI).
+export AIW_MCP_SERVERS
 
 echo "== pytest"
 set +e
