@@ -14,7 +14,6 @@ when every call it made completed, 1 (saying why on stderr) otherwise; the scena
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import os
 import sys
@@ -143,12 +142,9 @@ def _oauth(url: str) -> OAuthClientProvider:
 
 
 def _server(url: str, scenario: str) -> MCPServer:
-    """``MCPServer.http(url)``; for an auth/... scenario with the SDK's OAuth client, once ``MCPServer.http`` takes
-    one (``auth=``): until then such a scenario fails, as the tests expect."""
-    options: dict[str, Any] = {}
-    if scenario.startswith("auth/") and "auth" in inspect.signature(MCPServer.http).parameters:
-        options["auth"] = _oauth(url)
-    return MCPServer.http(url, timeout=20, call_timeout=20, **options)
+    """``MCPServer.http(url)``; for an auth/... scenario with the SDK's OAuth client as ``auth=``."""
+    auth = _oauth(url) if scenario.startswith("auth/") else None
+    return MCPServer.http(url, timeout=20, call_timeout=20, auth=auth)
 
 
 def _failures(reply: Message) -> list[str]:

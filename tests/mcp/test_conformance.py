@@ -45,13 +45,6 @@ AUTH_SUITE = [
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
 ]
-NO_AUTH_YET = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,  # a check failed (not: the tool could not be run)
-    reason="MCPServer.http has no auth= (the SDK's OAuth client) on main yet: the client cannot authorize, and the "
-    "server answers 401 (being built by another helper; the client passes auth= as soon as MCPServer.http takes it, "
-    "so these then pass: remove this mark)",
-)
 
 
 @dataclass(frozen=True)
@@ -133,7 +126,6 @@ def auth_suite(servers: Installed, tmp_path_factory: pytest.TempPathFactory) -> 
     return {scenario: _read(out, scenario, None) for scenario in AUTH_SUITE}
 
 
-@NO_AUTH_YET
 @pytest.mark.parametrize("scenario", AUTH_SUITE)
 def test_auth_scenario(auth_suite: dict[str, Result], scenario: str) -> None:
     result = auth_suite[scenario]

@@ -61,15 +61,17 @@ EVERYTHING_WITH_ELICITATION = {"trigger-elicitation-request"}  # capability elic
 EVERYTHING_WITH_URL_ELICITATION = {"trigger-url-elicitation"}  # capability elicitation.url
 # Listed with elicitation too, but it requires task execution: ai_widgets does not offer it (saying why).
 EVERYTHING_TASK_ONLY = {"simulate-research-query"}
+EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots (the kernel's working directory by default)
 # Not listed today, as ai_widgets does not declare what they need (a client that starts declaring one moves its set
 # into EVERYTHING_TODAY):
-EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots
 EVERYTHING_WITH_SAMPLING = {"trigger-sampling-request"}  # capability sampling
 EVERYTHING_WITH_TASK_REQUESTS = {
     "trigger-sampling-request-async",  # sampling and tasks.requests.sampling.createMessage
     "trigger-elicitation-request-async",  # elicitation and tasks.requests.elicitation.create
 }
-EVERYTHING_TODAY = EVERYTHING_ALWAYS | EVERYTHING_WITH_ELICITATION | EVERYTHING_WITH_URL_ELICITATION
+EVERYTHING_TODAY = (
+    EVERYTHING_ALWAYS | EVERYTHING_WITH_ELICITATION | EVERYTHING_WITH_URL_ELICITATION | EVERYTHING_WITH_ROOTS
+)
 
 
 def call(name: str, arguments: dict[str, Any] | None = None) -> ScriptedReply:
@@ -128,11 +130,11 @@ async def _lists_the_tools_for_today(everything: MCPServer, caplog: pytest.LogCa
     with caplog.at_level(logging.WARNING, logger="ai_widgets"):
         tools = await everything.list_tools()
     names = {t.name for t in tools}
-    assert not names & (EVERYTHING_WITH_ROOTS | EVERYTHING_WITH_SAMPLING | EVERYTHING_WITH_TASK_REQUESTS), (
+    assert not names & (EVERYTHING_WITH_SAMPLING | EVERYTHING_WITH_TASK_REQUESTS), (
         "the client declares more capabilities now: move the tools they bring into EVERYTHING_TODAY"
     )
     assert names == EVERYTHING_TODAY
-    assert len(tools) == 14
+    assert len(tools) == 15
     skipped = [r.getMessage() for r in caplog.records if "simulate-research-query" in r.getMessage()]
     assert skipped
     assert "requires task execution" in skipped[0]
@@ -149,6 +151,11 @@ async def _lists_the_tools_for_today(everything: MCPServer, caplog: pytest.LogCa
 async def test_everything_echo_and_sum(everything: MCPServer) -> None:
     assert (await run(everything, "echo", {"message": "héllo wörld"})).value == "Echo: héllo wörld"
     assert (await run(everything, "get-sum", {"a": 2.5, "b": -7})).value == "The sum of 2.5 and -7 is -4.5."
+
+
+async def test_everything_sees_the_kernel_working_directory_as_its_root(everything: MCPServer) -> None:
+    told = text_of(await run(everything, "get-roots-list"))
+    assert Path.cwd().resolve().as_uri() in told, told
 
 
 async def test_everything_long_running_operation_reports_progress(everything: MCPServer) -> None:
@@ -246,7 +253,8 @@ async def test_everything_url_elicitation_shows_the_link(everything: MCPServer) 
 async def filesystem(servers: Installed, tmp_path: Path) -> AsyncIterator[tuple[MCPServer, Path]]:
     root = (tmp_path / "files").resolve()
     root.mkdir()
-    server = _npm_server(servers, FILESYSTEM, root)
+    # The server trades the directories it was started with for the client's roots: given as the person would.
+    server = _npm_server(servers, FILESYSTEM, root, roots=[root])
     try:
         yield server, root
     finally:
