@@ -33,11 +33,16 @@ Failures
     either is taken for frozen (its connection closed, a stdio server's process reaped). An HTTP server that refuses
     the requests (401, 403) says it needs credentials: ``headers={"Authorization": ...}`` or ``auth=``.
 
+Signing in
+    ``MCPServer.http(url, auth=OAuth())``: the MCP SDK's OAuth client; the authorization link shows in the cell and
+    the redirect comes back to a one-shot listener on 127.0.0.1. Tokens stay in memory.
+
 Roots and logging
     The server is given roots (``roots=``; the kernel's working directory by default, ``roots=()`` for none). Its log
     messages go to the Python logger ``ai_widgets.mcp.server.<name>`` and to the card of the call that was running.
 """
 
+from ai_widgets.mcp._auth import OAuth
 from ai_widgets.mcp._base import MCPServerError
 from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT
 from ai_widgets.mcp._offers import (
@@ -65,6 +70,7 @@ __all__ = [
     "MCPResourceTemplate",
     "MCPServer",
     "MCPServerError",
+    "OAuth",
     "PromptArgument",
     "PromptContent",
     "PromptLink",

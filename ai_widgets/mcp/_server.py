@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
+from ai_widgets.mcp._auth import OAuth
 from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerError, _Endpoint, logger
 from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._deadline import _CallDeadline
@@ -105,6 +106,9 @@ class MCPServer(_Offers):
         if prefix is not None and (not prefix or _NOT_NAME.search(prefix)):
             raise ValueError(f"prefix {prefix!r} must be letters, digits, '_' or '-'")
         _check_seconds("timeout", timeout)
+        if isinstance(auth, OAuth):
+            assert url is not None
+            auth = auth.provider(url)
         self.prefix = prefix
         self.trust_annotations = trust_annotations
         self.call_timeout = call_timeout
@@ -179,7 +183,8 @@ class MCPServer(_Offers):
         Args:
             url: Its endpoint (``http://127.0.0.1:8000/mcp``).
             headers: Sent with every request (``{"Authorization": "Bearer ..."}``).
-            auth: An ``httpx`` authentication flow for its requests (the MCP SDK's ``OAuthClientProvider``, say).
+            auth: Sign-in: :class:`OAuth` (the authorization link shows in the cell; the redirect comes back to a
+                loopback listener), or any ``httpx`` authentication flow (the MCP SDK's ``OAuthClientProvider``).
             prefix, trust_annotations, name, timeout, call_timeout, roots: See :class:`MCPServer`.
         """
         return cls(

@@ -20,14 +20,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx2
-from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from ai_widgets import ChatSession, ToolDefinition, ToolInvocation
-from ai_widgets.mcp import MCPServer
+from ai_widgets.mcp import MCPServer, OAuth
 from ai_widgets.messages import Message, MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 
@@ -48,9 +45,6 @@ PLANS: dict[str, Plan] = {
     "elicitation-sep1034-client-defaults": Plan(calls=[("test_client_elicitation_defaults", {})], answer="accept"),
 }
 AUTH = Plan(calls=[("test-tool", {})])  # every auth/... scenario: list the tools and call its one tool
-REDIRECT = (
-    "http://localhost:3000/callback"  # never listened on: the authorization server's redirect is read, not followed
-)
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the tool's id for a metadata document
 
 
@@ -79,71 +73,32 @@ async def _answer_questions(session: ChatSession, action: str, stop: asyncio.Eve
     return len(answered)
 
 
-class _Memory:
-    """The SDK's token storage, in memory (each run is a new client)."""
-
-    def __init__(self, client: OAuthClientInformationFull | None) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client = client
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
+async def _sign_in_page(authorization_url: str) -> None:
+    """The person's browser on the authorization page (the scenario's server grants at once): its redirect is
+    followed, to the loopback listener ``OAuth`` opened."""
+    async with httpx2.AsyncClient() as browser:
+        page = await browser.get(authorization_url, follow_redirects=True)
+    if page.status_code != 200:
+        raise RuntimeError(f"the sign-in did not come back ({page.status_code}): {page.text[:200]!r}")
 
 
-def _oauth(url: str) -> OAuthClientProvider:
-    """The SDK's OAuth client for an auth/... scenario, as a person who allows it would drive it: the authorization
-    page (the scenario's server grants at once) redirects to ``REDIRECT`` with the code, which is read from there.
-    Pre-registered credentials come from ``MCP_CONFORMANCE_CONTEXT``."""
+def _oauth() -> OAuth:
+    """``OAuth`` as a person who allows it would drive it; pre-registered credentials come from
+    ``MCP_CONFORMANCE_CONTEXT``."""
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    registered = None
-    if "client_id" in context:
-        registered = OAuthClientInformationFull(
-            client_id=context["client_id"],
-            client_secret=context.get("client_secret"),
-            redirect_uris=[REDIRECT],
-            token_endpoint_auth_method="client_secret_basic",
-        )
-    redirected: dict[str, list[str]] = {}
-
-    async def open_authorization_page(authorization_url: str) -> None:
-        async with httpx2.AsyncClient() as browser:
-            page = await browser.get(authorization_url, follow_redirects=False)
-        location = page.headers.get("location", "")
-        if not location.startswith(REDIRECT):
-            raise RuntimeError(f"the authorization page did not redirect back ({page.status_code}: {location!r})")
-        redirected.update(parse_qs(urlsplit(location).query))
-
-    async def read_redirect() -> AuthorizationCodeResult:
-        first = {key: values[0] for key, values in redirected.items()}
-        return AuthorizationCodeResult(code=first["code"], state=first.get("state"), iss=first.get("iss"))
-
-    return OAuthClientProvider(
-        server_url=url,
-        client_metadata=OAuthClientMetadata(
-            client_name="ai-widgets conformance client",
-            redirect_uris=[REDIRECT],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-        ),
-        storage=_Memory(registered),
-        redirect_handler=open_authorization_page,
-        callback_handler=read_redirect,
+    return OAuth(
+        client_name="ai-widgets conformance client",
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
         client_metadata_url=CLIENT_METADATA_URL,
+        timeout=20,
+        show=_sign_in_page,
     )
 
 
 def _server(url: str, scenario: str) -> MCPServer:
     """``MCPServer.http(url)``; for an auth/... scenario with the SDK's OAuth client as ``auth=``."""
-    auth = _oauth(url) if scenario.startswith("auth/") else None
+    auth = _oauth() if scenario.startswith("auth/") else None
     return MCPServer.http(url, timeout=20, call_timeout=20, auth=auth)
 
 
