@@ -73,7 +73,7 @@ class DefaultApprovalPolicy:
         if allowed != definition:
             return (
                 f"{definition.title or definition.name} changed since you allowed it always "
-                "(its description, parameters or risk): allow it again?"
+                f"(its {_changes(allowed, definition)}): allow it again?"
             )
         return False
 
@@ -102,3 +102,21 @@ class DefaultApprovalPolicy:
         """Forgets "allow always" for a tool; returns whether it was allowed."""
         with self._lock:
             return self._allowed_always.pop(tool_name.casefold(), None) is not None
+
+
+_WHAT_CHANGED = (
+    ("description", "description"),
+    ("parameters", "input schema"),
+    ("annotations", "annotations"),
+    ("risk", "risk"),
+    ("title", "title"),
+    ("requires_approval", "approval setting"),
+)
+
+
+def _changes(before: ToolDefinition, now: ToolDefinition) -> str:
+    """What differs between two definitions of a tool, in words (``description and input schema``)."""
+    changed = [words for field, words in _WHAT_CHANGED if getattr(before, field) != getattr(now, field)]
+    if not changed:
+        return "definition"
+    return changed[0] if len(changed) == 1 else ", ".join(changed[:-1]) + " and " + changed[-1]

@@ -354,6 +354,7 @@ class MCPServer(_Offers):
                     title=title or None,
                     risk=self._risk(annotations),
                     requires_approval=not self.trust_annotations,
+                    annotations=None if annotations is None else _claims(annotations),
                 )
             except ValueError as exc:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
@@ -445,3 +446,14 @@ def _check_seconds(label: str, seconds: float | None) -> float | None:
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0):
         raise ValueError(f"{label} must be a positive number of seconds or None, not {seconds!r}")
     return seconds
+
+
+def _claims(annotations: Any) -> dict[str, Any] | None:
+    """A tool's annotations as the server sent them (JSON), or ``None`` where they cannot be read as JSON."""
+    try:
+        claims = checked_json(
+            annotations.model_dump(mode="json", by_alias=True, exclude_none=True), where="annotations"
+        )
+    except (UnsafeValueError, ValueError, TypeError):
+        return None
+    return claims if isinstance(claims, dict) else None

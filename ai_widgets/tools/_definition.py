@@ -34,6 +34,8 @@ class ToolDefinition(BaseModel):
         risk: How much harm a call can do.
         requires_approval: Whether every call needs a person's decision, whatever the risk.
         sequential: Whether calls of this tool run alone rather than concurrently with other calls.
+        annotations: What its source claims about it (an MCP server's tool annotations, as it sent them), kept so
+            that a change of them is seen; claims, never trusted by themselves.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -46,6 +48,7 @@ class ToolDefinition(BaseModel):
     risk: ToolRisk = ToolRisk.NORMAL
     requires_approval: bool = False
     sequential: bool = False
+    annotations: dict[str, Any] | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         _check_name(self.name)

@@ -207,8 +207,39 @@ async def test_a_tool_allowed_always_asks_again_once_the_server_changes_its_defi
         await wait_for(lambda: bool(session.pending_approvals))
         (part,) = session.pending_approvals
         assert part.tool_name == "erase_notes"
-        assert "changed since you allowed it always" in (part.approval_reason or "")
+        assert "changed since you allowed it always (its description): allow it again?" in (part.approval_reason or "")
         assert log.read_text().count("erased") == 1  # the changed tool has not run
+        session.approve(part.tool_call_id, "rejected")
+        await third
+    finally:
+        await server.aclose()
+
+
+async def test_a_tool_allowed_always_asks_again_when_only_its_annotations_change(tmp_path: Path) -> None:
+    """Annotations are claims a server may change to look harmless: a change of them alone asks again, saying so,
+    even though they decide nothing for a server nobody vouched for."""
+    log = tmp_path / "log"
+    server = MCPServer.stdio(sys.executable, [SCRIPT], env={"AIW_MCP_LOG": str(log)})
+    script = [call("erase_notes"), "Done.", call("reannotate"), "Changed.", call("erase_notes"), "Asked."]
+    session = ChatSession(ScriptedTransport(script), tools=[server])
+    try:
+        before = {t.name: t.definition for t in await server.list_tools()}["erase_notes"]
+        assert before.annotations == {"title": "Show the notes", "readOnlyHint": True}
+        first = asyncio.create_task(session.send("show my notes"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        session.approve(session.pending_approvals[0].tool_call_id, "approved_always")
+        await first
+        second = asyncio.create_task(session.send("change it"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        session.approve(session.pending_approvals[0].tool_call_id, "approved")
+        await second
+        after = {t.name: t.definition for t in await server.list_tools()}["erase_notes"]
+        assert (after.description, after.parameters, after.risk) == (before.description, before.parameters, before.risk)
+        third = asyncio.create_task(session.send("show them again"))
+        await wait_for(lambda: bool(session.pending_approvals))
+        (part,) = session.pending_approvals
+        assert "changed since you allowed it always (its annotations): allow it again?" in (part.approval_reason or "")
+        assert log.read_text().count("erased") == 1
         session.approve(part.tool_call_id, "rejected")
         await third
     finally:
