@@ -77,6 +77,8 @@ def test_list_follows_until_scrolled_up(chromium_page, server, notebook_name, ar
     # A long first reply in a fresh chat: the end stays in view as it streams out of the box.
     send_from_input(widget, "Tell me everything")
     expect(last_assistant(widget)).to_contain_text("Paragraph 3:", timeout=WAIT)
+    # Sampled once it overflows (a tall window, or a loaded machine streaming slowly, overflows later).
+    page.wait_for_function("el => el.scrollHeight > el.clientHeight + 50", arg=listbox.element_handle(), timeout=WAIT)
     assert assert_follows(widget, 1.5) >= 3
     expect(jump).to_be_hidden()
 
