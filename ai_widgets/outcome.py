@@ -42,7 +42,8 @@ class Citation(BaseModel):
 
 
 class Attachment(BaseModel):
-    """A file that comes with a result: inline base64 ``data`` or a ``url``, with its MIME type."""
+    """A file that comes with a result: inline base64 ``data`` or a ``url``, with its MIME type. ``card_only``: shown
+    in the card, never sent to the model (an MCP server's content for the user alone)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,6 +51,7 @@ class Attachment(BaseModel):
     data: str | None = None
     url: str | None = None
     name: str | None = None
+    card_only: bool = False
 
     def model_post_init(self, context: Any, /) -> None:
         if (self.data is None) == (self.url is None):

@@ -172,12 +172,33 @@ async def _call_failure(
             f"MCP protocol, so it cannot be read ({_unreadable(leaf)})."
         )
         return ToolOutcome.failure(message, retryable=False, error=leaf)
+    if _off_schema(leaf):
+        # The SDK checks a structured result against the tool's output schema after the server answered: that call
+        # fails, and the connection (with the server's state) is kept.
+        message = (
+            f"The MCP server {server!r} returned a result from {shown} that does not match the tool's output schema, "
+            f"so it was not used ({safe_text(str(leaf))[:300]})."
+        )
+        return ToolOutcome.failure(message, retryable=False, error=message)
     link.stop.set()  # the connection is in doubt: the next use opens a new one
     return ToolOutcome.failure(
         f"The call of {shown} to the MCP server {server!r} failed ({type(exc).__name__}).",
         retryable=True,
         error=exc,
     )
+
+
+def _off_schema(error: BaseException) -> bool:
+    """Whether ``error`` is the SDK's refusal of a structured result that its tool's output schema does not allow
+    (a ``RuntimeError`` raised in ``ClientSession.validate_tool_result``, after the server answered)."""
+    if type(error) is not RuntimeError:
+        return False
+    trace = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_name == "validate_tool_result":
+            return True
+        trace = trace.tb_next
+    return False
 
 
 def _unreadable(error: ValidationError) -> str:

@@ -355,6 +355,7 @@ class MCPServer(_Offers):
                     risk=self._risk(annotations),
                     requires_approval=not self.trust_annotations,
                     annotations=None if annotations is None else _claims(annotations),
+                    described_by=f"the MCP server {self.name!r}",
                 )
             except ValueError as exc:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)

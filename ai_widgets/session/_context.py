@@ -111,7 +111,11 @@ def _result_images(part: ToolCallPart) -> int:
     outcome = part.outcome
     if outcome is None or not outcome.ok:
         return 0
-    count = sum(1 for attachment in outcome.attachments if attachment.mime_type.lower().startswith("image/"))
+    count = sum(
+        1
+        for attachment in outcome.attachments
+        if attachment.mime_type.lower().startswith("image/") and not attachment.card_only
+    )
     return count + (1 if outcome.display is not None and outcome.display.image() is not None else 0)
 
 

@@ -200,7 +200,7 @@ def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
                 None,
                 "missing-description",
                 f"The tool {definition.name!r} has no description, so the model must guess from its name when to "
-                "call it: add a docstring or description=.",
+                f"call it: {_fix('add a docstring or description=', definition)}.",
             )
         )
     for name, prop in _properties(definition.parameters).items():
@@ -210,12 +210,24 @@ def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
                 ToolWarning(
                     None,
                     "missing-parameter-description",
-                    f"The parameter {name!r} has no description: say what it is and its format in the docstring's "
-                    "Args section or with Annotated[..., Field(description=...)].",
+                    f"The parameter {name!r} has no description: "
+                    + _fix(
+                        "say what it is and its format in the docstring's Args section or with "
+                        "Annotated[..., Field(description=...)]",
+                        definition,
+                    )
+                    + ".",
                     _join("$.properties", name),
                 )
             )
     return warnings
+
+
+def _fix(advice: str, definition: ToolDefinition) -> str:
+    """How to add a description: ``advice`` for Python code; for a tool described elsewhere, whose to change."""
+    if definition.described_by is None:
+        return advice
+    return f"the tool is described by {definition.described_by}, which alone can add one"
 
 
 def _not_utf8(definition: ToolDefinition) -> list[ToolWarning]:

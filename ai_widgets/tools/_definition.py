@@ -36,6 +36,8 @@ class ToolDefinition(BaseModel):
         sequential: Whether calls of this tool run alone rather than concurrently with other calls.
         annotations: What its source claims about it (an MCP server's tool annotations, as it sent them), kept so
             that a change of them is seen; claims, never trusted by themselves.
+        described_by: Who wrote its description and schema when it is not this Python code (an MCP server, by
+            name), so that :meth:`~ai_widgets.tools.Tool.check` says whose they are rather than advising a docstring.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,6 +51,7 @@ class ToolDefinition(BaseModel):
     requires_approval: bool = False
     sequential: bool = False
     annotations: dict[str, Any] | None = None
+    described_by: str | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         _check_name(self.name)

@@ -119,7 +119,7 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
     so a JPEG labelled ``image/png`` still goes, as JPEG; cut short, empty or only a header, it does not: the
     providers refuse an image they cannot decode) of at most ``max_chars`` base64 characters; a URL must be http(s),
     with a host and no spaces, with one of those types, or a ``data:`` URL. Other attachments (other files, other
-    image formats) stay on the card only.
+    image formats, and those marked ``card_only``) stay on the card only.
 
     Args:
         part: The call.
@@ -130,7 +130,7 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
         return []
     images: list[ModelImage] = []
     for attachment in outcome.attachments:
-        if not attachment.mime_type.lower().startswith("image/"):
+        if attachment.card_only or not attachment.mime_type.lower().startswith("image/"):
             continue
         if attachment.data is not None:
             image = _inline_image(attachment.data, max_chars)

@@ -39,6 +39,7 @@ from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.mcp import MCPServer, MCPServerError
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports._history import outcome_images
 from tests.helpers import wait_for
 from tests.mcp.servers.server import PIXEL
 
@@ -409,10 +410,73 @@ async def test_images_structured_content_and_resource_links(shared: MCPServer) -
 
     sources = (await session.run_call("sources")).tool_calls[0].outcome
     assert sources is not None
-    assert sources.value == "See the manual."
+    assert sources.value == "See the manual.\nResource link: manual <https://example.com/manual>"
     (citation,) = sources.citations
     assert citation.url == "https://example.com/manual"
     assert citation.title == "The manual"
+
+
+async def test_a_result_of_links_alone_names_them_to_the_model(shared: MCPServer) -> None:
+    """Before: a result with no text reached the model empty; a blob resource was unnamed."""
+    session = ChatSession(ScriptedTransport([]), tools=[shared], approval_policy=NeverAsk())
+    outcome = (await session.run_call("link_only")).tool_calls[0].outcome
+    assert outcome is not None
+    assert outcome.value == (
+        "Resource link: report <file:///srv/report.pdf> (application/pdf)\n"
+        "Embedded resource: <file:///srv/data.bin> (application/octet-stream), 4 bytes"
+    )
+    assert outcome.model_content() == outcome.value
+    assert [c.url for c in outcome.citations] == ["file:///srv/report.pdf", "file:///srv/data.bin"]
+    (blob,) = outcome.attachments
+    assert (blob.mime_type, blob.data, blob.name) == ("application/octet-stream", "AAECAw==", "file:///srv/data.bin")
+
+
+async def test_base64_in_structured_content_goes_to_the_model_once_as_an_image(shared: MCPServer) -> None:
+    """Before: the image went as an image and again as base64 text in the structured content's JSON (on every later
+    request); a data URL went as text."""
+    session = ChatSession(ScriptedTransport([]), tools=[shared], approval_policy=NeverAsk())
+    outcome = (await session.run_call("media_json")).tool_calls[0].outcome
+    assert outcome is not None
+    encoded = base64.b64encode(PIXEL).decode()
+    assert outcome.value == {
+        "content": [f"[image/png, {len(PIXEL)} bytes: sent as an attachment]"],
+        "preview": f"[image/png, {len(PIXEL) * 8} bytes: sent as an attachment]",
+    }
+    assert [(a.mime_type, a.data) for a in outcome.attachments] == [
+        ("image/png", encoded),  # the image block and its copy in the structured content: once
+        ("image/png", base64.b64encode(PIXEL * 8).decode()),  # the data URL's picture
+    ]
+    text = outcome.model_content()
+    assert encoded[:20] not in text
+    assert "base64" not in text
+
+
+async def test_content_for_the_user_alone_stays_on_the_card(shared: MCPServer) -> None:
+    session = ChatSession(ScriptedTransport([]), tools=[shared], approval_policy=NeverAsk())
+    part = (await session.run_call("private_note")).tool_calls[0]
+    outcome = part.outcome
+    assert outcome is not None
+    assert outcome.value == "Saved."  # for the model
+    assert outcome.text == "Receipt 4471 for you alone."  # the card's
+    (image,) = outcome.attachments
+    assert image.card_only
+    assert outcome_images(part, max_chars=10**6) == []  # the model gets no image
+    assert "4471" not in outcome.model_content()
+
+    alone = (await session.run_call("user_only")).tool_calls[0].outcome
+    assert alone is not None
+    assert alone.text == "Only you see this."
+    assert alone.model_content() == "The result was shown to the person only."
+
+
+async def test_check_does_not_ask_an_mcp_tool_for_a_docstring(shared: MCPServer) -> None:
+    tools = {t.name: t for t in await shared.list_tools()}
+    warnings = [str(w) for w in tools["add"].check()]
+    assert warnings  # its parameters a and b have no descriptions
+    assert all("docstring" not in w for w in warnings)
+    assert all(
+        "the tool is described by the MCP server 'test-server', which alone can add one" in w for w in warnings
+    ), warnings
 
 
 async def test_one_server_serves_turns_on_different_event_loops(shared: MCPServer) -> None:

@@ -88,6 +88,23 @@ async def test_a_result_the_sdk_cannot_read_fails_that_call_and_keeps_the_server
     assert (await call(server, "whoami")).outcome.value == pid  # the same process: nothing was restarted
 
 
+async def test_a_result_off_its_output_schema_fails_that_call_and_keeps_the_server(raw: tuple[MCPServer, Path]) -> None:
+    """Before: the SDK's RuntimeError from its output-schema check was taken for a broken connection: the stdio server
+    was restarted (its state lost) and the call said only "failed (RuntimeError)"."""
+    server, _ = raw
+    pid = (await call(server, "whoami")).outcome.value
+    off = await call(server, "off_schema")
+    assert off.state is ToolCallState.FAILED
+    message = off.outcome.message
+    assert message.startswith(
+        "The MCP server 'raw' returned a result from off_schema that does not match the tool's output schema, so it "
+        "was not used ("
+    )
+    assert "'seven' is not of type 'integer'" in message
+    assert server.connected
+    assert (await call(server, "whoami")).outcome.value == pid  # the same process: nothing was restarted
+
+
 async def test_print_output_on_stdout_is_said_once_without_tracebacks(
     raw: tuple[MCPServer, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -112,7 +129,17 @@ async def test_names_gemini_refuses_are_fixed_and_a_real_name_beats_a_cleaned_on
     the name of the server's real ``my_tool_v2``, which was dropped."""
     server, log = raw
     names = [tool.name for tool in await server.list_tools()]
-    assert names == ["echo", "odd", "chatty", "whoami", "_3d_render", "_-dash", "my_tool_v2", "nan_default"]
+    assert names == [
+        "echo",
+        "odd",
+        "chatty",
+        "whoami",
+        "_3d_render",
+        "_-dash",
+        "my_tool_v2",
+        "nan_default",
+        "off_schema",
+    ]
     for tool in await server.list_tools():
         assert not [w for w in tool.check() if w.code == "invalid-name"], tool.name
     assert (await call(server, "_3d_render")).outcome.value == "3d_render"  # called by its own name

@@ -184,7 +184,14 @@ async def test_everything_structured_content_is_the_value(everything: MCPServer)
 
 async def test_everything_resource_links_are_citations(everything: MCPServer) -> None:
     outcome = await run(everything, "get-resource-links", {"count": 3})
-    assert outcome.value == "Here are 3 resource links to resources available in this server:"
+    # Each link is named to the model too (before: the model got the first line alone).
+    assert outcome.value.splitlines()[0] == "Here are 3 resource links to resources available in this server:"
+    assert [line.split(" <")[1].split(">")[0] for line in outcome.value.splitlines()[1:]] == [
+        "demo://resource/dynamic/blob/1",
+        "demo://resource/dynamic/text/2",
+        "demo://resource/dynamic/blob/3",
+    ]
+    assert all(line.startswith("Resource link: ") for line in outcome.value.splitlines()[1:])
     assert [(c.url, c.title) for c in outcome.citations] == [
         ("demo://resource/dynamic/blob/1", "Blob Resource 1"),
         ("demo://resource/dynamic/text/2", "Text Resource 2"),
@@ -278,26 +285,8 @@ async def test_filesystem_writes_and_reads_a_file_in_its_directory(filesystem: t
     assert "Access denied" in text_of(part.outcome)  # type: ignore[arg-type]
 
 
-async def test_filesystem_read_media_file_on_main_sends_base64_as_text(filesystem: tuple[MCPServer, Path]) -> None:
-    """What is true on main: server-filesystem returns the image both as an image block and as structured content
-    that repeats the block, base64 and all; the structured content is the value, so the model gets the base64 as
-    JSON text, and the image too. (The next test is what it should be.)"""
-    server, root = filesystem
-    (root / "pixel.png").write_bytes(PIXEL)
-    outcome = await run(server, "read_media_file", {"path": str(root / "pixel.png")})
-    encoded = base64.b64encode(PIXEL).decode()
-    assert outcome.value == {"content": [{"type": "image", "data": encoded, "mimeType": "image/png"}]}
-    assert encoded in text_of(outcome)
-    (image,) = outcome.attachments
-    assert (image.mime_type, image.data) == ("image/png", encoded)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="main sends server-filesystem's read_media_file image to the model twice: as an image and as base64 in "
-    "the structured content's JSON text (being fixed in branch issue21-results; then remove this mark)",
-)
 async def test_filesystem_media_file_goes_to_the_model_once_as_an_image(filesystem: tuple[MCPServer, Path]) -> None:
+    """Before: the image went as an image block and again as base64 in the structured content's JSON text."""
     server, root = filesystem
     (root / "pixel.png").write_bytes(PIXEL)
     outcome = await run(server, "read_media_file", {"path": str(root / "pixel.png")})

@@ -2,7 +2,8 @@
 
 Tools: ``echo`` (answers its ``text``), ``odd`` (answers with a content block of a type MCP does not have),
 ``chatty`` (prints a line that is not JSON-RPC to stdout, then answers), ``whoami`` (answers its process id),
-``nan_default`` (listed with ``NaN`` in its input schema).
+``nan_default`` (listed with ``NaN`` in its input schema), ``off_schema`` (answers structured content its output schema
+does not allow).
 ``AIW_RAW_TOOLS`` (a JSON list of names) adds tools under names providers may refuse; each answers its own name.
 ``AIW_RAW_LISTINGS`` (JSON: a list of listings, each a list of pages, each a list of tool definitions as sent, however
 malformed) replaces the tools: ``tools/list`` answers the current listing's pages, chained by ``nextCursor``; a call of
@@ -44,6 +45,12 @@ TOOLS.append(
         "name": "nan_default",
         "description": "A schema with NaN in it.",
         "inputSchema": {"type": "object", "properties": {"x": {"type": "number", "default": float("nan")}}},
+    }
+)
+TOOLS.append(
+    {
+        **spec("off_schema"),
+        "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
     }
 )
 
@@ -103,6 +110,14 @@ def main() -> None:
                 sys.stdout.write("debug: chatty was called\n")  # a print() in a server: not a message
                 sys.stdout.flush()
                 result(request_id, text("said it"))
+            elif name == "off_schema":
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "result": {"content": [text('{"n": "seven"}')], "structuredContent": {"n": "seven"}},
+                    }
+                )
             elif name == "whoami":
                 result(request_id, text(str(os.getpid())))
             elif name == "next_listing":

@@ -16,7 +16,16 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ResourceLink, TextContent, ToolAnnotations
+from mcp.types import (
+    Annotations,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+)
 
 #: A 1x1 PNG.
 PIXEL = base64.b64decode(
@@ -137,6 +146,50 @@ def build(log: str | None = None) -> MCPServer:
             TextContent(type="text", text="See the manual."),
             ResourceLink(type="resource_link", uri="https://example.com/manual", name="manual", title="The manual"),
         ]
+
+    @server.tool(structured_output=False)
+    def link_only() -> list[object]:
+        """Only a link to a resource, and a blob resource."""
+        return [
+            ResourceLink(
+                type="resource_link", uri="file:///srv/report.pdf", name="report", mime_type="application/pdf"
+            ),
+            EmbeddedResource(
+                type="resource",
+                resource=BlobResourceContents(
+                    uri="file:///srv/data.bin", mime_type="application/octet-stream", blob="AAECAw=="
+                ),
+            ),
+        ]
+
+    @server.tool(structured_output=False)
+    def media_json() -> CallToolResult:
+        """An image block and structured content repeating it (as server-filesystem does), and a data URL."""
+        encoded = base64.b64encode(PIXEL).decode()
+        return CallToolResult(
+            content=[ImageContent(type="image", data=encoded, mime_type="image/png")],
+            structured_content={
+                "content": [{"type": "image", "data": encoded, "mimeType": "image/png"}],
+                "preview": "data:image/png;base64," + base64.b64encode(PIXEL * 8).decode(),
+            },
+        )
+
+    @server.tool(structured_output=False)
+    def private_note() -> list[object]:
+        """One text for the model, one for the person only, and an image for the person only."""
+        for_user = Annotations(audience=["user"])
+        return [
+            TextContent(type="text", text="Saved.", annotations=Annotations(audience=["assistant"])),
+            TextContent(type="text", text="Receipt 4471 for you alone.", annotations=for_user),
+            ImageContent(
+                type="image", data=base64.b64encode(PIXEL).decode(), mime_type="image/png", annotations=for_user
+            ),
+        ]
+
+    @server.tool(structured_output=False)
+    def user_only() -> list[object]:
+        """Only content for the person."""
+        return [TextContent(type="text", text="Only you see this.", annotations=Annotations(audience=["user"]))]
 
     @server.tool(structured_output=False)
     async def grow(ctx: Context) -> str:
