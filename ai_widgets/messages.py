@@ -1,9 +1,8 @@
 """The conversation: messages and their parts, tool-call states, usage. Serialisable to JSON and back (the JSON
 envelope, its versions and the checked field reads are in :mod:`ai_widgets._message_json`).
 
-Parts are mutable while a reply streams. Text grows by appending pieces that are joined only when read, so a
-delta costs O(delta) however long the reply is. Nothing here holds a client or a key: a conversation dumped to
-JSON carries only what was said and done.
+Parts are mutable while a reply streams. Text grows by appending pieces joined only when read, so a delta costs
+O(delta) however long the reply is. Nothing here holds a client or a key: its JSON is only what was said and done.
 """
 
 from __future__ import annotations
@@ -64,9 +63,10 @@ class FinishReason(str, Enum):
 
 class ToolCallState(str, Enum):
     """Where a tool call is: ``streaming -> pending -> [awaiting_approval] -> running -> completed | failed``
-    (a running call may wait in ``awaiting_input`` while its server asks the person, and go on running), or ``rejected`` (a person declined it), ``cancelled`` (a person stopped the turn or cancelled this call), or
-    ``skipped`` (never run for another reason: a limit, a failed turn, the conversation went on without it).
-    Every terminal state carries an outcome; the allowed moves are :data:`TRANSITIONS`."""
+    (a running call may wait in ``awaiting_input`` while its server asks the person, or in ``awaiting_approval`` while
+    it asks to use the model, and go on running), or ``rejected`` (a person declined it), ``cancelled`` (a person
+    stopped the turn or cancelled this call), or ``skipped`` (never run for another reason: a limit, a failed turn,
+    the conversation went on without it). Every terminal state carries an outcome; the moves are :data:`TRANSITIONS`."""
 
     STREAMING = "streaming"
     PENDING = "pending"
@@ -95,7 +95,7 @@ TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
     _S.STREAMING: frozenset({_S.PENDING, _S.RUNNING, *_ENDS}),
     _S.PENDING: frozenset({_S.AWAITING_APPROVAL, _S.RUNNING, *_ENDS}),
     _S.AWAITING_APPROVAL: frozenset({_S.RUNNING, _S.REJECTED, _S.CANCELLED, _S.SKIPPED}),
-    _S.RUNNING: frozenset({_S.AWAITING_INPUT, _S.COMPLETED, _S.FAILED, _S.CANCELLED}),
+    _S.RUNNING: frozenset({_S.AWAITING_INPUT, _S.AWAITING_APPROVAL, _S.COMPLETED, _S.FAILED, _S.CANCELLED}),
     _S.AWAITING_INPUT: frozenset({_S.RUNNING, _S.FAILED, _S.CANCELLED}),
     **{state: frozenset() for state in _TERMINAL},
 }

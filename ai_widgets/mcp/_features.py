@@ -1,5 +1,6 @@
 """What this client offers a server, in one place (:meth:`_Features.client_options`, the SDK client's options):
-the person's answers to its questions (elicitation), the roots it may work in, and where its log messages go
+the person's answers to its questions (elicitation), the chat's model for its completions once the person allows
+each (sampling), the roots it may work in, and where its log messages go
 (Python logging, and the card of the call that was running). Also the bound on a call (:data:`DEFAULT_CALL_TIMEOUT`)
 and the probe that tells a frozen server from a slow one after a call ran out of time."""
 
@@ -16,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 from ai_widgets._call_log import log_line
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._sampling import sampling_callback
 from ai_widgets.outcome import ToolOutcome
 
 __all__ = ["DEFAULT_CALL_TIMEOUT"]
@@ -107,6 +109,7 @@ class _Features:
         """The SDK client's options for the features: each callback given declares its capability."""
         options: dict[str, Any] = {
             "elicitation_callback": elicitation_callback(self._callers, self._server),
+            "sampling_callback": sampling_callback(self._callers, self._server),
             "logging_callback": self._on_log,
             "log_level": "info",  # the opt-in a 2026 server needs to send log messages at all
         }

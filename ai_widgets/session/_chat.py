@@ -143,6 +143,8 @@ class ChatSession(BranchingSession, AskingSession):
         #: How the last request was shortened to fit the model's context window, or ``None`` (it carried everything).
         self.context_cut: ContextCut | None = None
         self._messages: list[Message] = list(messages or ())
+        #: The tools whose calls may run the model for their MCP server unasked (a person chose allow always).
+        self.sampling_allowed: set[str] = set()
         self._branches = ConversationBranches() if self._history is None else self._history.branches
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
         self._subscribers: tuple[Subscriber, ...] = ()

@@ -15,19 +15,14 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ai_widgets._call_log import kept_log
-from ai_widgets._input_request import checked_response
 from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
 from ai_widgets.changes import LATE_PREVIEW_CHARS, ToolCallStraggling, ToolCallUpdated
 from ai_widgets.messages import (
-    InputRequest,
-    InputResponse,
-    InputResponseError,
     Message,
     ToolCallPart,
     ToolCallProgress,
@@ -35,7 +30,8 @@ from ai_widgets.messages import (
 )
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._calls import Notify, move_call, reply_in_progress
-from ai_widgets.tools import NobodyToAskError, Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
+from ai_widgets.session._questions import Call, CallQuestions, RunModel, set_on_its_loop
+from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
 
@@ -48,35 +44,7 @@ class RoundInterrupted(Exception):
     """A kernel interrupt reached a tool running on the loop's thread; the turn ends as stopped."""
 
 
-@dataclass(eq=False)
-class _Asking:
-    """One question a running call put to the person, until it is answered or withdrawn."""
-
-    future: asyncio.Future[InputResponse]
-    answered: bool = False  # an answer (or a withdrawal) was taken: a second one is refused
-
-
-@dataclass
-class _Call:
-    part: ToolCallPart
-    tool: Tool
-    invocation: ToolInvocation
-    decision: asyncio.Future[tuple[ApprovalDecision, str | None]] | None = None
-    decided: bool = False
-    task: asyncio.Task[None] | None = None
-    cancel_reason: str | None = field(default=None)  # set before the session cancels the call's task
-    abandoned: concurrent.futures.Future[Any] | None = None  # a sync call's thread, given up while it still ran
-    asking: _Asking | None = None  # the question the call waits on (awaiting_input)
-    ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one question at a time
-
-    def __post_init__(self) -> None:
-        self.invocation._on_abandoned = self._abandon
-
-    def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
-        self.abandoned = future
-
-
-class ToolRound:
+class ToolRound(CallQuestions):
     """The calls of one model response that the session runs itself.
 
     Args:
@@ -86,6 +54,8 @@ class ToolRound:
         options: How calls run (concurrency, timeout, executor, detailed errors).
         conversation_id: Handed to each invocation.
         context: The application's object, handed to each invocation.
+        run_model: Runs the session's model for a call's sampling request; ``None``: a call cannot.
+        sampling_allowed: The tools whose sampling a person allowed always (kept by the session across rounds).
     """
 
     def __init__(
@@ -97,14 +67,18 @@ class ToolRound:
         options: SessionOptions,
         conversation_id: str | None,
         context: Any,
+        run_model: RunModel | None = None,
+        sampling_allowed: set[str] | None = None,
     ) -> None:
         self.reply = reply
+        self._run_model = run_model
+        self._sampling_allowed = set() if sampling_allowed is None else sampling_allowed
         self._notify = notify
         self._policy = policy
         self._options = options
         self._conversation_id = conversation_id
         self._context = context
-        self._calls: dict[str, _Call] = {}
+        self._calls: dict[str, Call] = {}
         self._lock = threading.Lock()
         self.unknown: list[str] = []
         self.interrupted = False
@@ -152,8 +126,8 @@ class ToolRound:
         return bound if isinstance(bound, ToolOutcome) else None
 
     async def _ask(self, part: ToolCallPart, tool: Tool) -> None:
-        call = _Call(part, tool, self._invocation(part, tool))
-        call.invocation.can_ask(functools.partial(self.wait_for_person, call))
+        call = Call(part, tool, self._invocation(part, tool))
+        call.invocation.can_ask(functools.partial(self.wait_for_person, call), functools.partial(self.sample, call))
         self._calls[part.tool_call_id] = call
         needs_decision = part.approval_requested_by_transport
         question = part.approval_reason
@@ -225,8 +199,8 @@ class ToolRound:
         A stop (this task cancelled) cancels every call, which each record, and then propagates.
         """
         loop = asyncio.get_running_loop()
-        together: list[_Call] = []
-        alone: list[_Call] = []
+        together: list[Call] = []
+        alone: list[Call] = []
         for call in self._calls.values():
             concurrent = self._options.concurrent_tools and not call.tool.definition.sequential
             (together if concurrent else alone).append(call)
@@ -267,7 +241,7 @@ class ToolRound:
                 self._end(call, unstarted, waiting_message)
                 continue
             if not call.task.done():
-                ran = call.part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
+                ran = call.sampling or call.part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
                 call.cancel_reason = running_message if ran else waiting_message
                 self._withdraw(call)
                 call.invocation.cancelled.set()
@@ -278,20 +252,20 @@ class ToolRound:
             await asyncio.shield(asyncio.wait(tasks))
         self._record_unstarted(self._calls.values())
 
-    def _record_unstarted(self, calls: Iterable[_Call]) -> None:
+    def _record_unstarted(self, calls: Iterable[Call]) -> None:
         """Records the cancel of a call whose task was cancelled before its first step: its coroutine never ran, so
         it could not record it itself (and the call must never run later)."""
         for call in calls:
             if call.task is not None and call.task.done() and not call.part.state.terminal:
                 self._end(call, ToolCallState.CANCELLED, call.cancel_reason or "Stopped before it ran.")
 
-    async def _settle(self, call: _Call) -> None:
+    async def _settle(self, call: Call) -> None:
         try:
             await self._run_call(call)
         finally:
             self._withdraw(call)  # a question still open when the call ends (a timeout, a fault) is answered "cancel"
 
-    async def _run_call(self, call: _Call) -> None:
+    async def _run_call(self, call: Call) -> None:
         part = call.part
         try:
             if call.decision is not None:
@@ -345,7 +319,7 @@ class ToolRound:
         move_call(self._notify, self.reply, part, state, outcome)
         self._follow_thread(call)
 
-    def _follow_thread(self, call: _Call) -> None:
+    def _follow_thread(self, call: Call) -> None:
         """Once a sync call has ended while its thread still runs (cancelled, stopped, timed out): tells the
         observers it is stopping, and later what the thread returned or raised, which is discarded. The call's
         record is not touched: it keeps the state and outcome it ended with."""
@@ -376,7 +350,7 @@ class ToolRound:
 
         future.add_done_callback(ended)
 
-    async def _invoke(self, call: _Call) -> ToolOutcome:
+    async def _invoke(self, call: Call) -> ToolOutcome:
         run = call.tool.invoke(
             call.invocation,
             include_detailed_errors=self._options.include_detailed_errors,
@@ -400,7 +374,7 @@ class ToolRound:
                 )
             return ToolOutcome.failure(message, retryable=True, error=detail or exc)
 
-    def _end(self, call: _Call, state: ToolCallState, message: str) -> None:
+    def _end(self, call: Call, state: ToolCallState, message: str) -> None:
         move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True))
 
     # --- decisions from a person ----------------------------------------------------------------------------------
@@ -434,6 +408,8 @@ class ToolRound:
                 )
             if call is None:
                 raise ApprovalError(f"tool call {tool_call_id!r} is not waiting for approval")
+            if call.sampling:
+                raise ApprovalError("a server's request to run the model is allowed or declined as it is, not edited")
             arguments = self._checked_edit(call, arguments)
         with self._lock:
             if call is None or call.decision is None or call.decided or call.part.state.terminal:
@@ -474,73 +450,7 @@ class ToolRound:
             loop.call_soon_threadsafe(cancel_now)
         return True
 
-    # --- input from a person (a call's server asks) ---------------------------------------------------------------
-
-    async def wait_for_person(self, call: _Call, request: InputRequest) -> InputResponse:
-        """Puts a running call's question to the person and waits for the answer: the one place a call waits for
-        input (on the session's loop). The call is ``awaiting_input`` meanwhile, and running again after.
-
-        Raises:
-            NobodyToAskError: The call is not running (it ended, or is being cancelled).
-        """
-        async with call.ask_lock:
-            part = call.part
-            if part.state is not ToolCallState.RUNNING or call.cancel_reason is not None:
-                raise NobodyToAskError(f"the tool {call.tool.name} asked for input when it was not running")
-            asking = _Asking(asyncio.get_running_loop().create_future())
-            call.asking = asking
-            part.input_request = request
-            move_call(self._notify, self.reply, part, ToolCallState.AWAITING_INPUT)
-            try:
-                return await asking.future
-            finally:
-                call.asking = None
-                if call.part.state is ToolCallState.AWAITING_INPUT:  # not if it ended meanwhile (a stop)
-                    move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
-
-    def waiting_for_input(self) -> list[ToolCallPart]:
-        """The calls waiting for the person's input."""
-        return [c.part for c in self._calls.values() if c.asking is not None and not c.asking.answered]
-
-    def respond(self, tool_call_id: str, action: object, content: object) -> None:
-        """Answers a call's question (any thread). The answer is checked first; on error nothing changes.
-
-        Raises:
-            InputResponseError: The call is not this round's or not waiting for input, or the answer is invalid.
-        """
-        call = self._calls.get(tool_call_id)
-        with self._lock:
-            asking = None if call is None else call.asking
-            request = None if call is None else call.part.input_request
-            if call is None or asking is None or asking.answered or request is None:
-                raise InputResponseError(self._why_not_asking(tool_call_id, call))
-            response = checked_response(request, action, content)
-            asking.answered = True
-        self._settle_asking(asking, response)
-
-    def _withdraw(self, call: _Call) -> None:
-        """Answers an open question ``cancel`` (the call is being cancelled, stopped, or has ended)."""
-        asking = call.asking
-        if asking is None:
-            return
-        with self._lock:
-            if asking.answered:
-                return
-            asking.answered = True
-        self._settle_asking(asking, InputResponse("cancel"))
-
-    def _settle_asking(self, asking: _Asking, response: InputResponse) -> None:
-        _set_on_its_loop(asking.future, response)
-
-    def _why_not_asking(self, tool_call_id: str, call: _Call | None) -> str:
-        if call is None:
-            return f"tool call {tool_call_id!r} is not waiting for input"
-        part = call.part
-        if part.state is ToolCallState.AWAITING_INPUT:
-            return f"tool call {tool_call_id!r} ({part.tool_name}) was already answered"
-        return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for input: it is {part.state.value}"
-
-    def _checked_edit(self, call: _Call, arguments: object) -> dict[str, Any]:
+    def _checked_edit(self, call: Call, arguments: object) -> dict[str, Any]:
         if not isinstance(arguments, dict):
             raise ApprovalError(f"edited arguments must be a dict, not {type(arguments).__name__}")
         try:
@@ -553,38 +463,24 @@ class ToolRound:
         assert isinstance(safe, dict)
         return safe
 
-    def _resolve(self, call: _Call, result: tuple[ApprovalDecision, str | None]) -> None:
+    def _resolve(self, call: Call, result: tuple[ApprovalDecision, str | None]) -> None:
         assert call.decision is not None
-        _set_on_its_loop(call.decision, result)
+        set_on_its_loop(call.decision, result)
 
-    def _loop(self, call: _Call) -> asyncio.AbstractEventLoop:
+    def _loop(self, call: Call) -> asyncio.AbstractEventLoop:
         if call.decision is not None:
             return call.decision.get_loop()
         if call.task is not None:
             return call.task.get_loop()
         return asyncio.get_event_loop()
 
-    def _why_not_waiting(self, tool_call_id: str, call: _Call | None) -> str:
+    def _why_not_waiting(self, tool_call_id: str, call: Call | None) -> str:
         if call is None:
             return f"tool call {tool_call_id!r} is not waiting for approval"
         part = call.part
         if part.decision is not None or call.decided:
             return f"tool call {tool_call_id!r} ({part.tool_name}) was already decided"
         return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
-
-
-def _set_on_its_loop(future: asyncio.Future[Any], result: Any) -> None:
-    """Sets ``future``'s result from any thread, unless it is done (a decision or answer that came too late)."""
-
-    def settle() -> None:
-        if not future.done():
-            future.set_result(result)
-
-    loop = future.get_loop()
-    if running_loop() is loop:
-        settle()
-    else:
-        loop.call_soon_threadsafe(settle)
 
 
 def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["returned", "raised"], str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -56,8 +57,10 @@ from ai_widgets.session._context import (
     window_of,
 )
 from ai_widgets.session._output import OutputSpec, OutputValidationError, describe_errors
+from ai_widgets.session._questions import RunModel
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
+from ai_widgets.session._sampling import run_sampling
 from ai_widgets.tools import ToolRegistry
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport
 
@@ -108,6 +111,8 @@ class TurnHost(Protocol):
     conversation_id: str
     #: How the last request was shortened to fit the model's context window (``None``: it carried everything).
     context_cut: ContextCut | None
+    #: The tools whose calls may run the model for their server unasked (a person allowed it always).
+    sampling_allowed: set[str]
 
     @property
     def messages(self) -> list[Message]:
@@ -364,6 +369,8 @@ class Turn:
             options=options,
             conversation_id=session.conversation_id,
             context=session.context,
+            run_model=None if session.transport is None else self._sampler(session.transport),
+            sampling_allowed=session.sampling_allowed,
         )
         self.round = tool_round
         try:
@@ -385,6 +392,10 @@ class Turn:
         finally:
             self.round = None
         return True
+
+    def _sampler(self, transport: Transport) -> RunModel:
+        """Runs the model for a call's sampling request with the session's request options."""
+        return functools.partial(run_sampling, transport, self.session.request_options)
 
     def _check_output(self, start: int, retries: int) -> tuple[list[Message], str] | None:
         """Validates the final answer (the text of the reply's parts from ``start``) of a typed turn, which ends

@@ -1,5 +1,5 @@
-"""One call as its handler sees it: the arguments, progress reporting, the cancelled flag, the context, and the way
-to ask the person for input while it runs."""
+"""One call as its handler sees it: the arguments, progress reporting, the cancelled flag, the context, and the ways
+to ask the person for input, or to run the session's model, while it runs."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from typing import Any, TypeVar
 from pydantic import TypeAdapter
 
 from ai_widgets._input_request import InputRequest, InputResponse
+from ai_widgets._sampling_request import SamplingReply, SamplingRequest
 from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
 
-__all__ = ["AskPerson", "NobodyToAskError", "ToolInvocation", "ToolProgress", "parse_arguments"]
+__all__ = ["AskPerson", "NobodyToAskError", "Sample", "ToolInvocation", "ToolProgress", "parse_arguments"]
 
 T = TypeVar("T")
 #: A tool's function, or what answers a call for it.
@@ -27,6 +28,8 @@ ProgressCallback = Callable[[float | None, str | None], None]
 LogCallback = Callable[[str], None]
 #: How a session asks its person for a call's input: awaited on the session's loop, it returns the answer.
 AskPerson = Callable[[InputRequest], Coroutine[Any, Any, InputResponse]]
+#: How a session runs its model for a call once the person allows it (raises SamplingDeclinedError if not).
+Sample = Callable[[SamplingRequest], Coroutine[Any, Any, SamplingReply]]
 
 
 class NobodyToAskError(RuntimeError):
@@ -121,10 +124,31 @@ class ToolInvocation:
     # How to ask the person, and the loop that asking runs on; set by the session (see ask_person).
     _ask: AskPerson | None = field(default=None, init=False, repr=False, compare=False)
     _ask_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False, compare=False)
+    _sample: Sample | None = field(default=None, init=False, repr=False, compare=False)
 
-    def can_ask(self, ask: AskPerson) -> None:
-        """Lets the call ask the person through ``ask`` (the session does this; ``ask`` runs on this loop)."""
-        self._ask, self._ask_loop = ask, asyncio.get_running_loop()
+    def can_ask(self, ask: AskPerson, sample: Sample | None = None) -> None:
+        """Lets the call ask the person through ``ask``, and run the model through ``sample`` (the session does
+        this; both run on this loop)."""
+        self._ask, self._sample, self._ask_loop = ask, sample, asyncio.get_running_loop()
+
+    async def sample(self, request: SamplingRequest) -> SamplingReply:
+        """Runs the session's model on ``request`` once the person allows it (an MCP server's sampling), from any
+        loop or thread's loop: the call waits in ``awaiting_approval`` meanwhile, showing
+        :meth:`SamplingRequest.question`. Cancelling this await withdraws the question.
+
+        Raises:
+            NobodyToAskError: Nobody can allow it: the call runs outside a chat session, or has ended.
+            SamplingDeclinedError: The person declined.
+        """
+        sample, loop = self._sample, self._ask_loop
+        if sample is None or loop is None or loop.is_closed():
+            raise NobodyToAskError(
+                f"the tool {self.tool_name} asked to run the model, but there is no chat session's model to run here "
+                "(run it through a ChatSession or ChatWidget)"
+            )
+        if running_loop() is loop:
+            return await sample(request)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sample(request), loop))
 
     async def ask_person(self, request: InputRequest) -> InputResponse:
         """Asks the person for input and waits for the answer (an MCP server's elicitation), from any loop or thread's

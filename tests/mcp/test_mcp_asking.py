@@ -9,6 +9,7 @@ What it got back it writes to a log, so an answer a stopped call never returned 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -45,15 +46,24 @@ class Asking:
         return log_lines(self.log)
 
 
-@pytest.fixture(params=["2025-11-25", "2026-07-28"])
-async def asking(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Asking]:
-    log = tmp_path / "asking.log"
-    legacy = request.param == "2025-11-25"
+ERAS = ["2025-11-25", "2026-07-28"]
+
+
+@contextlib.asynccontextmanager
+async def asking_server(era: str, log: Path) -> AsyncIterator[Asking]:
+    """The asking server over stdio, speaking protocol ``era``, writing what it got back to ``log``."""
+    legacy = era == "2025-11-25"
     server = MCPServer.stdio(sys.executable, [SCRIPT, *(["--legacy"] if legacy else [])], env={"AIW_MCP_LOG": str(log)})
     try:
         yield Asking(server, log, "book" if legacy else "book_resolved")
     finally:
         await server.aclose()
+
+
+@pytest.fixture(params=ERAS)
+async def asking(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Asking]:
+    async with asking_server(request.param, tmp_path / "asking.log") as server:
+        yield server
 
 
 @pytest.fixture

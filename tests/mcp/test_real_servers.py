@@ -28,6 +28,7 @@ from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from tests.helpers import wait_for
 from tests.mcp.installed import Installed, installed
 from tests.mcp.servers.server import PIXEL
 from tests.mcp.test_mcp import NeverAsk, no_leftover_children
@@ -42,7 +43,7 @@ FILESYSTEM = "@modelcontextprotocol/server-filesystem"
 MEMORY = "@modelcontextprotocol/server-memory"
 
 # server-everything's tools by what the client declares at initialisation. ai_widgets declares elicitation (form
-# and URL) today, not roots, sampling or tasks; the server registers its conditional tools from that declaration.
+# and URL), roots and sampling today, not tasks; the server registers its conditional tools from that declaration.
 EVERYTHING_ALWAYS = {
     "echo",
     "get-annotated-message",
@@ -62,15 +63,19 @@ EVERYTHING_WITH_URL_ELICITATION = {"trigger-url-elicitation"}  # capability elic
 # Listed with elicitation too, but it requires task execution: ai_widgets does not offer it (saying why).
 EVERYTHING_TASK_ONLY = {"simulate-research-query"}
 EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots (the kernel's working directory by default)
+EVERYTHING_WITH_SAMPLING = {"trigger-sampling-request"}  # capability sampling
 # Not listed today, as ai_widgets does not declare what they need (a client that starts declaring one moves its set
 # into EVERYTHING_TODAY):
-EVERYTHING_WITH_SAMPLING = {"trigger-sampling-request"}  # capability sampling
 EVERYTHING_WITH_TASK_REQUESTS = {
     "trigger-sampling-request-async",  # sampling and tasks.requests.sampling.createMessage
     "trigger-elicitation-request-async",  # elicitation and tasks.requests.elicitation.create
 }
 EVERYTHING_TODAY = (
-    EVERYTHING_ALWAYS | EVERYTHING_WITH_ELICITATION | EVERYTHING_WITH_URL_ELICITATION | EVERYTHING_WITH_ROOTS
+    EVERYTHING_ALWAYS
+    | EVERYTHING_WITH_ELICITATION
+    | EVERYTHING_WITH_URL_ELICITATION
+    | EVERYTHING_WITH_ROOTS
+    | EVERYTHING_WITH_SAMPLING
 )
 
 
@@ -130,11 +135,11 @@ async def _lists_the_tools_for_today(everything: MCPServer, caplog: pytest.LogCa
     with caplog.at_level(logging.WARNING, logger="ai_widgets"):
         tools = await everything.list_tools()
     names = {t.name for t in tools}
-    assert not names & (EVERYTHING_WITH_SAMPLING | EVERYTHING_WITH_TASK_REQUESTS), (
+    assert not names & EVERYTHING_WITH_TASK_REQUESTS, (
         "the client declares more capabilities now: move the tools they bring into EVERYTHING_TODAY"
     )
     assert names == EVERYTHING_TODAY
-    assert len(tools) == 15
+    assert len(tools) == 16
     skipped = [r.getMessage() for r in caplog.records if "simulate-research-query" in r.getMessage()]
     assert skipped
     assert "requires task execution" in skipped[0]
@@ -216,6 +221,27 @@ async def test_everything_annotated_content_and_images(everything: MCPServer) ->
     assert logo.mime_type == "image/png"
     assert logo.data == image.data  # the same MCP logo
     assert logo.data not in text_of(tiny)  # the image goes as an image, not as base64 text
+
+
+async def test_everything_sampling_runs_on_the_sessions_model_once_allowed(everything: MCPServer) -> None:
+    session = session_for(
+        everything, call("trigger-sampling-request", {"prompt": "Name a colour.", "maxTokens": 20}), "Teal.", "OK."
+    )
+    turn = asyncio.ensure_future(session.send("sample"))
+    await wait_for(lambda: bool(session.pending_approvals), timeout=30)
+    (part,) = session.pending_approvals
+    assert part.state is ToolCallState.AWAITING_APPROVAL
+    assert "Name a colour." in (part.approval_reason or "")
+    assert "at most 20 tokens" in (part.approval_reason or "")
+    session.approve(part.tool_call_id, "approved")
+    reply = await asyncio.wait_for(turn, 30)
+    assert reply.status is MessageStatus.COMPLETED
+    assert part.state is ToolCallState.COMPLETED
+    said = text_of(part.outcome)  # type: ignore[arg-type]
+    assert said.startswith("LLM sampling result:")
+    result = json.loads(said.split("\n", 1)[1])
+    assert result["content"] == {"type": "text", "text": "Teal."}
+    assert result["role"] == "assistant"
 
 
 async def test_everything_elicitation_form_is_answered_through_respond(everything: MCPServer) -> None:

@@ -199,10 +199,19 @@ export class ToolCardView implements PartView {
     if (p.state === "awaiting_approval") {
       const question = p.approval_reason || `Allow ${this.toolTitle()}?`;
       if (!this.approval) {
-        this.approval = new ApprovalBox(p.tool_call_id, (msg) => this.ctx.send(msg), question, {
-          schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
-          values: () => this.part.parsed_arguments,
-        });
+        // Waiting while it runs: its server asks to use the model (sampling), allowed or declined as asked, no Edit.
+        const sampling = p.run_started_at != null;
+        this.approval = new ApprovalBox(
+          p.tool_call_id,
+          (msg) => this.ctx.send(msg),
+          question,
+          sampling
+            ? undefined
+            : {
+                schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
+                values: () => this.part.parsed_arguments,
+              },
+        );
         this.prompt.append(this.approval.el);
         const box = this.approval;
         // After this flush has put the card into the document; never take the focus from typing, nor from the

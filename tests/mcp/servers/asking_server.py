@@ -7,7 +7,8 @@ so a small relay in front of it refuses ``server/discover`` and a client falls b
 ``book_resolved`` through a resolver (an input-required result on 2026-07-28, a request on 2025-11-25), both with a
 flat form whose fields have defaults; ``sign_in`` asks the person to open a link (2025-11-25). What the server got
 back is also written, one line an answer, to the file named by ``AIW_MCP_LOG`` when it is set (a stopped call's
-answer is seen nowhere else).
+answer is seen nowhere else). ``summarize`` asks the client's model for a one-line summary (sampling, through a
+resolver) and says what came back.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio
-from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve
-from mcp.types import ListRootsResult, ToolAnnotations
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve, Sample
+from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 
@@ -49,6 +50,16 @@ def _booked(restaurant: str, answer: ElicitationResult[Booking]) -> str:
         data = answer.data
         return f"booked {restaurant} on {data.date} for {data.seats} (window: {data.window})"
     return f"not booked: the person chose {answer.action}"
+
+
+def _ask_summary(text: str) -> Sample:
+    asked = TextContent(type="text", text=f"Summarise in one line: {text}")
+    return Sample(
+        [SamplingMessage(role="user", content=asked)],
+        max_tokens=60,
+        system_prompt="You write one-line summaries.",
+        stop_sequences=["<END>"],
+    )
 
 
 def _ask_roots() -> ListRoots:
@@ -82,6 +93,14 @@ def build() -> MCPServer:
     async def roots(found: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
         """The client's roots (through a resolver: a roots/list request, or an input-required result)."""
         return json.dumps([{"uri": str(root.uri), "name": root.name} for root in found.roots])
+
+    @server.tool()
+    async def summarize(text: str, summary: Annotated[CreateMessageResult, Resolve(_ask_summary)]) -> str:
+        """Summarises a text with the client's model (sampling)."""
+        content = summary.content
+        said = content.text if isinstance(content, TextContent) else repr(content)
+        _note(f"summarize {summary.model} {summary.stop_reason} {said}")
+        return f"summary: {said}"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, title="Chatty"))
     async def chatty(ctx: Context, linger: float = 0) -> str:
