@@ -214,11 +214,12 @@ class _Shown:
         self._said: str | None = None
 
     def progress(self, done: float, total: float | None, message: str | None) -> None:
-        """An MCP progress notification (as for a plain call)."""
+        """An MCP progress notification (as for a plain call; without a message of its own, the task's status
+        message stays)."""
         fraction: float | None = None
         if total is not None and math.isfinite(total) and total > 0 and math.isfinite(done):
             fraction = min(1.0, max(0.0, done / total))
-        text = safe_text(message)[:300] if isinstance(message, str) and message else None
+        text = safe_text(message)[:300] if isinstance(message, str) and message else self._said
         if text is None and fraction is None and math.isfinite(done):
             text = f"{done:g}"
         self.fraction = fraction if fraction is not None else self.fraction
