@@ -58,6 +58,12 @@ class MCPServer(_Offers):
     ``isError`` is a failure the model sees, as the server wrote it. Progress the server reports moves the card's
     progress bar; cancelling a call (Stop, or the card's Cancel) cancels it on the server.
 
+    A tool that requires task execution (MCP 2025-11-25's ``execution.taskSupport: "required"``) runs as an MCP task:
+    the task's status message is the call's progress, its questions to the person are the call's, and Stop or the
+    ``call_timeout`` cancels the task (``tasks/cancel``); it is not offered where no task can be sent (a server that
+    does not declare task-augmented tool calls, a 2026-07-28 connection), with a warning saying why. A tool for which
+    tasks are ``"optional"`` is called plainly.
+
     Args (of both constructors):
         prefix: Put before every tool name, joined with ``_`` (``prefix="fs"``: ``fs_read_file``), so two servers'
             tools cannot clash.

@@ -13,6 +13,7 @@ import asyncio
 import base64
 import json
 import logging
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timedelta, timezone
@@ -292,6 +293,41 @@ async def test_everything_task_asks_the_person_through_its_task(everything: MCPS
     told = text_of(part.outcome)  # type: ignore[arg-type]
     assert told.startswith("# Research Report: python (snake)")
     assert "`working` → `input_required` → `working` → `completed`" in told
+
+
+async def test_everything_task_runs_over_streamable_http(servers: Installed) -> None:
+    """The same task, with its question, over streamable HTTP: the task-augmented call (which goes past the SDK, see
+    ai_widgets/mcp/_tasks.py) and the question delivered on tasks/result's stream work on that transport too."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        str(servers.node),
+        str(servers.npm_entry(EVERYTHING)),
+        "streamableHttp",
+        env={"PORT": str(port), "PATH": "/usr/bin:/bin"},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+        assert f"listening on port {port}" in line, line
+        server = MCPServer.http(f"http://127.0.0.1:{port}/mcp")
+        try:
+            arguments = {"topic": "python", "ambiguous": True}
+            session = session_for(server, call("simulate-research-query", arguments), "OK.")
+            turn = asyncio.ensure_future(session.send("research python"))
+            part = await _asked(session)
+            await session.respond(part.tool_call_id, "accept", {"interpretation": "comedy"})
+            await asyncio.wait_for(turn, 60)
+            assert part.state is ToolCallState.COMPLETED, part.outcome
+            assert text_of(part.outcome).startswith("# Research Report: python (comedy)")  # type: ignore[arg-type]
+        finally:
+            await server.aclose()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)
 
 
 # --- server-filesystem ----------------------------------------------------------------------------------------------
