@@ -21,7 +21,6 @@ from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _s
 from ai_widgets.mcp._features import RootsOption, _Features
 from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
 from ai_widgets.mcp._screen import _Screen, _screening
-from ai_widgets.mcp._tasks import _TaskWire
 
 __all__: list[str] = []
 
@@ -64,7 +63,6 @@ class _Connection:
         self._requests: set[asyncio.Task[Any]] = set()
         self.callers = _Callers()  # the calls running now, for a server's questions to the person
         self.features = _Features(self.callers, lambda: self.name, roots=roots)
-        self.wire = _TaskWire()  # the requests past the SDK: task-augmented tool calls
         self._auth = auth
 
     @property
@@ -212,7 +210,7 @@ class _Connection:
                     link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} failed: {_describe(exc)}"))
         finally:
             link.stop.set()
-            self.wire.ended()
+            link.wire.ended()
             if link.stderr is not None:
                 link.stderr.close_writer()
             if self._link is link:
@@ -299,7 +297,7 @@ class _Connection:
         from mcp_types import Implementation
 
         client = mcp.Client(
-            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link), self.wire)), on_end),
+            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link), link.wire)), on_end),
             message_handler=on_message,
             client_info=Implementation(name="ai_widgets", version=_version()),
             **self.features.client_options(),

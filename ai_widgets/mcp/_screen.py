@@ -2,7 +2,7 @@
 transport to the SDK, so one tool whose definition breaks the protocol is left out (with a warning naming the server,
 the tool and what is wrong) instead of making the SDK refuse the whole page; and says which well-formed tools cannot be
 offered (those that require task execution where tasks cannot run); and takes the answers to the requests that go
-past the SDK (:class:`~ai_widgets.mcp._tasks._TaskWire`) out of the stream before the SDK reads it."""
+past the SDK (:class:`~ai_widgets.mcp._wire._TaskWire`) out of the stream before the SDK reads it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from ai_widgets._safe import safe_text
 from ai_widgets.mcp._base import logger
-from ai_widgets.mcp._tasks import _TaskWire, task_support
+from ai_widgets.mcp._tasks import task_support
+from ai_widgets.mcp._wire import _TaskWire
 
 __all__: list[str] = []
 

@@ -432,7 +432,6 @@ class MCPServer(_Offers):
                 if as_task:
                     result = await call_as_task(
                         link,
-                        self._connection.wire,
                         self._connection.callers,
                         invocation,
                         name=mcp_name,

@@ -5,24 +5,23 @@ the server's ``pollInterval``) with its status message shown as the call's progr
 (``tasks/result``). A call that is stopped, or runs out of time, cancels its task (``tasks/cancel``).
 
 The SDK (2.3) has the task types but does not run tasks: it checks a ``tools/call`` answer against ``CallToolResult``,
-which a ``CreateTaskResult`` is not. So that one request goes past it (:class:`_TaskWire`: written to the transport,
-its answer and the notifications that name it taken out of the read stream before the SDK reads them); ``tasks/get``,
+which a ``CreateTaskResult`` is not. So that one request goes past it (:class:`~ai_widgets.mcp._wire._TaskWire`:
+written to the transport, its answer and the notifications that name it taken out of the read stream before the SDK
+reads them); ``tasks/get``,
 ``tasks/result`` and ``tasks/cancel`` are ordinary requests through the SDK's session (``send_request``)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import itertools
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ai_widgets._safe import safe_text
 from ai_widgets.mcp._asking import _Callers
 from ai_widgets.mcp._base import logger
 from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._wire import _Followed
 from ai_widgets.tools import ToolInvocation, ToolOutcome
 
 __all__: list[str] = []
@@ -68,138 +67,6 @@ def tasks_refused(link: _Link | None) -> str | None:
     if getattr(tools, "call", None) is None:
         return "the server does not declare task-augmented tool calls (capabilities.tasks.requests.tools.call)"
     return None
-
-
-# --- the request past the SDK ---------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class _Followed:
-    """One task's status as its notifications tell it (the latest), and a wake-up for whoever waits on it."""
-
-    on_status: Callable[[dict[str, Any]], None]
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    latest: dict[str, Any] | None = None
-
-
-class _TaskWire:
-    """The requests of one connection that go past the SDK (a task-augmented ``tools/call``): written to the
-    transport's write stream with ids of their own (``ai_widgets-task-N``, which the SDK's integer ids never are);
-    their answers, their progress (by a token of their own) and the status notifications of the tasks being followed
-    are taken out of the read stream (:meth:`received`). Touched on the connection's loop only."""
-
-    def __init__(self) -> None:
-        self._writes: Any = None
-        self._ids = itertools.count(1)
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._progress: dict[str, Callable[[float, float | None, str | None], None]] = {}
-        self._followed: dict[str, _Followed] = {}
-        self._ended = False
-
-    def attach(self, writes: Any) -> None:
-        """The transport's write stream (when the connection opens)."""
-        self._writes = writes
-        self._ended = False
-
-    def ended(self) -> None:
-        """The read stream ended: every request still waiting fails as the SDK's do (connection closed)."""
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
-
-        self._ended = True
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(MCPError(code=CONNECTION_CLOSED, message="Connection closed"))
-        self._pending.clear()
-
-    def received(self, item: Any) -> bool:
-        """Whether ``item`` (from the read stream) was this wire's (then the SDK does not see it)."""
-        from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCResponse
-
-        message = getattr(item, "message", None)
-        if isinstance(message, (JSONRPCResponse, JSONRPCError)):
-            if not (isinstance(message.id, str) and message.id.startswith("ai_widgets-task-")):
-                return False
-            future = self._pending.pop(message.id, None)
-            if future is not None and not future.done():
-                if isinstance(message, JSONRPCResponse):
-                    future.set_result(message.result if isinstance(message.result, dict) else {})
-                else:
-                    from mcp.shared.exceptions import MCPError
-
-                    future.set_exception(MCPError.from_jsonrpc_error(message))
-            return True  # an answer to one of ours (also a late one, whose caller has gone)
-        if not isinstance(message, JSONRPCNotification) or not isinstance(message.params, dict):
-            return False
-        params = message.params
-        if message.method == "notifications/progress":
-            report = self._progress.get(str(params.get("progressToken")))
-            if report is None:
-                return False
-            done, total, text = params.get("progress"), params.get("total"), params.get("message")
-            if isinstance(done, (int, float)) and not isinstance(done, bool):
-                report(
-                    float(done),
-                    float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else None,
-                    text if isinstance(text, str) else None,
-                )
-            return True
-        if message.method == "notifications/tasks/status":
-            followed = self._followed.get(str(params.get("taskId")))
-            if followed is None:
-                return False
-            followed.latest = params
-            followed.changed.set()
-            followed.on_status(params)
-            return True
-        return False
-
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Sends one request and waits for its answer (its ``result``).
-
-        Raises:
-            mcp.shared.exceptions.MCPError: The server answered with an error, or the connection closed.
-        """
-        from mcp.shared.exceptions import MCPError
-        from mcp.shared.message import SessionMessage
-        from mcp_types import CONNECTION_CLOSED, JSONRPCRequest
-
-        if self._writes is None or self._ended:
-            raise MCPError(code=CONNECTION_CLOSED, message="Connection closed")
-        request_id = f"ai_widgets-task-{next(self._ids)}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        try:
-            message = JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
-            try:
-                await self._writes.send(SessionMessage(message=message))
-            except Exception as exc:  # the transport has gone (closed, broken)
-                raise MCPError(code=CONNECTION_CLOSED, message="Connection closed") from exc
-            return await future
-        finally:
-            self._pending.pop(request_id, None)
-
-    @contextlib.contextmanager
-    def progressing(self, on_progress: Callable[[float, float | None, str | None], None]) -> Iterator[str]:
-        """A progress token of this wire's whose notifications go to ``on_progress`` while the block runs (a task's
-        progress token holds for the task's life, not just its first request's)."""
-        token = f"ai_widgets-task-progress-{next(self._ids)}"
-        self._progress[token] = on_progress
-        try:
-            yield token
-        finally:
-            self._progress.pop(token, None)
-
-    @contextlib.contextmanager
-    def following(self, task_id: str, on_status: Callable[[dict[str, Any]], None]) -> Iterator[_Followed]:
-        """Takes the status notifications of ``task_id`` while the block runs (each to ``on_status``)."""
-        followed = _Followed(on_status)
-        self._followed[task_id] = followed
-        try:
-            yield followed
-        finally:
-            if self._followed.get(task_id) is followed:
-                del self._followed[task_id]
 
 
 # --- one call as a task ------------------------------------------------------------------------------------------
@@ -262,7 +129,6 @@ def _ttl_ms(call_timeout: float | None) -> int:
 
 async def call_as_task(
     link: _Link,
-    wire: _TaskWire,
     callers: _Callers,
     invocation: ToolInvocation,
     *,
@@ -282,6 +148,7 @@ async def call_as_task(
     from mcp_types import CallToolResult, CreateTaskResult
 
     shown = _Shown(invocation)
+    wire = link.wire
     with wire.progressing(shown.progress) as token:
         raw = await wire.request(
             "tools/call",
@@ -364,6 +231,13 @@ async def _result(link: _Link, task_id: str, task: dict[str, Any], *, name: str,
             GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=task_id)), CallToolResult
         )
     except MCPError as exc:
+        if task.get("status") not in _TERMINAL:
+            # It ended while tasks/result waited (the status is from before): how it ended says what the error was.
+            task = await _now(session, task_id, task)
+        if task.get("status") == "cancelled":
+            return ending.failure(
+                task, f"The MCP server {ending.server!r} cancelled the task of the call of {ending.shown}"
+            )
         if task.get("status") != "failed":
             raise
         return ending.failure(task, failed, safe_text(exc.message)[:2000])
@@ -372,6 +246,17 @@ async def _result(link: _Link, task_id: str, task: dict[str, Any], *, name: str,
     if not result.is_error:
         await session.validate_tool_result(name, result)
     return result
+
+
+async def _now(session: Any, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
+    """The task's state now (``tasks/get``), or ``task`` when the server does not say."""
+    from mcp_types import GetTaskRequest, GetTaskRequestParams, GetTaskResult
+
+    try:
+        got = await session.send_request(GetTaskRequest(params=GetTaskRequestParams(task_id=task_id)), GetTaskResult)
+    except Exception:
+        return task
+    return dict(got.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 async def _cancel(link: _Link, task_id: str) -> None:

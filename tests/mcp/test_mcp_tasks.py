@@ -2,7 +2,8 @@
 (JSON-RPC by hand, as the SDK's server does not run tasks), each call made by a scripted model through a
 ``ChatSession``. The call is sent task-augmented; its status messages (notified or polled) and progress are the
 card's progress; a failed task says why; Stop and the call's timeout cancel the task on the server (``tasks/cancel``);
-a question the task asks (``input_required``) is its call's, also with two calls asking at once. The real
+a task the server cancels says so; a question the task asks (``input_required``) is its call's, also with two
+calls asking at once, and the time the person takes does not count against the call's timeout. The real
 server-everything's task tool is in ``test_real_servers.py``. Each test failed before tasks were run (the tools were
 not offered). No child process outlives a test (psutil)."""
 
@@ -24,6 +25,7 @@ from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 from tests.mcp.test_mcp import NeverAsk, call, log_lines, no_leftover_children
+from tests.mcp.test_mcp_asking import _asked
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +71,7 @@ async def test_a_tool_that_requires_tasks_is_offered_and_its_status_is_the_progr
     server = _server(log, call_timeout=30)
     try:
         names = {t.name for t in await server.list_tools()}
-        assert names == {"steps", "fails", "fails_hard", "forever", "ask", "maybe"}
+        assert names == {"steps", "fails", "fails_hard", "gives_up", "forever", "ask", "maybe"}
         session = _session(server, call("steps", {"n": 3, "delay": 0.2, "notify": True}), "Done.")
         seen = _shown(session)
         reply = await asyncio.wait_for(session.send("go"), 30)
@@ -121,6 +123,18 @@ async def test_a_failed_task_says_why(tmp_path: Path) -> None:
         await server.aclose()
 
 
+async def test_a_task_the_server_cancels_says_so(tmp_path: Path) -> None:
+    server = _server(tmp_path / "log")
+    try:
+        part = await _run(server, "gives_up")
+        assert part.state is ToolCallState.FAILED
+        assert _message(part) == (
+            "The MCP server 'tasks' cancelled the task of the call of gives_up: the operator stopped it."
+        )
+    finally:
+        await server.aclose()
+
+
 async def test_stop_cancels_the_task_on_the_server(tmp_path: Path) -> None:
     log = tmp_path / "log"
     server = _server(log)
@@ -150,6 +164,23 @@ async def test_a_task_that_never_ends_is_bounded_by_the_call_timeout(tmp_path: P
         assert "did not finish the call of forever within 1 seconds, so it was cancelled" in _message(part)
         assert 'tasks/cancel "task-1"' in log_lines(log)  # before the call ended
         assert server.connected  # the server still answers: the connection is kept
+    finally:
+        await server.aclose()
+
+
+async def test_the_time_a_task_waits_for_the_person_does_not_count(tmp_path: Path) -> None:
+    """The call's deadline (1 second) is paused while the person answers the task's question, taking longer."""
+    server = _server(tmp_path / "log", call_timeout=1)
+    try:
+        session = _session(server, call("ask", {"what": "a colour"}), "Thanks.")
+        turn = asyncio.ensure_future(session.send("ask"))
+        part = await _asked(session)
+        await asyncio.sleep(1.5)
+        await session.respond(part.tool_call_id, "accept", {"answer": "blue"})
+        await asyncio.wait_for(turn, 30)
+        assert part.state is ToolCallState.COMPLETED, part.outcome
+        assert part.outcome is not None
+        assert part.outcome.value == "answer: blue"
     finally:
         await server.aclose()
 

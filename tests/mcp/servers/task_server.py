@@ -11,6 +11,7 @@ It declares ``tasks.requests.tools.call`` (and ``tasks.cancel``, ``tasks.list``)
 - ``fails``: fails after a moment with the status message ``"the disk is full"``; ``tasks/result`` answers a result
   marked ``isError`` (``"disk full: /data"``).
 - ``fails_hard``: fails the same way, and ``tasks/result`` answers a JSON-RPC error (``"write failed"``).
+- ``gives_up``: the server cancels it itself after a moment (``"the operator stopped it"``).
 - ``forever``: works (``"still working"``) until it is cancelled.
 - ``ask`` (``what``): moves to ``input_required``; the question (an elicitation whose ``_meta`` names the task) goes
   out while ``tasks/result`` waits; completes with ``"answer: <what the person answered>"``.
@@ -73,6 +74,7 @@ TOOLS = [
     tool("steps", n={"type": "integer"}, delay={"type": "number"}, notify={"type": "boolean"}),
     tool("fails"),
     tool("fails_hard"),
+    tool("gives_up"),
     tool("forever"),
     tool("ask", what={"type": "string"}),
     tool("maybe", "optional"),
@@ -127,6 +129,9 @@ def run(task_id: str, name: str, arguments: dict[str, Any], token: Any) -> None:
             )
         else:
             update(task_id, "failed", "the disk is full", error={"code": -32603, "message": "write failed"})
+    elif name == "gives_up":
+        time.sleep(0.2)
+        update(task_id, "cancelled", "the operator stopped it")
     elif name == "forever":
         update(task_id, "working", "still working")
         while not cancelled(task_id):
