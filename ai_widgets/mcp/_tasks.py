@@ -7,8 +7,12 @@ the server's ``pollInterval``) with its status message shown as the call's progr
 The SDK (2.3) has the task types but does not run tasks: it checks a ``tools/call`` answer against ``CallToolResult``,
 which a ``CreateTaskResult`` is not. So that one request goes past it (:class:`~ai_widgets.mcp._wire._TaskWire`:
 written to the transport, its answer and the notifications that name it taken out of the read stream before the SDK
-reads them); ``tasks/get``,
-``tasks/result`` and ``tasks/cancel`` are ordinary requests through the SDK's session (``send_request``)."""
+reads them); ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` are ordinary requests through the SDK's session
+(its public ``send_request``).
+
+A tool for which tasks are ``"optional"`` is called plainly: the SDK's own path, with nothing to poll. The client
+declares no ``tasks`` capability: that capability is about the requests a client runs as tasks itself (sampling,
+elicitation); a task-augmented ``tools/call`` needs only the server's."""
 
 from __future__ import annotations
 
