@@ -1,7 +1,8 @@
 """A server asking the person (MCP elicitation, form and URL mode): which running call asked, the question as an
 :class:`~ai_widgets.messages.InputRequest`, and the one place a call waits for the answer (:func:`wait_for_person`).
 
-The call that asked is known from the task that makes it: on a 2026 connection the SDK answers a call's
+A request that names an MCP task (its ``related-task`` ``_meta``, see :mod:`ai_widgets.mcp._tasks`) is the call's
+whose task it is. Otherwise the call that asked is known from the (asyncio) task that makes it: on a 2026 connection the SDK answers a call's
 input-required result inside that call's task, so a context variable set around the call names it. A 2025 server
 asks by a request of its own, outside any call's task: it is the call's when exactly one call of that server is
 running, and refused (saying why) when several are.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ai_widgets.mcp._deadline import _CallDeadline
+from ai_widgets.mcp._related import related_task
 from ai_widgets.messages import InputRequest, InputResponse
 from ai_widgets.tools import NobodyToAskError, ToolInvocation
 
@@ -32,6 +34,7 @@ class _Callers:
         self._lock = threading.Lock()
         self._running: list[ToolInvocation] = []
         self._deadlines: dict[int, _CallDeadline] = {}
+        self._tasks: dict[str, ToolInvocation] = {}  # the calls running as MCP tasks, by task id
 
     @contextlib.contextmanager
     def running(self, invocation: ToolInvocation, deadline: _CallDeadline | None = None) -> Iterator[None]:
@@ -50,13 +53,33 @@ class _Callers:
                 self._running.remove(invocation)
                 self._deadlines.pop(id(invocation), None)
 
+    @contextlib.contextmanager
+    def in_task(self, task_id: str, invocation: ToolInvocation) -> Iterator[None]:
+        """Marks ``invocation`` as the call whose MCP task is ``task_id`` while the block runs: a request that names
+        the task (its ``related-task`` ``_meta``) is that call's."""
+        with self._lock:
+            self._tasks[task_id] = invocation
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._tasks.get(task_id) is invocation:
+                    del self._tasks[task_id]
+
     def deadline(self, invocation: ToolInvocation) -> _CallDeadline | None:
         """The deadline of a running call, if it has one."""
         with self._lock:
             return self._deadlines.get(id(invocation))
 
-    def asker(self) -> ToolInvocation | str:
-        """The call that a request in this task belongs to, or why it cannot be told."""
+    def asker(self, task_id: str | None = None) -> ToolInvocation | str:
+        """The call that a request in this task belongs to, or why it cannot be told: the call whose MCP task the
+        request names (``task_id``, from its ``related-task`` ``_meta``), when it names one."""
+        if task_id is not None:
+            with self._lock:
+                owner = self._tasks.get(task_id)
+            if owner is not None:
+                return owner
+            return f"the request names the task {task_id[:80]!r}, which is not a running call's"
         found = _calling.get()
         if found is not None:
             return found
@@ -85,7 +108,7 @@ def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         from mcp import types
 
         del context
-        asker = callers.asker()
+        asker = callers.asker(related_task(params))
         if isinstance(asker, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot ask for input: {asker}")
         try:

@@ -210,6 +210,7 @@ class _Connection:
                     link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} failed: {_describe(exc)}"))
         finally:
             link.stop.set()
+            link.wire.ended()
             if link.stderr is not None:
                 link.stderr.close_writer()
             if self._link is link:
@@ -296,7 +297,7 @@ class _Connection:
         from mcp_types import Implementation
 
         client = mcp.Client(
-            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link))), on_end),
+            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link), link.wire)), on_end),
             message_handler=on_message,
             client_info=Implementation(name="ai_widgets", version=_version()),
             **self.features.client_options(),

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 from ai_widgets._call_log import log_line
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._related import related_task
 from ai_widgets.mcp._sampling import sampling_callback
 from ai_widgets.outcome import ToolOutcome
 
@@ -136,7 +137,7 @@ class _Features:
         level = _LEVELS.get(name, logging.INFO)
         text = _log_text(params)
         server_logger(self._server()).log(level, "%s", text)
-        asker = self._callers.asker()
+        asker = self._callers.asker(related_task(params))
         if level >= logging.INFO and not isinstance(asker, str):  # the card shows info and above (as 2026 opts in)
             asker.progress.log(text if level <= logging.INFO else f"{name}: {text}")
 

@@ -13,10 +13,11 @@ import os
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _STDERR_KEPT, _T, MCPServerError, logger
+from ai_widgets.mcp._wire import _TaskWire
 
 __all__: list[str] = []
 
@@ -35,6 +36,7 @@ class _Link:
     cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
     junk_said: bool = False  # a line on the server's stdout that is not a message was reported
     refused: int | None = None  # the HTTP status (401, 403) with which the server refused a request, if it did
+    wire: _TaskWire = field(default_factory=_TaskWire)  # its requests past the SDK (task-augmented tool calls)
 
 
 class _WatchedReads:

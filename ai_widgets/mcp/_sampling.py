@@ -12,6 +12,7 @@ from typing import Any
 from ai_widgets._safe import redact, safe_text
 from ai_widgets._sampling_request import SamplingDeclinedError, SamplingMessage, SamplingRequest
 from ai_widgets.mcp._asking import _Callers
+from ai_widgets.mcp._related import related_task
 from ai_widgets.tools import NobodyToAskError
 
 __all__: list[str] = []
@@ -27,7 +28,7 @@ def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         from mcp import types
 
         del context
-        asker = callers.asker()
+        asker = callers.asker(related_task(params))
         if isinstance(asker, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot run the model: {asker}")
         try:

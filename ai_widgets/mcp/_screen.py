@@ -1,7 +1,8 @@
 """Screens what a server lists before it is offered: each ``tools/list`` answer is read tool by tool on its way from the
 transport to the SDK, so one tool whose definition breaks the protocol is left out (with a warning naming the server,
 the tool and what is wrong) instead of making the SDK refuse the whole page; and says which well-formed tools cannot be
-offered yet (those that require task execution)."""
+offered (those that require task execution where tasks cannot run); and takes the answers to the requests that go
+past the SDK (:class:`~ai_widgets.mcp._wire._TaskWire`) out of the stream before the SDK reads it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pydantic import ValidationError
 
 from ai_widgets._safe import safe_text
 from ai_widgets.mcp._base import logger
+from ai_widgets.mcp._tasks import task_support
+from ai_widgets.mcp._wire import _TaskWire
 
 __all__: list[str] = []
 
@@ -28,11 +31,13 @@ class _Screen:
     Args:
         server: How messages name the server (read when a warning is said: the name may be learnt at connect).
         version: The negotiated protocol version, or ``None`` while none is known.
+        wire: The connection's requests past the SDK (task-augmented calls), whose answers the SDK never sees.
     """
 
-    def __init__(self, server: Callable[[], str], version: Callable[[], str | None]) -> None:
+    def __init__(self, server: Callable[[], str], version: Callable[[], str | None], wire: _TaskWire) -> None:
         self._server = server
         self._version = version
+        self.wire = wire
         self._listings: set[Any] = set()  # ids of tools/list requests sent and not answered yet
         self._said: set[str] = set()
 
@@ -113,15 +118,15 @@ def _why(error: ValidationError) -> str:
     return safe_text(str(error))[:300]
 
 
-def _not_offered(spec: Any) -> str | None:
+def _not_offered(spec: Any, tasks_refused: str | None) -> str | None:
     """Why a well-formed tool cannot be offered, or ``None``: one that requires task execution (2025-11-25's
-    ``execution.taskSupport: "required"``) rejects every plain call, and this client does not run tasks yet. A tool
-    for which tasks are ``"optional"`` is called plainly."""
-    execution = getattr(spec, "execution", None)
-    if getattr(execution, "task_support", None) == "required":
+    ``execution.taskSupport: "required"``) rejects every plain call, so it is offered only where its calls can run as
+    tasks (``tasks_refused`` says why they cannot here, or is ``None``). A tool for which tasks are ``"optional"``
+    is called plainly."""
+    if task_support(spec) == "required" and tasks_refused is not None:
         return (
-            "it requires task execution (execution.taskSupport is 'required'), which ai_widgets does not support "
-            "yet, so every call of it would fail"
+            f"it requires task execution (execution.taskSupport is 'required') and {tasks_refused}, so every call "
+            "of it would fail"
         )
     return None
 
@@ -138,13 +143,19 @@ class _ScreenedReads:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Any:
-        return self._screen.received(await self._inner.receive())
+        while True:
+            item = await self._inner.receive()
+            if not self._screen.wire.received(item):
+                return self._screen.received(item)
 
     def __aiter__(self) -> _ScreenedReads:
         return self
 
     async def __anext__(self) -> Any:
-        return self._screen.received(await self._inner.__anext__())
+        while True:
+            item = await self._inner.__anext__()
+            if not self._screen.wire.received(item):
+                return self._screen.received(item)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -185,4 +196,8 @@ class _ScreenedWrites:
 async def _screening(transport: Any, screen: _Screen) -> AsyncIterator[tuple[Any, Any]]:
     """``transport`` with its listings screened (between the transport and the SDK's session)."""
     async with transport as (reads, writes):
-        yield _ScreenedReads(reads, screen), _ScreenedWrites(writes, screen)
+        screen.wire.attach(writes)
+        try:
+            yield _ScreenedReads(reads, screen), _ScreenedWrites(writes, screen)
+        finally:
+            screen.wire.ended()

@@ -23,6 +23,7 @@ from ai_widgets.mcp._link import _Link
 from ai_widgets.mcp._offers import _Offers
 from ai_widgets.mcp._results import _outcome, _parameters
 from ai_widgets.mcp._screen import _not_offered
+from ai_widgets.mcp._tasks import call_as_task, task_support, tasks_refused
 from ai_widgets.tools import (
     Tool,
     ToolDefinition,
@@ -56,6 +57,12 @@ class MCPServer(_Offers):
     as JSON), images and audio attachments, resource links and embedded resources citations; a result marked
     ``isError`` is a failure the model sees, as the server wrote it. Progress the server reports moves the card's
     progress bar; cancelling a call (Stop, or the card's Cancel) cancels it on the server.
+
+    A tool that requires task execution (MCP 2025-11-25's ``execution.taskSupport: "required"``) runs as an MCP task:
+    the task's status message is the call's progress, its questions to the person are the call's, and Stop or the
+    ``call_timeout`` cancels the task (``tasks/cancel``); it is not offered where no task can be sent (a server that
+    does not declare task-augmented tool calls, a 2026-07-28 connection), with a warning saying why. A tool for which
+    tasks are ``"optional"`` is called plainly.
 
     Args (of both constructors):
         prefix: Put before every tool name, joined with ``_`` (``prefix="fs"``: ``fs_read_file``), so two servers'
@@ -291,7 +298,7 @@ class MCPServer(_Offers):
                 exc, link, server=self.name, timeout=self.timeout, url=self._connection.endpoint.url
             )
             raise error from (None if isinstance(exc, TimeoutError) else exc)
-        tools = self._build(listed)
+        tools = self._build(listed, tasks_refused=tasks_refused(link))
         if generation == self._generation and link.cacheable and not link.stop.is_set():
             self._tools = tools
         return tools
@@ -307,7 +314,7 @@ class MCPServer(_Offers):
                 break
         return listed
 
-    def _build(self, listed: Sequence[Any]) -> list[Tool]:
+    def _build(self, listed: Sequence[Any], *, tasks_refused: str | None) -> list[Tool]:
         tools: list[Tool] = []
         seen: set[str] = set()
         # A name that needs no change keeps it: one that had to be changed ("my tool" -> "my_tool") gives way to it.
@@ -340,7 +347,7 @@ class MCPServer(_Offers):
                     spec.name,
                 )
                 continue
-            unusable = _not_offered(spec)
+            unusable = _not_offered(spec, tasks_refused)
             if unusable is not None:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
@@ -361,7 +368,7 @@ class MCPServer(_Offers):
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
                 continue
             seen.add(shown.casefold())
-            tools.append(Tool(definition, self._handler(spec.name)))
+            tools.append(Tool(definition, self._handler(spec.name, as_task=task_support(spec) == "required")))
         return tools
 
     def _full_name(self, name: str) -> str:
@@ -387,7 +394,7 @@ class MCPServer(_Offers):
 
     # --- calling --------------------------------------------------------------------------------------------------
 
-    def _handler(self, mcp_name: str) -> Any:
+    def _handler(self, mcp_name: str, *, as_task: bool = False) -> Any:
         async def call(invocation: ToolInvocation) -> ToolOutcome:
             arguments = invocation.parsed_arguments
             if arguments is None:
@@ -395,12 +402,14 @@ class MCPServer(_Offers):
                 if isinstance(parsed, str):
                     return ToolOutcome.failure(f"The arguments are not a valid JSON object ({parsed}).")
                 arguments = parsed
-            return await self._connection.run(self._call_here(mcp_name, dict(arguments), invocation))
+            return await self._connection.run(self._call_here(mcp_name, dict(arguments), invocation, as_task=as_task))
 
         call.__name__ = call.__qualname__ = f"mcp_{_NOT_NAME.sub('_', mcp_name)}"
         return call
 
-    async def _call_here(self, mcp_name: str, arguments: dict[str, Any], invocation: ToolInvocation) -> ToolOutcome:
+    async def _call_here(
+        self, mcp_name: str, arguments: dict[str, Any], invocation: ToolInvocation, *, as_task: bool = False
+    ) -> ToolOutcome:
         shown, progress = invocation.tool_name, invocation.progress
 
         try:
@@ -421,7 +430,18 @@ class MCPServer(_Offers):
         deadline = _CallDeadline(self.call_timeout)
         try:
             with deadline.scope(), self._connection.callers.running(invocation, deadline):
-                result = await link.client.call_tool(mcp_name, arguments, progress_callback=on_progress)
+                if as_task:
+                    result = await call_as_task(
+                        link,
+                        self._connection.callers,
+                        invocation,
+                        name=mcp_name,
+                        arguments=arguments,
+                        call_timeout=deadline.seconds,
+                        server=self.name,
+                    )
+                else:
+                    result = await link.client.call_tool(mcp_name, arguments, progress_callback=on_progress)
         except Exception as exc:
             if deadline.expired:
                 return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
@@ -435,6 +455,8 @@ class MCPServer(_Offers):
             )
         if deadline.expired:
             return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
+        if isinstance(result, ToolOutcome):
+            return result
         return _outcome(result, shown, self.name)
 
 

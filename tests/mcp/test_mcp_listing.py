@@ -1,8 +1,8 @@
 """What a session offers of a server's tool listing, and when it asks again: a malformed tool is skipped (not the
-whole server), a name a local tool has stays the local tool's, a tool that requires task execution is not offered,
-the checks speak of the server's description, and a definition that changes asks again after "allow always". The
-listings come from ``tests/mcp/servers/raw_server.py`` (JSON-RPC by hand), which sends what FastMCP would refuse
-to. Each test failed before the fix it guards. No child process outlives a test (psutil)."""
+whole server), a name a local tool has stays the local tool's, a tool that requires task execution is not offered by
+a server that does not declare tasks, the checks speak of the server's description, and a definition that changes
+asks again after "allow always". The listings come from ``tests/mcp/servers/raw_server.py`` (JSON-RPC by hand),
+which sends what FastMCP would refuse to. Each test failed before the fix it guards. No child process outlives a test (psutil)."""
 
 from __future__ import annotations
 
@@ -154,10 +154,12 @@ async def test_a_server_tool_named_like_a_local_tool_gives_way_to_it(
 # --- task execution --------------------------------------------------------------------------------------------------
 
 
-async def test_a_tool_that_requires_task_execution_is_not_offered(
+async def test_a_tool_that_requires_task_execution_is_not_offered_by_a_server_without_tasks(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Before: it was offered, and every call of it failed (the server wants a task, the client sent a plain call)."""
+    """Before: it was offered, and every call of it failed (the server wants a task, the client sent a plain call).
+    This server does not declare task-augmented tool calls, so none may be sent: the tool is left out, saying why
+    (tests/mcp/test_mcp_tasks.py has a server that declares them)."""
     caplog.set_level(logging.WARNING)
     listing = [
         spec("long_job", execution={"taskSupport": "required"}),
@@ -175,3 +177,4 @@ async def test_a_tool_that_requires_task_execution_is_not_offered(
     (said,) = warnings_of(caplog)
     assert "MCP server raw: skipped its tool 'long_job'" in said
     assert "requires task execution" in said
+    assert "the server does not declare task-augmented tool calls (capabilities.tasks.requests.tools.call)" in said

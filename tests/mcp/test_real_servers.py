@@ -13,6 +13,7 @@ import asyncio
 import base64
 import json
 import logging
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timedelta, timezone
@@ -43,7 +44,9 @@ FILESYSTEM = "@modelcontextprotocol/server-filesystem"
 MEMORY = "@modelcontextprotocol/server-memory"
 
 # server-everything's tools by what the client declares at initialisation. ai_widgets declares elicitation (form
-# and URL), roots and sampling today, not tasks; the server registers its conditional tools from that declaration.
+# and URL), roots and sampling today, not tasks (a client's tasks capability is about the requests it runs as tasks
+# itself: a task-augmented tools/call needs only the server's); the server registers its conditional tools from that
+# declaration.
 EVERYTHING_ALWAYS = {
     "echo",
     "get-annotated-message",
@@ -60,7 +63,8 @@ EVERYTHING_ALWAYS = {
 }
 EVERYTHING_WITH_ELICITATION = {"trigger-elicitation-request"}  # capability elicitation
 EVERYTHING_WITH_URL_ELICITATION = {"trigger-url-elicitation"}  # capability elicitation.url
-# Listed with elicitation too, but it requires task execution: ai_widgets does not offer it (saying why).
+# Listed with elicitation too; it requires task execution, so its calls run as MCP tasks (the server declares
+# tasks.requests.tools.call and speaks 2025-11-25).
 EVERYTHING_TASK_ONLY = {"simulate-research-query"}
 EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots (the kernel's working directory by default)
 EVERYTHING_WITH_SAMPLING = {"trigger-sampling-request"}  # capability sampling
@@ -76,6 +80,7 @@ EVERYTHING_TODAY = (
     | EVERYTHING_WITH_URL_ELICITATION
     | EVERYTHING_WITH_ROOTS
     | EVERYTHING_WITH_SAMPLING
+    | EVERYTHING_TASK_ONLY
 )
 
 
@@ -139,11 +144,8 @@ async def _lists_the_tools_for_today(everything: MCPServer, caplog: pytest.LogCa
         "the client declares more capabilities now: move the tools they bring into EVERYTHING_TODAY"
     )
     assert names == EVERYTHING_TODAY
-    assert len(tools) == 16
-    skipped = [r.getMessage() for r in caplog.records if "simulate-research-query" in r.getMessage()]
-    assert skipped
-    assert "requires task execution" in skipped[0]
-    assert not EVERYTHING_TASK_ONLY & {t.name for t in tools}
+    assert len(tools) == 17
+    assert not [r.getMessage() for r in caplog.records if "skipped its tool" in r.getMessage()]  # none left out
     # What the model is offered: every tool, with its schema, asking before it runs (the server is not vouched for).
     transport = ScriptedTransport(["Nothing to do."])
     await ChatSession(transport, tools=[everything]).send("hello")
@@ -277,6 +279,85 @@ async def test_everything_url_elicitation_shows_the_link(everything: MCPServer) 
     await session.respond(part.tool_call_id, "decline")
     await asyncio.wait_for(turn, 30)
     assert "User declined to open the URL (Elicitation ID: e-1)" in text_of(part.outcome)  # type: ignore[arg-type]
+
+
+async def test_everything_task_tool_runs_as_a_task_with_its_stages_as_progress(everything: MCPServer) -> None:
+    """Before: simulate-research-query was not offered (its taskSupport is "required", and calls were plain)."""
+    shown: list[str | None] = []
+
+    def watch(change: SessionChange) -> None:
+        if isinstance(change, ToolCallUpdated) and change.part.progress is not None:
+            message = change.part.progress.message
+            if not shown or shown[-1] != message:
+                shown.append(message)
+
+    session = session_for(everything, call("simulate-research-query", {"topic": "bees"}), "Done.")
+    session.subscribe(watch)
+    reply = await asyncio.wait_for(session.send("research bees"), 60)
+    (part,) = reply.tool_calls
+    assert part.state is ToolCallState.COMPLETED, part.outcome
+    told = text_of(part.outcome)  # type: ignore[arg-type]
+    assert told.startswith("# Research Report: bees")
+    assert "Status progressed: `working` → `completed`" in told
+    # The task's status messages, polled at the server's pollInterval, were the card's progress, stage by stage.
+    stages = ["Gathering sources...", "Analyzing content...", "Synthesizing findings...", "Generating report..."]
+    assert [m for m in shown if m in stages] == stages, shown
+
+
+async def test_everything_task_asks_the_person_through_its_task(everything: MCPServer) -> None:
+    """An ambiguous query moves the task to input_required; its question (an elicitation naming the task, delivered
+    while tasks/result waits) is the call's, and the answer reaches the task, which then completes."""
+    session = session_for(everything, call("simulate-research-query", {"topic": "python", "ambiguous": True}), "OK.")
+    turn = asyncio.ensure_future(session.send("research python"))
+    part = await _asked(session)
+    request = part.input_request
+    assert request is not None
+    assert request.mode == "form"
+    assert 'The research query "python" could have multiple interpretations' in request.message
+    assert request.schema is not None
+    assert request.schema["required"] == ["interpretation"]
+    await session.respond(part.tool_call_id, "accept", {"interpretation": "snake"})
+    reply = await asyncio.wait_for(turn, 60)
+    assert reply.status is MessageStatus.COMPLETED
+    assert part.state is ToolCallState.COMPLETED, part.outcome
+    told = text_of(part.outcome)  # type: ignore[arg-type]
+    assert told.startswith("# Research Report: python (snake)")
+    assert "`working` → `input_required` → `working` → `completed`" in told
+
+
+async def test_everything_task_runs_over_streamable_http(servers: Installed) -> None:
+    """The same task, with its question, over streamable HTTP: the task-augmented call (which goes past the SDK, see
+    ai_widgets/mcp/_tasks.py) and the question delivered on tasks/result's stream work on that transport too."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        str(servers.node),
+        str(servers.npm_entry(EVERYTHING)),
+        "streamableHttp",
+        env={"PORT": str(port), "PATH": "/usr/bin:/bin"},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 30)).decode()
+        assert f"listening on port {port}" in line, line
+        server = MCPServer.http(f"http://127.0.0.1:{port}/mcp")
+        try:
+            arguments = {"topic": "python", "ambiguous": True}
+            session = session_for(server, call("simulate-research-query", arguments), "OK.")
+            turn = asyncio.ensure_future(session.send("research python"))
+            part = await _asked(session)
+            await session.respond(part.tool_call_id, "accept", {"interpretation": "comedy"})
+            await asyncio.wait_for(turn, 60)
+            assert part.state is ToolCallState.COMPLETED, part.outcome
+            assert text_of(part.outcome).startswith("# Research Report: python (comedy)")  # type: ignore[arg-type]
+        finally:
+            await server.aclose()
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 10)
 
 
 # --- server-filesystem ----------------------------------------------------------------------------------------------
