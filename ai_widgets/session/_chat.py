@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, checked_json
+from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
@@ -35,7 +35,16 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
-from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
+from ai_widgets.messages import (
+    FilePart,
+    Message,
+    MessageStatus,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    Usage,
+)
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
@@ -373,6 +382,36 @@ class ChatSession(BranchingSession, AskingSession):
             raise output.failure
         return reply
 
+    async def send_messages(self, messages: Sequence[Message], *, output_type: Any = None) -> Message:
+        """Sends several messages and runs the turn: the last is the person's message, those before it (user or
+        assistant messages) enter the conversation first, as earlier turns (the examples of a rendered MCP prompt:
+        ``RenderedPrompt.to_messages()``). Returns the assistant's reply, as :meth:`send` does.
+
+        Each message is copied in (its role and parts; a new id), finished; they may hold text and files only, and
+        the files are checked against the provider's limits like ``attach``.
+
+        Args:
+            messages: The messages, oldest first; the last one a user message.
+            output_type: Ask for a typed answer (see :meth:`send`).
+
+        Raises:
+            ValueError: No messages, the last is not a user message, one holds something other than text and
+                files, or it holds no text or file at all.
+            SessionBusyError, HistoryTakenOverError, AttachmentError, NoTransportError, OutputValidationError: As
+                :meth:`send`.
+        """
+        shaped = _sent_messages(messages)
+        output = None if output_type is None else OutputSpec(output_type)
+        self.check_can_send()
+        limits = getattr(self.transport, "attachment_limits", None)
+        if isinstance(limits, AttachmentLimits):
+            files = [part for message in shaped for part in message.parts if isinstance(part, FilePart)]
+            limits.check(files, self._messages)
+        reply = await self._start_turn(user=shaped[-1], before=shaped[:-1], output=output)
+        if output is not None and output.failure is not None:
+            raise output.failure
+        return reply
+
     def attachment_parts(self, attach: Any) -> list[AttachmentPart]:
         """The parts ``attach`` becomes in the next user message (:func:`ai_widgets.attachments.message_attachments`:
         parts, ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types), checked
@@ -558,6 +597,7 @@ class ChatSession(BranchingSession, AskingSession):
         self,
         *,
         user: Message | None = None,
+        before: Sequence[Message] = (),
         direct: ToolCallPart | None = None,
         resume: bool = False,
         output: OutputSpec | None = None,
@@ -567,6 +607,7 @@ class ChatSession(BranchingSession, AskingSession):
 
         Args:
             user: The user message that starts the turn (``send``).
+            before: Messages that go into the conversation before ``user`` (``send_messages``).
             direct: The call a person asked for (``run_call``).
             resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
             output: What the answer must match (``send(..., output_type=...)``).
@@ -583,6 +624,8 @@ class ChatSession(BranchingSession, AskingSession):
             self._close_unanswered_calls()
             if fork is not None:
                 fork()
+            for message in before:
+                self._append(message)
             if user is not None:
                 self._append(user)
             reply.parts.extend([direct] if direct is not None else carried)
@@ -668,3 +711,33 @@ _BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))
+
+
+def _sent_messages(messages: Sequence[Message]) -> list[Message]:
+    """``send_messages``' messages, checked and copied (finished, new ids): text and files only, the last a user's.
+
+    Raises:
+        ValueError: Saying which message is wrong, and why.
+    """
+    if isinstance(messages, Message) or not isinstance(messages, Sequence) or not messages:
+        raise ValueError("send_messages() needs a non-empty list of messages, the last one the user's")
+    shaped: list[Message] = []
+    for number, message in enumerate(messages, 1):
+        if not isinstance(message, Message):
+            raise ValueError(f"send_messages(): item {number} is a {type(message).__name__}, not a Message")
+        copied: list[TextPart | FilePart] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                copied.append(TextPart(safe_text(part.text)))
+            elif isinstance(part, FilePart):
+                copied.append(part)
+            else:
+                raise ValueError(
+                    f"send_messages(): message {number} holds a {type(part).__name__}; only text and files can be sent"
+                )
+        if not any(isinstance(part, FilePart) or part.text.strip() for part in copied):
+            raise ValueError(f"send_messages(): message {number} holds no text or file")
+        shaped.append(Message(message.role, copied))
+    if shaped[-1].role is not Role.USER:
+        raise ValueError("send_messages(): the last message must be the user's (the one the model answers)")
+    return shaped
