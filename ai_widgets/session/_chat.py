@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
+from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
@@ -35,16 +35,7 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
-from ai_widgets.messages import (
-    FilePart,
-    Message,
-    MessageStatus,
-    Role,
-    TextPart,
-    ToolCallPart,
-    ToolCallState,
-    Usage,
-)
+from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
@@ -52,6 +43,7 @@ from ai_widgets.session._branching import BranchingSession
 from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
+from ai_widgets.session._sending import checked_messages, files_of
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
@@ -383,30 +375,23 @@ class ChatSession(BranchingSession, AskingSession):
         return reply
 
     async def send_messages(self, messages: Sequence[Message], *, output_type: Any = None) -> Message:
-        """Sends several messages and runs the turn: the last is the person's message, those before it (user or
-        assistant messages) enter the conversation first, as earlier turns (the examples of a rendered MCP prompt:
-        ``RenderedPrompt.to_messages()``). Returns the assistant's reply, as :meth:`send` does.
-
-        Each message is copied in (its role and parts; a new id), finished; they may hold text and files only, and
-        the files are checked against the provider's limits like ``attach``.
-
-        Args:
-            messages: The messages, oldest first; the last one a user message.
-            output_type: Ask for a typed answer (see :meth:`send`).
+        """Sends several messages and runs the turn: the last is the person's, those before it (user or assistant
+        messages) enter the conversation first, as earlier turns (a rendered MCP prompt's examples:
+        ``RenderedPrompt.to_messages()``). Each is copied in (a new id), finished; text and files only, the files
+        checked against the provider's limits like ``attach``. ``output_type`` and the reply: as :meth:`send`.
 
         Raises:
             ValueError: No messages, the last is not a user message, one holds something other than text and
-                files, or it holds no text or file at all.
+                files, or no text or file at all.
             SessionBusyError, HistoryTakenOverError, AttachmentError, NoTransportError, OutputValidationError: As
                 :meth:`send`.
         """
-        shaped = _sent_messages(messages)
+        shaped = checked_messages(messages)
         output = None if output_type is None else OutputSpec(output_type)
         self.check_can_send()
         limits = getattr(self.transport, "attachment_limits", None)
         if isinstance(limits, AttachmentLimits):
-            files = [part for message in shaped for part in message.parts if isinstance(part, FilePart)]
-            limits.check(files, self._messages)
+            limits.check(files_of(shaped), self._messages)
         reply = await self._start_turn(user=shaped[-1], before=shaped[:-1], output=output)
         if output is not None and output.failure is not None:
             raise output.failure
@@ -711,33 +696,3 @@ _BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))
-
-
-def _sent_messages(messages: Sequence[Message]) -> list[Message]:
-    """``send_messages``' messages, checked and copied (finished, new ids): text and files only, the last a user's.
-
-    Raises:
-        ValueError: Saying which message is wrong, and why.
-    """
-    if isinstance(messages, Message) or not isinstance(messages, Sequence) or not messages:
-        raise ValueError("send_messages() needs a non-empty list of messages, the last one the user's")
-    shaped: list[Message] = []
-    for number, message in enumerate(messages, 1):
-        if not isinstance(message, Message):
-            raise ValueError(f"send_messages(): item {number} is a {type(message).__name__}, not a Message")
-        copied: list[TextPart | FilePart] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                copied.append(TextPart(safe_text(part.text)))
-            elif isinstance(part, FilePart):
-                copied.append(part)
-            else:
-                raise ValueError(
-                    f"send_messages(): message {number} holds a {type(part).__name__}; only text and files can be sent"
-                )
-        if not any(isinstance(part, FilePart) or part.text.strip() for part in copied):
-            raise ValueError(f"send_messages(): message {number} holds no text or file")
-        shaped.append(Message(message.role, copied))
-    if shaped[-1].role is not Role.USER:
-        raise ValueError("send_messages(): the last message must be the user's (the one the model answers)")
-    return shaped
