@@ -102,9 +102,12 @@ class PromptCatalog:
         sent = {key: value for key, value in arguments.items() if value.strip()}  # a blank optional one: not given
         try:
             rendered = await server.prompt(prompt.name, **sent)
-            return rendered.to_messages()
         except Exception as exc:
             raise PromptError(f"The prompt /{name} could not be rendered: {exc}") from None
+        try:
+            return rendered.to_messages()
+        except ValueError as exc:
+            raise PromptError(f"The prompt /{name} cannot be sent: {exc}") from None
 
 
 def _shown_name(server: MCPServer, name: str, taken: dict[str, _Listed]) -> str | None:
