@@ -20,6 +20,7 @@ from ai_widgets.mcp import MCPServer
 from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, finished_messages, recording_comms
 
@@ -197,3 +198,14 @@ def test_a_malformed_prompt_action_is_refused_saying_what_is_wrong(
     wire.comms[chat.comm.comm_id].handle(message)
     [error] = answers(wire, chat, "error")
     assert said in error["message"]
+
+
+async def test_a_view_of_one_turn_refuses_a_prompt(wire: Wire, servers: Any) -> None:
+    chat = ChatWidget(transport=ScriptedTransport([echo]), tools=[servers()])
+    view = TurnView(chat.session, start=None)  # what ask(show=True) shows in the asking cell
+    wire.comms[view.comm.comm_id].handle({"type": "prompt", "name": "hello", "id": "t1"})
+    [error] = [c for c in wire.custom(view.comm.comm_id) if c.get("type") == "error"]
+    assert error["id"] == "t1"
+    assert "no input box" in error["message"]
+    await asyncio.sleep(0.5)
+    assert chat.session.messages == []
