@@ -197,6 +197,7 @@ describe("the input box with /", () => {
     const sent = sentOf(model, "prompt").at(-1)!;
     expect(sent).toMatchObject({ type: "prompt", name: "o_review", arguments: { code: "print(1)" } });
     expect($<HTMLButtonElement>(form, ".aiw-prompt-send").disabled).toBe(true); // waiting for the kernel
+    expect($<HTMLButtonElement>(form, ".aiw-prompt-send").textContent).toBe("Sending…");
     expect($<HTMLButtonElement>(root, ".aiw-send").disabled).toBe(true);
     model.custom({ type: "sent", id: sent.id });
     expect(root.querySelector(".aiw-prompt-form")).toBeNull();
@@ -246,6 +247,16 @@ describe("the input box with /", () => {
     expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("A reply is still running");
     expect(input.value).toBe("/hello");
     expect($<HTMLButtonElement>(root, ".aiw-send").disabled).toBe(false);
+  });
+
+  it("says when no server offers prompts; Enter then sends the text", async () => {
+    const { model, root, input } = await connected();
+    type(input, "/tmp");
+    expect($(root, ".aiw-prompts").textContent).toContain("Asking the servers for their prompts…");
+    answer(model, []);
+    expect($(root, ".aiw-prompts").textContent).toContain("No MCP server of this chat offers prompts.");
+    key(input, "Enter");
+    expect(sentOf(model, "send").at(-1)).toMatchObject({ type: "send", text: "/tmp" });
   });
 
   it("Escape closes the list and keeps the text; Enter then sends it as a message; names are text", async () => {

@@ -41,7 +41,7 @@ export class PromptList {
     const rows: HTMLElement[] = state.items.map((item, i) => this.option(item, i, i === state.selected));
     if (!state.items.length) {
       const none = state.loaded || state.all.length ? `No prompt matches /${state.query ?? ""}.` : "Asking the servers for their prompts…";
-      rows.push(this.note(state.loaded && !state.all.length && !state.errors.length ? "The MCP servers offer no prompts." : none));
+      rows.push(this.note(state.loaded && !state.all.length && !state.errors.length ? "No MCP server of this chat offers prompts." : none));
     } else if (!state.loaded) rows.push(this.note("Asking the servers again…"));
     for (const error of state.errors) rows.push(this.note(`${error.server || "A server"} could not list its prompts: ${error.message}`, true));
     this.el.replaceChildren(...rows);
@@ -133,6 +133,7 @@ export class PromptForm {
   setWaiting(id: string | null): void {
     this.waitingFor = id;
     setDisabled(this.sendButton, id !== null);
+    setText(this.sendButton, id !== null ? "Sending…" : "Send");
     this.form.setDisabled(id !== null);
     this.el.setAttribute("aria-busy", String(id !== null));
   }
