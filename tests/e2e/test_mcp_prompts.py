@@ -149,6 +149,7 @@ def test_slash_lists_prompts_fills_arguments_and_sends_the_rendered_prompt(
     screenshot(widget, artifacts, f"{name}-refused")
     topic.press("Escape")
     expect(form).to_have_count(0)
+    expect(box).to_be_focused()  # the form's Escape, not the notebook's (command mode would take the focus)
     expect(box).to_have_value("/dialogue")
     expect(messages(widget)).to_have_count(6)
     assert_no_widget_errors(page)
