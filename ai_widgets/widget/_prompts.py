@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ai_widgets._safe import redact, safe_text
 from ai_widgets.mcp import MCPPrompt, MCPServer
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession
@@ -69,7 +70,7 @@ class PromptCatalog:
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Exception):
                     raise answer
-                errors.append({"server": server.name, "message": str(answer) or type(answer).__name__})
+                errors.append({"server": server.name, "message": _said(answer)})
                 continue
             for prompt in answer:
                 name = _shown_name(server, prompt.name, listed)
@@ -103,11 +104,16 @@ class PromptCatalog:
         try:
             rendered = await server.prompt(prompt.name, **sent)
         except Exception as exc:
-            raise PromptError(f"The prompt /{name} could not be rendered: {exc}") from None
+            raise PromptError(f"The prompt /{name} could not be rendered: {_said(exc)}") from None
         try:
             return rendered.to_messages()
         except ValueError as exc:
-            raise PromptError(f"The prompt /{name} cannot be sent: {exc}") from None
+            raise PromptError(f"The prompt /{name} cannot be sent: {_said(exc)}") from None
+
+
+def _said(exc: BaseException) -> str:
+    """An error's text as the person sees it: UTF-8-safe, secrets redacted (a server's stderr may hold a token)."""
+    return redact(safe_text(str(exc) or type(exc).__name__))
 
 
 def _shown_name(server: MCPServer, name: str, taken: dict[str, _Listed]) -> str | None:

@@ -84,7 +84,8 @@ async def sent_prompt(wire: Wire, chat: ChatWidget, message: dict[str, Any]) -> 
 async def test_slash_lists_every_servers_prompts_named_like_their_tools_and_says_which_server_failed(
     wire: Wire, servers: Any
 ) -> None:
-    broken = MCPServer.stdio(sys.executable, ["-c", "import sys; sys.exit(3)"], name="gone", timeout=10)
+    leaks = "import sys; sys.stderr.write('api_key=hunter2hunter2 went wrong\\n'); sys.exit(3)"
+    broken = MCPServer.stdio(sys.executable, ["-c", leaks], name="gone", timeout=10)
     chat = ChatWidget(
         transport=ScriptedTransport([echo]),
         tools=[servers(prefix="o"), servers(), broken, servers(name="second")],
@@ -109,6 +110,8 @@ async def test_slash_lists_every_servers_prompts_named_like_their_tools_and_says
     [error] = answer["errors"]
     assert error["server"] == "gone"
     assert "gone" in error["message"]
+    assert "went wrong" in error["message"]  # the end of its stderr, said
+    assert "hunter2" not in error["message"]  # with what looks like a secret redacted
     assert chat.session.messages == []  # listing sends nothing
     await broken.aclose()
 
