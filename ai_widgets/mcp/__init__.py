@@ -22,7 +22,8 @@ Threads and loops
 Resources and prompts
     ``await server.resources()``, ``resource_templates()`` and ``read(uri)``; ``await server.prompts()`` and
     ``prompt(name, **arguments)``: typed values (:class:`MCPResource`, :class:`ResourceRead`, :class:`MCPPrompt`,
-    :class:`RenderedPrompt`, ...). ``send(text, attach=await server.read(uri))`` puts a resource in a message.
+    :class:`RenderedPrompt`, ...). ``send(text, attach=await server.read(uri))`` puts a resource in a message;
+    ``session.send_messages(rendered.to_messages())`` sends a rendered prompt (what ``/`` in the input box does).
 
 Failures
     A server that cannot start, exits, or does not answer in time gives the turn a clear error when its tools are

@@ -21,7 +21,7 @@ from ai_widgets.attachments import DEFAULT_MAX_CHARS, AttachmentPart, File, atta
 from ai_widgets.mcp._base import _MAX_PAGES, MCPServerError
 from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._link import _Link
-from ai_widgets.messages import TextPart
+from ai_widgets.messages import Message, Role, TextPart
 
 __all__ = [
     "MCPPrompt",
@@ -258,6 +258,60 @@ class RenderedPrompt:
                 case PromptMedia(mime_type=mime_type):
                     pieces.append(f"({mime_type})")
         return "\n\n".join(piece for piece in pieces if piece)
+
+    def to_messages(self) -> list[Message]:
+        """The rendering as messages of a conversation, for ``session.send_messages(...)`` (what ``/`` in the input
+        box sends): consecutive messages of one role become one message; a user message keeps text as text, an
+        image or audio clip as a file, an embedded resource as an attachment naming its URI (a blob as a file) and a
+        resource link as a line naming it; an assistant message keeps its text (anything else as in :attr:`text`).
+        The last message is the person's: the model answers it, and the ones before it are earlier turns.
+
+        Raises:
+            ValueError: The prompt rendered no messages, or it ends with the assistant's (nothing to answer).
+        """
+        runs: list[tuple[Literal["user", "assistant"], list[PromptContent]]] = []
+        for message in self.messages:
+            if runs and runs[-1][0] == message.role:
+                runs[-1][1].append(message.content)
+            else:
+                runs.append((message.role, [message.content]))
+        if not runs:
+            raise ValueError(f"the prompt {self.name!r} of the MCP server {self.server!r} rendered no messages")
+        if runs[-1][0] == "assistant":
+            raise ValueError(
+                f"the prompt {self.name!r} of the MCP server {self.server!r} ends with the assistant's message, "
+                "so there is nothing for the model to answer"
+            )
+        messages: list[Message] = []
+        for role, contents in runs:
+            if role == "user":
+                parts: list[AttachmentPart] = []
+                after_text = False  # the last part is the person's text: more text joins it (one text, no chips)
+                for content in contents:
+                    if isinstance(content, PromptText) and after_text and isinstance(parts[-1], TextPart):
+                        parts[-1] = TextPart(f"{parts[-1].text}\n\n{content.text}")
+                        continue
+                    parts += self._user_parts(content)
+                    after_text = isinstance(content, PromptText)
+                messages.append(Message(Role.USER, parts))
+            else:
+                text = RenderedPrompt(
+                    self.name, self.server, None, tuple(PromptMessage(role, c) for c in contents)
+                ).text
+                messages.append(Message(Role.ASSISTANT, [TextPart(text or "(nothing)")]))
+        return messages
+
+    def _user_parts(self, content: PromptContent) -> list[AttachmentPart]:
+        match content:
+            case PromptText(text=text):
+                return [TextPart(text)]
+            case PromptMedia(data=data, mime_type=mime_type):
+                return attachment_parts(File(data, mime_type))
+            case PromptLink(resource=resource):
+                said = ", ".join(x for x in (resource.name, resource.mime_type) if x)
+                return [TextPart(f"Resource <{resource.uri}> ({said}) from the MCP server `{self.server}`")]
+            case ResourceText() | ResourceBlob():
+                return _item_parts(content, self.server)
 
 
 # --- from the SDK's models ----------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from ai_widgets.session._branching import BranchingSession
 from ai_widgets.session._calls import end_open_calls
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
+from ai_widgets.session._sending import checked_messages, files_of
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
@@ -375,6 +376,29 @@ class ChatSession(BranchingSession, AskingSession):
             raise output.failure
         return reply
 
+    async def send_messages(self, messages: Sequence[Message], *, output_type: Any = None) -> Message:
+        """Sends several messages and runs the turn: the last is the person's, those before it (user or assistant
+        messages) enter the conversation first, as earlier turns (a rendered MCP prompt's examples:
+        ``RenderedPrompt.to_messages()``). Each is copied in (a new id), finished; text and files only, the files
+        checked against the provider's limits like ``attach``. ``output_type`` and the reply: as :meth:`send`.
+
+        Raises:
+            ValueError: No messages, the last is not a user message, one holds something other than text and
+                files, or no text or file at all.
+            SessionBusyError, HistoryTakenOverError, AttachmentError, NoTransportError, OutputValidationError: As
+                :meth:`send`.
+        """
+        shaped = checked_messages(messages)
+        output = None if output_type is None else OutputSpec(output_type)
+        self.check_can_send()
+        limits = getattr(self.transport, "attachment_limits", None)
+        if isinstance(limits, AttachmentLimits):
+            limits.check(files_of(shaped), self._messages)
+        reply = await self._start_turn(user=shaped[-1], before=shaped[:-1], output=output)
+        if output is not None and output.failure is not None:
+            raise output.failure
+        return reply
+
     def attachment_parts(self, attach: Any) -> list[AttachmentPart]:
         """The parts ``attach`` becomes in the next user message (:func:`ai_widgets.attachments.message_attachments`:
         parts, ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types), checked
@@ -560,6 +584,7 @@ class ChatSession(BranchingSession, AskingSession):
         self,
         *,
         user: Message | None = None,
+        before: Sequence[Message] = (),
         direct: ToolCallPart | None = None,
         resume: bool = False,
         output: OutputSpec | None = None,
@@ -569,6 +594,7 @@ class ChatSession(BranchingSession, AskingSession):
 
         Args:
             user: The user message that starts the turn (``send``).
+            before: Messages that go into the conversation before ``user`` (``send_messages``).
             direct: The call a person asked for (``run_call``).
             resume: Continue after the last reply (``resume``): the calls its limit left unrun go first.
             output: What the answer must match (``send(..., output_type=...)``).
@@ -585,6 +611,8 @@ class ChatSession(BranchingSession, AskingSession):
             self._close_unanswered_calls()
             if fork is not None:
                 fork()
+            for message in before:
+                self._append(message)
             if user is not None:
                 self._append(user)
             reply.parts.extend([direct] if direct is not None else carried)

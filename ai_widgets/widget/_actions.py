@@ -77,6 +77,35 @@ class DescribeAction(_Action):
     request: Annotated[int, Field(ge=0, strict=True)]
 
 
+#: The longest prompt name, argument name and argument value the input box sends, and the most arguments.
+MAX_PROMPT_NAME_CHARS = 300
+MAX_PROMPT_ARGUMENTS = 50
+
+
+class PromptsAction(_Action):
+    """The input box asks for the prompts of the session's MCP servers (``/`` typed at its start); ``request``
+    is echoed in the ``prompts`` answer."""
+
+    type: Literal["prompts"]
+    request: Annotated[int, Field(ge=0, strict=True)]
+
+
+class PromptAction(_Action):
+    """The person sends prompt ``name`` (as the ``prompts`` answer named it) with its ``arguments`` (strings, as
+    MCP prompt arguments are); ``id`` is echoed in the ``sent`` or ``error`` answer."""
+
+    type: Literal["prompt"]
+    name: Annotated[str, Field(min_length=1, max_length=MAX_PROMPT_NAME_CHARS)]
+    arguments: Annotated[
+        dict[
+            Annotated[str, Field(min_length=1, max_length=MAX_PROMPT_NAME_CHARS)],
+            Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)],
+        ],
+        Field(max_length=MAX_PROMPT_ARGUMENTS),
+    ] = {}
+    id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+
+
 class StopAction(_Action):
     """The person stops the running turn."""
 
@@ -174,6 +203,8 @@ _ACTIONS = (
     SendAction,
     CompleteAction,
     DescribeAction,
+    PromptsAction,
+    PromptAction,
     StopAction,
     ApproveAction,
     CancelAction,
@@ -195,6 +226,8 @@ Action: TypeAlias = Annotated[
     | SendAction
     | CompleteAction
     | DescribeAction
+    | PromptsAction
+    | PromptAction
     | StopAction
     | ApproveAction
     | CancelAction

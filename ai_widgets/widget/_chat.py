@@ -24,6 +24,7 @@ from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
+from ai_widgets.widget._prompts import PromptError
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 from ai_widgets.widget._voila import without_a_page
@@ -135,6 +136,37 @@ class ChatWidget(SessionView):
     def _on_continue(self) -> None:
         self._start_in_background(self.session.resume)
 
+    def _on_prompt(self, name: str, arguments: dict[str, str], send_id: str | None) -> None:
+        """``/name`` sent from the input box: rendered by its server, then sent as the person's message (and the
+        prompt's earlier messages before it); ``sent`` once the turn has started, or an error echoing ``send_id``
+        (at the form's fields where it is about an argument), so the view keeps what was typed."""
+        if self.session.busy:
+            self._send_error("A reply is still running: wait for it, or press Stop.", send_id)
+            return
+        try:
+            future = asyncio.run_coroutine_threadsafe(
+                self._prompt_turn(name, arguments, send_id), self._background_loop()
+            )
+        except RuntimeError as exc:  # no loop to run on (the kernel is shutting down)
+            self._send_error(f"Sending the prompt failed: {exc}", send_id)
+            return
+        future.add_done_callback(self._report_background_failure)
+
+    async def _prompt_turn(self, name: str, arguments: dict[str, str], send_id: str | None) -> Message | None:
+        try:
+            messages = await self._prompts.render(name, arguments)
+        except PromptError as exc:
+            self._send_error(str(exc), send_id, fields=exc.fields)
+            return None
+        turn = asyncio.ensure_future(self._interruptible(lambda: self.session.send_messages(messages)))
+        await asyncio.sleep(0)  # the turn's first step: it has started (its messages added), or it was refused
+        if turn.done() and not turn.cancelled() and turn.exception() is not None:
+            self._send_error(str(turn.exception()), send_id)
+            return None
+        if send_id is not None:
+            self._send_custom({"type": "sent", "id": send_id})  # the view may now empty its input and close the form
+        return await turn
+
     def _start_in_background(
         self, start: Callable[[], Coroutine[Any, Any, Message]]
     ) -> concurrent.futures.Future[Message]:
@@ -155,7 +187,7 @@ class ChatWidget(SessionView):
         finally:
             unwatch()
 
-    def _report_background_failure(self, future: concurrent.futures.Future[Message]) -> None:
+    def _report_background_failure(self, future: concurrent.futures.Future[Any]) -> None:
         if future.cancelled():
             return
         exc = future.exception()

@@ -41,6 +41,8 @@ from ai_widgets.widget._actions import (
     DescribeAction,
     EditAction,
     OlderAction,
+    PromptAction,
+    PromptsAction,
     RegenerateAction,
     RespondAction,
     RevokeAction,
@@ -57,6 +59,7 @@ from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
+from ai_widgets.widget._prompts import PromptCatalog
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from ai_widgets.widget._voila import VIEW_OPENED
@@ -186,6 +189,7 @@ class SessionView(anywidget.AnyWidget):
         self._transcript_lock = threading.Lock()
         self._published_transcript: str | None = None  # None: never displayed with our display id
         self._main_loop = main_loop()
+        self._prompts = PromptCatalog(session)
         self._bench = Bench(
             session,
             self._publish_bench,
@@ -388,6 +392,10 @@ class SessionView(anywidget.AnyWidget):
                 self._complete(prefix, request)
             case DescribeAction(name=name, request=request):
                 self._describe(name, request)
+            case PromptsAction(request=request):
+                self._list_prompts(request)
+            case PromptAction(name=name, arguments=arguments, id=send_id):
+                self._on_prompt(name, dict(arguments), send_id)
             case ContinueAction():
                 self._on_continue()
             case EditAction(message_id=message_id, text=text):
@@ -469,6 +477,29 @@ class SessionView(anywidget.AnyWidget):
         else:
             answer.update(found=True, error=None, **chip(name, value, parts))
         self._send_custom(shown_json(answer))
+
+    # --- /name: the MCP servers' prompts ----------------------------------------------------------------------------
+
+    def _list_prompts(self, request: int) -> None:
+        """Answers ``prompts`` in the background (the servers may take a while, or need starting): every MCP
+        server's prompts, and the servers that could not list theirs."""
+
+        async def answer() -> None:
+            try:
+                listing = await self._prompts.listing()
+            except Exception as exc:  # the catalog says each server's own failure; this is anything else
+                listing = {"items": [], "errors": [{"server": "", "message": f"{type(exc).__name__}: {exc}"}]}
+            errors = [{**error, "message": clip(error["message"], MAX_ERROR_CHARS)} for error in listing["errors"]]
+            self._send_custom(shown_json({"type": "prompts", "request": request, **listing, "errors": errors}))
+
+        try:
+            asyncio.run_coroutine_threadsafe(answer(), self._background_loop())
+        except RuntimeError as exc:  # no loop to run on (the kernel is shutting down)
+            self._send_error(f"Listing the prompts failed: {exc}")
+
+    def _on_prompt(self, name: str, arguments: dict[str, str], send_id: str | None) -> None:
+        del name, arguments
+        self._send_error("This view has no input box: send prompts from the chat's own.", send_id)
 
     def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None) -> None:
         """A ``send``: its ``@names`` resolved and converted now, so that one that cannot be refuses the whole

@@ -30,7 +30,7 @@ export type StoreEvent =
   | { kind: "call"; id: string; index: number }
   /** The kernel refused an action (`id`: the send it refuses, when that send had one). */
   | { kind: "error"; message: string; id?: string; callId?: string; fields?: Record<string, string> }
-  /** The kernel answered the input box: `completions`, `attachment` or `sent` (docs/protocol.md). */
+  /** The kernel answered the input box: `completions`, `attachment`, `prompts` or `sent` (docs/protocol.md). */
   | { kind: "reply"; message: Record<string, unknown> };
 
 /** A message's fields that a `msg` op carries: the one list of them on this side (the kernel's is

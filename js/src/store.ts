@@ -292,9 +292,10 @@ export class ChatStore {
       this.notice(msg.notice, msg.message);
     } else if (msg.type === "error") {
       const id = typeof msg.id === "string" ? { id: msg.id } : {};
-      const call = typeof msg.tool_call_id === "string" ? { callId: msg.tool_call_id, fields: textFields(msg.fields) } : {};
-      this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id, ...call });
-    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent") {
+      const call = typeof msg.tool_call_id === "string" ? { callId: msg.tool_call_id } : {};
+      const fields = typeof msg.tool_call_id === "string" || msg.fields !== undefined ? { fields: textFields(msg.fields) } : {};
+      this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id, ...call, ...fields });
+    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent" || msg.type === "prompts") {
       this.emit({ kind: "reply", message: msg });
     }
   }

@@ -290,6 +290,8 @@ export type OutgoingMessage =
   | { type: "send"; text: string; attach?: string[]; id?: string }
   | { type: "complete"; prefix: string; request: number }
   | { type: "describe"; name: string; request: number }
+  | { type: "prompts"; request: number }
+  | { type: "prompt"; name: string; arguments: Record<string, string>; id: string }
   | { type: "stop" }
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }

@@ -343,7 +343,7 @@ export class ChatView {
         // A refused answer to a card's question is shown in that card (at its fields), not again in the banner.
         let inCard = false;
         for (const card of this.prompting) inCard = card.enablePrompt(ev.message, ev.callId, ev.fields) || inCard;
-        if (!inCard) this.shell.showError(ev.message);
+        if (!inCard && !this.shell.promptRefused(ev.id, ev.message, ev.fields)) this.shell.showError(ev.message);
         this.shell.sendRefused(ev.id);
         if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
-from ai_widgets import ChatSession, FilePart, TextPart
+from ai_widgets import ChatSession, FilePart, Message, TextPart, ToolCallPart
 from ai_widgets.mcp import (
     MCPPrompt,
     MCPResource,
@@ -23,12 +23,16 @@ from ai_widgets.mcp import (
     MCPServer,
     MCPServerError,
     PromptArgument,
+    PromptLink,
+    PromptMedia,
     PromptMessage,
     PromptText,
+    RenderedPrompt,
     ResourceBlob,
     ResourceRead,
     ResourceText,
 )
+from ai_widgets.messages import Role
 from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from tests.mcp.servers.offers_server import GUIDE, PIXEL
 
@@ -147,8 +151,89 @@ async def test_wrong_prompt_arguments_are_refused_before_the_request(server: MCP
         await server.prompt("hello", extra="1")
     with pytest.raises(TypeError, match="must be a string, not int"):
         await server.prompt("review", code=1)  # type: ignore[arg-type]
-    with pytest.raises(MCPServerError, match=r"has no prompt 'nope' \(its prompts: review, hello, dialogue\)"):
+    with pytest.raises(
+        MCPServerError, match=r"has no prompt 'nope' \(its prompts: review, hello, dialogue, few_shot, broken\)"
+    ):
         await server.prompt("nope")
+
+
+async def test_a_rendered_prompt_goes_into_the_conversation_its_example_before_the_question(server: MCPServer) -> None:
+    seen: list[list[tuple[str, str]]] = []
+
+    def model(request: Any) -> ScriptedReply:
+        seen.append([(m.role.value, m.text) for m in request.messages if m.text])
+        return ScriptedReply(text="chien")
+
+    rendered = await server.prompt("few_shot", word="dog")
+    messages = rendered.to_messages()
+    assert [(m.role.value, m.text) for m in messages] == [
+        ("user", "Translate 'cat' into French."),
+        ("assistant", "chat"),
+        ("user", "Translate 'dog' into French."),
+    ]
+    session = ChatSession(ScriptedTransport([model]))
+    reply = await session.send_messages(messages)
+    assert reply.text == "chien"
+    assert seen == [
+        [("user", "Translate 'cat' into French."), ("assistant", "chat"), ("user", "Translate 'dog' into French.")]
+    ]
+    assert [m.role.value for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    assert [m.id for m in session.messages[:3]] != [m.id for m in messages]  # copies: sending twice adds twice
+
+
+async def test_a_prompt_that_ends_with_the_assistant_is_refused_as_messages(server: MCPServer) -> None:
+    dialogue = await server.prompt("dialogue", topic="owls")
+    with pytest.raises(ValueError, match="ends with the assistant's message, so there is nothing for the model"):
+        dialogue.to_messages()
+
+
+def test_a_prompts_media_resources_and_links_become_parts_of_the_users_message() -> None:
+    rendered = RenderedPrompt(
+        name="look",
+        server="pics",
+        description=None,
+        messages=(
+            PromptMessage("user", PromptText("Look at this:")),
+            PromptMessage("user", PromptText("Closely.")),
+            PromptMessage("user", PromptMedia(data=PIXEL, mime_type="image/png")),
+            PromptMessage("user", ResourceText(uri="docs://a", text="A's text", mime_type="text/plain")),
+            PromptMessage("user", PromptLink(MCPResource(uri="docs://b", name="b", mime_type="text/markdown"))),
+            PromptMessage("assistant", PromptMedia(data=PIXEL, mime_type="image/png")),
+            PromptMessage("user", PromptText("Well?")),
+        ),
+    )
+    first, answer, last = rendered.to_messages()
+    text, image, resource, link = first.parts
+    assert isinstance(text, TextPart)
+    assert text.text == "Look at this:\n\nClosely."  # texts in a row: one text
+    assert isinstance(image, FilePart)
+    assert image.media_type == "image/png"
+    assert base64.b64decode(image.data or "") == PIXEL
+    assert isinstance(resource, TextPart)
+    assert resource.text == "Attached resource <docs://a> (text/plain) from the MCP server `pics`:\nA's text"
+    assert isinstance(link, TextPart)
+    assert link.text == "Resource <docs://b> (b, text/markdown) from the MCP server `pics`"
+    assert answer.text == "(image/png)"  # an assistant's message keeps text only
+    assert last.text == "Well?"
+
+
+@pytest.mark.parametrize(
+    ("messages", "said"),
+    [
+        ([], "non-empty list"),
+        ([Message(Role.USER, [TextPart("a")]), Message(Role.ASSISTANT, [TextPart("b")])], "must be the user's"),
+        ([Message(Role.USER, [TextPart("  ")])], "message 1 holds no text or file"),
+        (
+            [Message(Role.ASSISTANT, [ToolCallPart("c1", "t", "{}")]), Message(Role.USER, [TextPart("a")])],
+            "message 1 holds a ToolCallPart",
+        ),
+    ],
+)
+async def test_send_messages_refuses_what_cannot_be_sent_and_changes_nothing(messages: list[Any], said: str) -> None:
+    session = ChatSession(ScriptedTransport(["never"]))
+    with pytest.raises(ValueError, match=said):
+        await session.send_messages(messages)
+    assert session.messages == []
 
 
 # --- attached to a message ------------------------------------------------------------------------------------------

@@ -29,11 +29,13 @@ from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
 from tests.mcp.installed import Installed, installed
 from tests.mcp.servers.server import PIXEL
 from tests.mcp.test_mcp import NeverAsk, no_leftover_children
 from tests.mcp.test_mcp_asking import _asked
+from tests.widget.widget_harness import finished_messages, recording_comms
 
 pytestmark = pytest.mark.slow
 
@@ -358,6 +360,36 @@ async def test_everything_task_runs_over_streamable_http(servers: Installed) -> 
     finally:
         process.terminate()
         await asyncio.wait_for(process.wait(), 10)
+
+
+async def test_everything_prompts_from_the_input_box_an_embedded_resource_attached(everything: MCPServer) -> None:
+    """``/`` in the chat: server-everything's prompts listed with their arguments; ``resource-prompt`` rendered and
+    sent, its embedded resource an attachment of the person's message (naming its URI), then the turn runs."""
+    with recording_comms() as wire:
+        chat = ChatWidget(transport=ScriptedTransport(["Read it."]), tools=[everything])
+        front = wire.comms[chat.comm.comm_id]
+        front.handle({"type": "prompts", "request": 1})
+        await wait_for(lambda: any(c.get("type") == "prompts" for c in wire.custom(chat.comm.comm_id)), timeout=30)
+        [listing] = [c for c in wire.custom(chat.comm.comm_id) if c.get("type") == "prompts"]
+        listed = {item["name"]: item for item in listing["items"]}
+        assert {"simple-prompt", "args-prompt", "resource-prompt"} <= set(listed)
+        assert listed["args-prompt"]["arguments"][0] == {
+            "name": "city",
+            "title": None,
+            "description": "Name of the city",
+            "required": True,
+        }
+        arguments = {"resourceType": "Text", "resourceId": "1"}
+        front.handle({"type": "prompt", "name": "resource-prompt", "arguments": arguments, "id": "p1"})
+        await wait_for(lambda: len(finished_messages(chat)) == 2, timeout=30)
+        assert [c["type"] for c in wire.custom(chat.comm.comm_id) if c.get("id") == "p1"] == ["sent"]
+        user, reply = finished_messages(chat)
+        text, resource = user["parts"]
+        assert "Please analyze the following resource" in text["text"]
+        assert resource["attachment"] is True
+        assert resource["text"].startswith("Attached resource <")
+        assert "from the MCP server" in resource["text"]
+        assert reply["parts"][0]["text"] == "Read it."
 
 
 # --- server-filesystem ----------------------------------------------------------------------------------------------

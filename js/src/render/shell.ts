@@ -4,12 +4,14 @@
 import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage, priceUnknown } from "../format";
 import { CompletionState, completionItems, insertMention, mentionEndedAt } from "../mention";
+import { type PromptItem, SlashState, promptErrors, promptItems } from "../slash";
 import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
 import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
 import { ApprovalKeys, FOCUSABLE, RovingGroup, focusApproval, leaveToNotebook, waitingApprovals } from "./keys";
 import { watchWidth } from "./narrow";
 import { PendingSends } from "./pending";
+import { PromptForm, PromptList } from "./prompts";
 
 const MAX_KERNEL_BANNERS = 3;
 /** How long a send with attachments waits for the kernel's answer before Send is enabled again. */
@@ -55,6 +57,13 @@ export class Shell {
   private readonly mentions = new CompletionState();
   private readonly mentionList: CompletionList;
   readonly chips: InputChips;
+  /** `/`: the list of the MCP servers' prompts, the form of the one chosen, and its send waiting for the kernel
+   * (the input's text and the form stay until it answers "sent"; a refusal shows in the form). */
+  private readonly slash = new SlashState();
+  private readonly promptList: PromptList;
+  private readonly promptBox = h("div", "aiw-prompt-box");
+  private promptForm: PromptForm | null = null;
+  private pendingPrompt: { id: string; text: string } | null = null;
   private describeRequest = 0;
   private sendCount = 0;
   /** Tells this view's sends from another view's (the kernel's answers go to every view of the widget). */
@@ -102,8 +111,18 @@ export class Shell {
     });
     this.input.addEventListener("keydown", (ev) => {
       if (ev.isComposing || ev.keyCode === 229) return; // never while an IME composes (229: older engines)
+      const plain = !(ev.shiftKey || ev.altKey || ev.ctrlKey || ev.metaKey);
+      // The open `/` list takes ArrowUp/Down, Enter and Tab (with a prompt to choose) and Escape (which closes it).
+      const chose = plain ? this.slash.key(ev.key) : null;
+      if (chose !== null) {
+        ev.preventDefault();
+        if (chose === "close") ev.stopPropagation(); // not the notebook's Escape (command mode)
+        if (chose === "accept") this.acceptPrompt(this.slash.selected);
+        else this.renderPromptList();
+        return;
+      }
       // An open completion list takes ArrowUp/Down, Enter, Tab and Escape (which closes it, keeping the text).
-      const done = ev.shiftKey || ev.altKey || ev.ctrlKey || ev.metaKey ? null : this.mentions.key(ev.key);
+      const done = plain ? this.mentions.key(ev.key) : null;
       if (done !== null) {
         ev.preventDefault();
         if (done === "close") ev.stopPropagation(); // not the notebook's Escape (command mode)
@@ -124,18 +143,26 @@ export class Shell {
     this.input.addEventListener("input", () => {
       this.updateButtons();
       this.onMentionInput(true);
+      this.onSlashInput();
     });
     // The caret moved without typing: the list follows the @token it is in, or closes.
     for (const name of ["click", "keyup"] as const) {
       this.input.addEventListener(name, (ev) => {
-        if (name === "click" || ["ArrowLeft", "ArrowRight", "Home", "End"].includes((ev as KeyboardEvent).key)) this.onMentionInput(false);
+        if (name === "click" || ["ArrowLeft", "ArrowRight", "Home", "End"].includes((ev as KeyboardEvent).key)) {
+          this.onMentionInput(false);
+          this.onSlashInput();
+        }
       });
     }
     this.input.addEventListener("blur", () => {
       this.mentions.close();
       this.mentionList.render(this.mentions);
+      this.slash.close();
+      this.renderPromptList();
     });
     this.mentionList = new CompletionList(this.input, (index) => this.acceptMention(index));
+    this.promptList = new PromptList(this.input, (index) => this.acceptPrompt(index));
+    this.promptBox.hidden = true;
     this.chips = new InputChips(() => this.input.focus());
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
@@ -150,7 +177,7 @@ export class Shell {
     const footer = h("div", "aiw-footer");
     // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
     // a new chat's small widget) cannot cut it off.
-    footer.append(this.suggestions, this.allowed, this.chips.el, this.mentionList.el, inputRow, this.usage);
+    footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, this.usage);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
     this.root.append(this.kernelBanners, listBox, this.turnBanner, footer, this.announcer);
@@ -190,8 +217,9 @@ export class Shell {
   }
 
   submit(text?: string): void {
+    if (text === undefined && this.promptForm) return this.promptForm.submit(); // the chosen prompt's form sends
     const value = text ?? this.input.value;
-    if (this.busy || !value.trim() || this.pendingSend) return;
+    if (this.busy || !value.trim() || this.pendingSend || this.pendingPrompt) return;
     const attach = text === undefined ? this.chips.names() : [];
     // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
     const id = `send-${this.viewTag}-${++this.sendCount}`;
@@ -245,9 +273,91 @@ export class Shell {
     if (this.chips.add(name)) this.send({ type: "describe", name, request: ++this.describeRequest });
   }
 
-  /** The kernel's answer to `complete`, `describe` or a send with attachments (`sent`). */
+  // ---- /prompt -----------------------------------------------------------------------------------------
+
+  /** The text or caret changed: the `/` list opens (asking the kernel for the prompts), follows the query, or
+   * closes. */
+  private onSlashInput(): void {
+    const caret = this.input.selectionStart ?? this.input.value.length;
+    const ask = this.slash.update(this.input.value, caret);
+    if (ask) this.send({ type: "prompts", request: ask.request });
+    this.renderPromptList();
+  }
+
+  private renderPromptList(): void {
+    this.promptList.render(this.slash);
+    if (!this.slash.open) this.input.setAttribute("aria-controls", this.mentionList.id);
+  }
+
+  /** A prompt chosen in the list: `/name` in the input; one with arguments opens its form, one without is sent. */
+  private acceptPrompt(index: number): void {
+    const item = this.slash.items[index];
+    this.slash.close();
+    this.renderPromptList();
+    if (!item) return;
+    const rest = this.input.value.replace(/^\/\S*/, "");
+    this.input.value = `/${item.name}${rest}`;
+    this.updateButtons();
+    if (item.arguments.length) this.openPromptForm(item);
+    else this.sendPrompt(item, {});
+  }
+
+  private openPromptForm(item: PromptItem): void {
+    const form = new PromptForm(
+      item,
+      (args) => this.sendPrompt(item, args),
+      () => {
+        this.closePromptForm();
+        this.input.focus();
+      },
+    );
+    this.promptForm = form;
+    this.promptBox.replaceChildren(form.el);
+    setHidden(this.promptBox, false);
+    form.focusFirst();
+  }
+
+  private closePromptForm(): void {
+    this.promptForm = null;
+    this.promptBox.replaceChildren();
+    setHidden(this.promptBox, true);
+    if (this.pendingPrompt) this.pendingPrompt = null; // its answer, if it comes, changes nothing here
+    this.updateButtons();
+  }
+
+  private sendPrompt(item: PromptItem, args: Record<string, string>): void {
+    if (this.pendingPrompt) return;
+    const id = `prompt-${this.viewTag}-${++this.sendCount}`;
+    if (!this.send({ type: "prompt", name: item.name, arguments: args, id })) return;
+    this.pendingPrompt = { id, text: this.input.value };
+    this.promptForm?.setWaiting(id);
+    this.updateButtons();
+    // A kernel that never answers (it died meanwhile) must not leave the form waiting for good.
+    setTimeout(() => this.promptRefused(id, "The kernel did not answer: send it again, or check the kernel."), PENDING_SEND_MS);
+  }
+
+  /** The kernel refused a prompt's send: its form shows why (at the fields) and keeps what was typed; whether it
+   * did (without a form the banner says it, and the input keeps its text). */
+  promptRefused(id: string | undefined, message: string, fields?: Record<string, string>): boolean {
+    if (id === undefined || this.pendingPrompt?.id !== id) return false;
+    this.pendingPrompt = null;
+    this.updateButtons();
+    if (!this.promptForm) return false;
+    this.promptForm.refused(message, fields);
+    return true;
+  }
+
+  /** The kernel's answer to `complete`, `describe`, `prompts` or a send (`sent`). */
   kernelReply(msg: Record<string, unknown>): void {
-    if (msg.type === "completions") {
+    if (msg.type === "prompts") {
+      if (this.slash.receive(msg.request, promptItems(msg.items), promptErrors(msg.errors))) this.renderPromptList();
+    } else if (msg.type === "sent" && typeof msg.id === "string" && msg.id === this.pendingPrompt?.id) {
+      if (this.input.value === this.pendingPrompt.text) this.input.value = "";
+      this.pendingPrompt = null;
+      if (this.promptForm) this.closePromptForm();
+      this.updateButtons();
+      this.scrollToEnd();
+    } else if (msg.type === "completions") {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
@@ -285,9 +395,10 @@ export class Shell {
     this.updateButtons();
   }
 
-  /** Keys the widget leaves to the application; Escape too, unless it closes the completion list. */
+  /** Keys the widget leaves to the application; Escape too, unless it closes a list or the prompt's form. */
   private isForApp(ev: KeyboardEvent): boolean {
-    return isAppShortcut(ev) && !(ev.key === "Escape" && this.mentions.open);
+    const inForm = this.promptForm !== null && ev.target instanceof Node && this.promptForm.el.contains(ev.target);
+    return isAppShortcut(ev) && !(ev.key === "Escape" && (this.mentions.open || this.slash.open || inForm));
   }
 
   setBusy(busy: boolean): void {
@@ -297,7 +408,7 @@ export class Shell {
   }
 
   private updateButtons(): void {
-    setDisabled(this.sendButton, this.busy || !this.input.value.trim() || this.pendingSend !== null);
+    setDisabled(this.sendButton, this.busy || !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);

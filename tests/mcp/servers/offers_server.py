@@ -1,5 +1,6 @@
 """An MCP server for the tests of what a server offers besides tools: resources (text, a PNG blob, a template) and
-prompts (with and without arguments, one rendering several messages), written with the SDK's ``MCPServer``.
+prompts (with and without arguments, two rendering several messages: a dialogue that ends with the
+assistant's, an example before the question), written with the SDK's ``MCPServer``.
 
 Run as a script it serves over stdio (``python offers_server.py``).
 """
@@ -54,6 +55,18 @@ def build() -> MCPServer:
     @server.prompt(description="A short dialogue.")
     def dialogue(topic: str) -> list[UserMessage | AssistantMessage]:
         return [UserMessage(f"Tell me about {topic}."), AssistantMessage("Gladly. What would you like to know?")]
+
+    @server.prompt(title="Translate", description="Translates a word into French, after an example.")
+    def few_shot(word: str) -> list[UserMessage | AssistantMessage]:
+        return [
+            UserMessage("Translate 'cat' into French."),
+            AssistantMessage("chat"),
+            UserMessage(f"Translate '{word}' into French."),
+        ]
+
+    @server.prompt(description="Always fails to render.")
+    def broken() -> str:
+        raise RuntimeError("the template is gone")
 
     return server
 

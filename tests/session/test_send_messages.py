@@ -1,0 +1,61 @@
+"""``session.send_messages``: several messages in one send (a rendered MCP prompt's examples before its question):
+the earlier ones enter the conversation as finished turns, the last is the person's message the model answers; each
+is a copy; their files meet the provider's limits like ``attach``; a history file keeps them all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai_widgets import ChatSession, FilePart, Message, TextPart
+from ai_widgets.attachments import AttachmentError, AttachmentLimits
+from ai_widgets.messages import Role
+from ai_widgets.transports import ScriptedReply, ScriptedTransport
+from ai_widgets.transports._base import ChatRequest
+
+PNG = FilePart.from_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png", name="pixel.png")
+
+
+def said(request: ChatRequest) -> ScriptedReply:
+    return ScriptedReply(text=" | ".join(f"{m.role.value}: {m.text}" for m in request.messages if m.text))
+
+
+def example() -> list[Message]:
+    return [
+        Message(Role.USER, [TextPart("Translate 'cat'.")]),
+        Message(Role.ASSISTANT, [TextPart("chat")]),
+        Message(Role.USER, [TextPart("Translate 'dog'."), PNG]),
+    ]
+
+
+async def test_the_earlier_messages_are_turns_before_the_persons_and_a_history_file_keeps_them(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(said), history=path)
+    reply = await session.send_messages(example())
+    assert reply.text == "user: Translate 'cat'. | assistant: chat | user: Translate 'dog'."
+    assert [m.role.value for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    assert session.messages[2].parts[1] == PNG
+    # The next turn goes on from the whole of it; regenerate answers the last person's message again.
+    await session.send("and 'bird'?")
+    again = await session.regenerate()
+    assert again.text.startswith("user: Translate 'cat'. | assistant: chat | user: Translate 'dog'.")
+    session.close()
+    reopened = ChatSession(ScriptedTransport([said]), history=path)
+    assert [(m.role.value, m.text) for m in reopened.messages][:3] == [
+        ("user", "Translate 'cat'."),
+        ("assistant", "chat"),
+        ("user", "Translate 'dog'."),
+    ]
+    reopened.close()
+
+
+async def test_a_file_the_provider_refuses_refuses_the_whole_send() -> None:
+    transport = ScriptedTransport([said])
+    transport.attachment_limits = AttachmentLimits(  # type: ignore[attr-defined]
+        "NoImages", max_image_bytes=1, max_images=0, max_document_bytes=1, max_total_bytes=1, image_types=frozenset()
+    )
+    session = ChatSession(transport)
+    with pytest.raises(AttachmentError):
+        await session.send_messages(example())
+    assert session.messages == []
