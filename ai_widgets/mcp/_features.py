@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ai_widgets._call_log import log_line
+from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._link import _Link
 from ai_widgets.outcome import ToolOutcome
@@ -104,8 +105,12 @@ class _Features:
         self.roots = _root_uris(roots)
 
     def client_options(self) -> dict[str, Any]:
-        """The SDK client's options for the features: each callback given declares its capability."""
+        """The SDK client's options for the features: each callback given declares its capability; MCP Apps is
+        declared as an extension (the widget's cards show a tool's app), so servers offer their app tools."""
+        from mcp.client.extension import advertise
+
         options: dict[str, Any] = {
+            "extensions": [advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})],
             "elicitation_callback": elicitation_callback(self._callers, self._server),
             "logging_callback": self._on_log,
             "log_level": "info",  # the opt-in a 2026 server needs to send log messages at all

@@ -36,6 +36,8 @@ class ToolDefinition(BaseModel):
         sequential: Whether calls of this tool run alone rather than concurrently with other calls.
         annotations: What its source claims about it (an MCP server's tool annotations, as it sent them), kept so
             that a change of them is seen; claims, never trusted by themselves.
+        app: The ``ui://`` resource of an MCP App its card shows (the tool's ``_meta.ui.resourceUri``), or ``None``.
+            The card shows the app in a sandboxed frame; the model is never told of it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,11 +51,14 @@ class ToolDefinition(BaseModel):
     requires_approval: bool = False
     sequential: bool = False
     annotations: dict[str, Any] | None = None
+    app: str | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         _check_name(self.name)
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+        if self.app is not None and not (isinstance(self.app, str) and self.app.startswith("ui://")):
+            raise ValueError(f"tool {self.name!r}: app must be a ui:// URI, not {self.app!r}")
         problem = _too_deep(self.parameters)
         if problem is not None:
             raise ValueError(f"tool {self.name!r}: parameters {problem}")

@@ -441,6 +441,7 @@ def tool_info(definition: ToolDefinition) -> dict[str, Any]:
             "description": definition.description,
             "requires_approval": definition.requires_approval,
             "parameters": definition.parameters,  # the fields of the approval prompt's Edit form
+            "app": definition.app,  # the ui:// page of its MCP App (the card shows it; apps trait)
         }
     )
 
