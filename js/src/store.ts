@@ -294,7 +294,7 @@ export class ChatStore {
       const id = typeof msg.id === "string" ? { id: msg.id } : {};
       const call = typeof msg.tool_call_id === "string" ? { callId: msg.tool_call_id, fields: textFields(msg.fields) } : {};
       this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id, ...call });
-    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent") {
+    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent" || msg.type === "app_reply") {
       this.emit({ kind: "reply", message: msg });
     }
   }
