@@ -122,7 +122,7 @@ class AppHost:
         if server is None or shown is None:
             return self._reply(tool_call_id, request, error=f"the app's server has no tool {clip(name)!r} to call")
         try:
-            entry = self._bench.open(shown, arguments, source=tool_call_id)
+            entry = self._bench.open(shown, arguments, source=tool_call_id, by_app=True)
             future = self._bench.start(entry, arguments)
         except (BenchError, RuntimeError) as exc:
             return self._reply(tool_call_id, request, error=str(exc))

@@ -257,6 +257,8 @@ export interface BenchEntry {
   arguments: JsonObject;
   /** The call it was opened from ("Run again"), or null. */
   source: string | null;
+  /** Asked for by the MCP App in the card of `source` (its own tools/call), not by the person. */
+  by_app?: boolean;
   /** The latest run's reply (one tool call), or null before the first. */
   message: Message | null;
   running: boolean;

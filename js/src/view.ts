@@ -120,7 +120,7 @@ export class ChatView {
     };
     // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
     const alone = model.get("scope") === "bench";
-    this.bench = new BenchView({ ...this.ctx, closable: !alone });
+    this.bench = new BenchView({ ...this.ctx, appPage: undefined, closable: !alone }); // its cards show no app
     if (!alone) {
       this.ctx.runAgain = (callId) => {
         this.bench.expect(callId);

@@ -128,6 +128,8 @@ async def test_a_card_gets_its_apps_page_and_the_apps_calls_are_asked_about_like
         asked = _bench_call(chat)
         assert asked is not None
         assert asked["tool_name"] == "c_bump"
+        assert chat.bench[-1]["by_app"] is True
+        assert chat.bench[-1]["source"] == call_id
         front.handle({"type": "approve", "tool_call_id": asked["tool_call_id"], "decision": "approved"})
         await wait_for(lambda: len(_replies(wire, chat)) == 1, timeout=30)
         reply = _replies(wire, chat)[0]
