@@ -4,7 +4,8 @@ tool names the app ``ui://get-time/mcp-app.html``. The model calls it and the pe
 app in a frame that gets the tool's input and result (the app shows the time the tool returned) and the page's
 theme; the app's own "Get Server Time" calls ``get-time`` through the host, which asks the person like a model's
 call: allowed, the app shows the new time; declined, the app gets an error. The card's text form stays. And the
-frame is sandboxed to scripts on an opaque origin: it cannot reach the notebook's DOM."""
+frame is sandboxed to scripts on an opaque origin: it cannot reach the notebook's DOM; in a dark JupyterLab the
+app is told the theme is dark."""
 
 from __future__ import annotations
 
@@ -103,8 +104,10 @@ def test_an_mcp_app_shows_in_its_card_and_its_own_calls_are_asked_about(
     assert_no_widget_errors(page)
 
 
-def test_the_app_frame_cannot_reach_the_notebook(chromium_page, server, notebook_name, artifacts):
-    page, srv, nb = chromium_page, server("lab"), notebook_name
+def test_the_app_frame_cannot_reach_the_notebook_and_takes_a_dark_theme(
+    chromium_page, server, notebook_name, artifacts
+):
+    page, srv, nb = chromium_page, server("lab", theme="JupyterLab Dark"), notebook_name
     srv.write_notebook(nb, [notebook()])
     widget = open_and_run(page, srv, nb)
     send_from_input(widget, "what time is it on the server?")
@@ -118,6 +121,8 @@ def test_the_app_frame_cannot_reach_the_notebook(chromium_page, server, notebook
     frame = frame_el.element_handle().content_frame()
     assert frame is not None
     frame.wait_for_load_state()
+    expect(card.frame_locator("iframe.aiw-app-frame").locator("#server-time")).to_have_text(ISO, timeout=WAIT)
+    assert frame.evaluate("document.documentElement.getAttribute('data-theme')") == "dark"  # JupyterLab's theme
     probe = frame.evaluate(
         """() => {
             const tried = {};
@@ -136,5 +141,5 @@ def test_the_app_frame_cannot_reach_the_notebook(chromium_page, server, notebook
     # A message posted by the frame that is not the app's protocol changes nothing in the notebook.
     frame.evaluate("window.parent.postMessage({type: 'approve', tool_call_id: 'x', decision: 'approved'}, '*')")
     wait_idle(widget)
-    screenshot(widget, artifacts, "mcp-app-sandboxed")
+    screenshot(widget, artifacts, "mcp-app-sandboxed-dark")
     assert_no_widget_errors(page)
