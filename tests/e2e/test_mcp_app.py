@@ -98,6 +98,12 @@ def test_an_mcp_app_shows_in_its_card_and_its_own_calls_are_asked_about(
     expect(asked).to_have_attribute("data-state", "rejected", timeout=WAIT)
     expect(shown_time).to_have_text("[ERROR]", timeout=WAIT)
 
+    # The page's theme switches (JupyterLab marks it on the body): the app is told (host-context-changed).
+    page.evaluate("document.body.dataset.jpThemeLight = 'false'")
+    frame.wait_for_function("document.documentElement.getAttribute('data-theme') === 'dark'", timeout=WAIT)
+    page.evaluate("document.body.dataset.jpThemeLight = 'true'")
+    frame.wait_for_function("document.documentElement.getAttribute('data-theme') === 'light'", timeout=WAIT)
+
     # The conversation saw the model's call only; its text form stays in the card.
     expect(last_assistant(widget).locator(".aiw-tool-card")).to_have_count(1)
     del outcome

@@ -43,6 +43,9 @@ export class AppFrame {
   private shownHtml: string | null = null;
   private readonly listener = (ev: MessageEvent): void => this.onMessage(ev);
   private theme = pageTheme();
+  /** JupyterLab's theme switch: the app is told (host-context-changed). */
+  private readonly themeWatch =
+    typeof MutationObserver === "function" ? new MutationObserver(() => this.themeChanged()) : null;
 
   constructor(
     private readonly callId: string,
@@ -56,6 +59,14 @@ export class AppFrame {
     if (!set) frames.set(callId, (set = new Set()));
     set.add(this);
     window.addEventListener("message", this.listener);
+    if (document.body) this.themeWatch?.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light"] });
+  }
+
+  private themeChanged(): void {
+    const theme = pageTheme();
+    if (theme === this.theme || !this.session?.ready) return;
+    this.theme = theme;
+    this.apply(this.session.contextChanged({ theme }));
   }
 
   /** The page, as the `apps` trait has it now (undefined: not read yet). */
@@ -109,11 +120,7 @@ export class AppFrame {
     // Only this frame's own window speaks for this app (another frame, or the page, cannot).
     if (!this.iframe || !this.session || ev.source !== this.iframe.contentWindow) return;
     this.apply(this.session.receive(ev.data));
-    const theme = pageTheme();
-    if (theme !== this.theme && this.session.ready) {
-      this.theme = theme;
-      this.apply(this.session.contextChanged({ theme }));
-    }
+    this.themeChanged();
   }
 
   /** The call's state: arguments while they stream, complete, then the outcome (or why it did not run). */
@@ -147,6 +154,7 @@ export class AppFrame {
 
   destroy(): void {
     window.removeEventListener("message", this.listener);
+    this.themeWatch?.disconnect();
     frames.get(this.callId)?.delete(this);
     if (frames.get(this.callId)?.size === 0) frames.delete(this.callId);
     this.iframe?.remove();
