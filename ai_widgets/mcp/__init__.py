@@ -43,6 +43,7 @@ Roots and logging
     messages go to the Python logger ``ai_widgets.mcp.server.<name>`` and to the card of the call that was running.
 """
 
+from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION, MAX_APP_BYTES, AppPage
 from ai_widgets.mcp._auth import OAuth
 from ai_widgets.mcp._base import MCPServerError
 from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT
@@ -65,7 +66,11 @@ from ai_widgets.mcp._offers import (
 from ai_widgets.mcp._server import MCPServer
 
 __all__ = [
+    "APPS_EXTENSION",
+    "APP_MIME_TYPE",
     "DEFAULT_CALL_TIMEOUT",
+    "MAX_APP_BYTES",
+    "AppPage",
     "MCPPrompt",
     "MCPResource",
     "MCPResourceTemplate",

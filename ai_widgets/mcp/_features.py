@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ai_widgets._call_log import log_line
+from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._link import _Link
 from ai_widgets.mcp._related import related_task
@@ -107,8 +108,12 @@ class _Features:
         self.roots = _root_uris(roots)
 
     def client_options(self) -> dict[str, Any]:
-        """The SDK client's options for the features: each callback given declares its capability."""
+        """The SDK client's options for the features: each callback given declares its capability; MCP Apps is
+        declared as an extension (the widget's cards show a tool's app), so servers offer their app tools."""
+        from mcp.client.extension import advertise
+
         options: dict[str, Any] = {
+            "extensions": [advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})],
             "elicitation_callback": elicitation_callback(self._callers, self._server),
             "sampling_callback": sampling_callback(self._callers, self._server),
             "logging_callback": self._on_log,

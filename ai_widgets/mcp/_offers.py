@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal, TypeAlias, TypeVar
 from ai_widgets._rich import bounded
 from ai_widgets._safe import redact, safe_text
 from ai_widgets.attachments import DEFAULT_MAX_CHARS, AttachmentPart, File, attachment_parts, register_converter
+from ai_widgets.mcp._apps import AppPage, app_page
 from ai_widgets.mcp._base import _MAX_PAGES, MCPServerError
 from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._link import _Link
@@ -441,6 +442,32 @@ class _Offers:
             return ResourceRead(uri=uri, server=self._connection.name, contents=contents)
 
         return await self._request(f"read {uri}", here)
+
+    async def read_app(self, uri: str) -> AppPage:
+        """Reads an MCP App's page (the ``ui://`` resource a tool names), for its card: a page that cannot be
+        shown (too large, not of the app MIME type, not there) is an :class:`AppPage` whose ``error`` says why.
+
+        Args:
+            uri: The app's ``ui://`` URI.
+
+        Raises:
+            TypeError: ``uri`` is not a ``ui://`` URI.
+        """
+        if not isinstance(uri, str) or not uri.startswith("ui://"):
+            raise TypeError(f"server.read_app needs a ui:// URI, not {uri!r}")
+
+        async def here(link: _Link) -> AppPage:
+            try:
+                result = await link.client.read_resource(uri)
+            except Exception as exc:
+                error = self._refused(exc, f"read {uri}", unknown=f"has no resource {uri}")
+                return AppPage(uri, error=f"The app could not be read: {error}.")
+            return app_page(uri, result.contents)
+
+        try:
+            return await self._request(f"read {uri}", here)
+        except MCPServerError as exc:
+            return AppPage(uri, error=f"The app could not be read: {exc}.")
 
     async def prompts(self) -> list[MCPPrompt]:
         """The server's prompts (every page of ``prompts/list``); empty for a server that offers none.

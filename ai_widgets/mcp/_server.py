@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
+from ai_widgets.mcp._apps import tool_app
 from ai_widgets.mcp._auth import OAuth
 from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerError, _Endpoint, logger
 from ai_widgets.mcp._connection import _Connection
@@ -133,6 +134,8 @@ class MCPServer(_Offers):
         # Touched on the server's loop only, except ``_tools`` (read from any thread).
         self._tools: list[Tool] | None = None  # the last listing, while no list_changed said it is stale
         self._generation = 0  # bumped by each invalidation: a listing that raced one is not cached
+        # The server's own name of each tool, by the name shown (casefolded): an app's calls name them so.
+        self._mcp_names: dict[str, tuple[str, str]] = {}  # casefolded shown name -> (shown, the server's name)
 
     @classmethod
     def stdio(
@@ -314,9 +317,19 @@ class MCPServer(_Offers):
                 break
         return listed
 
+    def tool_for(self, mcp_name: str) -> str | None:
+        """The name shown (registered) of this server's tool that the server calls ``mcp_name`` (what an MCP App
+        names in its ``tools/call``), from the last listing; ``None`` when it lists no such tool for the model."""
+        return next((shown for shown, name in self._mcp_names.values() if name == mcp_name), None)
+
+    def owns(self, tool_name: str) -> bool:
+        """Whether ``tool_name`` (as registered) is one of this server's tools, in its last listing."""
+        return isinstance(tool_name, str) and tool_name.casefold() in self._mcp_names
+
     def _build(self, listed: Sequence[Any], *, tasks_refused: str | None) -> list[Tool]:
         tools: list[Tool] = []
         seen: set[str] = set()
+        names: dict[str, tuple[str, str]] = {}
         # A name that needs no change keeps it: one that had to be changed ("my tool" -> "my_tool") gives way to it.
         exact = {
             spec.name.casefold()
@@ -351,6 +364,10 @@ class MCPServer(_Offers):
             if unusable is not None:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
+            app, for_model = tool_app(spec.meta)
+            if not for_model:  # MCP Apps: a tool for the app alone is never offered to the model
+                logger.debug("ai_widgets: MCP server %s: its tool %r is for its app only", self.name, spec.name)
+                continue
             annotations = spec.annotations
             title = spec.title or (annotations.title if annotations is not None else None)
             try:
@@ -363,12 +380,15 @@ class MCPServer(_Offers):
                     requires_approval=not self.trust_annotations,
                     annotations=None if annotations is None else _claims(annotations),
                     described_by=f"the MCP server {self.name!r}",
+                    app=app,
                 )
             except ValueError as exc:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
                 continue
             seen.add(shown.casefold())
+            names[shown.casefold()] = (shown, spec.name)
             tools.append(Tool(definition, self._handler(spec.name, as_task=task_support(spec) == "required")))
+        self._mcp_names = names
         return tools
 
     def _full_name(self, name: str) -> str:

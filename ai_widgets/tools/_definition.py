@@ -38,6 +38,8 @@ class ToolDefinition(BaseModel):
             that a change of them is seen; claims, never trusted by themselves.
         described_by: Who wrote its description and schema when it is not this Python code (an MCP server, by
             name), so that :meth:`~ai_widgets.tools.Tool.check` says whose they are rather than advising a docstring.
+        app: The ``ui://`` resource of an MCP App its card shows (the tool's ``_meta.ui.resourceUri``), or ``None``.
+            The card shows the app in a sandboxed frame; the model is never told of it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -52,11 +54,14 @@ class ToolDefinition(BaseModel):
     sequential: bool = False
     annotations: dict[str, Any] | None = None
     described_by: str | None = None
+    app: str | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         _check_name(self.name)
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
+        if self.app is not None and not (isinstance(self.app, str) and self.app.startswith("ui://")):
+            raise ValueError(f"tool {self.name!r}: app must be a ui:// URI, not {self.app!r}")
         problem = _too_deep(self.parameters)
         if problem is not None:
             raise ValueError(f"tool {self.name!r}: parameters {problem}")

@@ -197,6 +197,24 @@ class BenchCloseAction(_Action):
     id: Annotated[str, Field(min_length=1, max_length=128)]
 
 
+class AppOpenAction(_Action):
+    """A card asks for the page of its tool's MCP App (the ``ui://`` resource its definition names)."""
+
+    type: Literal["app_open"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class AppCallAction(_Action):
+    """The MCP App in a call's card calls a tool of its server (``tools/call``): it runs like a model's call,
+    approval included, and its result goes back to the app as the answer to its request ``request``."""
+
+    type: Literal["app_call"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+    request: Annotated[int, Field(ge=0, le=2**53)]
+    name: Annotated[str, Field(min_length=1, max_length=256)]
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 _ACTIONS = (
     SyncAction,
     OlderAction,
@@ -217,6 +235,8 @@ _ACTIONS = (
     BenchOpenAction,
     BenchRunAction,
     BenchCloseAction,
+    AppOpenAction,
+    AppCallAction,
 )
 _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in _ACTIONS)
 
@@ -239,7 +259,9 @@ Action: TypeAlias = Annotated[
     | SwitchBranchAction
     | BenchOpenAction
     | BenchRunAction
-    | BenchCloseAction,
+    | BenchCloseAction
+    | AppOpenAction
+    | AppCallAction,
     Field(discriminator="type"),
 ]
 

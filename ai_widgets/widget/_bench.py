@@ -56,6 +56,7 @@ class _Entry:
     arguments: dict[str, Any]
     source: str | None
     session: ChatSession
+    by_app: bool = False  # asked for by the MCP App in the card of ``source`` (not the person's "Run again")
     unsubscribe: Callable[[], None] = lambda: None
     errors: dict[str, str] = dataclasses.field(default_factory=dict)
     error: str | None = None
@@ -89,6 +90,7 @@ class _Entry:
                 "tool_name": self.tool_name,
                 "arguments": self.arguments,
                 "source": self.source,
+                "by_app": self.by_app,
                 "message": message,
                 "running": self.running,
                 "errors": self.errors,
@@ -195,8 +197,11 @@ class Bench:
 
     # --- entries ----------------------------------------------------------------------------------------------
 
-    def open(self, tool_name: str, arguments: Mapping[str, Any], *, source: str | None = None) -> str:
-        """Adds an entry for a registered tool, its form filled with ``arguments``; returns its id.
+    def open(
+        self, tool_name: str, arguments: Mapping[str, Any], *, source: str | None = None, by_app: bool = False
+    ) -> str:
+        """Adds an entry for a registered tool, its form filled with ``arguments``; returns its id. ``by_app``: the
+        MCP App in the card of the call ``source`` asked for it.
 
         Raises:
             BenchError: No such tool, arguments that are not JSON data, or the bench is full of running entries.
@@ -217,7 +222,7 @@ class Bench:
                 if idle is None:
                     raise BenchError(f"{self._limit} tools are running by hand already: wait for one, or close one")
                 self._drop(idle)
-            entry = _Entry(f"bench_{next(self._ids)}", found.name, shown, source, session)
+            entry = _Entry(f"bench_{next(self._ids)}", found.name, shown, source, session, by_app=by_app)
             entry.unsubscribe = session.subscribe(lambda change: self._changed(entry, change))
             self._entries[entry.id] = entry
             self.flush()

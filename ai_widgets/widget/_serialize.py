@@ -433,16 +433,17 @@ def message_dict(message: Message, index: int) -> dict[str, Any]:
 
 def tool_info(definition: ToolDefinition) -> dict[str, Any]:
     """What a card shows about a tool."""
-    return shown_json(  # type: ignore[no-any-return]
-        {
-            "title": definition.title,
-            "icon": definition.icon,
-            "risk": definition.risk.value,
-            "description": definition.description,
-            "requires_approval": definition.requires_approval,
-            "parameters": definition.parameters,  # the fields of the approval prompt's Edit form
-        }
-    )
+    info: dict[str, Any] = {
+        "title": definition.title,
+        "icon": definition.icon,
+        "risk": definition.risk.value,
+        "description": definition.description,
+        "requires_approval": definition.requires_approval,
+        "parameters": definition.parameters,  # the fields of the approval prompt's Edit form
+    }
+    if definition.app is not None:
+        info["app"] = definition.app  # the ui:// page of its MCP App (the card shows it; the apps trait)
+    return shown_json(info)  # type: ignore[no-any-return]
 
 
 def argument_ops(patches: Iterable[ArgumentPatch]) -> list[list[Any]]:

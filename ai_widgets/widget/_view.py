@@ -26,11 +26,13 @@ from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
 from ai_widgets.changes import ContextCut
-from ai_widgets.messages import InputResponseError, Message, MessageStatus
+from ai_widgets.messages import InputResponseError, Message, MessageStatus, ToolCallPart
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
     ActionError,
+    AppCallAction,
+    AppOpenAction,
     ApproveAction,
     BenchCloseAction,
     BenchOpenAction,
@@ -53,6 +55,7 @@ from ai_widgets.widget._actions import (
     clip,
     parse_action,
 )
+from ai_widgets.widget._apps import AppHost
 from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._branch_view import branch_marked, branch_marks, run_branch_turn, switch_branch
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
@@ -161,6 +164,9 @@ class SessionView(anywidget.AnyWidget):
     # How the last request was shortened to fit the model's context window (``ContextCut`` as a dict), empty when
     # it carried everything: the view shows a marker where sending stopped (docs/protocol.md, the traits).
     context_cut = traitlets.Dict().tag(sync=True)
+    # The pages of the MCP Apps the cards show, by tool name (``AppPage`` as a dict, each at most a megabyte): asked
+    # for by a card (``app_open``), read from the tool's server (docs/protocol.md, "MCP Apps").
+    apps = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -196,6 +202,14 @@ class SessionView(anywidget.AnyWidget):
             loop=self._background_loop,
             on_run_end=self._refresh_allowed,
             interval=flush_interval,
+        )
+        self._apps = AppHost(
+            session,
+            self._bench,
+            find=self._find_call,
+            publish=self._publish_apps,
+            send=self._send_custom,
+            loop=self._background_loop,
         )
         self._mirror(start)
         self._refresh_tools()
@@ -430,6 +444,13 @@ class SessionView(anywidget.AnyWidget):
                     self._send_error("This form is the cell's own: it stays for the next run.")
                 else:
                     self._bench_action(lambda: self._bench.close_entry(entry_id), "Close")
+            case AppOpenAction(tool_call_id=call_id):
+                try:
+                    self._apps.open(call_id)
+                except (ValueError, RuntimeError) as exc:
+                    self._send_error(f"The app could not be shown: {exc}")
+            case AppCallAction(tool_call_id=call_id, request=request, name=name, arguments=app_arguments):
+                self._apps.call(call_id, request, name, app_arguments)
             case RevokeAction(tool_name=name):
                 policy = self.session.approval_policy
                 if not isinstance(policy, DefaultApprovalPolicy):
@@ -437,6 +458,14 @@ class SessionView(anywidget.AnyWidget):
                     return
                 policy.revoke(name)
                 self._refresh_allowed()
+
+    def _find_call(self, tool_call_id: str) -> tuple[ChatSession, ToolCallPart] | None:
+        session = self._session_of(tool_call_id)
+        found = session.find_tool_call(tool_call_id)
+        return None if found is None else (session, found[1])
+
+    def _publish_apps(self, pages: dict[str, Any]) -> None:
+        self.apps = pages
 
     def _session_of(self, tool_call_id: str) -> ChatSession:
         return self._bench.session_for(tool_call_id) or self.session

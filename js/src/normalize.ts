@@ -92,6 +92,7 @@ export function normalizeBenchEntry(raw: unknown): BenchEntry | null {
     tool_name: raw.tool_name,
     arguments: isRecord(raw.arguments) ? (raw.arguments as JsonObject) : {},
     source: typeof raw.source === "string" ? raw.source : null,
+    by_app: raw.by_app === true,
     message,
     running: raw.running === true,
     errors,

@@ -201,6 +201,8 @@ export interface ToolInfo {
   requires_approval?: boolean;
   /** The tool's parameters (JSON Schema): the fields of the Edit form. */
   parameters?: Json;
+  /** The ui:// page of its MCP App, which its cards show (the `apps` trait has the page). */
+  app?: string | null;
 }
 
 /** The synced traits of a ChatWidget (kernel -> front end only). */
@@ -231,6 +233,8 @@ export interface WidgetTraits {
   transcript_id?: string;
   /** How the last request was shortened to fit the model's context window; empty when it carried everything. */
   context_cut?: Partial<ContextCut>;
+  /** The pages of the MCP Apps the cards show, by tool name (raw: checked where used). */
+  apps?: Record<string, unknown>;
 }
 
 /** How a request was shortened to fit the model's context window (the session's ContextCut). */
@@ -253,6 +257,8 @@ export interface BenchEntry {
   arguments: JsonObject;
   /** The call it was opened from ("Run again"), or null. */
   source: string | null;
+  /** Asked for by the MCP App in the card of `source` (its own tools/call), not by the person. */
+  by_app?: boolean;
   /** The latest run's reply (one tool call), or null before the first. */
   message: Message | null;
   running: boolean;
@@ -296,6 +302,8 @@ export type OutgoingMessage =
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "respond"; tool_call_id: string; action: InputAction; content?: JsonObject }
+  | { type: "app_open"; tool_call_id: string }
+  | { type: "app_call"; tool_call_id: string; request: number; name: string; arguments: JsonObject }
   | { type: "revoke"; tool_name: string }
   | { type: "continue" }
   | { type: "edit"; message_id: string; text: string }

@@ -3,6 +3,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import { Backfill } from "./render/backfill";
+import { type AppPageInfo, deliverAppReply } from "./render/appframe";
 import { BenchView } from "./render/bench";
 import { ContextMarker } from "./render/contextcut";
 import { MessageList } from "./render/list";
@@ -25,6 +26,7 @@ const TRAITS = [
   "scope",
   "bench",
   "context_cut",
+  "apps",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -114,10 +116,11 @@ export class ChatView {
       setPrompting: (card, on) => (on ? this.prompting.add(card) : this.prompting.delete(card)),
       now: () => Date.now() / 1000,
       widgets: widgetHost(model),
+      appPage: (name) => this.appPage(name),
     };
     // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
     const alone = model.get("scope") === "bench";
-    this.bench = new BenchView({ ...this.ctx, closable: !alone });
+    this.bench = new BenchView({ ...this.ctx, appPage: undefined, closable: !alone }); // its cards show no app
     if (!alone) {
       this.ctx.runAgain = (callId) => {
         this.bench.expect(callId);
@@ -252,7 +255,7 @@ export class ChatView {
   private send(msg: OutgoingMessage): boolean {
     this.model.send(msg);
     if (msg.type === "sync") return true;
-    if (msg.type === "complete" || msg.type === "describe") return this.store.connected; // asked quietly
+    if (msg.type === "complete" || msg.type === "describe" || msg.type === "app_open") return this.store.connected; // asked quietly
     if (!this.store.connected) {
       if (msg.type === "send") this.sentWhileWaiting = msg.text;
       if (!this.waitingBanner?.isConnected) {
@@ -264,6 +267,12 @@ export class ChatView {
     }
     if (msg.type === "send") this.shell.scrollToEnd();
     return true;
+  }
+
+  private appPage(name: string): AppPageInfo | undefined {
+    const apps = this.model.get("apps");
+    const page = apps && Object.prototype.hasOwnProperty.call(apps, name) ? apps[name] : undefined;
+    return page && typeof page === "object" && !Array.isArray(page) ? (page as AppPageInfo) : undefined;
   }
 
   private toolInfo(name: string): ToolInfo | undefined {
@@ -337,7 +346,8 @@ export class ChatView {
         this.sentWhileWaiting = null;
         return;
       case "reply":
-        this.shell.kernelReply(ev.message);
+        if (ev.message.type === "app_reply") deliverAppReply(ev.message);
+        else this.shell.kernelReply(ev.message);
         return;
       case "error":
         // A refused answer to a card's question is shown in that card (at its fields), not again in the banner.
@@ -426,7 +436,7 @@ export class ChatView {
 
   private applyTraits(): void {
     const t = this.dirtyTraits;
-    if (t.has("tools")) {
+    if (t.has("tools") || t.has("apps")) {
       const tools = this.model.get("tools") ?? {};
       this.toolsLower = new Map(Object.entries(tools).map(([k, v]) => [k.toLowerCase(), v]));
       for (const view of this.list.all()) for (const card of view.cards()) card.updateInfo();

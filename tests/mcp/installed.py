@@ -49,6 +49,7 @@ _NPM = (
     "@modelcontextprotocol/server-filesystem",
     "@modelcontextprotocol/server-memory",
     "@modelcontextprotocol/conformance",
+    "@modelcontextprotocol/server-basic-vanillajs",
 )
 _PYTHON = ("mcp-server-time", "mcp-server-git")
 

@@ -139,8 +139,12 @@ class BenchEntryView {
   update(entry: BenchEntry): void {
     const previous = this.entry;
     this.entry = entry;
-    setText(this.origin, entry.source ? "from the model's call" : "");
-    this.origin.title = entry.source ? `A run by hand of call ${entry.source}; the conversation is not changed` : "";
+    setText(this.origin, entry.by_app ? "asked for by the app in a card" : entry.source ? "from the model's call" : "");
+    this.origin.title = entry.by_app
+      ? `The MCP App in the card of call ${entry.source} calls this tool; the conversation is not changed`
+      : entry.source
+        ? `A run by hand of call ${entry.source}; the conversation is not changed`
+        : "";
     const form = this.form!;
     // The kernel's arguments replace the fields only when they are new to this view (another view ran it, or the
     // page reopened); the person's typing is never overwritten by what this view itself sent.

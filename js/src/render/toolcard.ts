@@ -1,12 +1,14 @@
 // One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
 // then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
 // the decision, the question its server asks the person (awaiting_input) and what they answered, a progress bar,
-// the server's log lines, the result. Updates compare against what is shown and touch only what changed.
+// the server's log lines, the result, and the tool's MCP App (shown collapsed too, below the header; its text form
+// stays). Updates compare against what is shown and touch only what changed.
 
 import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass } from "../dom";
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
-import type { ArgPatch, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
+import type { ArgPatch, JsonObject, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { inputRequestOf } from "../asking";
+import { AppFrame, type AppPageInfo } from "./appframe";
 import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
 import { InputBox, answeredText } from "./inputbox";
@@ -38,6 +40,8 @@ export interface CardContext {
   heading?: string;
   /** The host's widget manager, for results that are ipywidgets (absent: their text shows). */
   widgets?: WidgetHost | null;
+  /** The page of a tool's MCP App, as the `apps` trait has it (absent: apps are not shown here). */
+  appPage?: (toolName: string) => AppPageInfo | undefined;
 }
 
 const FINISHED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
@@ -69,7 +73,10 @@ export class ToolCardView implements PartView {
   private readonly result = h("div", "aiw-tool-result-slot");
   private readonly display = h("div", "aiw-tool-display-slot"); // what the result displays: shown collapsed too
   private readonly actions = h("div", "aiw-tool-actions");
+  private readonly appSlot = h("div", "aiw-tool-app-slot"); // the tool's MCP App: shown collapsed too
   private runAgain: HTMLButtonElement | null = null;
+  private app: AppFrame | null = null;
+  private appAsked = false;
   private approval: ApprovalBox | null = null;
   private inputBox: InputBox | null = null;
   private shownRequest = "";
@@ -130,6 +137,8 @@ export class ToolCardView implements PartView {
     this.display.hidden = true;
     this.answered.hidden = true;
     this.el.append(header, this.progressSlot, this.log.el, this.answered, this.outcomeLine, this.afterStop, this.body, this.display);
+    this.appSlot.hidden = true;
+    this.display.after(this.appSlot);
     this.update(part);
   }
 
@@ -156,6 +165,7 @@ export class ToolCardView implements PartView {
     if (!this.isExpanded() || this.argsStale) this.argsStale = true;
     else if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
     this.updateSummary();
+    this.updateApp();
   }
 
   /** Title, icon and risk from the `tools` trait. */
@@ -168,6 +178,32 @@ export class ToolCardView implements PartView {
     setAttr(this.risk, "data-risk", risk);
     setText(this.risk, risk ? (RISK_LABELS[risk] ?? risk) : "");
     this.updateRunAgain();
+    this.updateApp();
+  }
+
+  /** The tool's MCP App: its frame once the page is there (asked of the kernel once), fed the call's state. */
+  private updateApp(): void {
+    const info = this.ctx.toolInfo(this.part.tool_name);
+    const uri = typeof info?.app === "string" && info.app.startsWith("ui://") ? info.app : null;
+    if (!uri || !this.ctx.appPage || this.part.provider_executed) return;
+    const page = this.ctx.appPage(this.part.tool_name);
+    if (!this.app) {
+      this.app = new AppFrame(this.part.tool_call_id, (msg) => this.ctx.send(msg), () => ({
+        name: this.part.tool_name,
+        info: this.ctx.toolInfo(this.part.tool_name),
+      }));
+      this.appSlot.append(this.app.el);
+      this.appSlot.hidden = false;
+    }
+    if (!page || page.uri !== uri) {
+      if (!this.appAsked) {
+        this.appAsked = true;
+        this.ctx.send({ type: "app_open", tool_call_id: this.part.tool_call_id });
+      }
+      return;
+    }
+    this.app.setPage(page);
+    this.app.update(this.part.state, this.ranWith() as JsonObject, this.part.outcome);
   }
 
   private toolTitle(): string {
@@ -285,6 +321,7 @@ export class ToolCardView implements PartView {
       this.ctx.setTicking(this, running);
     }
     this.tick();
+    this.updateApp();
   }
 
   /** The server's question while the call waits for input (a new question: a new form); once it stops waiting,
@@ -377,6 +414,7 @@ export class ToolCardView implements PartView {
   }
 
   destroy(): void {
+    this.app?.destroy();
     disposeDisplays(this.result);
     disposeDisplays(this.display);
     if (this.ticking) this.ctx.setTicking(this, false);

@@ -1,0 +1,57 @@
+// A tool's MCP App in its card (render/appframe.ts): the card asks the kernel for the page once, shows it in a
+// frame sandboxed to scripts alone with the restrictive policy, takes messages only from its own frame, routes
+// the kernel's app_reply to it, and says in the card why a page cannot be shown (too large), keeping the text form.
+
+import { describe, expect, it } from "vitest";
+import { deliverAppReply } from "../src/render/appframe";
+import { $, FakeModel, assistant, call, mount } from "./helpers";
+
+const HTML = "<!DOCTYPE html><html><head><title>t</title></head><body><p id=x>app</p></body></html>";
+
+async function appCard(apps: Record<string, unknown> = {}) {
+  const model = new FakeModel({ tools: { counter: { title: "Counter", app: "ui://counter/app.html" } }, apps, collapse_tool_calls: true });
+  const { view, root } = await mount(model);
+  model.patch(["start", assistant("a1", 0, [call("c1", "counter", { state: "completed", outcome: { status: "success", value: { count: 3 } } })])]);
+  view.flush();
+  return { model, view, root, card: $(root, '.aiw-tool-card[data-call-id="c1"]') };
+}
+
+const sentOf = (model: FakeModel, type: string) => model.sent.filter((m) => (m as { type?: string }).type === type);
+
+describe("an MCP App in its card", () => {
+  it("asks the kernel for the page once, then shows it in a sandboxed frame with the policy", async () => {
+    const { model, view, card } = await appCard();
+    expect(sentOf(model, "app_open")).toEqual([{ type: "app_open", tool_call_id: "c1" }]);
+    expect(card.querySelector("iframe")).toBeNull();
+    model.set("apps", { counter: { uri: "ui://counter/app.html", html: HTML, error: null, csp: null, prefers_border: true } });
+    view.flush();
+    const frame = $<HTMLIFrameElement>(card, "iframe.aiw-app-frame");
+    expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
+    expect(frame.srcdoc).toMatch(/^<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none';/);
+    expect(frame.srcdoc).toContain("<p id=x>app</p>");
+    expect(sentOf(model, "app_open")).toHaveLength(1);
+    // Shown collapsed too, outside the card's body (the text form stays in the body).
+    expect(card.classList.contains("aiw-collapsed")).toBe(true);
+    expect(frame.closest(".aiw-tool-body")).toBeNull();
+  });
+
+  it("says why a page cannot be shown, and makes no frame", async () => {
+    const { card } = await appCard({ counter: { uri: "ui://counter/app.html", html: null, error: "The app is 1.1 MB, more than the 1 MB a card shows." } });
+    expect(card.querySelector("iframe")).toBeNull();
+    expect($(card, ".aiw-app-note").textContent).toBe("The app is 1.1 MB, more than the 1 MB a card shows.");
+  });
+
+  it("takes messages only from its own frame; a message from elsewhere asks nothing of the kernel", async () => {
+    const { model, card } = await appCard({ counter: { uri: "ui://counter/app.html", html: HTML } });
+    const frame = $<HTMLIFrameElement>(card, "iframe.aiw-app-frame");
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bump", arguments: {} } };
+    window.dispatchEvent(new MessageEvent("message", { data: call, source: window }));
+    expect(sentOf(model, "app_call")).toEqual([]);
+    window.dispatchEvent(new MessageEvent("message", { data: call, source: frame.contentWindow }));
+    expect(sentOf(model, "app_call")).toEqual([{ type: "app_call", tool_call_id: "c1", request: 1, name: "bump", arguments: {} }]);
+    // The kernel's answer goes back to that frame (no error for a reply to a request it has).
+    deliverAppReply({ type: "app_reply", tool_call_id: "c1", request: 1, error: "declined" });
+    window.dispatchEvent(new MessageEvent("message", { data: { jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 5000 } }, source: frame.contentWindow }));
+    expect(frame.style.height).toBe("800px");
+  });
+});
