@@ -36,7 +36,7 @@ class SamplingRequest:
     """What a tool asks the session's model to answer.
 
     Attributes:
-        asker: Who asks (an MCP server, by name).
+        asker: Who asks, as a sentence names it mid-way ("the MCP server 'files'").
         messages: The conversation to answer, at least one message.
         system_prompt: The asker's system prompt, or ``None``.
         max_tokens: The most tokens the answer may have.
@@ -64,7 +64,7 @@ class SamplingRequest:
     def question(self) -> str:
         """The approval question: who asks, and what would be sent (quoted, shortened when long)."""
         lines = [
-            f"{self.asker} asks to send this to the chat's model (an answer of at most {self.max_tokens} tokens), "
+            f"{self.asker[:1].upper()}{self.asker[1:]} asks to send this to the chat's model (an answer of at most {self.max_tokens} tokens), "
             "and to get the answer back:"
         ]
         if self.system_prompt:

@@ -68,7 +68,7 @@ def _request(params: Any, server: str) -> SamplingRequest:
     messages = tuple(_message(m) for m in params.messages)
     hints = getattr(getattr(params, "model_preferences", None), "hints", None) or ()
     return SamplingRequest(
-        asker=f"The MCP server {server!r}",
+        asker=f"the MCP server {server!r}",
         messages=messages,
         system_prompt=safe_text(params.system_prompt) if params.system_prompt else None,
         max_tokens=params.max_tokens,

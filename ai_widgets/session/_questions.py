@@ -147,7 +147,7 @@ class CallQuestions:
         if call.tool.name not in self._sampling_allowed:
             decision, reason = await self._sampling_decision(call, request)
             if decision is ApprovalDecision.REJECTED:
-                told = f"The person declined to send {request.asker}'s request to the model"
+                told = f"The person declined the request of {request.asker} to run the model"
                 raise SamplingDeclinedError(told + (f": {reason}" if reason else "."))
             if decision is ApprovalDecision.APPROVED_ALWAYS:
                 self._sampling_allowed.add(call.tool.name)

@@ -97,7 +97,9 @@ async def test_a_decline_is_told_to_the_server_and_nothing_is_sent(asking: Askin
     assert len(seen) == 2  # the turn's two requests, and no sampling request
     assert part.state is ToolCallState.FAILED  # the server's tool failed on the decline
     assert part.outcome is not None
-    assert "declined" in (part.outcome.message or "")
+    assert "The person declined the request of the MCP server 'asking-server' to run the model: not now" in (
+        part.outcome.message or ""
+    )
     assert asking.lines() == []
 
 

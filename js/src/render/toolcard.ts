@@ -78,6 +78,7 @@ export class ToolCardView implements PartView {
   private app: AppFrame | null = null;
   private appAsked = false;
   private approval: ApprovalBox | null = null;
+  private approvalAsked: number | null = null; // approval_requested_at of the wait the box decides
   private inputBox: InputBox | null = null;
   private shownRequest = "";
   private progress: ProgressBar | null = null;
@@ -234,6 +235,13 @@ export class ToolCardView implements PartView {
     // The approval prompt: exactly while the call waits.
     if (p.state === "awaiting_approval") {
       const question = p.approval_reason || `Allow ${this.toolTitle()}?`;
+      // Each wait for a decision gets its own box: a running call's server may ask (sampling) right after the
+      // call was allowed, before a frame showed it running, and the old box's buttons are spent.
+      if (this.approval && this.approvalAsked !== p.approval_requested_at) {
+        this.approval.el.remove();
+        this.approval = null;
+      }
+      this.approvalAsked = p.approval_requested_at ?? null;
       if (!this.approval) {
         // Waiting while it runs: its server asks to use the model (sampling), allowed or declined as asked, no Edit.
         const sampling = p.run_started_at != null;
