@@ -7,8 +7,9 @@ import time
 from collections.abc import Callable
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 2.0) -> None:
-    """Polls ``predicate`` on the running loop until it holds; fails the test after ``timeout`` seconds."""
+async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Polls ``predicate`` on the running loop until it holds; fails the test after ``timeout`` seconds (generous:
+    a stdio server starting on a loaded machine takes seconds, and a passing test never waits that long)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
