@@ -204,6 +204,15 @@ class AppOpenAction(_Action):
     tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
 
 
+class ResourceOpenAction(_Action):
+    """A card asks to read a resource its call's result links to (an MCP resource link or embedded resource), to
+    show it in the card."""
+
+    type: Literal["resource_open"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+    uri: Annotated[str, Field(min_length=1, max_length=4096)]
+
+
 class AppCallAction(_Action):
     """The MCP App in a call's card calls a tool of its server (``tools/call``): it runs like a model's call,
     approval included, and its result goes back to the app as the answer to its request ``request``."""
@@ -237,6 +246,7 @@ _ACTIONS = (
     BenchCloseAction,
     AppOpenAction,
     AppCallAction,
+    ResourceOpenAction,
 )
 _TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in _ACTIONS)
 
@@ -261,7 +271,8 @@ Action: TypeAlias = Annotated[
     | BenchRunAction
     | BenchCloseAction
     | AppOpenAction
-    | AppCallAction,
+    | AppCallAction
+    | ResourceOpenAction,
     Field(discriminator="type"),
 ]
 

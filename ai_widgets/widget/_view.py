@@ -46,6 +46,7 @@ from ai_widgets.widget._actions import (
     PromptAction,
     PromptsAction,
     RegenerateAction,
+    ResourceOpenAction,
     RespondAction,
     RevokeAction,
     SendAction,
@@ -63,6 +64,7 @@ from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
 from ai_widgets.widget._prompts import PromptCatalog
+from ai_widgets.widget._resource_open import ResourceOpener
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from ai_widgets.widget._voila import VIEW_OPENED
@@ -211,6 +213,7 @@ class SessionView(anywidget.AnyWidget):
             send=self._send_custom,
             loop=self._background_loop,
         )
+        self._resources = ResourceOpener(find=self._find_call, send=self._send_custom, loop=self._background_loop)
         self._mirror(start)
         self._refresh_tools()
         self._turn_ended(None)
@@ -449,6 +452,11 @@ class SessionView(anywidget.AnyWidget):
                     self._apps.open(call_id)
                 except (ValueError, RuntimeError) as exc:
                     self._send_error(f"The app could not be shown: {exc}")
+            case ResourceOpenAction(tool_call_id=call_id, uri=uri):
+                try:
+                    self._resources.open(call_id, uri)
+                except ValueError as exc:
+                    self._send_error(f"The resource could not be opened: {exc}")
             case AppCallAction(tool_call_id=call_id, request=request, name=name, arguments=app_arguments):
                 self._apps.call(call_id, request, name, app_arguments)
             case RevokeAction(tool_name=name):

@@ -303,6 +303,7 @@ export type OutgoingMessage =
   | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "respond"; tool_call_id: string; action: InputAction; content?: JsonObject }
   | { type: "app_open"; tool_call_id: string }
+  | { type: "resource_open"; tool_call_id: string; uri: string }
   | { type: "app_call"; tool_call_id: string; request: number; name: string; arguments: JsonObject }
   | { type: "revoke"; tool_name: string }
   | { type: "continue" }

@@ -4,6 +4,7 @@
 import type { AnyModel } from "@anywidget/types";
 import { Backfill } from "./render/backfill";
 import { type AppPageInfo, deliverAppReply } from "./render/appframe";
+import { deliverResource } from "./render/resourceopen";
 import { BenchView } from "./render/bench";
 import { ContextMarker } from "./render/contextcut";
 import { MessageList } from "./render/list";
@@ -347,6 +348,7 @@ export class ChatView {
         return;
       case "reply":
         if (ev.message.type === "app_reply") deliverAppReply(ev.message);
+        else if (ev.message.type === "resource") deliverResource(ev.message);
         else this.shell.kernelReply(ev.message);
         return;
       case "error":

@@ -106,6 +106,8 @@ function renderCitations(citations: Citation[]): HTMLElement {
       item.append(a);
     } else {
       item.append(h("span", undefined, label));
+      // Not a web address (an MCP resource): the card can open it from the call's server (render/resourceopen).
+      if (typeof c.url === "string" && c.url) item.dataset.uri = c.url;
     }
     if (typeof c.snippet === "string" && c.snippet) item.append(h("div", "aiw-citation-snippet", c.snippet));
     list.append(item);

@@ -8,6 +8,7 @@ import { button, h, setAttr, setDisabled, setHidden, setText, toggleClass } from
 import { RISK_LABELS, stateLabel, summarizeArgs } from "../format";
 import type { ArgPatch, JsonObject, OutgoingMessage, Part, ToolCallPart, ToolInfo } from "../types";
 import { inputRequestOf } from "../asking";
+import { addOpeners } from "./resourceopen";
 import { AppFrame, type AppPageInfo } from "./appframe";
 import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
@@ -382,6 +383,7 @@ export class ToolCardView implements PartView {
       ? renderOutcome(p.outcome, p.state, !!outcomeLine(p), this.ctx.widgets ?? null, false)
       : null;
     this.result.replaceChildren(...(outcome ? [outcome] : []));
+    if (outcome) addOpeners(outcome, p.tool_call_id, (msg) => this.ctx.send(msg));
   }
 
   /** A figure, table or widget the result displays: built when the outcome arrives (not when the card is first

@@ -1,5 +1,5 @@
 """An MCP server for the tests of what a server offers besides tools: resources (text, a PNG blob, a template) and
-prompts (with and without arguments, two rendering several messages: a dialogue that ends with the
+a tool that links to them (``links``), and prompts (with and without arguments, two rendering several messages: a dialogue that ends with the
 assistant's, an example before the question), written with the SDK's ``MCPServer``.
 
 Run as a script it serves over stdio (``python offers_server.py``).
@@ -11,6 +11,7 @@ import base64
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+from mcp.types import ResourceLink, TextContent
 
 #: A 1x1 PNG.
 PIXEL = base64.b64decode(
@@ -27,6 +28,17 @@ def build() -> MCPServer:
     def ping() -> str:
         """Answers pong."""
         return "pong"
+
+    @server.tool(structured_output=False)
+    def links() -> list[object]:
+        """Links to the guide, the big text, the pixel, and a resource that is not there."""
+        return [
+            TextContent(type="text", text="Read these."),
+            *(
+                ResourceLink(type="resource_link", uri=uri, name=uri.rsplit("/", 1)[-1])
+                for uri in ("docs://guide", "docs://big", "images://pixel.png", "docs://gone")
+            ),
+        ]
 
     @server.resource("docs://guide", title="The guide", description="How to start.", mime_type="text/markdown")
     def guide() -> str:
