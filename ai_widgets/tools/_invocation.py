@@ -140,15 +140,12 @@ class ToolInvocation:
             NobodyToAskError: Nobody can allow it: the call runs outside a chat session, or has ended.
             SamplingDeclinedError: The person declined.
         """
-        sample, loop = self._sample, self._ask_loop
-        if sample is None or loop is None or loop.is_closed():
+        if self._sample is None:
             raise NobodyToAskError(
                 f"the tool {self.tool_name} asked to run the model, but there is no chat session's model to run here "
                 "(run it through a ChatSession or ChatWidget)"
             )
-        if running_loop() is loop:
-            return await sample(request)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sample(request), loop))
+        return await self._on_session_loop(self._sample(request))
 
     async def ask_person(self, request: InputRequest) -> InputResponse:
         """Asks the person for input and waits for the answer (an MCP server's elicitation), from any loop or thread's
@@ -157,15 +154,26 @@ class ToolInvocation:
         Raises:
             NobodyToAskError: Nobody can answer: the call runs outside a chat session, or has ended.
         """
-        ask, loop = self._ask, self._ask_loop
-        if ask is None or loop is None or loop.is_closed():
+        if self._ask is None:
             raise NobodyToAskError(
                 f"the tool {self.tool_name} asked for input, but nobody can answer here: it runs outside a chat "
                 "session (run it through a ChatSession, ChatWidget or run_tool to be asked in its card)"
             )
+        return await self._on_session_loop(self._ask(request))
+
+    async def _on_session_loop(self, question: Coroutine[Any, Any, T]) -> T:
+        """Awaits one of the session's coroutines on the session's loop, from whichever loop this call runs on.
+
+        Raises:
+            NobodyToAskError: The session's loop is gone (the call has ended).
+        """
+        loop = self._ask_loop
+        if loop is None or loop.is_closed():
+            question.close()
+            raise NobodyToAskError(f"the tool {self.tool_name} asked its session after the session's loop closed")
         if running_loop() is loop:
-            return await ask(request)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ask(request), loop))
+            return await question
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(question, loop))
 
     def get_arguments(self, type_: type[T]) -> T:
         """Validates the arguments as ``type_`` (a pydantic model, TypedDict, dataclass or ``dict``).
