@@ -4,6 +4,7 @@
 // says what to post to the app, what to ask of the kernel, and how tall to make the frame. Nothing is posted to the
 // app before it said it is initialized; tool-input goes once, tool-input-partial only before it, the result once.
 
+import { type LinkParts, linkParts } from "./asking";
 import type { Json, JsonObject, Outcome } from "./types";
 
 export const PROTOCOL_VERSION = "2026-01-26";
@@ -34,9 +35,11 @@ export interface Effects {
   height?: number;
   /** Log lines the app sent (notifications/message), as text. */
   logs: string[];
+  /** Links the app asks to open (ui/open-link), checked http(s): the host asks the person, then `linkAnswer`. */
+  links: { id: RpcId; link: LinkParts }[];
 }
 
-const none = (): Effects => ({ post: [], calls: [], logs: [] });
+const none = (): Effects => ({ post: [], calls: [], logs: [], links: [] });
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -84,7 +87,7 @@ export function boundedHeight(height: unknown): number | undefined {
   return Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(height)));
 }
 
-const HOST_CAPABILITIES: JsonObject = { serverTools: {}, logging: {} };
+const HOST_CAPABILITIES: JsonObject = { serverTools: {}, logging: {}, openLinks: {} };
 
 /** One app frame's side of the protocol. */
 export class AppSession {
@@ -160,7 +163,13 @@ export class AppSession {
         effects.calls.push({ request, name, arguments: args as JsonObject });
         return effects;
       }
-      case "ui/open-link":
+      case "ui/open-link": {
+        if (!hasId) return effects;
+        const link = linkParts(params.url);
+        if (link === null) fail(-32602, "ui/open-link needs an http(s) URL without credentials");
+        else effects.links.push({ id: id as RpcId, link });
+        return effects;
+      }
       case "ui/message":
       case "ui/update-model-context":
       case "ui/request-display-mode":
@@ -170,6 +179,14 @@ export class AppSession {
         else fail(-32601, `${data.method} is not supported by this host`);
         return effects;
     }
+  }
+
+  /** The person's answer to a link the app asked to open: opened (an empty result), or not (an error). */
+  linkAnswer(id: RpcId, opened: boolean): Effects {
+    const effects = none();
+    if (opened) effects.post.push({ jsonrpc: "2.0", id, result: {} });
+    else effects.post.push({ jsonrpc: "2.0", id, error: { code: -32000, message: "The person did not open the link." } });
+    return effects;
   }
 
   /** The kernel's answer to one of this app's calls: its outcome, or why it did not run (a decline). */

@@ -54,4 +54,30 @@ describe("an MCP App in its card", () => {
     window.dispatchEvent(new MessageEvent("message", { data: { jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 5000 } }, source: frame.contentWindow }));
     expect(frame.style.height).toBe("800px");
   });
+
+  it("opens a link the app asks for only once the person says so, and tells the app", async () => {
+    const { card } = await appCard({ counter: { uri: "ui://counter/app.html", html: HTML } });
+    const frame = $<HTMLIFrameElement>(card, "iframe.aiw-app-frame");
+    const opened: unknown[][] = [];
+    const realOpen = window.open;
+    window.open = ((...args: unknown[]) => (opened.push(args), null)) as typeof window.open;
+    try {
+      const ask = (id: number) =>
+        window.dispatchEvent(
+          new MessageEvent("message", { data: { jsonrpc: "2.0", id, method: "ui/open-link", params: { url: "https://example.com/a?b=1" } }, source: frame.contentWindow }),
+        );
+      ask(3);
+      expect($(card, ".aiw-app-link .aiw-link-domain").textContent).toBe("example.com");
+      expect(opened).toEqual([]); // asked, not opened
+      $<HTMLButtonElement>(card, ".aiw-app-link-open").click();
+      expect(opened).toEqual([["https://example.com/a?b=1", "_blank", "noopener,noreferrer"]]);
+      expect(card.querySelector(".aiw-app-link")).toBeNull();
+      ask(4);
+      $<HTMLButtonElement>(card, ".aiw-app-link-no").click();
+      expect(opened).toHaveLength(1);
+      expect(card.querySelector(".aiw-app-link")).toBeNull();
+    } finally {
+      window.open = realOpen;
+    }
+  });
 });

@@ -61,7 +61,7 @@ describe("the handshake", () => {
   it("ignores what is not JSON-RPC 2.0", () => {
     const app = new AppSession(context);
     for (const junk of [null, "x", { method: "ui/initialize", id: 1 }, { jsonrpc: "1.0", id: 1, method: "ping" }, []]) {
-      expect(app.receive(junk)).toEqual({ post: [], calls: [], logs: [] });
+      expect(app.receive(junk)).toEqual({ post: [], calls: [], logs: [], links: [] });
     }
   });
 });
@@ -134,11 +134,27 @@ describe("the app's own requests", () => {
     const over = app.receive({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "a" } });
     expect(over.calls).toEqual([]);
     expect(over.post[0].error).toMatchObject({ code: -32000 });
-    for (const method of ["ui/open-link", "ui/message", "resources/read", "sampling/createMessage"]) {
+    for (const method of ["ui/message", "resources/read", "sampling/createMessage"]) {
       expect(app.receive({ jsonrpc: "2.0", id: 5, method, params: {} }).post[0].error).toMatchObject({ code: -32601 });
     }
     expect(app.receive({ jsonrpc: "2.0", id: 6, method: "ui/request-display-mode", params: { mode: "fullscreen" } }).post[0].result).toEqual({ mode: "inline" });
     expect(app.receive({ jsonrpc: "2.0", id: 7, method: "ping" }).post[0].result).toEqual({});
+  });
+
+  it("passes a link to open to the host only when it is plain http(s), and answers as the person decided", () => {
+    const app = ready();
+    for (const url of ["javascript:alert(1)", "https://bank.example@evil.example/", "data:text/html,x", 5, "/relative"]) {
+      const refused = app.receive({ jsonrpc: "2.0", id: 8, method: "ui/open-link", params: { url } });
+      expect(refused.links).toEqual([]);
+      expect(refused.post[0].error).toMatchObject({ code: -32602 });
+    }
+    const asked = app.receive({ jsonrpc: "2.0", id: 9, method: "ui/open-link", params: { url: "https://modelcontextprotocol.io/docs" } });
+    expect(asked.post).toEqual([]); // nothing answered before the person decides
+    expect(asked.links).toHaveLength(1);
+    expect(asked.links[0].id).toBe(9);
+    expect(asked.links[0].link.domain).toBe("modelcontextprotocol.io");
+    expect(app.linkAnswer(9, true).post).toEqual([{ jsonrpc: "2.0", id: 9, result: {} }]);
+    expect(app.linkAnswer(9, false).post[0].error).toMatchObject({ code: -32000, message: "The person did not open the link." });
   });
 
   it("sizes the frame within bounds, and takes log lines as text", () => {

@@ -2,10 +2,11 @@
 // alone (sandbox="allow-scripts", never allow-same-origin: an opaque origin, no access to the notebook's DOM,
 // cookies or storage), with the extension's restrictive CSP, speaking the protocol of ../apps through
 // postMessage. Messages are taken only from this frame's own window. The app's tool calls go to the kernel
-// (app_call) and come back (app_reply, `deliverAppReply`).
+// (app_call) and come back (app_reply, `deliverAppReply`); a link it asks to open opens only once the person says so.
 
-import { AppSession, START_HEIGHT, type Effects, hostContext, withPolicy } from "../apps";
-import { h, setText } from "../dom";
+import { AppSession, START_HEIGHT, type Effects, type RpcId, hostContext, withPolicy } from "../apps";
+import type { LinkParts } from "../asking";
+import { button, h, setText } from "../dom";
 import type { JsonObject, OutgoingMessage, Outcome, ToolInfo } from "../types";
 
 export interface AppPageInfo {
@@ -150,6 +151,34 @@ export class AppFrame {
     }
     if (effects.height !== undefined && this.iframe) this.iframe.style.height = `${effects.height}px`;
     for (const line of effects.logs) this.log(line);
+    for (const { id, link } of effects.links) this.askToOpen(id, link);
+  }
+
+  /** The app asks to open a link: the card shows it, its domain in bold, and opens it only if the person says so
+   * (the app's answer says which). */
+  private askToOpen(id: RpcId, link: LinkParts): void {
+    const ask = h("div", "aiw-app-link aiw-input-confirm");
+    ask.setAttribute("role", "alertdialog");
+    ask.setAttribute("aria-label", `The app asks to open a page on ${link.domain}`);
+    const shown = h("span", "aiw-input-link");
+    shown.append(h("span", "aiw-link-rest", link.before), h("strong", "aiw-link-domain", link.domain), h("span", "aiw-link-rest", link.after));
+    const answer = (opened: boolean): void => {
+      ask.remove();
+      if (opened) window.open(link.href, "_blank", "noopener,noreferrer");
+      if (this.session) this.apply(this.session.linkAnswer(id, opened));
+    };
+    const yes = button("aiw-btn aiw-btn-primary aiw-app-link-open", `Open ${link.domain}`, () => answer(true));
+    const no = button("aiw-btn aiw-app-link-no", "Not now", () => answer(false));
+    ask.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") {
+        ev.stopPropagation(); // answers the app, not the notebook's edit mode
+        answer(false);
+      }
+    });
+    const text = h("span", "aiw-input-confirm-text", "The app asks to open ");
+    text.append(shown);
+    ask.append(text, yes, no);
+    this.el.append(ask);
   }
 
   destroy(): void {
