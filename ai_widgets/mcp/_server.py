@@ -136,6 +136,7 @@ class MCPServer(_Offers):
         self._generation = 0  # bumped by each invalidation: a listing that raced one is not cached
         # The server's own name of each tool, by the name shown (casefolded): an app's calls name them so.
         self._mcp_names: dict[str, tuple[str, str]] = {}  # casefolded shown name -> (shown, the server's name)
+        self._app_tools: dict[str, Tool] = {}  # the server's name -> its tool for its apps alone
 
     @classmethod
     def stdio(
@@ -322,14 +323,22 @@ class MCPServer(_Offers):
         names in its ``tools/call``), from the last listing; ``None`` when it lists no such tool for the model."""
         return next((shown for shown, name in self._mcp_names.values() if name == mcp_name), None)
 
+    def app_tool(self, mcp_name: str) -> Tool | None:
+        """This server's tool for its apps alone (``visibility: ["app"]``, never offered to the model) that the
+        server calls ``mcp_name``, from the last listing, or ``None``."""
+        return self._app_tools.get(mcp_name)
+
     def owns(self, tool_name: str) -> bool:
-        """Whether ``tool_name`` (as registered) is one of this server's tools, in its last listing."""
-        return isinstance(tool_name, str) and tool_name.casefold() in self._mcp_names
+        """Whether ``tool_name`` (as registered) is one of this server's tools, in its last listing (a tool for its
+        apps alone included)."""
+        folded = tool_name.casefold() if isinstance(tool_name, str) else None
+        return folded in self._mcp_names or any(t.name.casefold() == folded for t in self._app_tools.values())
 
     def _build(self, listed: Sequence[Any], *, tasks_refused: str | None) -> list[Tool]:
         tools: list[Tool] = []
         seen: set[str] = set()
         names: dict[str, tuple[str, str]] = {}
+        app_only: dict[str, Tool] = {}
         # A name that needs no change keeps it: one that had to be changed ("my tool" -> "my_tool") gives way to it.
         exact = {
             spec.name.casefold()
@@ -365,9 +374,6 @@ class MCPServer(_Offers):
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
             app, for_model = tool_app(spec.meta)
-            if not for_model:  # MCP Apps: a tool for the app alone is never offered to the model
-                logger.debug("ai_widgets: MCP server %s: its tool %r is for its app only", self.name, spec.name)
-                continue
             annotations = spec.annotations
             title = spec.title or (annotations.title if annotations is not None else None)
             try:
@@ -386,9 +392,13 @@ class MCPServer(_Offers):
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, exc)
                 continue
             seen.add(shown.casefold())
-            names[shown.casefold()] = (shown, spec.name)
-            tools.append(Tool(definition, self._handler(spec.name, as_task=task_support(spec) == "required")))
-        self._mcp_names = names
+            tool = Tool(definition, self._handler(spec.name, as_task=task_support(spec) == "required"))
+            if for_model:
+                names[shown.casefold()] = (shown, spec.name)
+                tools.append(tool)
+            else:  # MCP Apps: a tool for the app alone is never offered to the model; its app may call it
+                app_only[spec.name] = tool
+        self._mcp_names, self._app_tools = names, app_only
         return tools
 
     def _full_name(self, name: str) -> str:

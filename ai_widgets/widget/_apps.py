@@ -119,10 +119,13 @@ class AppHost:
         session, part = found
         server = self._server_of(session, part.tool_name)
         shown = server.tool_for(name) if server is not None else None
+        app_only = server.app_tool(name) if server is not None and shown is None else None
+        if app_only is not None:
+            shown = app_only.name
         if server is None or shown is None:
             return self._reply(tool_call_id, request, error=f"the app's server has no tool {clip(name)!r} to call")
         try:
-            entry = self._bench.open(shown, arguments, source=tool_call_id, by_app=True)
+            entry = self._bench.open(shown, arguments, source=tool_call_id, by_app=True, tool=app_only)
             future = self._bench.start(entry, arguments)
         except (BenchError, RuntimeError) as exc:
             return self._reply(tool_call_id, request, error=str(exc))

@@ -28,7 +28,7 @@ from ai_widgets._threads import running_loop
 from ai_widgets.changes import BusyChanged, ConversationCleared, MessageFinished, SessionChange, ToolCallStraggling
 from ai_widgets.messages import Message
 from ai_widgets.session import ChatSession, SessionBusyError
-from ai_widgets.tools import Tool, ToolOutcome
+from ai_widgets.tools import Tool, ToolOutcome, ToolRegistry
 from ai_widgets.tools._problems import InvalidArguments
 from ai_widgets.tools._tool import bind_arguments
 from ai_widgets.widget._actions import clip
@@ -198,20 +198,27 @@ class Bench:
     # --- entries ----------------------------------------------------------------------------------------------
 
     def open(
-        self, tool_name: str, arguments: Mapping[str, Any], *, source: str | None = None, by_app: bool = False
+        self,
+        tool_name: str,
+        arguments: Mapping[str, Any],
+        *,
+        source: str | None = None,
+        by_app: bool = False,
+        tool: Tool | None = None,
     ) -> str:
         """Adds an entry for a registered tool, its form filled with ``arguments``; returns its id. ``by_app``: the
-        MCP App in the card of the call ``source`` asked for it.
+        MCP App in the card of the call ``source`` asked for it; ``tool``: a tool of that app's server for its apps
+        alone (not registered: the entry runs it by itself, under the host's approval policy).
 
         Raises:
             BenchError: No such tool, arguments that are not JSON data, or the bench is full of running entries.
         """
-        found = self._host.tools.get(tool_name)
+        found = tool or self._host.tools.get(tool_name)
         if found is None:
             raise BenchError(f"the tool {clip(tool_name)!r} is not registered (any more): it cannot be run here")
         shown = _as_arguments(arguments, "the arguments")
         session = ChatSession(  # no transport: the call is the person's, run by the session's tool round
-            tools=self._host.tools,
+            tools=self._host.tools if tool is None else ToolRegistry([tool]),
             approval_policy=self._host.approval_policy,
             options=dataclasses.replace(self._host.options, max_iterations=1, max_consecutive_errors=1),
             context=self._host.context,
@@ -334,7 +341,7 @@ class Bench:
             entry.attempt += 1
             entry.halted = False
             entry.touch()
-            tool = self._host.tools.get(entry.tool_name)
+            tool = entry.session.tools.get(entry.tool_name)
             if tool is None:
                 entry.errors, entry.error = {}, f"The tool {entry.tool_name} is not registered any more."
                 self.flush()

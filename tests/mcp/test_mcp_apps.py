@@ -159,6 +159,31 @@ async def test_a_card_gets_its_apps_page_and_the_apps_calls_are_asked_about_like
             await source.aclose()
 
 
+async def test_an_app_calls_its_servers_tool_for_apps_alone_asked_about_like_any_other(wire: Wire) -> None:
+    """Before: a tool with visibility ["app"] was left out of the listing, so the app that it is for could not call
+    it ("has no tool")."""
+    chat, front, call_id = await _chat_with_a_finished_app_call(wire)
+    try:
+        assert "c_hidden" not in chat.tools  # never offered to the model, nor shown as a registered tool
+        front.handle({"type": "app_call", "tool_call_id": call_id, "request": 3, "name": "hidden", "arguments": {}})
+        await wait_for(lambda: (_bench_call(chat) or {}).get("state") == "awaiting_approval", timeout=30)
+        asked = _bench_call(chat)
+        assert asked is not None
+        assert asked["tool_name"] == "c_hidden"
+        front.handle({"type": "approve", "tool_call_id": asked["tool_call_id"], "decision": "approved"})
+        await wait_for(lambda: len(_replies(wire, chat)) == 1, timeout=30)
+        reply = _replies(wire, chat)[0]
+        assert reply["request"] == 3
+        assert reply["outcome"]["value"] == {"result": "hidden"}, reply
+        assert [p.tool_name for m in chat.session.messages for p in m.tool_calls] == ["c_counter"]
+        assert chat.session.tools.get("c_hidden") is None  # still not the model's
+    finally:
+        chat.close()
+        for source in chat.session.tools.sources:
+            assert isinstance(source, MCPServer)
+            await source.aclose()
+
+
 async def test_an_app_cannot_call_a_tool_its_server_does_not_offer_nor_open_a_tool_without_an_app(wire: Wire) -> None:
     chat, front, call_id = await _chat_with_a_finished_app_call(wire)
     try:
