@@ -92,12 +92,16 @@ class _Callers:
         return f"{len(running)} tool calls of this server are running and the request does not say which one asks"
 
 
+def person_time(deadline: _CallDeadline | None) -> contextlib.AbstractContextManager[Any]:
+    """The call's deadline (if any) paused while the person decides: the time a person takes is not the server's."""
+    return deadline.paused() if deadline is not None else contextlib.nullcontext()
+
+
 async def wait_for_person(
     invocation: ToolInvocation, request: InputRequest, deadline: _CallDeadline | None = None
 ) -> InputResponse:
-    """The one place an MCP call waits for the person's answer; the call's deadline (if any) is paused meanwhile, as
-    the time a person takes is not the server's."""
-    with deadline.paused() if deadline is not None else contextlib.nullcontext():
+    """The one place an MCP call waits for the person's answer, its deadline paused meanwhile (:func:`person_time`)."""
+    with person_time(deadline):
         return await invocation.ask_person(request)
 
 

@@ -5,13 +5,12 @@ rejection). Text and images only, and no tools: the capability is declared witho
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import redact, safe_text
 from ai_widgets._sampling_request import SamplingDeclinedError, SamplingMessage, SamplingRequest
-from ai_widgets.mcp._asking import _Callers
+from ai_widgets.mcp._asking import _Callers, person_time
 from ai_widgets.mcp._related import related_task
 from ai_widgets.tools import NobodyToAskError
 
@@ -38,7 +37,7 @@ def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         deadline = callers.deadline(asker)
         try:
             # The time the person and the model take is not the server's: the call's deadline waits meanwhile.
-            with deadline.paused() if deadline is not None else contextlib.nullcontext():
+            with person_time(deadline):
                 reply = await asker.sample(request)
         except SamplingDeclinedError as exc:
             return types.ErrorData(code=_USER_REJECTED, message=str(exc))
