@@ -96,11 +96,20 @@ export class AppSession {
   private resultSent = false;
   private lastPartial = "";
   private queued: RpcMessage[] = [];
-  private nextRequest = 1;
   /** Our request number -> the app's JSON-RPC id, for the calls waiting for the kernel. */
   private readonly waiting = new Map<number, RpcId>();
 
-  constructor(private context: () => JsonObject) {}
+  /** `nextRequest`: where this session's request numbers start (after an earlier session's of the same frame, so
+   * a late kernel reply to that one's request never reaches this one's). */
+  constructor(
+    private context: () => JsonObject,
+    private nextRequest = 1,
+  ) {}
+
+  /** The number this session's next request to the kernel takes. */
+  get requestNumber(): number {
+    return this.nextRequest;
+  }
 
   get ready(): boolean {
     return this.initialized;

@@ -80,4 +80,36 @@ describe("an MCP App in its card", () => {
       window.open = realOpen;
     }
   });
+  it("starts over with the app when its frame reloads (moved in the page): the call's input and result again", async () => {
+    const { card } = await appCard({ counter: { uri: "ui://counter/app.html", html: HTML } });
+    const frame = $<HTMLIFrameElement>(card, "iframe.aiw-app-frame");
+    const win = frame.contentWindow as Window;
+    const posted: Array<Record<string, unknown>> = [];
+    const realPost = win.postMessage.bind(win);
+    win.postMessage = ((message: Record<string, unknown>) => void posted.push(message)) as typeof win.postMessage;
+    const fromApp = (data: unknown) => window.dispatchEvent(new MessageEvent("message", { data, source: win }));
+    const start = () => {
+      fromApp({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+      fromApp({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    };
+    const methods = () => posted.map((m) => m.method ?? `reply ${String(m.id)}`);
+    try {
+      frame.dispatchEvent(new Event("load")); // its first load: nothing starts over
+      start();
+      expect(methods()).toEqual(["reply 1", "ui/notifications/tool-input", "ui/notifications/tool-result"]);
+      // The app asks for a call; then its frame reloads before the kernel answers.
+      fromApp({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "bump", arguments: {} } });
+      posted.length = 0;
+      frame.dispatchEvent(new Event("load"));
+      expect(methods()).toEqual([]); // nothing to a page that has not said it is ready
+      start();
+      expect(methods()).toEqual(["reply 1", "ui/notifications/tool-input", "ui/notifications/tool-result"]);
+      // The kernel's late answer to the call the earlier page asked for does not reach the new page.
+      posted.length = 0;
+      deliverAppReply({ type: "app_reply", tool_call_id: "c1", request: 1, error: "declined" });
+      expect(methods()).toEqual([]);
+    } finally {
+      win.postMessage = realPost;
+    }
+  });
 });

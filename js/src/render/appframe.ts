@@ -44,6 +44,9 @@ export class AppFrame {
   private shownHtml: string | null = null;
   private readonly listener = (ev: MessageEvent): void => this.onMessage(ev);
   private theme = pageTheme();
+  /** How often the frame loaded its page, and the call's state it was last given (to give again after a reload). */
+  private loads = 0;
+  private lastState: [string, JsonObject, Outcome | null | undefined] | null = null;
   /** JupyterLab's theme switch: the app is told (host-context-changed). */
   private readonly themeWatch =
     typeof MutationObserver === "function" ? new MutationObserver(() => this.themeChanged()) : null;
@@ -89,10 +92,20 @@ export class AppFrame {
     iframe.title = `App of ${this.tool().info?.title || this.tool().name}`;
     iframe.style.height = `${START_HEIGHT}px`;
     this.el.classList.toggle("aiw-app-borderless", page.prefers_border === false);
-    this.session = new AppSession(() => this.context());
+    this.session = new AppSession(() => this.context(), this.session?.requestNumber);
+    this.loads = 0;
+    iframe.addEventListener("load", () => this.loaded(iframe));
     iframe.srcdoc = withPolicy(page.html, page.csp);
     this.iframe = iframe;
     this.el.append(iframe);
+  }
+
+  /** A frame moved in the page (a notebook re-rendering its output, or windowing its cells out of view and back)
+   * loads its page again and the app starts over: it gets a new session, and the call's state again. */
+  private loaded(iframe: HTMLIFrameElement): void {
+    if (iframe !== this.iframe || ++this.loads === 1 || !this.session) return;
+    this.session = new AppSession(() => this.context(), this.session.requestNumber);
+    if (this.lastState) this.update(...this.lastState);
   }
 
   get shown(): boolean {
@@ -126,6 +139,7 @@ export class AppFrame {
 
   /** The call's state: arguments while they stream, complete, then the outcome (or why it did not run). */
   update(state: string, args: JsonObject, outcome: Outcome | null | undefined): void {
+    this.lastState = [state, args, outcome];
     const session = this.session;
     if (!session) return;
     if (state === "streaming") return this.apply(session.partialInput(args));
