@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from typing import Any, Literal, cast
 
 from ai_widgets.transports._client import import_sdk
@@ -28,7 +28,17 @@ from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions  # noqa: E402
 from ai_widgets.tools import ToolDefinition  # noqa: E402
 from ai_widgets.transports._base import ChatRequest  # noqa: E402
-from ai_widgets.transports._errors import ContextTooLongError, ProviderError, classified, describe_status  # noqa: E402
+from ai_widgets.transports._errors import (  # noqa: E402
+    ContextTooLongError,
+    Failure,
+    ProviderError,
+    broke_off,
+    classified,
+    describe_status,
+    http_failure,
+    timed_out,
+    unreachable,
+)
 from ai_widgets.transports._history import (  # noqa: E402
     ModelImage,
     RequestImages,
@@ -219,27 +229,53 @@ class PydanticAITransport:
         parameters = self.request_parameters(request)
         model = self.model
         reader = PartsReader()
+        responded = False
         try:
             messages = model.prepare_messages(messages, parameters)
             async with model.request_stream(messages, settings, parameters) as response:
+                responded = True
                 yield ResponseStarted()
-                async for event in response:
-                    for out in reader.feed(event):
-                        yield out
+                # Closed here when the session stops the reply: pydantic-ai's chain of event generators ends at once,
+                # and leaving the response's context closes the provider's stream (its HTTP response).
+                events = response.__aiter__()
+                try:
+                    async for event in events:
+                        for out in reader.feed(event):
+                            yield out
+                finally:
+                    if isinstance(events, AsyncGenerator):
+                        await events.aclose()
                 provider = price_provider_for_url(response.provider_url) or self.price_provider
                 for out in reader.finish(response, provider=provider):
                     yield out
-        except (pai_errors.AgentRunError, pai_errors.UserError) as exc:
-            raise self._map_error(exc) from exc
+        except Exception as exc:
+            mapped = self._map_error(exc, responded=responded)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
-    def _map_error(self, exc: Exception) -> ProviderError:
-        """A clear error for what pydantic-ai raised (the one place its errors are worded)."""
+    def _map_error(self, exc: Exception, *, responded: bool) -> ProviderError | None:
+        """A clear error for what pydantic-ai (or the HTTP library under its model class) raised, the one place its
+        errors are worded; ``None`` for anything else (a ``FunctionModel``'s own exception), raised as it is."""
         label = self._label
+        match http_failure(exc):  # what a model class lets through from its HTTP library while the body streams
+            case Failure.TIMEOUT:
+                return timed_out(label, seconds=None, responded=responded)
+            case Failure.CONNECTION if responded:
+                return broke_off(label, cause=exc, secrets=())
+            case Failure.CONNECTION:
+                return unreachable(label, base_url=_base_url(self.model), cause=exc, secrets=())
         match exc:
             case pai_errors.ModelContextWindowExceededError():
                 return ContextTooLongError(f"{label}: the request is longer than the model's context window. {exc}")
+            case pai_errors.ModelTimeoutError():
+                return timed_out(label, seconds=None, responded=responded)
+            case pai_errors.ModelConnectionError() if responded:
+                return broke_off(label, cause=exc.__cause__ or exc, secrets=())
+            case pai_errors.ModelConnectionError():
+                return unreachable(label, base_url=_base_url(self.model), cause=exc.__cause__ or exc, secrets=())
             case pai_errors.ModelHTTPError():
                 detail = _detail(exc)
                 key_hint = "the provider's API key variable (see pydantic-ai's docs for the provider)"
@@ -250,7 +286,9 @@ class PydanticAITransport:
                 return ProviderError(f"{label} answered in a way pydantic-ai could not read: {exc.message}")
             case pai_errors.UserError():
                 return ProviderError(f"pydantic-ai refused the request to {label}: {exc.message}")
-        return ProviderError(f"{label} failed: {exc}")
+            case pai_errors.AgentRunError():
+                return ProviderError(f"{label} failed: {exc}")
+        return None
 
 
 # --- construction -----------------------------------------------------------------------------------------------------
