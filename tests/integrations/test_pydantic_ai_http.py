@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from ai_widgets import ChatSession, MessageStatus
@@ -139,3 +141,38 @@ async def test_a_server_that_is_not_there_is_unreachable() -> None:
         async for _ in transport(f"http://127.0.0.1:{port}").stream(ChatRequest([Message.user("hi")])):
             pass
     assert not isinstance(raised.value, ContextTooLongError)
+
+
+def anthropic_thinking_reply(text: str) -> list[dict[str, Any]]:
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-bench", "content": []}
+
+    def block(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content_block_delta", "index": index, "delta": delta}
+
+    return [
+        {"type": "message_start", "message": {**message, "stop_reason": None, "usage": usage}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        block(0, {"type": "thinking_delta", "thinking": "Hmm, "}),
+        block(0, {"type": "thinking_delta", "thinking": "yes."}),
+        block(0, {"type": "signature_delta", "signature": "SIG-abc"}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        block(1, {"type": "text_delta", "text": text}),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}},
+        {"type": "message_stop"},
+    ]
+
+
+async def test_anthropic_thinking_goes_back_signed_through_pydantic_ais_anthropic_model() -> None:
+    with loopback(lambda request: Response(chunks=sse(anthropic_thinking_reply("Yes."), event_names=True))) as server:
+        claude = AnthropicModel("claude-bench", provider=AnthropicProvider(base_url=server.url, api_key="sk-ant-test"))
+        session = ChatSession(PydanticAITransport(claude, settings={"max_retries": 0}))
+        first = await session.send("think")
+        assert first.text == "Yes."
+        assert first.parts[0].text == "Hmm, yes."
+        await session.send("again")
+    sent = server.requests[1].json()["messages"]
+    assert sent[1]["role"] == "assistant"
+    assert sent[1]["content"][0] == {"type": "thinking", "thinking": "Hmm, yes.", "signature": "SIG-abc"}

@@ -4,6 +4,7 @@ session builds from its stream, stop, errors and bad inputs."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 import sys
@@ -33,10 +34,20 @@ from ai_widgets.events import (
 )
 from ai_widgets.integrations._pydantic_ai_stream import PartsReader
 from ai_widgets.integrations.pydantic_ai import PydanticAITransport
-from ai_widgets.messages import FinishReason, Message, ReasoningPart, Role, TextPart, dump_messages, load_messages
+from ai_widgets.messages import (
+    FilePart,
+    FinishReason,
+    Message,
+    ReasoningPart,
+    Role,
+    TextPart,
+    dump_messages,
+    load_messages,
+)
 from ai_widgets.tools import ToolDefinition
 from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError
 from tests.helpers import wait_for
+from tests.providers.images import CHART_TEXT, PNG, image_history, image_reply
 
 Item = Any  # what a FunctionModel stream function yields: text, or {index: DeltaToolCall | DeltaThinkingPart}
 
@@ -261,6 +272,26 @@ async def test_a_model_name_is_resolved_by_pydantic_ai() -> None:
     assert reply.tool_calls[0].tool_name == "add"
     assert reply.tool_calls[0].state is ToolCallState.COMPLETED
     assert reply.text
+
+
+def test_tool_images_and_attachments_go_as_pydantic_ai_content() -> None:
+    transport = PydanticAITransport(Script().model)
+    attached = Message(Role.USER, [TextPart("look"), FilePart("image/png", data=PNG, name="dot.png")])
+    linked = Message(Role.USER, [FilePart("application/pdf", url="https://example.com/a.pdf")])
+    sent = transport.request_messages([attached, image_reply(), linked])
+    prompt = parts_of(sent, pai.UserPromptPart)
+    assert prompt[0].content[0] == "look"
+    assert prompt[0].content[1] == pai.BinaryContent(data=base64.b64decode(PNG), media_type="image/png")
+    assert prompt[1].content == [pai.DocumentUrl(url="https://example.com/a.pdf", media_type="application/pdf")]
+    returns = {r.tool_call_id: r for r in parts_of(sent, pai.ToolReturnPart)}
+    chart = returns["call_chart"].content
+    assert chart[0] == CHART_TEXT
+    assert [type(item).__name__ for item in chart[1:]] == ["BinaryContent", "ImageUrl"]
+    assert returns["call_photo"].content[1].media_type == "image/jpeg"  # labelled PNG, sniffed as what it is
+    assert returns["call_failed"].content == "It broke."
+    assert returns["call_failed"].outcome == "failed"
+    no_images = PydanticAITransport(Script().model, tool_images=False).request_messages(image_history())
+    assert parts_of(no_images, pai.ToolReturnPart)[0].content == CHART_TEXT
 
 
 # --- options ----------------------------------------------------------------------------------------------------------
