@@ -269,7 +269,11 @@ class PydanticAITransport:
                 return unreachable(label, base_url=_base_url(self.model), cause=exc, secrets=())
         match exc:
             case pai_errors.ModelContextWindowExceededError():
-                return ContextTooLongError(f"{label}: the request is longer than the model's context window. {exc}")
+                detail = _detail(exc)
+                sized = classified(ProviderError(detail))  # the sizes, where the provider's words state them
+                tokens, limit = (sized.tokens, sized.limit) if isinstance(sized, ContextTooLongError) else (None, None)
+                message = f"{label} refused the request as longer than the model's context window: {detail}"
+                return ContextTooLongError(message, tokens=tokens, limit=limit)
             case pai_errors.ModelTimeoutError():
                 return timed_out(label, seconds=None, responded=responded)
             case pai_errors.ModelConnectionError() if responded:

@@ -74,9 +74,10 @@ class PartsReader:
     together, each with its signature, in that part's provider data (``{"parts": [...]}``).
     """
 
-    __slots__ = ("_calls", "_local_calls", "_native_calls", "_thinking", "_thinking_run")
+    __slots__ = ("_calls", "_local_calls", "_native_calls", "_started", "_thinking", "_thinking_run")
 
     def __init__(self) -> None:
+        self._started: set[int] = set()
         self._calls: dict[int, _Call] = {}
         self._local_calls = 0
         # The provider-run calls' parts as they came, by call id: a result's provider data replaces the call's, so
@@ -127,8 +128,9 @@ class PartsReader:
     # --- parts --------------------------------------------------------------------------------------------------------
 
     def _start(self, index: int, part: object) -> list[StreamEvent]:
-        if index in self._calls or index in self._thinking:
-            return []  # a part started again at its index (the same call, or thinking, restated): already begun
+        if index in self._started:
+            return []  # a part started again at its index (restated with what it has so far): already streaming
+        self._started.add(index)
         if not isinstance(part, pai.ThinkingPart):
             self._thinking_run = []
         match part:

@@ -112,6 +112,8 @@ async def test_http_failures_read_clearly(status: int, body: dict[str, Any], kin
         async for _ in transport(server.url).stream(ChatRequest([Message.user("hi")])):
             pass
     assert "sk-test" not in str(raised.value)
+    if kind is ContextTooLongError:
+        assert (raised.value.tokens, raised.value.limit) == (9000, 8192)  # type: ignore[attr-defined]
 
 
 async def test_a_server_that_dies_mid_reply_is_a_provider_error() -> None:

@@ -144,6 +144,17 @@ def test_dict_arguments_are_gathered_and_sent_whole_when_the_part_ends() -> None
     ]
 
 
+def test_a_part_started_again_at_its_index_is_not_streamed_twice() -> None:
+    reader = PartsReader()
+    events = [
+        *reader.feed(pai.PartStartEvent(index=0, part=pai.TextPart("Hel"))),
+        *reader.feed(pai.PartDeltaEvent(index=0, delta=pai.TextPartDelta("lo"))),
+        *reader.feed(pai.PartStartEvent(index=0, part=pai.TextPart("Hello"))),
+        *reader.feed(pai.PartDeltaEvent(index=0, delta=pai.TextPartDelta("!"))),
+    ]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello!"
+
+
 async def test_a_provider_run_tool_is_provider_executed_with_its_result() -> None:
     call = pai.NativeToolCallPart("web_search", {"query": "x"}, "ws-1", provider_name="function")
     result = pai.NativeToolReturnPart("web_search", {"hits": ["a"]}, "ws-1", provider_name="function")
@@ -323,15 +334,37 @@ class City(BaseModel):
     population: int
 
 
-async def test_a_typed_answer_asks_for_the_schema_and_validates_the_text() -> None:
+@pytest.mark.parametrize(("native", "mode"), [(True, "native"), (False, "prompted")])
+async def test_a_typed_answer_asks_for_the_schema_and_validates_the_text(native: bool, mode: str) -> None:
     script = Script(['{"name": "Oslo", ', '"population": 700000}'])
-    session = ChatSession(PydanticAITransport(script.model))
+    model = FunctionModel(stream_function=script.stream, profile={"supports_json_schema_output": native})
+    session = ChatSession(PydanticAITransport(model))
     reply = await session.send("a city", output_type=City)
     assert reply.output == City(name="Oslo", population=700000)
     parameters = script.infos[0].model_request_parameters
-    assert parameters.output_mode in ("native", "prompted")
+    assert parameters.output_mode == mode
     assert parameters.output_object is not None
     assert parameters.output_object.json_schema["properties"].keys() == {"name", "population"}
+    if mode == "prompted":  # pydantic-ai's instruction carries the schema
+        assert '"population"' in (script.infos[0].instructions or "")
+
+
+async def test_a_request_past_the_context_window_is_retried_shortened() -> None:
+    too_long = pai_errors.ModelContextWindowExceededError("scripted", "prompt is too long: 5000 tokens > 4000 maximum")
+    attempts: list[list[pai.ModelMessage]] = []
+
+    async def stream(messages: list[pai.ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        attempts.append(messages)
+        if len(attempts) == 1:
+            raise too_long
+        yield "fits"
+
+    history = [user("old " * 2000), Message(Role.ASSISTANT, [TextPart("noted")])]
+    session = ChatSession(PydanticAITransport(FunctionModel(stream_function=stream)), messages=history)
+    reply = await session.send("new")
+    assert reply.text == "fits"
+    assert len(attempts) == 2
+    assert len(str(attempts[1])) < len(str(attempts[0]))
 
 
 def test_the_context_window_comes_from_the_profile() -> None:
