@@ -339,7 +339,21 @@ def _base_url(model: Model) -> str | None:
 
 
 def _detail(exc: pai_errors.ModelAPIError) -> str:
-    return " ".join(str(exc).split())[:2000]
+    """The provider's own message: from the error body where it has one (``{"error": {"message": ...}}`` and the
+    like), else pydantic-ai's text (which for an HTTP error repeats the status and the model)."""
+    body = exc.body
+    found: object = None
+    for _ in range(3):  # {"error": {"message": ...}}, {"message": ...}, [{"error": ...}] (Gemini's list)
+        if isinstance(body, list) and body:
+            body = body[0]
+        if not isinstance(body, dict):
+            break
+        found = body.get("message")
+        if isinstance(found, str):
+            break
+        body = body.get("error")
+    text = found if isinstance(found, str) and found else str(exc)
+    return " ".join(text.split())[:2000]
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------

@@ -112,6 +112,8 @@ async def test_http_failures_read_clearly(status: int, body: dict[str, Any], kin
         async for _ in transport(server.url).stream(ChatRequest([Message.user("hi")])):
             pass
     assert "sk-test" not in str(raised.value)
+    assert body["error"]["message"] in str(raised.value)
+    assert "status_code:" not in str(raised.value)  # the provider's words, not pydantic-ai's repr of the error
     if kind is ContextTooLongError:
         assert (raised.value.tokens, raised.value.limit) == (9000, 8192)  # type: ignore[attr-defined]
 
