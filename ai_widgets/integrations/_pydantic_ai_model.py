@@ -412,10 +412,27 @@ def _rounds(message: Message, *, images: RequestImages | None, limit: int | None
             case ToolCallPart() if part.provider_executed:
                 response += _native_parts(part)
             case ToolCallPart():
-                response.append(pai.ToolCallPart(part.tool_name, arguments_json(part), part.tool_call_id))
+                response.append(_tool_call(part))
                 returns.append(_tool_return(part, images=images, limit=limit))
     rounds.append((response, returns))
     return rounds
+
+
+def _tool_call(part: ToolCallPart) -> pai.ToolCallPart:
+    """A local call as pydantic-ai's part, with the provider's item id and details it streamed with."""
+    data = own_data(part, PROVIDER_ID) or {}
+    provider_name = data.get("provider_name")
+    details = data.get("provider_details")
+    item_id = data.get("id")
+    named = isinstance(provider_name, str)  # pydantic-ai takes an id or details only with the provider's name
+    return pai.ToolCallPart(
+        part.tool_name,
+        arguments_json(part),
+        part.tool_call_id,
+        id=item_id if named and isinstance(item_id, str) else None,
+        provider_name=provider_name if named else None,
+        provider_details=details if named and isinstance(details, dict) else None,
+    )
 
 
 def _tool_return(part: ToolCallPart, *, images: RequestImages | None, limit: int | None) -> pai.ToolReturnPart:

@@ -29,7 +29,7 @@ from ai_widgets.events import (
 from ai_widgets.messages import FinishReason
 from ai_widgets.outcome import ToolOutcome
 
-__all__ = ["PROVIDER_ID", "PartsReader"]
+__all__ = ["PROVIDER_ID", "PartsReader", "call_data", "thinking_data"]
 
 #: The ``provider`` of the data this transport stores on parts: pydantic-ai's own part fields (signatures, ids,
 #: provider-run calls), which only this transport reads back; a native transport's data is never mistaken for it.
@@ -53,6 +53,17 @@ def thinking_data(part: pai.ThinkingPart) -> dict[str, Any]:
         value = getattr(part, name)
         if value is not None:
             data[name] = to_jsonable_python(value)
+    return data
+
+
+def call_data(part: pai.ToolCallPart) -> dict[str, Any]:
+    """What a local call needs sent back besides its name, arguments and id: its provider's item id and details
+    (OpenAI's Responses API pairs a function call's item with the reasoning before it), JSON; empty for none."""
+    data: dict[str, Any] = {}
+    for name in ("id", "provider_name", "provider_details"):
+        value = getattr(part, name)
+        if value is not None:
+            data[name] = to_jsonable_python(value, fallback=str)
     return data
 
 
@@ -155,12 +166,19 @@ class PartsReader:
                     )
                 ]
             case pai.NativeToolReturnPart():
-                call_data = self._native_calls.get(part.tool_call_id)
-                return [] if call_data is None else [_provider_result(part, call_data)]
+                native_call = self._native_calls.get(part.tool_call_id)
+                return [] if native_call is None else [_provider_result(part, native_call)]
             case pai.ToolCallPart():
                 self._calls[index] = call = _Call(part.tool_call_id)
                 self._local_calls += 1
-                events: list[StreamEvent] = [ToolCallStarted(part.tool_call_id, part.tool_name)]
+                data = call_data(part)
+                started = ToolCallStarted(
+                    part.tool_call_id,
+                    part.tool_name,
+                    provider=PROVIDER_ID if data else None,
+                    provider_data=data or None,
+                )
+                events: list[StreamEvent] = [started]
                 return events + self._add_arguments(call, part.args)
         return []  # files, compaction and speech parts are not part of this project's replies
 

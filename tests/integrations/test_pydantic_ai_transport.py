@@ -41,10 +41,11 @@ from ai_widgets.messages import (
     ReasoningPart,
     Role,
     TextPart,
+    ToolCallPart,
     dump_messages,
     load_messages,
 )
-from ai_widgets.tools import ToolDefinition
+from ai_widgets.tools import ToolDefinition, ToolOutcome
 from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError
 from tests.helpers import wait_for
 from tests.providers.images import CHART_TEXT, PNG, image_history, image_reply
@@ -153,6 +154,27 @@ def test_a_part_started_again_at_its_index_is_not_streamed_twice() -> None:
         *reader.feed(pai.PartDeltaEvent(index=0, delta=pai.TextPartDelta("!"))),
     ]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello!"
+
+
+def test_a_calls_provider_item_id_goes_back_with_it() -> None:
+    streamed = pai.ToolCallPart("add", '{"a": 1}', "call_1", id="fc_1", provider_name="openai")
+    (started, _) = PartsReader().feed(pai.PartStartEvent(index=0, part=streamed))
+    assert isinstance(started, ToolCallStarted)
+    call = ToolCallPart(
+        started.tool_call_id,
+        started.tool_name,
+        '{"a": 1}',
+        provider=started.provider,
+        provider_data=started.provider_data,
+    )
+    call.finish(ToolCallState.COMPLETED, ToolOutcome.success(2))
+    sent = PydanticAITransport(Script().model).request_messages([user("add"), Message(Role.ASSISTANT, [call])])
+    (back,) = parts_of(sent, pai.ToolCallPart)
+    assert (back.tool_call_id, back.id, back.provider_name) == ("call_1", "fc_1", "openai")
+    plain = ToolCallPart("call_2", "add", "{}")
+    plain.finish(ToolCallState.COMPLETED, ToolOutcome.success(0))
+    sent = PydanticAITransport(Script().model).request_messages([user("add"), Message(Role.ASSISTANT, [plain])])
+    assert [(p.id, p.provider_name) for p in parts_of(sent, pai.ToolCallPart)] == [(None, None)]
 
 
 async def test_a_provider_run_tool_is_provider_executed_with_its_result() -> None:
