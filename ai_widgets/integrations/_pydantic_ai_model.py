@@ -97,8 +97,11 @@ class PydanticAITransport:
       part of a run, as the session joins them into one reasoning part), and a provider-run call
       (``NativeToolCallPart``, with its ``NativeToolReturnPart``) keeps both parts as they came, under the provider
       ``"pydantic_ai"``; pydantic-ai's model classes decide what of it their provider takes back (a signature only
-      by the provider that made it). Reasoning of another transport goes as a plain ``ThinkingPart``; another
-      transport's provider-run calls are left out.
+      by the provider that made it), as does a local call's item id. Reasoning of another transport goes as a
+      plain ``ThinkingPart``; another transport's provider-run calls are left out. An ``OpenAIResponsesModel``
+      gets ``openai_send_reasoning_ids=False`` unless ``settings`` says otherwise: the API refuses a reasoning
+      item sent back without the item that followed it, and a text part's item id is not kept (its reasoning
+      then goes back as text, and OpenAI's own server-side tool items are not sent back).
     - Tools: each definition as a function ``ToolDefinition`` (its JSON Schema as it is). ``tool_choice``:
       ``auto``, ``required``, and a specific tool as ``[name]``; with ``ToolChoice.NONE`` no tools are sent.
       A model class that cannot honour it raises, and the reply ends with that error.
@@ -126,6 +129,10 @@ class PydanticAITransport:
             raise TypeError(f"settings must be a pydantic-ai ModelSettings dict, not {type(settings).__name__}")
         self.model: Model = _resolve(model)
         self.settings: dict[str, Any] = dict(settings or {})
+        if any(cls.__name__ == "OpenAIResponsesModel" for cls in type(self.model).__mro__):
+            # The API refuses a reasoning item sent back without the very item that followed it ("provided without
+            # its required following item"), and a text part's item id does not survive the session's history.
+            self.settings.setdefault("openai_send_reasoning_ids", False)
         self.tool_images = tool_images
         #: The model's context window in tokens, from its pydantic-ai profile, or ``None`` when it does not say.
         self.context_window: int | None = _context_window(self.model)

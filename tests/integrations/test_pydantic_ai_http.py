@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -180,3 +180,14 @@ async def test_anthropic_thinking_goes_back_signed_through_pydantic_ais_anthropi
     sent = server.requests[1].json()["messages"]
     assert sent[1]["role"] == "assistant"
     assert sent[1]["content"][0] == {"type": "thinking", "thinking": "Hmm, yes.", "signature": "SIG-abc"}
+
+
+def test_openai_responses_models_send_no_item_ids_unless_asked() -> None:
+    provider = OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+    responses = PydanticAITransport(OpenAIResponsesModel("gpt-5", provider=provider))
+    assert responses.settings["openai_send_reasoning_ids"] is False
+    asked = PydanticAITransport(
+        OpenAIResponsesModel("gpt-5", provider=provider), settings={"openai_send_reasoning_ids": True}
+    )
+    assert asked.settings["openai_send_reasoning_ids"] is True
+    assert "openai_send_reasoning_ids" not in PydanticAITransport(model("http://127.0.0.1:9")).settings
