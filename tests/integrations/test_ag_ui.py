@@ -90,7 +90,8 @@ async def test_the_agents_own_tool_runs_on_the_server_and_shows_as_provider_run(
     assert ran == ["Oslo"]
     assert (card.tool_name, card.provider_executed, card.state) == ("forecast", True, ToolCallState.COMPLETED)
     assert card.parsed_arguments == {"city": "Oslo"}
-    assert card.outcome is not None and card.outcome.value == "snowing in Oslo"
+    assert card.outcome is not None
+    assert card.outcome.value == "snowing in Oslo"
     assert reply.text == "It is snowing in Oslo."
 
 
@@ -154,14 +155,18 @@ async def test_an_approval_with_edited_arguments_runs_the_remote_tool_with_them(
     await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=10)
     (card,) = session.pending_approvals
     assert (card.state, card.provider_executed) == (ToolCallState.AWAITING_APPROVAL, True)
-    assert card.approval_reason is not None and "transfer" in card.approval_reason
+    assert card.approval_reason is not None
+    assert "transfer" in card.approval_reason
     assert ran == []  # nothing ran while the person decides
     session.approve(card.tool_call_id, "approved", arguments={"amount": 3})
     reply = await task
     assert reply.status is MessageStatus.COMPLETED, reply.error
     assert ran == [3]
-    assert card.state is ToolCallState.COMPLETED and card.outcome is not None and card.outcome.value == "sent 3"
-    assert card.edited_arguments == {"amount": 3} and card.parsed_arguments == {"amount": 10}
+    assert card.state is ToolCallState.COMPLETED
+    assert card.outcome is not None
+    assert card.outcome.value == "sent 3"
+    assert card.edited_arguments == {"amount": 3}
+    assert card.parsed_arguments == {"amount": 10}
     assert seen == [["sent 3"]]
     assert reply.text == "Done."
 
@@ -216,7 +221,8 @@ async def test_a_server_that_is_down_is_a_clear_error() -> None:
     started = time.monotonic()
     reply = await ChatSession(AGUITransport(url)).send("hi")
     assert reply.status is MessageStatus.ERROR
-    assert reply.error is not None and f"Could not reach The AG-UI agent at {url}" in reply.error
+    assert reply.error is not None
+    assert f"Could not reach The AG-UI agent at {url}" in reply.error
     assert "Is the server running" in reply.error
     assert time.monotonic() - started < 10
 
@@ -231,7 +237,9 @@ async def test_run_error_ends_the_reply_with_the_agents_message_and_keeps_what_s
     server = serve(served, Agent(FunctionModel(stream_function=model)))
     reply = await ChatSession(AGUITransport(server.url)).send("hi")
     assert reply.status is MessageStatus.ERROR
-    assert reply.error is not None and "reported an error" in reply.error and "fell over" in reply.error
+    assert reply.error is not None
+    assert "reported an error" in reply.error
+    assert "fell over" in reply.error
     assert reply.text == "Starting"
 
 
@@ -252,7 +260,8 @@ async def test_http_failures_are_clear_and_never_show_the_headers(
     server = serve(served, Agent(FunctionModel(stream_function=never)), before=refuse)
     transport = AGUITransport(server.url, headers={"Authorization": "Bearer very-secret-value-123"})
     reply = await ChatSession(transport).send("hi")
-    assert reply.status is MessageStatus.ERROR and reply.error is not None
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
     assert words in reply.error
     assert "very-secret-value-123" not in reply.error
 

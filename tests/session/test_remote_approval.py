@@ -94,8 +94,10 @@ async def test_a_paused_remote_call_waits_is_never_run_here_and_the_next_request
     session.approve("r1", "approved")
     reply = await task
     assert transport.seen[1] == [("r1", "running", "approved", None)]  # allowed, run by the provider now
-    assert reply.status is MessageStatus.COMPLETED and reply.text == "Sent."
-    assert waiting.state is ToolCallState.COMPLETED and waiting.outcome is not None
+    assert reply.status is MessageStatus.COMPLETED
+    assert reply.text == "Sent."
+    assert waiting.state is ToolCallState.COMPLETED
+    assert waiting.outcome is not None
     assert waiting.outcome.value == "done remotely"
 
 
@@ -128,7 +130,8 @@ async def test_a_decline_is_recorded_and_told_on_the_next_request() -> None:
     reply = await task
     part = reply.tool_calls[0]
     assert transport.seen[1] == [("r1", "rejected", "rejected", None)]
-    assert part.state is ToolCallState.REJECTED and part.decision_reason == "wrong account"
+    assert part.state is ToolCallState.REJECTED
+    assert part.decision_reason == "wrong account"
     assert reply.status is MessageStatus.COMPLETED
 
 
@@ -152,7 +155,8 @@ async def test_a_stop_while_waiting_leaves_a_valid_history() -> None:
     reply = await task
     part = reply.tool_calls[0]
     assert reply.status is MessageStatus.CANCELLED
-    assert part.state is ToolCallState.CANCELLED and part.outcome is not None
+    assert part.state is ToolCallState.CANCELLED
+    assert part.outcome is not None
     assert len(transport.requests) == 1
     again = load_messages(dump_messages(session.messages))
     assert [m.status for m in again] == [m.status for m in session.messages]
@@ -167,7 +171,8 @@ async def test_an_allowed_call_without_a_result_in_the_next_response_failed() ->
     reply = await task
     part = reply.tool_calls[0]
     assert part.state is ToolCallState.FAILED
-    assert part.outcome is not None and "did not send a result" in (part.outcome.message or "")
+    assert part.outcome is not None
+    assert "did not send a result" in (part.outcome.message or "")
 
 
 async def test_a_provider_call_that_did_not_pause_is_still_never_asked_about() -> None:
