@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -20,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
 from ai_widgets.changes import SessionChange, TextAppended
 from ai_widgets.integrations.ag_ui import AGUITransport
+from ai_widgets.transports import ChatRequest
 from tests.helpers import wait_for
 from tests.integrations.ag_ui_server import AGUIServer, free_port, serve_agent
 
@@ -279,3 +282,93 @@ async def test_the_thread_is_the_conversation_and_each_request_a_new_run(served:
     assert first["runId"] != second["runId"]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
     assert second["protocolVersion"] == "1.0"
+
+
+def canned(*lines: str, content_type: str = "text/event-stream") -> Any:
+    """A ``before`` hook that answers every run with these server-sent-event data lines instead of the agent's."""
+
+    def answer(request: Request) -> Response:
+        return Response("".join(f"data: {line}\n\n" for line in lines), media_type=content_type)
+
+    return answer
+
+
+def idle_agent() -> Agent[Any, Any]:
+    async def never(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        raise AssertionError("the canned answer stands in for the agent")
+        yield ""
+
+    return Agent(FunctionModel(stream_function=never))
+
+
+_RUN = '{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}'
+_TEXT = [
+    '{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}',
+    '{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "kept "}',
+]
+
+
+@pytest.mark.parametrize(
+    ("rest", "words"),
+    [
+        (['{"type": "TOOL_CALL_ARGS", "toolCallId": "c"}'], "sent a malformed TOOL_CALL_ARGS event"),
+        (["{oops"], "sent stream data that is not JSON"),
+        ([], "ended its event stream before the run finished"),
+    ],
+)
+async def test_a_broken_stream_is_a_clear_error_that_keeps_what_streamed(
+    served: list[AGUIServer], rest: list[str], words: str
+) -> None:
+    server = serve(served, idle_agent(), before=canned(_RUN, *_TEXT, *rest))
+    reply = await ChatSession(AGUITransport(server.url)).send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error is not None
+    assert words in reply.error
+    assert reply.text == "kept "
+
+
+async def test_an_answer_that_is_not_an_event_stream_is_a_clear_error(served: list[AGUIServer]) -> None:
+    server = serve(served, idle_agent(), before=canned("<html>", content_type="text/html"))
+    reply = await ChatSession(AGUITransport(server.url)).send("hi")
+    assert reply.error is not None
+    assert "answered with text/html" in reply.error
+    assert "not an event stream" in reply.error
+
+
+async def test_each_pause_is_answered_once(served: list[AGUIServer]) -> None:
+    interrupt = '{"id": "int-c", "reason": "tool_call", "toolCallId": "c", "message": "Pay?"}'
+    pause = [
+        '{"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "pay"}',
+        '{"type": "TOOL_CALL_END", "toolCallId": "c"}',
+        '{"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "interrupt", "interrupts": ['
+        + interrupt
+        + "]}}",
+    ]
+    answers = iter([[_RUN, *pause], [_RUN, '{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}']])
+
+    def next_answer(request: Request) -> Response:
+        return canned(*next(answers))(request)  # type: ignore[no-any-return]
+
+    server = serve(served, idle_agent(), before=next_answer)
+    transport = AGUITransport(server.url)
+    session = ChatSession(transport)
+    task = asyncio.create_task(session.send("pay"))
+    await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=10)
+    session.approve("c", "rejected")
+    reply = await task
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    resumed = json.loads(server.bodies[1])
+    assert resumed["resume"] == [{"interruptId": "int-c", "status": "resolved", "payload": {"approved": False}}]
+    # The same reply asked about again (a later request of the turn) carries the declined call as a result instead.
+    again = transport.run_input(
+        ChatRequest(messages=session.messages, conversation_id=session.conversation_id)
+    ).model_dump(by_alias=True)
+    assert again.get("resume") is None
+    assert [m["role"] for m in again["messages"]][-1] == "tool"
+
+
+def test_importing_ai_widgets_loads_neither_ag_ui_nor_pydantic_ai() -> None:
+    code = "import sys, ai_widgets; print([m for m in ('ag_ui', 'pydantic_ai') if m in sys.modules])"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "ag_ui" not in shown
+    assert "pydantic_ai" not in shown
