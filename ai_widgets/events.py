@@ -106,7 +106,8 @@ class ToolApprovalRequested:
     """The transport asks that a person decide on this call, whatever the policy says.
 
     For a call the provider runs (a remote agent that paused for the person's approval), the decision goes back
-    through the transport on the turn's next request, and the call's result comes with that request's response.
+    through the transport on the turn's next request, and the call's result comes with that request's response; a
+    person's "allow always" for its tool answers the provider's later pauses on that tool unasked.
 
     Attributes:
         tool_call_id: The call's id.
