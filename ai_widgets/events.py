@@ -103,10 +103,27 @@ class ToolCallArgumentsDone:
 
 @dataclass(frozen=True, slots=True)
 class ToolApprovalRequested:
-    """The transport asks that a person decide on this call, whatever the policy says."""
+    """The transport asks that a person decide on this call, whatever the policy says.
+
+    For a call the provider runs (a remote agent that paused for the person's approval), the decision goes back
+    through the transport on the turn's next request, and the call's result comes with that request's response; a
+    person's "allow always" for its tool answers the provider's later pauses on that tool unasked.
+
+    Attributes:
+        tool_call_id: The call's id.
+        reason: The question to show the person, or ``None`` for the usual one.
+        arguments_schema: For a call the provider runs: the JSON Schema (an object schema) that arguments the person
+            edits must match, where the provider gives one; edits are checked against it before they are taken.
+        provider: The provider ``provider_data`` belongs to.
+        provider_data: What that provider needs back with the decision (the pause it answers), JSON; when given it
+            replaces the call's provider data.
+    """
 
     tool_call_id: str
     reason: str | None = None
+    arguments_schema: dict[str, object] | None = None
+    provider: str | None = None
+    provider_data: object = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,8 +89,8 @@ _S = ToolCallState
 _TERMINAL = frozenset({_S.COMPLETED, _S.FAILED, _S.REJECTED, _S.CANCELLED, _S.SKIPPED})
 _ENDS = frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED, _S.SKIPPED})
 
-#: Every move a tool call may make; anything else is a bug (``ToolCallPart.move`` raises). A provider-run call
-#: goes from ``streaming``/``pending`` to ``running`` (progress) or straight to its result.
+#: Every move a tool call may make; anything else is a bug (``ToolCallPart.move`` raises). A provider-run call goes
+#: to ``running`` (progress) or straight to its result, or waits in ``awaiting_approval`` when its provider paused.
 TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
     _S.STREAMING: frozenset({_S.PENDING, _S.RUNNING, *_ENDS}),
     _S.PENDING: frozenset({_S.AWAITING_APPROVAL, _S.RUNNING, *_ENDS}),

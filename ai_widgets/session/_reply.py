@@ -139,9 +139,12 @@ class ReplyBuilder:
         self._notify = notify
         self._new_answer = new_answer
         self.calls: dict[str, ToolCallPart] = {}
-        # The ids of the reply's calls from the turn's earlier responses: an id may not come back (one lookup per
-        # started call, not a scan of the reply).
-        self._earlier_ids = {part.tool_call_id for part in reply.tool_calls}
+        # The reply's calls from the turn's earlier responses: an id may not come back (one lookup per started call,
+        # not a scan of the reply); the result of a provider-run call among them may (a remote agent that paused
+        # for the person's approval runs the call in the next response).
+        self._earlier = {part.tool_call_id: part for part in reply.tool_calls}
+        #: The schemas edits of provider-run calls must match, by call id (``ToolApprovalRequested.arguments_schema``).
+        self.arguments_schemas: dict[str, dict[str, Any]] = {}
         self.finish_reason: FinishReason | None = None
         self._usage_before = dataclasses.replace(reply.usage)
         self._started = False
@@ -215,15 +218,25 @@ class ReplyBuilder:
                 part = self._call(call_id, "ToolCallArgumentsDone")
                 if part.state is ToolCallState.STREAMING:
                     move_call(self._notify, reply, part, ToolCallState.PENDING)
-            case ToolApprovalRequested(tool_call_id=call_id, reason=reason):
+            case ToolApprovalRequested(tool_call_id=call_id, reason=reason, arguments_schema=schema):
                 part = self._call(call_id, "ToolApprovalRequested")
                 _text_field(reason, "ToolApprovalRequested.reason", optional=True)
+                _text_field(event.provider, "ToolApprovalRequested.provider", optional=True)
                 _check(not part.state.terminal, f"approval requested for call {call_id!r}, which has ended")
+                _check(
+                    schema is None or (isinstance(schema, dict) and schema.get("type") == "object"),
+                    "ToolApprovalRequested.arguments_schema must be an object schema",
+                )
+                data = self._provider_data(event.provider_data, "ToolApprovalRequested.provider_data")
+                if schema is not None:
+                    self.arguments_schemas[call_id] = self._provider_data(schema, "ToolApprovalRequested.schema")
+                if event.provider_data is not None:
+                    part.provider, part.provider_data = event.provider, data
                 part.approval_requested_by_transport = True
                 part.approval_reason = _safe_delta("", reason)[0] if reason else part.approval_reason
                 self._notify(ToolCallUpdated(reply, part))
             case ToolProgressUpdate(tool_call_id=call_id, fraction=fraction, message=message):
-                part = self._call(call_id, "ToolProgressUpdate")
+                part = self._call(call_id, "ToolProgressUpdate", earlier=True)
                 _check(
                     fraction is None
                     or (
@@ -243,7 +256,7 @@ class ReplyBuilder:
                     part.progress = ToolCallProgress(None if fraction is None else float(fraction), shown)
                     self._notify(ToolCallUpdated(reply, part))
             case ProviderToolResult(tool_call_id=call_id, outcome=outcome, provider=provider, provider_data=data):
-                part = self._call(call_id, "ProviderToolResult")
+                part = self._call(call_id, "ProviderToolResult", earlier=True)
                 _check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
                 _text_field(provider, "ProviderToolResult.provider", optional=True)
                 _check(not part.state.terminal, f"a second result for call {call_id!r}")
@@ -303,7 +316,7 @@ class ReplyBuilder:
         _check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
         _text_field(event.provider, "ToolCallStarted.provider", optional=True)
         _check(
-            call_id not in self.calls and call_id not in self._earlier_ids,
+            call_id not in self.calls and call_id not in self._earlier,
             f"tool call id {call_id!r} was used twice",
         )
         data = self._provider_data(event.provider_data, "ToolCallStarted.provider_data")
@@ -322,8 +335,12 @@ class ReplyBuilder:
         self.reply.parts.append(part)
         self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
 
-    def _call(self, call_id: object, event_name: str) -> ToolCallPart:
+    def _call(self, call_id: object, event_name: str, *, earlier: bool = False) -> ToolCallPart:
         part = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if part is None and earlier and isinstance(call_id, str):
+            # A provider-run call of an earlier response that is still open (approved, run remotely now).
+            found = self._earlier.get(call_id)
+            part = found if found is not None and found.provider_executed and not found.state.terminal else None
         if part is None:
             if not isinstance(call_id, str):
                 problem = f"{event_name}.tool_call_id must be text, not {type(call_id).__name__}"

@@ -13,8 +13,9 @@ import contextlib
 import functools
 import json
 import logging
+import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from ai_widgets._call_log import kept_log
@@ -31,13 +32,16 @@ from ai_widgets.messages import (
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._calls import Notify, move_call, reply_in_progress
 from ai_widgets.session._questions import Call, CallQuestions, RunModel, set_on_its_loop
-from ai_widgets.tools import Tool, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
+from ai_widgets.tools import Tool, ToolDefinition, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
 
 logger = logging.getLogger("ai_widgets")
 
 Resolve = Callable[[str], "Tool | None"]
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TOOL_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class RoundInterrupted(Exception):
@@ -56,6 +60,11 @@ class ToolRound(CallQuestions):
         context: The application's object, handed to each invocation.
         run_model: Runs the session's model for a call's sampling request; ``None``: a call cannot.
         sampling_allowed: The tools whose sampling a person allowed always (kept by the session across rounds).
+        remote_schemas: The schemas edits of provider-run calls must match, by call id (where the provider gave one).
+
+    A provider-run call is in a round only when the provider paused for the person's decision on it: it is asked
+    about like any other (a person's "allow always" for its tool answers later ones unasked), never run here, and
+    once allowed it is ``running`` until the provider's result arrives with the turn's next response.
     """
 
     def __init__(
@@ -69,8 +78,10 @@ class ToolRound(CallQuestions):
         context: Any,
         run_model: RunModel | None = None,
         sampling_allowed: set[str] | None = None,
+        remote_schemas: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         self.reply = reply
+        self._remote_schemas = remote_schemas or {}
         self._run_model = run_model
         self._sampling_allowed = set() if sampling_allowed is None else sampling_allowed
         self._notify = notify
@@ -89,7 +100,7 @@ class ToolRound(CallQuestions):
         """Resolves, checks and asks about each call; calls that cannot run get their failure now.
 
         Args:
-            parts: The calls to run (none of them provider-run or finished).
+            parts: The calls to run (none of them finished; provider-run ones wait for a decision).
             resolve: Finds a tool by the name the model used; ``None`` when there is none.
             available: The names the model was offered, for the message about an unknown tool.
         """
@@ -97,6 +108,9 @@ class ToolRound(CallQuestions):
         for part in parts:
             if part.state is ToolCallState.STREAMING:
                 move_call(self._notify, self.reply, part, ToolCallState.PENDING)
+            if part.provider_executed:  # its arguments are the provider's to check; an edit is checked on approve
+                await self._ask(part, _remote_tool(part.tool_name, self._remote_schemas.get(part.tool_call_id)))
+                continue
             found = resolve(part.tool_name)
             if found is None:
                 self.unknown.append(part.tool_name)
@@ -130,8 +144,10 @@ class ToolRound(CallQuestions):
         call.invocation.can_ask(functools.partial(self.wait_for_person, call), functools.partial(self.sample, call))
         self._calls[part.tool_call_id] = call
         needs_decision = part.approval_requested_by_transport
+        if part.provider_executed and self._allowed_always(tool):
+            needs_decision = False  # the person allowed this remote tool always: its pauses are answered unasked
         question = part.approval_reason
-        if not needs_decision:
+        if not needs_decision and not part.provider_executed:
             try:
                 verdict = await self._policy.requires_approval(tool.definition, call.invocation)
             except Exception as exc:
@@ -254,9 +270,13 @@ class ToolRound(CallQuestions):
 
     def _record_unstarted(self, calls: Iterable[Call]) -> None:
         """Records the cancel of a call whose task was cancelled before its first step: its coroutine never ran, so
-        it could not record it itself (and the call must never run later)."""
+        it could not record it itself (and the call must never run later). A provider-run call that was allowed is
+        left running: the provider runs it, and the turn's next response brings its result."""
         for call in calls:
-            if call.task is not None and call.task.done() and not call.part.state.terminal:
+            part = call.part
+            if part.provider_executed and part.state is ToolCallState.RUNNING:
+                continue
+            if call.task is not None and call.task.done() and not part.state.terminal:
                 self._end(call, ToolCallState.CANCELLED, call.cancel_reason or "Stopped before it ran.")
 
     async def _settle(self, call: Call) -> None:
@@ -285,6 +305,8 @@ class ToolRound(CallQuestions):
                     )
                     return
             move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
+            if part.provider_executed:
+                return  # allowed: the provider runs it, and its result comes with the next response
             outcome = await self._invoke(call)
         except asyncio.CancelledError:
             if call.cancel_reason is None:
@@ -481,6 +503,23 @@ class ToolRound(CallQuestions):
         if part.decision is not None or call.decided:
             return f"tool call {tool_call_id!r} ({part.tool_name}) was already decided"
         return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+
+
+def _remote_tool(name: str, schema: dict[str, Any] | None) -> Tool:
+    """What a round knows of a tool the provider runs, to ask about its call: its name, that it asks, and the schema
+    an edit of its arguments must match (any object where the provider gave none). It is never invoked."""
+    parameters = schema if schema is not None else {"type": "object"}
+    definition = ToolDefinition(
+        name=name if _TOOL_NAME.fullmatch(name) else _TOOL_NAME_CHARS.sub("_", name)[:64] or "remote_tool",
+        description="A tool the remote agent runs itself.",
+        parameters=parameters,
+        requires_approval=True,
+    )
+    return Tool(definition, _never_run)
+
+
+def _never_run(invocation: ToolInvocation) -> None:
+    raise AssertionError(f"the provider's tool {invocation.tool_name!r} is never run here")
 
 
 def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["returned", "raised"], str]:

@@ -157,6 +157,7 @@ class Turn:
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
         self.carried = carried  # the reply starts with calls a limit left unrun: they run before the first request
         self.refused: list[str] = []  # the errors of this turn's answers that did not validate, oldest first
+        self.remote_schemas: dict[str, dict[str, Any]] = {}  # what edits of provider-run calls must match, by id
         self.task: asyncio.Task[Message] | None = None
         self.round: ToolRound | None = None
         self.stop_requested = False
@@ -280,7 +281,7 @@ class Turn:
             retry = None
             if offered is None:
                 return
-            calls = [part for part in reply.tool_calls if not part.state.terminal and not part.provider_executed]
+            calls = [part for part in reply.tool_calls if not part.state.terminal and _ours_to_settle(part)]
             if not calls and self.output is not None:
                 retry = self._check_output(start, retries)
                 if retry is None:
@@ -371,6 +372,7 @@ class Turn:
             context=session.context,
             run_model=None if session.transport is None else self._sampler(session.transport),
             sampling_allowed=session.sampling_allowed,
+            remote_schemas=self.remote_schemas,
         )
         self.round = tool_round
         try:
@@ -511,6 +513,7 @@ class Turn:
                 return None
             break
         builder.close()
+        self.remote_schemas.update(builder.arguments_schemas)
         self._skip_provider_calls_without_result()
         if not builder.completed:
             self._fail_request("The model's response broke off before it was complete.")
@@ -547,20 +550,25 @@ class Turn:
         return True
 
     def _skip_provider_calls_without_result(self) -> None:
-        """A call the provider ran but sent no result for (a paused turn) is never run here: it gets an outcome."""
+        """A call the provider ran but sent no result for (a paused turn) is never run here: it gets an outcome,
+        unless the provider paused for the person's decision on it (the round asks, the next request tells)."""
         for part in self.reply.tool_calls:
-            if part.provider_executed and not part.state.terminal:
-                move_call(
-                    self.session.notify,
-                    self.reply,
-                    part,
-                    ToolCallState.SKIPPED,
-                    ToolOutcome.failure("The provider did not send a result for this call.", retryable=True),
-                )
+            if not part.provider_executed or part.state.terminal or _ours_to_settle(part):
+                continue
+            # An allowed call that ran remotely and got no result did run: it failed rather than being skipped.
+            state = ToolCallState.FAILED if part.state is ToolCallState.RUNNING else ToolCallState.SKIPPED
+            outcome = ToolOutcome.failure("The provider did not send a result for this call.", retryable=True)
+            move_call(self.session.notify, self.reply, part, state, outcome)
 
     def _fail_request(self, error: str) -> None:
         end_open_calls(self.session.notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
         self._finish(MessageStatus.ERROR, error)
+
+
+def _ours_to_settle(part: ToolCallPart) -> bool:
+    """Whether the session settles this open call in a round: a local call, or a provider-run call the provider
+    paused for the person's decision on that nobody has made yet."""
+    return not part.provider_executed or (part.approval_requested_by_transport and part.decision is None)
 
 
 def _describe(exc: BaseException) -> str:
