@@ -99,8 +99,14 @@ class AgentParts:
         label = f"the agent {agent.name!r}" if agent.name else "the agent"
         self.transport = AgentTransport(PydanticAITransport(model, settings=settings), self)
         self.tools = AgentTools(
-            CombinedToolset(list(agent.toolsets)), deps=deps, model=model, context=self.context, label=label
+            CombinedToolset(list(agent.toolsets)),
+            context=self.context,
+            step=self._next_step,
+            label=label,
         )
+
+    def _next_step(self) -> None:
+        self._run_step += 1
 
     def context(self) -> RunContext[Any]:
         """The ``RunContext`` of the current request: deps, model, usage, the agent, the step, the retry budget."""
@@ -175,7 +181,6 @@ class AgentTransport:
             Exception: What the agent's instruction functions or the model transport raised.
         """
         parts = self._parts
-        parts._run_step += 1
         seen = await parts.probe(request.last_user_text)
         pieces = [*seen.system_prompts, seen.instructions, request.options.system_prompt]
         system = "\n\n".join(piece for piece in pieces if piece) or None

@@ -28,7 +28,6 @@ from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 from pydantic_ai.messages import ToolReturn
-from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 
 from ai_widgets.messages import InputRequest
@@ -60,10 +59,9 @@ class AgentTools:
 
     Args:
         toolset: The agent's toolsets, combined (``CombinedToolset(agent.toolsets)``).
-        deps: What every ``RunContext`` carries as ``deps``.
-        model: The agent's model, as ``RunContext.model``.
-        context: Builds the rest of the ``RunContext`` for the current request (the agent, usage, retries' budget,
-            step); see :class:`~ai_widgets.integrations._pydantic_ai_agent.AgentParts`.
+        context: Builds the ``RunContext`` of the current request (deps, model, usage, the agent, the retries'
+            budget, the step); see :class:`~ai_widgets.integrations._pydantic_ai_agent.AgentParts`.
+        step: Counts a step (a model request, whose tools are listed first), as ``RunContext.run_step`` does.
         label: Who owns these tools, as a sentence names them ("the agent 'support'").
     """
 
@@ -71,15 +69,16 @@ class AgentTools:
         self,
         toolset: AbstractToolset[Any],
         *,
-        deps: Any,
-        model: Model,
         context: Callable[[], RunContext[Any]],
+        step: Callable[[], None],
         label: str,
     ) -> None:
         self._toolset = toolset
-        self._deps = deps
-        self._model = model
+        # The toolsets as this conversation's "run" has them (for_run), then as the current step has them
+        # (for_run_step: a toolset built per step by a function of RunContext, @agent.toolset, is built there).
+        self._active: AbstractToolset[Any] = toolset
         self._context = context
+        self._step = step
         self.label = label
         self._listed: dict[str, ToolsetTool[Any]] = {}
         self._tools: dict[str, Tool] = {}
@@ -105,7 +104,9 @@ class AgentTools:
 
         async def hold() -> None:
             try:
-                async with self._toolset:
+                active = await self._toolset.for_run(self._context())
+                async with active:
+                    self._active = active
                     entered.set_result(None)
                     await leave.wait()
             except BaseException as exc:
@@ -142,8 +143,11 @@ class AgentTools:
             ValueError: A tool's name or schema cannot be offered (the message names it).
         """
         await self._enter()
+        self._step()
         try:
-            listed = await self._toolset.get_tools(self._context())
+            ctx = self._context()
+            self._active = await self._active.for_run_step(ctx)
+            listed = await self._active.get_tools(ctx)
         except Exception as exc:
             raise RuntimeError(f"the tools of {self.label} could not be listed: {exc}") from exc
         tools: dict[str, Tool] = {}
@@ -213,7 +217,7 @@ class AgentTools:
                     checked = listed_tool.args_validator_func(ctx, **validated)
                     if inspect.isawaitable(checked):
                         await checked
-                result = await self._toolset.call_tool(name, validated, ctx, listed_tool)
+                result = await self._active.call_tool(name, validated, ctx, listed_tool)
             except ValidationError as exc:
                 return self._retry(name, listed_tool, _invalid(name, exc), exc)
             except ModelRetry as exc:

@@ -193,6 +193,27 @@ async def test_a_toolsets_tools_are_offered_prefixed_and_filtered_beside_the_ses
     await closed(session)
 
 
+async def test_a_toolset_built_per_step_from_run_context_is_offered_with_the_deps() -> None:
+    script = Script([[("for_user", {})], "ok"])
+    agent = greeter(script)
+
+    @agent.toolset
+    def per_user(ctx: RunContext[Deps]) -> FunctionToolset[Deps]:
+        built = FunctionToolset[Deps]()
+
+        @built.tool_plain(name="for_user")
+        def for_user() -> str:
+            return f"built for {ctx.deps.user} at step {ctx.run_step}"
+
+        return built
+
+    session = ChatSession.from_agent(agent, deps=Deps("ivy"))
+    reply = await session.send("x")
+    assert sorted(t.name for t in script.seen[0][1].function_tools) == ["for_user", "greet"]
+    assert reply.tool_calls[0].outcome.value == "built for ivy at step 1"
+    await closed(session)
+
+
 async def test_invalid_arguments_come_back_to_the_model_as_pydantic_ai_validates_them_and_nothing_runs() -> None:
     deps = Deps("x")
     script = Script([[("greet", {"times": "many"})], [("greet", {"times": 1})], "ok"])
@@ -534,7 +555,41 @@ async def test_an_mcp_toolset_prefixed_and_filtered_lists_and_runs_its_servers_t
     await closed(session)
 
 
+class Unreachable(Counted):
+    """A toolset whose connection cannot be opened (a server that will not start), until it can."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken = True
+
+    async def __aenter__(self) -> Counted:
+        if self.broken:
+            raise ConnectionError("the server would not start")
+        return await super().__aenter__()
+
+
+async def test_a_toolset_that_cannot_start_ends_the_turn_saying_so_and_the_next_turn_tries_again() -> None:
+    unreachable = Unreachable()
+    script = Script([[("ping", {})], "ok"])
+    session = ChatSession.from_agent(greeter(script, toolsets=[unreachable]), deps=Deps("gil"))
+    reply = await session.send("one")
+    assert reply.status is MessageStatus.ERROR
+    assert "the toolsets of the agent could not be started" in (reply.error or "")
+    assert "would not start" in (reply.error or "")
+    unreachable.broken = False
+    assert (await session.send("two")).tool_calls[0].outcome.value == "pong for gil"
+    await closed(session)
+
+
 # --- what is not carried over ------------------------------------------------------------------------------------
+
+
+def test_without_pydantic_ai_from_agent_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in sys.modules if n.startswith(("pydantic_ai", "ai_widgets.integrations"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pydantic_ai", None)  # what an import of a package not installed meets
+    with pytest.raises(ImportError, match=r'pip install "ai_widgets\[pydantic-ai\]"'):
+        ChatSession.from_agent(object())
 
 
 def test_an_agent_without_a_model_is_a_clear_error() -> None:
