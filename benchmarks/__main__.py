@@ -25,6 +25,7 @@ SECTIONS = [
     "bench_provider_openai_responses",
     "bench_provider_anthropic",
     "bench_provider_gemini",
+    "bench_pydantic_ai",
     "bench_request_building",
 ]
 
