@@ -154,6 +154,28 @@ async def test_instructions_and_system_prompts_static_and_dynamic_are_rendered_b
     await closed(session)
 
 
+async def test_an_instruction_function_that_raises_ends_the_turn_with_its_error_and_the_session_goes_on() -> None:
+    script = Script(["never asked", "fine"])
+    agent = greeter(script)
+    broken = [True]
+
+    @agent.instructions
+    def flaky(ctx: RunContext[Deps]) -> str:
+        if broken[0]:
+            raise RuntimeError("the profile service is down")
+        return "Profile loaded."
+
+    session = ChatSession.from_agent(agent, deps=Deps("x"))
+    reply = await session.send("hello")
+    assert reply.status is MessageStatus.ERROR
+    assert "the profile service is down" in (reply.error or "")
+    assert script.seen == []  # the model was never asked
+    broken[0] = False
+    assert (await session.send("again")).text == "never asked"
+    assert "Profile loaded." in script.system(0)
+    await closed(session)
+
+
 async def test_the_sessions_own_system_prompt_comes_after_the_agents() -> None:
     from ai_widgets import RequestOptions
 
