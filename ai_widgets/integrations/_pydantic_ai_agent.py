@@ -9,7 +9,8 @@ to go without (``drop_unsupported=True``).
 
 Instructions and system prompts that are functions of ``RunContext`` are rendered before every request through
 pydantic-ai's public API: the agent is run up to its model request, on a ``FunctionModel`` that records what it
-would be sent (the instructions, the system prompt parts, the resolved model settings) and stops the run there.
+would be sent (the instructions, the system prompt parts, its tools' retry budget) and stops the run there. An agent
+whose parts are all static strings (as pydantic-ai marks them) is probed once.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class _Seen:
     instructions: str | None = None
     system_prompts: list[str] = field(default_factory=list)
     max_retries: int = 1
+    dynamic: bool = True  # some part is a function of RunContext (or a toolset's), so it is rendered again each time
 
 
 class _Probed(Exception):
@@ -95,7 +97,6 @@ class AgentParts:
         self.usage = RunUsage()
         self._run_step = 0
         self._seen = _Seen()
-        self._probed = False
         label = f"the agent {agent.name!r}" if agent.name else "the agent"
         self.transport = AgentTransport(PydanticAITransport(model, settings=settings), self)
         self.tools = AgentTools(
@@ -130,13 +131,16 @@ class AgentParts:
 
         def record(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             seen.instructions = info.instructions or None
-            seen.system_prompts = [
-                part.content
+            prompts = [
+                part
                 for message in sent
                 if isinstance(message, ModelRequest)
                 for part in message.parts
                 if isinstance(part, SystemPromptPart) and part.content
             ]
+            seen.system_prompts = [part.content for part in prompts]
+            instruction_parts = info.model_request_parameters.instruction_parts or ()
+            seen.dynamic = any(part.dynamic for part in instruction_parts) or any(p.dynamic_ref for p in prompts)
             raise _Probed
 
         with contextlib.suppress(_Probed):
@@ -147,8 +151,13 @@ class AgentParts:
                 message_history=list(messages) or None,
                 toolsets=[_Spy(seen)],
             )
-        self._seen, self._probed = seen, True
+        self._seen = seen
         return seen
+
+    async def rendered(self, prompt: str) -> _Seen:
+        """What the agent sends with the next request: probed again unless the last probe found it all static."""
+        seen = self._seen
+        return await self.probe(prompt) if seen.dynamic else seen
 
     async def aclose(self) -> None:
         """Leaves the agent's toolsets (closes its MCP servers' connections)."""
@@ -181,7 +190,7 @@ class AgentTransport:
             Exception: What the agent's instruction functions or the model transport raised.
         """
         parts = self._parts
-        seen = await parts.probe(request.last_user_text)
+        seen = await parts.rendered(request.last_user_text)
         pieces = [*seen.system_prompts, seen.instructions, request.options.system_prompt]
         system = "\n\n".join(piece for piece in pieces if piece) or None
         sent = dataclasses.replace(request, options=dataclasses.replace(request.options, system_prompt=system))

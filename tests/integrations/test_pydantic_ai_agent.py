@@ -24,7 +24,7 @@ from pydantic_ai.toolsets import AbstractToolset, ExternalToolset, FunctionTools
 
 from ai_widgets import ApprovalDecision, ChatSession, ChatWidget, MessageStatus, ToolCallState, tool
 from ai_widgets.approval import ApprovalError
-from ai_widgets.integrations.pydantic_ai import AgentNotSupportedError, AgentTools
+from ai_widgets.integrations.pydantic_ai import AgentNotSupportedError, AgentTools, agent_parts
 from ai_widgets.messages import Message, Role
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, recording_comms
@@ -174,6 +174,28 @@ async def test_an_instruction_function_that_raises_ends_the_turn_with_its_error_
     assert (await session.send("again")).text == "never asked"
     assert "Profile loaded." in script.system(0)
     await closed(session)
+
+
+async def test_an_agent_with_static_instructions_only_is_probed_once() -> None:
+    script = Script([[("greet", {"times": 1})], "ok", "again"])
+    agent = greeter(script, system_prompt="Static too.")
+    parts = agent_parts(agent, deps=Deps("x"))
+    probes = 0
+    probe = parts.probe
+
+    async def counted(prompt: str) -> Any:
+        nonlocal probes
+        probes += 1
+        return await probe(prompt)
+
+    parts.probe = counted  # type: ignore[method-assign]
+    session = ChatSession(parts.transport, tools=[parts.tools])
+    await session.send("one")
+    await session.send("two")
+    assert len(script.seen) == 3
+    assert probes == 1
+    assert all("Be brief." in script.system(i) and "Static too." in script.system(i) for i in range(3))
+    await parts.aclose()
 
 
 async def test_the_sessions_own_system_prompt_comes_after_the_agents() -> None:
