@@ -183,6 +183,11 @@ class AgentTransport:
     def __repr__(self) -> str:
         return f"AgentTransport({self.inner!r})"
 
+    async def aclose(self) -> None:
+        """Leaves the agent's toolsets (closes its MCP servers' connections); the next request enters them again.
+        ``await session.transport.aclose()`` for a session from ``ChatSession.from_agent``."""
+        await self._parts.aclose()
+
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``, its system prompt led by the agent's.
 

@@ -556,14 +556,16 @@ class Counted(AbstractToolset[Any]):
 
 async def test_a_toolset_with_a_connection_is_entered_once_by_one_task_and_left_on_aclose() -> None:
     counted = Counted()
-    script = Script([[("ping", {})], "ok", [("ping", {})], "ok"])
+    script = Script([[("ping", {})], "ok", [("ping", {})], "ok", "ok"])
     session = ChatSession.from_agent(greeter(script, toolsets=[counted]), deps=Deps("di"))
     assert (await session.send("one")).tool_calls[0].outcome.value == "pong for di"
     assert (await session.send("two")).tool_calls[0].outcome.value == "pong for di"
     holding = counted.entered - counted.left
     assert holding == 1  # held between requests and turns (each of the agent's own probe runs enters it too)
-    await closed(session)
+    await session.transport.aclose()  # type: ignore[union-attr]
     assert counted.entered == counted.left
+    assert (await session.send("three")).status is MessageStatus.COMPLETED  # entered again
+    await closed(session)
 
 
 SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "server.py"
