@@ -492,6 +492,34 @@ async def test_a_stop_mid_tool_leaves_a_valid_history_and_the_next_turn_works() 
     await closed(session)
 
 
+async def test_one_call_cancelled_while_its_sibling_goes_on_and_a_call_the_person_runs_by_hand() -> None:
+    started = asyncio.Event()
+    script = Script([[("slow", {}), ("greet", {"times": 1})], "one was cancelled"])
+    agent = greeter(script)
+
+    @agent.tool_plain
+    async def slow() -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    deps = Deps("hal")
+    session = ChatSession.from_agent(agent, deps=deps)
+    task = asyncio.create_task(session.send("go"))
+    await asyncio.wait_for(started.wait(), 10)
+    reply = session.messages[-1]
+    session.cancel(reply.tool_calls[0].tool_call_id, "too slow")
+    reply = await task
+    cancelled, greeted = reply.tool_calls
+    assert cancelled.state is ToolCallState.CANCELLED
+    assert "too slow" in (cancelled.outcome.message or "")
+    assert greeted.outcome.value == "hi hal"
+    assert reply.text == "one was cancelled"
+    by_hand = await session.run_call("greet", {"times": 3})
+    assert by_hand.tool_calls[0].outcome.value == "hi hal hi hal hi hal"
+    await closed(session)
+
+
 async def test_a_stop_mid_stream_leaves_a_valid_history() -> None:
     script = Script(["x" * 10, "second"], delay=0.5)
     session = ChatSession.from_agent(greeter(script), deps=Deps("x"))
