@@ -698,6 +698,15 @@ def test_model_settings_computed_per_run_are_named() -> None:
         ChatSession.from_agent(agent)
 
 
+async def test_the_agents_model_settings_reach_the_model() -> None:
+    script = Script(["hi"])
+    session = ChatSession.from_agent(greeter(script, model_settings={"temperature": 0.3, "seed": 7}), deps=Deps("x"))
+    await session.send("hello")
+    settings = script.seen[0][1].model_settings or {}
+    assert (settings.get("temperature"), settings.get("seed")) == (0.3, 7)
+    await closed(session)
+
+
 async def test_test_model_drives_the_agents_tools_with_its_model_settings() -> None:
     agent: Agent[Deps, str] = Agent(TestModel(), deps_type=Deps, model_settings={"temperature": 0.2})
 
