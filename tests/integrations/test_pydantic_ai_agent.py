@@ -258,6 +258,22 @@ async def test_a_toolset_built_per_step_from_run_context_is_offered_with_the_dep
     await closed(session)
 
 
+async def test_a_registry_given_as_tools_gets_the_agents_tools_added_and_keeps_its_own() -> None:
+    from ai_widgets import ToolRegistry
+
+    @tool
+    def shout(x: str) -> str:
+        return x.upper()
+
+    registry = ToolRegistry([shout])
+    script = Script([[("shout", {"x": "a"}), ("greet", {"times": 1})], "ok"])
+    session = ChatSession.from_agent(greeter(script), deps=Deps("jo"), tools=registry)
+    assert session.tools is registry
+    reply = await session.send("go")
+    assert [p.outcome.value for p in reply.tool_calls] == ["A", "hi jo"]
+    await closed(session)
+
+
 async def test_invalid_arguments_come_back_to_the_model_as_pydantic_ai_validates_them_and_nothing_runs() -> None:
     deps = Deps("x")
     script = Script([[("greet", {"times": "many"})], [("greet", {"times": 1})], "ok"])
