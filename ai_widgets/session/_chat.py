@@ -37,6 +37,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
+from ai_widgets.session._agent import AgentSession
 from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
 from ai_widgets.session._branching import BranchingSession
@@ -83,7 +84,7 @@ class NoTransportError(RuntimeError):
     """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
 
 
-class ChatSession(BranchingSession, AskingSession):
+class ChatSession(BranchingSession, AskingSession, AgentSession):
     """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
 
     Args:
@@ -135,7 +136,7 @@ class ChatSession(BranchingSession, AskingSession):
         if self._history is not None:
             messages = self._history.messages
         self.transport: Transport | None = transport
-        self.tools = _as_tools(tools)
+        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))
         self.approval_policy: ApprovalPolicy = approval_policy or DefaultApprovalPolicy()
         self.options = options or SessionOptions()
         self.request_options = request_options or RequestOptions()
@@ -694,7 +695,3 @@ class ChatSession(BranchingSession, AskingSession):
 
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"
-
-
-def _as_tools(tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None) -> ToolRegistry:
-    return tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or ()))

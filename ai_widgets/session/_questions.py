@@ -14,10 +14,10 @@ from typing import Any
 from ai_widgets._input_request import checked_response
 from ai_widgets._sampling_request import SamplingDeclinedError, SamplingReply, SamplingRequest
 from ai_widgets._threads import running_loop
-from ai_widgets.approval import ApprovalDecision
+from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.messages import InputRequest, InputResponse, InputResponseError, Message, ToolCallPart, ToolCallState
 from ai_widgets.session._calls import Notify, move_call
-from ai_widgets.tools import NobodyToAskError, Tool, ToolInvocation
+from ai_widgets.tools import NobodyToAskError, Tool, ToolInvocation, ToolOutcome
 
 __all__ = ["Asking", "Call", "CallQuestions", "RunModel", "set_on_its_loop"]
 
@@ -66,6 +66,7 @@ class CallQuestions:
     _lock: threading.Lock
     _run_model: RunModel | None
     _sampling_allowed: set[str]
+    _policy: ApprovalPolicy
 
     async def wait_for_person(self, call: Call, request: InputRequest) -> InputResponse:
         """Puts a running call's question to the person and waits for the answer: the one place a call waits for
@@ -130,6 +131,49 @@ class CallQuestions:
         if part.state is ToolCallState.AWAITING_INPUT:
             return f"tool call {tool_call_id!r} ({part.tool_name}) was already answered"
         return f"tool call {tool_call_id!r} ({part.tool_name}) is not waiting for input: it is {part.state.value}"
+
+    # --- approval asked for while the call runs ----------------------------------------------------------------------
+
+    async def approval_while_running(self, call: Call, question: str) -> bool:
+        """Asks the person to approve a running call (its tool learned only as it ran that it needs a decision): the
+        call waits in ``awaiting_approval``, decided by ``approve`` like any call (an edit is checked against the
+        tool's schema and put on the invocation), and runs again once allowed. A tool allowed always goes on unasked.
+
+        Returns:
+            Whether the call goes on; ``False`` when the person declined (the call has then ended ``rejected``).
+
+        Raises:
+            NobodyToAskError: The call is not running.
+        """
+        remembered = getattr(self._policy, "is_allowed_always", None)
+        try:
+            if callable(remembered) and remembered(call.tool.name, call.tool.definition) is True:
+                call.part.decision, call.part.decision_remembered = ApprovalDecision.APPROVED_ALWAYS.value, True
+                return True
+        except Exception:  # a policy's own check that fails asks, as a policy that cannot say would
+            pass
+        async with call.ask_lock:
+            part = call.part
+            if part.state is not ToolCallState.RUNNING or call.cancel_reason is not None:
+                raise NobodyToAskError(f"the tool {call.tool.name} asked for approval when it was not running")
+            call.decision = asyncio.get_running_loop().create_future()
+            call.decided = False
+            part.approval_reason = question
+            move_call(self._notify, self.reply, part, ToolCallState.AWAITING_APPROVAL)
+            try:
+                decision, reason = await call.decision
+            finally:
+                call.decision = None
+            part.decision, part.decision_reason = decision.value, reason
+            self._policy.record_decision(call.tool.definition, call.invocation, decision)
+            if decision is ApprovalDecision.REJECTED:
+                told = "The person declined this call, so nothing was done"
+                told += f". Their reason: {reason}" if reason else "."
+                outcome = ToolOutcome.failure(told, retryable=False)
+                move_call(self._notify, self.reply, part, ToolCallState.REJECTED, outcome)
+                return False
+            move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
+            return True
 
     # --- sampling: a call's server asks to run the model ------------------------------------------------------------
 

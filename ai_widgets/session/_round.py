@@ -141,7 +141,11 @@ class ToolRound(CallQuestions):
 
     async def _ask(self, part: ToolCallPart, tool: Tool) -> None:
         call = Call(part, tool, self._invocation(part, tool))
-        call.invocation.can_ask(functools.partial(self.wait_for_person, call), functools.partial(self.sample, call))
+        call.invocation.can_ask(
+            functools.partial(self.wait_for_person, call),
+            functools.partial(self.sample, call),
+            functools.partial(self.approval_while_running, call),
+        )
         self._calls[part.tool_call_id] = call
         needs_decision = part.approval_requested_by_transport
         if part.provider_executed and self._allowed_always(tool):
@@ -308,6 +312,8 @@ class ToolRound(CallQuestions):
             if part.provider_executed:
                 return  # allowed: the provider runs it, and its result comes with the next response
             outcome = await self._invoke(call)
+            if part.state is ToolCallState.REJECTED:  # declined while it ran (ask_approval): ended already
+                return
         except asyncio.CancelledError:
             if call.cancel_reason is None:
                 # Nobody cancelled this call: the tool raised CancelledError itself. That is its failure, not a stop.

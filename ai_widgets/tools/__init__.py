@@ -17,12 +17,20 @@ below the tools, in :mod:`ai_widgets.outcome`; it is re-exported here.
 from ai_widgets.outcome import Attachment, Citation, DisplayBundle, ToolError, ToolOutcome, safe_outcome
 from ai_widgets.tools._checks import ToolWarning
 from ai_widgets.tools._definition import ToolDefinition, ToolRisk
-from ai_widgets.tools._invocation import AskPerson, NobodyToAskError, ToolInvocation, ToolProgress, parse_arguments
+from ai_widgets.tools._invocation import (
+    Approve,
+    AskPerson,
+    NobodyToAskError,
+    ToolInvocation,
+    ToolProgress,
+    parse_arguments,
+)
 from ai_widgets.tools._live import ToolReplacementWarning
 from ai_widgets.tools._registry import ToolRegistry, ToolSource
 from ai_widgets.tools._tool import Tool, tool
 
 __all__ = [
+    "Approve",
     "AskPerson",
     "Attachment",
     "Citation",

@@ -18,7 +18,7 @@ from ai_widgets._sampling_request import SamplingReply, SamplingRequest
 from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
 
-__all__ = ["AskPerson", "NobodyToAskError", "Sample", "ToolInvocation", "ToolProgress", "parse_arguments"]
+__all__ = ["Approve", "AskPerson", "NobodyToAskError", "Sample", "ToolInvocation", "ToolProgress", "parse_arguments"]
 
 T = TypeVar("T")
 #: A tool's function, or what answers a call for it.
@@ -30,6 +30,8 @@ LogCallback = Callable[[str], None]
 AskPerson = Callable[[InputRequest], Coroutine[Any, Any, InputResponse]]
 #: How a session runs its model for a call once the person allows it (raises SamplingDeclinedError if not).
 Sample = Callable[[SamplingRequest], Coroutine[Any, Any, SamplingReply]]
+#: How a session asks the person to approve a running call (awaited on its loop): whether the call may go on.
+Approve = Callable[[str], Coroutine[Any, Any, bool]]
 
 
 class NobodyToAskError(RuntimeError):
@@ -125,11 +127,33 @@ class ToolInvocation:
     _ask: AskPerson | None = field(default=None, init=False, repr=False, compare=False)
     _ask_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False, compare=False)
     _sample: Sample | None = field(default=None, init=False, repr=False, compare=False)
+    _approve: Approve | None = field(default=None, init=False, repr=False, compare=False)
 
-    def can_ask(self, ask: AskPerson, sample: Sample | None = None) -> None:
-        """Lets the call ask the person through ``ask``, and run the model through ``sample`` (the session does
-        this; both run on this loop)."""
-        self._ask, self._sample, self._ask_loop = ask, sample, asyncio.get_running_loop()
+    def can_ask(self, ask: AskPerson, sample: Sample | None = None, approve: Approve | None = None) -> None:
+        """Lets the call ask the person through ``ask`` and ``approve``, and run the model through ``sample`` (the
+        session does this; all run on this loop)."""
+        self._ask, self._sample, self._approve = ask, sample, approve
+        self._ask_loop = asyncio.get_running_loop()
+
+    async def ask_approval(self, question: str) -> bool:
+        """Asks the person to approve this call while it runs, for a tool that learns only as it runs that the call
+        needs a decision (a pydantic-ai tool raising ``ApprovalRequired``). The call waits in ``awaiting_approval``
+        meanwhile, showing ``question``; a tool the person allowed always goes on unasked.
+
+        Returns:
+            ``True``: go on (when the person edited the arguments, ``arguments`` and ``parsed_arguments`` now hold
+            the edit, checked against the tool's schema). ``False``: the person declined; the call has ended
+            ``rejected``, its outcome saying so, and what the handler returns is dropped.
+
+        Raises:
+            NobodyToAskError: Nobody can decide: the call runs outside a chat session, or has ended.
+        """
+        if self._approve is None:
+            raise NobodyToAskError(
+                f"the tool {self.tool_name} asked for approval, but nobody can decide here: it runs outside a chat "
+                "session (run it through a ChatSession or ChatWidget to be asked in its card)"
+            )
+        return await self._on_session_loop(self._approve(question))
 
     async def sample(self, request: SamplingRequest) -> SamplingReply:
         """Runs the session's model on ``request`` once the person allows it (an MCP server's sampling), from any

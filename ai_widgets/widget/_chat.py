@@ -48,9 +48,16 @@ class ChatWidget(SessionView):
         reply = await chat.ask("And tomorrow?")  # waits for the reply; approvals stay clickable
         reply = chat.ask_sync("And Sunday?")     # blocks the cell; approvals stay clickable
 
+    or from a pydantic-ai agent, whose model, instructions, tools and toolsets it runs
+    (:meth:`~ai_widgets.ChatSession.from_agent`)::
+
+        chat = ChatWidget(agent=support_agent, deps=SupportDeps(customer_id=42))
+
     Args:
         session: The session to show; built from the other arguments when ``None``.
         transport: How to reach the model (when no session is given).
+        agent: A pydantic-ai ``Agent`` to chat with (instead of a session or a transport).
+        deps: The agent's dependencies (``ctx.deps`` for its tools and instructions); only with ``agent``.
         tools: Tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`), or a
             :class:`~ai_widgets.ToolRegistry` (when no session is given).
         approval_policy: Decides which calls need a person (when no session is given).
@@ -82,11 +89,28 @@ class ChatWidget(SessionView):
         compact: bool = False,
         flush_interval: float = 1 / 30,
         history: str | os.PathLike[str] | None = None,
+        agent: Any = None,
+        deps: Any = None,
     ) -> None:
         check_bundle()
-        if session is None:
+        if agent is not None:
+            if session is not None or transport is not None:
+                raise TypeError("pass agent= alone, or a session or a transport, not both: the agent brings its model")
+            session = ChatSession.from_agent(
+                agent,
+                deps=deps,
+                tools=tools,
+                approval_policy=approval_policy,
+                options=options,
+                request_options=request_options,
+                context=context,
+                history=history,
+            )
+        elif deps is not None:
+            raise TypeError("deps= goes with agent=: they are the agent's dependencies")
+        elif session is None:
             if transport is None:
-                raise TypeError("ChatWidget needs a session, or transport=... to build one")
+                raise TypeError("ChatWidget needs a session, or transport=... (or agent=...) to build one")
             session = ChatSession(
                 transport,
                 tools=tools,
