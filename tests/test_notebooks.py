@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 # Notebooks that need an optional extra, and take a while (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an
 # MCP server).
-NEEDS = {"cluster.ipynb": "distributed", "mcp.ipynb": "mcp"}
+NEEDS = {"cluster.ipynb": "distributed", "mcp.ipynb": "mcp", "agents.ipynb": "pydantic_ai"}
 
 
 def _notebook_param(path: Path) -> object:
@@ -56,6 +56,16 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
         # The tool ran on the worker and its last progress report, sent from there, reached the card.
         assert "count_primes: completed; its card showed 100%, '25,997 primes below 300,000'" in printed, printed
+    if path.name == "agents.ipynb":
+        printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
+        # In process: the agent's tool read its deps; the sale waited and ran with the arguments as edited.
+        assert "stock_of completed -> There are 4 pears in stock." in printed, printed
+        assert "stock: {'apples': 10, 'pears': 4} sold: ['2 apples']" in printed, printed
+        # Over AG-UI: the agent's tools ran on the server, the sale after the approval went back as the resume.
+        assert "stock_of ran on the server: True -> There are 12 apples in stock." in printed, printed
+        assert "The server asks: sell {'item': 'pears', 'count': 3}" in printed, printed
+        assert "the server's stock: {'apples': 12, 'pears': 1}" in printed, printed
+        assert len(widget_views) >= 2, "both chats show (and the asking cells their turns)"
     if path.name == "tool_workbench.ipynb":
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
         # A clean tool, a sloppy one warned about; the model's call works, breaks after the bad edit, and the failed

@@ -18,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import types
+import typing
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, SystemPromptPart
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -250,7 +252,7 @@ def agent_parts(agent: Any, *, deps: Any = None, drop_unsupported: bool = False)
 def _not_carried_over(agent: Agent[Any, Any]) -> list[str]:
     """The agent's pieces the session's loop would not honour, in words."""
     found = []
-    if agent.output_type is not str:
+    if not _text_output(agent.output_type):
         found.append(
             f"output type {getattr(agent.output_type, '__name__', repr(agent.output_type))} (ask for a typed "
             "answer per message instead: session.send(text, output_type=...) or chat.ask(text, output_type=...))"
@@ -261,6 +263,22 @@ def _not_carried_over(agent: Agent[Any, Any]) -> list[str]:
     if extra:
         found.append(f"capabilities {', '.join(extra)} (history processors, hooks and the like run in its own loop)")
     return found
+
+
+def _text_output(output_type: object) -> bool:
+    """Whether an agent's output is text: ``str``, or ``str`` with ``DeferredToolRequests`` (which pydantic-ai needs
+    beside an approval-required tool, so a run can end with the calls waiting; here they wait in their cards)."""
+    members: list[object] = []
+    pending = [output_type]
+    while pending:
+        spec = pending.pop()
+        if isinstance(spec, (list, tuple)):
+            pending.extend(spec)
+        elif typing.get_origin(spec) in (typing.Union, types.UnionType):
+            pending.extend(typing.get_args(spec))
+        else:
+            members.append(spec)
+    return str in members and all(m is str or m is DeferredToolRequests for m in members)
 
 
 _DEFAULTS: set[type] = set()

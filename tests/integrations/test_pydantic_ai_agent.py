@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, SystemPromptPart, ToolReturnPart
@@ -332,8 +332,8 @@ async def test_a_tool_past_its_retries_is_told_not_to_try_again() -> None:
 # --- approvals -----------------------------------------------------------------------------------------------------
 
 
-def approving_agent(script: Script, ran: list[dict[str, Any]]) -> Agent[Deps, str]:
-    agent: Agent[Deps, str] = Agent(script.model, deps_type=Deps)
+def approving_agent(script: Script, ran: list[dict[str, Any]], output_type: Any = str) -> Agent[Deps, Any]:
+    agent: Agent[Deps, Any] = Agent(script.model, deps_type=Deps, output_type=output_type)
 
     @agent.tool(requires_approval=True)
     def delete(ctx: RunContext[Deps], path: str) -> str:
@@ -344,10 +344,17 @@ def approving_agent(script: Script, ran: list[dict[str, Any]]) -> Agent[Deps, st
     return agent
 
 
-async def test_a_requires_approval_tool_waits_in_the_card_and_an_edit_runs_with_the_edited_arguments() -> None:
+# pydantic-ai wants DeferredToolRequests among the output types of an agent with an approval-required tool (so its own
+# run can end with the call waiting): such an agent's output is still text here, its calls waiting in their cards.
+@pytest.mark.parametrize(
+    "output_type", [str, [str, DeferredToolRequests], str | DeferredToolRequests], ids=["str", "list", "union"]
+)
+async def test_a_requires_approval_tool_waits_in_the_card_and_an_edit_runs_with_the_edited_arguments(
+    output_type: Any,
+) -> None:
     ran: list[dict[str, Any]] = []
     script = Script([[("delete", {"path": "/etc/passwd"})], "done"])
-    session = ChatSession.from_agent(approving_agent(script, ran), deps=Deps("x"))
+    session = ChatSession.from_agent(approving_agent(script, ran, output_type), deps=Deps("x"))
     await session.tools.refresh()  # the agent's tools, listed as before a request
     assert session.tools["delete"].definition.requires_approval
     task = asyncio.create_task(session.send("clean up"))
@@ -706,6 +713,8 @@ def test_pieces_the_session_cannot_carry_over_are_named_and_can_be_dropped() -> 
     assert "drop_unsupported=True" in text
     session = ChatSession.from_agent(agent, drop_unsupported=True)
     assert session.transport is not None
+    with pytest.raises(AgentNotSupportedError, match="output type"):  # text or a number: not text alone
+        ChatSession.from_agent(Agent(TestModel(), output_type=[str, int]))
 
 
 def test_model_settings_computed_per_run_are_named() -> None:
