@@ -1,4 +1,4 @@
-"""A remote agent over AG-UI in JupyterLab (issue 22): pydantic-ai's own AG-UI server (AGUIAdapter on uvicorn, in
+"""A remote agent over AG-UI in JupyterLab and Notebook 7 (issue 22): pydantic-ai's own AG-UI server (AGUIAdapter on uvicorn, in
 the kernel's process on loopback) serves an agent whose sale needs approval. Its calls run on the server and their
 cards say so; the sale's interrupt waits in its card with the real buttons; Allow once goes back as the protocol's
 resume and the server's tool runs; a decline with a reason never runs it."""
@@ -68,10 +68,11 @@ NOTEBOOK = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("app", ["lab", "notebook"])
 def test_a_remote_agents_approval_waits_in_its_card_and_goes_back_as_the_resume(
-    chromium_page, server, notebook_name, artifacts
+    chromium_page, server, notebook_name, artifacts, app
 ):
-    page, srv, nb = chromium_page, server("lab"), notebook_name
+    page, srv, nb = chromium_page, server(app), notebook_name
     srv.write_notebook(nb, [NOTEBOOK])
     widget = open_and_run(page, srv, nb)
 
@@ -80,12 +81,12 @@ def test_a_remote_agents_approval_waits_in_its_card_and_goes_back_as_the_resume(
     expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
     expect(card.locator(".aiw-provider")).to_be_visible()  # the agent's own tool: it runs on the server
     expect(card.locator(".aiw-approve-once")).to_be_visible()
-    screenshot(widget, artifacts, "ag-ui-asking")
+    screenshot(widget, artifacts, f"ag-ui-{app}-asking")
     card.locator(".aiw-approve-once").click()
     wait_idle(widget)
     expect(card).to_have_attribute("data-state", "completed")
     card.locator(".aiw-tool-toggle").click()
-    screenshot(widget, artifacts, "ag-ui-allowed-open")
+    screenshot(widget, artifacts, f"ag-ui-{app}-allowed")
     expect(card.locator(".aiw-tool-result")).to_contain_text("Sold 3 pears; 1 left.")
     expect(last_assistant(widget).locator(".aiw-text")).to_contain_text("Sold 3 pears; 1 left.")
 
@@ -99,5 +100,5 @@ def test_a_remote_agents_approval_waits_in_its_card_and_goes_back_as_the_resume(
     expect(card).to_have_attribute("data-state", "rejected")
     expect(last_assistant(widget).locator(".aiw-text")).to_contain_text("keep the last one")  # the model heard why
     assert "1 left" not in last_assistant(widget).inner_text()
-    screenshot(widget, artifacts, "ag-ui-declined")
+    screenshot(widget, artifacts, f"ag-ui-{app}-declined")
     assert_no_widget_errors(page)
