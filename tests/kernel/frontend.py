@@ -313,6 +313,12 @@ class FakeFrontend:
     def interrupt(self) -> None:
         self.km.interrupt_kernel()
 
+    def kill(self) -> None:
+        """The kernel process dies at once (SIGKILL), with no interrupt first as ``shutdown_kernel`` sends (which
+        would stop a running turn, as the ■ button does), then the channels close."""
+        self.km.signal_kernel(signal.SIGKILL)
+        self.close()
+
     def close(self) -> None:
         self._stop = True
         try:

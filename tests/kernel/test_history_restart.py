@@ -68,8 +68,10 @@ def test_a_waiting_call_survives_a_kernel_restart(kernel_config: tuple[str, str,
                 time.sleep(0.05)
 
             # The kernel dies with the call waiting (a new kernel process is what a restart gives; a fresh client
-            # also avoids old clients' trouble with a restarted ipykernel 7.4's iopub welcome message).
-            fe.close()
+            # also avoids old clients' trouble with a restarted ipykernel 7.4's iopub welcome message). Killed, not
+            # shut down: shutdown_kernel interrupts first, which stops the turn (a cancelled call, saved when the
+            # save beats the kill).
+            fe.kill()
             fe = FakeFrontend(python)
             fe.run(CELL.format(path=path), timeout=60)  # the cell, re-run in the new kernel
             restored = json.loads(
