@@ -11,7 +11,7 @@ import re
 
 import jupyter_e2e as J
 import pytest
-from chat_ui import WAIT, WEATHER, WEATHER_ANSWER_SHOWN, assert_no_widget_errors, messages, open_and_run
+from chat_ui import WAIT, WEATHER, WEATHER_ANSWER_SHOWN, messages, open_and_run
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -87,10 +87,19 @@ def test_a_notebook_saved_without_widget_state_shows_the_conversation(
     _check_reopened(page, artifacts, f"aiw-saved-transcript-{'trusted' if trusted else 'untrusted'}-{kernel}")
     if kernel:  # Lab started a fresh kernel for the reopened notebook: it knows nothing of the conversation
         assert srv.kernel_json(nb, "'chat' in globals()") is False
-        assert_no_widget_errors(page)
+        # The saved view names a model no kernel has (no widget state was saved): jupyterlab-manager logs "widget
+        # model not found" when the fresh kernel connects before the output renders (seen once), and only then.
+        # That is JupyterLab's own line about the view it cannot show; nothing else may come from the widgets.
+        errors = J.widget_errors(page.e2e_messages)
+        assert not [e for e in errors if not _model_not_found(e)], errors
     else:  # "No Kernel" (the status bar says so, after JupyterLab's "Error Starting Kernel" dialog)
         assert not [s for s in srv.api("GET", "/api/sessions") if s["path"] == nb]
         expect(page.locator(".jp-Dialog")).to_contain_text("Error Starting Kernel")
         # JupyterLab's own page error from the session it could not start; nothing of the widgets'.
         errors = J.widget_errors(page.e2e_messages)
         assert [e for e in errors if "reading 'kernel'" not in e] == [], errors
+
+
+def _model_not_found(message: str) -> bool:
+    """jupyterlab-manager's own error for a saved view whose model is gone (its renderModel, not ours)."""
+    return "widget model not found" in message and "jupyterlab-manager" in message and "ai_widgets" not in message
