@@ -1,6 +1,7 @@
 """The shape of the package that import-linter's contracts (pyproject.toml) cannot say: no import cycle between any two
 files, no in-function import of our own modules, no other package's ``_private`` name, one job per module (a
-docstring first) and no module over 700 lines, Python or TypeScript.
+docstring first, Python and TypeScript), and TypeScript modules small (the front end's own rule). What decides a
+Python module's split is its job, not its length (DESIGN.md's Layers).
 
 Every import statement counts, wherever it sits: at the top, inside a function, or under ``TYPE_CHECKING``.
 """
@@ -16,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ai_widgets"
-MAX_LINES = 700
+MAX_TYPESCRIPT_LINES = 700
 
 
 @dataclass(frozen=True)
@@ -163,9 +164,8 @@ def test_no_module_takes_another_packages_private_name() -> None:
 
 
 @pytest.mark.parametrize("path", sorted(MODULES.values()), ids=lambda path: str(path.relative_to(ROOT)))
-def test_each_python_module_says_its_job_first_and_is_small(path: Path) -> None:
+def test_each_python_module_says_its_job_first(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    assert text.count("\n") <= MAX_LINES, f"{path.name}: split it by job"
     if text.strip():
         assert ast.get_docstring(ast.parse(text)), f"{path.name}: its first docstring says its one job"
 
@@ -176,7 +176,7 @@ TYPESCRIPT = sorted((ROOT / "js" / "src").rglob("*.ts"))
 @pytest.mark.parametrize("path", TYPESCRIPT, ids=lambda path: str(path.relative_to(ROOT)))
 def test_each_typescript_module_says_its_job_first_and_is_small(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    assert text.count("\n") <= MAX_LINES, f"{path.name}: split it by job"
+    assert text.count("\n") <= MAX_TYPESCRIPT_LINES, f"{path.name}: split it by job"
     assert text.lstrip().startswith(("//", "/*")), f"{path.name}: its first comment says its one job"
 
 
