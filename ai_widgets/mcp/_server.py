@@ -77,9 +77,10 @@ class MCPServer(_Offers):
             server, which is then asked for its tools (5 seconds): a server that does not answer either is taken
             for frozen, and its connection closed (a stdio server's process stopped; the next call starts it
             again). The time a call waits for the person (a question the server asks) does not count.
-        roots: The directories the server may work in (MCP roots), as paths or ``file://`` URIs; ``None`` (the
-            default): the kernel's working directory when the server asks; ``()``: no roots (the capability is not
-            declared).
+        roots: The directories the server may work in (MCP roots), as paths or ``file://`` URIs, given when the
+            server asks (a server may take them in place of the directories it was started with, as the filesystem
+            server does). ``None`` (the default) or empty: no roots are declared (the client does not offer the
+            capability), so the server keeps its own.
     """
 
     def __init__(
