@@ -39,8 +39,9 @@ Signing in
     the redirect comes back to a one-shot listener on 127.0.0.1. Tokens stay in memory.
 
 Roots and logging
-    The server is given roots (``roots=``; the kernel's working directory by default, ``roots=()`` for none). Its log
-    messages go to the Python logger ``ai_widgets.mcp.server.<name>`` and to the card of the call that was running.
+    No roots are declared by default, so a server keeps the directories it was started with; ``roots=[...]`` gives
+    it those (the filesystem server then works in them instead). Its log messages go to the Python logger
+    ``ai_widgets.mcp.server.<name>`` and to the card of the call that was running.
 """
 
 from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION, MAX_APP_BYTES, AppPage

@@ -1,6 +1,6 @@
 """MCP Apps (the ``io.modelcontextprotocol/ui`` extension) on the kernel's side: which ``ui://`` resource a tool
-names, whether the model may see the tool, and the app's page as read (``resources/read``), bounded, for the card.
-The card shows the page in a sandboxed frame and speaks the extension's messages with it (``js/src/apps.ts``)."""
+names, who may use the tool (the model, its apps), and the app's page as read (``resources/read``), bounded, for the
+card. The card shows the page in a sandboxed frame and speaks the extension's messages with it (``js/src/apps.ts``)."""
 
 from __future__ import annotations
 
@@ -50,25 +50,29 @@ class AppPage:
         }
 
 
-def tool_app(meta: Any) -> tuple[str | None, bool]:
+#: Who may see and call a tool when its ``_meta.ui.visibility`` does not say (the MCP Apps default).
+EVERYONE = frozenset({"model", "app"})
+
+
+def tool_app(meta: Any) -> tuple[str | None, frozenset[str]]:
     """The ``ui://`` URI a tool's ``_meta`` names (``ui.resourceUri``, or the older ``"ui/resourceUri"``), or
-    ``None`` (none, or one that is not ``ui://``); and whether the model may see the tool (``ui.visibility``
-    without ``"model"`` hides it: it is for the app alone)."""
+    ``None`` (none, or one that is not ``ui://``); and who may use the tool (``ui.visibility``): ``"model"`` (it is
+    offered to the model), ``"app"`` (its server's apps may call it); both when the visibility is not a list."""
     if not isinstance(meta, dict):
-        return None, True
+        return None, EVERYONE
     ui = meta.get("ui")
     uri: Any = None
-    visible = True
+    who = EVERYONE
     if isinstance(ui, dict):
         uri = ui.get("resourceUri")
         visibility = ui.get("visibility")
-        if isinstance(visibility, list) and "model" not in visibility:
-            visible = False
+        if isinstance(visibility, list):
+            who = EVERYONE.intersection(v for v in visibility if isinstance(v, str))
     if uri is None:
         uri = meta.get("ui/resourceUri")
     if not isinstance(uri, str) or not uri.startswith("ui://") or len(uri) > 2000:
-        return None, visible
-    return safe_text(uri), visible
+        return None, who
+    return safe_text(uri), who
 
 
 def app_page(uri: str, contents: Any, *, limit: int = MAX_APP_BYTES) -> AppPage:

@@ -45,15 +45,15 @@ _LEVELS = {
 RootsOption = Sequence[str | os.PathLike[str]] | None
 
 
-def _root_uris(roots: RootsOption) -> tuple[str, ...] | None:
-    """The roots as ``file://`` URIs (``None``: the working directory, read when the server asks).
+def _root_uris(roots: RootsOption) -> tuple[str, ...]:
+    """The roots as ``file://`` URIs (none for ``None``).
 
     Raises:
         ValueError: A root is neither a path nor a ``file://`` URI.
         TypeError: ``roots`` is one string rather than a sequence.
     """
     if roots is None:
-        return None
+        return ()
     if isinstance(roots, (str, bytes, os.PathLike)):
         raise TypeError("roots must be a list of paths or file:// URIs, not one (roots=['/data'])")
     uris: list[str] = []
@@ -108,8 +108,10 @@ class _Features:
         self.roots = _root_uris(roots)
 
     def client_options(self) -> dict[str, Any]:
-        """The SDK client's options for the features: each callback given declares its capability; MCP Apps is
-        declared as an extension (the widget's cards show a tool's app), so servers offer their app tools."""
+        """The SDK client's options for the features: each callback given declares its capability (roots only
+        when some were given: a server that is given roots may trade its own directories for them, as the
+        filesystem server does); MCP Apps is declared as an extension (the widget's cards show a tool's app), so
+        servers offer their app tools."""
         from mcp.client.extension import advertise
 
         options: dict[str, Any] = {
@@ -119,23 +121,19 @@ class _Features:
             "logging_callback": self._on_log,
             "log_level": "info",  # the opt-in a 2026 server needs to send log messages at all
         }
-        if self.roots != ():
+        if self.roots:
             options["list_roots_callback"] = self._on_list_roots
         return options
 
     def root_uris(self) -> tuple[str, ...]:
-        """The roots given to the server now: the ones set, or the working directory."""
-        return self.roots if self.roots is not None else (Path.cwd().as_uri(),)
+        """The roots given to the server (none unless ``roots=`` named some)."""
+        return self.roots
 
     async def _on_list_roots(self, context: Any) -> Any:
         from mcp import types
 
         del context
-        try:
-            uris = self.root_uris()
-        except OSError as exc:  # the working directory is gone
-            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"ai_widgets has no roots to give: {exc}")
-        return types.ListRootsResult(roots=[types.Root(uri=uri, name=_root_name(uri)) for uri in uris])
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name=_root_name(uri)) for uri in self.roots])
 
     async def _on_log(self, params: Any) -> None:
         name = str(getattr(params, "level", "info"))

@@ -77,9 +77,10 @@ class MCPServer(_Offers):
             server, which is then asked for its tools (5 seconds): a server that does not answer either is taken
             for frozen, and its connection closed (a stdio server's process stopped; the next call starts it
             again). The time a call waits for the person (a question the server asks) does not count.
-        roots: The directories the server may work in (MCP roots), as paths or ``file://`` URIs; ``None`` (the
-            default): the kernel's working directory when the server asks; ``()``: no roots (the capability is not
-            declared).
+        roots: The directories the server may work in (MCP roots), as paths or ``file://`` URIs, given when the
+            server asks (a server may take them in place of the directories it was started with, as the filesystem
+            server does). ``None`` (the default) or empty: no roots are declared (the client does not offer the
+            capability), so the server keeps its own.
     """
 
     def __init__(
@@ -137,6 +138,7 @@ class MCPServer(_Offers):
         # The server's own name of each tool, by the name shown (casefolded): an app's calls name them so.
         self._mcp_names: dict[str, tuple[str, str]] = {}  # casefolded shown name -> (shown, the server's name)
         self._app_tools: dict[str, Tool] = {}  # the server's name -> its tool for its apps alone
+        self._for_apps: frozenset[str] = frozenset()  # the server's names of the tools its apps may call
 
     @classmethod
     def stdio(
@@ -323,6 +325,12 @@ class MCPServer(_Offers):
         names in its ``tools/call``), from the last listing; ``None`` when it lists no such tool for the model."""
         return next((shown for shown, name in self._mcp_names.values() if name == mcp_name), None)
 
+    def app_may_call(self, mcp_name: str) -> bool:
+        """Whether this server's apps may call its tool ``mcp_name`` (the server's name for it), from the last
+        listing: its ``_meta.ui.visibility`` includes ``"app"``, as it does when not given. MCP Apps: a host must
+        refuse an app's call of any other tool (one for the model alone)."""
+        return mcp_name in self._for_apps
+
     def app_tool(self, mcp_name: str) -> Tool | None:
         """This server's tool for its apps alone (``visibility: ["app"]``, never offered to the model) that the
         server calls ``mcp_name``, from the last listing, or ``None``."""
@@ -339,6 +347,7 @@ class MCPServer(_Offers):
         seen: set[str] = set()
         names: dict[str, tuple[str, str]] = {}
         app_only: dict[str, Tool] = {}
+        for_apps: set[str] = set()
         # A name that needs no change keeps it: one that had to be changed ("my tool" -> "my_tool") gives way to it.
         exact = {
             spec.name.casefold()
@@ -373,7 +382,14 @@ class MCPServer(_Offers):
             if unusable is not None:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
-            app, for_model = tool_app(spec.meta)
+            app, who = tool_app(spec.meta)
+            if not who:
+                logger.warning(
+                    "ai_widgets: MCP server %s: skipped its tool %r (its visibility names neither model nor app)",
+                    self.name,
+                    spec.name,
+                )
+                continue
             annotations = spec.annotations
             title = spec.title or (annotations.title if annotations is not None else None)
             try:
@@ -393,12 +409,16 @@ class MCPServer(_Offers):
                 continue
             seen.add(shown.casefold())
             tool = Tool(definition, self._handler(spec.name, as_task=task_support(spec) == "required"))
-            if for_model:
+            # MCP Apps: a tool for the app alone is never offered to the model; one for the model alone, never
+            # called by an app.
+            if "model" in who:
                 names[shown.casefold()] = (shown, spec.name)
                 tools.append(tool)
-            else:  # MCP Apps: a tool for the app alone is never offered to the model; its app may call it
+            else:
                 app_only[spec.name] = tool
-        self._mcp_names, self._app_tools = names, app_only
+            if "app" in who:
+                for_apps.add(spec.name)
+        self._mcp_names, self._app_tools, self._for_apps = names, app_only, frozenset(for_apps)
         return tools
 
     def _full_name(self, name: str) -> str:

@@ -112,7 +112,7 @@ class AppHost:
     def call(self, tool_call_id: str, request: int, name: str, arguments: dict[str, Any]) -> None:
         """Runs the ``tools/call`` of the app in this call's card (``name`` as its server calls the tool) like a
         model's call, approval included; its end goes back to the app (``app_reply``). A call that cannot start
-        (no such tool, invalid arguments) is answered at once, with why."""
+        (no such tool, one for the model alone, invalid arguments) is answered at once, with why."""
         found = self._find(tool_call_id)
         if found is None:
             return self._reply(tool_call_id, request, error=f"there is no tool call {clip(tool_call_id)!r} here")
@@ -124,6 +124,10 @@ class AppHost:
             shown = app_only.name
         if server is None or shown is None:
             return self._reply(tool_call_id, request, error=f"the app's server has no tool {clip(name)!r} to call")
+        if not server.app_may_call(name):  # MCP Apps: refused before anything is asked or run
+            return self._reply(
+                tool_call_id, request, error=f"{shown} is for the model alone: its server does not let apps call it"
+            )
         try:
             entry = self._bench.open(shown, arguments, source=tool_call_id, by_app=True, tool=app_only)
             future = self._bench.start(entry, arguments)

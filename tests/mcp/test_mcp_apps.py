@@ -32,8 +32,8 @@ pytestmark = pytest.mark.slow  # a server process per test module
 SCRIPT = str(Path(__file__).parent / "servers" / "app_server.py")
 
 
-def app_server() -> MCPServer:
-    return MCPServer.stdio(sys.executable, [SCRIPT], prefix="c")
+def app_server(*, trust_annotations: bool = False) -> MCPServer:
+    return MCPServer.stdio(sys.executable, [SCRIPT], prefix="c", trust_annotations=trust_annotations)
 
 
 @pytest.fixture
@@ -50,6 +50,8 @@ async def test_a_tools_app_is_on_its_definition_and_never_in_what_the_model_is_t
     assert tools["c_bump"].app is None
     assert tools["c_elsewhere"].app is None  # not a ui:// URI: no app
     assert "c_hidden" not in tools  # visibility ["app"]: for the app alone, never offered to the model
+    assert "c_tally" in tools  # visibility ["model"]: the model's
+    assert "c_nobody" not in tools  # visibility []: nobody's
     told = json.dumps(openai_chat_tool(tools["c_counter"]))
     assert "ui://" not in told
     assert "app" not in json.loads(told)["function"]
@@ -86,8 +88,8 @@ class _Allow:
         return None
 
 
-async def _chat_with_a_finished_app_call(wire: Wire) -> tuple[ChatWidget, Any, str]:
-    server = app_server()
+async def _chat_with_a_finished_app_call(wire: Wire, *, trust: bool = False) -> tuple[ChatWidget, Any, str]:
+    server = app_server(trust_annotations=trust)
     transport = ScriptedTransport(
         [ScriptedReply(tool_calls=[ScriptedToolCall(name="c_counter", arguments={"start": 5})]), "Shown."]
     )
@@ -196,6 +198,41 @@ async def test_an_app_cannot_call_a_tool_its_server_does_not_offer_nor_open_a_to
         assert not chat.bench  # nothing was run
         front.handle({"type": "app_call", "tool_call_id": call_id, "request": -1, "name": "bump"})
         assert "invalid 'app_call' message" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    finally:
+        chat.close()
+        for source in chat.session.tools.sources:
+            assert isinstance(source, MCPServer)
+            await source.aclose()
+
+
+async def test_an_app_cannot_call_a_tool_for_the_model_alone_even_one_that_would_run_unasked(wire: Wire) -> None:
+    """The MCP Apps specification: a host must reject an app's ``tools/call`` of a tool whose visibility leaves out
+    ``"app"``. Before: the app's call of ``tally`` (``visibility: ["model"]``, read-only, the server vouched for)
+    ran unasked and its result went back to the app."""
+    chat, front, call_id = await _chat_with_a_finished_app_call(wire, trust=True)
+    try:
+        server = next(s for s in chat.session.tools.sources if isinstance(s, MCPServer))
+        assert chat.session.tools.get("c_tally") is not None  # the model may call it
+        front.handle({"type": "app_call", "tool_call_id": call_id, "request": 4, "name": "tally", "arguments": {}})
+        await wait_for(lambda: len(_replies(wire, chat)) == 1, timeout=10)
+        refused = _replies(wire, chat)[0]
+        assert refused["request"] == 4
+        assert "outcome" not in refused
+        assert "c_tally is for the model alone" in refused["error"], refused
+        # Visible to nobody: refused the same way.
+        front.handle({"type": "app_call", "tool_call_id": call_id, "request": 5, "name": "nobody", "arguments": {}})
+        await wait_for(lambda: len(_replies(wire, chat)) == 2, timeout=10)
+        assert "outcome" not in _replies(wire, chat)[1]
+        assert "'nobody'" in _replies(wire, chat)[1]["error"]
+        # Nothing waited, nothing ran: no call below the chat, none waiting for the person, and the server counts
+        # the model's run as its first.
+        assert not chat.bench
+        assert not chat.session.pending_approvals
+        ran = await ChatSession(tools=[server]).run_call("c_tally", {})
+        outcome = ran.tool_calls[0].outcome
+        assert outcome is not None
+        assert outcome.value == {"tally": 1}, outcome
+        assert [p.tool_name for m in chat.session.messages for p in m.tool_calls] == ["c_counter"]
     finally:
         chat.close()
         for source in chat.session.tools.sources:

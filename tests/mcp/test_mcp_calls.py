@@ -243,21 +243,23 @@ async def test_a_token_revoked_mid_session_fails_the_call_saying_so(guarded: str
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_roots(era: str, tmp_path: Path) -> None:
+async def test_roots_are_declared_only_when_given(era: str, tmp_path: Path) -> None:
+    """Before: with no ``roots=`` the server was given the kernel's working directory, which a server such as the
+    filesystem one takes in place of the directories it was started with."""
     default = _asking(era)
     given = _asking(era, roots=[tmp_path, "file:///srv/data"])
     none = _asking(era, roots=())
     try:
         part = await _run(default, "roots")
-        assert part.state is ToolCallState.COMPLETED, _message(part)
-        assert _said(part) == [{"uri": Path.cwd().as_uri(), "name": Path.cwd().name}]
+        assert part.state is ToolCallState.FAILED, _said(part)  # no roots capability declared: nothing to ask for
         part = await _run(given, "roots")
+        assert part.state is ToolCallState.COMPLETED, _message(part)
         assert [root["uri"] for root in _said(part)] == [
             _uri(tmp_path),
             "file:///srv/data",
         ]
         part = await _run(none, "roots")
-        assert part.state is ToolCallState.FAILED  # no roots capability declared: the server cannot ask
+        assert part.state is ToolCallState.FAILED  # the same as not given
     finally:
         await asyncio.gather(default.aclose(), given.aclose(), none.aclose())
 

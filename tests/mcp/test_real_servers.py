@@ -46,9 +46,9 @@ FILESYSTEM = "@modelcontextprotocol/server-filesystem"
 MEMORY = "@modelcontextprotocol/server-memory"
 
 # server-everything's tools by what the client declares at initialisation. ai_widgets declares elicitation (form
-# and URL), roots and sampling today, not tasks (a client's tasks capability is about the requests it runs as tasks
-# itself: a task-augmented tools/call needs only the server's); the server registers its conditional tools from that
-# declaration.
+# and URL) and sampling today, roots only when `roots=` names some, not tasks (a client's tasks capability is about
+# the requests it runs as tasks itself: a task-augmented tools/call needs only the server's); the server registers its
+# conditional tools from that declaration.
 EVERYTHING_ALWAYS = {
     "echo",
     "get-annotated-message",
@@ -68,7 +68,7 @@ EVERYTHING_WITH_URL_ELICITATION = {"trigger-url-elicitation"}  # capability elic
 # Listed with elicitation too; it requires task execution, so its calls run as MCP tasks (the server declares
 # tasks.requests.tools.call and speaks 2025-11-25).
 EVERYTHING_TASK_ONLY = {"simulate-research-query"}
-EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots (the kernel's working directory by default)
+EVERYTHING_WITH_ROOTS = {"get-roots-list"}  # capability roots (declared with roots=[...] only)
 EVERYTHING_WITH_SAMPLING = {"trigger-sampling-request"}  # capability sampling
 # Not listed today, as ai_widgets does not declare what they need (a client that starts declaring one moves its set
 # into EVERYTHING_TODAY):
@@ -80,7 +80,6 @@ EVERYTHING_TODAY = (
     EVERYTHING_ALWAYS
     | EVERYTHING_WITH_ELICITATION
     | EVERYTHING_WITH_URL_ELICITATION
-    | EVERYTHING_WITH_ROOTS
     | EVERYTHING_WITH_SAMPLING
     | EVERYTHING_TASK_ONLY
 )
@@ -146,7 +145,7 @@ async def _lists_the_tools_for_today(everything: MCPServer, caplog: pytest.LogCa
         "the client declares more capabilities now: move the tools they bring into EVERYTHING_TODAY"
     )
     assert names == EVERYTHING_TODAY
-    assert len(tools) == 17
+    assert len(tools) == 16
     assert not [r.getMessage() for r in caplog.records if "skipped its tool" in r.getMessage()]  # none left out
     # What the model is offered: every tool, with its schema, asking before it runs (the server is not vouched for).
     transport = ScriptedTransport(["Nothing to do."])
@@ -162,9 +161,14 @@ async def test_everything_echo_and_sum(everything: MCPServer) -> None:
     assert (await run(everything, "get-sum", {"a": 2.5, "b": -7})).value == "The sum of 2.5 and -7 is -4.5."
 
 
-async def test_everything_sees_the_kernel_working_directory_as_its_root(everything: MCPServer) -> None:
-    told = text_of(await run(everything, "get-roots-list"))
-    assert Path.cwd().resolve().as_uri() in told, told
+async def test_everything_gets_the_roots_given(servers: Installed, tmp_path: Path) -> None:
+    data = (tmp_path / "data").resolve()
+    data.mkdir()
+    async with _npm_server(servers, EVERYTHING, "stdio", roots=[data]) as rooted:
+        assert {t.name for t in await rooted.list_tools()} >= EVERYTHING_WITH_ROOTS
+        told = text_of(await run(rooted, "get-roots-list"))
+    assert data.as_uri() in told, told
+    assert Path.cwd().resolve().as_uri() not in told
 
 
 async def test_everything_long_running_operation_reports_progress(everything: MCPServer) -> None:
@@ -395,12 +399,62 @@ async def test_everything_prompts_from_the_input_box_an_embedded_resource_attach
 # --- server-filesystem ----------------------------------------------------------------------------------------------
 
 
+async def _allowed(server: MCPServer) -> list[str]:
+    """The directories list_allowed_directories names."""
+    value = (await run(server, "list_allowed_directories")).value
+    assert isinstance(value, dict), value
+    heading, *directories = value["content"].splitlines()
+    assert heading == "Allowed directories:", value
+    return directories
+
+
+async def _allowed_once_it_names(server: MCPServer, wanted: Path, *, seconds: float = 10) -> list[str]:
+    """The allowed directories once they name ``wanted`` (the server asks for roots after it starts, so they may
+    change a moment later), or as they are after ``seconds``."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while True:
+        allowed = await _allowed(server)
+        if str(wanted) in allowed or loop.time() > end:
+            return allowed
+        await asyncio.sleep(0.2)
+
+
+async def test_filesystem_keeps_the_directory_it_was_started_with_by_default(
+    servers: Installed, tmp_path: Path
+) -> None:
+    """Before: the client declared the kernel's working directory as its roots, and the server traded the
+    directory it was started with for it: a read there worked, then (once the server had asked) was denied."""
+    data = (tmp_path / "data").resolve()
+    data.mkdir()
+    (data / "a.txt").write_text("alpha", encoding="utf-8")
+    assert not Path.cwd().resolve().is_relative_to(data)
+    async with _npm_server(servers, FILESYSTEM, data) as server:
+        assert (await run(server, "read_text_file", {"path": str(data / "a.txt")})).value == {"content": "alpha"}
+        await asyncio.sleep(1)  # time to ask for roots, were any declared
+        assert (await run(server, "read_text_file", {"path": str(data / "a.txt")})).value == {"content": "alpha"}
+        assert await _allowed(server) == [str(data)]
+
+
+async def test_filesystem_is_restricted_to_the_roots_given(servers: Installed, tmp_path: Path) -> None:
+    data, other = (tmp_path / "data").resolve(), (tmp_path / "other").resolve()
+    for folder in (data, other):
+        folder.mkdir()
+        (folder / "a.txt").write_text(folder.name, encoding="utf-8")
+    async with _npm_server(servers, FILESYSTEM, data, roots=[other]) as server:
+        assert await _allowed_once_it_names(server, other) == [str(other)]
+        assert (await run(server, "read_text_file", {"path": str(other / "a.txt")})).value == {"content": "other"}
+        reply = await session_for(server, call("read_text_file", {"path": str(data / "a.txt")}), "OK.").send("read")
+    part = reply.tool_calls[0]
+    assert part.state is ToolCallState.FAILED
+    assert "Access denied" in text_of(part.outcome)  # type: ignore[arg-type]
+
+
 @pytest.fixture
 async def filesystem(servers: Installed, tmp_path: Path) -> AsyncIterator[tuple[MCPServer, Path]]:
     root = (tmp_path / "files").resolve()
     root.mkdir()
-    # The server trades the directories it was started with for the client's roots: given as the person would.
-    server = _npm_server(servers, FILESYSTEM, root, roots=[root])
+    server = _npm_server(servers, FILESYSTEM, root)
     try:
         yield server, root
     finally:

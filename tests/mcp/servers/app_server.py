@@ -5,6 +5,8 @@
 - ``bump`` is a plain tool the app calls (``tools/call`` from the app): it adds to a count kept by the server.
 - ``legacy`` names its app the older way (``_meta["ui/resourceUri"]``) and says whether the client declared apps, ``hidden`` is for the app only
   (``visibility: ["app"]``), ``huge`` names an app of more than a megabyte, ``elsewhere`` a URI that is not ``ui://``.
+- ``tally`` is for the model only (``visibility: ["model"]``) and claims to be read-only: it counts its runs, so a
+  test can tell whether an app's call reached it. ``nobody`` has an empty visibility (neither model nor app).
 
 The app's page shows the tool's result and has a button that calls ``bump`` through the host. Run as a script it
 serves over stdio (``python app_server.py``).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from mcp.server.apps import Apps, client_supports_apps
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 
 APP_URI = "ui://counter/app.html"
 HUGE_URI = "ui://counter/huge.html"
@@ -71,7 +74,7 @@ request("ui/initialize", { appInfo: { name: "counter", version: "1" }, appCapabi
 
 def build() -> MCPServer:
     apps = Apps()
-    state = {"count": 0}
+    state = {"count": 0, "tally": 0}
 
     @apps.tool(resource_uri=APP_URI, description="Shows the counter (an app).", title="Counter")
     def counter(ctx: Context, start: int = 0) -> dict[str, int]:
@@ -81,6 +84,16 @@ def build() -> MCPServer:
     @apps.tool(resource_uri=APP_URI, visibility=["app"], description="Only the app calls this.")
     def hidden() -> str:
         return "hidden"
+
+    @apps.tool(
+        resource_uri=APP_URI,
+        visibility=["model"],
+        description="Counts its runs (the model's alone).",
+        annotations=ToolAnnotations(readOnlyHint=True),
+    )
+    def tally() -> dict[str, int]:
+        state["tally"] += 1
+        return {"tally": state["tally"]}
 
     @apps.tool(resource_uri=HUGE_URI, description="An app too big to show.")
     def huge() -> str:
@@ -103,6 +116,10 @@ def build() -> MCPServer:
     @server.tool(description="Names an app that is not ui://.", meta={"ui": {"resourceUri": "https://example.com/a"}})
     def elsewhere() -> str:
         return "elsewhere"
+
+    @server.tool(description="Visible to nobody.", meta={"ui": {"visibility": []}})
+    def nobody() -> str:
+        return "nobody"
 
     return server
 
