@@ -112,7 +112,9 @@ class AGUITransport:
             raise ValueError(str(exc)) from None
         #: The agent's context window is its own business: requests are not shortened for it.
         self.context_window: int | None = None
-        self._answered: set[str] = set()  # the interrupts a resume was sent for (each is answered once)
+        # The pauses a resume was sent for (each is answered once), by call and interrupt: an agent whose call ids
+        # restart with each run may give a later pause the id of an earlier one.
+        self._answered: set[tuple[str, str]] = set()
 
     @property
     def url(self) -> str:
@@ -217,7 +219,7 @@ class AGUITransport:
     def _resume_entry(self, part: ToolCallPart) -> ResumeEntry | None:
         """The answer to the pause ``part`` waits on, when it has not been sent yet; else ``None``."""
         interrupt = interrupt_of(part)
-        if interrupt is None or interrupt["id"] in self._answered:
+        if interrupt is None or (part.tool_call_id, interrupt["id"]) in self._answered:
             return None
         interrupt_id = interrupt["id"]
         if part.state is ToolCallState.RUNNING and part.decision is not None:
@@ -243,8 +245,13 @@ class AGUITransport:
                 was yielded first.
         """
         run_input = self.run_input(request)
-        answered = {entry.interrupt_id for entry in run_input.resume or ()}
+        resumed = {entry.interrupt_id for entry in run_input.resume or ()}
         reply = request.reply
+        answered = {
+            (part.tool_call_id, interrupt["id"])
+            for part in (() if reply is None else reply.tool_calls)
+            if (interrupt := interrupt_of(part)) is not None and interrupt["id"] in resumed
+        }
         mapper = RunMapper(
             label=self._client.label,
             offered={definition.name for definition in request.tools},

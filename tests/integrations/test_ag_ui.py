@@ -295,6 +295,45 @@ async def test_a_pause_on_a_call_id_the_agent_reuses_in_a_later_run_resumes_that
     assert resumed["resume"][0]["payload"] == {"approved": True, "editedArgs": {"amount": 7}}
 
 
+async def test_a_pause_on_a_call_id_the_agent_reuses_in_a_later_turn_is_answered_too(
+    served: list[AGUIServer],
+) -> None:
+    ran: list[int] = []
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returns(messages):
+            yield "Done."
+            return
+        # Each turn's call is "call_0", so the agent's pause (its id made from the call's) has the same id too.
+        amount = 10 * (len(messages) // 3 + 1)
+        yield {0: DeltaToolCall(name="transfer", json_args=json.dumps({"amount": amount}), tool_call_id="call_0")}
+
+    agent = Agent(FunctionModel(stream_function=model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def transfer(amount: int) -> str:
+        ran.append(amount)
+        return f"sent {amount}"
+
+    server = serve(served, agent)
+    session = ChatSession(AGUITransport(server.url))
+
+    async def pay(text: str) -> None:
+        task = asyncio.create_task(session.send(text))
+        await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=10)
+        (card,) = session.pending_approvals
+        session.approve(card.tool_call_id, "approved")
+        reply = await asyncio.wait_for(task, timeout=10)
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+
+    await pay("pay")
+    await pay("pay again")
+    assert ran == [10, 20]
+    first, second = (part for message in session.messages for part in message.tool_calls)
+    assert first.tool_call_id != second.tool_call_id
+
+
 async def test_a_stop_mid_stream_closes_the_connection_and_the_server_sees_it(served: list[AGUIServer]) -> None:
     cancelled: list[bool] = []
 
