@@ -4,7 +4,9 @@ with them (``STATE_SNAPSHOT`` replaces it, ``STATE_DELTA`` patches it: :func:`ap
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ai_widgets.events import (
@@ -54,7 +56,7 @@ from ag_ui.core import (  # noqa: E402
     ToolCallStartEvent,
 )
 
-__all__ = ["PROVIDER", "PatchError", "RunMapper", "apply_patch", "interrupt_of"]
+__all__ = ["PROVIDER", "PatchError", "RunMapper", "agent_call_id", "apply_patch", "interrupt_of"]
 
 #: The provider name on the parts this transport keeps data on (its remote calls, and the pauses they answer).
 PROVIDER = "ag-ui"
@@ -72,6 +74,24 @@ def interrupt_of(part: ToolCallPart) -> dict[str, Any] | None:
     return interrupt if isinstance(interrupt, dict) and isinstance(interrupt.get("id"), str) else None
 
 
+def agent_call_id(part: ToolCallPart) -> str:
+    """The id the agent gave a call: the call's own, unless the conversation already had that id when the call
+    came (an agent whose ids restart with each run); the agent's is then kept in the part's provider data."""
+    data = part.provider_data
+    agent_id = data.get("agent_id") if part.provider == PROVIDER and isinstance(data, dict) else None
+    return agent_id if isinstance(agent_id, str) else part.tool_call_id
+
+
+@dataclass
+class _Held:
+    """A call that names the tool of an ended earlier call with the same id: a replay of it, or a new call that
+    reuses its id. Its arguments are held until they are complete, and then decide which."""
+
+    name: str
+    earlier: list[ToolCallPart]
+    deltas: list[str] = field(default_factory=list)
+
+
 class RunMapper:
     """Maps the events of one run, in order, to stream events.
 
@@ -79,22 +99,40 @@ class RunMapper:
         label: Who the agent is, for the errors.
         offered: The names of the session's own tools offered to the agent (its frontend tools): a call to one of
             them runs here; a call to any other tool is the agent's own (``provider_executed``).
-        earlier: The calls of the reply this run continues, by id: the result of one the person allowed arrives in
-            this run; results for calls that ended here (declined, cancelled) are the agent's record, not ours.
+        earlier: The calls of the reply this run continues: the result of one the person allowed arrives in this
+            run; results for calls that ended here (declined, cancelled) are the agent's record, not ours.
+        taken: The ids of the conversation's calls (``earlier``'s are added): a new call whose id is among them
+            gets one of its own.
         state: The shared state before the run.
+
+    The agent names a call by its own id in every event, and may send a call of an earlier run again (a replay:
+    nothing new). A replay names the same tool with the same arguments (or none); an id an earlier run used for
+    another tool or other arguments is a new call (an agent whose ids restart with each run), which gets an id
+    of its own here, ``provider_data["agent_id"]`` keeping the agent's for the runs that follow.
     """
 
     def __init__(
-        self, *, label: str, offered: set[str], earlier: Mapping[str, ToolCallPart], state: Any = None
+        self,
+        *,
+        label: str,
+        offered: set[str],
+        earlier: Sequence[ToolCallPart] = (),
+        taken: Collection[str] = (),
+        state: Any = None,
     ) -> None:
         self.label = label
         self.state = state
         self._offered = offered
-        self._earlier = earlier
+        self._earlier: dict[str, list[ToolCallPart]] = {}  # by the agent's id
+        for part in earlier:
+            self._earlier.setdefault(agent_call_id(part), []).append(part)
+        self._taken = {*taken, *(part.tool_call_id for part in earlier)}
         self._started = False
-        self._remote: set[str] = set()  # calls of this run to the agent's own tools
-        self._local: set[str] = set()  # calls of this run to our tools
-        self._replayed: set[str] = set()  # calls of an earlier run announced again: their events change nothing
+        self._ids: dict[str, str] = {}  # this run's calls: the agent's id -> the session's
+        self._remote: set[str] = set()  # the session's ids of this run's calls to the agent's own tools
+        self._local: set[str] = set()  # the session's ids of this run's calls to our tools
+        self._replayed: dict[str, ToolCallPart] = {}  # calls of an earlier run announced again: nothing new
+        self._held: dict[str, _Held] = {}  # calls that may be replays, until their arguments are complete
         self._chunk_call: str | None = None
         self._roles: dict[str, str | None] = {}
         self.finished = False
@@ -125,11 +163,11 @@ class RunMapper:
             case ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name):
                 out += self._start(call_id, name)
             case ToolCallArgsEvent(tool_call_id=call_id, delta=delta):
-                if self._known(call_id, "TOOL_CALL_ARGS") and delta:
-                    out.append(ToolCallDelta(call_id, delta))
+                out += self._arguments(call_id, delta, "TOOL_CALL_ARGS")
             case ToolCallEndEvent(tool_call_id=call_id):
-                if self._known(call_id, "TOOL_CALL_END"):
-                    out.append(ToolCallArgumentsDone(call_id))
+                out += self._settle(call_id)
+                if (local := self._local_id(call_id, "TOOL_CALL_END")) is not None:
+                    out.append(ToolCallArgumentsDone(local))
             case ToolCallChunkEvent(tool_call_id=call_id, tool_call_name=name, delta=delta):
                 out += self._chunk(call_id, name, delta)
             case ToolCallResultEvent(tool_call_id=call_id, content=content):
@@ -167,45 +205,91 @@ class RunMapper:
     # --- tool calls -------------------------------------------------------------------------------------------------
 
     def _start(self, call_id: str, name: str) -> list[StreamEvent]:
-        if call_id in self._earlier:
-            self._replayed.add(call_id)  # the agent announced again the call it now runs: its card already exists
-            return []
-        if call_id in self._remote or call_id in self._local:
-            raise ProviderError(f"{self.label} started tool call {call_id!r} twice")
-        remote = name not in self._offered
-        (self._remote if remote else self._local).add(call_id)
-        data = {"remote": True} if remote else None
-        return [ToolCallStarted(call_id, name, provider_executed=remote, provider=PROVIDER, provider_data=data)]
-
-    def _known(self, call_id: str, kind: str) -> bool:
         if call_id in self._replayed:
-            return False
-        if call_id not in self._remote and call_id not in self._local:
+            return []  # announced again in this run too
+        if call_id in self._ids or call_id in self._held:
+            raise ProviderError(f"{self.label} started tool call {call_id!r} twice")
+        same = [part for part in self._earlier.get(call_id, ()) if part.tool_name == name]
+        running = next((part for part in same if not part.state.terminal), None)
+        if running is not None:
+            self._replayed[call_id] = running  # the agent announced again the call it now runs: its card exists
+            return []
+        if same:
+            self._held[call_id] = _Held(name, same)
+            return []
+        return self._new_call(call_id, name)
+
+    def _new_call(self, call_id: str, name: str) -> list[StreamEvent]:
+        local, count = call_id, 1
+        while local in self._taken:  # the id of a call of an earlier run: this one gets its own
+            count += 1
+            local = f"{call_id}~{count}"
+        self._taken.add(local)
+        self._ids[call_id] = local
+        remote = name not in self._offered
+        (self._remote if remote else self._local).add(local)
+        data: dict[str, Any] = {"remote": True} if remote else {}
+        if local != call_id:
+            data["agent_id"] = call_id
+        return [ToolCallStarted(local, name, provider_executed=remote, provider=PROVIDER, provider_data=data or None)]
+
+    def _settle(self, call_id: str) -> list[StreamEvent]:
+        """Decides whether a held call is a replay (nothing) or a new call (started, with its arguments so far)."""
+        held = self._held.pop(call_id, None)
+        if held is None:
+            return []
+        arguments = "".join(held.deltas)
+        same = next((part for part in held.earlier if _same_arguments(arguments, part.arguments)), None)
+        if same is not None:
+            self._replayed[call_id] = same
+            return []
+        out = self._new_call(call_id, held.name)
+        if arguments:
+            out.append(ToolCallDelta(self._ids[call_id], arguments))
+        return out
+
+    def _local_id(self, call_id: str, kind: str) -> str | None:
+        """The session's id for a call of this run, or ``None`` for a replay (its events change nothing)."""
+        if call_id in self._replayed:
+            return None
+        local = self._ids.get(call_id)
+        if local is None:
             raise ProviderError(f"{self.label} sent {kind} for tool call {call_id!r}, which it never started")
-        return True
+        return local
+
+    def _arguments(self, call_id: str, delta: str | None, kind: str) -> list[StreamEvent]:
+        if call_id in self._held:
+            self._held[call_id].deltas.append(delta or "")
+            return []
+        local = self._local_id(call_id, kind)
+        return [ToolCallDelta(local, delta)] if local is not None and delta else []
 
     def _chunk(self, call_id: str | None, name: str | None, delta: str | None) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         call_id = call_id or self._chunk_call
         if call_id is None:
             raise ProviderError(f"{self.label} sent TOOL_CALL_CHUNK without a tool call id")
-        if call_id not in self._remote and call_id not in self._local and call_id not in self._replayed:
+        if self._chunk_call is not None and self._chunk_call != call_id:
+            out += self._settle(self._chunk_call)  # chunks have no end: the next call's ends the one before
+        if call_id not in self._ids and call_id not in self._replayed and call_id not in self._held:
             if not name:
                 raise ProviderError(f"{self.label} started tool call {call_id!r} by TOOL_CALL_CHUNK without a name")
             out += self._start(call_id, name)
         self._chunk_call = call_id
-        if delta and self._known(call_id, "TOOL_CALL_CHUNK"):
-            out.append(ToolCallDelta(call_id, delta))
-        return out
+        return out + self._arguments(call_id, delta, "TOOL_CALL_CHUNK")
 
     def _result(self, call_id: str, content: str | Sequence[Any]) -> list[StreamEvent]:
-        earlier = self._earlier.get(call_id)
-        if call_id in self._remote or (
-            earlier is not None and earlier.provider_executed and earlier.state is ToolCallState.RUNNING
-        ):
-            return [ProviderToolResult(call_id, _outcome(content))]
-        if call_id in self._local or earlier is not None:
-            return []  # our own call's result as the agent recorded it, or one of a call that ended here
+        out = self._settle(call_id)
+        local = self._ids.get(call_id)
+        if local is not None:  # a call of this run: the agent's own gets its result; ours is only its record
+            return [*out, ProviderToolResult(local, _outcome(content))] if local in self._remote else out
+        replayed = self._replayed.get(call_id)
+        earlier = [replayed] if replayed is not None else self._earlier.get(call_id, [])
+        running = next((p for p in earlier if p.provider_executed and p.state is ToolCallState.RUNNING), None)
+        if running is not None:
+            return [*out, ProviderToolResult(running.tool_call_id, _outcome(content))]
+        if earlier:
+            return out  # the agent's record of a call that ended here (declined, cancelled)
         raise ProviderError(f"{self.label} sent a result for tool call {call_id!r}, which it never started")
 
     # --- the end of the run -----------------------------------------------------------------------------------------
@@ -213,6 +297,8 @@ class RunMapper:
     def _finish(self, event: RunFinishedEvent) -> list[StreamEvent]:
         self.finished = True
         out: list[StreamEvent] = []
+        for call_id in list(self._held):
+            out += self._settle(call_id)
         outcome = event.outcome
         if isinstance(outcome, RunFinishedCancelledOutcome):
             raise ProviderError(f"{self.label} cancelled the run before it finished.")
@@ -239,18 +325,22 @@ class RunMapper:
 
     def _approval(self, interrupt: Interrupt) -> ToolApprovalRequested:
         call_id = interrupt.tool_call_id
-        if call_id is None or call_id not in self._remote:
+        local = None if call_id is None else self._ids.get(call_id)
+        if call_id is None or local is None or local not in self._remote:
             what = f"{interrupt.reason}: {interrupt.message}" if interrupt.message else interrupt.reason
             raise ProviderError(
                 f"{self.label} paused the run for something this widget cannot answer ({what}); it answers pauses "
                 "for the approval of a call of the agent's own tools."
             )
+        data: dict[str, Any] = {"interrupt": interrupt.model_dump(mode="json", by_alias=True)}
+        if local != call_id:
+            data["agent_id"] = call_id  # the call's data is replaced by this: the agent's id stays in it
         return ToolApprovalRequested(
-            call_id,
+            local,
             reason=interrupt.message,
             arguments_schema=_edit_schema(interrupt.response_schema),
             provider=PROVIDER,
-            provider_data={"interrupt": interrupt.model_dump(mode="json", by_alias=True)},
+            provider_data=data,
         )
 
 
@@ -261,6 +351,21 @@ def _edit_schema(response_schema: dict[str, Any] | None) -> dict[str, Any] | Non
     if not isinstance(edited, dict):
         return None
     return edited if edited.get("type") == "object" else {**edited, "type": "object"}
+
+
+def _same_arguments(sent: str, earlier: str) -> bool:
+    """Whether a call sent again carries the earlier call's arguments: the same JSON value (compared strictly:
+    ``1`` is not ``true``), or none at all (named again without them)."""
+    if not sent.strip():
+        return True
+    try:
+        return _canonical(sent) == _canonical(earlier)
+    except (ValueError, RecursionError):
+        return sent.strip() == earlier.strip()
+
+
+def _canonical(text: str) -> str:
+    return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
 
 
 def _outcome(content: str | Sequence[Any]) -> ToolOutcome:

@@ -14,7 +14,7 @@ from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets._schema import UnusableSchemaError, argument_problems
 from ai_widgets.events import StreamEvent
 from ai_widgets.integrations._ag_ui_client import AGUIClient
-from ai_widgets.integrations._ag_ui_stream import PROVIDER, RunMapper, interrupt_of
+from ai_widgets.integrations._ag_ui_stream import PROVIDER, RunMapper, agent_call_id, interrupt_of
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.transports._client import import_sdk
@@ -80,6 +80,10 @@ class AGUITransport:
       line (cleared at ``STEP_FINISHED``), an ``ACTIVITY_SNAPSHOT`` with a message too; ``STATE_*`` update
       :attr:`state`. ``RUN_FINISHED`` completes the response (its ``usage`` as usage); ``RUN_ERROR`` and a
       cancelled run raise :class:`ProviderError` with the agent's message, after what streamed before.
+    - Call ids: a call of an earlier run sent again (the same id and tool, and the same arguments or none) is that
+      call, nothing new. An id the conversation already has, for another tool or other arguments (an agent whose
+      ids restart with each run), is a new call: it gets an id of its own here (``call_0~2``), and goes back to
+      the agent under the agent's id, in an assistant message of its own.
     - Pauses (``RUN_FINISHED`` with an ``interrupt`` outcome): each interrupt for one of the agent's own calls asks
       the person in that call's card (its ``message`` the question); the decision goes back on the next run as a
       ``resume`` entry keyed by the interrupt's id: ``{"approved": true}``, with ``"editedArgs"`` for an edit
@@ -108,7 +112,9 @@ class AGUITransport:
             raise ValueError(str(exc)) from None
         #: The agent's context window is its own business: requests are not shortened for it.
         self.context_window: int | None = None
-        self._answered: set[str] = set()  # the interrupts a resume was sent for (each is answered once)
+        # The pauses a resume was sent for (each is answered once), by call and interrupt: an agent whose call ids
+        # restart with each run may give a later pause the id of an earlier one.
+        self._answered: set[tuple[str, str]] = set()
 
     @property
     def url(self) -> str:
@@ -195,7 +201,9 @@ class AGUITransport:
             elif isinstance(part, ToolCallPart):
                 if part.provider_executed and part.provider != PROVIDER:
                     continue  # another provider's own tool: not this agent's
-                call_id = part.tool_call_id
+                call_id = agent_call_id(part)  # the agent's own id; the message's id stays unique with ours
+                if any(call.id == call_id for call in calls):
+                    flush()  # an id the agent used again in a later run: that run's response, not this one
                 name, arguments = part.tool_name, arguments_json(part)
                 calls.append(ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments)))
                 entry = self._resume_entry(part) if resume is not None else None
@@ -203,14 +211,15 @@ class AGUITransport:
                     resume.append(entry)
                 elif part.outcome is not None:
                     content = outcome_text(part, limit)
-                    results.append(ToolMessage(id=f"{call_id}-result", tool_call_id=call_id, content=content))
+                    result_id = f"{part.tool_call_id}-result"
+                    results.append(ToolMessage(id=result_id, tool_call_id=call_id, content=content))
         flush()
         return out
 
     def _resume_entry(self, part: ToolCallPart) -> ResumeEntry | None:
         """The answer to the pause ``part`` waits on, when it has not been sent yet; else ``None``."""
         interrupt = interrupt_of(part)
-        if interrupt is None or interrupt["id"] in self._answered:
+        if interrupt is None or (part.tool_call_id, interrupt["id"]) in self._answered:
             return None
         interrupt_id = interrupt["id"]
         if part.state is ToolCallState.RUNNING and part.decision is not None:
@@ -236,12 +245,18 @@ class AGUITransport:
                 was yielded first.
         """
         run_input = self.run_input(request)
-        answered = {entry.interrupt_id for entry in run_input.resume or ()}
+        resumed = {entry.interrupt_id for entry in run_input.resume or ()}
         reply = request.reply
+        answered = {
+            (part.tool_call_id, interrupt["id"])
+            for part in (() if reply is None else reply.tool_calls)
+            if (interrupt := interrupt_of(part)) is not None and interrupt["id"] in resumed
+        }
         mapper = RunMapper(
             label=self._client.label,
             offered={definition.name for definition in request.tools},
-            earlier={} if reply is None else {part.tool_call_id: part for part in reply.tool_calls},
+            earlier=() if reply is None else reply.tool_calls,
+            taken={part.tool_call_id for message in request.messages for part in message.tool_calls},
             state=self.state,
         )
         async with contextlib.aclosing(self._client.run(run_input)) as events:

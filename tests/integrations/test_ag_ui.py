@@ -128,6 +128,62 @@ async def test_a_kernel_tool_is_offered_runs_here_and_its_result_reaches_the_rem
     assert reply.text == "The sum is in."
 
 
+@pytest.mark.parametrize(("second", "product"), [("mul", 20), ("add", 9)])
+async def test_a_call_id_the_agent_reuses_in_a_later_run_is_a_new_call_that_runs(
+    served: list[AGUIServer], second: str, product: int
+) -> None:
+    ran: list[tuple[str, int, int]] = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Adds two numbers in the kernel."""
+        ran.append(("add", a, b))
+        return a + b
+
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiplies two numbers in the kernel."""
+        ran.append(("mul", a, b))
+        return a * b
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        # The ids restart with each response, as some model servers' do: both calls are "call_0", for another tool
+        # or for the same tool with other arguments.
+        if not returns(messages):
+            yield {0: DeltaToolCall(name="add", json_args='{"a": 2, "b": 3}', tool_call_id="call_0")}
+        elif len(messages) < 4:
+            yield {0: DeltaToolCall(name=second, json_args='{"a": 5, "b": 4}', tool_call_id="call_0")}
+        else:
+            yield f"It is {returns(messages)[0].content}."
+
+    server = serve(served, Agent(FunctionModel(stream_function=model), output_type=[str, DeferredToolRequests]))
+    session = ChatSession(AGUITransport(server.url), tools=[add, mul])
+    reply = await session.send("add, then again")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert ran == [("add", 2, 3), (second, 5, 4)]
+    first, then = reply.tool_calls
+    assert (first.tool_name, then.tool_name) == ("add", second)
+    assert first.tool_call_id == "call_0"
+    assert then.tool_call_id != "call_0"  # the session's ids stay unique
+    assert then.state is ToolCallState.COMPLETED
+    assert reply.text == f"It is {product}."
+    # The agent is told of both calls under the id it gave them, each in a response of its own.
+    last = json.loads(server.bodies[-1])["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert [call["id"] for m in last for call in m.get("toolCalls") or ()] == ["call_0", "call_0"]
+    assert [(m["toolCallId"], m["content"]) for m in last if m["role"] == "tool"] == [
+        ("call_0", "5"),
+        ("call_0", str(product)),
+    ]
+    assert len({m["id"] for m in last}) == len(last)  # each message keeps an id of its own
+    # The next turn's call with the same id again gets another id of its own, and runs.
+    again = await session.send("once more")
+    assert again.status is MessageStatus.COMPLETED, again.error
+    assert ran[2:] == [("add", 2, 3)]
+    ids = [part.tool_call_id for message in session.messages for part in message.tool_calls]
+    assert len(set(ids)) == len(ids) == 3
+
+
 def approval_agent(ran: list[int], seen: list[list[str]]) -> Agent[Any, Any]:
     async def model(messages: list[ModelMessage], info: AgentInfo) -> Stream:
         if results := returns(messages):
@@ -192,6 +248,90 @@ async def test_a_decline_never_runs_the_remote_tool_and_the_model_hears_why(serv
     again = await session.send("ok")
     assert again.status is MessageStatus.COMPLETED, again.error
     assert again.text == "Fine."
+
+
+async def test_a_pause_on_a_call_id_the_agent_reuses_in_a_later_run_resumes_that_call(
+    served: list[AGUIServer],
+) -> None:
+    ran: list[tuple[str, int]] = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Adds two numbers in the kernel."""
+        ran.append(("add", a + b))
+        return a + b
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        done = returns(messages)
+        if not done:
+            yield {0: DeltaToolCall(name="add", json_args='{"a": 2, "b": 3}', tool_call_id="call_0")}
+        elif done[0].tool_name == "add":  # the next response's ids start again at "call_0"
+            yield {0: DeltaToolCall(name="transfer", json_args='{"amount": 5}', tool_call_id="call_0")}
+        else:
+            yield f"Done: {done[0].content}."
+
+    agent = Agent(FunctionModel(stream_function=model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def transfer(amount: int) -> str:
+        ran.append(("transfer", amount))
+        return f"sent {amount}"
+
+    server = serve(served, agent)
+    session = ChatSession(AGUITransport(server.url), tools=[add])
+    task = asyncio.create_task(session.send("add, then pay"))
+    await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=10)
+    (card,) = session.pending_approvals
+    assert (card.tool_name, card.provider_executed) == ("transfer", True)
+    assert card.tool_call_id != "call_0"
+    session.approve(card.tool_call_id, "approved", arguments={"amount": 7})
+    reply = await task
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert ran == [("add", 5), ("transfer", 7)]
+    assert card.state is ToolCallState.COMPLETED
+    assert reply.text == "Done: sent 7."
+    resumed = json.loads(server.bodies[-1])
+    assert resumed["messages"][-1]["toolCalls"][0]["id"] == "call_0"  # the call the agent paused on, by its id
+    assert resumed["resume"][0]["payload"] == {"approved": True, "editedArgs": {"amount": 7}}
+
+
+async def test_a_pause_on_a_call_id_the_agent_reuses_in_a_later_turn_is_answered_too(
+    served: list[AGUIServer],
+) -> None:
+    ran: list[int] = []
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> Stream:
+        if returns(messages):
+            yield "Done."
+            return
+        # Each turn's call is "call_0", so the agent's pause (its id made from the call's) has the same id too.
+        amount = 10 * (len(messages) // 3 + 1)
+        yield {0: DeltaToolCall(name="transfer", json_args=json.dumps({"amount": amount}), tool_call_id="call_0")}
+
+    agent = Agent(FunctionModel(stream_function=model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def transfer(amount: int) -> str:
+        ran.append(amount)
+        return f"sent {amount}"
+
+    server = serve(served, agent)
+    session = ChatSession(AGUITransport(server.url))
+
+    async def pay(text: str) -> None:
+        task = asyncio.create_task(session.send(text))
+        await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=10)
+        (card,) = session.pending_approvals
+        session.approve(card.tool_call_id, "approved")
+        reply = await asyncio.wait_for(task, timeout=10)
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert reply.tool_calls[0].state is ToolCallState.COMPLETED
+
+    await pay("pay")
+    await pay("pay again")
+    assert ran == [10, 20]
+    first, second = (part for message in session.messages for part in message.tool_calls)
+    assert first.tool_call_id != second.tool_call_id
 
 
 async def test_a_stop_mid_stream_closes_the_connection_and_the_server_sees_it(served: list[AGUIServer]) -> None:

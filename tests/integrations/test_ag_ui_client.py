@@ -108,8 +108,8 @@ def test_the_error_mapper_keeps_the_headers_out() -> None:
 # --- mapping a run ------------------------------------------------------------------------------------------------
 
 
-def mapper(offered: frozenset[str] = frozenset(), earlier: dict[str, ToolCallPart] | None = None) -> RunMapper:
-    return RunMapper(label="The agent", offered=set(offered), earlier=earlier or {})
+def mapper(offered: frozenset[str] = frozenset(), earlier: list[ToolCallPart] | None = None) -> RunMapper:
+    return RunMapper(label="The agent", offered=set(offered), earlier=earlier or [])
 
 
 def feed(run: RunMapper, *events: dict[str, Any]) -> list[Any]:
@@ -224,7 +224,7 @@ def test_a_result_for_an_earlier_call_completes_it_only_while_it_runs_remotely()
     declined = ToolCallPart("d", "pay", "{}", state=ToolCallState.AWAITING_APPROVAL, provider_executed=True)
     declined.finish(ToolCallState.REJECTED, ToolOutcome.failure("no"))
     out = feed(
-        mapper(earlier={"c": running, "d": declined}),
+        mapper(earlier=[running, declined]),
         {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "pay"},  # announced again: nothing new
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"},
         {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "paid"},
@@ -236,6 +236,121 @@ def test_a_result_for_an_earlier_call_completes_it_only_while_it_runs_remotely()
         ProviderToolResult("c", ToolOutcome.success("paid")),
         ResponseCompleted(FinishReason.STOP),
     ]
+
+
+def ended(call_id: str, name: str, arguments: str, *, remote: bool = False) -> ToolCallPart:
+    """A call of an earlier run of the reply, done."""
+    part = ToolCallPart(call_id, name, arguments, state=ToolCallState.PENDING, provider_executed=remote)
+    part.finish(ToolCallState.COMPLETED, ToolOutcome.success(5))
+    return part
+
+
+def call(call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": name},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments},
+        {"type": "TOOL_CALL_END", "toolCallId": call_id},
+    ]
+
+
+def test_an_id_an_earlier_run_gave_another_tool_is_a_new_call_with_an_id_of_its_own() -> None:
+    out = feed(
+        mapper({"add", "mul"}, earlier=[ended("call_0", "add", '{"a": 2, "b": 3}')]),
+        *call("call_0", "mul", '{"a": 5, "b": 4}'),
+        finished(),
+    )
+    started = out[1]
+    assert isinstance(started, ToolCallStarted)
+    new_id = started.tool_call_id
+    assert new_id != "call_0"
+    assert started == ToolCallStarted(
+        new_id, "mul", provider_executed=False, provider="ag-ui", provider_data={"agent_id": "call_0"}
+    )
+    assert out[2:] == [
+        ToolCallDelta(new_id, '{"a": 5, "b": 4}'),
+        ToolCallArgumentsDone(new_id),
+        ResponseCompleted(FinishReason.TOOL_CALLS),  # the new call waits to run here
+    ]
+
+
+def test_an_earlier_call_sent_again_is_a_replay_only_with_the_same_tool_and_arguments() -> None:
+    add = ended("call_0", "add", '{"a": 2, "b": 3}')
+    replayed = feed(mapper({"add"}, earlier=[add]), *call("call_0", "add", '{"a":2,"b":3}'), finished())
+    assert replayed == [ResponseStarted(), ResponseCompleted(FinishReason.STOP)]
+    announced = feed(
+        mapper({"add"}, earlier=[add]),
+        {"type": "TOOL_CALL_START", "toolCallId": "call_0", "toolCallName": "add"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call_0"},
+        finished(),
+    )
+    assert announced == [ResponseStarted(), ResponseCompleted(FinishReason.STOP)]  # named again, without arguments
+    out = feed(mapper({"add"}, earlier=[add]), *call("call_0", "add", '{"a": 5, '), finished())
+    new_id = out[1].tool_call_id
+    assert new_id != "call_0"
+    assert out[1:] == [
+        ToolCallStarted(new_id, "add", provider_executed=False, provider="ag-ui", provider_data={"agent_id": "call_0"}),
+        ToolCallDelta(new_id, '{"a": 5, '),
+        ToolCallArgumentsDone(new_id),
+        ResponseCompleted(FinishReason.TOOL_CALLS),
+    ]
+
+
+def test_the_pause_and_the_result_of_a_call_with_a_reused_id_reach_that_call() -> None:
+    earlier = [ended("call_0", "add", "{}")]
+    interrupt = {"id": "int-call_0", "reason": "tool_call", "toolCallId": "call_0"}
+    out = feed(
+        mapper({"add"}, earlier=earlier),
+        {"type": "TOOL_CALL_START", "toolCallId": "call_0", "toolCallName": "pay"},
+        finished(outcome={"type": "interrupt", "interrupts": [interrupt]}),
+    )
+    started, approval = out[1], out[2]
+    assert isinstance(started, ToolCallStarted)
+    assert isinstance(approval, ToolApprovalRequested)
+    assert started.tool_call_id == approval.tool_call_id == "call_0~2"
+    assert started.provider_data == {"remote": True, "agent_id": "call_0"}
+    assert approval.provider_data == {"interrupt": interrupt, "agent_id": "call_0"}
+    # Allowed, the call runs on the agent in the next run, which names it by the agent's id again.
+    pay = ToolCallPart("call_0~2", "pay", "{}", state=ToolCallState.AWAITING_APPROVAL, provider_executed=True)
+    pay.provider, pay.provider_data = "ag-ui", approval.provider_data
+    pay.move(ToolCallState.RUNNING)
+    out = feed(
+        mapper({"add"}, earlier=[*earlier, pay]),
+        {"type": "TOOL_CALL_START", "toolCallId": "call_0", "toolCallName": "pay"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "call_0", "content": "paid"},
+        finished(),
+    )
+    assert out == [
+        ResponseStarted(),
+        ProviderToolResult("call_0~2", ToolOutcome.success("paid")),
+        ResponseCompleted(FinishReason.STOP),
+    ]
+
+
+def test_a_call_with_a_reused_id_goes_back_under_the_agents_id() -> None:
+    add = ended("call_0", "add", '{"a": 2}')
+    mul = ToolCallPart("call_0~2", "mul", '{"a": 3}', state=ToolCallState.PENDING, provider="ag-ui")
+    mul.provider_data = {"agent_id": "call_0"}
+    mul.finish(ToolCallState.COMPLETED, ToolOutcome.success(6))
+    wire = json.loads(AGUITransport("http://x/a").run_input(request_with(add, mul)).model_dump_json(by_alias=True))
+    # Each call in a response of its own (one response cannot hold one id twice), each result after its call.
+    assert [m["role"] for m in wire["messages"]] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert [m["toolCalls"] for m in wire["messages"] if m["role"] == "assistant"] == [
+        [{"id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 2}'}}],
+        [{"id": "call_0", "type": "function", "function": {"name": "mul", "arguments": '{"a": 3}'}}],
+    ]
+    assert len({m["id"] for m in wire["messages"]}) == len(wire["messages"])  # the messages' own ids stay unique
+    assert [(m["toolCallId"], m["content"]) for m in wire["messages"] if m["role"] == "tool"] == [
+        ("call_0", "5"),
+        ("call_0", "6"),
+    ]
+
+
+def test_an_id_an_earlier_turn_used_is_not_used_again() -> None:
+    run = RunMapper(label="The agent", offered={"add"}, earlier=[], taken={"call_0", "call_0~2"})
+    out = feed(run, *call("call_0", "add", "{}"), finished())
+    assert out[1] == ToolCallStarted(
+        "call_0~3", "add", provider_executed=False, provider="ag-ui", provider_data={"agent_id": "call_0"}
+    )
 
 
 def test_state_snapshots_and_deltas_update_the_state() -> None:
