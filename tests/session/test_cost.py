@@ -8,10 +8,13 @@ from decimal import Decimal
 from typing import Any
 
 import genai_prices
+import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
+from ai_widgets._usage import format_usd
 from ai_widgets.events import UsageUpdate
+from ai_widgets.messages import TextPart
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 MODEL, PROVIDER = "gpt-4o-mini", "openai"
@@ -21,6 +24,10 @@ PRICE = genai_prices.calc_price(
 ).total_price
 PRICED = UsageUpdate(input_tokens=1000, output_tokens=100, cached_tokens=200, model=MODEL, provider=PROVIDER)
 UNPRICED = UsageUpdate(input_tokens=1000, output_tokens=100)  # a transport that does not say who answered
+
+
+class Counted(pydantic.BaseModel):
+    n: int
 
 
 @tool
@@ -129,6 +136,33 @@ async def test_with_max_cost_a_turn_whose_price_is_unknown_stops_after_one_reque
     # A plain answer needs no budget: it completes.
     session = ChatSession(ScriptedTransport([ScriptedReply(text="Hi.")]), options=SessionOptions(max_cost=1))
     assert (await session.send("hi")).status is MessageStatus.COMPLETED
+
+
+async def test_max_cost_ends_a_typed_turn_before_asking_again_for_an_answer_that_did_not_validate() -> None:
+    transport = ScriptedTransport(lambda _request: ScriptedReply(text='{"n": "not a number"}', usage=PRICED))
+    options = SessionOptions(max_cost=PRICE / 2, output_retries=4)
+    session = ChatSession(transport, options=options)
+    reply = await session.send("a number", output_type=Counted)
+    assert len(transport.requests) == 1  # the first request reached the budget: no retry is sent
+    assert reply.usage.cost == PRICE
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.output is None
+    assert reply.error is not None
+    assert reply.error.startswith(f"Paused at the budget of this turn: it spent {format_usd(PRICE)} of ")
+    assert "the answer did not match Counted and was not asked for again" in reply.error
+    assert "- n: Input should be a valid integer" in reply.error
+    answer = reply.parts[-1]
+    assert isinstance(answer, TextPart)
+    assert answer.text == '{"n": "not a number"}'  # the refused answer stays, marked so
+    assert answer.answer is not None
+    assert answer.answer.state == "invalid"
+    # Under the budget, the retries go on as before, each request counted against it.
+    transport = ScriptedTransport(lambda _request: ScriptedReply(text='{"n": "x"}', usage=PRICED))
+    session = ChatSession(transport, options=SessionOptions(max_cost=PRICE * Decimal("2.5"), output_retries=4))
+    reply = await session.send("a number", output_type=Counted)
+    assert len(transport.requests) == 3
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.usage.cost == 3 * PRICE
 
 
 def test_max_cost_is_a_positive_amount_kept_as_a_decimal() -> None:
