@@ -41,6 +41,7 @@ __all__ = [
     "fit_messages",
     "fit_request",
     "message_tokens",
+    "refit_request",
     "request_overhead",
     "request_tokens",
     "retry_window",
@@ -350,20 +351,24 @@ def _output_reserve(request: ChatRequest, transport: object, window: int) -> int
     return min(DEFAULT_OUTPUT_RESERVE, window // 4)
 
 
-def fit_request(
-    request: ChatRequest, *, window: int, transport: object, current_start: int
-) -> tuple[ChatRequest, ContextCut | None]:
-    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
-    (``None``: it carries the whole history)."""
-    overhead = request_overhead(
+def _overhead(request: ChatRequest, transport: object, window: int) -> int:
+    """What ``request`` takes besides its messages (see :func:`request_overhead`), with room for the output."""
+    return request_overhead(
         request.tools,
         system_prompt=request.options.system_prompt,
         output_schema=request.output_schema,
         output=_output_reserve(request, transport, window),
     )
-    fitted = fit_messages(request.messages, current_start=current_start, budget=window - overhead)
+
+
+def _fitted(
+    request: ChatRequest, *, budget: int, overhead: int, window: int, current_start: int
+) -> tuple[ChatRequest, ContextCut | None, Fitted]:
+    """``request`` with its messages fitted to ``budget`` tokens, how it was cut (reported against ``window``), and
+    the fit itself."""
+    fitted = fit_messages(request.messages, current_start=current_start, budget=budget)
     if not fitted.cut:
-        return request, None
+        return request, None, fitted
     cut = ContextCut(
         first_sent_id=fitted.messages[0].id if fitted.messages else None,
         left_out_messages=fitted.left_out,
@@ -373,22 +378,28 @@ def fit_request(
         sent_tokens=fitted.tokens + overhead,
         window=window,
     )
-    return dataclasses.replace(request, messages=fitted.messages), cut
+    return dataclasses.replace(request, messages=fitted.messages), cut, fitted
+
+
+def fit_request(
+    request: ChatRequest, *, window: int, transport: object, current_start: int
+) -> tuple[ChatRequest, ContextCut | None]:
+    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
+    (``None``: it carries the whole history)."""
+    overhead = _overhead(request, transport, window)
+    fitted, cut, _ = _fitted(
+        request, budget=window - overhead, overhead=overhead, window=window, current_start=current_start
+    )
+    return fitted, cut
 
 
 def request_tokens(request: ChatRequest, transport: object, window: int) -> int:
     """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
-    overhead = request_overhead(
-        request.tools,
-        system_prompt=request.options.system_prompt,
-        output_schema=request.output_schema,
-        output=_output_reserve(request, transport, window),
-    )
-    return overhead + sum(message_tokens(m) for m in request.messages)
+    return _overhead(request, transport, window) + sum(message_tokens(m) for m in request.messages)
 
 
 def retry_window(error: ContextTooLongError, sent: int) -> int:
-    """The window (by this module's estimate) to fit a request again to after the provider refused one of about
+    """What (by this module's estimate) a request is fitted to again after the provider refused one of about
     ``sent`` estimated tokens as too long: scaled by what the provider counted against its limit (with a tenth to
     spare), or half of ``sent`` when it did not say."""
     if error.tokens and error.limit and error.tokens > error.limit:
@@ -396,15 +407,65 @@ def retry_window(error: ContextTooLongError, sent: int) -> int:
     return max(1, sent // 2)
 
 
-def too_long_error(error: ContextTooLongError, *, sent: int, window: int | None, shortened: bool) -> str:
-    """The reply's error when the provider refused a request as too long (again, after it was shortened)."""
+def refit_request(
+    request: ChatRequest,
+    refused: ChatRequest,
+    error: ContextTooLongError,
+    *,
+    window: int | None,
+    transport: object,
+    current_start: int,
+) -> tuple[ChatRequest, ContextCut | None] | None:
+    """What to send after the provider refused ``refused`` (``request`` as it was fitted, or whole) as too long:
+    ``request`` fitted again, and how it was cut; ``None`` when sending again is no use.
+
+    The refused request's size is scaled by what the provider counted (:func:`retry_window`), and all of the cut
+    comes out of the messages: the tools, the system prompt and the room for the output stay as they were sent
+    (the output's room is not sized again for a smaller window, which would give the messages back room). Sending
+    again is no use when it would carry no less than the refused request, or when the provider said its sizes and
+    the current turn, which is always sent whole, is past them by itself.
+
+    Args:
+        request: The request before it was fitted (the whole history).
+        refused: What was sent and refused.
+        error: The provider's refusal (its sizes, when it said).
+        window: The context window the request was fitted to (``None``: not known).
+        transport: The transport (its output limit sizes the room for the output).
+        current_start: Where the current turn begins in ``request.messages``.
+    """
+    overhead = _overhead(request, transport, window or 0)
+    refused_messages = sum(message_tokens(m) for m in refused.messages)
+    scaled = retry_window(error, overhead + refused_messages)
+    again, cut, fitted = _fitted(
+        request, budget=scaled - overhead, overhead=overhead, window=scaled, current_start=current_start
+    )
+    sized = bool(error.tokens and error.limit and error.tokens > error.limit)
+    if fitted.tokens >= refused_messages or (sized and not fitted.fits):
+        return None
+    return again, cut
+
+
+def too_long_error(
+    error: ContextTooLongError, *, sent: int, window: int | None, shortened: bool, alone: bool = False
+) -> str:
+    """The reply's error when the provider refused a request as too long: again, after it was ``shortened``; or
+    when sending it again was no use because the current turn is too long by itself (``alone``, see
+    :func:`refit_request`)."""
     counted = ""
     if error.tokens is not None and error.limit is not None:
         counted = f" (the provider counted {error.tokens:,} tokens, its limit is {error.limit:,})"
     against = f" against a context window of {window:,} tokens" if window is not None else ""
     again = "even shortened, " if shortened else ""
+    if alone:
+        what = (
+            "and it is too long by itself: leaving out earlier messages would not make it fit. Send less in one "
+            "turn (a smaller attachment; a tool that returns less, or a smaller "
+            "RequestOptions(max_tool_result_chars=...))"
+        )
+    else:
+        what = "Start a new conversation, or set a smaller RequestOptions(context_window=...)"
     return (
         f"The conversation is too long for the model's context window: {again}the request was about {sent:,} tokens "
-        f"by the session's estimate{counted}{against}, and the current turn is always sent whole. Start a new "
-        f"conversation, or set a smaller RequestOptions(context_window=...). The provider said: {error}"
+        f"by the session's estimate{counted}{against}, and the current turn is always sent whole"
+        f"{', ' if alone else '. '}{what}. The provider said: {error}"
     )

@@ -51,8 +51,8 @@ from ai_widgets.session._calls import end_open_calls, move_call
 from ai_widgets.session._context import (
     current_turn_start,
     fit_request,
+    refit_request,
     request_tokens,
-    retry_window,
     too_long_error,
     window_of,
 )
@@ -504,6 +504,9 @@ class Turn:
         parts_before = len(reply.parts)
         status = retry[1] if retry else session.options.waiting_status
         for attempt in (1, 2):
+            if attempt > 1 and self._budget_reached():  # the budget is checked before every request of the turn
+                self._pause_at_budget(instead="the request the model refused as too long was not sent again")
+                return None
             builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
             builder.show_status(status)
             try:
@@ -511,14 +514,20 @@ class Turn:
                     async for event in stream:
                         builder.apply(event)
             except ContextTooLongError as exc:
-                estimate = request_tokens(sent, transport, window or 0)
-                if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
-                    builder.close()
-                    sent = self._fit(request, retry_window(exc, estimate), transport, start)
-                    status = "The conversation is too long for the model: asking again with less of it…"
-                    continue
                 builder.close()
-                self._fail_request(too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1))
+                estimate = request_tokens(sent, transport, window or 0)
+                again = None
+                if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
+                    builder.uncount()
+                    again = refit_request(request, sent, exc, window=window, transport=transport, current_start=start)
+                    if again is not None:
+                        sent = self._show_cut(*again)
+                        status = "The conversation is too long for the model: asking again with less of it…"
+                        continue
+                alone = attempt == 1 and again is None and len(reply.parts) == parts_before
+                self._fail_request(
+                    too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1, alone=alone)
+                )
                 return None
             except StreamProtocolError as exc:
                 builder.close()
@@ -544,15 +553,16 @@ class Turn:
     def _fit(self, request: ChatRequest, window: int | None, transport: Transport, current_start: int) -> ChatRequest:
         """``request`` fitted to ``window`` tokens (``None``: not known, sent whole); the session's observers are told
         when how it was cut changed."""
-        fitted, cut = (
-            (request, None)
-            if window is None
-            else fit_request(request, window=window, transport=transport, current_start=current_start)
-        )
+        if window is None:
+            return self._show_cut(request, None)
+        return self._show_cut(*fit_request(request, window=window, transport=transport, current_start=current_start))
+
+    def _show_cut(self, request: ChatRequest, cut: ContextCut | None) -> ChatRequest:
+        """``request``, as it goes; the session's observers are told when how it was cut changed."""
         if cut != self.session.context_cut:
             self.session.context_cut = cut
             self.session.notify(ContextShortened(cut))
-        return fitted
+        return request
 
     async def _list_tools(self) -> bool:
         """Asks the registry's sources of tools (MCP servers) for their tools before a request; ``False`` when

@@ -14,8 +14,8 @@ import pytest
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
 from ai_widgets._usage import format_usd
 from ai_widgets.events import UsageUpdate
-from ai_widgets.messages import TextPart
-from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.messages import Message, Role, TextPart
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 MODEL, PROVIDER = "gpt-4o-mini", "openai"
 #: What each scripted request costs: genai-prices' figure for 1,000 input tokens (200 cached) and 100 output.
@@ -163,6 +163,41 @@ async def test_max_cost_ends_a_typed_turn_before_asking_again_for_an_answer_that
     assert len(transport.requests) == 3
     assert reply.status is MessageStatus.LIMIT_REACHED
     assert reply.usage.cost == 3 * PRICE
+
+
+def earlier() -> list[Message]:
+    """An earlier turn long enough that leaving it out makes a request shorter."""
+    return [Message.user("earlier " * 2_000), Message(Role.ASSISTANT, [TextPart("ok")])]
+
+
+async def test_a_request_refused_as_too_long_costs_nothing_and_the_retry_keeps_to_the_budget() -> None:
+    too_long = ContextTooLongError("prompt is too long: 210000 tokens > 200000 maximum", tokens=210_000, limit=200_000)
+    refused = ScriptedReply(status=None, error=too_long, error_after=0)  # refused before it began: no usage
+    transport = ScriptedTransport([refused, ScriptedReply(text="Fine.", usage=PRICED)])
+    session = ChatSession(transport, messages=earlier(), options=SessionOptions(max_cost=PRICE / 2))
+    reply = await session.send("now")
+    assert len(transport.requests) == 2  # the retry goes: the refusal spent nothing
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.usage.requests == 1
+    assert reply.usage.cost == PRICE  # known: the refused request reported no usage and is not counted
+    # A refusal that did report a priced usage counts, and a retry past the budget is not sent.
+    billed = ScriptedReply(
+        status=None, usage=PRICED, error=too_long, error_after=2
+    )  # started, then usage, then refused
+    transport = ScriptedTransport([billed, ScriptedReply(text="Fine.", usage=PRICED)])
+    session = ChatSession(
+        transport,
+        messages=earlier(),
+        options=SessionOptions(max_cost=PRICE / 2),
+    )
+    reply = await session.send("now")
+    assert len(transport.requests) == 1
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.usage.cost == PRICE
+    assert reply.error == (
+        f"Paused at the budget of this turn: it spent {format_usd(PRICE)} of {format_usd(PRICE / 2)} (max_cost); "
+        "the request the model refused as too long was not sent again."
+    )
 
 
 def test_max_cost_is_a_positive_amount_kept_as_a_decimal() -> None:
