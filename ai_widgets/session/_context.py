@@ -9,7 +9,10 @@ Gemini's tokenizer gives each digit a token), every non-ASCII character one (a C
 two or more whitespace characters one, and a run of 40 or more characters without a space at least one per two
 characters (base64, hashes, minified data tokenize badly); all of it times 1.15, with 8 tokens per message and 4 per
 part for the provider's framing. An image counts :data:`IMAGE_TOKENS` (about what Anthropic and OpenAI charge for a
-large one), another file :data:`FILE_TOKENS` (a few PDF pages), a text file its text.
+large one), another file :data:`FILE_TOKENS` (a few PDF pages), a text file its text. A tool result counts what the
+transports send of it: at most ``RequestOptions.max_tool_result_chars`` of its text, cut by the same rule
+(``ToolCallPart.result_for_model``), and its images besides (the transports count each image against the text's
+limit; the estimate does not, which keeps it on the high side).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.tools import ToolDefinition
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError
@@ -129,12 +133,12 @@ def _file_tokens(part: FilePart) -> int:
     return FILE_TOKENS
 
 
-def _part_tokens(part: object) -> int:
+def _part_tokens(part: object, limit: int | None) -> int:
     match part:
         case TextPart() | ReasoningPart():
             return _PART_TOKENS + estimate_tokens(part.text) + _json_tokens(part.provider_data)
         case ToolCallPart():
-            told = part.result_for_model() if part.outcome is not None else ""
+            told = part.result_for_model(limit) if part.outcome is not None else ""
             return (
                 2 * _PART_TOKENS
                 + estimate_tokens(part.tool_name)
@@ -148,9 +152,10 @@ def _part_tokens(part: object) -> int:
     return _PART_TOKENS
 
 
-def message_tokens(message: Message) -> int:
-    """A conservative estimate of the tokens a message takes in a request."""
-    return _MESSAGE_TOKENS + sum(_part_tokens(part) for part in message.parts)
+def message_tokens(message: Message, *, max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> int:
+    """A conservative estimate of the tokens a message takes in a request whose tool results are sent cut to
+    ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; ``None``: whole)."""
+    return _MESSAGE_TOKENS + sum(_part_tokens(part, max_result_chars) for part in message.parts)
 
 
 def request_overhead(
@@ -206,8 +211,15 @@ class Fitted:
         return bool(self.left_out or self.shortened)
 
 
-def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int) -> Fitted:
-    """The history as a request of at most ``budget`` estimated tokens carries it.
+def fit_messages(
+    messages: Sequence[Message],
+    *,
+    current_start: int,
+    budget: int,
+    max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS,
+) -> Fitted:
+    """The history as a request of at most ``budget`` estimated tokens carries it, its tool results sent cut to
+    ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; see :func:`message_tokens`).
 
     First the tool results of the turns before the current one are shortened, oldest first (to their first and last
     :data:`SHORT_RESULT_CHARS` characters, images dropped, with a note in the result); then the oldest turns are left
@@ -217,7 +229,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
     """
     messages = list(messages)
     current_start = max(0, min(current_start, len(messages)))
-    costs = [message_tokens(m) for m in messages]
+    costs = [message_tokens(m, max_result_chars=max_result_chars) for m in messages]
     whole = total = sum(costs)
     if total <= budget:
         return Fitted(messages, total)
@@ -232,7 +244,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
         parts = list(message.parts)
         for position, part in enumerate(parts):
             if total > target and isinstance(part, ToolCallPart) and (short := _shortened_call(part)) is not None:
-                saved = _part_tokens(part) - _part_tokens(short)
+                saved = _part_tokens(part, max_result_chars) - _part_tokens(short, max_result_chars)
                 if saved > 0:
                     parts[position] = short
                     total -= saved
@@ -366,7 +378,12 @@ def _fitted(
 ) -> tuple[ChatRequest, ContextCut | None, Fitted]:
     """``request`` with its messages fitted to ``budget`` tokens, how it was cut (reported against ``window``), and
     the fit itself."""
-    fitted = fit_messages(request.messages, current_start=current_start, budget=budget)
+    fitted = fit_messages(
+        request.messages,
+        current_start=current_start,
+        budget=budget,
+        max_result_chars=request.options.max_tool_result_chars,
+    )
     if not fitted.cut:
         return request, None, fitted
     cut = ContextCut(
@@ -395,7 +412,13 @@ def fit_request(
 
 def request_tokens(request: ChatRequest, transport: object, window: int) -> int:
     """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
-    return _overhead(request, transport, window) + sum(message_tokens(m) for m in request.messages)
+    return _overhead(request, transport, window) + _messages_tokens(request)
+
+
+def _messages_tokens(request: ChatRequest) -> int:
+    """The estimated tokens of a request's messages, its tool results as the transports send them."""
+    limit = request.options.max_tool_result_chars
+    return sum(message_tokens(m, max_result_chars=limit) for m in request.messages)
 
 
 def retry_window(error: ContextTooLongError, sent: int) -> int:
@@ -434,7 +457,7 @@ def refit_request(
         current_start: Where the current turn begins in ``request.messages``.
     """
     overhead = _overhead(request, transport, window or 0)
-    refused_messages = sum(message_tokens(m) for m in refused.messages)
+    refused_messages = _messages_tokens(refused)
     scaled = retry_window(error, overhead + refused_messages)
     again, cut, fitted = _fitted(
         request, budget=scaled - overhead, overhead=overhead, window=scaled, current_start=current_start

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_widgets import ChatSession
+from ai_widgets import ChatSession, tool
 from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
-from ai_widgets.options import RequestOptions
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._context import (
     IMAGE_TOKENS,
@@ -29,7 +29,8 @@ from ai_widgets.session._context import (
     retry_window,
     window_of,
 )
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedTransport
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports._history import outcome_text
 
 
 def call(call_id: str, result: str, *, ok: bool = True) -> ToolCallPart:
@@ -74,6 +75,22 @@ def test_images_and_files_count_a_fixed_cost() -> None:
     assert message_tokens(message) >= IMAGE_TOKENS + 6_000
     text = FilePart("text/csv", data=base64.b64encode(b"a,b\n1,2\n" * 100).decode())
     assert message_tokens(Message(Role.USER, [text])) < IMAGE_TOKENS  # a text file counts its text
+
+
+def test_a_tool_result_counts_as_much_of_it_as_the_transports_send() -> None:
+    result = "word " * 200_000  # 1 MB; the transports send at most max_tool_result_chars (100,000) of it
+    part = call("c", result)
+    message = Message(Role.ASSISTANT, [part])
+    sent = outcome_text(part, DEFAULT_MAX_TOOL_RESULT_CHARS)  # what a transport sends of it, cut with a note
+    assert len(sent) < 100_200
+    framing = message_tokens(Message(Role.ASSISTANT, [call("c", "")]))
+    assert message_tokens(message) == framing + estimate_tokens(sent)
+    assert message_tokens(message, max_result_chars=None) == framing + estimate_tokens(result)  # no limit: whole
+    assert message_tokens(message, max_result_chars=500) == framing + estimate_tokens(outcome_text(part, 500))
+    short = call("s", "a short result")
+    assert message_tokens(Message(Role.ASSISTANT, [short])) == message_tokens(
+        Message(Role.ASSISTANT, [short]), max_result_chars=None
+    )
 
 
 # --- what is cut, in which order --------------------------------------------------------------------------------------
@@ -330,3 +347,48 @@ async def test_a_current_turn_too_long_by_itself_is_not_sent_again_and_the_turn_
     assert len(model.requests) == 1
     assert reply.status is MessageStatus.ERROR
     assert session.messages[0].text == "hello"  # nothing lost; the session goes on
+
+
+# --- in a session: a large tool result in the current turn ---------------------------------------------------------
+
+
+async def test_a_large_tool_result_in_the_current_turn_leaves_nothing_out_when_what_is_sent_fits() -> None:
+    """A 1 MB result is sent cut to ``max_tool_result_chars`` (100,000 characters): with 20 earlier messages the
+    request is about 112,000 characters, which fits a 128,000-token window with room to spare."""
+
+    @tool
+    def dump() -> str:
+        """Returns a large text."""
+        return "word " * 200_000
+
+    history = conversation(10, 200)
+    seen: list[ChatRequest] = []
+
+    def model(request: ChatRequest) -> ScriptedReply:
+        seen.append(request)
+        if len(seen) == 1:
+            return ScriptedReply(tool_calls=[ScriptedToolCall(name="dump", arguments={})])
+        return ScriptedReply(text="It is long.")
+
+    options = RequestOptions(context_window=128_000)
+    session = ChatSession(ScriptedTransport(model), tools=[dump], messages=history, request_options=options)
+    reply = await session.send("dump it")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    follow_up = seen[1]
+    assert [m.id for m in follow_up.messages[:20]] == [m.id for m in history]  # nothing left out
+    assert not any(isinstance(p, TextPart) and _is_note(p) for m in follow_up.messages for p in m.parts)
+    assert session.context_cut is None
+    # A smaller window cuts, and the marker's figures are those of what is sent.
+    seen.clear()
+    session = ChatSession(
+        ScriptedTransport(model),
+        tools=[dump],
+        messages=history,
+        request_options=RequestOptions(context_window=28_000),
+    )
+    await session.send("dump it")
+    cut = session.context_cut
+    assert cut is not None
+    assert cut.sent_tokens <= 28_000
+    whole = sum(message_tokens(m) for m in history)
+    assert cut.left_out_tokens <= whole  # what was left out is of the earlier messages, not of the result's cut
