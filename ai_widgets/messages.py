@@ -342,15 +342,35 @@ class ToolCallPart:
         """Appends a piece of the arguments; returns the top-level keys whose view changed."""
         return self._arguments.feed(delta)
 
-    def result_for_model(self) -> str:
+    def result_for_model(self, limit: int | None = None) -> str:
         """What the model is told about this call's result; when the person edited the arguments, it says so and
-        to what, so the transcript stays honest."""
+        to what, so the transcript stays honest.
+
+        Args:
+            limit: The most characters told (``RequestOptions.max_tool_result_chars``): a longer result is cut in
+                the middle, its first two thirds and last third kept, with a note saying how much was left out.
+                The one rule by which the transports send a result and the session estimates what it takes.
+                ``None``: all of it.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be at least 1 character, or None, not {limit!r}")
         outcome = self.outcome or ToolOutcome.failure("Not run.")
         text = outcome.model_content()
         if self.edited_arguments is not None:
             edited = json.dumps(self.edited_arguments, ensure_ascii=False, separators=(", ", ": "))
             text = f"(The person changed the arguments before allowing this call; it ran with {edited}.)\n{text}"
-        return text
+        if limit is None or len(text) <= limit:
+            return text
+        head = limit * 2 // 3
+        tail = limit - head
+        note = (
+            f"[… {len(text) - limit:,} characters of this result left out here: it is {len(text):,} characters long, "
+            f"and at most {limit:,} are sent …]"
+        )
+        return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
 
     def move(self, state: ToolCallState, outcome: ToolOutcome | None = None) -> None:
         """Moves the call to ``state`` (the one place state changes), stamping the time.

@@ -141,8 +141,9 @@ class SessionOptions:
             is asked for again, the validation errors told to the model, before the turn ends in error.
         max_cost: The most one turn may spend, in USD (a ``Decimal``, or a number: kept as a ``Decimal``), or
             ``None`` for no limit. Once the turn's requests have cost this much (``Usage.cost``), the turn ends as
-            ``limit_reached`` after the request that reached it: the calls the model asked for are left
-            ``skipped``, the reply's error says what was spent, and ``session.resume()`` runs them with a fresh
+            ``limit_reached`` after the request that reached it, whatever the next request was for (a tool round,
+            an answer that did not validate asked for again, a retry shortened): the calls the model asked for are
+            left ``skipped``, the reply's error says what was spent, and ``session.resume()`` runs them with a fresh
             budget. A model whose price is unknown cannot be kept to a budget: the turn ends the same way after
             its first request, saying so, rather than spend without a limit.
     """

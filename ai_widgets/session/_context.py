@@ -9,7 +9,10 @@ Gemini's tokenizer gives each digit a token), every non-ASCII character one (a C
 two or more whitespace characters one, and a run of 40 or more characters without a space at least one per two
 characters (base64, hashes, minified data tokenize badly); all of it times 1.15, with 8 tokens per message and 4 per
 part for the provider's framing. An image counts :data:`IMAGE_TOKENS` (about what Anthropic and OpenAI charge for a
-large one), another file :data:`FILE_TOKENS` (a few PDF pages), a text file its text.
+large one), another file :data:`FILE_TOKENS` (a few PDF pages), a text file its text. A tool result counts what the
+transports send of it: at most ``RequestOptions.max_tool_result_chars`` of its text, cut by the same rule
+(``ToolCallPart.result_for_model``), and its images besides (the transports count each image against the text's
+limit; the estimate does not, which keeps it on the high side).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.tools import ToolDefinition
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError
@@ -41,6 +45,7 @@ __all__ = [
     "fit_messages",
     "fit_request",
     "message_tokens",
+    "refit_request",
     "request_overhead",
     "request_tokens",
     "retry_window",
@@ -128,12 +133,12 @@ def _file_tokens(part: FilePart) -> int:
     return FILE_TOKENS
 
 
-def _part_tokens(part: object) -> int:
+def _part_tokens(part: object, limit: int | None) -> int:
     match part:
         case TextPart() | ReasoningPart():
             return _PART_TOKENS + estimate_tokens(part.text) + _json_tokens(part.provider_data)
         case ToolCallPart():
-            told = part.result_for_model() if part.outcome is not None else ""
+            told = part.result_for_model(limit) if part.outcome is not None else ""
             return (
                 2 * _PART_TOKENS
                 + estimate_tokens(part.tool_name)
@@ -147,9 +152,10 @@ def _part_tokens(part: object) -> int:
     return _PART_TOKENS
 
 
-def message_tokens(message: Message) -> int:
-    """A conservative estimate of the tokens a message takes in a request."""
-    return _MESSAGE_TOKENS + sum(_part_tokens(part) for part in message.parts)
+def message_tokens(message: Message, *, max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> int:
+    """A conservative estimate of the tokens a message takes in a request whose tool results are sent cut to
+    ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; ``None``: whole)."""
+    return _MESSAGE_TOKENS + sum(_part_tokens(part, max_result_chars) for part in message.parts)
 
 
 def request_overhead(
@@ -205,8 +211,15 @@ class Fitted:
         return bool(self.left_out or self.shortened)
 
 
-def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int) -> Fitted:
-    """The history as a request of at most ``budget`` estimated tokens carries it.
+def fit_messages(
+    messages: Sequence[Message],
+    *,
+    current_start: int,
+    budget: int,
+    max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS,
+) -> Fitted:
+    """The history as a request of at most ``budget`` estimated tokens carries it, its tool results sent cut to
+    ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; see :func:`message_tokens`).
 
     First the tool results of the turns before the current one are shortened, oldest first (to their first and last
     :data:`SHORT_RESULT_CHARS` characters, images dropped, with a note in the result); then the oldest turns are left
@@ -216,7 +229,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
     """
     messages = list(messages)
     current_start = max(0, min(current_start, len(messages)))
-    costs = [message_tokens(m) for m in messages]
+    costs = [message_tokens(m, max_result_chars=max_result_chars) for m in messages]
     whole = total = sum(costs)
     if total <= budget:
         return Fitted(messages, total)
@@ -231,7 +244,7 @@ def fit_messages(messages: Sequence[Message], *, current_start: int, budget: int
         parts = list(message.parts)
         for position, part in enumerate(parts):
             if total > target and isinstance(part, ToolCallPart) and (short := _shortened_call(part)) is not None:
-                saved = _part_tokens(part) - _part_tokens(short)
+                saved = _part_tokens(part, max_result_chars) - _part_tokens(short, max_result_chars)
                 if saved > 0:
                     parts[position] = short
                     total -= saved
@@ -350,20 +363,29 @@ def _output_reserve(request: ChatRequest, transport: object, window: int) -> int
     return min(DEFAULT_OUTPUT_RESERVE, window // 4)
 
 
-def fit_request(
-    request: ChatRequest, *, window: int, transport: object, current_start: int
-) -> tuple[ChatRequest, ContextCut | None]:
-    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
-    (``None``: it carries the whole history)."""
-    overhead = request_overhead(
+def _overhead(request: ChatRequest, transport: object, window: int) -> int:
+    """What ``request`` takes besides its messages (see :func:`request_overhead`), with room for the output."""
+    return request_overhead(
         request.tools,
         system_prompt=request.options.system_prompt,
         output_schema=request.output_schema,
         output=_output_reserve(request, transport, window),
     )
-    fitted = fit_messages(request.messages, current_start=current_start, budget=window - overhead)
+
+
+def _fitted(
+    request: ChatRequest, *, budget: int, overhead: int, window: int, current_start: int
+) -> tuple[ChatRequest, ContextCut | None, Fitted]:
+    """``request`` with its messages fitted to ``budget`` tokens, how it was cut (reported against ``window``), and
+    the fit itself."""
+    fitted = fit_messages(
+        request.messages,
+        current_start=current_start,
+        budget=budget,
+        max_result_chars=request.options.max_tool_result_chars,
+    )
     if not fitted.cut:
-        return request, None
+        return request, None, fitted
     cut = ContextCut(
         first_sent_id=fitted.messages[0].id if fitted.messages else None,
         left_out_messages=fitted.left_out,
@@ -373,22 +395,34 @@ def fit_request(
         sent_tokens=fitted.tokens + overhead,
         window=window,
     )
-    return dataclasses.replace(request, messages=fitted.messages), cut
+    return dataclasses.replace(request, messages=fitted.messages), cut, fitted
+
+
+def fit_request(
+    request: ChatRequest, *, window: int, transport: object, current_start: int
+) -> tuple[ChatRequest, ContextCut | None]:
+    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
+    (``None``: it carries the whole history)."""
+    overhead = _overhead(request, transport, window)
+    fitted, cut, _ = _fitted(
+        request, budget=window - overhead, overhead=overhead, window=window, current_start=current_start
+    )
+    return fitted, cut
 
 
 def request_tokens(request: ChatRequest, transport: object, window: int) -> int:
     """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
-    overhead = request_overhead(
-        request.tools,
-        system_prompt=request.options.system_prompt,
-        output_schema=request.output_schema,
-        output=_output_reserve(request, transport, window),
-    )
-    return overhead + sum(message_tokens(m) for m in request.messages)
+    return _overhead(request, transport, window) + _messages_tokens(request)
+
+
+def _messages_tokens(request: ChatRequest) -> int:
+    """The estimated tokens of a request's messages, its tool results as the transports send them."""
+    limit = request.options.max_tool_result_chars
+    return sum(message_tokens(m, max_result_chars=limit) for m in request.messages)
 
 
 def retry_window(error: ContextTooLongError, sent: int) -> int:
-    """The window (by this module's estimate) to fit a request again to after the provider refused one of about
+    """What (by this module's estimate) a request is fitted to again after the provider refused one of about
     ``sent`` estimated tokens as too long: scaled by what the provider counted against its limit (with a tenth to
     spare), or half of ``sent`` when it did not say."""
     if error.tokens and error.limit and error.tokens > error.limit:
@@ -396,15 +430,65 @@ def retry_window(error: ContextTooLongError, sent: int) -> int:
     return max(1, sent // 2)
 
 
-def too_long_error(error: ContextTooLongError, *, sent: int, window: int | None, shortened: bool) -> str:
-    """The reply's error when the provider refused a request as too long (again, after it was shortened)."""
+def refit_request(
+    request: ChatRequest,
+    refused: ChatRequest,
+    error: ContextTooLongError,
+    *,
+    window: int | None,
+    transport: object,
+    current_start: int,
+) -> tuple[ChatRequest, ContextCut | None] | None:
+    """What to send after the provider refused ``refused`` (``request`` as it was fitted, or whole) as too long:
+    ``request`` fitted again, and how it was cut; ``None`` when sending again is no use.
+
+    The refused request's size is scaled by what the provider counted (:func:`retry_window`), and all of the cut
+    comes out of the messages: the tools, the system prompt and the room for the output stay as they were sent
+    (the output's room is not sized again for a smaller window, which would give the messages back room). Sending
+    again is no use when it would carry no less than the refused request, or when the provider said its sizes and
+    the current turn, which is always sent whole, is past them by itself.
+
+    Args:
+        request: The request before it was fitted (the whole history).
+        refused: What was sent and refused.
+        error: The provider's refusal (its sizes, when it said).
+        window: The context window the request was fitted to (``None``: not known).
+        transport: The transport (its output limit sizes the room for the output).
+        current_start: Where the current turn begins in ``request.messages``.
+    """
+    overhead = _overhead(request, transport, window or 0)
+    refused_messages = _messages_tokens(refused)
+    scaled = retry_window(error, overhead + refused_messages)
+    again, cut, fitted = _fitted(
+        request, budget=scaled - overhead, overhead=overhead, window=scaled, current_start=current_start
+    )
+    sized = bool(error.tokens and error.limit and error.tokens > error.limit)
+    if fitted.tokens >= refused_messages or (sized and not fitted.fits):
+        return None
+    return again, cut
+
+
+def too_long_error(
+    error: ContextTooLongError, *, sent: int, window: int | None, shortened: bool, alone: bool = False
+) -> str:
+    """The reply's error when the provider refused a request as too long: again, after it was ``shortened``; or
+    when sending it again was no use because the current turn is too long by itself (``alone``, see
+    :func:`refit_request`)."""
     counted = ""
     if error.tokens is not None and error.limit is not None:
         counted = f" (the provider counted {error.tokens:,} tokens, its limit is {error.limit:,})"
     against = f" against a context window of {window:,} tokens" if window is not None else ""
     again = "even shortened, " if shortened else ""
+    if alone:
+        what = (
+            "and it is too long by itself: leaving out earlier messages would not make it fit. Send less in one "
+            "turn (a smaller attachment; a tool that returns less, or a smaller "
+            "RequestOptions(max_tool_result_chars=...))"
+        )
+    else:
+        what = "Start a new conversation, or set a smaller RequestOptions(context_window=...)"
     return (
         f"The conversation is too long for the model's context window: {again}the request was about {sent:,} tokens "
-        f"by the session's estimate{counted}{against}, and the current turn is always sent whole. Start a new "
-        f"conversation, or set a smaller RequestOptions(context_window=...). The provider said: {error}"
+        f"by the session's estimate{counted}{against}, and the current turn is always sent whole"
+        f"{', ' if alone else '. '}{what}. The provider said: {error}"
     )

@@ -69,6 +69,7 @@ class OutputSpec:
             schema = self.adapter.json_schema()
         except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, TypeError) as exc:
             raise TypeError(f"output_type {output_type!r} has no JSON Schema: {exc}") from None
+        schema = _root_resolved(schema)
         self.wrapped = not _is_object(schema)
         # The answer to a wrapped type is ``{"response": ...}``, validated whole, so errors name where from its root.
         self._wrapper = pydantic.TypeAdapter(pydantic.create_model("Response", response=(output_type, ...)))
@@ -113,6 +114,20 @@ def describe_errors(exc: pydantic.ValidationError) -> str:
         lines.append(f"- {where}: {error.get('msg', 'invalid')}")
     text = "\n".join(lines) or str(exc)
     return text if len(text) <= _MAX_ERRORS_CHARS else text[:_MAX_ERRORS_CHARS] + "\n- …"
+
+
+def _root_resolved(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a root that is only a ``$ref`` into its ``$defs`` replaced by what it points to, the ``$defs``
+    kept for the references inside (pydantic makes a recursive model's schema so). Providers' structured outputs
+    want an object schema at the root, and the answer is then the object itself, not one wrapped around it."""
+    reference, defs = schema.get("$ref"), schema.get("$defs")
+    if not isinstance(reference, str) or not isinstance(defs, dict) or not reference.startswith("#/$defs/"):
+        return schema
+    target = defs.get(reference.removeprefix("#/$defs/"))
+    if not isinstance(target, dict) or "$ref" in target:
+        return schema
+    rest = {key: value for key, value in schema.items() if key not in ("$ref", "$defs")}
+    return {**target, **rest, "$defs": defs}
 
 
 def _is_object(schema: dict[str, Any]) -> bool:

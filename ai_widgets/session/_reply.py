@@ -147,6 +147,8 @@ class ReplyBuilder:
         self.arguments_schemas: dict[str, dict[str, Any]] = {}
         self.finish_reason: FinishReason | None = None
         self._usage_before = dataclasses.replace(reply.usage)
+        #: Whether the response reported its usage (``UsageUpdate``).
+        self.usage_reported = False
         self._started = False
         self._appended = False  # whether this response has added a text or reasoning part yet
         self._held = ""  # a high surrogate held back from the last text delta
@@ -269,6 +271,7 @@ class ReplyBuilder:
                 self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
             case UsageUpdate():
                 reply.usage = _with_request(self._usage_before, event)
+                self.usage_reported = True
                 self._notify(MessageUpdated(reply))
             case ResponseCompleted(finish_reason=finish_reason):
                 try:
@@ -296,6 +299,13 @@ class ReplyBuilder:
         """Shows ``text`` on the status line until the response's first content (or the transport's own status)."""
         if text and self.reply.status_text is None:
             self.reply.status_text = text
+            self._notify(MessageUpdated(self.reply))
+
+    def uncount(self) -> None:
+        """Takes this request out of the reply's usage: one the provider refused before it began and reported no
+        usage for (it did no work, and bills none), so the reply's cost stays known."""
+        if not self.usage_reported:
+            self.reply.usage = dataclasses.replace(self._usage_before)
             self._notify(MessageUpdated(self.reply))
 
     def close(self) -> None:

@@ -51,8 +51,8 @@ from ai_widgets.session._calls import end_open_calls, move_call
 from ai_widgets.session._context import (
     current_turn_start,
     fit_request,
+    refit_request,
     request_tokens,
-    retry_window,
     too_long_error,
     window_of,
 )
@@ -296,7 +296,8 @@ class Turn:
                         move_call(session.notify, reply, part, ToolCallState.PENDING)
                 self._finish(MessageStatus.COMPLETED, None)
                 return
-            if options.max_cost is not None and self._over_budget(calls, Decimal(str(options.max_cost))):
+            if self._budget_reached():
+                self._pause_at_budget(calls=calls)
                 return
             if rounds >= options.max_iterations:
                 limit = options.max_iterations
@@ -317,14 +318,23 @@ class Turn:
                 return
             failed_rounds = counted
 
-    def _over_budget(self, calls: list[ToolCallPart], max_cost: Decimal) -> bool:
-        """Whether the turn has spent its budget (``max_cost``), or cannot know what it spent; if so it ends as
-        ``limit_reached``, the calls the model asked for left for Continue (as the round limit leaves them)."""
-        spent = self.reply.usage.cost  # the turn's own: each turn, a resumed one too, fills a new reply
-        if spent is not None and spent < max_cost:
+    def _budget_reached(self) -> bool:
+        """Whether the turn has spent its budget (``max_cost``), or cannot know what it spent: checked before every
+        request after the turn's first (a tool round's, an answer asked for again, a shortened retry), so a turn ends
+        after the request that reached it."""
+        max_cost = self.session.options.max_cost
+        usage = self.reply.usage  # the turn's own: each turn, a resumed one too, fills a new reply
+        if max_cost is None or not usage.requests:
             return False
-        budget = format_usd(max_cost)
-        asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
+        return usage.cost is None or usage.cost >= Decimal(str(max_cost))
+
+    def _pause_at_budget(self, *, calls: list[ToolCallPart] | None = None, instead: str | None = None) -> None:
+        """Ends the turn ``limit_reached`` at its budget (see :meth:`_budget_reached`): the ``calls`` the model asked
+        for are left for Continue (as the round limit leaves them); ``instead`` says what was not done else."""
+        max_cost = self.session.options.max_cost
+        assert max_cost is not None
+        budget = format_usd(Decimal(str(max_cost)))
+        spent = self.reply.usage.cost
         end_open_calls(
             self.session.notify, self.reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {budget} (max_cost)."
         )
@@ -336,10 +346,10 @@ class Turn:
             )
         else:
             why = f"Paused at the budget of this turn: it spent {format_usd(spent)} of {budget} (max_cost)"
-        self._finish(
-            MessageStatus.LIMIT_REACHED, f"{why}; Continue runs {asked} the model asked for next, with a fresh budget."
-        )
-        return True
+        if calls:
+            asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
+            instead = f"Continue runs {asked} the model asked for next, with a fresh budget"
+        self._finish(MessageStatus.LIMIT_REACHED, f"{why}; {instead}." if instead else f"{why}.")
 
     def _count_failures(self, calls: list[ToolCallPart], failed_rounds: int) -> int | None:
         """The failed rounds in a row after this round; ``None`` when that ended the turn."""
@@ -402,7 +412,8 @@ class Turn:
     def _check_output(self, start: int, retries: int) -> tuple[list[Message], str] | None:
         """Validates the final answer (the text of the reply's parts from ``start``) of a typed turn, which ends
         with it; or, when it does not validate and retries are left, takes it out of the reply and returns what the
-        next request adds after the reply (the answer and a message telling the errors) and the status it shows."""
+        next request adds after the reply (the answer and a message telling the errors) and the status it shows.
+        A turn at its budget (``max_cost``) is not asked again: it ends ``limit_reached``, the answer kept, refused."""
         spec, reply = self.output, self.reply
         assert spec is not None
         raw = "".join(part.text for part in reply.parts[start:] if isinstance(part, TextPart))
@@ -410,6 +421,13 @@ class Turn:
             reply.output = spec.validate(raw)
         except pydantic.ValidationError as exc:
             errors = describe_errors(exc)
+            if retries < self.session.options.output_retries and self._budget_reached():
+                # Asking again would be a request past the budget: the answer stays, refused, and the turn pauses.
+                self._mark_answer(start, "invalid", errors=redact(errors))
+                self._pause_at_budget(
+                    instead=f"the answer did not match {spec.name} and was not asked for again: {errors}"
+                )
+                return None
             if retries < self.session.options.output_retries:
                 self.refused.append(redact(errors))  # shown with the next answer, whose part replaces this one's
                 del reply.parts[start:]  # the next response's first part takes its place
@@ -486,6 +504,9 @@ class Turn:
         parts_before = len(reply.parts)
         status = retry[1] if retry else session.options.waiting_status
         for attempt in (1, 2):
+            if attempt > 1 and self._budget_reached():  # the budget is checked before every request of the turn
+                self._pause_at_budget(instead="the request the model refused as too long was not sent again")
+                return None
             builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
             builder.show_status(status)
             try:
@@ -493,14 +514,20 @@ class Turn:
                     async for event in stream:
                         builder.apply(event)
             except ContextTooLongError as exc:
-                estimate = request_tokens(sent, transport, window or 0)
-                if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
-                    builder.close()
-                    sent = self._fit(request, retry_window(exc, estimate), transport, start)
-                    status = "The conversation is too long for the model: asking again with less of it…"
-                    continue
                 builder.close()
-                self._fail_request(too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1))
+                estimate = request_tokens(sent, transport, window or 0)
+                again = None
+                if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
+                    builder.uncount()
+                    again = refit_request(request, sent, exc, window=window, transport=transport, current_start=start)
+                    if again is not None:
+                        sent = self._show_cut(*again)
+                        status = "The conversation is too long for the model: asking again with less of it…"
+                        continue
+                alone = attempt == 1 and again is None and len(reply.parts) == parts_before
+                self._fail_request(
+                    too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1, alone=alone)
+                )
                 return None
             except StreamProtocolError as exc:
                 builder.close()
@@ -526,15 +553,16 @@ class Turn:
     def _fit(self, request: ChatRequest, window: int | None, transport: Transport, current_start: int) -> ChatRequest:
         """``request`` fitted to ``window`` tokens (``None``: not known, sent whole); the session's observers are told
         when how it was cut changed."""
-        fitted, cut = (
-            (request, None)
-            if window is None
-            else fit_request(request, window=window, transport=transport, current_start=current_start)
-        )
+        if window is None:
+            return self._show_cut(request, None)
+        return self._show_cut(*fit_request(request, window=window, transport=transport, current_start=current_start))
+
+    def _show_cut(self, request: ChatRequest, cut: ContextCut | None) -> ChatRequest:
+        """``request``, as it goes; the session's observers are told when how it was cut changed."""
         if cut != self.session.context_cut:
             self.session.context_cut = cut
             self.session.notify(ContextShortened(cut))
-        return fitted
+        return request
 
     async def _list_tools(self) -> bool:
         """Asks the registry's sources of tools (MCP servers) for their tools before a request; ``False`` when

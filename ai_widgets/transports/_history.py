@@ -64,20 +64,12 @@ IMAGE_RESULT_CHARS = 6_000
 def outcome_text(part: ToolCallPart, limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS, *, images: int = 0) -> str:
     """What the model is told about a call's result (every call in a request has an outcome), including that the
     person edited its arguments, when they did; cut in the middle, with a note, when longer than ``limit``
-    characters (``RequestOptions.max_tool_result_chars``). Each of the ``images`` the result sends with its text
-    counts :data:`IMAGE_RESULT_CHARS` against ``limit``; the text keeps at least half of it."""
-    text = part.result_for_model()
+    characters (``RequestOptions.max_tool_result_chars``; the cut is ``ToolCallPart.result_for_model``'s, which the
+    session's estimate of a request applies too). Each of the ``images`` the result sends with its text counts
+    :data:`IMAGE_RESULT_CHARS` against ``limit``; the text keeps at least half of it."""
     if limit is not None and images:
         limit = max(limit - images * IMAGE_RESULT_CHARS, limit // 2, 1)
-    if limit is None or len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    note = (
-        f"[… {len(text) - limit:,} characters of this result left out here: it is {len(text):,} characters long, "
-        f"and at most {limit:,} are sent …]"
-    )
-    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
+    return part.result_for_model(limit)
 
 
 def arguments_json(part: ToolCallPart) -> str:

@@ -39,6 +39,11 @@ class OpenDict(pydantic.BaseModel):
     counts: dict[str, int]  # additionalProperties is a schema: strict mode wants false
 
 
+class Tree(pydantic.BaseModel):
+    value: int
+    children: list[Tree]  # recursive: pydantic's schema is a $ref into its $defs
+
+
 def schema_of(output_type: Any) -> dict[str, Any]:
     return OutputSpec(output_type).schema  # as the session sends it
 
@@ -95,6 +100,21 @@ def test_openai_asks_strictly_only_where_strict_mode_takes_the_schema(kit: Provi
     found, strict = asked(kit, body(kit, schema))
     assert found == schema
     assert strict is (output_type is int)  # {"response": int} is closed and all required; the others are not
+
+
+@EVERY_KIT
+def test_a_recursive_model_is_asked_for_with_an_object_at_the_root_and_its_defs(kit: ProviderKit) -> None:
+    schema = schema_of(Tree)
+    found, strict = asked(kit, body(kit, schema))
+    assert found is not None
+    assert found["type"] == "object"
+    assert "$ref" not in found
+    assert set(found["properties"]) == {"value", "children"}
+    assert found["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
+    assert found["$defs"]["Tree"]["type"] == "object"
+    assert strict is (True if kit.name.startswith("openai") else None)  # closed and all required: strict takes it
+    if kit.name == "openai_chat":
+        assert body(kit, schema)["response_format"]["json_schema"]["name"] == "Tree"
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The shortener of a request past the model's context window (``session/_context.py``), on its own: the estimate,
 what is cut in which order, the note to the model, and (with hypothesis) that whatever the conversation, the result
-fits when it can, the current turn goes whole, every call goes with its result, and the order is kept."""
+fits when it can, the current turn goes whole, every call goes with its result, and the order is kept; then in a
+session, what is sent again after the provider refused a request as too long."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart, ToolCallState
-from ai_widgets.options import RequestOptions
+from ai_widgets import ChatSession, tool
+from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._context import (
     IMAGE_TOKENS,
@@ -23,10 +25,12 @@ from ai_widgets.session._context import (
     fit_messages,
     fit_request,
     message_tokens,
+    request_tokens,
     retry_window,
     window_of,
 )
-from ai_widgets.transports import ChatRequest, ContextTooLongError
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports._history import outcome_text
 
 
 def call(call_id: str, result: str, *, ok: bool = True) -> ToolCallPart:
@@ -71,6 +75,22 @@ def test_images_and_files_count_a_fixed_cost() -> None:
     assert message_tokens(message) >= IMAGE_TOKENS + 6_000
     text = FilePart("text/csv", data=base64.b64encode(b"a,b\n1,2\n" * 100).decode())
     assert message_tokens(Message(Role.USER, [text])) < IMAGE_TOKENS  # a text file counts its text
+
+
+def test_a_tool_result_counts_as_much_of_it_as_the_transports_send() -> None:
+    result = "word " * 200_000  # 1 MB; the transports send at most max_tool_result_chars (100,000) of it
+    part = call("c", result)
+    message = Message(Role.ASSISTANT, [part])
+    sent = outcome_text(part, DEFAULT_MAX_TOOL_RESULT_CHARS)  # what a transport sends of it, cut with a note
+    assert len(sent) < 100_200
+    framing = message_tokens(Message(Role.ASSISTANT, [call("c", "")]))
+    assert message_tokens(message) == framing + estimate_tokens(sent)
+    assert message_tokens(message, max_result_chars=None) == framing + estimate_tokens(result)  # no limit: whole
+    assert message_tokens(message, max_result_chars=500) == framing + estimate_tokens(outcome_text(part, 500))
+    short = call("s", "a short result")
+    assert message_tokens(Message(Role.ASSISTANT, [short])) == message_tokens(
+        Message(Role.ASSISTANT, [short]), max_result_chars=None
+    )
 
 
 # --- what is cut, in which order --------------------------------------------------------------------------------------
@@ -254,3 +274,121 @@ def test_whatever_the_history_the_result_fits_when_it_can_and_stays_consistent(
 
 def _is_note(part: object) -> bool:
     return isinstance(part, TextPart) and part.text.startswith("[Note from the chat application")
+
+
+# --- in a session: the provider's own "too long" ----------------------------------------------------------------------
+
+#: An OpenAI Chat refusal with sizes: 131,072 tokens counted against its limit of 128,000.
+TOO_LONG = "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens."
+
+
+class RefusingOnce:
+    """A scripted model that refuses its first request as too long (the provider's error, with its sizes), then
+    answers; it keeps every request it got."""
+
+    def __init__(self, window: int | None = None) -> None:
+        self.window = window
+        self.requests: list[ChatRequest] = []
+        #: Each request's estimated tokens as it was sent: its messages', and all of it (the reply fills later).
+        self.sizes: list[tuple[int, int]] = []
+
+    def __call__(self, request: ChatRequest) -> ScriptedReply:
+        self.requests.append(request)
+        messages = sum(message_tokens(m) for m in request.messages)
+        self.sizes.append((messages, request_tokens(request, None, self.window or 0)))
+        if len(self.requests) == 1:
+            error = ContextTooLongError(TOO_LONG, tokens=131_072, limit=128_000)
+            return ScriptedReply(status=None, error=error, error_after=0)
+        return ScriptedReply(text="fine")
+
+
+@pytest.mark.parametrize("window", [8_000, 128_000, None], ids=["small-window", "128k-window", "unknown-window"])
+async def test_a_too_long_request_is_sent_again_with_its_messages_cut_by_what_the_provider_counted(
+    window: int | None,
+) -> None:
+    history = conversation(12, 2_000 if window == 8_000 else 40_000)
+    model = RefusingOnce(window)
+    options = RequestOptions(context_window=window)
+    session = ChatSession(ScriptedTransport(model), messages=history, request_options=options)
+    reply = await session.send("the question now")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    again = model.requests[1]
+    (refused_messages, refused_tokens), (again_messages, again_tokens) = model.sizes
+    assert again_messages < refused_messages  # strictly smaller: never the same request again
+    # The request is scaled by what the provider counted against its limit (a tenth to spare), and the cut comes out
+    # of the messages: the tools, the system prompt and the room for the output stay what they were.
+    overhead = refused_tokens - refused_messages
+    assert again_tokens - again_messages == overhead
+    assert again_tokens <= int(refused_tokens * 128_000 / 131_072 * 0.9)
+    assert again.messages[-2].parts[-1].text == "the question now"  # the current turn, whole (the reply last)
+    cut = session.context_cut
+    assert cut is not None
+    assert cut.sent_tokens == again_tokens
+
+
+async def test_a_current_turn_too_long_by_itself_is_not_sent_again_and_the_turn_ends_with_the_error() -> None:
+    model = RefusingOnce()
+    history = conversation(3, 200)
+    session = ChatSession(
+        ScriptedTransport(model), messages=history, request_options=RequestOptions(context_window=4_000)
+    )
+    reply = await session.send("look at this: " + "word " * 8_000)  # the current turn alone is past the window
+    assert len(model.requests) == 1  # nothing else could be cut: the same request is not sent again
+    assert reply.status is MessageStatus.ERROR
+    error = reply.error or ""
+    assert error.startswith("The conversation is too long for the model's context window: the request was about ")
+    assert "(the provider counted 131,072 tokens, its limit is 128,000)" in error
+    assert "the current turn is always sent whole, and it is too long by itself" in error
+    assert "even shortened" not in error
+    # With no earlier messages at all, the same: nothing to leave out.
+    model = RefusingOnce()
+    session = ChatSession(ScriptedTransport(model))
+    reply = await session.send("hello")
+    assert len(model.requests) == 1
+    assert reply.status is MessageStatus.ERROR
+    assert session.messages[0].text == "hello"  # nothing lost; the session goes on
+
+
+# --- in a session: a large tool result in the current turn ---------------------------------------------------------
+
+
+async def test_a_large_tool_result_in_the_current_turn_leaves_nothing_out_when_what_is_sent_fits() -> None:
+    """A 1 MB result is sent cut to ``max_tool_result_chars`` (100,000 characters): with 20 earlier messages the
+    request is about 112,000 characters, which fits a 128,000-token window with room to spare."""
+
+    @tool
+    def dump() -> str:
+        """Returns a large text."""
+        return "word " * 200_000
+
+    history = conversation(10, 200)
+    seen: list[ChatRequest] = []
+
+    def model(request: ChatRequest) -> ScriptedReply:
+        seen.append(request)
+        if len(seen) == 1:
+            return ScriptedReply(tool_calls=[ScriptedToolCall(name="dump", arguments={})])
+        return ScriptedReply(text="It is long.")
+
+    options = RequestOptions(context_window=128_000)
+    session = ChatSession(ScriptedTransport(model), tools=[dump], messages=history, request_options=options)
+    reply = await session.send("dump it")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    follow_up = seen[1]
+    assert [m.id for m in follow_up.messages[:20]] == [m.id for m in history]  # nothing left out
+    assert not any(isinstance(p, TextPart) and _is_note(p) for m in follow_up.messages for p in m.parts)
+    assert session.context_cut is None
+    # A smaller window cuts, and the marker's figures are those of what is sent.
+    seen.clear()
+    session = ChatSession(
+        ScriptedTransport(model),
+        tools=[dump],
+        messages=history,
+        request_options=RequestOptions(context_window=28_000),
+    )
+    await session.send("dump it")
+    cut = session.context_cut
+    assert cut is not None
+    assert cut.sent_tokens <= 28_000
+    whole = sum(message_tokens(m) for m in history)
+    assert cut.left_out_tokens <= whole  # what was left out is of the earlier messages, not of the result's cut

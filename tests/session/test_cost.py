@@ -8,11 +8,14 @@ from decimal import Decimal
 from typing import Any
 
 import genai_prices
+import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
+from ai_widgets._usage import format_usd
 from ai_widgets.events import UsageUpdate
-from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.messages import Message, Role, TextPart
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 MODEL, PROVIDER = "gpt-4o-mini", "openai"
 #: What each scripted request costs: genai-prices' figure for 1,000 input tokens (200 cached) and 100 output.
@@ -21,6 +24,10 @@ PRICE = genai_prices.calc_price(
 ).total_price
 PRICED = UsageUpdate(input_tokens=1000, output_tokens=100, cached_tokens=200, model=MODEL, provider=PROVIDER)
 UNPRICED = UsageUpdate(input_tokens=1000, output_tokens=100)  # a transport that does not say who answered
+
+
+class Counted(pydantic.BaseModel):
+    n: int
 
 
 @tool
@@ -129,6 +136,68 @@ async def test_with_max_cost_a_turn_whose_price_is_unknown_stops_after_one_reque
     # A plain answer needs no budget: it completes.
     session = ChatSession(ScriptedTransport([ScriptedReply(text="Hi.")]), options=SessionOptions(max_cost=1))
     assert (await session.send("hi")).status is MessageStatus.COMPLETED
+
+
+async def test_max_cost_ends_a_typed_turn_before_asking_again_for_an_answer_that_did_not_validate() -> None:
+    transport = ScriptedTransport(lambda _request: ScriptedReply(text='{"n": "not a number"}', usage=PRICED))
+    options = SessionOptions(max_cost=PRICE / 2, output_retries=4)
+    session = ChatSession(transport, options=options)
+    reply = await session.send("a number", output_type=Counted)
+    assert len(transport.requests) == 1  # the first request reached the budget: no retry is sent
+    assert reply.usage.cost == PRICE
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.output is None
+    assert reply.error is not None
+    assert reply.error.startswith(f"Paused at the budget of this turn: it spent {format_usd(PRICE)} of ")
+    assert "the answer did not match Counted and was not asked for again" in reply.error
+    assert "- n: Input should be a valid integer" in reply.error
+    answer = reply.parts[-1]
+    assert isinstance(answer, TextPart)
+    assert answer.text == '{"n": "not a number"}'  # the refused answer stays, marked so
+    assert answer.answer is not None
+    assert answer.answer.state == "invalid"
+    # Under the budget, the retries go on as before, each request counted against it.
+    transport = ScriptedTransport(lambda _request: ScriptedReply(text='{"n": "x"}', usage=PRICED))
+    session = ChatSession(transport, options=SessionOptions(max_cost=PRICE * Decimal("2.5"), output_retries=4))
+    reply = await session.send("a number", output_type=Counted)
+    assert len(transport.requests) == 3
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.usage.cost == 3 * PRICE
+
+
+def earlier() -> list[Message]:
+    """An earlier turn long enough that leaving it out makes a request shorter."""
+    return [Message.user("earlier " * 2_000), Message(Role.ASSISTANT, [TextPart("ok")])]
+
+
+async def test_a_request_refused_as_too_long_costs_nothing_and_the_retry_keeps_to_the_budget() -> None:
+    too_long = ContextTooLongError("prompt is too long: 210000 tokens > 200000 maximum", tokens=210_000, limit=200_000)
+    refused = ScriptedReply(status=None, error=too_long, error_after=0)  # refused before it began: no usage
+    transport = ScriptedTransport([refused, ScriptedReply(text="Fine.", usage=PRICED)])
+    session = ChatSession(transport, messages=earlier(), options=SessionOptions(max_cost=PRICE / 2))
+    reply = await session.send("now")
+    assert len(transport.requests) == 2  # the retry goes: the refusal spent nothing
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.usage.requests == 1
+    assert reply.usage.cost == PRICE  # known: the refused request reported no usage and is not counted
+    # A refusal that did report a priced usage counts, and a retry past the budget is not sent.
+    billed = ScriptedReply(
+        status=None, usage=PRICED, error=too_long, error_after=2
+    )  # started, then usage, then refused
+    transport = ScriptedTransport([billed, ScriptedReply(text="Fine.", usage=PRICED)])
+    session = ChatSession(
+        transport,
+        messages=earlier(),
+        options=SessionOptions(max_cost=PRICE / 2),
+    )
+    reply = await session.send("now")
+    assert len(transport.requests) == 1
+    assert reply.status is MessageStatus.LIMIT_REACHED
+    assert reply.usage.cost == PRICE
+    assert reply.error == (
+        f"Paused at the budget of this turn: it spent {format_usd(PRICE)} of {format_usd(PRICE / 2)} (max_cost); "
+        "the request the model refused as too long was not sent again."
+    )
 
 
 def test_max_cost_is_a_positive_amount_kept_as_a_decimal() -> None:

@@ -44,6 +44,11 @@ class Movie(TypedDict):
     year: int
 
 
+class Node(pydantic.BaseModel):
+    value: int
+    children: list[Node] = []
+
+
 class Recorder:
     """A scripted model that keeps every request it got."""
 
@@ -213,6 +218,25 @@ async def test_a_type_that_is_not_an_object_is_asked_for_wrapped_with_its_defs_a
         "additionalProperties": False,
         "$defs": {"City": {**City.model_json_schema(), "additionalProperties": False}},
     }
+
+
+async def test_a_recursive_model_is_asked_for_as_the_object_it_is_not_wrapped() -> None:
+    """pydantic's schema of a recursive model is a ``$ref`` into its ``$defs``: the root is resolved to the object."""
+    answer = '{"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}'
+    model = Recorder(answer)
+    session = ChatSession(model.transport())
+    reply = await session.send("x", output_type=Node)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.output == Node(value=1, children=[Node(value=2, children=[Node(value=3)])])
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    assert "$ref" not in schema
+    assert schema["type"] == "object"
+    assert set(schema["properties"]) == {"value", "children"}  # the model's own fields, no "response" around them
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}  # the recursion keeps its $defs
+    assert schema["$defs"]["Node"]["properties"] == schema["properties"]
+    loaded = load_messages(dump_messages(session.messages))[-1]
+    assert Node.model_validate_json(loaded.text) == reply.output
 
 
 async def test_a_wrapped_answer_without_its_key_is_told_so() -> None:
