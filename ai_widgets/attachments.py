@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_COLUMNS",
     "DEFAULT_MAX_ROWS",
     "MAX_FILE_BYTES",
+    "MAX_PARTS",
     "AttachmentError",
     "AttachmentLimits",
     "AttachmentPart",
@@ -62,6 +63,9 @@ DEFAULT_MAX_ROWS = 20
 DEFAULT_MAX_COLUMNS = 50
 #: The largest file read from a ``Path`` (it is read whole before its type is known).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: The most parts one attached object becomes (a converter's list included): more is an :class:`AttachmentError`,
+#: not a cut, since which parts to drop is the converter's to say.
+MAX_PARTS = 100
 
 AttachmentPart: TypeAlias = FilePart | TextPart
 #: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
@@ -128,7 +132,7 @@ def register_converter(kind: type, convert: Converter) -> None:
     Args:
         kind: The type.
         convert: Called with the object; returns a part, a :class:`File`, a str, any other attachable object, or a
-            list of them.
+            list of them: at most :data:`MAX_PARTS` parts in all (more is an :class:`AttachmentError`).
 
     Raises:
         TypeError: ``kind`` is not a type, or ``convert`` is not callable.
@@ -217,10 +221,10 @@ def _convert(preview: Preview, *, depth: int) -> list[AttachmentPart]:
         return parts
     if value is None or isinstance(value, (dict, list, tuple, int, float, bool)):
         try:
-            text = json.dumps(value, ensure_ascii=False, indent=1, allow_nan=False, default=str)
+            text = _json_view(value, preview.max_chars)
         except (ValueError, TypeError, RecursionError) as exc:
             raise AttachmentError(f"cannot attach {_what(value)}: it is not JSON data ({exc})") from None
-        return [TextPart(_titled(type(value).__name__, name, _bounded(text, preview.max_chars)))]
+        return [TextPart(_titled(type(value).__name__, name, text))]
     raise AttachmentError(
         f"cannot attach {_what(value)}: no conversion for {type(value).__module__}.{type(value).__qualname__} "
         "(ai_widgets.register_converter(type, fn) adds one; File(data, media_type) attaches bytes)"
@@ -239,6 +243,11 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
     except Exception as exc:
         raise AttachmentError(f"the converter of {_what(preview.value)} failed: {type(exc).__name__}: {exc}") from exc
     items = result if isinstance(result, list) else [result]
+    if len(items) > MAX_PARTS:  # refused before any is converted
+        raise AttachmentError(
+            f"the converter of {_what(preview.value)} returned {len(items):,} items: one attachment gives at most "
+            f"{MAX_PARTS:,} parts"
+        )
     parts: list[AttachmentPart] = []
     for item in items:
         if item is preview.value:
@@ -246,6 +255,11 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
         parts += _convert(
             Preview(item, preview.name, preview.max_rows, preview.max_columns, preview.max_chars), depth=depth + 1
         )
+        if len(parts) > MAX_PARTS:  # items that each become several
+            raise AttachmentError(
+                f"cannot attach {_what(preview.value)}: it gives more than {MAX_PARTS:,} parts, the most one "
+                "attachment gives"
+            )
     return parts
 
 
@@ -262,6 +276,29 @@ def _titled(kind: str, name: str | None, body: str) -> str:
 def _bounded(text: str, max_chars: int) -> str:
     """``text``, or its first ``max_chars`` characters and a note of what was left out."""
     return bounded(text, max_chars, " (Preview(value, max_chars=...) sets another budget)")
+
+
+_BUDGET_HINT = "; Preview(value, max_chars=...) sets another budget"
+
+
+def _json_view(value: Any, max_chars: int) -> str:
+    """Plain data as indented JSON, encoded only as far as ``max_chars`` reaches, and a note when it goes on: a list
+    of millions of numbers is not serialised whole to show its first thousands (so a problem past the budget, a
+    NaN or a cycle, goes unseen).
+
+    Raises:
+        ValueError, TypeError, RecursionError: The data encoded within the budget is not JSON data.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, indent=1, allow_nan=False, default=str)
+    chunks: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(value):  # lazily, piece by piece (the one-shot C encoder makes all at once)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_chars:
+            head = "".join(chunks)[:max_chars]
+            return f"{head}\n[… the rest left out: this view is at most {max_chars:,} characters{_BUDGET_HINT}]"
+    return "".join(chunks)
 
 
 # --- bytes, files and paths -------------------------------------------------------------------------------------------
@@ -348,7 +385,8 @@ def table_text(
     max_chars: int,
 ) -> str:
     """A frame's text view: its shape, its columns with their dtypes, its first rows as a markdown table, and a
-    note of what was left out; at most ``max_chars`` characters.
+    note of what was left out; at most ``max_chars`` characters (the columns and the whole rows that fit, the note
+    saying what the budget left out).
 
     Args:
         kind: What the frame is (``"pandas DataFrame"``).
@@ -359,13 +397,17 @@ def table_text(
         index: The header of the index column, or ``None`` for a frame without one.
         max_chars: The budget.
     """
-    body = table_body(Table(kind, shape, columns, rows, index), hint=_MORE)
+    body = table_body(
+        Table(kind, shape, columns, rows, index), hint=_MORE, max_chars=max_chars, budget_hint=_BUDGET_HINT
+    )
     return _titled(kind, name, _bounded(body, max_chars))
 
 
 def _frames(preview: Preview) -> list[AttachmentPart] | None:
     """A pandas or polars frame or series as its one text part (:func:`table_text`), within the preview's budget."""
-    table = table_of(preview.value, max_rows=preview.max_rows, max_columns=preview.max_columns)
+    table = table_of(
+        preview.value, max_rows=preview.max_rows, max_columns=preview.max_columns, max_chars=preview.max_chars
+    )
     if table is None:
         return None
     text = table_text(
