@@ -11,13 +11,15 @@ theirs only when its library is loaded already (``sys.modules``), so importing a
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import mimetypes
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from ai_widgets._file_limits import AttachmentError, AttachmentLimits
 from ai_widgets._media import IMAGE_TYPES, PDF_TYPE, is_pdf, sniff_image, whole_image
@@ -29,6 +31,7 @@ from ai_widgets._rich import (
     bounded,
     figure_png,
     image_bytes,
+    is_rich,
     loaded,
     pil_png,
     repr_bundle,
@@ -44,6 +47,7 @@ __all__ = [
     "DEFAULT_MAX_ROWS",
     "MAX_FILE_BYTES",
     "MAX_PARTS",
+    "MAX_RENDER_SECONDS",
     "AttachmentError",
     "AttachmentLimits",
     "AttachmentPart",
@@ -66,10 +70,14 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: The most parts one attached object becomes (a converter's list included): more is an :class:`AttachmentError`,
 #: not a cut, since which parts to drop is the converter's to say.
 MAX_PARTS = 100
+#: The longest an attached figure, PIL image or rich repr may take to draw, in seconds (set it to allow more): past
+#: it, an :class:`AttachmentError`. A drawing cannot be stopped: it goes on in the background, and is dropped.
+MAX_RENDER_SECONDS = 30.0
 
 AttachmentPart: TypeAlias = FilePart | TextPart
 #: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
 Converter: TypeAlias = Callable[[Any], Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +191,9 @@ def attachment_parts(
         max_chars: The most characters of any text view.
 
     Raises:
-        AttachmentError: Nothing converts the object, or its conversion failed (the message says why).
+        AttachmentError: Nothing converts the object, its conversion failed (the message says why), gave more
+            than :data:`MAX_PARTS` parts, or took longer than :data:`MAX_RENDER_SECONDS` to draw (a figure, an
+            image, a rich repr).
     """
     preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
     return _convert(preview, depth=0)
@@ -437,18 +447,54 @@ def _numpy(preview: Preview) -> list[AttachmentPart] | None:
     return [TextPart(_titled("numpy array", preview.name, _bounded(body, preview.max_chars)))]
 
 
+_DRAWN = (("matplotlib.figure", "Figure"), ("matplotlib.axes", "Axes"), ("PIL.Image", "Image"))
+
+
 def _images(preview: Preview) -> list[AttachmentPart] | None:
     """A matplotlib figure (or axes) or a PIL image as its PNG."""
     value, name = preview.value, preview.name
-    try:
-        raw = figure_png(value)
-        what = "figure" if raw is not None else "image"
-        raw = raw if raw is not None else pil_png(value)
-    except ReprError as exc:
-        raise AttachmentError(f"cannot attach {exc}") from exc
+    if not any(isinstance(value, kind) for kind in (loaded(*where) for where in _DRAWN) if kind is not None):
+        return None
+
+    def draw() -> tuple[bytes | None, str]:
+        try:
+            raw = figure_png(value)
+            return (raw, "figure") if raw is not None else (pil_png(value), "image")
+        except ReprError as exc:
+            raise AttachmentError(f"cannot attach {exc}") from exc
+
+    raw, what = _drawn(draw, value, name)
     if raw is None:
         return None
     return _bytes_parts(raw, f"{name or what}.png", "image/png", DEFAULT_MAX_CHARS)
+
+
+def _drawn(draw: Callable[[], T], value: Any, name: str | None) -> T:
+    """What ``draw()`` gives, drawn on a thread of its own and waited for at most :data:`MAX_RENDER_SECONDS`: a
+    figure of ten thousand subplots takes minutes, and an attachment is made while the person waits.
+
+    Raises:
+        AttachmentError: The drawing took longer (it goes on in the background; what it gives is dropped), or
+            ``draw`` raised it.
+    """
+    limit = MAX_RENDER_SECONDS
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            future.set_result(draw())
+        except BaseException as exc:  # the caller raises it
+            future.set_exception(exc)
+
+    # A daemon thread: a drawing that never ends must not hold up the interpreter's exit.
+    threading.Thread(target=work, name="ai_widgets attachment drawing", daemon=True).start()
+    try:
+        return future.result(timeout=limit)
+    except concurrent.futures.TimeoutError:
+        raise AttachmentError(
+            f"cannot attach {_what(value)}{f' `{name}`' if name else ''}: drawing it took more than {limit:g} s "
+            "(ai_widgets.attachments.MAX_RENDER_SECONDS); it goes on in the background, and what it draws is dropped"
+        ) from None
 
 
 _LIBRARIES: tuple[Callable[[Preview], list[AttachmentPart] | None], ...] = (_frames, _numpy, _images)
@@ -472,7 +518,10 @@ def rich_bundle(value: Any) -> dict[str, Any]:
 
 
 def _rich_parts(preview: Preview) -> list[AttachmentPart] | None:
-    bundle = rich_bundle(preview.value)
+    value = preview.value
+    # Drawn on a thread of its own, within the time limit (a chart's repr may render it): only what has a rich
+    # repr, not every plain list.
+    bundle = _drawn(lambda: rich_bundle(value), value, preview.name) if is_rich(value) else rich_bundle(value)
     parts: list[AttachmentPart] = []
     for mime, _ in IMAGE_REPRS:
         raw = image_bytes(bundle.get(mime))

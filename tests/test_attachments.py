@@ -7,6 +7,7 @@ import base64
 import json
 import math
 import sys
+import threading
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -454,6 +455,44 @@ def test_one_attachment_gives_at_most_max_parts() -> None:
     register_converter(Pages, lambda pages: [Page() for _ in range(pages.count)])
     with pytest.raises(AttachmentError, match=rf"a .*Pages: it gives more than {attachments.MAX_PARTS} parts"):
         attachment_parts(Pages(40))
+
+
+class SlowRepr:
+    """A rich repr that draws until it is let go."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def _repr_png_(self) -> bytes:
+        self.go.wait(10)
+        return PNG_BYTES
+
+
+def test_a_render_past_the_time_limit_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    class SlowFigure(Figure):
+        go = threading.Event()
+
+        def savefig(self, *args: Any, **kwargs: Any) -> None:
+            self.go.wait(10)
+            super().savefig(*args, **kwargs)
+
+    monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 0.05)
+    slow, figure = SlowRepr(), SlowFigure()
+    try:
+        with pytest.raises(AttachmentError, match=r"cannot attach a SlowRepr: drawing it took more than 0.05 s"):
+            attachment_parts(slow)
+        with pytest.raises(
+            AttachmentError, match=r"cannot attach a .*SlowFigure `plot`: drawing it took more than 0.05"
+        ):
+            attachment_parts(figure, name="plot")
+    finally:
+        slow.go.set()
+        SlowFigure.go.set()
+    monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 10.0)
+    assert isinstance(attachment_parts(slow)[0], FilePart)  # drawn within the limit, as ever
 
 
 # --- the providers' limits --------------------------------------------------------------------------------------------
