@@ -116,59 +116,116 @@ def cell(value: Any) -> str:
     return text if len(text) <= _MAX_CELL_CHARS else text[: _MAX_CELL_CHARS - 1] + "…"
 
 
-def table_of(value: Any, *, max_rows: int, max_columns: int) -> Table | None:
+def _fitting(max_chars: int | None, width: int, limit: int) -> int:
+    """At most ``limit``, and no more items of at least ``width`` characters each than ``max_chars`` holds (and one
+    more, so that a view cut by its budget always finds one left over and says so)."""
+    return limit if max_chars is None else min(limit, max(0, max_chars) // width + 1)
+
+
+def table_of(value: Any, *, max_rows: int, max_columns: int, max_chars: int | None = None) -> Table | None:
     """A pandas or polars frame's or series' :class:`Table` (its first ``max_rows`` rows and ``max_columns``
-    columns), or ``None`` for anything else."""
+    columns), or ``None`` for anything else.
+
+    With ``max_chars``, only as many rows and columns are read as a view of that many characters could show
+    (:func:`table_body` shows those that fit): a budget of a billion rows reads a few hundred of a huge frame.
+    """
     frame, series = loaded("pandas", "DataFrame"), loaded("pandas", "Series")
     if frame is not None and isinstance(value, frame):
+        shape = (int(value.shape[0]), int(value.shape[1]))
+        max_columns = _fitting(max_chars, _MIN_COLUMN_CHARS, min(max_columns, shape[1]))
+        max_rows = _fitting(max_chars, _row_chars(max_columns + 1), max_rows)
         head = value.iloc[:max_rows, :max_columns]
-        columns = [(c, value.dtypes.iloc[i]) for i, c in enumerate(head.columns)]
+        columns = list(zip(head.columns, head.dtypes.tolist(), strict=True))  # once: each read builds a Series
         # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
         rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
-        shape = (int(value.shape[0]), int(value.shape[1]))
     elif series is not None and isinstance(value, series):
         columns = [(value.name if value.name is not None else "value", value.dtype)]
-        rows = list(value.iloc[:max_rows].items())
+        rows = list(value.iloc[: _fitting(max_chars, _row_chars(2), max_rows)].items())
         shape = (len(value), 1)
     else:
-        return _polars_table(value, max_rows=max_rows, max_columns=max_columns)
+        return _polars_table(value, max_rows=max_rows, max_columns=max_columns, max_chars=max_chars)
     index = cell(value.index.name) if value.index.name is not None else ""
     return Table(f"pandas {type(value).__name__}", shape, columns, rows, index)
 
 
-def _polars_table(value: Any, *, max_rows: int, max_columns: int) -> Table | None:
+def _polars_table(value: Any, *, max_rows: int, max_columns: int, max_chars: int | None) -> Table | None:
     frame, series = loaded("polars", "DataFrame"), loaded("polars", "Series")
     if frame is not None and isinstance(value, frame):
-        names = list(value.columns)[:max_columns]
+        names = list(value.columns)[: _fitting(max_chars, _MIN_COLUMN_CHARS, max_columns)]
         columns = list(zip(names, value.dtypes[: len(names)], strict=True))
-        rows = value.head(max_rows).select(names).rows() if names else []
+        rows = value.head(_fitting(max_chars, _row_chars(len(names)), max_rows)).select(names).rows() if names else []
         shape = (int(value.height), int(value.width))
     elif series is not None and isinstance(value, series):
         columns = [(value.name or "value", value.dtype)]
-        rows = [(v,) for v in value.head(max_rows).to_list()]
+        rows = [(v,) for v in value.head(_fitting(max_chars, _row_chars(1), max_rows)).to_list()]
         shape = (len(value), 1)
     else:
         return None
     return Table(f"polars {type(value).__name__}", shape, columns, rows, None)
 
 
-def table_body(table: Table, *, hint: str = "") -> str:
-    """A frame's text view without its title: its shape, its columns with their dtypes, its first rows as a markdown
-    table, and a note of what was left out (``hint`` says how to see more)."""
-    n_rows, n_columns = table.shape
-    columns, rows, index = table.columns, table.rows, table.index
-    lines = [f"{n_rows:,} row{'s' * (n_rows != 1)} × {n_columns:,} column{'s' * (n_columns != 1)}"]
+#: The fewest characters one column takes in a view's ``Columns (dtype)`` line (``, x (y)``).
+_MIN_COLUMN_CHARS = 5
+
+
+def _row_chars(cells: int) -> int:
+    """The fewest characters a row of ``cells`` cells takes in a view's table (``|  |  |`` and its line break)."""
+    return 3 * max(cells, 1) + 2
+
+
+def _left_out(rows: int, columns: int, shape: tuple[int, int], why: str) -> str:
+    left = [f"{rows:,} of {shape[0]:,} rows"] if rows else []
     if columns:
-        lines.append("Columns (dtype): " + ", ".join(f"{cell(c)} ({d})" for c, d in columns))
-    if rows:
+        left.append(f"{columns:,} of {shape[1]:,} columns")
+    return f"(Not shown: {' and '.join(left)}{why}.)" if left else ""
+
+
+def table_body(table: Table, *, hint: str = "", max_chars: int | None = None, budget_hint: str = "") -> str:
+    """A frame's text view without its title: its shape, its columns with their dtypes, its first rows as a markdown
+    table, and a note of what was left out (``hint`` says how to see more).
+
+    With ``max_chars``, the view shows only the columns and the whole rows that fit in that many characters with
+    its note, which then says that the budget left them out (``budget_hint`` says how to set another). Only those
+    are formatted: a view of a table of millions of rows costs what it shows.
+    """
+    n_rows, n_columns = table.shape
+    index = table.index
+    lines = [f"{n_rows:,} row{'s' * (n_rows != 1)} × {n_columns:,} column{'s' * (n_columns != 1)}"]
+    budget = "" if max_chars is None else f": this view is at most {max_chars:,} characters{budget_hint}"
+    # The room for the columns and the rows: the budget less the shape line and the longest note it may end with.
+    worst_note = _left_out(n_rows, n_columns, table.shape, max(budget, hint, key=len))
+    room = math.inf if max_chars is None else max_chars - len(lines[0]) - len(worst_note) - 3
+    # The columns line takes at most a third of it: the table's header repeats the names, and rows need room too.
+    described: list[str] = []
+    used = len("Columns (dtype): ") + 1
+    for name, dtype in table.columns:
+        entry = f"{cell(name)} ({dtype})"
+        used += len(entry) + 2 * bool(described)
+        if used > room / 3:
+            break
+        described.append(entry)
+    room -= used
+    columns = table.columns[: len(described)]
+    if described:
+        lines.append("Columns (dtype): " + ", ".join(described))
+    shown = 0
+    if table.rows:
         header = ([index] if index is not None else []) + [cell(c) for c, _ in columns]
-        lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    left = [f"{n_rows - len(rows):,} of {n_rows:,} rows"] if len(rows) < n_rows else []
-    if len(columns) < n_columns:
-        left.append(f"{n_columns - len(columns):,} of {n_columns:,} columns")
-    if left:
-        lines += ["", f"(Not shown: {' and '.join(left)}{hint}.)"]
+        top = ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        room -= sum(len(line) + 1 for line in top)
+        if room >= 0:
+            lines += top
+        for row in table.rows if room >= 0 else ():
+            line = "| " + " | ".join(cell(v) for v in row[: len(header)]) + " |"
+            room -= len(line) + 1
+            if room < 0:
+                break
+            lines.append(line)
+            shown += 1
+    cut = room < 0 or len(columns) < len(table.columns)
+    note = _left_out(n_rows - shown, n_columns - len(columns), table.shape, budget if cut else hint)
+    if note:
+        lines += ["", note]
     return "\n".join(lines)
 
 

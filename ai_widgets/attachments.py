@@ -11,13 +11,15 @@ theirs only when its library is loaded already (``sys.modules``), so importing a
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import mimetypes
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from ai_widgets._file_limits import AttachmentError, AttachmentLimits
 from ai_widgets._media import IMAGE_TYPES, PDF_TYPE, is_pdf, sniff_image, whole_image
@@ -29,6 +31,7 @@ from ai_widgets._rich import (
     bounded,
     figure_png,
     image_bytes,
+    is_rich,
     loaded,
     pil_png,
     repr_bundle,
@@ -43,6 +46,8 @@ __all__ = [
     "DEFAULT_MAX_COLUMNS",
     "DEFAULT_MAX_ROWS",
     "MAX_FILE_BYTES",
+    "MAX_PARTS",
+    "MAX_RENDER_SECONDS",
     "AttachmentError",
     "AttachmentLimits",
     "AttachmentPart",
@@ -62,10 +67,17 @@ DEFAULT_MAX_ROWS = 20
 DEFAULT_MAX_COLUMNS = 50
 #: The largest file read from a ``Path`` (it is read whole before its type is known).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: The most parts one attached object becomes (a converter's list included): more is an :class:`AttachmentError`,
+#: not a cut, since which parts to drop is the converter's to say.
+MAX_PARTS = 100
+#: The longest an attached figure, PIL image or rich repr may take to draw, in seconds (set it to allow more): past
+#: it, an :class:`AttachmentError`. A drawing cannot be stopped: it goes on in the background, and is dropped.
+MAX_RENDER_SECONDS = 30.0
 
 AttachmentPart: TypeAlias = FilePart | TextPart
 #: A converter: the object in, what it becomes out (parts, or anything ``attach`` takes: a ``File``, a str, ...).
 Converter: TypeAlias = Callable[[Any], Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +140,7 @@ def register_converter(kind: type, convert: Converter) -> None:
     Args:
         kind: The type.
         convert: Called with the object; returns a part, a :class:`File`, a str, any other attachable object, or a
-            list of them.
+            list of them: at most :data:`MAX_PARTS` parts in all (more is an :class:`AttachmentError`).
 
     Raises:
         TypeError: ``kind`` is not a type, or ``convert`` is not callable.
@@ -179,7 +191,9 @@ def attachment_parts(
         max_chars: The most characters of any text view.
 
     Raises:
-        AttachmentError: Nothing converts the object, or its conversion failed (the message says why).
+        AttachmentError: Nothing converts the object, its conversion failed (the message says why), gave more
+            than :data:`MAX_PARTS` parts, or took longer than :data:`MAX_RENDER_SECONDS` to draw (a figure, an
+            image, a rich repr).
     """
     preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
     return _convert(preview, depth=0)
@@ -217,10 +231,10 @@ def _convert(preview: Preview, *, depth: int) -> list[AttachmentPart]:
         return parts
     if value is None or isinstance(value, (dict, list, tuple, int, float, bool)):
         try:
-            text = json.dumps(value, ensure_ascii=False, indent=1, allow_nan=False, default=str)
+            text = _json_view(value, preview.max_chars)
         except (ValueError, TypeError, RecursionError) as exc:
             raise AttachmentError(f"cannot attach {_what(value)}: it is not JSON data ({exc})") from None
-        return [TextPart(_titled(type(value).__name__, name, _bounded(text, preview.max_chars)))]
+        return [TextPart(_titled(type(value).__name__, name, text))]
     raise AttachmentError(
         f"cannot attach {_what(value)}: no conversion for {type(value).__module__}.{type(value).__qualname__} "
         "(ai_widgets.register_converter(type, fn) adds one; File(data, media_type) attaches bytes)"
@@ -239,6 +253,11 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
     except Exception as exc:
         raise AttachmentError(f"the converter of {_what(preview.value)} failed: {type(exc).__name__}: {exc}") from exc
     items = result if isinstance(result, list) else [result]
+    if len(items) > MAX_PARTS:  # refused before any is converted
+        raise AttachmentError(
+            f"the converter of {_what(preview.value)} returned {len(items):,} items: one attachment gives at most "
+            f"{MAX_PARTS:,} parts"
+        )
     parts: list[AttachmentPart] = []
     for item in items:
         if item is preview.value:
@@ -246,6 +265,11 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
         parts += _convert(
             Preview(item, preview.name, preview.max_rows, preview.max_columns, preview.max_chars), depth=depth + 1
         )
+        if len(parts) > MAX_PARTS:  # items that each become several
+            raise AttachmentError(
+                f"cannot attach {_what(preview.value)}: it gives more than {MAX_PARTS:,} parts, the most one "
+                "attachment gives"
+            )
     return parts
 
 
@@ -262,6 +286,29 @@ def _titled(kind: str, name: str | None, body: str) -> str:
 def _bounded(text: str, max_chars: int) -> str:
     """``text``, or its first ``max_chars`` characters and a note of what was left out."""
     return bounded(text, max_chars, " (Preview(value, max_chars=...) sets another budget)")
+
+
+_BUDGET_HINT = "; Preview(value, max_chars=...) sets another budget"
+
+
+def _json_view(value: Any, max_chars: int) -> str:
+    """Plain data as indented JSON, encoded only as far as ``max_chars`` reaches, and a note when it goes on: a list
+    of millions of numbers is not serialised whole to show its first thousands (so a problem past the budget, a
+    NaN or a cycle, goes unseen).
+
+    Raises:
+        ValueError, TypeError, RecursionError: The data encoded within the budget is not JSON data.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, indent=1, allow_nan=False, default=str)
+    chunks: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(value):  # lazily, piece by piece (the one-shot C encoder makes all at once)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_chars:
+            head = "".join(chunks)[:max_chars]
+            return f"{head}\n[… the rest left out: this view is at most {max_chars:,} characters{_BUDGET_HINT}]"
+    return "".join(chunks)
 
 
 # --- bytes, files and paths -------------------------------------------------------------------------------------------
@@ -348,7 +395,8 @@ def table_text(
     max_chars: int,
 ) -> str:
     """A frame's text view: its shape, its columns with their dtypes, its first rows as a markdown table, and a
-    note of what was left out; at most ``max_chars`` characters.
+    note of what was left out; at most ``max_chars`` characters (the columns and the whole rows that fit, the note
+    saying what the budget left out).
 
     Args:
         kind: What the frame is (``"pandas DataFrame"``).
@@ -359,13 +407,17 @@ def table_text(
         index: The header of the index column, or ``None`` for a frame without one.
         max_chars: The budget.
     """
-    body = table_body(Table(kind, shape, columns, rows, index), hint=_MORE)
+    body = table_body(
+        Table(kind, shape, columns, rows, index), hint=_MORE, max_chars=max_chars, budget_hint=_BUDGET_HINT
+    )
     return _titled(kind, name, _bounded(body, max_chars))
 
 
 def _frames(preview: Preview) -> list[AttachmentPart] | None:
     """A pandas or polars frame or series as its one text part (:func:`table_text`), within the preview's budget."""
-    table = table_of(preview.value, max_rows=preview.max_rows, max_columns=preview.max_columns)
+    table = table_of(
+        preview.value, max_rows=preview.max_rows, max_columns=preview.max_columns, max_chars=preview.max_chars
+    )
     if table is None:
         return None
     text = table_text(
@@ -395,18 +447,54 @@ def _numpy(preview: Preview) -> list[AttachmentPart] | None:
     return [TextPart(_titled("numpy array", preview.name, _bounded(body, preview.max_chars)))]
 
 
+_DRAWN = (("matplotlib.figure", "Figure"), ("matplotlib.axes", "Axes"), ("PIL.Image", "Image"))
+
+
 def _images(preview: Preview) -> list[AttachmentPart] | None:
     """A matplotlib figure (or axes) or a PIL image as its PNG."""
     value, name = preview.value, preview.name
-    try:
-        raw = figure_png(value)
-        what = "figure" if raw is not None else "image"
-        raw = raw if raw is not None else pil_png(value)
-    except ReprError as exc:
-        raise AttachmentError(f"cannot attach {exc}") from exc
+    if not any(isinstance(value, kind) for kind in (loaded(*where) for where in _DRAWN) if kind is not None):
+        return None
+
+    def draw() -> tuple[bytes | None, str]:
+        try:
+            raw = figure_png(value)
+            return (raw, "figure") if raw is not None else (pil_png(value), "image")
+        except ReprError as exc:
+            raise AttachmentError(f"cannot attach {exc}") from exc
+
+    raw, what = _drawn(draw, value, name)
     if raw is None:
         return None
     return _bytes_parts(raw, f"{name or what}.png", "image/png", DEFAULT_MAX_CHARS)
+
+
+def _drawn(draw: Callable[[], T], value: Any, name: str | None) -> T:
+    """What ``draw()`` gives, drawn on a thread of its own and waited for at most :data:`MAX_RENDER_SECONDS`: a
+    figure of ten thousand subplots takes minutes, and an attachment is made while the person waits.
+
+    Raises:
+        AttachmentError: The drawing took longer (it goes on in the background; what it gives is dropped), or
+            ``draw`` raised it.
+    """
+    limit = MAX_RENDER_SECONDS
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            future.set_result(draw())
+        except BaseException as exc:  # the caller raises it
+            future.set_exception(exc)
+
+    # A daemon thread: a drawing that never ends must not hold up the interpreter's exit.
+    threading.Thread(target=work, name="ai_widgets attachment drawing", daemon=True).start()
+    try:
+        return future.result(timeout=limit)
+    except concurrent.futures.TimeoutError:
+        raise AttachmentError(
+            f"cannot attach {_what(value)}{f' `{name}`' if name else ''}: drawing it took more than {limit:g} s "
+            "(ai_widgets.attachments.MAX_RENDER_SECONDS); it goes on in the background, and what it draws is dropped"
+        ) from None
 
 
 _LIBRARIES: tuple[Callable[[Preview], list[AttachmentPart] | None], ...] = (_frames, _numpy, _images)
@@ -430,7 +518,10 @@ def rich_bundle(value: Any) -> dict[str, Any]:
 
 
 def _rich_parts(preview: Preview) -> list[AttachmentPart] | None:
-    bundle = rich_bundle(preview.value)
+    value = preview.value
+    # Drawn on a thread of its own, within the time limit (a chart's repr may render it): only what has a rich
+    # repr, not every plain list.
+    bundle = _drawn(lambda: rich_bundle(value), value, preview.name) if is_rich(value) else rich_bundle(value)
     parts: list[AttachmentPart] = []
     for mime, _ in IMAGE_REPRS:
         raw = image_bytes(bundle.get(mime))

@@ -21,6 +21,7 @@ SECTIONS = [
     "bench_open",
     "bench_frontend",
     "bench_saved_notebook",
+    "bench_attachments",
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",
     "bench_provider_anthropic",

@@ -7,11 +7,15 @@ import base64
 import json
 import math
 import sys
+import threading
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
+import ai_widgets.attachments as attachments
 from ai_widgets import AttachmentError, AttachmentLimits, File, FilePart, Message, Preview, TextPart, register_converter
 from ai_widgets.attachments import _CONVERTERS, attachment_parts, message_attachments, rich_bundle, table_text
 from ai_widgets.messages import Role, conversation_markdown, dump_messages, load_messages
@@ -361,6 +365,134 @@ def test_no_data_library_is_imported_to_convert() -> None:
     attachment_parts("x")
     attachment_parts(Html())
     assert {"pandas", "polars", "numpy", "matplotlib", "PIL"}.isdisjoint(set(sys.modules) - before)
+
+
+# --- bounded in time and memory ---------------------------------------------------------------------------------------
+
+
+def traced_peak(work: Callable[[], Any]) -> tuple[Any, int]:
+    """What ``work`` returns, and the most memory it held at once beyond what was there before it (bytes)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = work()
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_row_budget_formats_only_the_rows_that_fit_the_character_budget() -> None:
+    pd = pytest.importorskip("pandas")
+    np = pytest.importorskip("numpy")
+    frame = pd.DataFrame({"a": np.arange(300_000), "b": np.linspace(0, 1, 300_000), "s": ["word"] * 300_000})
+    text, peak = traced_peak(lambda: only_text(attachment_parts(Preview(frame, max_rows=10**9), name="df")))
+    assert peak < 4_000_000, f"{peak:,} bytes to make a view of 20,000 characters"
+    assert len(text) <= attachments.DEFAULT_MAX_CHARS + 100
+    assert "| 0 | 0 | 0.0 | word |" in text
+    shown = text.count("| word |")
+    assert 300 < shown < 1_000  # the rows that fit: whole rows, as many as the budget takes
+    assert text.endswith(
+        f"(Not shown: {300_000 - shown:,} of 300,000 rows: this view is at most 20,000 characters; "
+        "Preview(value, max_chars=...) sets another budget.)"
+    )
+    more = only_text(attachment_parts(Preview(frame, max_rows=10**9, max_chars=40_000)))
+    assert more.count("| word |") > 1.8 * shown
+
+
+def test_a_frame_with_thousands_of_columns_reads_its_dtypes_once() -> None:
+    pd = pytest.importorskip("pandas")
+    reads = []
+
+    class Counted(pd.DataFrame):  # type: ignore[misc]
+        @property
+        def _constructor(self) -> type:
+            return Counted
+
+        @property
+        def dtypes(self) -> Any:
+            reads.append(1)
+            return super().dtypes
+
+    frame = Counted({f"c{n}": [n, n + 1] for n in range(3_000)})
+    text = only_text(attachment_parts(Preview(frame, max_columns=10**9)))
+    assert len(reads) <= 2, f"dtypes read {len(reads):,} times"
+    assert text.startswith("Attached pandas Counted:\n2 rows × 3,000 columns\nColumns (dtype): c0 (int64), c1 (int64)")
+    assert len(text) <= attachments.DEFAULT_MAX_CHARS + 100
+    assert "of 3,000 columns: this view is at most 20,000 characters" in text
+    reads.clear()
+    only_text(attachment_parts(frame))
+    assert len(reads) <= 2
+
+
+def test_plain_json_data_is_encoded_only_as_far_as_its_budget() -> None:
+    numbers = list(range(1_000_000))
+    text, peak = traced_peak(lambda: only_text(attachment_parts(numbers, name="n")))
+    assert peak < 1_000_000, f"{peak:,} bytes to make a view of 20,000 characters"
+    assert text.startswith("Attached list `n`:\n[\n 0,\n 1,\n 2,")
+    assert text.endswith(
+        "\n[… the rest left out: this view is at most 20,000 characters; Preview(value, max_chars=...) sets "
+        "another budget]"
+    )
+    assert len(text) < 20_200
+    assert only_text(attachment_parts([1, 2])) == "Attached list:\n[\n 1,\n 2\n]"  # whole when it fits
+
+
+def test_one_attachment_gives_at_most_max_parts() -> None:
+    class Pages:
+        def __init__(self, count: int) -> None:
+            self.count = count
+
+    class Page:
+        pass
+
+    register_converter(Pages, lambda pages: ["page"] * pages.count)
+    assert len(attachment_parts(Pages(attachments.MAX_PARTS))) == attachments.MAX_PARTS
+    with pytest.raises(AttachmentError, match=r"the converter of a .*Pages returned 1,000,000 items: one attachment "):
+        attachment_parts(Pages(1_000_000))
+    # Counted as they are made, however deep: each Page becomes 3 parts.
+    register_converter(Page, lambda page: ["a", "b", "c"])
+    register_converter(Pages, lambda pages: [Page() for _ in range(pages.count)])
+    with pytest.raises(AttachmentError, match=rf"a .*Pages: it gives more than {attachments.MAX_PARTS} parts"):
+        attachment_parts(Pages(40))
+
+
+class SlowRepr:
+    """A rich repr that draws until it is let go."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def _repr_png_(self) -> bytes:
+        self.go.wait(10)
+        return PNG_BYTES
+
+
+def test_a_render_past_the_time_limit_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    class SlowFigure(Figure):
+        go = threading.Event()
+
+        def savefig(self, *args: Any, **kwargs: Any) -> None:
+            self.go.wait(10)
+            super().savefig(*args, **kwargs)
+
+    monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 0.05)
+    slow, figure = SlowRepr(), SlowFigure()
+    try:
+        with pytest.raises(AttachmentError, match=r"cannot attach a SlowRepr: drawing it took more than 0.05 s"):
+            attachment_parts(slow)
+        with pytest.raises(
+            AttachmentError, match=r"cannot attach a .*SlowFigure `plot`: drawing it took more than 0.05"
+        ):
+            attachment_parts(figure, name="plot")
+    finally:
+        slow.go.set()
+        SlowFigure.go.set()
+    monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 10.0)
+    assert isinstance(attachment_parts(slow)[0], FilePart)  # drawn within the limit, as ever
 
 
 # --- the providers' limits --------------------------------------------------------------------------------------------

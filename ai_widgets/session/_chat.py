@@ -35,7 +35,7 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
-from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
+from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._agent import AgentSession
 from ai_widgets.session._asking import AskingSession
@@ -371,7 +371,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             raise ValueError("send() needs a non-empty message")
         output = None if output_type is None else OutputSpec(output_type)
         self.check_can_send()
-        parts = self.attachment_parts(attach)
+        parts = await self.prepare_attachments(attach)
+        self.check_can_send()  # again: the session may have changed while they were converted
         reply = await self._start_turn(user=Message(Role.USER, [TextPart(text), *parts]), output=output)
         if output is not None and output.failure is not None:
             raise output.failure
@@ -409,7 +410,21 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             AttachmentError: An object cannot be converted, or the provider would refuse a file (its type, its size,
                 how many or how much the request would carry); the message names the limit.
         """
-        parts = message_attachments(attach)
+        return self._within_limits(message_attachments(attach))
+
+    async def prepare_attachments(self, attach: Any) -> list[AttachmentPart]:
+        """As :meth:`attachment_parts`, awaited: the objects are converted on a worker thread, so that drawing a
+        figure or a chart (up to ``ai_widgets.attachments.MAX_RENDER_SECONDS``) does not hold up the event loop the
+        caller awaits on (a kernel's, with its widgets); they are checked against the provider's limits here.
+
+        Raises:
+            AttachmentError: As :meth:`attachment_parts`.
+        """
+        if _converted_already(attach):
+            return self.attachment_parts(attach)
+        return self._within_limits(await asyncio.to_thread(message_attachments, attach))
+
+    def _within_limits(self, parts: list[AttachmentPart]) -> list[AttachmentPart]:
         limits = getattr(self.transport, "attachment_limits", None)
         if isinstance(limits, AttachmentLimits):
             limits.check(parts, self._messages)
@@ -695,3 +710,10 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
 
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"
+
+
+def _converted_already(attach: Any) -> bool:
+    """Whether ``attach`` holds nothing but parts (or nothing): nothing to draw, so no worker thread to convert it
+    (a widget's ``ask`` converts first, then sends the parts)."""
+    items = attach if isinstance(attach, (list, tuple)) else () if attach is None else [attach]
+    return all(isinstance(item, (FilePart, TextPart)) for item in items)

@@ -284,7 +284,9 @@ class ChatWidget(SessionView):
             NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
             TypeError: ``output_type`` has no JSON Schema.
         """
-        parts = self._attachment_parts(text, attach)
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("ask() needs a non-empty message")
+        parts = await self.session.prepare_attachments(attach)  # off the loop: a figure's drawing does not hold it
         note, view = self._show_turn(text, show, live=True)
         start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
         reply = await self._await_turn(start, view, note)

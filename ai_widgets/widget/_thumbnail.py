@@ -9,9 +9,11 @@ the front end), and an input chip a small image as it is.
 from __future__ import annotations
 
 import base64
-import functools
+import hashlib
 import io
 import sys
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ai_widgets._media import IMAGE_TYPES, sniff_image
@@ -48,12 +50,37 @@ def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
     anything else, or without PIL (``original_ok``: then a small image as it is)."""
     if part.data is None or part.media_type not in IMAGE_TYPES:
         return None
-    return _shrunk(part.media_type, part.data, original_ok)
+    return _THUMBNAILS.get(part.media_type, part.data, original_ok)
 
 
-@functools.lru_cache(maxsize=64)
+class _ThumbnailCache:
+    """The last thumbnails made, by a digest of their image: a finished message is serialised again for every
+    snapshot a view asks for. Keyed by the digest, not the base64 itself, so that the cache holds only small
+    thumbnails and never keeps an attached image's megabytes alive once its message is gone."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, bytes, bool], str | None] = OrderedDict()
+        self._lock = threading.Lock()  # views ask from the kernel's thread, turns serialise from theirs
+
+    def get(self, media_type: str, data: str, original_ok: bool) -> str | None:
+        key = (media_type, hashlib.blake2b(data.encode("ascii"), digest_size=20).digest(), original_ok)
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        thumbnail = _shrunk(media_type, data, original_ok)
+        with self._lock:
+            self._entries[key] = thumbnail
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return thumbnail
+
+
+_THUMBNAILS = _ThumbnailCache(64)
+
+
 def _shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
-    """Cached: a finished message is serialised again for every snapshot a view asks for."""
     raw = base64.b64decode(data)
     pil = sys.modules.get("PIL.Image")
     if pil is None:

@@ -4,14 +4,17 @@ file keeps them, and the widget shows them without their bytes."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import ai_widgets.attachments as attachments
 from ai_widgets import AttachmentError, ChatSession, File, FilePart, MessageStatus, TextPart
 from ai_widgets.messages import dump_messages
 from ai_widgets.session import read_history
@@ -81,6 +84,52 @@ async def test_the_history_file_keeps_the_files_and_a_later_request_sends_them_a
     second.close()
 
 
+class DrawnWhileTheLoopRuns:
+    """A rich repr that draws only once a coroutine on the loop has run (or gives up after a while)."""
+
+    def __init__(self, patience: float = 5.0) -> None:
+        self.go = threading.Event()
+        self.patience = patience
+        self.loop_ran: bool | None = None
+
+    def _repr_png_(self) -> bytes:
+        self.loop_ran = self.go.wait(self.patience)
+        return PNG_BYTES
+
+    async def tick(self) -> None:
+        for _ in range(3):  # the loop goes round while the drawing waits
+            await asyncio.sleep(0.001)
+        self.go.set()
+
+
+async def test_drawing_an_attachment_does_not_hold_up_the_event_loop() -> None:
+    session = ChatSession(ScriptedTransport(described))
+    slow = DrawnWhileTheLoopRuns()
+    ticking = asyncio.ensure_future(slow.tick())
+    reply = await session.send("look", attach={"chart": slow})
+    await ticking
+    assert slow.loop_ran, "the drawing held the loop: no other coroutine ran while it drew"
+    assert reply.text == "TextPart FilePart"
+    assert [part.to_dict()["name"] for part in session.messages[0].parts[1:]] == ["chart.png"]
+
+
+async def test_an_attachment_that_draws_too_long_is_refused_and_nothing_enters_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 0.05)
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(described), history=path)
+    slow = DrawnWhileTheLoopRuns(patience=0.5)  # nothing lets it go: it draws for half a second
+    with pytest.raises(AttachmentError, match=r"cannot attach a DrawnWhileTheLoopRuns `chart`: drawing it took more"):
+        await session.send("look", attach={"chart": slow})
+    await asyncio.sleep(0.7)  # the drawing ends in the background, and is dropped
+    assert slow.loop_ran is False
+    assert session.messages == []
+    assert (await session.send("hi")).text == "TextPart"
+    session.close()
+    assert [m.text for m in read_history(path)] == ["hi", "TextPart"]
+
+
 # --- the widget -------------------------------------------------------------------------------------------------------
 
 
@@ -105,6 +154,15 @@ async def test_the_widgets_send_ask_and_ask_sync_take_attachments(wire: Wire) ->
         {"kind": "file", "media_type": "image/png", "name": "p.png", "size": len(PNG_BYTES), "url": None},
     ]
     assert PNG not in json.dumps(finished_messages(chat))
+
+
+async def test_the_widgets_ask_draws_an_attachment_off_the_event_loop(wire: Wire) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(described))
+    slow = DrawnWhileTheLoopRuns()
+    ticking = asyncio.ensure_future(slow.tick())
+    assert (await chat.ask("look", attach=slow, show=False)).text == "TextPart FilePart"
+    await ticking
+    assert slow.loop_ran, "the drawing held the loop: no other coroutine ran while it drew"
 
 
 def test_ask_sync_takes_attachments(wire: Wire) -> None:

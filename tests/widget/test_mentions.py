@@ -4,6 +4,8 @@ whose names are resolved and converted before anything is sent (docs/protocol.md
 from __future__ import annotations
 
 import base64
+import io
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._namespace import completions, describe
 from ai_widgets.widget._serialize import message_dict
-from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES
+from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES, image_thumbnail
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, recording_comms
@@ -250,6 +252,26 @@ def test_thumbnails_of_sent_images_stay_small(tmp_path: Path) -> None:
     raw = base64.b64decode(shown["thumbnails"]["1"].split(",", 1)[1])
     assert len(raw) <= MAX_THUMBNAIL_BYTES
     assert int.from_bytes(raw[16:20], "big") <= 96
+
+
+def test_the_thumbnail_cache_keeps_no_image_alive() -> None:
+    # A finished message's thumbnail is made again for every snapshot, so it is cached: by a digest of the image,
+    # not by the image's base64 (which kept every attached photo's megabytes alive after the chat was cleared).
+    small = io.BytesIO()
+    Image.new("RGB", (200, 100), "red").save(small, format="PNG")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(8):
+            # Each a distinct 2 MB PNG (PIL reads up to IEND; what follows only makes its bytes differ).
+            part = FilePart.from_bytes(small.getvalue() + bytes([n]) * 2_000_000, "image/png", name=f"{n}.png")
+            assert (image_thumbnail(part) or "").startswith("data:image/png;base64,")
+            assert image_thumbnail(part) == image_thumbnail(part)
+            del part
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, f"{kept:,} bytes kept after the images were dropped"
 
 
 async def test_a_send_with_attachments_while_busy_is_refused_with_its_id(wire: Wire, user_ns: dict[str, Any]) -> None:
