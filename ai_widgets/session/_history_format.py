@@ -179,6 +179,7 @@ class _Loaded:
     header: bytes  # the journal's first record for this snapshot
     journal_size: int  # the good part of the journal (a torn tail excluded); 0: it must be written anew
     journal_problem: str | None = None  # a journal that was left out (stale), told in the log
+    journal_version: int = _JOURNAL_VERSION  # the version of the journal replayed (an older one is folded in)
     branches: ConversationBranches = field(default_factory=ConversationBranches)
     branches_text: str | None = None  # their JSON text as the file holds it; None: there are none
 
@@ -305,6 +306,7 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
     loaded.branches_text = json.dumps(branches_data, ensure_ascii=True, allow_nan=False) if loaded.branches else None
     loaded.messages, loaded.texts = messages, texts
     loaded.journal_size = records[-1][0]
+    loaded.journal_version = version
 
 
 @dataclass

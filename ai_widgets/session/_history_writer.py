@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ai_widgets.session._history_format import (
     _CLEAR_RECORD,
+    _JOURNAL_VERSION,
     HistoryError,
     _branches_change,
     _checkpoint_record,
@@ -64,6 +65,8 @@ class _Writer:
         try:
             if not files.snapshot.exists():
                 self._compact(raising=True)  # a new file: an empty snapshot, and a journal that follows it
+            elif loaded.journal_version != _JOURNAL_VERSION:
+                self._compact(raising=True)  # an older journal: its header must name the records appended to it
             elif loaded.journal_size == 0:  # no journal yet (a file dump_messages wrote), or a stale one
                 _write_atomically(files, files.journal, loaded.header)
                 self._open_journal(truncate_to=None)
