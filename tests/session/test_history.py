@@ -9,6 +9,7 @@ import asyncio
 import errno
 import gc
 import json
+import logging
 import os
 import shutil
 import signal
@@ -458,6 +459,59 @@ def test_a_crash_mid_compaction_leaves_the_old_file_and_no_stray_after_the_next_
     assert _texts(session.messages) == ["first", "one", "second", "two"]
     assert _names(tmp_path) == ["chat.json", "chat.json.journal", "chat.json.lock"]
     session.close()
+
+
+def test_a_crash_between_the_new_snapshot_and_the_new_journal_loses_and_repeats_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "chat.json"
+    crashing = _python(
+        f"""
+        import asyncio, os, signal
+        from ai_widgets import ChatSession
+        from ai_widgets.session import _history
+        from ai_widgets.transports import ScriptedTransport
+
+        real_replace = os.replace
+        async def main():
+            session = ChatSession(ScriptedTransport(["one", "two", "three"]), history={str(path)!r})
+            await session.send("first")
+            await session.send("second")
+            await session.regenerate()
+            session.flush_history()
+            print(session.to_json(), flush=True)
+            def killed_after_the_snapshot(src, dst):  # the new snapshot is in place; the old journal still is
+                real_replace(src, dst)
+                if str(dst).endswith(".journal"):
+                    raise AssertionError("the journal was replaced first")
+                _history.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+            _history.os.replace = killed_after_the_snapshot
+            session.close()
+
+        asyncio.run(main())
+        """
+    )
+    crashing.wait(60)
+    assert crashing.stdout is not None
+    written = crashing.stdout.readline().strip()
+    assert crashing.returncode == -signal.SIGKILL, crashing.stderr.read() if crashing.stderr else ""
+    assert json.loads(path.read_bytes()) == json.loads(written)  # the snapshot holds everything...
+    journal = (tmp_path / "chat.json.journal").read_bytes()
+    assert journal.count(b"\n") > 1  # ...and the journal it folded in is still there, whole
+    with caplog.at_level(logging.WARNING, logger="ai_widgets"):
+        session = ChatSession(ScriptedTransport(["four"]), history=path)
+    assert session.to_json() == written
+    assert "belongs to an earlier version" in caplog.text  # recognised as folded in, not replayed over it again
+    assert _names(tmp_path) == ["chat.json", "chat.json.journal", "chat.json.lock"]
+    assert asyncio.run(session.send("third")).text == "four"
+    session.flush_history()
+    expected = session.to_json()
+    _crash(session._history)  # type: ignore[arg-type]
+    again = ChatSession(None, history=path)
+    assert again.to_json() == expected  # what was journaled after the crash follows the new snapshot
+    assert [m.text for m in again.messages] == ["first", "one", "second", "three", "third", "four"]
+    assert [m.text for m in again.stored_messages()] == ["two"]
+    again.close()
 
 
 def test_a_crash_mid_append_loses_only_the_torn_record(tmp_path: Path) -> None:
