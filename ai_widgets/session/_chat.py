@@ -243,11 +243,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         match change:
             case ConversationCleared():
                 history.clear()
-            case BranchesChanged(position=position):  # the path cut there; what is there now follows as puts
-                for message in self._messages[position:]:
-                    history.changed(message)
-                history.branched(position, branches_json(self._branches) if self._branches else None)
-                history.checkpoint(self._messages)
+            case BranchesChanged(position=position):  # the path cut there, its branches and what is there now
+                history.branched(self._messages, position, branches_json(self._branches) if self._branches else None)
             case BusyChanged() | SessionNotice() | ToolCallStraggling() | ContextShortened():
                 pass  # nothing in the record changed
             case MessageAdded(message=message):

@@ -32,7 +32,7 @@ from ai_widgets.messages import Message, MessageStatus, Role, ToolCallState
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._history_format import HistoryError, _Files, _message_text, _read, _remove_strays, _resolve
 from ai_widgets.session._history_lock import HistoryLockedError, _Lock
-from ai_widgets.session._history_writer import _Writer
+from ai_widgets.session._history_writer import _Change, _Writer
 
 __all__ = ["HistoryError", "HistoryFile", "HistoryLockedError", "HistoryTakenOverError", "read_history"]
 
@@ -145,13 +145,26 @@ class HistoryFile:
         self._dirty[id(message)] = message
 
     def checkpoint(self, messages: list[Message]) -> None:
-        """Hands every message changed since the last checkpoint (by its position in ``messages``) to the writer.
+        """Hands every message changed since the last checkpoint (by its position in ``messages``) to the writer,
+        as one checkpoint (one journal record: written whole or, torn by a crash, not at all).
 
         Serialises them now, on the caller's thread (the one that changes them); the writing happens on the
         writer's thread. Its cost is that of the changed messages, whatever the length of the conversation.
         """
+        self._checkpoint(messages, [])
+
+    def branched(self, messages: list[Message], position: int, branches: str | None) -> None:
+        """Checkpoints a conversation cut at ``position`` (an edit, a regenerate or a switch of branch replaced what
+        followed) whose earlier branches are now ``branches`` (their JSON text; ``None``: none), with the messages
+        now from ``position`` on and every other changed one: one checkpoint, so a crash never saves the cut
+        without the branches that keep what it replaced."""
+        for message in messages[position:]:
+            self.changed(message)
+        self._checkpoint(messages, [("truncate", position), ("branches", branches)])
+
+    def _checkpoint(self, messages: list[Message], changes: list[_Change]) -> None:
         dirty, self._dirty = self._dirty, {}
-        if self._closed_because is not None or not dirty:
+        if self._closed_because is not None:
             return
         puts: list[tuple[int, str]] = []
         for message in dirty.values():
@@ -159,22 +172,14 @@ class HistoryFile:
             if index is not None:
                 puts.append((index, _message_text(message)))
         puts.sort()
-        for index, text in puts:
-            self._writer.submit(("put", index, text))
-
-    def branched(self, position: int, branches: str | None) -> None:
-        """Records that the conversation was cut to ``position`` messages (an edit, a regenerate or a switch of
-        branch replaced the rest) and that its earlier branches are now ``branches`` (their JSON text; ``None``:
-        none). The messages now from ``position`` on follow as puts, at the next :meth:`checkpoint`."""
-        if self._closed_because is None:
-            self._writer.submit(("truncate", position))
-            self._writer.submit(("branches", branches))
+        changes.extend(("put", index, text) for index, text in puts)
+        self._writer.checkpoint(changes)
 
     def clear(self) -> None:
         """Records that the conversation was emptied (the writer then writes a new, empty snapshot)."""
         self._dirty = {}
         if self._closed_because is None:
-            self._writer.submit(("clear",))
+            self._writer.clear()
 
     async def written(self) -> str | None:
         """Waits until everything handed over so far is written; ``None``, or a sentence saying what is not saved."""

@@ -11,6 +11,11 @@ branch switch does. The snapshot keeps those branches under ``"branches"``, whic
 format leaves aside. Its first record names
 the snapshot it follows (its size and crc32), so a journal left behind by a compaction that crashed before
 resetting it is recognised as already folded in.
+
+One checkpoint is one record (version 3): a checkpoint of several changes (a cut, the branches, the messages put)
+is a ``checkpoint`` record holding them in order. A record is whole or torn, so a crash mid-append loses at most
+the checkpoint being written, never part of one: a cut replayed without its branches would lose the messages it
+replaced.
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from ai_widgets.session._branches import ConversationBranches, conversation_json
 __all__ = ["HistoryError"]
 
 _JOURNAL_FORMAT = "ai_widgets.history-journal"
-_JOURNAL_VERSION = 2
-_READABLE_JOURNAL_VERSIONS = (1, 2)
+_JOURNAL_VERSION = 3
+_READABLE_JOURNAL_VERSIONS = (1, 2, 3)
 
 
 class HistoryError(ValueError):
@@ -143,19 +148,27 @@ def _header(snapshot: bytes) -> bytes:
     return _record(body.encode("ascii"))
 
 
-def _put_record(index: int, text: str) -> bytes:
-    return _record(f'{{"op": "put", "index": {index}, "message": {text}}}'.encode("ascii"))
+def _put_change(index: int, text: str) -> bytes:
+    return f'{{"op": "put", "index": {index}, "message": {text}}}'.encode("ascii")
 
 
 _CLEAR_RECORD = _record(b'{"op": "clear"}')
 
 
-def _truncate_record(length: int) -> bytes:
-    return _record(f'{{"op": "truncate", "length": {length}}}'.encode("ascii"))
+def _truncate_change(length: int) -> bytes:
+    return f'{{"op": "truncate", "length": {length}}}'.encode("ascii")
 
 
-def _branches_record(branches: str | None) -> bytes:
-    return _record(f'{{"op": "branches", "branches": {branches or "{}"}}}'.encode("ascii"))
+def _branches_change(branches: str | None) -> bytes:
+    return f'{{"op": "branches", "branches": {branches or "{}"}}}'.encode("ascii")
+
+
+def _checkpoint_record(changes: list[bytes]) -> bytes:
+    """One checkpoint's changes (made by the ``_*_change`` functions) as one record: a single change alone, more
+    inside a ``checkpoint`` record, so replay applies all of them or none."""
+    if len(changes) == 1:
+        return _record(changes[0])
+    return _record(b'{"op": "checkpoint", "changes": [%s]}' % b", ".join(changes))
 
 
 @dataclass
@@ -166,6 +179,7 @@ class _Loaded:
     header: bytes  # the journal's first record for this snapshot
     journal_size: int  # the good part of the journal (a torn tail excluded); 0: it must be written anew
     journal_problem: str | None = None  # a journal that was left out (stale), told in the log
+    journal_version: int = _JOURNAL_VERSION  # the version of the journal replayed (an older one is folded in)
     branches: ConversationBranches = field(default_factory=ConversationBranches)
     branches_text: str | None = None  # their JSON text as the file holds it; None: there are none
 
@@ -182,6 +196,22 @@ def _read(files: _Files) -> _Loaded:
         snapshot = None
     except OSError as exc:
         raise HistoryError(f"cannot read the history file {str(files.snapshot)!r}: {exc}") from exc
+    try:
+        journal = files.journal.read_bytes()
+    except FileNotFoundError:
+        journal = b""
+    except OSError as exc:
+        raise HistoryError(f"cannot read the history journal {str(files.journal)!r}: {exc}") from exc
+    return _load(files, snapshot, journal)
+
+
+def _load(files: _Files, snapshot: bytes | None, journal: bytes) -> _Loaded:
+    """The conversation the files' contents hold (``snapshot`` ``None``: there is none); ``files`` names them in
+    errors.
+
+    Raises:
+        HistoryError: Either is corrupt, or is from a newer format.
+    """
     messages: list[Message] = []
     branches_data: Any = None
     branches: ConversationBranches | None = None
@@ -196,12 +226,6 @@ def _read(files: _Files) -> _Loaded:
                 "it was left untouched. Move it away, or pass another history= path."
             ) from None
     texts = [_message_text(m) for m in messages]
-    try:
-        journal = files.journal.read_bytes()
-    except FileNotFoundError:
-        journal = b""
-    except OSError as exc:
-        raise HistoryError(f"cannot read the history journal {str(files.journal)!r}: {exc}") from exc
     loaded = _Loaded(messages, texts, 0 if snapshot is None else len(snapshot), _header(snapshot or b""), 0)
     if branches_data is not None and branches is not None:
         loaded.branches = branches
@@ -252,42 +276,26 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
             "out and started anew"
         )
         return
-    messages, texts = list(loaded.messages), list(loaded.texts)
-    branches_data: Any = {} if loaded.branches_text is None else json.loads(loaded.branches_text)
+    branches: Any = {} if loaded.branches_text is None else json.loads(loaded.branches_text)
+    replay = _Replay(list(loaded.messages), list(loaded.texts), branches)
     for number, (_, record) in enumerate(records[1:], start=2):
         try:
-            match record.get("op"):
-                case "clear":
-                    messages.clear()
-                    texts.clear()
-                    branches_data = {}
-                case "truncate":
-                    length = record.get("length")
-                    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= len(messages):
-                        raise ValueError(f"length {length!r} is outside the conversation of {len(messages)}")
-                    del messages[length:], texts[length:]
-                case "branches":
-                    branches_data = record.get("branches")
-                    if not isinstance(branches_data, dict):
-                        raise ValueError("the branches must be an object")
-                case "put":
-                    index, data = record.get("index"), record.get("message")
-                    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= len(messages):
-                        raise ValueError(f"position {index!r} is outside the conversation of {len(messages)}")
-                    message = Message.from_dict(data)  # type: ignore[arg-type]
-                    text = _message_text(message)
-                    if index == len(messages):
-                        messages.append(message)
-                        texts.append(text)
-                    else:
-                        messages[index], texts[index] = message, text
-                case other:
-                    raise ValueError(f"unknown operation {other!r}")
+            if record.get("op") == "checkpoint":
+                changes = record.get("changes")
+                if not isinstance(changes, list) or not all(isinstance(change, dict) for change in changes):
+                    raise ValueError("a checkpoint's changes must be a list of objects")
+                for change in changes:
+                    if change.get("op") in ("checkpoint", "clear"):
+                        raise ValueError(f"a checkpoint cannot hold the operation {change.get('op')!r}")
+                    replay.apply(change)
+            else:
+                replay.apply(record)
         except (ValueError, RecursionError) as exc:
             raise HistoryError(
                 f"the history journal {str(files.journal)!r} is corrupt (record {number}: {exc}); it was left "
                 "untouched. Move it (and its snapshot) away, or pass another history= path."
             ) from None
+    messages, texts, branches_data = replay.messages, replay.texts, replay.branches
     try:
         loaded.branches = ConversationBranches.from_dict(branches_data, messages)
     except (ValueError, RecursionError) as exc:
@@ -298,6 +306,51 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
     loaded.branches_text = json.dumps(branches_data, ensure_ascii=True, allow_nan=False) if loaded.branches else None
     loaded.messages, loaded.texts = messages, texts
     loaded.journal_size = records[-1][0]
+    loaded.journal_version = version
+
+
+@dataclass
+class _Replay:
+    """The conversation as the journal's records, applied one by one, leave it."""
+
+    messages: list[Message]
+    texts: list[str]
+    branches: Any  # the earlier branches' JSON data
+
+    def apply(self, record: dict[str, Any]) -> None:
+        """Applies one change.
+
+        Raises:
+            ValueError: The record is not a change this version knows, or does not fit the conversation.
+        """
+        messages, texts = self.messages, self.texts
+        match record.get("op"):
+            case "clear":
+                messages.clear()
+                texts.clear()
+                self.branches = {}
+            case "truncate":
+                length = record.get("length")
+                if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= len(messages):
+                    raise ValueError(f"length {length!r} is outside the conversation of {len(messages)}")
+                del messages[length:], texts[length:]
+            case "branches":
+                self.branches = record.get("branches")
+                if not isinstance(self.branches, dict):
+                    raise ValueError("the branches must be an object")
+            case "put":
+                index, data = record.get("index"), record.get("message")
+                if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= len(messages):
+                    raise ValueError(f"position {index!r} is outside the conversation of {len(messages)}")
+                message = Message.from_dict(data)  # type: ignore[arg-type]
+                text = _message_text(message)
+                if index == len(messages):
+                    messages.append(message)
+                    texts.append(text)
+                else:
+                    messages[index], texts[index] = message, text
+            case other:
+                raise ValueError(f"unknown operation {other!r}")
 
 
 def _parse_record(line: bytes) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
-"""The thread that writes one history file: it appends the journal records the session hands it (and fsyncs),
-folds the journal into a new snapshot when it outgrows the snapshot (and at a clear and a close), remembers a
-failed write and repairs it with the next, and is flushed when the interpreter exits."""
+"""The thread that writes one history file: it appends the checkpoints the session hands it, one journal record
+each (and fsyncs), folds the journal into a new snapshot when it outgrows the snapshot (and at a clear and a close),
+remembers a failed write and repairs it with the next, and is flushed when the interpreter exits."""
 
 from __future__ import annotations
 
@@ -12,18 +12,20 @@ import os
 import queue
 import threading
 import weakref
-from typing import Any
+from typing import Any, Literal
 
 from ai_widgets.session._history_format import (
     _CLEAR_RECORD,
+    _JOURNAL_VERSION,
     HistoryError,
-    _branches_record,
+    _branches_change,
+    _checkpoint_record,
     _Files,
     _header,
     _Loaded,
-    _put_record,
+    _put_change,
     _snapshot_bytes,
-    _truncate_record,
+    _truncate_change,
     _write_atomically,
 )
 from ai_widgets.session._history_lock import _Lock
@@ -34,6 +36,10 @@ logger = logging.getLogger("ai_widgets")
 
 #: The journal is folded into the snapshot once it is larger than the snapshot and than this many bytes.
 COMPACT_MIN_BYTES = 256 * 1024
+
+#: One change of a checkpoint: ``("put", index, message JSON text)``, ``("truncate", length)`` or
+#: ``("branches", branches JSON text or None)``.
+_Change = tuple[Literal["put"], int, str] | tuple[Literal["truncate"], int] | tuple[Literal["branches"], str | None]
 
 
 class _Writer:
@@ -59,6 +65,8 @@ class _Writer:
         try:
             if not files.snapshot.exists():
                 self._compact(raising=True)  # a new file: an empty snapshot, and a journal that follows it
+            elif loaded.journal_version != _JOURNAL_VERSION:
+                self._compact(raising=True)  # an older journal: its header must name the records appended to it
             elif loaded.journal_size == 0:  # no journal yet (a file dump_messages wrote), or a stale one
                 _write_atomically(files, files.journal, loaded.header)
                 self._open_journal(truncate_to=None)
@@ -73,8 +81,14 @@ class _Writer:
 
     # --- the callers' side ----------------------------------------------------------------------------------------
 
-    def submit(self, job: tuple[str, int, str] | tuple[str, int] | tuple[str, str | None] | tuple[str]) -> None:
-        self._queue.put(job)
+    def checkpoint(self, changes: list[_Change]) -> None:
+        """Hands over one checkpoint: its changes, in order, are written as one journal record."""
+        if changes:
+            self._queue.put(("checkpoint", changes))
+
+    def clear(self) -> None:
+        """Hands over a clear (written as a new, empty snapshot)."""
+        self._queue.put(("clear",))
 
     def flush(self) -> concurrent.futures.Future[BaseException | None]:
         future: concurrent.futures.Future[BaseException | None] = concurrent.futures.Future()
@@ -109,18 +123,12 @@ class _Writer:
             cleared = False
             for job in batch:
                 match job:
-                    case ("put", int(index), str(text)):
-                        if index < len(self._texts):
-                            self._texts[index] = text
-                        else:
-                            self._texts.append(text)
-                        records.append(_put_record(index, text))
-                    case ("truncate", int(length)):
-                        del self._texts[length:]
-                        records.append(_truncate_record(length))
-                    case ("branches", branches):
-                        self._branches = branches
-                        records.append(_branches_record(branches))
+                    case ("checkpoint", list(changes)):
+                        try:
+                            records.append(_checkpoint_record([self._apply(change) for change in changes]))
+                        except Exception as exc:  # a bug must not end the thread every later save waits for
+                            logger.exception("ai_widgets: the history writer failed")
+                            self._fail(exc)
                     case ("clear",):
                         self._texts.clear()
                         self._branches = None
@@ -150,6 +158,23 @@ class _Writer:
                 except Exception as exc:
                     logger.exception("ai_widgets: the history writer failed")
                     self._fail(exc)
+
+    def _apply(self, change: _Change) -> bytes:
+        """Applies one change to the texts a compaction writes; the change as the journal holds it."""
+        match change:
+            case ("put", int(index), str(text)):
+                if index < len(self._texts):
+                    self._texts[index] = text
+                else:
+                    self._texts.append(text)
+                return _put_change(index, text)
+            case ("truncate", int(length)):
+                del self._texts[length:]
+                return _truncate_change(length)
+            case ("branches", branches):
+                self._branches = branches
+                return _branches_change(branches)
+        raise TypeError(f"not a change of a checkpoint: {change!r}")
 
     def _write(self, records: list[bytes], *, compact: bool) -> None:
         if compact or self._failure is not None or self._journal is None:

@@ -372,6 +372,52 @@ def test_a_journal_of_the_first_version_still_replays(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_journal_of_the_second_version_replays_as_before_and_is_folded_in(tmp_path: Path) -> None:
+    """A file the previous ai_widgets wrote (journal version 2: a regenerate's cut, branches and reply as three
+    records) opens as it did; the journal is folded into the snapshot at once, so the records appended next never
+    sit under a header that does not name their version."""
+    path = tmp_path / "chat.json"
+    journal = tmp_path / "chat.json.journal"
+    question, old, new = (
+        Message.user("hi"),
+        Message(Role.ASSISTANT, [TextPart("hello")]),
+        Message(Role.ASSISTANT, [TextPart("hey")]),
+    )
+    snapshot = dump_messages([question, old]).encode("ascii")
+    path.write_bytes(snapshot)
+
+    def record(body: dict[str, object]) -> bytes:
+        data = json.dumps(body).encode("ascii")
+        return b"%08x %s\n" % (zlib.crc32(data), data)
+
+    header = {
+        "format": "ai_widgets.history-journal",
+        "version": 2,
+        "snapshot": {"size": len(snapshot), "crc32": zlib.crc32(snapshot)},
+    }
+    branches = {question.id: {"active": 1, "alternatives": [[old.to_dict()], None]}}
+    journal.write_bytes(
+        record(header)
+        + record({"op": "truncate", "length": 1})
+        + record({"op": "branches", "branches": branches})
+        + record({"op": "put", "index": 1, "message": new.to_dict()})
+    )
+    assert _texts(read_history(path)) == ["hi", "hey"]
+    session = ChatSession(EchoTransport(), history=path)
+    assert _texts(session.messages) == ["hi", "hey"]
+    assert _texts(list(session.branches(session.messages[1].id).alternatives)) == ["hello", "hey"]
+    assert json.loads(path.read_bytes())["branches"] == branches  # folded in at the open
+    assert json.loads(journal.read_bytes().split(b"\n")[0][9:])["version"] == 3
+    asyncio.run(session.regenerate())
+    session.flush_history()
+    again_texts = _texts(read_history(path))
+    session.close()
+    again = ChatSession(None, history=path)
+    assert _texts(again.messages) == again_texts == ["hi", "hi"]
+    assert _texts(list(again.branches(again.messages[1].id).alternatives)) == ["hello", "hey", "hi"]
+    again.close()
+
+
 async def test_edit_with_stop_from_another_event_loop_waits_for_the_turn_to_end() -> None:
     """The turn runs on this loop; the edit comes from a thread with a loop of its own (a widget's click)."""
     ran.clear()

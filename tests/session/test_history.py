@@ -9,6 +9,7 @@ import asyncio
 import errno
 import gc
 import json
+import logging
 import os
 import shutil
 import signal
@@ -18,7 +19,7 @@ import textwrap
 import time
 import weakref
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,10 @@ from ai_widgets.changes import SessionChange, SessionNotice
 from ai_widgets.messages import Role, dump_messages, load_messages
 from ai_widgets.session import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session import _history as history_module
+from ai_widgets.session._branches import conversation_with_branches
 from ai_widgets.session._history import HistoryFile
-from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.session._history_format import _Files, _load
+from ai_widgets.transports import EchoTransport, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,7 +188,23 @@ async def test_a_corrupt_or_newer_journal_is_a_clear_error_and_left_untouched(tm
     header["version"] = 7
     body = json.dumps(header).encode()
     newer[0] = b"%08x %s" % (zlib.crc32(body), body)
-    for content, problem in ((damaged, "corrupt"), (newer, "newer ai_widgets")):
+
+    def ending_with(body: dict[str, Any]) -> list[bytes]:  # a whole record last, not a torn one
+        record = json.dumps(body).encode()
+        return [*lines[:-1], b"%08x %s" % (zlib.crc32(record), record), b""]
+
+    def checkpoint(*changes: dict[str, Any]) -> list[bytes]:
+        return ending_with({"op": "checkpoint", "changes": list(changes)})
+
+    cases = (
+        (damaged, "corrupt"),
+        (newer, "newer ai_widgets"),
+        (checkpoint({"op": "truncate", "length": 1}, {"op": "truncate", "length": 9}), "corrupt .*length 9"),
+        (checkpoint({"op": "checkpoint", "changes": []}), "corrupt .*cannot hold"),
+        (checkpoint({"op": "clear"}), "corrupt .*cannot hold"),
+        (ending_with({"op": "checkpoint", "changes": {}}), "corrupt .*list of objects"),
+    )
+    for content, problem in cases:
         journal.write_bytes(b"\n".join(content))
         before = journal.read_bytes(), path.read_bytes()
         with pytest.raises(HistoryError, match=problem) as caught:
@@ -442,6 +461,59 @@ def test_a_crash_mid_compaction_leaves_the_old_file_and_no_stray_after_the_next_
     session.close()
 
 
+def test_a_crash_between_the_new_snapshot_and_the_new_journal_loses_and_repeats_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "chat.json"
+    crashing = _python(
+        f"""
+        import asyncio, os, signal
+        from ai_widgets import ChatSession
+        from ai_widgets.session import _history
+        from ai_widgets.transports import ScriptedTransport
+
+        real_replace = os.replace
+        async def main():
+            session = ChatSession(ScriptedTransport(["one", "two", "three"]), history={str(path)!r})
+            await session.send("first")
+            await session.send("second")
+            await session.regenerate()
+            session.flush_history()
+            print(session.to_json(), flush=True)
+            def killed_after_the_snapshot(src, dst):  # the new snapshot is in place; the old journal still is
+                real_replace(src, dst)
+                if str(dst).endswith(".journal"):
+                    raise AssertionError("the journal was replaced first")
+                _history.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+            _history.os.replace = killed_after_the_snapshot
+            session.close()
+
+        asyncio.run(main())
+        """
+    )
+    crashing.wait(60)
+    assert crashing.stdout is not None
+    written = crashing.stdout.readline().strip()
+    assert crashing.returncode == -signal.SIGKILL, crashing.stderr.read() if crashing.stderr else ""
+    assert json.loads(path.read_bytes()) == json.loads(written)  # the snapshot holds everything...
+    journal = (tmp_path / "chat.json.journal").read_bytes()
+    assert journal.count(b"\n") > 1  # ...and the journal it folded in is still there, whole
+    with caplog.at_level(logging.WARNING, logger="ai_widgets"):
+        session = ChatSession(ScriptedTransport(["four"]), history=path)
+    assert session.to_json() == written
+    assert "belongs to an earlier version" in caplog.text  # recognised as folded in, not replayed over it again
+    assert _names(tmp_path) == ["chat.json", "chat.json.journal", "chat.json.lock"]
+    assert asyncio.run(session.send("third")).text == "four"
+    session.flush_history()
+    expected = session.to_json()
+    _crash(session._history)  # type: ignore[arg-type]
+    again = ChatSession(None, history=path)
+    assert again.to_json() == expected  # what was journaled after the crash follows the new snapshot
+    assert [m.text for m in again.messages] == ["first", "one", "second", "three", "third", "four"]
+    assert [m.text for m in again.stored_messages()] == ["two"]
+    again.close()
+
+
 def test_a_crash_mid_append_loses_only_the_torn_record(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     crashing = _python(
@@ -635,6 +707,165 @@ def test_a_crash_at_any_byte_loads_a_state_that_was_written(
     reopen()
     history.close()
     assert [m.to_dict() for m in read_history(path)] == states[-1]
+
+
+async def test_a_regenerate_torn_mid_append_loses_nothing_saved_before_it(tmp_path: Path) -> None:
+    """Before: the regenerate's cut and its branches were two records, so a tear between them replayed the cut
+    alone, and the reply it replaced was neither on the path nor in a branch."""
+    path = tmp_path / "chat.json"
+    journal = tmp_path / "chat.json.journal"
+    session = ChatSession(ScriptedTransport(["one", "two", "three"]), history=path)
+    await session.send("first")
+    await session.send("second")
+    session.flush_history()
+    before, saved = session.to_json(), journal.stat().st_size
+    await session.regenerate()
+    session.flush_history()
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(path, copy / "chat.json")
+    (copy / "chat.json.journal").write_bytes(journal.read_bytes()[: saved + 60])  # torn in the regenerate's append
+    session.close()
+    opened = ChatSession(ScriptedTransport(["four"]), history=copy / "chat.json")
+    assert opened.to_json() == before
+    assert "two" in [m.text for m in (*opened.messages, *opened.stored_messages())]
+    await opened.regenerate()  # written after the torn tail was cut
+    opened.close()
+    again = ChatSession(None, history=copy / "chat.json")
+    assert [m.text for m in again.messages] == ["first", "one", "second", "four"]
+    assert [m.text for m in again.branches(again.messages[3].id).alternatives] == ["two", "four"]
+    again.close()
+
+
+def _as_read(snapshot: bytes, journal: bytes) -> str:
+    """The conversation and its branches that a history file of these contents holds (what opening it reads,
+    before a session ends what a crash interrupted)."""
+    loaded = _load(_Files(Path("chat.json")), snapshot, journal)
+    return conversation_with_branches(loaded.messages, loaded.branches)
+
+
+def _ids(state: str) -> set[str]:
+    """Every message id of a conversation's JSON text: on its path and in its branches."""
+    data = json.loads(state)
+    ids = {m["id"] for m in data["messages"]}
+    for point in data.get("branches", {}).values():
+        for alternative in point["alternatives"]:
+            ids.update(m["id"] for m in alternative or ())
+    return ids
+
+
+def _recording_checkpoints(session: ChatSession) -> list[str]:
+    """The session's state (path and branches) after each checkpoint it hands to its writer, from the empty file
+    on: state ``k`` is what the file must hold once its first ``k`` checkpoints are written."""
+    writer = session._history._writer  # type: ignore[union-attr]
+    states = [session.to_json()]
+    checkpoint = writer.checkpoint
+
+    def recorded(changes: list[Any]) -> None:
+        checkpoint(changes)
+        if changes:
+            states.append(session.to_json())
+
+    writer.checkpoint = recorded  # type: ignore[method-assign]
+    return states
+
+
+def _cut_everywhere(
+    folder: Path, states: list[str], flushed: list[tuple[int, int]], cuts: Iterable[int] | None = None
+) -> tuple[int, int, list[str]]:
+    """Reads the history file in ``folder`` with its journal cut at each offset (every one unless ``cuts``); how
+    many offsets were read, at how many a message saved before the cut was missing, and what else went wrong.
+
+    ``flushed`` holds, per flush, the journal's size and the number of checkpoints written by then."""
+    snapshot = (folder / "chat.json").read_bytes()
+    journal = (folder / "chat.json.journal").read_bytes()
+    ends = [i + 1 for i, byte in enumerate(journal) if byte == ord("\n")]
+    assert len(ends) == len(states), "one journal record per checkpoint, after the header"
+    opened = lost = 0
+    wrong: list[str] = []
+    for cut in range(len(journal) + 1) if cuts is None else cuts:
+        state = _as_read(snapshot, journal[:cut])
+        opened += 1
+        saved = max((written for size, written in flushed if size <= cut), default=0)
+        if not _ids(states[saved]) <= _ids(state):
+            lost += 1
+        whole = sum(1 for end in ends[1:] if end <= cut)  # the checkpoints whose bytes all precede the cut
+        if state != states[whole]:
+            wrong.append(f"cut at {cut}: not the state after checkpoint {whole}")
+    return opened, lost, wrong
+
+
+async def test_a_journal_cut_at_any_byte_opens_the_newest_whole_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    journal = tmp_path / "chat.json.journal"
+    session = ChatSession(ScriptedTransport(["one", "two", "three", "four", "five"]), history=path)
+    states = _recording_checkpoints(session)
+    flushed: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        session.flush_history()
+        flushed.append((journal.stat().st_size, len(states) - 1))
+
+    await session.send("first")
+    await session.send("second")
+    flush()
+    await session.edit(session.messages[2].id, "second, edited")
+    flush()
+    await session.regenerate()
+    flush()
+    session.switch_branch(session.messages[2].id, 0)
+    flush()
+    records = journal.read_text("ascii")
+    assert all(f'"op": "{op}"' in records for op in ("truncate", "branches", "put"))  # all three kinds of change
+    opened, lost, wrong = _cut_everywhere(tmp_path, states, flushed)
+    assert (lost, wrong[:3]) == (0, []), f"{lost} of {opened} cuts lost a saved message; {len(wrong)} wrong"
+    assert opened > 3000
+    session.close()
+
+
+# One change: ("send",), ("edit", which user message), ("regenerate",), ("switch", which place, which branch).
+_CHANGE = st.one_of(
+    st.tuples(st.just("send")),
+    st.tuples(st.just("edit"), st.integers(0, 5)),
+    st.tuples(st.just("regenerate")),
+    st.tuples(st.just("switch"), st.integers(0, 12), st.integers(0, 3)),
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(_CHANGE, min_size=1, max_size=8), cuts=st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_random_changes_cut_anywhere_lose_nothing_saved(
+    tmp_path_factory: pytest.TempPathFactory, plan: list[tuple[Any, ...]], cuts: list[float]
+) -> None:
+    folder = tmp_path_factory.mktemp("history")
+    journal = folder / "chat.json.journal"
+    session = ChatSession(EchoTransport(), history=folder / "chat.json")
+    states = _recording_checkpoints(session)
+    flushed: list[tuple[int, int]] = []
+
+    async def change(number: int, step: tuple[Any, ...]) -> None:
+        users = [m for m in session.messages if m.role is Role.USER]
+        match step:
+            case ("send",):
+                await session.send(f"q{number}")
+            case ("edit", int(which)) if users:
+                await session.edit(users[which % len(users)].id, f"e{number}")
+            case ("regenerate",) if users:
+                await session.regenerate()
+            case ("switch", int(place), int(index)) if session.messages:
+                point = session.branches(session.messages[place % len(session.messages)].id)
+                session.switch_branch(session.messages[point.position].id, index % point.count)
+
+    for number, step in enumerate(plan):
+        asyncio.run(change(number, step))
+        session.flush_history()
+        flushed.append((journal.stat().st_size, len(states) - 1))
+    data = journal.read_bytes()
+    ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+    offsets = {round(cut * len(data)) for cut in cuts} | {end + d for end in ends for d in (-1, 0, 1)}
+    opened, lost, wrong = _cut_everywhere(folder, states, flushed, sorted(o for o in offsets if o <= len(data)))
+    assert (lost, wrong[:3]) == (0, []), f"{lost} of {opened} cuts lost a saved message; {len(wrong)} wrong"
+    session.close()
 
 
 def _crash(history: HistoryFile) -> None:
