@@ -15,7 +15,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +100,7 @@ class Table:
     kind: str
     shape: tuple[int, int]
     columns: list[tuple[Any, Any]]
-    rows: list[tuple[Any, ...]]
+    rows: Sequence[tuple[Any, ...]]
     index: str | None  # the header of the index column, or None for a frame without one
 
 
@@ -136,8 +136,7 @@ def table_of(value: Any, *, max_rows: int, max_columns: int, max_chars: int | No
         max_rows = _fitting(max_chars, _row_chars(max_columns + 1), max_rows)
         head = value.iloc[:max_rows, :max_columns]
         columns = list(zip(head.columns, head.dtypes.tolist(), strict=True))  # once: each read builds a Series
-        # As objects, row by row: a frame without columns still has its rows (itertuples would give none).
-        rows = [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
+        rows: Sequence[tuple[Any, ...]] = _FrameRows(head) if max_chars is not None else _frame_rows(head)
     elif series is not None and isinstance(value, series):
         columns = [(value.name if value.name is not None else "value", value.dtype)]
         rows = list(value.iloc[: _fitting(max_chars, _row_chars(2), max_rows)].items())
@@ -146,6 +145,32 @@ def table_of(value: Any, *, max_rows: int, max_columns: int, max_chars: int | No
         return _polars_table(value, max_rows=max_rows, max_columns=max_columns, max_chars=max_chars)
     index = cell(value.index.name) if value.index.name is not None else ""
     return Table(f"pandas {type(value).__name__}", shape, columns, rows, index)
+
+
+def _frame_rows(head: Any) -> list[tuple[Any, ...]]:
+    """A pandas frame's rows as tuples of objects, its index value first. As objects, row by row: a frame without
+    columns still has its rows (``itertuples`` would give none)."""
+    return [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
+
+
+class _FrameRows(Sequence[tuple[Any, ...]]):
+    """A pandas frame's rows (:func:`_frame_rows`), read a chunk at a time as they are asked for: a view whose
+    budget ends after a few hundred rows reads only those, however many the most it could show."""
+
+    def __init__(self, head: Any) -> None:
+        self._head = head
+        self._read: list[tuple[Any, ...]] = []
+
+    def __len__(self) -> int:
+        return int(self._head.shape[0])
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice) or index < 0:
+            return _frame_rows(self._head)[index]
+        while len(self._read) <= index < len(self):
+            start = len(self._read)
+            self._read += _frame_rows(self._head.iloc[start : start + max(32, start)])
+        return self._read[index]
 
 
 def _polars_table(value: Any, *, max_rows: int, max_columns: int, max_chars: int | None) -> Table | None:

@@ -16,7 +16,7 @@ import json
 import mimetypes
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeAlias, TypeVar
@@ -390,7 +390,7 @@ def table_text(
     name: str | None,
     shape: tuple[int, int],
     columns: list[tuple[Any, Any]],
-    rows: list[tuple[Any, ...]],
+    rows: Sequence[tuple[Any, ...]],
     index: str | None,
     max_chars: int,
 ) -> str:
