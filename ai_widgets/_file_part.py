@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ai_widgets._message_json import read_field
+from ai_widgets._safe import safe_text
 
 __all__ = ["FilePart", "human_size"]
 
@@ -25,6 +26,9 @@ class FilePart:
         data: The file's bytes, base64 (no ``data:`` prefix, no line breaks), or ``None`` for a URL.
         url: Where the provider fetches the file, or ``None`` for inline data.
         name: A name for the person and the model (``"chart.png"``, ``"df"``), or ``None``.
+
+    Lone surrogates in ``name``, ``url`` and ``media_type`` (a file name ``os.listdir`` gave for a name that is not
+    UTF-8) become U+FFFD, however the part is made: every request that carries it must encode as UTF-8.
 
     Raises:
         ValueError: Not exactly one of ``data`` and ``url``, ``data`` that is not base64, or a media type that is
@@ -54,6 +58,10 @@ class FilePart:
             raise ValueError("a file part's url must be a non-empty string")
         if self.name is not None and not isinstance(self.name, str):
             raise ValueError(f"a file part's name must be a string, not {type(self.name).__name__}")
+        for field in ("media_type", "url", "name"):
+            value = getattr(self, field)
+            if value is not None:
+                object.__setattr__(self, field, safe_text(value))  # frozen: set here, before anyone sees the part
 
     @classmethod
     def from_bytes(cls, raw: bytes, media_type: str, *, name: str | None = None) -> FilePart:

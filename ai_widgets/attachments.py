@@ -192,8 +192,10 @@ def _convert(preview: Preview, *, depth: int) -> list[AttachmentPart]:
     value, name = preview.value, preview.name
     if depth > 8:
         raise AttachmentError(f"cannot attach {_what(value)}: its converters return one another without end")
-    if isinstance(value, (FilePart, TextPart)):
-        return [value]
+    if isinstance(value, FilePart):
+        return [value]  # made safe when it was made
+    if isinstance(value, TextPart):
+        return [TextPart(safe_text(value.text))]  # a copy: lone surrogates would fail every later request
     if isinstance(value, Preview):
         return _convert(value if value.name or not name else _renamed(value, name), depth=depth + 1)
     for kind in type(value).__mro__:

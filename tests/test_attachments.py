@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
 import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -398,3 +399,39 @@ def test_lone_surrogates_are_made_safe_for_the_history() -> None:
     assert isinstance(part, TextPart)
     assert part.text == "Attached Text `n\ufffd`:\na\ufffdb"
     assert load_messages(dump_messages([Message(Role.USER, [part])]))[0].text == part.text
+
+
+def test_a_file_name_with_a_lone_surrogate_is_made_safe_wherever_a_file_part_is_made(tmp_path: Path) -> None:
+    # A file whose name is not UTF-8: os.listdir gives its name with a lone surrogate for each undecodable byte.
+    raw_name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.png")
+    with open(raw_name, "wb") as file:
+        file.write(PNG_BYTES)
+    (listed,) = os.listdir(tmp_path)
+    assert listed == "caf\udce9.png"
+    made = [
+        *attachment_parts(tmp_path / listed),
+        *attachment_parts(File(PNG_BYTES, "image/png", name="a\udc80b")),
+        *attachment_parts(File(b"ID3\x03", "audio/mpeg", name="t\ud800.mp3")),
+        FilePart("image/png", data=PNG, name="x\udfff"),
+        FilePart.from_bytes(PNG_BYTES, "image/png", name="y\udc00"),
+        FilePart.from_dict({"kind": "file", "media_type": "image/png", "data": PNG, "name": "z\udc81"}),
+        FilePart("image/png", url="https://example.com/\udc80.png"),
+    ]
+    names = [part.name for part in made if isinstance(part, FilePart)]
+    assert names == ["caf\ufffd.png", "a\ufffdb", "t\ufffd.mp3", "x\ufffd", "y\ufffd", "z\ufffd", None]
+    assert made[-1].url == "https://example.com/\ufffd.png"
+    message = Message(Role.USER, [TextPart("look"), *made])
+    assert load_messages(dump_messages([message]))[0].parts[1:] == made
+    conversation_markdown([message]).encode("utf-8")  # what chat.export("x.md") writes
+
+
+def test_a_text_part_with_a_lone_surrogate_is_made_safe_when_attached_as_it_is_or_by_a_converter() -> None:
+    class Note:
+        pass
+
+    register_converter(Note, lambda note: TextPart("from a converter \udc80"))
+    as_is = TextPart("as it is \ud800")
+    parts = message_attachments([as_is, Note()])
+    assert [part.text for part in parts if isinstance(part, TextPart)] == ["as it is \ufffd", "from a converter \ufffd"]
+    assert as_is.text == "as it is \ud800"  # the person's own part is left as it was: the message holds a copy
+    assert load_messages(dump_messages([Message(Role.USER, parts)]))[0].text.encode("utf-8")

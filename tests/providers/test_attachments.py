@@ -5,13 +5,15 @@ anything is sent, and a file from another provider's conversation sent as a note
 from __future__ import annotations
 
 import base64
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, TextPart, ToolOutcome
-from ai_widgets.messages import Role, dump_messages
+from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, MessageStatus, TextPart, ToolOutcome
+from ai_widgets.messages import Role, conversation_markdown, dump_messages
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, PDF, PNG
 from tests.providers.kits import KITS, MockAPI, ProviderKit
@@ -192,3 +194,37 @@ def test_a_persons_images_take_their_room_in_the_request_before_the_tools_images
     (result,) = messages[2]["content"]
     assert sum(block["type"] == "image" for block in result["content"]) == 99
     assert sum(block["type"] == "image" for block in messages[0]["content"]) == 1
+
+
+def file_not_named_in_utf8(folder: Path, data: bytes) -> Path:
+    """A file named ``caf\\xe9.png`` (Latin-1, not UTF-8) in ``folder``, as ``os.listdir`` names it."""
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.png"), "wb") as file:
+        file.write(data)
+    (listed,) = os.listdir(folder)
+    return folder / listed
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_lone_surrogates_in_names_and_texts_never_fail_a_request(name: str, tmp_path: Path) -> None:
+    """A file whose name is not UTF-8 (``os.listdir`` gives a lone surrogate for each byte that is not), a name
+    given to ``File``, a text part attached as it is or edited in: every request of the conversation still encodes,
+    and so do its transcript and its JSON."""
+    listed = file_not_named_in_utf8(tmp_path, base64.b64decode(PNG))
+    assert listed.name == "caf\udce9.png"
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    session = ChatSession(transport)
+    attach = [listed, File(base64.b64decode(PNG), "image/png", name="a\udc80b"), TextPart("t\ud800")]
+    reply = await session.send("look \udc81", attach=attach)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert (await session.send("again")).status is MessageStatus.COMPLETED
+    assert (await session.edit(session.messages[0].id, "edited \udc82")).status is MessageStatus.COMPLETED
+    assert len(api.requests) == 3
+    shown = json.dumps(api.bodies[0], ensure_ascii=False)
+    assert "look \ufffd" in shown
+    assert "t\ufffd" in shown
+    assert "edited \ufffd" in json.dumps(api.bodies[2], ensure_ascii=False)
+    files = [p for p in session.messages[0].parts if isinstance(p, FilePart)]
+    assert [p.name for p in files] == ["caf\ufffd.png", "a\ufffdb"]
+    (conversation_markdown(session.messages) + session.branches_markdown()).encode("utf-8")
+    session.to_json().encode("utf-8")
