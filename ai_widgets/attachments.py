@@ -179,10 +179,17 @@ def attachment_parts(
         max_chars: The most characters of any text view.
 
     Raises:
-        AttachmentError: Nothing converts the object, or its conversion failed (the message says why).
+        AttachmentError: Nothing converts the object, or its conversion failed (the message says why; any other
+            exception raised while converting, such as a ``__repr__`` that raises, is its ``__cause__``).
     """
     preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
-    return _convert(preview, depth=0)
+    try:
+        return _convert(preview, depth=0)
+    except AttachmentError:
+        raise
+    except Exception as exc:  # an object of the person's may raise anything from any method a conversion calls
+        named = f" `{preview.name}`" if preview.name else ""
+        raise AttachmentError(f"cannot attach {_what(value)}{named}: {_failure(exc)}") from exc
 
 
 # --- dispatch ---------------------------------------------------------------------------------------------------------
@@ -249,6 +256,15 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
             Preview(item, preview.name, preview.max_rows, preview.max_columns, preview.max_chars), depth=depth + 1
         )
     return parts
+
+
+def _failure(exc: BaseException) -> str:
+    """What an exception says, as ``Type: message`` (its type alone when its message cannot be had)."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    return safe_text(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
 
 
 def _what(value: Any) -> str:

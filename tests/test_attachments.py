@@ -435,3 +435,32 @@ def test_a_text_part_with_a_lone_surrogate_is_made_safe_when_attached_as_it_is_o
     assert [part.text for part in parts if isinstance(part, TextPart)] == ["as it is \ufffd", "from a converter \ufffd"]
     assert as_is.text == "as it is \ud800"  # the person's own part is left as it was: the message holds a copy
     assert load_messages(dump_messages([Message(Role.USER, parts)]))[0].text.encode("utf-8")
+
+
+class BadRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr today")
+
+
+def test_any_failure_while_converting_is_an_attachment_error_naming_the_object() -> None:
+    with pytest.raises(AttachmentError, match=r"cannot attach a list: RuntimeError: no repr today") as raised:
+        attachment_parts([1, BadRepr()])
+    assert isinstance(raised.value.__cause__, RuntimeError)
+    with pytest.raises(AttachmentError, match=r"cannot attach a dict `d`: RuntimeError: no repr today"):
+        message_attachments({"d": {"k": BadRepr()}})
+    np = pytest.importorskip("numpy")
+    array = np.array([BadRepr(), 1], dtype=object)
+    with pytest.raises(AttachmentError, match=r"cannot attach a ndarray `rows`: RuntimeError: no repr today") as raised:
+        attachment_parts(array, name="rows")
+    assert isinstance(raised.value.__cause__, RuntimeError)
+
+    class WorseError(Exception):
+        def __str__(self) -> str:
+            raise ValueError("not even this")
+
+    class Worse:
+        def __repr__(self) -> str:
+            raise WorseError
+
+    with pytest.raises(AttachmentError, match=r"cannot attach a list: WorseError"):
+        attachment_parts([Worse()])  # an error that cannot say what it is still names its type
