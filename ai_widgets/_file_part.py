@@ -8,6 +8,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ai_widgets._media import image_pixels
 from ai_widgets._message_json import read_field
 from ai_widgets._safe import safe_text
 
@@ -84,6 +85,23 @@ class FilePart:
         """The file's bytes (``b""`` for a URL)."""
         return b"" if self.data is None else base64.b64decode(self.data)
 
+    def pixels(self) -> tuple[int, int] | None:
+        """The image's width and height in pixels, read from its header (PNG, JPEG, GIF, WebP) without decoding
+        it; ``None`` for a URL, another format, or a header that cannot be read."""
+        data = self.data
+        if data is None:
+            return None
+        # Only the start is decoded: a few kilobytes hold the header, but a JPEG's may follow its metadata (EXIF, an
+        # ICC profile). Past a megabyte of base64 the size counts as unknown: this runs for every request, and a
+        # header that says nothing is never decoded whole.
+        length = _HEAD_CHARS
+        while True:
+            head = data[:length]
+            size = image_pixels(base64.b64decode(head[: len(head) - len(head) % 4]))
+            if size is not None or length >= min(len(data), _MOST_HEAD_CHARS):
+                return size
+            length *= 16
+
     def describe(self) -> str:
         """A short line for a person: name, type and size (``chart.png, image/png, 12.3 KB``)."""
         size = self.size
@@ -115,6 +133,11 @@ class FilePart:
 
     def __repr__(self) -> str:
         return f"FilePart({self.describe()})"
+
+
+#: The base64 characters first decoded to read an image's size, and the most (:meth:`FilePart.pixels`).
+_HEAD_CHARS = 4096
+_MOST_HEAD_CHARS = _HEAD_CHARS * 16**2
 
 
 def human_size(size: int) -> str:
