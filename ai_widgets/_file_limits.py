@@ -32,6 +32,10 @@ class AttachmentLimits:
         max_document_bytes: The largest document.
         max_total_bytes: The most bytes of inline files in one request (the whole conversation's).
         url_kinds: What may be sent by URL: ``"image"``, ``"document"``.
+        max_image_side: The most pixels an image may have on either side, or ``None`` for a provider that scales
+            any image down. Read from the image's header; an image whose size cannot be read is not refused for it.
+        many_images: In a request that carries more images than this...
+        max_image_side_when_many: ...each may have at most this many pixels on either side (``None``: no such rule).
     """
 
     provider: str
@@ -42,6 +46,17 @@ class AttachmentLimits:
     image_types: frozenset[str] = IMAGE_TYPES
     document_types: frozenset[str] = frozenset({PDF_TYPE})
     url_kinds: frozenset[str] = frozenset({"image", "document"})
+    max_image_side: int | None = None
+    many_images: int | None = None
+    max_image_side_when_many: int | None = None
+
+    def max_side(self, images: int) -> int | None:
+        """The most pixels an image may have on either side in a request that carries ``images`` images
+        (``None``: any)."""
+        side = self.max_image_side
+        if self.many_images is not None and self.max_image_side_when_many is not None and images > self.many_images:
+            side = self.max_image_side_when_many if side is None else min(side, self.max_image_side_when_many)
+        return side
 
     def check(self, parts: Iterable[FilePart | TextPart], earlier: Iterable[Message] = ()) -> None:
         """Refuses files the provider would refuse, before anything is sent.
@@ -57,12 +72,22 @@ class AttachmentLimits:
         older = [p for m in earlier for p in m.parts if isinstance(p, FilePart)]
         for part in files:
             self._check_one(part)
-        images = sum(1 for p in (*older, *files) if p.media_type in self.image_types)
-        if images > self.max_images:
+        images = [p for p in (*older, *files) if p.media_type in self.image_types]
+        if len(images) > self.max_images:
             raise AttachmentError(
                 f"{self.provider} takes at most {self.max_images:,} images in one request, and this message would "
-                f"make the conversation carry {images:,}"
+                f"make the conversation carry {len(images):,}"
             )
+        side = self.max_side(len(images))
+        if side is not None and side != self.max_image_side:  # a stricter limit for a request of many images
+            for part in images:
+                pixels = part.pixels()
+                if pixels is not None and max(pixels) > side:
+                    raise AttachmentError(
+                        f"{self.provider} takes images of at most {side:,} px a side when a request carries more "
+                        f"than {self.many_images:,} images, and this message would make the conversation carry "
+                        f"{len(images):,}: {part.name or part.media_type} is {_pixels(pixels)}"
+                    )
         total = sum(p.size or 0 for p in (*older, *files))
         if total > self.max_total_bytes:
             raise AttachmentError(
@@ -70,12 +95,20 @@ class AttachmentLimits:
                 f"message would make the conversation carry {human_size(total)}"
             )
 
-    def kind_of(self, part: FilePart) -> str | None:
+    def kind_of(self, part: FilePart, *, images: int = 0) -> str | None:
         """How the provider takes this file: ``"image"``, ``"document"``, or ``None`` when it would refuse it (its
-        type, its size, a URL it cannot fetch). A transport sends a refused file as a note saying what it was: a
-        file from a conversation that moved from another provider, or from a history file, must not make every
-        later request fail."""
-        return None if self._problem(part) else self._kind(part)
+        type, its size, its pixels in a request of ``images`` images, a URL it cannot fetch). A transport sends a
+        refused file as a note saying what it was: a file from a conversation that moved from another provider, or
+        from a history file, must not make every later request fail."""
+        if self._problem(part):
+            return None
+        kind = self._kind(part)
+        side = self.max_side(images)
+        if kind == "image" and side is not None and side != self.max_image_side:
+            pixels = part.pixels()
+            if pixels is not None and max(pixels) > side:
+                return None
+        return kind
 
     def _kind(self, part: FilePart) -> str | None:
         if part.media_type in self.image_types:
@@ -101,4 +134,15 @@ class AttachmentLimits:
             return f"{self.provider} takes {kind}s of at most {human_size(limit)}, and {label} is {human_size(size)}"
         if size == 0:
             return f"{label} is empty: {self.provider} refuses an empty {kind}"
+        if kind == "image" and self.max_image_side is not None:
+            pixels = part.pixels()
+            if pixels is not None and max(pixels) > self.max_image_side:
+                return (
+                    f"{self.provider} takes images of at most {self.max_image_side:,} px a side, and {label} is "
+                    f"{_pixels(pixels)}"
+                )
         return None
+
+
+def _pixels(size: tuple[int, int]) -> str:
+    return f"{size[0]:,} x {size[1]:,} px"

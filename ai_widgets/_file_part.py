@@ -8,7 +8,9 @@ import binascii
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ai_widgets._media import image_pixels
 from ai_widgets._message_json import read_field
+from ai_widgets._safe import safe_text
 
 __all__ = ["FilePart", "human_size"]
 
@@ -25,6 +27,9 @@ class FilePart:
         data: The file's bytes, base64 (no ``data:`` prefix, no line breaks), or ``None`` for a URL.
         url: Where the provider fetches the file, or ``None`` for inline data.
         name: A name for the person and the model (``"chart.png"``, ``"df"``), or ``None``.
+
+    Lone surrogates in ``name``, ``url`` and ``media_type`` (a file name ``os.listdir`` gave for a name that is not
+    UTF-8) become U+FFFD, however the part is made: every request that carries it must encode as UTF-8.
 
     Raises:
         ValueError: Not exactly one of ``data`` and ``url``, ``data`` that is not base64, or a media type that is
@@ -54,6 +59,10 @@ class FilePart:
             raise ValueError("a file part's url must be a non-empty string")
         if self.name is not None and not isinstance(self.name, str):
             raise ValueError(f"a file part's name must be a string, not {type(self.name).__name__}")
+        for field in ("media_type", "url", "name"):
+            value = getattr(self, field)
+            if value is not None:
+                object.__setattr__(self, field, safe_text(value))  # frozen: set here, before anyone sees the part
 
     @classmethod
     def from_bytes(cls, raw: bytes, media_type: str, *, name: str | None = None) -> FilePart:
@@ -75,6 +84,23 @@ class FilePart:
     def raw(self) -> bytes:
         """The file's bytes (``b""`` for a URL)."""
         return b"" if self.data is None else base64.b64decode(self.data)
+
+    def pixels(self) -> tuple[int, int] | None:
+        """The image's width and height in pixels, read from its header (PNG, JPEG, GIF, WebP) without decoding
+        it; ``None`` for a URL, another format, or a header that cannot be read."""
+        data = self.data
+        if data is None:
+            return None
+        # Only the start is decoded: a few kilobytes hold the header, but a JPEG's may follow its metadata (EXIF, an
+        # ICC profile). Past a megabyte of base64 the size counts as unknown: this runs for every request, and a
+        # header that says nothing is never decoded whole.
+        length = _HEAD_CHARS
+        while True:
+            head = data[:length]
+            size = image_pixels(base64.b64decode(head[: len(head) - len(head) % 4]))
+            if size is not None or length >= min(len(data), _MOST_HEAD_CHARS):
+                return size
+            length *= 16
 
     def describe(self) -> str:
         """A short line for a person: name, type and size (``chart.png, image/png, 12.3 KB``)."""
@@ -107,6 +133,11 @@ class FilePart:
 
     def __repr__(self) -> str:
         return f"FilePart({self.describe()})"
+
+
+#: The base64 characters first decoded to read an image's size, and the most (:meth:`FilePart.pixels`).
+_HEAD_CHARS = 4096
+_MOST_HEAD_CHARS = _HEAD_CHARS * 16**2
 
 
 def human_size(size: int) -> str:

@@ -191,12 +191,19 @@ def attachment_parts(
         max_chars: The most characters of any text view.
 
     Raises:
-        AttachmentError: Nothing converts the object, its conversion failed (the message says why), gave more
+        AttachmentError: Nothing converts the object, its conversion failed (the message says why; any other
+            exception raised while converting, such as a ``__repr__`` that raises, is its ``__cause__``), gave more
             than :data:`MAX_PARTS` parts, or took longer than :data:`MAX_RENDER_SECONDS` to draw (a figure, an
             image, a rich repr).
     """
     preview = Preview(value, None if name is None else safe_text(name), max_rows, max_columns, max_chars)
-    return _convert(preview, depth=0)
+    try:
+        return _convert(preview, depth=0)
+    except AttachmentError:
+        raise
+    except Exception as exc:  # an object of the person's may raise anything from any method a conversion calls
+        named = f" `{preview.name}`" if preview.name else ""
+        raise AttachmentError(f"cannot attach {_what(value)}{named}: {_failure(exc)}") from exc
 
 
 # --- dispatch ---------------------------------------------------------------------------------------------------------
@@ -206,8 +213,10 @@ def _convert(preview: Preview, *, depth: int) -> list[AttachmentPart]:
     value, name = preview.value, preview.name
     if depth > 8:
         raise AttachmentError(f"cannot attach {_what(value)}: its converters return one another without end")
-    if isinstance(value, (FilePart, TextPart)):
-        return [value]
+    if isinstance(value, FilePart):
+        return [value]  # made safe when it was made
+    if isinstance(value, TextPart):
+        return [TextPart(safe_text(value.text))]  # a copy: lone surrogates would fail every later request
     if isinstance(value, Preview):
         return _convert(value if value.name or not name else _renamed(value, name), depth=depth + 1)
     for kind in type(value).__mro__:
@@ -271,6 +280,15 @@ def _converted(convert: Converter, preview: Preview, depth: int) -> list[Attachm
                 "attachment gives"
             )
     return parts
+
+
+def _failure(exc: BaseException) -> str:
+    """What an exception says, as ``Type: message`` (its type alone when its message cannot be had)."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    return safe_text(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
 
 
 def _what(value: Any) -> str:

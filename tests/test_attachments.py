@@ -4,12 +4,16 @@ providers' limits, and FilePart itself (its checks and its JSON form)."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import math
+import os
+import random
 import sys
 import threading
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -17,9 +21,10 @@ import pytest
 
 import ai_widgets.attachments as attachments
 from ai_widgets import AttachmentError, AttachmentLimits, File, FilePart, Message, Preview, TextPart, register_converter
+from ai_widgets._media import image_pixels
 from ai_widgets.attachments import _CONVERTERS, attachment_parts, message_attachments, rich_bundle, table_text
 from ai_widgets.messages import Role, conversation_markdown, dump_messages, load_messages
-from tests.providers.images import GIF, JPEG, PDF, PNG
+from tests.providers.images import GIF, JPEG, PDF, PNG, png_of
 
 PNG_BYTES = base64.b64decode(PNG)
 JPEG_BYTES = base64.b64decode(JPEG)
@@ -525,8 +530,227 @@ def test_limits_name_what_the_provider_refuses() -> None:
         LIMITS.check([FilePart("image/png", data="")])
 
 
+PIXELS = AttachmentLimits(
+    "Acme",
+    max_image_bytes=10**7,
+    max_images=100,
+    max_document_bytes=1,
+    max_total_bytes=10**8,
+    max_image_side=8000,
+    many_images=20,
+    max_image_side_when_many=2000,
+)
+
+
+def test_limits_on_pixels_name_what_the_provider_refuses() -> None:
+    wide = FilePart.from_bytes(png_of(9000, 4), "image/png", name="wide.png")
+    assert (wide.size or 0) < 200  # far under every limit on bytes
+    with pytest.raises(
+        AttachmentError, match=r"^Acme takes images of at most 8,000 px a side, and wide.png is 9,000 x 4 px$"
+    ):
+        PIXELS.check([wide])
+    assert PIXELS.kind_of(wide) is None  # one already in a conversation goes as a note
+    replace(PIXELS, max_image_side=None, many_images=None).check([wide] * 30)  # one that scales images down takes it
+    PIXELS.check([FilePart.from_bytes(png_of(8000, 3), "image/png")])  # at the limit
+    big = FilePart.from_bytes(png_of(2500, 2500), "image/png", name="big.png")
+    PIXELS.check([big] * 20)
+    assert PIXELS.kind_of(big, images=20) == "image"
+    with pytest.raises(
+        AttachmentError,
+        match=r"^Acme takes images of at most 2,000 px a side when a request carries more than 20 images, and this "
+        r"message would make the conversation carry 21: big.png is 2,500 x 2,500 px$",
+    ):
+        PIXELS.check([big], [Message(Role.USER, [big] * 20)])
+    assert PIXELS.kind_of(big, images=21) is None
+    small = FilePart.from_bytes(png_of(2000, 1), "image/png", name="small.png")
+    with pytest.raises(AttachmentError, match=r"big\.png is 2,500 x 2,500 px"):  # an earlier big one counts too
+        PIXELS.check([small] * 20, [Message(Role.USER, [big])])
+    PIXELS.check([small] * 21)
+    # Sizes that cannot be read are not refused for their pixels: a URL, a header that says nothing.
+    PIXELS.check([FilePart("image/png", url="https://example.com/a.png")] * 30)
+    PIXELS.check([FilePart("image/jpeg", data=JPEG, name="no frame header")] * 30)
+
+
+def test_a_file_parts_pixels_are_read_from_its_header_even_after_long_metadata() -> None:
+    assert FilePart.from_bytes(png_of(30, 20), "image/png").pixels() == (30, 20)
+    exif = jpeg_of(0, 0)[:2] + bytes([0xFF, 0xE1]) + (60_002).to_bytes(2, "big") + b"\x00" * 60_000
+    assert FilePart.from_bytes(exif + jpeg_of(700, 500)[2:], "image/jpeg").pixels() == (700, 500)
+    assert FilePart("image/png", url="https://example.com/a.png").pixels() is None
+    assert FilePart.from_bytes(PDF_BYTES, "application/pdf").pixels() is None
+
+
 def test_lone_surrogates_are_made_safe_for_the_history() -> None:
     (part,) = attachment_parts("a\ud800b", name="n\udc80")
     assert isinstance(part, TextPart)
     assert part.text == "Attached Text `n\ufffd`:\na\ufffdb"
     assert load_messages(dump_messages([Message(Role.USER, [part])]))[0].text == part.text
+
+
+def test_a_file_name_with_a_lone_surrogate_is_made_safe_wherever_a_file_part_is_made(tmp_path: Path) -> None:
+    # A file whose name is not UTF-8: os.listdir gives its name with a lone surrogate for each undecodable byte.
+    raw_name = os.path.join(os.fsencode(tmp_path), b"caf\xe9.png")
+    with open(raw_name, "wb") as file:
+        file.write(PNG_BYTES)
+    (listed,) = os.listdir(tmp_path)
+    assert listed == "caf\udce9.png"
+    made = [
+        *attachment_parts(tmp_path / listed),
+        *attachment_parts(File(PNG_BYTES, "image/png", name="a\udc80b")),
+        *attachment_parts(File(b"ID3\x03", "audio/mpeg", name="t\ud800.mp3")),
+        FilePart("image/png", data=PNG, name="x\udfff"),
+        FilePart.from_bytes(PNG_BYTES, "image/png", name="y\udc00"),
+        FilePart.from_dict({"kind": "file", "media_type": "image/png", "data": PNG, "name": "z\udc81"}),
+        FilePart("image/png", url="https://example.com/\udc80.png"),
+    ]
+    names = [part.name for part in made if isinstance(part, FilePart)]
+    assert names == ["caf\ufffd.png", "a\ufffdb", "t\ufffd.mp3", "x\ufffd", "y\ufffd", "z\ufffd", None]
+    assert made[-1].url == "https://example.com/\ufffd.png"
+    message = Message(Role.USER, [TextPart("look"), *made])
+    assert load_messages(dump_messages([message]))[0].parts[1:] == made
+    conversation_markdown([message]).encode("utf-8")  # what chat.export("x.md") writes
+
+
+def test_a_text_part_with_a_lone_surrogate_is_made_safe_when_attached_as_it_is_or_by_a_converter() -> None:
+    class Note:
+        pass
+
+    register_converter(Note, lambda note: TextPart("from a converter \udc80"))
+    as_is = TextPart("as it is \ud800")
+    parts = message_attachments([as_is, Note()])
+    assert [part.text for part in parts if isinstance(part, TextPart)] == ["as it is \ufffd", "from a converter \ufffd"]
+    assert as_is.text == "as it is \ud800"  # the person's own part is left as it was: the message holds a copy
+    assert load_messages(dump_messages([Message(Role.USER, parts)]))[0].text.encode("utf-8")
+
+
+class BadRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr today")
+
+
+def test_any_failure_while_converting_is_an_attachment_error_naming_the_object() -> None:
+    with pytest.raises(AttachmentError, match=r"cannot attach a list: RuntimeError: no repr today") as raised:
+        attachment_parts([1, BadRepr()])
+    assert isinstance(raised.value.__cause__, RuntimeError)
+    with pytest.raises(AttachmentError, match=r"cannot attach a dict `d`: RuntimeError: no repr today"):
+        message_attachments({"d": {"k": BadRepr()}})
+    np = pytest.importorskip("numpy")
+    array = np.array([BadRepr(), 1], dtype=object)
+    with pytest.raises(AttachmentError, match=r"cannot attach a ndarray `rows`: RuntimeError: no repr today") as raised:
+        attachment_parts(array, name="rows")
+    assert isinstance(raised.value.__cause__, RuntimeError)
+
+    class WorseError(Exception):
+        def __str__(self) -> str:
+            raise ValueError("not even this")
+
+    class Worse:
+        def __repr__(self) -> str:
+            raise WorseError
+
+    with pytest.raises(AttachmentError, match=r"cannot attach a list: WorseError"):
+        attachment_parts([Worse()])  # an error that cannot say what it is still names its type
+
+
+# --- an image's size in pixels, from its header -----------------------------------------------------------------------
+
+
+def jpeg_of(width: int, height: int, *, frame: int = 0xC0) -> bytes:
+    """The start of a JPEG as cameras write it: APP0 (JFIF), APP1 (EXIF, 5 KB), fill bytes, a quantisation table,
+    then the frame header (``frame``: SOF0 baseline, SOF2 progressive); then the start of the scan and the end."""
+
+    def segment(marker: int, body: bytes) -> bytes:
+        return bytes([0xFF, marker]) + (len(body) + 2).to_bytes(2, "big") + body
+
+    return (
+        b"\xff\xd8"
+        + segment(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
+        + segment(0xE1, b"Exif\x00\x00" + b"\xff\xc0" * 2500)  # bytes that look like a frame header, inside EXIF
+        + b"\xff\xff"
+        + segment(0xDB, b"\x00" + bytes(range(64)))
+        + segment(frame, b"\x08" + height.to_bytes(2, "big") + width.to_bytes(2, "big") + b"\x01\x01\x11\x00")
+        + segment(0xDA, b"\x01\x01\x00\x00\x3f\x00")
+        + b"\x00\xff\xd9"
+    )
+
+
+def webp_of(chunk: bytes, body: bytes) -> bytes:
+    data = chunk + len(body).to_bytes(4, "little") + body
+    return b"RIFF" + (len(data) + 4).to_bytes(4, "little") + b"WEBP" + data
+
+
+CRAFTED: list[tuple[str, bytes, tuple[int, int]]] = [
+    ("png", png_of(9000, 4), (9000, 4)),
+    ("jpeg-sof0", jpeg_of(2500, 1200), (2500, 1200)),
+    ("jpeg-sof2", jpeg_of(640, 8001, frame=0xC2), (640, 8001)),
+    ("gif", b"GIF89a" + (300).to_bytes(2, "little") + (20).to_bytes(2, "little") + b"\x00\x00\x00;", (300, 20)),
+    # Lossy: frame tag, start code, 14-bit sizes (the top 2 bits are a scale, not size).
+    (
+        "webp-vp8",
+        webp_of(b"VP8 ", b"\x00\x00\x00\x9d\x01\x2a" + (0xC000 | 4000).to_bytes(2, "little") + b"\x0a\x00"),
+        (4000, 10),
+    ),
+    # Lossless: signature, then width - 1 and height - 1 in 14 bits each.
+    ("webp-vp8l", webp_of(b"VP8L", b"\x2f" + ((8999) | (2 << 14)).to_bytes(4, "little")), (9000, 3)),
+    # Extended: flags, 3 reserved bytes, canvas width - 1 and height - 1 in 24 bits each.
+    (
+        "webp-vp8x",
+        webp_of(b"VP8X", b"\x10\x00\x00\x00" + (16383).to_bytes(3, "little") + (99).to_bytes(3, "little")),
+        (16384, 100),
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "size"), [(d, s) for _, d, s in CRAFTED], ids=[n for n, _, _ in CRAFTED])
+def test_an_images_size_is_read_from_its_header(data: bytes, size: tuple[int, int]) -> None:
+    assert image_pixels(data) == size
+    # Cut anywhere, the size is known or not at all, never wrong; nothing raises.
+    for end in range(len(data)):
+        assert image_pixels(data[:end]) in (None, size)
+    assert image_pixels(data[:9]) is None
+
+
+def test_an_images_size_agrees_with_what_pil_writes() -> None:
+    image_module = pytest.importorskip("PIL.Image")
+    for kind, options in [
+        ("PNG", {}),
+        ("JPEG", {}),
+        ("JPEG", {"progressive": True, "exif": b"Exif\x00\x00" + b"\x00" * 30_000}),
+        ("GIF", {}),
+        ("WEBP", {}),
+        ("WEBP", {"lossless": True}),
+        ("WEBP", {"exif": b"Exif\x00\x00abc"}),
+    ]:
+        buffer = io.BytesIO()
+        image_module.new("RGB", (123, 45)).save(buffer, kind, **options)
+        assert image_pixels(buffer.getvalue()) == (123, 45), (kind, options)
+
+
+def test_an_unreadable_header_has_no_size() -> None:
+    for data in [
+        b"",
+        b"plain text",
+        PDF_BYTES,
+        b"\xff\xd8\xff\xe0\x00\x01",  # a segment length below 2
+        b"\xff\xd8\x00\x00\x00\x00",  # no marker where one must be
+        b"\xff\xd8\xff\xda\x00\x08",  # the scan before any frame header
+        b"\xff\xd8" + b"\xff" * 5000,  # fill bytes and nothing else
+        jpeg_of(0, 0),  # a size left to later (DNL): unknown
+        JPEG_BYTES,  # JFIF and the end, no frame header
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDX" + b"\x00" * 20,  # no IHDR first
+        webp_of(b"VP8 ", b"\x00\x00\x00\x00\x00\x00" + b"\x10" * 4),  # no start code
+        webp_of(b"VP8L", b"\x00" * 5),  # no signature
+        webp_of(b"ALPH", b"\x00" * 10),  # another chunk first
+    ]:
+        assert image_pixels(data) is None, data[:20]
+    rng = random.Random(29)
+    for head in (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"RIFF\x00\x00\x00\x00WEBPVP8X"):
+        for _ in range(300):
+            image_pixels(head + rng.randbytes(rng.randrange(40)))  # garbage after a signature: never an error
+
+
+def test_a_header_that_says_nothing_is_not_decoded_whole() -> None:
+    """The size is read for every request: of a JPEG with no frame header in its first megabyte, no more is read."""
+    late = jpeg_of(0, 0)[:2] + (bytes([0xFF, 0xE2]) + (65_535).to_bytes(2, "big") + b"\x00" * 65_533) * 20
+    part = FilePart.from_bytes(late + jpeg_of(9000, 9000)[2:], "image/jpeg")
+    assert part.pixels() is None  # its frame header is 1.3 MB in: taken as unknown, so never refused for its pixels
+    assert image_pixels(part.raw()) == (9000, 9000)

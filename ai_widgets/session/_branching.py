@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from ai_widgets._safe import safe_text
 from ai_widgets.changes import BranchesChanged, SessionChange
 from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.session._branches import (
@@ -110,7 +111,7 @@ class BranchingSession:
         position = user_position(self._messages, message_id)
         old = self._messages[position]
         kept = old.parts[1:] if old.parts and isinstance(old.parts[0], TextPart) else old.parts  # its attachments
-        user = Message(Role.USER, [TextPart(text), *kept])
+        user = Message(Role.USER, [TextPart(safe_text(text)), *kept])  # as send() makes it
         return await self._start_turn(user=user, fork=lambda: self._cut(user_position(self._messages, message_id)))
 
     async def regenerate(self, *, stop: bool = False) -> Message:

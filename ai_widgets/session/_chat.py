@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets._safe import UnsafeValueError, checked_json
+from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
 from ai_widgets.changes import (
@@ -370,7 +370,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         self.check_can_send()
         parts = await self.prepare_attachments(attach)
         self.check_can_send()  # again: the session may have changed while they were converted
-        reply = await self._start_turn(user=Message(Role.USER, [TextPart(text), *parts]), output=output)
+        user = Message(Role.USER, [TextPart(safe_text(text)), *parts])  # lone surrogates would fail every request
+        reply = await self._start_turn(user=user, output=output)
         if output is not None and output.failure is not None:
             raise output.failure
         return reply

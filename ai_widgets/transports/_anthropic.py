@@ -39,6 +39,7 @@ from ai_widgets.transports._history import (
     history,
     outcome_text,
     own_data,
+    user_images,
     user_parts,
 )
 from ai_widgets.transports._models import default_model
@@ -64,12 +65,17 @@ _MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
 _MAX_REQUEST_IMAGES = 100
 #: What a user message's files may be (docs.anthropic.com, vision and PDF support): images up to 5 MB, 100 a request;
 #: PDFs up to 32 MB; by data or URL; a request at most 32 MB, so 22 MB of files (base64 makes them 4/3 as long).
+#: An image at most 8,000 x 8,000 px, and 2,000 x 2,000 px in a request of more than 20 images: the API refuses a
+#: larger one ("image dimensions exceed max allowed size") where it scales a smaller one down.
 ATTACHMENT_LIMITS = AttachmentLimits(
     LABEL,
     max_image_bytes=5 * 1024 * 1024,
     max_images=100,
     max_document_bytes=32 * 1024 * 1024,
     max_total_bytes=22 * 1024 * 1024,
+    max_image_side=8000,
+    many_images=20,
+    max_image_side_when_many=2000,
 )
 
 # The arguments the SDK's ``messages.create`` takes in every version.
@@ -137,9 +143,10 @@ class AnthropicTransport:
       the image their display shows, a figure's PNG: PNG, JPEG, GIF or WebP, inline base64 up to 5 MB or an http(s) URL)
       its ``content`` is a list, a ``text`` block (the text the model is told; left out when empty) then one ``{"type":
       "image", "source": {"type": "base64", "media_type", "data"}}`` per image (``{"type": "url", "url"}`` for a URL);
-      without, the text. Other attachments, and an image the API would refuse (another format, larger, not base64, cut
-      short), show on the card only, as do the oldest images once a request would carry more than 24 MB of them or more
-      than 100. Off with ``tool_images=False``.
+      without, the text. Other attachments, and an image the API would refuse (another format, larger, more than 8,000
+      px a side, not base64, cut short), show on the card only, as do the oldest images once a request would carry more
+      than 24 MB of them or more than 100, or more than 20 with one of more than 2,000 px a side (the person's included:
+      a person's image the API would refuse there goes as a note). Off with ``tool_images=False``.
     - Provider data: only parts with ``provider == "anthropic"`` send theirs back. Thinking must come back exactly
       as received: a reasoning part holds ``{"signature": ...}`` for one ``thinking`` block (its text is the part's
       text), or ``{"blocks": [...]}``, the blocks themselves as they came, when it holds a ``redacted_thinking``
@@ -290,13 +297,18 @@ class AnthropicTransport:
                 max_chars=_MAX_IMAGE_CHARS,
                 max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
                 max_count=_MAX_REQUEST_IMAGES,
+                limits=self.attachment_limits,
             )
             if self.tool_images
             else None
         )
+        # In a request of many images each must be smaller: the person's go as notes where they would not be (the
+        # tools' images are chosen above to keep within the limit the person's set).
+        crowd = user_images(messages, self.attachment_limits)
         for message in messages:
             if message.role is Role.USER:
-                _append(out, "user", [_user_block(part, self.attachment_limits) for part in user_parts(message)])
+                blocks = [_user_block(part, self.attachment_limits, crowd) for part in user_parts(message)]
+                _append(out, "user", blocks)
             else:
                 for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
                     _append(out, role, content)
@@ -404,11 +416,12 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out.append({"role": role, "content": content})
 
 
-def _user_block(part: TextPart | FilePart, limits: AttachmentLimits) -> JSON:
-    """A user message's text or file as a content block: ``text``, ``image`` or ``document`` (a PDF)."""
+def _user_block(part: TextPart | FilePart, limits: AttachmentLimits, images: int) -> JSON:
+    """A user message's text or file as a content block: ``text``, ``image`` or ``document`` (a PDF); ``images``:
+    how many images the person's messages put in the request."""
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
-    kind = limits.kind_of(part)
+    kind = limits.kind_of(part, images=images)
     if kind is None:
         return {"type": "text", "text": file_note(part, limits.provider)}
     source: JSON = (

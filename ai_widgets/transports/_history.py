@@ -8,11 +8,12 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ai_widgets._media import IMAGE_TYPES, sniff_image, whole_image
+from ai_widgets._media import IMAGE_TYPES, image_pixels, sniff_image, whole_image
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.messages import FilePart, Message, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 
@@ -26,6 +27,7 @@ __all__ = [
     "outcome_images",
     "outcome_text",
     "own_data",
+    "user_images",
     "user_parts",
 ]
 
@@ -48,6 +50,18 @@ def history(messages: Iterable[Message]) -> Iterator[Message]:
 def user_parts(message: Message) -> list[TextPart | FilePart]:
     """A user message's text (empty text left out) and files, in order."""
     return [p for p in message.parts if isinstance(p, FilePart) or (isinstance(p, TextPart) and p.text)]
+
+
+def user_images(messages: Iterable[Message], limits: AttachmentLimits) -> int:
+    """How many images the person's messages put in a request: those the provider takes, each on its own (a
+    provider may limit the pixels of each image more strictly in a request of many)."""
+    return sum(
+        1
+        for message in messages
+        if message.role is Role.USER
+        for part in message.parts
+        if isinstance(part, FilePart) and limits.kind_of(part) == "image"
+    )
 
 
 def file_note(part: FilePart, provider: str) -> str:
@@ -90,11 +104,12 @@ def arguments_json(part: ToolCallPart) -> str:
 @dataclass(frozen=True, slots=True)
 class ModelImage:
     """An image of a tool's result as a model can take it: base64 ``data`` of a ``media_type`` the providers accept
-    (PNG, JPEG, GIF, WebP), or an http(s) ``url``."""
+    (PNG, JPEG, GIF, WebP), or an http(s) ``url``; ``pixels``: its width and height, when its header says."""
 
     media_type: str
     data: str | None = None
     url: str | None = None
+    pixels: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def data_url(self) -> str:
@@ -146,12 +161,18 @@ class RequestImages:
     the limits stay on their cards only; the model still has their calls' text. The files people attached to their
     messages count against the same limits first.
 
+    A provider may limit an image's pixels too, and more strictly in a request of many images: an image is carried
+    only while every image of the request, the person's included, keeps within the limit for the request's number
+    of images. An image whose size cannot be read is not left out for its pixels.
+
     Args:
         messages: The history the request carries.
         max_chars: The provider's limit on one image, in base64 characters.
         max_total_chars: The most base64 characters of inline images in one request (URLs count nothing here).
         max_count: The most images in one request.
         accept: Which images the provider takes at all (say, not GIF); all by default.
+        limits: The provider's limits on files, for their limits on pixels (``max_side``) and which of the person's
+            images it takes; ``None`` for a provider that scales any image down.
     """
 
     __slots__ = ("_chosen",)
@@ -164,9 +185,10 @@ class RequestImages:
         max_total_chars: int,
         max_count: int,
         accept: Callable[[ModelImage], bool] | None = None,
+        limits: AttachmentLimits | None = None,
     ) -> None:
         found: list[tuple[ToolCallPart, list[ModelImage]]] = []
-        total = count = 0
+        total = count = largest = 0  # largest: the longest side of an image the request carries, in pixels
         for message in messages:
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
@@ -178,15 +200,20 @@ class RequestImages:
                     # sent): they take their room in the request first.
                     count += 1 if part.media_type.startswith("image/") else 0
                     total += len(part.data or "")
+                    if limits is not None and limits.kind_of(part) == "image":  # one it refuses goes as a note
+                        largest = max(largest, *(part.pixels() or (0,)))
         self._chosen: dict[int, list[ModelImage]] = {}
         for part, images in reversed(found):  # the newest first
             kept: list[ModelImage] = []
             for image in reversed(images):
                 size = len(image.data or "")
-                if count < max_count and total + size <= max_total_chars:
+                side = max(largest, *(image.pixels or (0,)))
+                limit = limits.max_side(count + 1) if limits is not None else None
+                if count < max_count and total + size <= max_total_chars and (limit is None or side <= limit):
                     kept.append(image)
                     count += 1
                     total += size
+                    largest = side
             self._chosen[id(part)] = kept[::-1]
 
     def of(self, part: ToolCallPart) -> list[ModelImage]:
@@ -208,7 +235,7 @@ def _inline_image(data: str, max_chars: int) -> ModelImage | None:
     media_type = sniff_image(raw[:16])
     if media_type is None or not whole_image(media_type, raw):
         return None
-    return ModelImage(media_type, data=data)
+    return ModelImage(media_type, data=data, pixels=image_pixels(raw))
 
 
 def _base64(data: str, max_chars: int) -> bytes | None:

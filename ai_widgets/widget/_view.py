@@ -30,6 +30,7 @@ from ai_widgets.messages import InputResponseError, Message, MessageStatus, Tool
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
+    Action,
     ActionError,
     AppCallAction,
     AppOpenAction,
@@ -397,6 +398,13 @@ class SessionView(anywidget.AnyWidget):
         except ActionError as exc:
             self._send_error(str(exc))
             return
+        try:
+            self._act(action)
+        except Exception as exc:  # whatever the kernel raises, the view that asked must not wait for ever
+            logger.exception("ai_widgets: a front-end %r message failed", action.type)
+            self._answer_failure(action, _described(exc))
+
+    def _act(self, action: Action) -> None:
         match action:
             case SyncAction(have=have, last=last):
                 VIEW_OPENED.set()  # a page is there to click (see _voila)
@@ -466,6 +474,31 @@ class SessionView(anywidget.AnyWidget):
                     return
                 policy.revoke(name)
                 self._refresh_allowed()
+
+    def _answer_failure(self, action: Action, problem: str) -> None:
+        """Answers a request whose handling raised something unforeseen as its kind is answered (docs/protocol.md), so
+        that a queued message, a chip, a list or an app that waits for the answer stops waiting."""
+        problem = clip(problem, MAX_ERROR_CHARS)
+        match action:
+            case SendAction(id=send_id) | PromptAction(id=send_id):
+                self._send_error(f"Sending failed: {problem}", send_id)  # the view keeps the text and the chips
+            case DescribeAction(name=name, request=request):
+                answer = {"type": "attachment", "request": request, "name": name, "found": True, "error": problem}
+                self._send_custom(shown_json(answer))
+            case CompleteAction(prefix=prefix, request=request):  # no room for an error: the list is empty
+                listed = {"type": "completions", "request": request, "prefix": prefix, "items": []}
+                self._send_custom(shown_json(listed))
+            case PromptsAction(request=request):
+                errors = [{"server": "", "message": problem}]
+                self._send_custom(shown_json({"type": "prompts", "request": request, "items": [], "errors": errors}))
+            case AppCallAction(tool_call_id=call_id, request=request):
+                reply = {"type": "app_reply", "tool_call_id": call_id, "request": request, "error": problem}
+                self._send_custom(shown_json(reply))
+            case ResourceOpenAction(tool_call_id=call_id, uri=uri):
+                read = {"type": "resource", "tool_call_id": call_id, "uri": uri, "error": problem}
+                self._send_custom(shown_json(read))
+            case _:
+                self._send_error(f"The {action.type!r} request failed: {problem}")
 
     def _find_call(self, tool_call_id: str) -> tuple[ChatSession, ToolCallPart] | None:
         session = self._session_of(tool_call_id)
@@ -600,9 +633,18 @@ class SessionView(anywidget.AnyWidget):
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
         loop = self.session.loop
         if loop is not None and loop.is_running() and running_loop() is not loop:
-            loop.call_soon_threadsafe(callback)
+            loop.call_soon_threadsafe(self._answer_later, callback)
         else:
             callback()
+
+    def _answer_later(self, callback: Callable[[], None]) -> None:
+        """Runs an answer to a view on the turn's thread; one that fails is said to the views, as the view that asked
+        would otherwise wait for ever."""
+        try:
+            callback()
+        except Exception as exc:
+            logger.exception("ai_widgets: answering a front-end message failed")
+            self._send_error(f"Answering the view failed: {_described(exc)}")
 
     def _stop_mirroring(self) -> None:
         """Stops observing the session (the messages shown so far stay, in the state and in every view)."""
@@ -617,6 +659,15 @@ class SessionView(anywidget.AnyWidget):
         if hasattr(self, "_bench"):
             self._bench.close()
         super().close()
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message`` of an exception (its type alone when its message cannot be had)."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _marked(shown: dict[str, Any], marks: dict[str, dict[str, int]]) -> dict[str, Any]:

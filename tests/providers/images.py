@@ -4,6 +4,8 @@ images, and a history whose calls carry images of every kind a transport must se
 from __future__ import annotations
 
 import base64
+import struct
+import zlib
 
 from ai_widgets import Message, TextPart, ToolCallState, ToolOutcome, tool
 from ai_widgets.messages import Role
@@ -19,6 +21,19 @@ WEBP = base64.b64encode(
 SVG = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"/>').decode()
 PDF = base64.b64encode(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n").decode()
 PHOTO_URL = "https://example.com/photo.jpg"
+
+
+def png_of(width: int, height: int) -> bytes:
+    """A whole PNG of ``width`` x ``height`` grey pixels, all black: small however large it is (9,000 x 4 is about
+    100 bytes), for the providers' limits on pixels."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)  # 8-bit greyscale
+    pixels = zlib.compress(b"\0" * ((width + 1) * height), 9)  # each row: its filter byte, then its pixels
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
 
 #: What the model is told about the chart call: the person edited its arguments, then the tool's text.
 CHART_TEXT = '(The person changed the arguments before allowing this call; it ran with {"series": "b"}.)\nA chart of b.'

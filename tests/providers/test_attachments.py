@@ -5,15 +5,17 @@ anything is sent, and a file from another provider's conversation sent as a note
 from __future__ import annotations
 
 import base64
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, TextPart, ToolOutcome
-from ai_widgets.messages import Role, dump_messages
+from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, MessageStatus, TextPart, ToolOutcome
+from ai_widgets.messages import Role, conversation_markdown, dump_messages
 from tests.providers.histories import finished_call
-from tests.providers.images import GIF, PDF, PNG
+from tests.providers.images import GIF, PDF, PNG, png_of
 from tests.providers.kits import KITS, MockAPI, ProviderKit
 
 PHOTO = "https://example.com/photo.png"
@@ -192,3 +194,121 @@ def test_a_persons_images_take_their_room_in_the_request_before_the_tools_images
     (result,) = messages[2]["content"]
     assert sum(block["type"] == "image" for block in result["content"]) == 99
     assert sum(block["type"] == "image" for block in messages[0]["content"]) == 1
+
+
+def file_not_named_in_utf8(folder: Path, data: bytes) -> Path:
+    """A file named ``caf\\xe9.png`` (Latin-1, not UTF-8) in ``folder``, as ``os.listdir`` names it."""
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.png"), "wb") as file:
+        file.write(data)
+    (listed,) = os.listdir(folder)
+    return folder / listed
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_lone_surrogates_in_names_and_texts_never_fail_a_request(name: str, tmp_path: Path) -> None:
+    """A file whose name is not UTF-8 (``os.listdir`` gives a lone surrogate for each byte that is not), a name
+    given to ``File``, a text part attached as it is or edited in: every request of the conversation still encodes,
+    and so do its transcript and its JSON."""
+    listed = file_not_named_in_utf8(tmp_path, base64.b64decode(PNG))
+    assert listed.name == "caf\udce9.png"
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    session = ChatSession(transport)
+    attach = [listed, File(base64.b64decode(PNG), "image/png", name="a\udc80b"), TextPart("t\ud800")]
+    reply = await session.send("look \udc81", attach=attach)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert (await session.send("again")).status is MessageStatus.COMPLETED
+    assert (await session.edit(session.messages[0].id, "edited \udc82")).status is MessageStatus.COMPLETED
+    assert len(api.requests) == 3
+    shown = json.dumps(api.bodies[0], ensure_ascii=False)
+    assert "look \ufffd" in shown
+    assert "t\ufffd" in shown
+    assert "edited \ufffd" in json.dumps(api.bodies[2], ensure_ascii=False)
+    files = [p for p in session.messages[0].parts if isinstance(p, FilePart)]
+    assert [p.name for p in files] == ["caf\ufffd.png", "a\ufffdb"]
+    (conversation_markdown(session.messages) + session.branches_markdown()).encode("utf-8")
+    session.to_json().encode("utf-8")
+
+
+WIDE = FilePart.from_bytes(png_of(9000, 4), "image/png", name="wide.png")
+BIG = FilePart.from_bytes(png_of(2500, 2500), "image/png", name="big.png")
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+async def test_an_image_past_the_providers_pixel_limits_is_refused_before_anything_is_sent(name: str) -> None:
+    """Anthropic refuses an image over 8,000 px a side, and over 2,000 px in a request of more than 20 images (its
+    vision docs); OpenAI and Gemini scale a large image down. A 115-byte PNG of 9,000 x 4 px is under every limit on
+    bytes."""
+    kit = KITS[name]
+    api, transport = recorder(kit)
+    session = ChatSession(transport)
+    if name != "anthropic":
+        assert (await session.send("look", attach=WIDE)).status is MessageStatus.COMPLETED
+        assert (await session.send("look", attach=[BIG] * 21)).status is MessageStatus.COMPLETED
+        return
+    with pytest.raises(
+        AttachmentError, match=r"^Anthropic takes images of at most 8,000 px a side, and wide\.png is 9,000"
+    ):
+        await session.send("look", attach=WIDE)
+    assert session.messages == []
+    assert (await session.send("twenty", attach=[BIG] * 20)).status is MessageStatus.COMPLETED
+    with pytest.raises(
+        AttachmentError,
+        match=r"^Anthropic takes images of at most 2,000 px a side when a request carries more than 20 images, and "
+        r"this message would make the conversation carry 21: big\.png is 2,500 x 2,500 px$",
+    ):
+        await session.send("one more", attach=FilePart.from_bytes(png_of(10, 10), "image/png"))
+    assert len(api.requests) == 1
+    assert len(session.messages) == 2
+    assert (await session.send("still works")).status is MessageStatus.COMPLETED
+
+
+def images_sent(messages: list[Any], image: FilePart | str) -> int:
+    data = image if isinstance(image, str) else image.data
+    assert data is not None
+    return json.dumps(messages).count(data)
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+def test_an_image_a_provider_refuses_for_its_pixels_from_an_earlier_conversation_goes_as_a_note(name: str) -> None:
+    transport = KITS[name].mock(lambda request: None)
+    twenty = transport.request_messages([Message(Role.USER, [TextPart("old"), WIDE, *[BIG] * 20])])
+    crowded = transport.request_messages([Message(Role.USER, [TextPart("old"), *[BIG] * 21])])
+    if name == "anthropic":
+        assert images_sent(twenty, WIDE) == 0
+        assert "does not take, so it is left out: wide.png, image/png" in json.dumps(twenty)
+        assert images_sent(twenty, BIG) == 20
+        assert images_sent(crowded, BIG) == 0  # any of them would fail the request
+    else:
+        assert images_sent(twenty, WIDE) == 1
+        assert images_sent(crowded, BIG) == 21
+
+
+def tool_images(*datas: str) -> ToolOutcome:
+    return ToolOutcome.success(text="shots", attachments=[{"mime_type": "image/png", "data": d} for d in datas])
+
+
+@pytest.mark.parametrize("name", sorted(KITS))
+def test_a_tool_image_a_provider_refuses_for_its_pixels_stays_on_the_card_only(name: str) -> None:
+    transport = KITS[name].mock(lambda request: None)
+    wide, big = WIDE.data or "", BIG.data or ""
+    call = finished_call("c1", "snap", "{}", outcome=tool_images(wide, PNG))
+    sent = transport.request_messages([Message.user("look"), Message(Role.ASSISTANT, [call])])
+    assert images_sent(sent, PNG) == 1
+    assert images_sent(sent, wide) == (0 if name == "anthropic" else 1)
+    assert call.outcome is not None
+    assert call.outcome.attachments[0].data == wide  # the card keeps it
+    # 25 tool images of 2,500 px: a request of more than 20 images would refuse them all, so the newest 20 go.
+    calls = [finished_call(f"c{i}", "snap", "{}", outcome=tool_images(big)) for i in range(25)]
+    sent = transport.request_messages([Message.user("look"), Message(Role.ASSISTANT, calls)])
+    assert images_sent(sent, big) == (20 if name == "anthropic" else 25)
+    if name == "anthropic":
+        results = sent[2]["content"]
+        with_image = [r["tool_use_id"] for r in results if isinstance(r["content"], list)]  # text alone: a string
+        assert with_image == [f"c{i}" for i in range(5, 25)]
+    # A person's image over 2,000 px counts too: then the request keeps to 20 images, its own first.
+    small = base64.b64encode(png_of(10, 10)).decode()
+    calls = [finished_call(f"d{i}", "snap", "{}", outcome=tool_images(small)) for i in range(25)]
+    sent = transport.request_messages([Message(Role.USER, [TextPart("look"), BIG]), Message(Role.ASSISTANT, calls)])
+    assert images_sent(sent, BIG) == 1
+    assert images_sent(sent, small) == (19 if name == "anthropic" else 25)

@@ -184,3 +184,15 @@ async def test_the_widget_refuses_an_attachment_in_the_callers_cell_before_anyth
     assert chat.messages == []
     assert api.requests == []
     assert not chat.session.busy
+
+
+def test_the_export_of_a_conversation_whose_file_names_had_lone_surrogates_is_written(
+    wire: Wire, tmp_path: Path
+) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(described))
+    named = File(PNG_BYTES, "image/png", name="caf\udce9.png")  # a name as os.listdir gives one that is not UTF-8
+    assert chat.ask_sync("look \udc80", attach=[named, TextPart("t\ud800")], show=False).text
+    markdown = chat.export(tmp_path / "chat.md").read_text("utf-8")
+    assert "caf\ufffd.png" in markdown
+    assert "look \ufffd" in markdown
+    assert json.loads(chat.export(tmp_path / "chat.json").read_text("utf-8"))

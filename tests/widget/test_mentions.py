@@ -19,9 +19,11 @@ from PIL import Image
 
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.messages import FilePart, Message, Role, TextPart
+from ai_widgets.session import ChatSession
 from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._kernel import private_loop
 from ai_widgets.widget._namespace import completions, describe
 from ai_widgets.widget._serialize import message_dict
 from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES, image_thumbnail
@@ -295,3 +297,96 @@ def test_completion_lists_at_most_fifty(user_ns: dict[str, Any]) -> None:
     found = completions(user_ns, "v")
     assert len(found) == 50
     assert found[0].name == "v0"
+
+
+class BadRepr:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr today")
+
+
+async def test_a_variable_whose_repr_raises_gets_its_chip_and_its_send_refused_with_why(
+    wire: Wire, user_ns: dict[str, Any]
+) -> None:
+    user_ns.update(rows=[1, BadRepr()], table=np.array([BadRepr(), 2], dtype=object))
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    front = wire.comms[chat.comm.comm_id]
+    for request, name in enumerate(("rows", "table")):
+        front.handle({"type": "describe", "name": name, "request": request})
+    rows, table = answers(wire, chat, "attachment")
+    assert rows["found"] is True
+    assert rows["error"] == "cannot attach a list `rows`: RuntimeError: no repr today"
+    assert table["error"] == "cannot attach a ndarray `table`: RuntimeError: no repr today"
+    front.handle({"type": "send", "text": "look at @rows", "attach": ["rows"], "id": "s1"})
+    [error] = answers(wire, chat, "error")
+    assert error["id"] == "s1"  # the view keeps the text and the chip, and stops waiting
+    assert error["message"] == "@rows: cannot attach a list `rows`: RuntimeError: no repr today"
+    assert chat.session.messages == []
+
+
+def boom(*_args: Any, **_kwargs: Any) -> None:
+    raise RuntimeError("a bug in the kernel")
+
+
+#: A front-end request, the handler made to fail, and the answer that request waits for: each gets its answer.
+FAILING: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
+    ({"type": "send", "text": "hi", "id": "s1"}, "_send_with", {"type": "error", "id": "s1"}),
+    ({"type": "send", "text": "hi @df", "attach": ["df"], "id": "s2"}, "_send_with", {"type": "error", "id": "s2"}),
+    ({"type": "prompt", "name": "p", "id": "p1"}, "_on_prompt", {"type": "error", "id": "p1"}),
+    ({"type": "describe", "name": "df", "request": 4}, "_describe", {"type": "attachment", "request": 4}),
+    ({"type": "complete", "prefix": "d", "request": 5}, "_complete", {"type": "completions", "request": 5}),
+    ({"type": "prompts", "request": 6}, "_list_prompts", {"type": "prompts", "request": 6}),
+    ({"type": "sync", "have": 0}, "_send_snapshot", {"type": "error"}),
+    ({"type": "regenerate"}, "_on_branch_turn", {"type": "error"}),
+    (
+        {"type": "app_call", "tool_call_id": "c1", "request": 7, "name": "t"},
+        "_apps.call",
+        {"type": "app_reply", "tool_call_id": "c1", "request": 7},
+    ),
+    (
+        {"type": "resource_open", "tool_call_id": "c1", "uri": "demo://x"},
+        "_resources.open",
+        {"type": "resource", "tool_call_id": "c1", "uri": "demo://x"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "handler", "answer"), FAILING, ids=[f"{c['type']}-{h}" for c, h, _ in FAILING])
+async def test_every_request_of_the_front_end_is_answered_whatever_the_kernel_raises(
+    wire: Wire,
+    user_ns: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    content: dict[str, Any],
+    handler: str,
+    answer: dict[str, Any],
+) -> None:
+    user_ns["df"] = pd.DataFrame({"x": [1]})
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    owner: Any = chat
+    *path, method = handler.split(".")
+    for step in path:
+        owner = getattr(owner, step)
+    monkeypatch.setattr(owner, method, boom)
+    front = wire.comms[chat.comm.comm_id]
+    front.handle(content)
+    replies = wire.custom(chat.comm.comm_id)
+    assert replies, "no answer"
+    got = replies[-1]
+    assert {key: got.get(key) for key in answer} == answer
+    said = got.get("message") or got.get("error") or got.get("errors", [{}])[0].get("message")
+    if answer["type"] != "completions":  # a completion list has no room for an error: it is empty
+        assert "RuntimeError: a bug in the kernel" in said
+    else:
+        assert got["items"] == []
+    assert chat.session.messages == []
+
+
+async def test_a_sync_answered_on_the_turns_thread_is_answered_when_it_fails(
+    wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    monkeypatch.setattr(ChatSession, "loop", property(lambda _self: private_loop()))  # a turn runs on another thread
+    monkeypatch.setattr(chat, "_send_snapshot", boom)
+    wire.comms[chat.comm.comm_id].handle({"type": "sync", "have": 0})
+    await wait_for(lambda: any(c["type"] == "error" for c in wire.custom(chat.comm.comm_id)))
+    [error] = answers(wire, chat, "error")
+    assert error["message"] == "Answering the view failed: RuntimeError: a bug in the kernel"
