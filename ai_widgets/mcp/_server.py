@@ -1,5 +1,6 @@
 """``MCPServer``: the API of a source of tools on an MCP server, and how its tools and calls map to ai_widgets
-(the connection's life is :mod:`ai_widgets.mcp._connection`, the wording of failures :mod:`ai_widgets.mcp._errors`)."""
+(the connection's life is :mod:`ai_widgets.mcp._connection`, the wording of failures :mod:`ai_widgets.mcp._errors`,
+the requests for its resources and prompts :mod:`ai_widgets.mcp._catalog`)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
-from ai_widgets.mcp._apps import tool_app
+from ai_widgets.mcp._apps import AppPage, tool_app
 from ai_widgets.mcp._auth import OAuth
 from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerError, _Endpoint, logger
+from ai_widgets.mcp._catalog import Catalog
 from ai_widgets.mcp._connection import _Connection
 from ai_widgets.mcp._deadline import _CallDeadline
 from ai_widgets.mcp._errors import _call_failure, _listing_error
 from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT, RootsOption, _timed_out
 from ai_widgets.mcp._link import _Link
-from ai_widgets.mcp._offers import _Offers
+from ai_widgets.mcp._offers import MCPPrompt, MCPResource, MCPResourceTemplate, RenderedPrompt, ResourceRead
 from ai_widgets.mcp._results import _outcome, _parameters
 from ai_widgets.mcp._screen import _not_offered
 from ai_widgets.mcp._tasks import call_as_task, task_support, tasks_refused
@@ -37,7 +39,7 @@ from ai_widgets.tools import (
 __all__ = ["MCPServer"]
 
 
-class MCPServer(_Offers):
+class MCPServer:
     """An MCP server as a source of tools, for ``tools=[...]`` and :meth:`ToolRegistry.add`.
 
     Build one with :meth:`stdio` (a command the library starts, talking over its stdin and stdout) or :meth:`http`
@@ -132,6 +134,7 @@ class MCPServer(_Offers):
         self._connection = _Connection(
             endpoint, name=name, timeout=timeout, on_tools_changed=self._invalidate, roots=roots, auth=auth
         )
+        self._catalog = Catalog(self._connection)  # its resources and prompts
         # Touched on the server's loop only, except ``_tools`` (read from any thread).
         self._tools: list[Tool] | None = None  # the last listing, while no list_changed said it is stale
         self._generation = 0  # bumped by each invalidation: a listing that raced one is not cached
@@ -286,6 +289,73 @@ class MCPServer(_Offers):
         when this happens is not kept either."""
         self._generation += 1
         self._tools = None
+
+    # --- resources and prompts ------------------------------------------------------------------------------------
+
+    async def resources(self) -> list[MCPResource]:
+        """The server's resources (every page of ``resources/list``); empty for a server that offers none.
+
+        Raises:
+            MCPServerError: The server could not be reached, or its listing failed.
+        """
+        return await self._catalog.resources()
+
+    async def resource_templates(self) -> list[MCPResourceTemplate]:
+        """The server's resource templates (every page of ``resources/templates/list``): URIs with parameters,
+        such as ``notes://{topic}``, to fill in and :meth:`read`; empty for a server that offers none.
+
+        Raises:
+            MCPServerError: The server could not be reached, or its listing failed.
+        """
+        return await self._catalog.resource_templates()
+
+    async def read(self, uri: str) -> ResourceRead:
+        """Reads one resource (``resources/read``): a listed resource's URI, or a template's filled in.
+
+        Args:
+            uri: The resource's URI.
+
+        Raises:
+            TypeError: ``uri`` is not a non-empty string.
+            MCPServerError: The server offers no resources, has none at ``uri``, or could not be reached.
+        """
+        return await self._catalog.read(uri)
+
+    async def read_app(self, uri: str) -> AppPage:
+        """Reads an MCP App's page (the ``ui://`` resource a tool names), for its card: a page that cannot be
+        shown (too large, not of the app MIME type, not there) is an :class:`AppPage` whose ``error`` says why.
+
+        Args:
+            uri: The app's ``ui://`` URI.
+
+        Raises:
+            TypeError: ``uri`` is not a ``ui://`` URI.
+        """
+        return await self._catalog.read_app(uri)
+
+    async def prompts(self) -> list[MCPPrompt]:
+        """The server's prompts (every page of ``prompts/list``); empty for a server that offers none.
+
+        Raises:
+            MCPServerError: The server could not be reached, or its listing failed.
+        """
+        return await self._catalog.prompts()
+
+    async def prompt(self, name: str, /, **arguments: str) -> RenderedPrompt:
+        """Renders one prompt (``prompts/get``) with its arguments.
+
+        The prompt is looked up in the server's listing first, so an unknown name, a missing required argument or
+        one the prompt does not take is a clear error before anything is asked of the server.
+
+        Args:
+            name: The prompt's name (as :meth:`prompts` lists it).
+            **arguments: Its arguments, strings (MCP prompt arguments are).
+
+        Raises:
+            MCPServerError: The server has no prompt ``name`` (the message lists those it has), or rendering failed.
+            TypeError: A required argument is missing, one is not the prompt's, or a value is not a string.
+        """
+        return await self._catalog.prompt(name, **arguments)
 
     # --- listing --------------------------------------------------------------------------------------------------
 
