@@ -16,7 +16,7 @@ from ai_widgets.events import StreamEvent
 from ai_widgets.integrations._ag_ui_client import AGUIClient
 from ai_widgets.integrations._ag_ui_stream import PROVIDER, RunMapper, agent_call_id, interrupt_of
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
-from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
 from ai_widgets.transports._errors import ProviderError
 from ai_widgets.transports._history import arguments_json, history, outcome_text, user_parts
@@ -110,8 +110,6 @@ class AGUITransport:
             self.state: Any = checked_json(state, where="state")
         except UnsafeValueError as exc:
             raise ValueError(str(exc)) from None
-        #: The agent's context window is its own business: requests are not shortened for it.
-        self.context_window: int | None = None
         # The pauses a resume was sent for (each is answered once), by call and interrupt: an agent whose call ids
         # restart with each run may give a later pause the id of an earlier one.
         self._answered: set[tuple[str, str]] = set()
@@ -120,6 +118,12 @@ class AGUITransport:
     def url(self) -> str:
         """The agent's endpoint."""
         return self._client.url
+
+    @property
+    def profile(self) -> TransportProfile:
+        """Nothing known: the agent's model, its context window and the files it takes are its own business, so
+        requests are not shortened for it and files are not refused before it sees them."""
+        return NO_PROFILE
 
     def __repr__(self) -> str:
         return f"AGUITransport({self.url!r})"

@@ -20,7 +20,7 @@ transport sends back only its own, so a conversation can move between providers 
 import importlib
 from typing import Any
 
-from ai_widgets.transports._base import ChatRequest, Transport
+from ai_widgets.transports._base import ChatRequest, Transport, TransportProfile
 from ai_widgets.transports._errors import ContextTooLongError, ProviderError
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._scripted import (
@@ -46,6 +46,7 @@ __all__ = [
     "ScriptedToolCall",
     "ScriptedTransport",
     "Transport",
+    "TransportProfile",
     "default_model",
 ]
 

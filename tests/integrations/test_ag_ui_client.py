@@ -32,7 +32,7 @@ from ai_widgets.integrations._ag_ui_stream import PatchError, RunMapper, apply_p
 from ai_widgets.integrations.ag_ui import AGUITransport
 from ai_widgets.messages import FinishReason, Role, TextPart
 from ai_widgets.outcome import ToolOutcome
-from ai_widgets.transports import ChatRequest, ProviderError
+from ai_widgets.transports import ChatRequest, ProviderError, TransportProfile
 
 
 def event(**data: Any) -> Any:
@@ -437,6 +437,10 @@ def test_the_history_tools_and_thread_go_as_the_protocol_has_them() -> None:
     assert wire["messages"][2]["toolCalls"][0]["function"] == {"name": "add", "arguments": '{"a": 1}'}
     assert wire["messages"][3] == {"id": "l1-result", "role": "tool", "content": "2", "toolCallId": "l1"}
     assert "resume" not in wire
+
+
+def test_the_agent_declares_nothing_so_requests_are_not_shortened_nor_files_refused_here() -> None:
+    assert AGUITransport("http://x/agent").profile == TransportProfile()
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from ai_widgets import ApprovalDecision, ChatSession, ChatWidget, MessageStatus,
 from ai_widgets.approval import ApprovalError
 from ai_widgets.integrations.pydantic_ai import AgentNotSupportedError, AgentTools, agent_parts
 from ai_widgets.messages import Message, Role
+from ai_widgets.transports import TransportProfile
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, recording_comms
 
@@ -729,6 +730,18 @@ async def test_the_agents_model_settings_reach_the_model() -> None:
     await session.send("hello")
     settings = script.seen[0][1].model_settings or {}
     assert (settings.get("temperature"), settings.get("seed")) == (0.3, 7)
+    await closed(session)
+
+
+async def test_the_agents_transport_declares_its_models_profile() -> None:
+    script = Script(["hi"])
+    model = FunctionModel(stream_function=script, model_name="scripted-7", profile={"context_window": 32_000})
+    agent: Agent[Deps, str] = Agent(model, deps_type=Deps, model_settings={"max_tokens": 700})
+    session = ChatSession.from_agent(agent, deps=Deps("x"))
+    assert session.transport is not None
+    assert session.transport.profile == TransportProfile(
+        model="scripted-7", context_window=32_000, max_output_tokens=700
+    )
     await closed(session)
 
 

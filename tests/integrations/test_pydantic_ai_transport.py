@@ -46,7 +46,7 @@ from ai_widgets.messages import (
     load_messages,
 )
 from ai_widgets.tools import ToolDefinition, ToolOutcome
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError, TransportProfile
 from tests.helpers import wait_for
 from tests.providers.images import CHART_TEXT, PNG, image_history, image_reply
 
@@ -391,8 +391,16 @@ async def test_a_request_past_the_context_window_is_retried_shortened() -> None:
 
 def test_the_context_window_comes_from_the_profile() -> None:
     windowed = FunctionModel(stream_function=Script().stream, profile={"context_window": 32_000})
-    assert PydanticAITransport(windowed).context_window == 32_000
-    assert PydanticAITransport(FunctionModel(stream_function=Script().stream)).context_window is None
+    assert PydanticAITransport(windowed).profile.context_window == 32_000
+    assert PydanticAITransport(FunctionModel(stream_function=Script().stream)).profile.context_window is None
+
+
+def test_the_transport_declares_its_model_provider_and_the_output_limit_its_settings_ask_for() -> None:
+    model = FunctionModel(stream_function=Script().stream, model_name="scripted-7", profile={"context_window": 32_000})
+    assert PydanticAITransport(model, settings={"max_tokens": 900}).profile == TransportProfile(
+        provider=None, model="scripted-7", context_window=32_000, max_output_tokens=900
+    )
+    assert PydanticAITransport(model).profile.max_output_tokens is None
 
 
 # --- errors and bad inputs --------------------------------------------------------------------------------------------
