@@ -13,9 +13,9 @@ from typing import Any
 from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets._schema import UnusableSchemaError, argument_problems
 from ai_widgets.events import StreamEvent
-from ai_widgets.integrations._ag_ui_client import AGUIClient
-from ai_widgets.integrations._ag_ui_stream import PROVIDER, RunMapper, agent_call_id, interrupt_of
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.transports._ag_ui_client import AGUIClient
+from ai_widgets.transports._ag_ui_stream import PROVIDER, RunMapper, agent_call_id, interrupt_of
 from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
 from ai_widgets.transports._errors import ProviderError

@@ -23,7 +23,6 @@ from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition  # noqa
 
 from ai_widgets._usage import price_provider_for_url  # noqa: E402
 from ai_widgets.events import ResponseStarted, StreamEvent  # noqa: E402
-from ai_widgets.integrations._pydantic_ai_stream import PROVIDER_ID, PartsReader  # noqa: E402
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState  # noqa: E402
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions  # noqa: E402
 from ai_widgets.tools import ToolDefinition  # noqa: E402
@@ -49,6 +48,7 @@ from ai_widgets.transports._history import (  # noqa: E402
     user_parts,
 )
 from ai_widgets.transports._output import output_name  # noqa: E402
+from ai_widgets.transports._pydantic_ai_stream import PROVIDER_ID, PartsReader  # noqa: E402
 
 __all__ = ["PydanticAITransport"]
 

@@ -683,7 +683,8 @@ async def test_a_toolset_that_cannot_start_ends_the_turn_saying_so_and_the_next_
 
 
 def test_without_pydantic_ai_from_agent_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [n for n in sys.modules if n.startswith(("pydantic_ai", "ai_widgets.integrations"))]:
+    ours = ("pydantic_ai", "ai_widgets.integrations", "ai_widgets.transports._pydantic_ai")
+    for name in [n for n in sys.modules if n.startswith(ours)]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pydantic_ai", None)  # what an import of a package not installed meets
     with pytest.raises(ImportError, match=r'pip install "ai_widgets\[pydantic-ai\]"'):

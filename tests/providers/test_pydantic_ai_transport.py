@@ -32,8 +32,6 @@ from ai_widgets.events import (
     ToolCallStarted,
     UsageUpdate,
 )
-from ai_widgets.integrations._pydantic_ai_stream import PartsReader
-from ai_widgets.integrations.pydantic_ai import PydanticAITransport
 from ai_widgets.messages import (
     FilePart,
     FinishReason,
@@ -46,7 +44,8 @@ from ai_widgets.messages import (
     load_messages,
 )
 from ai_widgets.tools import ToolDefinition, ToolOutcome
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError, TransportProfile
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError, PydanticAITransport, TransportProfile
+from ai_widgets.transports._pydantic_ai_stream import PartsReader
 from tests.helpers import wait_for
 from tests.providers.images import CHART_TEXT, PNG, image_history, image_reply
 
@@ -482,12 +481,27 @@ def test_the_stream_events_of_reasoning_carry_the_parts_for_the_provider() -> No
 # --- optional extra ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["ai_widgets", "ai_widgets.integrations"])
-def test_importing_ai_widgets_loads_neither_pydantic_ai_nor_ag_ui(module: str) -> None:
-    code = (
-        f"import sys, {module}\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic_ai', 'ag_ui'))\n"
-        "print(loaded)\n"
-    )
+def loaded_after(code: str) -> list[str]:
+    """The top-level packages of pydantic-ai and AG-UI a fresh interpreter has loaded after running ``code``."""
+    code += "\nimport json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic_ai', 'ag_ui'})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    loaded: list[str] = json.loads(out)
+    return loaded
+
+
+@pytest.mark.parametrize("module", ["ai_widgets", "ai_widgets.integrations", "ai_widgets.transports"])
+def test_importing_ai_widgets_loads_neither_pydantic_ai_nor_ag_ui(module: str) -> None:
+    assert loaded_after(f"import {module}") == []
+
+
+def test_the_transport_loads_pydantic_ai_only_when_it_is_taken() -> None:
+    assert loaded_after("from ai_widgets.transports import PydanticAITransport") == ["pydantic_ai"]
+
+
+def test_the_transport_lives_with_the_others_and_the_integration_names_the_same_class() -> None:
+    from ai_widgets import transports
+    from ai_widgets.integrations import pydantic_ai
+
+    assert transports.PydanticAITransport is pydantic_ai.PydanticAITransport is PydanticAITransport
+    assert PydanticAITransport.__module__ == "ai_widgets.transports._pydantic_ai"
+    assert "PydanticAITransport" in transports.__all__
