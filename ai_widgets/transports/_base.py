@@ -136,5 +136,14 @@ class Transport(ModelStream, Protocol):
 
 def profile_of(transport: ModelStream | None) -> TransportProfile:
     """What ``transport`` declares it is (:attr:`Transport.profile`); the empty profile for one that declares none
-    (a transport of one's own with only ``stream``), and for no transport at all."""
-    return transport.profile if isinstance(transport, Transport) else NO_PROFILE
+    (a transport of one's own with only ``stream``), and for no transport at all.
+
+    Raises:
+        TypeError: The transport's ``profile`` is not a :class:`TransportProfile`.
+    """
+    if not isinstance(transport, Transport):
+        return NO_PROFILE
+    profile = transport.profile
+    if not isinstance(profile, TransportProfile):
+        raise TypeError(f"{type(transport).__name__}.profile must be a TransportProfile, not {type(profile).__name__}")
+    return profile

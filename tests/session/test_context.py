@@ -9,6 +9,7 @@ import base64
 import json
 import sys
 from collections.abc import AsyncIterator
+from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -497,3 +498,15 @@ async def test_the_profile_is_read_once_per_model_request() -> None:
     # isinstance check that tells a transport with a profile from one with only ``stream`` reads it too.
     per_read = 1 if sys.version_info >= (3, 12) else 2
     assert transport.reads == (2 + 1) * per_read
+
+
+async def test_a_profile_that_is_not_a_transport_profile_is_refused_before_anything_is_sent() -> None:
+    class Misdeclared(OwnTransport):
+        profile: ClassVar[object] = {"context_window": 8_000}
+
+    transport = Misdeclared()
+    session = ChatSession(transport)
+    with pytest.raises(TypeError, match=r"Misdeclared\.profile must be a TransportProfile, not dict"):
+        await session.send("now")
+    assert session.messages == []
+    assert transport.requests == []
