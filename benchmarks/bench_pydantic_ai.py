@@ -33,9 +33,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition
 
 from ai_widgets import ChatSession, Message, tool
-from ai_widgets.integrations.pydantic_ai import PydanticAITransport
 from ai_widgets.tools import ToolDefinition
-from ai_widgets.transports import ChatRequest
+from ai_widgets.transports import ChatRequest, PydanticAITransport
 from benchmarks._provider_harness import Case, Stopwatch, measure, pieces, table
 
 PARAMETERS = {

@@ -1,7 +1,7 @@
 """The shape of the package that import-linter's contracts (pyproject.toml) cannot say: no import cycle between any two
-files, no in-function import of our own modules, no other package's ``_private`` name, one job per module (a
-docstring first, Python and TypeScript), and TypeScript modules small (the front end's own rule). What decides a
-Python module's split is its job, not its length (DESIGN.md's Layers).
+files, no in-function import of our own modules, no other package's ``_private`` name, no ``getattr`` probe of a
+transport, one job per module (a docstring first, Python and TypeScript), and TypeScript modules small (the front
+end's own rule). What decides a Python module's split is its job, not its length (DESIGN.md's Layers).
 
 Every import statement counts, wherever it sits: at the top, inside a function, or under ``TYPE_CHECKING``.
 """
@@ -168,6 +168,35 @@ def test_each_python_module_says_its_job_first(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     if text.strip():
         assert ast.get_docstring(ast.parse(text)), f"{path.name}: its first docstring says its one job"
+
+
+def transport_probes(source: str) -> list[str]:
+    """The ``getattr`` and ``hasattr`` calls in ``source`` that ask something named a transport what it might have."""
+    return [
+        f"{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"getattr", "hasattr"}
+        and node.args
+        and "transport" in ast.unparse(node.args[0]).lower()
+    ]
+
+
+def test_nothing_probes_a_transport_with_getattr() -> None:
+    """A transport declares what it is (``Transport.profile``), and the session reads that (DESIGN.md's Layers)."""
+    probes = [
+        f"{name}:{probe}" for name, path in MODULES.items() for probe in transport_probes(path.read_text("utf-8"))
+    ]
+    assert probes == []
+
+
+def test_the_probe_finder_finds_a_probe() -> None:
+    source = "w = getattr(self.transport, 'context_window', None)\nhasattr(transport, 'model')\ngetattr(x, 'y')\n"
+    assert transport_probes(source) == [
+        "1: getattr(self.transport, 'context_window', None)",
+        "2: hasattr(transport, 'model')",
+    ]
 
 
 TYPESCRIPT = sorted((ROOT / "js" / "src").rglob("*.ts"))

@@ -1,7 +1,9 @@
-"""Agents built elsewhere, in the cell: each integration is its own module and imports its framework only when it
-is imported (``pip install "ai_widgets[pydantic-ai]"``, ``"ai_widgets[ag-ui]"``).
+"""Agents built elsewhere that use this project's session and its tools: each integration is its own module and
+imports its framework only when it is imported (``pip install "ai_widgets[pydantic-ai]"``).
 
-- :mod:`ai_widgets.integrations.pydantic_ai`: a pydantic-ai ``Agent`` (``ChatSession.from_agent``) or any model it
-  supports (``PydanticAITransport``) in this project's session.
-- :mod:`ai_widgets.integrations.ag_ui`: a remote agent served over AG-UI (``AGUITransport``).
+- :mod:`ai_widgets.integrations.pydantic_ai`: a pydantic-ai ``Agent`` (``ChatSession.from_agent``): its model, its
+  instructions, its tools and toolsets.
+
+The transports such agents talk through live in :mod:`ai_widgets.transports` (``PydanticAITransport``,
+``AGUITransport``); :mod:`ai_widgets.integrations.ag_ui` keeps ``AGUITransport`` by the path DESIGN.md names.
 """

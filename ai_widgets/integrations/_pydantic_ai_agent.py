@@ -32,9 +32,9 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool
 from pydantic_ai.usage import RunUsage
 
 from ai_widgets.events import StreamEvent, UsageUpdate
-from ai_widgets.integrations._pydantic_ai_model import PydanticAITransport
 from ai_widgets.integrations._pydantic_ai_tools import AgentTools
-from ai_widgets.transports._base import ChatRequest, Transport
+from ai_widgets.transports._base import ChatRequest, Transport, TransportProfile
+from ai_widgets.transports._pydantic_ai import PydanticAITransport
 
 __all__ = ["AgentNotSupportedError", "AgentParts", "AgentTransport", "agent_parts"]
 
@@ -167,20 +167,19 @@ class AgentParts:
 
 
 class AgentTransport:
-    """The agent's model as a transport (:class:`~ai_widgets.integrations.pydantic_ai.PydanticAITransport`), with the
+    """The agent's model as a transport (:class:`~ai_widgets.transports.PydanticAITransport`), with the
     agent's instructions and system prompts rendered before every request and put first in its system prompt (the
     session's own ``RequestOptions.system_prompt`` after them), and its usage counted for ``RunContext.usage``.
-
-    Anything else (``model``, ``context_window``, ``attachment_limits``) is the model transport's."""
+    Its profile (model, context window, output limit) is the model transport's (:attr:`inner`)."""
 
     def __init__(self, inner: Transport, parts: AgentParts) -> None:
         self.inner = inner
         self._parts = parts
 
-    def __getattr__(self, name: str) -> Any:
-        if name in ("inner", "_parts"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    @property
+    def profile(self) -> TransportProfile:
+        """The model transport's profile."""
+        return self.inner.profile
 
     def __repr__(self) -> str:
         return f"AgentTransport({self.inner!r})"

@@ -20,7 +20,7 @@ from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.attachments import AttachmentLimits, AttachmentPart, message_attachments
+from ai_widgets.attachments import AttachmentPart, message_attachments
 from ai_widgets.changes import (
     BranchesChanged,
     BusyChanged,
@@ -47,7 +47,7 @@ from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
 from ai_widgets.session._turn import Turn, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
-from ai_widgets.transports._base import Transport
+from ai_widgets.transports._base import ModelStream, Transport, profile_of
 
 __all__ = ["ChatSession", "NoTransportError", "SessionBusyError"]
 
@@ -128,7 +128,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         conversation_id: str | None = None,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
-        if transport is not None and not isinstance(transport, Transport):
+        if transport is not None and not isinstance(transport, ModelStream):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:
             raise ValueError("pass messages= or history=, not both: history= loads the conversation from its file")
@@ -391,9 +391,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         shaped = checked_messages(messages)
         output = None if output_type is None else OutputSpec(output_type)
         self.check_can_send()
-        limits = getattr(self.transport, "attachment_limits", None)
-        if isinstance(limits, AttachmentLimits):
-            limits.check(files_of(shaped), self._messages)
+        self._within_limits([*files_of(shaped)])
         reply = await self._start_turn(user=shaped[-1], before=shaped[:-1], output=output)
         if output is not None and output.failure is not None:
             raise output.failure
@@ -423,8 +421,9 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         return self._within_limits(await asyncio.to_thread(message_attachments, attach))
 
     def _within_limits(self, parts: list[AttachmentPart]) -> list[AttachmentPart]:
-        limits = getattr(self.transport, "attachment_limits", None)
-        if isinstance(limits, AttachmentLimits):
+        """``parts``, once checked against the attachment limits the transport declares (none: not checked here)."""
+        limits = profile_of(self.transport).attachment_limits
+        if limits is not None:
             limits.check(parts, self._messages)
         return parts
 

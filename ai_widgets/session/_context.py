@@ -31,7 +31,7 @@ from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.tools import ToolDefinition
-from ai_widgets.transports._base import ChatRequest, ContextTooLongError
+from ai_widgets.transports._base import ChatRequest, ContextTooLongError, TransportProfile
 
 __all__ = [
     "DEFAULT_OUTPUT_RESERVE",
@@ -345,31 +345,30 @@ def _when(stamp: float) -> str:
 # --- a request ----------------------------------------------------------------------------------------------------
 
 
-def window_of(request: ChatRequest, transport: object) -> int | None:
-    """The context window a request is fitted to: ``RequestOptions.context_window``, else the transport's
-    ``context_window`` (the model's known limit), else ``None`` (not known: nothing is shortened)."""
+def window_of(request: ChatRequest, profile: TransportProfile) -> int | None:
+    """The context window a request is fitted to: ``RequestOptions.context_window``, else the one the transport's
+    profile declares (the model's known limit), else ``None`` (not known: nothing is shortened)."""
     if request.options.context_window is not None:
         return request.options.context_window
-    known = getattr(transport, "context_window", None)
-    return known if type(known) is int and known > 0 else None
+    return profile.context_window
 
 
-def _output_reserve(request: ChatRequest, transport: object, window: int) -> int:
-    """The output a request leaves room for: ``max_tokens`` (the request's, else the transport's), else
-    :data:`DEFAULT_OUTPUT_RESERVE` (at most a quarter of the window)."""
-    asked = request.options.max_tokens or getattr(transport, "max_tokens", None)
-    if type(asked) is int and asked > 0:
+def _output_reserve(request: ChatRequest, profile: TransportProfile, window: int) -> int:
+    """The output a request leaves room for: ``max_tokens`` (the request's, else the transport's declared output
+    limit), else :data:`DEFAULT_OUTPUT_RESERVE` (at most a quarter of the window)."""
+    asked = request.options.max_tokens or profile.max_output_tokens
+    if asked is not None:
         return asked
     return min(DEFAULT_OUTPUT_RESERVE, window // 4)
 
 
-def _overhead(request: ChatRequest, transport: object, window: int) -> int:
+def _overhead(request: ChatRequest, profile: TransportProfile, window: int) -> int:
     """What ``request`` takes besides its messages (see :func:`request_overhead`), with room for the output."""
     return request_overhead(
         request.tools,
         system_prompt=request.options.system_prompt,
         output_schema=request.output_schema,
-        output=_output_reserve(request, transport, window),
+        output=_output_reserve(request, profile, window),
     )
 
 
@@ -399,20 +398,20 @@ def _fitted(
 
 
 def fit_request(
-    request: ChatRequest, *, window: int, transport: object, current_start: int
+    request: ChatRequest, *, window: int, profile: TransportProfile, current_start: int
 ) -> tuple[ChatRequest, ContextCut | None]:
     """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
-    (``None``: it carries the whole history)."""
-    overhead = _overhead(request, transport, window)
+    (``None``: it carries the whole history); the room for the output as the transport's ``profile`` declares it."""
+    overhead = _overhead(request, profile, window)
     fitted, cut, _ = _fitted(
         request, budget=window - overhead, overhead=overhead, window=window, current_start=current_start
     )
     return fitted, cut
 
 
-def request_tokens(request: ChatRequest, transport: object, window: int) -> int:
+def request_tokens(request: ChatRequest, profile: TransportProfile, window: int) -> int:
     """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
-    return _overhead(request, transport, window) + _messages_tokens(request)
+    return _overhead(request, profile, window) + _messages_tokens(request)
 
 
 def _messages_tokens(request: ChatRequest) -> int:
@@ -436,7 +435,7 @@ def refit_request(
     error: ContextTooLongError,
     *,
     window: int | None,
-    transport: object,
+    profile: TransportProfile,
     current_start: int,
 ) -> tuple[ChatRequest, ContextCut | None] | None:
     """What to send after the provider refused ``refused`` (``request`` as it was fitted, or whole) as too long:
@@ -453,10 +452,10 @@ def refit_request(
         refused: What was sent and refused.
         error: The provider's refusal (its sizes, when it said).
         window: The context window the request was fitted to (``None``: not known).
-        transport: The transport (its output limit sizes the room for the output).
+        profile: What the transport declares (its output limit sizes the room for the output).
         current_start: Where the current turn begins in ``request.messages``.
     """
-    overhead = _overhead(request, transport, window or 0)
+    overhead = _overhead(request, profile, window or 0)
     refused_messages = _messages_tokens(refused)
     scaled = retry_window(error, overhead + refused_messages)
     again, cut, fitted = _fitted(

@@ -12,7 +12,7 @@ from ai_widgets._sampling_request import SamplingReply, SamplingRequest
 from ai_widgets.events import ResponseCompleted, TextDelta, UsageUpdate
 from ai_widgets.messages import FilePart, FinishReason, Message, Part, Role, TextPart
 from ai_widgets.options import RequestOptions, ToolChoice
-from ai_widgets.transports._base import ChatRequest, Transport
+from ai_widgets.transports._base import ChatRequest, Transport, profile_of
 
 __all__ = ["run_sampling"]
 
@@ -37,7 +37,7 @@ async def run_sampling(transport: Transport, options: RequestOptions, request: S
         ),
     )
     pieces: list[str] = []
-    model = getattr(transport, "model", None)
+    model = profile_of(transport).model  # the model the stream names, when it names one, wins
     stop: Literal["endTurn", "maxTokens", "stopSequence"] = "endTurn"
     stream = transport.stream(sent)
     try:
@@ -60,7 +60,7 @@ async def run_sampling(transport: Transport, options: RequestOptions, request: S
     cut = [text.find(s) for s in request.stop_sequences if s and s in text]
     if cut:
         text, stop = text[: min(cut)], "stopSequence"
-    named = model if isinstance(model, str) and model else "unknown"
+    named = model or "unknown"
     return SamplingReply(text=text, model=named, stop_reason=stop)
 
 

@@ -62,7 +62,7 @@ from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.session._sampling import run_sampling
 from ai_widgets.tools import ToolRegistry
-from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport
+from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport, TransportProfile, profile_of
 
 __all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "carry_over"]
 
@@ -498,9 +498,10 @@ class Turn:
         if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
             self._fail_request("This session has no transport: it cannot ask a model.")
             return None
-        window = window_of(request, transport)
+        profile = profile_of(transport)  # read once per request: a person may switch the model between them
+        window = window_of(request, profile)
         start = current_turn_start(request.messages, reply)
-        sent = self._fit(request, window, transport, start)
+        sent = self._fit(request, window, profile, start)
         parts_before = len(reply.parts)
         status = retry[1] if retry else session.options.waiting_status
         for attempt in (1, 2):
@@ -515,11 +516,11 @@ class Turn:
                         builder.apply(event)
             except ContextTooLongError as exc:
                 builder.close()
-                estimate = request_tokens(sent, transport, window or 0)
+                estimate = request_tokens(sent, profile, window or 0)
                 again = None
                 if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
                     builder.uncount()
-                    again = refit_request(request, sent, exc, window=window, transport=transport, current_start=start)
+                    again = refit_request(request, sent, exc, window=window, profile=profile, current_start=start)
                     if again is not None:
                         sent = self._show_cut(*again)
                         status = "The conversation is too long for the model: asking again with less of it…"
@@ -550,12 +551,14 @@ class Turn:
             return None
         return [definition.name for definition in tools]
 
-    def _fit(self, request: ChatRequest, window: int | None, transport: Transport, current_start: int) -> ChatRequest:
+    def _fit(
+        self, request: ChatRequest, window: int | None, profile: TransportProfile, current_start: int
+    ) -> ChatRequest:
         """``request`` fitted to ``window`` tokens (``None``: not known, sent whole); the session's observers are told
         when how it was cut changed."""
         if window is None:
             return self._show_cut(request, None)
-        return self._show_cut(*fit_request(request, window=window, transport=transport, current_start=current_start))
+        return self._show_cut(*fit_request(request, window=window, profile=profile, current_start=current_start))
 
     def _show_cut(self, request: ChatRequest, cut: ContextCut | None) -> ChatRequest:
         """``request``, as it goes; the session's observers are told when how it was cut changed."""

@@ -1,7 +1,10 @@
 """Transports: how a session talks to a model.
 
 ``ScriptedTransport`` and ``EchoTransport`` need no network. The provider transports import their SDK only when
-they are used (``pip install "ai_widgets[openai]"``, ``"ai_widgets[anthropic]"`` or ``"ai_widgets[gemini]"``).
+they are used (``pip install "ai_widgets[openai]"``, ``"ai_widgets[anthropic]"`` or ``"ai_widgets[gemini]"``), and so
+do ``PydanticAITransport`` (any model pydantic-ai supports, ``"ai_widgets[pydantic-ai]"``) and ``AGUITransport`` (a
+remote agent served over AG-UI, ``"ai_widgets[ag-ui]"``). Each declares what it is in its ``profile``
+(:class:`TransportProfile`), which the session reads once per request.
 
 The provider transports follow one template: a class whose docstring lists its mapping and the provider's quirks,
 then its request mapping (``request_body``, ``request_messages``), its stream mapping (``stream``: the one loop of
@@ -20,7 +23,7 @@ transport sends back only its own, so a conversation can move between providers 
 import importlib
 from typing import Any
 
-from ai_widgets.transports._base import ChatRequest, Transport
+from ai_widgets.transports._base import ChatRequest, Transport, TransportProfile
 from ai_widgets.transports._errors import ContextTooLongError, ProviderError
 from ai_widgets.transports._models import DEFAULT_MODELS, default_model
 from ai_widgets.transports._scripted import (
@@ -33,6 +36,7 @@ from ai_widgets.transports._scripted import (
 
 __all__ = [
     "DEFAULT_MODELS",
+    "AGUITransport",
     "AnthropicTransport",
     "ChatRequest",
     "ContextTooLongError",
@@ -41,11 +45,13 @@ __all__ = [
     "OpenAIChatTransport",
     "OpenAIResponsesTransport",
     "ProviderError",
+    "PydanticAITransport",
     "ScriptExhaustedError",
     "ScriptedReply",
     "ScriptedToolCall",
     "ScriptedTransport",
     "Transport",
+    "TransportProfile",
     "default_model",
 ]
 
@@ -54,11 +60,13 @@ _PROVIDERS = {
     "OpenAIResponsesTransport": "ai_widgets.transports._openai_responses",
     "AnthropicTransport": "ai_widgets.transports._anthropic",
     "GeminiTransport": "ai_widgets.transports._gemini",
+    "PydanticAITransport": "ai_widgets.transports._pydantic_ai",
+    "AGUITransport": "ai_widgets.transports._ag_ui",
 }
 
 
 def __getattr__(name: str) -> Any:
-    # Provider transports load on first use, so the core never imports a provider SDK.
+    # Provider transports load on first use, so the core never imports a provider SDK (nor pydantic-ai, nor ag-ui).
     module = _PROVIDERS.get(name)
     if module is None:
         raise AttributeError(f"module 'ai_widgets.transports' has no attribute {name!r}")

@@ -19,7 +19,7 @@ from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools._formats import anthropic_tool
 from ai_widgets.transports._anthropic_stream import LABEL, PROVIDER_ID, MessagesParser, error_fields
-from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports._base import ChatRequest, TransportProfile
 from ai_widgets.transports._client import NO_KEY, check_async_client, check_connection_arguments, import_sdk
 from ai_widgets.transports._errors import (
     Failure,
@@ -249,10 +249,17 @@ class AnthropicTransport:
         return self._client
 
     @property
-    def context_window(self) -> int | None:
-        """The model's context window in tokens, from genai-prices' model table (or ours: ``_windows``), ``None``
-        when unknown (a server it does not know); the session shortens requests to it (``RequestOptions``)."""
-        return known_window("anthropic", self.model, base_url=str(self._client.base_url))
+    def profile(self) -> TransportProfile:
+        """What this transport is: the provider that prices it (``price_provider``), the model, the model's context
+        window in tokens from genai-prices' model table (or ours: ``_windows``; ``None`` for a server it does not
+        know), its output limit (``max_tokens``), and the attachment limits. Read again for each request, so it follows a changed model."""
+        return TransportProfile(
+            provider=self.price_provider,
+            model=self.model,
+            context_window=known_window("anthropic", self.model, base_url=str(self._client.base_url)),
+            max_output_tokens=self.max_tokens,
+            attachment_limits=self.attachment_limits,
+        )
 
     # --- request mapping ----------------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The transport protocol: one async stream of events per model request, and the one error of a transport the
-session acts on (:class:`ContextTooLongError`: it retries the request shortened)."""
+"""The transport protocol: what a transport declares it is (:class:`TransportProfile`), one async stream of events per
+model request, and the one error of a transport the session acts on (:class:`ContextTooLongError`: it retries the
+request shortened)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,54 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import Message, Role, ToolCallPart
 from ai_widgets.options import RequestOptions
 from ai_widgets.tools import ToolDefinition
 from ai_widgets.transports._errors import ContextTooLongError
 
-__all__ = ["ChatRequest", "ContextTooLongError", "Transport"]
+__all__ = ["ChatRequest", "ContextTooLongError", "ModelStream", "Transport", "TransportProfile", "profile_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class TransportProfile:
+    """What a transport declares it is: who serves which model, and the limits the session keeps to before it sends.
+    Every field may be ``None``: not known (the empty profile knows nothing, and the session then shortens and
+    refuses nothing ahead of the provider).
+
+    Attributes:
+        provider: Who serves the model, by genai-prices' id for it (``"openai"``, ``"anthropic"``, ``"google"``,
+            ``"groq"``...), which prices its requests; ``None`` for a server it does not know (a local one, a proxy,
+            a remote agent).
+        model: The model's name as requests send it.
+        context_window: The model's context window in tokens, which the session shortens requests to unless
+            ``RequestOptions.context_window`` says otherwise.
+        max_output_tokens: The most output tokens a response may have as the transport asks for them (Anthropic's
+            ``max_tokens``), the room a shortened request leaves for the output unless ``RequestOptions.max_tokens``
+            says; ``None``: the provider's own default.
+        attachment_limits: What the provider takes of the files in a request, checked before a message with files
+            is sent (``None``: no limit known here).
+    """
+
+    provider: str | None = None
+    model: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    attachment_limits: AttachmentLimits | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("context_window", self.context_window), ("max_output_tokens", self.max_output_tokens)):
+            if value is not None and (type(value) is not int or value < 1):
+                raise ValueError(f"{name} must be a positive number of tokens or None, not {value!r}")
+        if self.attachment_limits is not None and not isinstance(self.attachment_limits, AttachmentLimits):
+            raise TypeError(
+                f"attachment_limits must be an AttachmentLimits or None, not {type(self.attachment_limits).__name__}"
+            )
+
+
+#: The profile of a transport that declares none: nothing known.
+NO_PROFILE = TransportProfile()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +106,44 @@ class ChatRequest:
 
 
 @runtime_checkable
-class Transport(Protocol):
-    """Talks to a model: turns a request into a stream of events (see :mod:`ai_widgets.events`).
-
-    A transport raises on failure (the session ends the message in error and stays usable), and may be
-    cancelled at any point (the session closes the iterator). A request past the model's context window raises
-    :class:`ContextTooLongError` (the session retries it once, shortened). A transport that knows its model's context
-    window in tokens says so in a ``context_window`` attribute (``int`` or ``None``), which the session shortens
-    requests to unless ``RequestOptions.context_window`` says otherwise.
-    """
+class ModelStream(Protocol):
+    """What the session needs of a transport to ask its model: ``stream(request)``. A transport of one's own may be
+    just that; it then has :class:`Transport`'s default profile (nothing known)."""
 
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``."""
         ...
+
+
+@runtime_checkable
+class Transport(ModelStream, Protocol):
+    """Talks to a model: turns a request into a stream of events (see :mod:`ai_widgets.events`), and declares what it
+    is (:attr:`profile`).
+
+    A transport raises on failure (the session ends the message in error and stays usable), and may be
+    cancelled at any point (the session closes the iterator). A request past the model's context window raises
+    :class:`ContextTooLongError` (the session retries it once, shortened). The session reads :attr:`profile` once per
+    model request (its context window, output limit and attachment limits); a transport of one's own that declares no
+    profile, whether it subclasses ``Transport`` or only has ``stream``, gets the default, which knows nothing.
+    """
+
+    @property
+    def profile(self) -> TransportProfile:
+        """What the transport is: provider, model, the model's context window, its output limit, the attachment
+        limits. The default knows nothing."""
+        return NO_PROFILE
+
+
+def profile_of(transport: ModelStream | None) -> TransportProfile:
+    """What ``transport`` declares it is (:attr:`Transport.profile`); the empty profile for one that declares none
+    (a transport of one's own with only ``stream``), and for no transport at all.
+
+    Raises:
+        TypeError: The transport's ``profile`` is not a :class:`TransportProfile`.
+    """
+    if not isinstance(transport, Transport):
+        return NO_PROFILE
+    profile = transport.profile
+    if not isinstance(profile, TransportProfile):
+        raise TypeError(f"{type(transport).__name__}.profile must be a TransportProfile, not {type(profile).__name__}")
+    return profile

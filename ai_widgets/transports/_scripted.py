@@ -26,7 +26,7 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import FinishReason
 from ai_widgets.outcome import ToolOutcome
-from ai_widgets.transports._base import ChatRequest
+from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 
 __all__ = ["EchoTransport", "ScriptExhaustedError", "ScriptedReply", "ScriptedToolCall", "ScriptedTransport"]
 
@@ -123,6 +123,12 @@ class ScriptedTransport:
         slice_size: The range of characters per text or argument slice.
         seed: Seeds the slicing, so a stream is the same every run.
         repeat: Start the script again when it runs out (otherwise a further request fails clearly).
+        profile: What the scripted model stands for (its context window, attachment limits...), which the session
+            keeps to as it would for that model; by default nothing is known.
+
+    Raises:
+        TypeError: ``profile`` is not a :class:`TransportProfile`.
+        ValueError: ``slice_size`` is not a range of at least one character, or a delay is negative.
 
     A scripted model has no native structured output: it ignores ``request.output_schema``, and a typed turn's
     script answers with the JSON text (the session validates it like any provider's).
@@ -137,6 +143,7 @@ class ScriptedTransport:
         slice_size: tuple[int, int] = (4, 8),
         seed: int = 0,
         repeat: bool = False,
+        profile: TransportProfile = NO_PROFILE,
     ) -> None:
         low, high = slice_size
         if not 1 <= low <= high:
@@ -151,7 +158,13 @@ class ScriptedTransport:
         self._repeat = repeat
         self._position = 0
         self._call_counter = 0
+        self._profile = checked_profile(profile)
         self.requests: list[ChatRequest] = []
+
+    @property
+    def profile(self) -> TransportProfile:
+        """What the scripted model stands for (the ``profile`` it was given)."""
+        return self._profile
 
     def _next_reply(self, request: ChatRequest) -> ScriptedReply:
         if callable(self._script):
@@ -252,15 +265,40 @@ class ScriptedTransport:
 
 
 class EchoTransport:
-    """A model that answers with the user's last message, streamed in slices. For trying the UI."""
+    """A model that answers with the user's last message, streamed in slices. For trying the UI; ``profile`` as
+    :class:`ScriptedTransport`'s."""
 
-    def __init__(self, *, prefix: str = "", delay: float = 0.0, slice_size: tuple[int, int] = (4, 8)) -> None:
+    def __init__(
+        self,
+        *,
+        prefix: str = "",
+        delay: float = 0.0,
+        slice_size: tuple[int, int] = (4, 8),
+        profile: TransportProfile = NO_PROFILE,
+    ) -> None:
         self._scripted = ScriptedTransport(
             lambda request: ScriptedReply(text=prefix + request.last_user_text, status=None),
             delay=delay,
             slice_size=slice_size,
+            profile=profile,
         )
+
+    @property
+    def profile(self) -> TransportProfile:
+        """What the echo stands for (the ``profile`` it was given)."""
+        return self._scripted.profile
 
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Echoes the last user message."""
         return self._scripted.stream(request)
+
+
+def checked_profile(profile: object) -> TransportProfile:
+    """``profile``, when it is a :class:`TransportProfile`.
+
+    Raises:
+        TypeError: It is not.
+    """
+    if not isinstance(profile, TransportProfile):
+        raise TypeError(f"profile must be a TransportProfile, not {type(profile).__name__}")
+    return profile

@@ -26,7 +26,7 @@ NOTEBOOK = textwrap.dedent(
     from starlette.routing import Route
 
     from ai_widgets import ChatWidget
-    from ai_widgets.integrations.ag_ui import AGUITransport
+    from ai_widgets.transports import AGUITransport
 
     stock = {"pears": 4}
 

@@ -26,6 +26,7 @@ from ai_widgets import ApprovalDecision, ChatSession, ChatWidget, MessageStatus,
 from ai_widgets.approval import ApprovalError
 from ai_widgets.integrations.pydantic_ai import AgentNotSupportedError, AgentTools, agent_parts
 from ai_widgets.messages import Message, Role
+from ai_widgets.transports import TransportProfile
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, recording_comms
 
@@ -682,7 +683,8 @@ async def test_a_toolset_that_cannot_start_ends_the_turn_saying_so_and_the_next_
 
 
 def test_without_pydantic_ai_from_agent_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [n for n in sys.modules if n.startswith(("pydantic_ai", "ai_widgets.integrations"))]:
+    ours = ("pydantic_ai", "ai_widgets.integrations", "ai_widgets.transports._pydantic_ai")
+    for name in [n for n in sys.modules if n.startswith(ours)]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pydantic_ai", None)  # what an import of a package not installed meets
     with pytest.raises(ImportError, match=r'pip install "ai_widgets\[pydantic-ai\]"'):
@@ -729,6 +731,18 @@ async def test_the_agents_model_settings_reach_the_model() -> None:
     await session.send("hello")
     settings = script.seen[0][1].model_settings or {}
     assert (settings.get("temperature"), settings.get("seed")) == (0.3, 7)
+    await closed(session)
+
+
+async def test_the_agents_transport_declares_its_models_profile() -> None:
+    script = Script(["hi"])
+    model = FunctionModel(stream_function=script, model_name="scripted-7", profile={"context_window": 32_000})
+    agent: Agent[Deps, str] = Agent(model, deps_type=Deps, model_settings={"max_tokens": 700})
+    session = ChatSession.from_agent(agent, deps=Deps("x"))
+    assert session.transport is not None
+    assert session.transport.profile == TransportProfile(
+        model="scripted-7", context_window=32_000, max_output_tokens=700
+    )
     await closed(session)
 
 

@@ -264,13 +264,13 @@ def test_other_errors_are_left_as_they_are() -> None:
 
 
 def test_each_transport_knows_its_default_models_window_and_none_for_a_local_server() -> None:
-    assert OpenAIChatTransport(DEFAULT_MODELS["openai-chat"], api_key="k").context_window == 400_000
-    assert OpenAIResponsesTransport(DEFAULT_MODELS["openai-responses"], api_key="k").context_window == 400_000
-    assert AnthropicTransport(DEFAULT_MODELS["anthropic"], api_key="k").context_window == 200_000
-    assert GeminiTransport(DEFAULT_MODELS["gemini"], api_key="k").context_window == 1_000_000
+    assert OpenAIChatTransport(DEFAULT_MODELS["openai-chat"], api_key="k").profile.context_window == 400_000
+    assert OpenAIResponsesTransport(DEFAULT_MODELS["openai-responses"], api_key="k").profile.context_window == 400_000
+    assert AnthropicTransport(DEFAULT_MODELS["anthropic"], api_key="k").profile.context_window == 200_000
+    assert GeminiTransport(DEFAULT_MODELS["gemini"], api_key="k").profile.context_window == 1_000_000
     # A server genai-prices does not know: its own limits (Ollama's default is a few thousand tokens), so none.
-    assert OpenAIChatTransport("qwen3", base_url="http://localhost:11434/v1").context_window is None
-    assert GeminiTransport("gemini-3.5-flash", base_url="http://127.0.0.1:9/").context_window is None
+    assert OpenAIChatTransport("qwen3", base_url="http://localhost:11434/v1").profile.context_window is None
+    assert GeminiTransport("gemini-3.5-flash", base_url="http://127.0.0.1:9/").profile.context_window is None
 
 
 def test_a_model_genai_prices_does_not_list_gets_its_familys_window() -> None:

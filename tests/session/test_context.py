@@ -7,13 +7,26 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
+from collections.abc import AsyncIterator
+from typing import ClassVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ai_widgets import ChatSession, tool
-from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta
+from ai_widgets.messages import (
+    FilePart,
+    FinishReason,
+    Message,
+    MessageStatus,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+)
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._context import (
@@ -29,7 +42,15 @@ from ai_widgets.session._context import (
     retry_window,
     window_of,
 )
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports import (
+    ChatRequest,
+    ContextTooLongError,
+    ScriptedReply,
+    ScriptedToolCall,
+    ScriptedTransport,
+    Transport,
+    TransportProfile,
+)
 from ai_widgets.transports._history import outcome_text
 
 
@@ -177,16 +198,15 @@ def test_current_turn_start_is_the_user_message_before_the_reply() -> None:
 # --- a request ----------------------------------------------------------------------------------------------------
 
 
-class Known:
-    context_window = 9_000
-    max_tokens = 1_000
+#: What a transport declares of a model with a 9,000-token window that it asks for at most 1,000 output tokens.
+KNOWN = TransportProfile(context_window=9_000, max_output_tokens=1_000)
 
 
 def test_the_window_is_the_persons_number_else_the_transports_else_none() -> None:
     request = ChatRequest(messages=[])
-    assert window_of(request, Known()) == 9_000
-    assert window_of(ChatRequest(messages=[], options=RequestOptions(context_window=500)), Known()) == 500
-    assert window_of(request, object()) is None
+    assert window_of(request, KNOWN) == 9_000
+    assert window_of(ChatRequest(messages=[], options=RequestOptions(context_window=500)), KNOWN) == 500
+    assert window_of(request, TransportProfile()) is None
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "1000", True])
@@ -199,7 +219,7 @@ def test_a_request_leaves_room_for_the_tools_the_system_prompt_and_the_output() 
     messages = [*conversation(30, 2000), Message.user("now")]
     options = RequestOptions(system_prompt="Be brief. " * 200, max_tokens=2_000)
     request = ChatRequest(messages=messages, options=options)
-    fitted, cut = fit_request(request, window=10_000, transport=Known(), current_start=60)
+    fitted, cut = fit_request(request, window=10_000, profile=KNOWN, current_start=60)
     assert cut is not None
     assert cut.window == 10_000
     assert cut.sent_tokens <= 10_000
@@ -295,7 +315,7 @@ class RefusingOnce:
     def __call__(self, request: ChatRequest) -> ScriptedReply:
         self.requests.append(request)
         messages = sum(message_tokens(m) for m in request.messages)
-        self.sizes.append((messages, request_tokens(request, None, self.window or 0)))
+        self.sizes.append((messages, request_tokens(request, TransportProfile(), self.window or 0)))
         if len(self.requests) == 1:
             error = ContextTooLongError(TOO_LONG, tokens=131_072, limit=128_000)
             return ScriptedReply(status=None, error=error, error_after=0)
@@ -392,3 +412,101 @@ async def test_a_large_tool_result_in_the_current_turn_leaves_nothing_out_when_w
     assert cut.sent_tokens <= 28_000
     whole = sum(message_tokens(m) for m in history)
     assert cut.left_out_tokens <= whole  # what was left out is of the earlier messages, not of the result's cut
+
+
+# --- what the transport declares --------------------------------------------------------------------------------------
+
+
+class OwnTransport:
+    """A transport of one's own with only ``stream``: it declares no profile. Its ``context_window`` attribute is
+    nobody's business but its own: the session reads what a transport declares, and probes for nothing else."""
+
+    context_window = 500
+
+    def __init__(self) -> None:
+        self.requests: list[ChatRequest] = []
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        yield ResponseStarted()
+        yield TextDelta("fine")
+        yield ResponseCompleted(FinishReason.STOP)
+
+
+class OwnSubclass(Transport):
+    """A transport of one's own that subclasses the protocol and leaves its profile as the protocol gives it."""
+
+    def __init__(self) -> None:
+        self.requests: list[ChatRequest] = []
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        yield ResponseStarted()
+        yield TextDelta("fine")
+        yield ResponseCompleted(FinishReason.STOP)
+
+
+@pytest.mark.parametrize("make", [OwnTransport, OwnSubclass], ids=["stream-only", "subclass"])
+async def test_a_transport_that_declares_no_profile_knows_no_window_so_everything_is_sent(make: type) -> None:
+    transport = make()
+    history = conversation(10, 2_000)
+    session = ChatSession(transport, messages=history)
+    reply = await session.send("now")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert [m.id for m in transport.requests[0].messages[:20]] == [m.id for m in history]
+    assert session.context_cut is None
+    # Nor are files refused ahead of the provider: no limits are known.
+    image = FilePart(media_type="image/png", data=base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * 64).decode())
+    assert session.attachment_parts([image]) == [image]
+
+
+async def test_a_declared_window_and_output_limit_shorten_what_is_sent() -> None:
+    history = conversation(30, 2_000)
+    transport = ScriptedTransport(["fine"], profile=TransportProfile(context_window=8_000, max_output_tokens=1_000))
+    session = ChatSession(transport, messages=history)
+    await session.send("now")
+    cut = session.context_cut
+    assert cut is not None
+    assert cut.window == 8_000
+    assert cut.sent_tokens <= 8_000  # the room for the output counted in
+    assert len(transport.requests[0].messages) < len(history) + 1
+
+
+class Counting(ScriptedTransport):
+    """A scripted model that counts how often its profile is read."""
+
+    reads = 0
+
+    @property
+    def profile(self) -> TransportProfile:
+        self.reads += 1
+        return TransportProfile(context_window=100_000)
+
+
+async def test_the_profile_is_read_once_per_model_request() -> None:
+    @tool
+    def lookup(q: str) -> str:
+        """Looks something up."""
+        return q.upper()
+
+    transport = Counting([ScriptedReply(tool_calls=[ScriptedToolCall(name="lookup", arguments={"q": "a"})]), "done"])
+    session = ChatSession(transport, tools=[lookup])
+    reply = await session.send("look it up")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert len(transport.requests) == 2
+    # Once per request, and once when the message was checked before the turn. Before Python 3.12, the protocol's
+    # isinstance check that tells a transport with a profile from one with only ``stream`` reads it too.
+    per_read = 1 if sys.version_info >= (3, 12) else 2
+    assert transport.reads == (2 + 1) * per_read
+
+
+async def test_a_profile_that_is_not_a_transport_profile_is_refused_before_anything_is_sent() -> None:
+    class Misdeclared(OwnTransport):
+        profile: ClassVar[object] = {"context_window": 8_000}
+
+    transport = Misdeclared()
+    session = ChatSession(transport)
+    with pytest.raises(TypeError, match=r"Misdeclared\.profile must be a TransportProfile, not dict"):
+        await session.send("now")
+    assert session.messages == []
+    assert transport.requests == []

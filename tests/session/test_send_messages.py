@@ -11,7 +11,7 @@ import pytest
 from ai_widgets import ChatSession, FilePart, Message, TextPart
 from ai_widgets.attachments import AttachmentError, AttachmentLimits
 from ai_widgets.messages import Role
-from ai_widgets.transports import ScriptedReply, ScriptedTransport
+from ai_widgets.transports import ScriptedReply, ScriptedTransport, TransportProfile
 from ai_widgets.transports._base import ChatRequest
 
 PNG = FilePart.from_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "image/png", name="pixel.png")
@@ -51,10 +51,10 @@ async def test_the_earlier_messages_are_turns_before_the_persons_and_a_history_f
 
 
 async def test_a_file_the_provider_refuses_refuses_the_whole_send() -> None:
-    transport = ScriptedTransport([said])
-    transport.attachment_limits = AttachmentLimits(  # type: ignore[attr-defined]
+    limits = AttachmentLimits(
         "NoImages", max_image_bytes=1, max_images=0, max_document_bytes=1, max_total_bytes=1, image_types=frozenset()
     )
+    transport = ScriptedTransport([said], profile=TransportProfile(attachment_limits=limits))
     session = ChatSession(transport)
     with pytest.raises(AttachmentError):
         await session.send_messages(example())

@@ -20,7 +20,7 @@ from PIL import Image
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.messages import FilePart, Message, Role, TextPart
 from ai_widgets.session import ChatSession
-from ai_widgets.transports import ScriptedReply, ScriptedTransport
+from ai_widgets.transports import ScriptedReply, ScriptedTransport, TransportProfile
 from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import private_loop
@@ -168,10 +168,10 @@ async def test_send_resolves_the_names_at_send_time_and_the_message_keeps_them(
 
 async def test_an_unknown_name_or_a_refused_attachment_sends_nothing(wire: Wire, user_ns: dict[str, Any]) -> None:
     user_ns.update(fig=figure(), ok="fine")
-    transport = ScriptedTransport([echo])
-    transport.attachment_limits = AttachmentLimits(  # type: ignore[attr-defined]
+    limits = AttachmentLimits(
         "NoImages", max_image_bytes=1, max_images=0, max_document_bytes=1, max_total_bytes=1, image_types=frozenset()
     )
+    transport = ScriptedTransport([echo], profile=TransportProfile(attachment_limits=limits))
     chat = ChatWidget(transport=transport)
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "send", "text": "look @ghost", "attach": ["ok", "ghost"], "id": "s1"})

@@ -32,8 +32,6 @@ from ai_widgets.events import (
     ToolCallStarted,
     UsageUpdate,
 )
-from ai_widgets.integrations._pydantic_ai_stream import PartsReader
-from ai_widgets.integrations.pydantic_ai import PydanticAITransport
 from ai_widgets.messages import (
     FilePart,
     FinishReason,
@@ -46,7 +44,8 @@ from ai_widgets.messages import (
     load_messages,
 )
 from ai_widgets.tools import ToolDefinition, ToolOutcome
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError, PydanticAITransport, TransportProfile
+from ai_widgets.transports._pydantic_ai_stream import PartsReader
 from tests.helpers import wait_for
 from tests.providers.images import CHART_TEXT, PNG, image_history, image_reply
 
@@ -391,8 +390,16 @@ async def test_a_request_past_the_context_window_is_retried_shortened() -> None:
 
 def test_the_context_window_comes_from_the_profile() -> None:
     windowed = FunctionModel(stream_function=Script().stream, profile={"context_window": 32_000})
-    assert PydanticAITransport(windowed).context_window == 32_000
-    assert PydanticAITransport(FunctionModel(stream_function=Script().stream)).context_window is None
+    assert PydanticAITransport(windowed).profile.context_window == 32_000
+    assert PydanticAITransport(FunctionModel(stream_function=Script().stream)).profile.context_window is None
+
+
+def test_the_transport_declares_its_model_provider_and_the_output_limit_its_settings_ask_for() -> None:
+    model = FunctionModel(stream_function=Script().stream, model_name="scripted-7", profile={"context_window": 32_000})
+    assert PydanticAITransport(model, settings={"max_tokens": 900}).profile == TransportProfile(
+        provider=None, model="scripted-7", context_window=32_000, max_output_tokens=900
+    )
+    assert PydanticAITransport(model).profile.max_output_tokens is None
 
 
 # --- errors and bad inputs --------------------------------------------------------------------------------------------
@@ -474,12 +481,27 @@ def test_the_stream_events_of_reasoning_carry_the_parts_for_the_provider() -> No
 # --- optional extra ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["ai_widgets", "ai_widgets.integrations"])
-def test_importing_ai_widgets_loads_neither_pydantic_ai_nor_ag_ui(module: str) -> None:
-    code = (
-        f"import sys, {module}\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic_ai', 'ag_ui'))\n"
-        "print(loaded)\n"
-    )
+def loaded_after(code: str) -> list[str]:
+    """The top-level packages of pydantic-ai and AG-UI a fresh interpreter has loaded after running ``code``."""
+    code += "\nimport json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic_ai', 'ag_ui'})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    loaded: list[str] = json.loads(out)
+    return loaded
+
+
+@pytest.mark.parametrize("module", ["ai_widgets", "ai_widgets.integrations", "ai_widgets.transports"])
+def test_importing_ai_widgets_loads_neither_pydantic_ai_nor_ag_ui(module: str) -> None:
+    assert loaded_after(f"import {module}") == []
+
+
+def test_the_transport_loads_pydantic_ai_only_when_it_is_taken() -> None:
+    assert loaded_after("from ai_widgets.transports import PydanticAITransport") == ["pydantic_ai"]
+
+
+def test_the_transport_lives_with_the_others_and_the_integration_names_the_same_class() -> None:
+    from ai_widgets import transports
+    from ai_widgets.integrations import pydantic_ai
+
+    assert transports.PydanticAITransport is pydantic_ai.PydanticAITransport is PydanticAITransport
+    assert PydanticAITransport.__module__ == "ai_widgets.transports._pydantic_ai"
+    assert "PydanticAITransport" in transports.__all__

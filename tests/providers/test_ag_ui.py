@@ -21,10 +21,9 @@ from starlette.responses import JSONResponse, Response
 
 from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
 from ai_widgets.changes import SessionChange, TextAppended
-from ai_widgets.integrations.ag_ui import AGUITransport
-from ai_widgets.transports import ChatRequest
+from ai_widgets.transports import AGUITransport, ChatRequest
 from tests.helpers import wait_for
-from tests.integrations.ag_ui_server import AGUIServer, free_port, serve_agent
+from tests.providers.ag_ui_server import AGUIServer, free_port, serve_agent
 
 Stream = AsyncIterator[str | DeltaToolCalls]
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -27,12 +29,11 @@ from ai_widgets.events import (
     ToolCallStarted,
     UsageUpdate,
 )
-from ai_widgets.integrations._ag_ui_client import AGUIClient, parse_event
-from ai_widgets.integrations._ag_ui_stream import PatchError, RunMapper, apply_patch
-from ai_widgets.integrations.ag_ui import AGUITransport
 from ai_widgets.messages import FinishReason, Role, TextPart
 from ai_widgets.outcome import ToolOutcome
-from ai_widgets.transports import ChatRequest, ProviderError
+from ai_widgets.transports import AGUITransport, ChatRequest, ProviderError, TransportProfile
+from ai_widgets.transports._ag_ui_client import AGUIClient, parse_event
+from ai_widgets.transports._ag_ui_stream import PatchError, RunMapper, apply_patch
 
 
 def event(**data: Any) -> Any:
@@ -437,6 +438,31 @@ def test_the_history_tools_and_thread_go_as_the_protocol_has_them() -> None:
     assert wire["messages"][2]["toolCalls"][0]["function"] == {"name": "add", "arguments": '{"a": 1}'}
     assert wire["messages"][3] == {"id": "l1-result", "role": "tool", "content": "2", "toolCallId": "l1"}
     assert "resume" not in wire
+
+
+def test_the_agent_declares_nothing_so_requests_are_not_shortened_nor_files_refused_here() -> None:
+    assert AGUITransport("http://x/agent").profile == TransportProfile()
+
+
+def test_the_transport_lives_with_the_others_and_the_path_design_names_is_the_same_class() -> None:
+    from ai_widgets import transports
+    from ai_widgets.integrations import ag_ui
+
+    assert transports.AGUITransport is ag_ui.AGUITransport is AGUITransport
+    assert AGUITransport.__module__ == "ai_widgets.transports._ag_ui"
+    assert "AGUITransport" in transports.__all__
+
+
+def test_the_transport_loads_ag_ui_only_when_it_is_taken() -> None:
+    code = (
+        "import sys\n"
+        "import ai_widgets.transports\n"
+        "assert 'ag_ui' not in sys.modules\n"
+        "from ai_widgets.transports import AGUITransport\n"
+        "print('ag_ui' in sys.modules, 'pydantic_ai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,8 @@ from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from ai_widgets import ChatSession, MessageStatus
-from ai_widgets.integrations.pydantic_ai import PydanticAITransport
 from ai_widgets.messages import Message
-from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError
+from ai_widgets.transports import ChatRequest, ContextTooLongError, ProviderError, PydanticAITransport
 from tests.helpers import wait_for
 from tests.providers.loopback import Request, Response, loopback, sse
 

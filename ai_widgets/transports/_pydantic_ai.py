@@ -23,11 +23,10 @@ from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition  # noqa
 
 from ai_widgets._usage import price_provider_for_url  # noqa: E402
 from ai_widgets.events import ResponseStarted, StreamEvent  # noqa: E402
-from ai_widgets.integrations._pydantic_ai_stream import PROVIDER_ID, PartsReader  # noqa: E402
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState  # noqa: E402
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions  # noqa: E402
 from ai_widgets.tools import ToolDefinition  # noqa: E402
-from ai_widgets.transports._base import ChatRequest  # noqa: E402
+from ai_widgets.transports._base import ChatRequest, TransportProfile  # noqa: E402
 from ai_widgets.transports._errors import (  # noqa: E402
     ContextTooLongError,
     Failure,
@@ -49,6 +48,7 @@ from ai_widgets.transports._history import (  # noqa: E402
     user_parts,
 )
 from ai_widgets.transports._output import output_name  # noqa: E402
+from ai_widgets.transports._pydantic_ai_stream import PROVIDER_ID, PartsReader  # noqa: E402
 
 __all__ = ["PydanticAITransport"]
 
@@ -134,14 +134,25 @@ class PydanticAITransport:
             # its required following item"), and a text part's item id does not survive the session's history.
             self.settings.setdefault("openai_send_reasoning_ids", False)
         self.tool_images = tool_images
-        #: The model's context window in tokens, from its pydantic-ai profile, or ``None`` when it does not say.
-        self.context_window: int | None = _context_window(self.model)
         #: genai-prices' id of the provider at the model's base URL, for the cost (``None``: not known).
         self.price_provider = price_provider_for_url(_base_url(self.model))
         self._label = f"{self.model.system} model {self.model.model_name!r} (pydantic-ai)"
 
     def __repr__(self) -> str:
         return f"PydanticAITransport({self.model.system}:{self.model.model_name})"
+
+    @property
+    def profile(self) -> TransportProfile:
+        """What this transport is: the provider at the model's base URL (``price_provider``), the model's name, its
+        context window as its pydantic-ai profile gives it (``None`` when it does not say), and the output limit
+        ``settings`` ask for (``max_tokens``). No attachment limits are known: pydantic-ai's model class sends the
+        files its provider's way, and the provider refuses what it does not take."""
+        return TransportProfile(
+            provider=self.price_provider,
+            model=self.model.model_name,
+            context_window=_context_window(self.model),
+            max_output_tokens=_max_tokens(self.settings),
+        )
 
     # --- request mapping ----------------------------------------------------------------------------------------------
 
@@ -336,6 +347,11 @@ def _profile(model: Model) -> Mapping[str, Any]:
 def _context_window(model: Model) -> int | None:
     window = _profile(model).get("context_window")
     return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def _max_tokens(settings: Mapping[str, Any]) -> int | None:
+    asked = settings.get("max_tokens")
+    return asked if type(asked) is int and asked > 0 else None
 
 
 def _base_url(model: Model) -> str | None:

@@ -1,8 +1,8 @@
 """A small AG-UI client on ``httpx``: POSTs a ``RunAgentInput`` and streams the run's events back as the protocol's own
 models (``ag_ui.core``), with one error mapper for every way the request can fail.
 
-There is no official Python AG-UI client; this is the part of one that :class:`~ai_widgets.integrations.ag_ui.
-AGUITransport` needs. The response is read with the server-sent-event decoder every transport shares
+There is no official Python AG-UI client; this is the part of one that :class:`~ai_widgets.transports.AGUITransport`
+needs. The response is read with the server-sent-event decoder every transport shares
 (``transports._sse.SSEDecoder``); each event's data is validated against ``ag_ui.core.Event``. Events of a type this
 protocol version does not know are skipped, as the protocol asks of a consumer, and so is an outcome of
 ``RUN_FINISHED`` it does not know (read as success). The deprecated ``THINKING_*`` events of servers older than 1.0
