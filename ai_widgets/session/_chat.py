@@ -41,7 +41,7 @@ from ai_widgets.session._agent import AgentSession
 from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
 from ai_widgets.session._branching import BranchingSession
-from ai_widgets.session._calls import end_open_calls
+from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
@@ -456,14 +456,20 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             reason: Why, told to the model.
 
         Raises:
-            ApprovalError: The call is unknown, has ended, or is not running or waiting in the current turn.
+            UnknownToolCallError: No call of the conversation has this id.
+            CancelError: The call has ended, is being cancelled already, or is not the running turn's; or the reason
+                is not text.
         """
         if reason is not None and not isinstance(reason, str):
-            raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
+            raise CancelError(f"the reason must be text, not {type(reason).__name__}")
         turn = self._turn
         tool_round = None if turn is None else turn.round
-        if tool_round is None or not tool_round.cancel(tool_call_id, reason):
-            raise ApprovalError(self._why_not_active(tool_call_id, "cancelled"))
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.cancel(tool_call_id, reason):
+            _, part = known_call(self._messages, tool_call_id)
+            raise CancelError(
+                f"tool call {shown_id(part.tool_call_id)!r} ({part.tool_name}) cannot be cancelled: it is "
+                f"{part.state.value}" + (", and a cancel of it is under way" if not part.state.terminal else "")
+            )
 
     def clear(self) -> None:
         """Removes every message, and every earlier branch.
@@ -661,9 +667,10 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
                 changed them, and to what.
 
         Raises:
-            ApprovalError: The call is unknown, not waiting, or already decided; the decision is not one of the
-                three; the edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing
-                runs and nothing changes.
+            UnknownToolCallError: No call of the conversation has this id.
+            ApprovalError: The call is not waiting, or already decided; the decision is not one of the three; the
+                edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing runs and
+                nothing changes.
         """
         try:
             chosen = ApprovalDecision(decision)
@@ -675,23 +682,23 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
         turn = self._turn
         tool_round = None if turn is None else turn.round
-        if tool_round is None or not tool_round.has(tool_call_id):
-            raise ApprovalError(self._why_not_active(tool_call_id, "decided"))
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.has(tool_call_id):
+            raise self._not_waiting(tool_call_id)
         tool_round.approve(tool_call_id, chosen, reason or None, arguments)
 
-    def _why_not_active(self, tool_call_id: object, verb: str) -> str:
-        if not isinstance(tool_call_id, str):
-            return f"a tool call id is text, not {type(tool_call_id).__name__}"
-        found = self.find_tool_call(tool_call_id)
-        shown = tool_call_id if len(tool_call_id) <= 80 else tool_call_id[:80] + "…"
-        if found is None:
-            return f"there is no tool call {shown!r} in this conversation"
-        _, part = found
-        if part.decision is not None and verb == "decided":
-            return f"tool call {shown!r} ({part.tool_name}) was already decided: {part.decision}"
-        if verb == "decided":
-            return f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
-        return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
+    def _not_waiting(self, tool_call_id: object) -> ApprovalError:
+        """Why an approval of a call that is not waiting in the running turn is refused.
+
+        Raises:
+            UnknownToolCallError: No call of the conversation has this id.
+        """
+        _, part = known_call(self._messages, tool_call_id)
+        shown = shown_id(part.tool_call_id)
+        if part.decision is not None:
+            return ApprovalError(f"tool call {shown!r} ({part.tool_name}) was already decided: {part.decision}")
+        return ApprovalError(
+            f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+        )
 
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"

@@ -457,7 +457,7 @@ async def test_an_external_tool_waits_for_the_person_to_type_its_result() -> Non
     [waiting] = session.pending_inputs
     assert waiting.state is ToolCallState.AWAITING_INPUT
     assert "raise?" in waiting.input_request.message
-    await session.respond(waiting.tool_call_id, "accept", {"result": "yes"})
+    session.respond(waiting.tool_call_id, "accept", {"result": "yes"})
     reply = await task
     assert reply.tool_calls[0].outcome.value == "yes"
     assert script.returns(1)[0].content == "yes"
@@ -476,7 +476,7 @@ async def test_call_deferred_raised_inside_a_tool_waits_for_the_result_and_a_dec
     task = asyncio.create_task(session.send("deploy"))
     await wait_for(lambda: bool(session.pending_inputs))
     assert "ops" in session.pending_inputs[0].input_request.message
-    await session.respond(session.pending_inputs[0].tool_call_id, "decline")
+    session.respond(session.pending_inputs[0].tool_call_id, "decline")
     reply = await task
     assert reply.tool_calls[0].state is ToolCallState.FAILED
     assert "declined to give a result" in str(script.returns(1)[0].content)
