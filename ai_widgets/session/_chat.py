@@ -300,7 +300,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
     def close(self) -> None:
         """Writes what is pending to the ``history`` file, folds its journal into the one JSON file, and releases
         it (its lock included), so another process may open it. The session then refuses to send. Without
-        ``history`` it does nothing.
+        ``history`` it does nothing. What the session was given (its transport, MCP servers among its tools) stays
+        open: close those with their own ``close()`` or ``aclose()``.
 
         Raises:
             SessionBusyError: A turn is running.
@@ -309,6 +310,16 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             return
         with self._held("close the session"):  # no turn may start while the file is folded and released
             self._history.close()
+
+    async def aclose(self) -> None:
+        """Like :meth:`close`, from async code: the file is written and folded on a worker thread, so the loop goes on
+        meanwhile.
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        if self._history is not None:
+            await asyncio.to_thread(self.close)
 
     @contextlib.contextmanager
     def _held(self, doing: str) -> Iterator[None]:

@@ -619,6 +619,23 @@ async def test_a_toolset_with_a_connection_is_entered_once_by_one_task_and_left_
     await closed(session)
 
 
+async def test_the_agents_toolsets_are_left_by_close_from_sync_code_too() -> None:
+    counted = Counted()
+    script = Script([[("ping", {})], "ok", [("ping", {})], "ok"])
+    session = ChatSession.from_agent(greeter(script, toolsets=[counted]), deps=Deps("di"))
+    transport: Any = session.transport
+    await session.send("one")
+    assert counted.entered - counted.left == 1
+    transport.close()  # on the thread of the toolsets' loop (a cell): left as soon as the loop goes on
+    await wait_for(lambda: counted.entered == counted.left)
+    await session.send("two")  # entered again
+    assert counted.entered - counted.left == 1
+    await asyncio.to_thread(transport.close)  # from another thread: it returns once they are left
+    assert counted.entered == counted.left
+    transport.close()  # again: nothing held
+    await transport.aclose()
+
+
 SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "server.py"
 
 
