@@ -35,6 +35,7 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
+from ai_widgets.integrations._by_name import transport_for_model
 from ai_widgets.messages import Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._agent import AgentSession
@@ -88,9 +89,15 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
     """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
 
     Args:
-        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one, the
-            session runs only the calls a person makes (:meth:`run_call`: a form, ``run_tool``), and :meth:`send`
-            and :meth:`resume` refuse (:class:`NoTransportError`).
+        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one (and
+            without ``model``), the session runs only the calls a person makes (:meth:`run_call`: a form,
+            ``run_tool``), and :meth:`send` and :meth:`resume` refuse (:class:`NoTransportError`).
+        model: The model as a string instead of a transport: ``"openai:gpt-5-mini"`` (Chat Completions),
+            ``"openai-responses:…"``, ``"anthropic:…"``, ``"gemini:…"``, ``"ollama:qwen3"`` (an Ollama server at
+            ``OLLAMA_HOST``, ``http://localhost:11434`` by default) or ``"pydantic-ai:<pydantic-ai model string>"``;
+            the key comes from the provider's usual environment variable (``OPENAI_API_KEY``,
+            ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``). Build the transport yourself for a key
+            or option of your own.
         tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
             tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`) to put in a new one.
         approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
@@ -109,7 +116,11 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             same file takes it over (this one then refuses to send). A symlink is followed.
 
     Raises:
-        TypeError: ``transport`` has no ``stream(request)`` method.
+        TypeError: ``transport`` has no ``stream(request)`` method, or ``model`` is not text.
+        ValueError: Both ``model`` and ``transport`` were given; ``model`` names no provider, an unknown one (the
+            message lists the known ones), or no model.
+        ProviderError: The provider's key is not set (the message names the variable to set).
+        ImportError: The provider's SDK is not installed (the message names the extra that installs it).
         HistoryError: The ``history`` file's folder does not exist, or the file is corrupt or from a newer format
             (it is left untouched).
         HistoryLockedError: Another process writes the ``history`` file (the error names it).
@@ -119,6 +130,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         self,
         transport: Transport | None = None,
         *,
+        model: str | None = None,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
         options: SessionOptions | None = None,
@@ -128,6 +140,12 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         conversation_id: str | None = None,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
+        if model is not None:
+            if transport is not None:
+                raise ValueError(
+                    f"pass model= or transport=, not both: model={model!r} names a transport, and transport= is one"
+                )
+            transport = transport_for_model(model)  # first: a model that cannot be built leaves nothing open
         if transport is not None and not isinstance(transport, Transport):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:

@@ -85,9 +85,9 @@ class ReplyFuture(concurrent.futures.Future[Message]):
 class ChatWidget(SessionView):
     """A chat with a model and its tools, live in a notebook cell.
 
-    Build it from a :class:`~ai_widgets.ChatSession`, or from a transport and the session's options::
+    Build it from a model string (or a transport, or a :class:`~ai_widgets.ChatSession`) and the session's options::
 
-        chat = ChatWidget(transport=ScriptedTransport(...), tools=[get_weather])
+        chat = ChatWidget(model="openai:gpt-5-mini", tools=[get_weather])
         chat                                   # shows it; type in its input box
         chat.send("What's the weather?")       # starts a turn, returns at once
         reply = await chat.ask("And tomorrow?")  # waits for the reply; approvals stay clickable
@@ -100,7 +100,10 @@ class ChatWidget(SessionView):
 
     Args:
         session: The session to show; built from the other arguments when ``None``.
-        transport: How to reach the model (when no session is given).
+        model: The model as a string (when no session or transport is given): ``"openai:gpt-5-mini"``,
+            ``"anthropic:…"``, ``"gemini:…"``, ``"ollama:qwen3"``, ... (see :class:`~ai_widgets.ChatSession`); the key
+            comes from the provider's usual environment variable.
+        transport: How to reach the model (when no session or model is given).
         agent: A pydantic-ai ``Agent`` to chat with (instead of a session or a transport).
         deps: The agent's dependencies (``ctx.deps`` for its tools and instructions); only with ``agent``.
         tools: Tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`), or a
@@ -122,6 +125,7 @@ class ChatWidget(SessionView):
         self,
         session: ChatSession | None = None,
         *,
+        model: str | None = None,
         transport: Transport | None = None,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
@@ -139,8 +143,10 @@ class ChatWidget(SessionView):
     ) -> None:
         check_bundle()
         if agent is not None:
-            if session is not None or transport is not None:
-                raise TypeError("pass agent= alone, or a session or a transport, not both: the agent brings its model")
+            if session is not None or transport is not None or model is not None:
+                raise TypeError(
+                    "pass agent= alone, or a session, a model or a transport, not both: the agent brings its model"
+                )
             session = ChatSession.from_agent(
                 agent,
                 deps=deps,
@@ -154,10 +160,11 @@ class ChatWidget(SessionView):
         elif deps is not None:
             raise TypeError("deps= goes with agent=: they are the agent's dependencies")
         elif session is None:
-            if transport is None:
-                raise TypeError("ChatWidget needs a session, or transport=... (or agent=...) to build one")
+            if transport is None and model is None:
+                raise TypeError("ChatWidget needs a session, or model=... (or transport=..., agent=...) to build one")
             session = ChatSession(
                 transport,
+                model=model,
                 tools=tools,
                 approval_policy=approval_policy,
                 options=options,
@@ -166,9 +173,10 @@ class ChatWidget(SessionView):
                 history=history,
             )
         elif any(
-            x is not None for x in (transport, tools, approval_policy, options, request_options, context, history)
+            x is not None
+            for x in (model, transport, tools, approval_policy, options, request_options, context, history)
         ):
-            raise TypeError("pass either a session, or transport= with its options, not both")
+            raise TypeError("pass either a session, or model= or transport= with its options, not both")
         super().__init__(
             session,
             flush_interval=flush_interval,

@@ -413,6 +413,7 @@ async def test_cancelling_the_await_of_a_sent_turn_stops_the_turn(wire: Wire) ->
     )
     chat = ChatWidget(transport=transport, tools=[write_note])
     waiting = asyncio.ensure_future(_awaited(chat.send("write")))
+    await asyncio.sleep(0)  # the await has begun (the turn may reach its question before this loop runs again)
     await wait_for(lambda: bool(chat.session.pending_approvals))
     waiting.cancel()
     await wait_for(lambda: not chat.session.busy)
