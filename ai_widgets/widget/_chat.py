@@ -19,7 +19,7 @@ from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.attachments import AttachmentPart
 from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
+from ai_widgets.session import BranchPoint, ChatSession, NoOutputError, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
@@ -408,6 +408,16 @@ class ChatWidget(SessionView):
         """
         self._refuse_busy(False)
         return self._start_in_background(self.session.resume)
+
+    def switch_branch(self, message_id: str, index: int) -> BranchPoint:
+        """Shows alternative ``index`` at the place of ``message_id``, as the message's ``< 1/2 >`` does
+        (:meth:`ChatSession.switch_branch`).
+
+        Raises:
+            BranchError: No message has that id, or there is no alternative ``index`` there.
+            SessionBusyError: A turn is running.
+        """
+        return self.session.switch_branch(message_id, index)
 
     def _refuse_busy(self, stop: bool) -> None:
         if self.session.busy and not stop:

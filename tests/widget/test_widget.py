@@ -456,7 +456,12 @@ async def test_the_chat_takes_the_persons_decisions_like_its_session(wire: Wire)
     assert (await regenerated).text == "Regenerated."
     user = chat.messages[-2]
     assert (await chat.edit(user.id, "write c")).text == "Edited."
-    assert chat.session.branches(chat.messages[-2].id).count == 2
+    edited = chat.messages[-2]
+    assert chat.session.branches(edited.id).count == 2
+    assert chat.switch_branch(edited.id, 0).active == 0
+    assert chat.messages[-2].text == "write b"
+    assert chat.switch_branch(chat.messages[-2].id, 1).active == 1
+    assert chat.messages[-2] is edited
     with pytest.raises(ValueError, match="non-empty"):
         chat.edit(user.id, " ")
     limited = await chat.send("weather")
