@@ -23,10 +23,12 @@ from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.session import (
     BranchError,
     BranchPoint,
+    CancelError,
     ChatSession,
     NoOutputError,
     OutputValidationError,
     SessionBusyError,
+    UnknownToolCallError,
 )
 from ai_widgets.tools import (
     Attachment,
@@ -55,6 +57,7 @@ __all__ = [
     "AttachmentLimits",
     "BranchError",
     "BranchPoint",
+    "CancelError",
     "ChatSession",
     "ChatWidget",
     "Citation",
@@ -92,6 +95,7 @@ __all__ = [
     "ToolRun",
     "ToolSource",
     "ToolWarning",
+    "UnknownToolCallError",
     "Usage",
     "arun_tool",
     "register_converter",

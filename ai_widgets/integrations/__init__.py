@@ -6,4 +6,7 @@ imports its framework only when it is imported (``pip install "ai_widgets[pydant
 
 The transports such agents talk through live in :mod:`ai_widgets.transports` (``PydanticAITransport``,
 ``AGUITransport``); :mod:`ai_widgets.integrations.ag_ui` keeps ``AGUITransport`` by the path DESIGN.md names.
+
+Beside them, ``_by_name`` builds the transport a model string names (``ChatSession(model="openai:gpt-5-mini")``): the
+session may import this floor but no provider's transport module, and this floor sees every transport.
 """

@@ -165,6 +165,10 @@ class AgentParts:
         """Leaves the agent's toolsets (closes its MCP servers' connections)."""
         await self.tools.aclose()
 
+    def close(self) -> None:
+        """Like :meth:`aclose`, from synchronous code (see :meth:`AgentTools.close`)."""
+        self.tools.close()
+
 
 class AgentTransport:
     """The agent's model as a transport (:class:`~ai_widgets.transports.PydanticAITransport`), with the
@@ -188,6 +192,11 @@ class AgentTransport:
         """Leaves the agent's toolsets (closes its MCP servers' connections); the next request enters them again.
         ``await session.transport.aclose()`` for a session from ``ChatSession.from_agent``."""
         await self._parts.aclose()
+
+    def close(self) -> None:
+        """Like :meth:`aclose`, from synchronous code: ``session.transport.close()`` in a cell (see
+        :meth:`AgentTools.close`)."""
+        self._parts.close()
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Streams the model's response to ``request``, its system prompt led by the agent's.

@@ -15,6 +15,7 @@ deferred call (``CallDeferred``, an ``ExternalToolset``'s tool) a form in the ca
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import inspect
@@ -30,12 +31,16 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, T
 from pydantic_ai.messages import ToolReturn
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 
+from ai_widgets._threads import running_loop
 from ai_widgets.messages import InputRequest
 from ai_widgets.tools import Tool, ToolDefinition, ToolInvocation, ToolOutcome, parse_arguments
 
 __all__ = ["AgentTools"]
 
 logger = logging.getLogger("ai_widgets")
+
+#: How long a close from another thread waits for the toolsets to be left (an MCP server's process to stop).
+_CLOSE_TIMEOUT = 15.0
 
 #: What the person fills in for a deferred call: the result the model gets.
 _RESULT_FORM: dict[str, Any] = {
@@ -123,15 +128,42 @@ class AgentTools:
             raise RuntimeError(f"the toolsets of {self.label} could not be started: {exc}") from exc
 
     async def aclose(self) -> None:
-        """Leaves the toolsets (closes an MCP server's connection); the next use enters them again."""
+        """Leaves the toolsets (closes an MCP server's connection), from any loop, and waits until they are left; the
+        next use enters them again."""
+        holder = self._let_go()
+        if holder is None:
+            return
+        loop = holder.get_loop()
+        if loop is asyncio.get_running_loop():
+            await asyncio.wait({holder})
+        elif loop.is_running():
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.wait({holder}), loop))
+
+    def close(self) -> None:
+        """Like :meth:`aclose`, from synchronous code. From another thread it waits (up to a few seconds) until the
+        toolsets are left; on the thread of the loop that holds them (a cell in a kernel) it cannot wait, so they
+        are left as soon as that loop goes on."""
+        holder = self._let_go()
+        if holder is None:
+            return
+        loop = holder.get_loop()
+        if running_loop() is not loop and loop.is_running():
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                asyncio.run_coroutine_threadsafe(asyncio.wait({holder}), loop).result(_CLOSE_TIMEOUT)
+
+    def _let_go(self) -> asyncio.Task[None] | None:
+        """Tells the task that holds the toolsets to leave them, on its loop, and forgets it; returns it (``None``:
+        nothing is held)."""
         holder, leave = self._holder, self._leave
         self._holder = self._leave = None
-        if holder is None or leave is None:
-            return
-        leave.set()
-        if holder.get_loop() is asyncio.get_running_loop():
-            with contextlib.suppress(Exception):
-                await holder
+        if holder is None or leave is None or holder.done() or holder.get_loop().is_closed():
+            return None
+        loop = holder.get_loop()
+        if running_loop() is loop:
+            leave.set()
+        else:
+            loop.call_soon_threadsafe(leave.set)  # an asyncio.Event is set on its own loop
+        return holder
 
     # --- listing ------------------------------------------------------------------------------------------------
 

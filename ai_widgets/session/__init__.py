@@ -1,6 +1,7 @@
 """The session: a conversation with a model that can call tools (see :class:`ChatSession`)."""
 
 from ai_widgets.session._branches import BranchError, BranchPoint
+from ai_widgets.session._calls import CancelError, UnknownToolCallError
 from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError
 from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session._output import NoOutputError, OutputValidationError
@@ -10,6 +11,7 @@ from ai_widgets.session._round import ToolRound
 __all__ = [
     "BranchError",
     "BranchPoint",
+    "CancelError",
     "ChatSession",
     "HistoryError",
     "HistoryLockedError",
@@ -20,5 +22,6 @@ __all__ = [
     "SessionBusyError",
     "StreamProtocolError",
     "ToolRound",
+    "UnknownToolCallError",
     "read_history",
 ]

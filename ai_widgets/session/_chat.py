@@ -35,13 +35,14 @@ from ai_widgets.changes import (
     ToolCallStraggling,
     ToolCallUpdated,
 )
+from ai_widgets.integrations._by_name import transport_for_model
 from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session._agent import AgentSession
 from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
 from ai_widgets.session._branching import BranchingSession
-from ai_widgets.session._calls import end_open_calls
+from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
@@ -88,9 +89,15 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
     """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
 
     Args:
-        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one, the
-            session runs only the calls a person makes (:meth:`run_call`: a form, ``run_tool``), and :meth:`send`
-            and :meth:`resume` refuse (:class:`NoTransportError`).
+        transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one (and
+            without ``model``), the session runs only the calls a person makes (:meth:`run_call`: a form,
+            ``run_tool``), and :meth:`send` and :meth:`resume` refuse (:class:`NoTransportError`).
+        model: The model as a string instead of a transport: ``"openai:gpt-5-mini"`` (Chat Completions),
+            ``"openai-responses:…"``, ``"anthropic:…"``, ``"gemini:…"``, ``"ollama:qwen3"`` (an Ollama server at
+            ``OLLAMA_HOST``, ``http://localhost:11434`` by default) or ``"pydantic-ai:<pydantic-ai model string>"``;
+            the key comes from the provider's usual environment variable (``OPENAI_API_KEY``,
+            ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``). Build the transport yourself for a key
+            or option of your own.
         tools: A :class:`ToolRegistry` (used as it is, so later changes to it are seen on the next request), or
             tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`) to put in a new one.
         approval_policy: Decides which calls need a person; a :class:`DefaultApprovalPolicy` of its own by
@@ -109,7 +116,11 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             same file takes it over (this one then refuses to send). A symlink is followed.
 
     Raises:
-        TypeError: ``transport`` has no ``stream(request)`` method.
+        TypeError: ``transport`` has no ``stream(request)`` method, or ``model`` is not text.
+        ValueError: Both ``model`` and ``transport`` were given; ``model`` names no provider, an unknown one (the
+            message lists the known ones), or no model.
+        ProviderError: The provider's key is not set (the message names the variable to set).
+        ImportError: The provider's SDK is not installed (the message names the extra that installs it).
         HistoryError: The ``history`` file's folder does not exist, or the file is corrupt or from a newer format
             (it is left untouched).
         HistoryLockedError: Another process writes the ``history`` file (the error names it).
@@ -119,6 +130,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         self,
         transport: Transport | None = None,
         *,
+        model: str | None = None,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
         options: SessionOptions | None = None,
@@ -128,6 +140,12 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         conversation_id: str | None = None,
         history: str | os.PathLike[str] | None = None,
     ) -> None:
+        if model is not None:
+            if transport is not None:
+                raise ValueError(
+                    f"pass model= or transport=, not both: model={model!r} names a transport, and transport= is one"
+                )
+            transport = transport_for_model(model)  # first: a model that cannot be built leaves nothing open
         if transport is not None and not isinstance(transport, ModelStream):
             raise TypeError(f"transport must have a stream(request) method, not {type(transport).__name__}")
         if history is not None and messages is not None:
@@ -297,7 +315,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
     def close(self) -> None:
         """Writes what is pending to the ``history`` file, folds its journal into the one JSON file, and releases
         it (its lock included), so another process may open it. The session then refuses to send. Without
-        ``history`` it does nothing.
+        ``history`` it does nothing. What the session was given (its transport, MCP servers among its tools) stays
+        open: close those with their own ``close()`` or ``aclose()``.
 
         Raises:
             SessionBusyError: A turn is running.
@@ -306,6 +325,16 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             return
         with self._held("close the session"):  # no turn may start while the file is folded and released
             self._history.close()
+
+    async def aclose(self) -> None:
+        """Like :meth:`close`, from async code: the file is written and folded on a worker thread, so the loop goes on
+        meanwhile.
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        if self._history is not None:
+            await asyncio.to_thread(self.close)
 
     @contextlib.contextmanager
     def _held(self, doing: str) -> Iterator[None]:
@@ -468,14 +497,20 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             reason: Why, told to the model.
 
         Raises:
-            ApprovalError: The call is unknown, has ended, or is not running or waiting in the current turn.
+            UnknownToolCallError: No call of the conversation has this id.
+            CancelError: The call has ended, is being cancelled already, or is not the running turn's; or the reason
+                is not text.
         """
         if reason is not None and not isinstance(reason, str):
-            raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
+            raise CancelError(f"the reason must be text, not {type(reason).__name__}")
         turn = self._turn
         tool_round = None if turn is None else turn.round
-        if tool_round is None or not tool_round.cancel(tool_call_id, reason):
-            raise ApprovalError(self._why_not_active(tool_call_id, "cancelled"))
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.cancel(tool_call_id, reason):
+            _, part = known_call(self._messages, tool_call_id)
+            raise CancelError(
+                f"tool call {shown_id(part.tool_call_id)!r} ({part.tool_name}) cannot be cancelled: it is "
+                f"{part.state.value}" + (", and a cancel of it is under way" if not part.state.terminal else "")
+            )
 
     def clear(self) -> None:
         """Removes every message, and every earlier branch.
@@ -673,9 +708,10 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
                 changed them, and to what.
 
         Raises:
-            ApprovalError: The call is unknown, not waiting, or already decided; the decision is not one of the
-                three; the edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing
-                runs and nothing changes.
+            UnknownToolCallError: No call of the conversation has this id.
+            ApprovalError: The call is not waiting, or already decided; the decision is not one of the three; the
+                edited arguments are invalid, or go with ``rejected`` or ``approved_always``. Nothing runs and
+                nothing changes.
         """
         try:
             chosen = ApprovalDecision(decision)
@@ -687,23 +723,23 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             raise ApprovalError(f"the reason must be text, not {type(reason).__name__}")
         turn = self._turn
         tool_round = None if turn is None else turn.round
-        if tool_round is None or not tool_round.has(tool_call_id):
-            raise ApprovalError(self._why_not_active(tool_call_id, "decided"))
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.has(tool_call_id):
+            raise self._not_waiting(tool_call_id)
         tool_round.approve(tool_call_id, chosen, reason or None, arguments)
 
-    def _why_not_active(self, tool_call_id: object, verb: str) -> str:
-        if not isinstance(tool_call_id, str):
-            return f"a tool call id is text, not {type(tool_call_id).__name__}"
-        found = self.find_tool_call(tool_call_id)
-        shown = tool_call_id if len(tool_call_id) <= 80 else tool_call_id[:80] + "…"
-        if found is None:
-            return f"there is no tool call {shown!r} in this conversation"
-        _, part = found
-        if part.decision is not None and verb == "decided":
-            return f"tool call {shown!r} ({part.tool_name}) was already decided: {part.decision}"
-        if verb == "decided":
-            return f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
-        return f"tool call {shown!r} ({part.tool_name}) cannot be {verb}: it is {part.state.value}"
+    def _not_waiting(self, tool_call_id: object) -> ApprovalError:
+        """Why an approval of a call that is not waiting in the running turn is refused.
+
+        Raises:
+            UnknownToolCallError: No call of the conversation has this id.
+        """
+        _, part = known_call(self._messages, tool_call_id)
+        shown = shown_id(part.tool_call_id)
+        if part.decision is not None:
+            return ApprovalError(f"tool call {shown!r} ({part.tool_name}) was already decided: {part.decision}")
+        return ApprovalError(
+            f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
+        )
 
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"

@@ -9,17 +9,17 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Generator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
 import ipywidgets
 
-from ai_widgets.approval import ApprovalPolicy
+from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.attachments import AttachmentPart
 from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session import ChatSession, NoOutputError, SessionBusyError
+from ai_widgets.session import BranchPoint, ChatSession, NoOutputError, SessionBusyError
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
@@ -30,19 +30,64 @@ from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bu
 from ai_widgets.widget._voila import without_a_page
 from ai_widgets.widget._waiting import WaitingNote, check_can_block, start_when_idle
 
-__all__ = ["ChatWidget", "FrontEndNotBuiltError"]
+__all__ = ["ChatWidget", "FrontEndNotBuiltError", "ReplyFuture"]
 
 logger = logging.getLogger("ai_widgets")
 
 T = TypeVar("T")
 
 
+class ReplyFuture(concurrent.futures.Future[Message]):
+    """The reply of a turn the chat started and did not wait for (:meth:`ChatWidget.send`, :meth:`~ChatWidget.edit`,
+    :meth:`~ChatWidget.regenerate`, :meth:`~ChatWidget.resume`).
+
+    A ``concurrent.futures.Future``, safe from any thread (``result(timeout)``, ``done()``, ``add_done_callback``;
+    ``cancel()`` stops the turn), that a cell can also await: ``reply = await chat.send("hi")`` waits for the reply
+    while clicks in the chat keep reaching the kernel, as ``await chat.ask(...)`` does. Cancelling the await (a kernel
+    interrupt) stops the turn.
+    """
+
+    def __await__(self) -> Generator[Any, None, Message]:
+        return await_with_comms(asyncio.wrap_future(self)).__await__()
+
+    @classmethod
+    def following(cls, inner: concurrent.futures.Future[Message]) -> ReplyFuture:
+        """A reply future that ends as ``inner`` ends; cancelling it cancels ``inner``."""
+        outer = cls()
+
+        def copy(done: concurrent.futures.Future[Message]) -> None:
+            try:
+                if done.cancelled():
+                    outer.cancel()
+                elif (exc := done.exception()) is not None:
+                    outer.set_exception(exc)
+                else:
+                    outer.set_result(done.result())
+            except concurrent.futures.InvalidStateError:  # cancelled meanwhile by its holder
+                pass
+
+        def cancel_inner(done: concurrent.futures.Future[Message]) -> None:
+            if done.cancelled():
+                inner.cancel()
+
+        inner.add_done_callback(copy)
+        outer.add_done_callback(cancel_inner)
+        return outer
+
+    @classmethod
+    def failed(cls, exc: BaseException) -> ReplyFuture:
+        """A reply future of a turn that never started."""
+        future = cls()
+        future.set_exception(exc)
+        return future
+
+
 class ChatWidget(SessionView):
     """A chat with a model and its tools, live in a notebook cell.
 
-    Build it from a :class:`~ai_widgets.ChatSession`, or from a transport and the session's options::
+    Build it from a model string (or a transport, or a :class:`~ai_widgets.ChatSession`) and the session's options::
 
-        chat = ChatWidget(transport=ScriptedTransport(...), tools=[get_weather])
+        chat = ChatWidget(model="openai:gpt-5-mini", tools=[get_weather])
         chat                                   # shows it; type in its input box
         chat.send("What's the weather?")       # starts a turn, returns at once
         reply = await chat.ask("And tomorrow?")  # waits for the reply; approvals stay clickable
@@ -55,7 +100,10 @@ class ChatWidget(SessionView):
 
     Args:
         session: The session to show; built from the other arguments when ``None``.
-        transport: How to reach the model (when no session is given).
+        model: The model as a string (when no session or transport is given): ``"openai:gpt-5-mini"``,
+            ``"anthropic:…"``, ``"gemini:…"``, ``"ollama:qwen3"``, ... (see :class:`~ai_widgets.ChatSession`); the key
+            comes from the provider's usual environment variable.
+        transport: How to reach the model (when no session or model is given).
         agent: A pydantic-ai ``Agent`` to chat with (instead of a session or a transport).
         deps: The agent's dependencies (``ctx.deps`` for its tools and instructions); only with ``agent``.
         tools: Tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`), or a
@@ -77,6 +125,7 @@ class ChatWidget(SessionView):
         self,
         session: ChatSession | None = None,
         *,
+        model: str | None = None,
         transport: Transport | None = None,
         tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
         approval_policy: ApprovalPolicy | None = None,
@@ -94,8 +143,10 @@ class ChatWidget(SessionView):
     ) -> None:
         check_bundle()
         if agent is not None:
-            if session is not None or transport is not None:
-                raise TypeError("pass agent= alone, or a session or a transport, not both: the agent brings its model")
+            if session is not None or transport is not None or model is not None:
+                raise TypeError(
+                    "pass agent= alone, or a session, a model or a transport, not both: the agent brings its model"
+                )
             session = ChatSession.from_agent(
                 agent,
                 deps=deps,
@@ -109,10 +160,11 @@ class ChatWidget(SessionView):
         elif deps is not None:
             raise TypeError("deps= goes with agent=: they are the agent's dependencies")
         elif session is None:
-            if transport is None:
-                raise TypeError("ChatWidget needs a session, or transport=... (or agent=...) to build one")
+            if transport is None and model is None:
+                raise TypeError("ChatWidget needs a session, or model=... (or transport=..., agent=...) to build one")
             session = ChatSession(
                 transport,
+                model=model,
                 tools=tools,
                 approval_policy=approval_policy,
                 options=options,
@@ -121,9 +173,10 @@ class ChatWidget(SessionView):
                 history=history,
             )
         elif any(
-            x is not None for x in (transport, tools, approval_policy, options, request_options, context, history)
+            x is not None
+            for x in (model, transport, tools, approval_policy, options, request_options, context, history)
         ):
-            raise TypeError("pass either a session, or transport= with its options, not both")
+            raise TypeError("pass either a session, or model= or transport= with its options, not both")
         super().__init__(
             session,
             flush_interval=flush_interval,
@@ -138,8 +191,17 @@ class ChatWidget(SessionView):
         """Closes the widget; a ``history`` file it opened is written, folded into its one JSON file, and released
         (unless a turn still runs, which goes on saving)."""
         super().close()
-        if getattr(self, "_owns_history", False) and not self.session.busy:
+        if self._closes_history():
             self.session.close()
+
+    async def aclose(self) -> None:
+        """Like :meth:`close`, from async code: a ``history`` file it opened is folded on a worker thread."""
+        super().close()
+        if self._closes_history():
+            await self.session.aclose()
+
+    def _closes_history(self) -> bool:
+        return getattr(self, "_owns_history", False) and not self.session.busy
 
     def clear(self) -> None:
         """Removes every message (from the session and the widget).
@@ -192,16 +254,16 @@ class ChatWidget(SessionView):
         return await turn
 
     def _start_in_background(
-        self, start: Callable[[], Coroutine[Any, Any, Message]]
-    ) -> concurrent.futures.Future[Message]:
-        if self.session.busy:
+        self, start: Callable[[], Coroutine[Any, Any, Message]], *, while_busy: bool = False
+    ) -> ReplyFuture:
+        """Starts a turn on the kernel's loop (a private one outside a kernel) that no cell waits for; one that fails
+        is told in the chat. ``while_busy``: the turn itself deals with one already running (an edit that stops it)."""
+        if self.session.busy and not while_busy:
             self._send_error("A reply is still running: wait for it, or press Stop.")
-            failed: concurrent.futures.Future[Message] = concurrent.futures.Future()
-            failed.set_exception(SessionBusyError("a turn is already running"))
-            return failed
+            return ReplyFuture.failed(SessionBusyError("a turn is already running"))
         future = asyncio.run_coroutine_threadsafe(self._interruptible(start), self._background_loop())
         future.add_done_callback(self._report_background_failure)
-        return future
+        return ReplyFuture.following(future)
 
     async def _interruptible(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
         """Runs a turn no cell waits for, so that a kernel interrupt stops it (where the kernel lets us see one)."""
@@ -221,33 +283,145 @@ class ChatWidget(SessionView):
 
     # --- the Python API -------------------------------------------------------------------------------------------
 
-    def send(
-        self, text: str | dict[str, Any], buffers: Any = None, *, attach: Any = ()
-    ) -> concurrent.futures.Future[Message] | None:
+    def send(self, text: str, *, attach: Any = ()) -> ReplyFuture:
         """Starts a turn with ``text`` and returns at once; the reply streams into the widget.
+
+        It replaces ipywidgets' ``Widget.send(content, buffers)`` (a custom message to the front end), which a chat
+        does not offer: the widget sends its own messages itself.
 
         Args:
             text: The person's message.
-            buffers: Only for ipywidgets' own custom-message send (``text`` a dict).
             attach: Kernel objects for the message (see :meth:`ChatSession.send`): a list, a dict of name to
                 object, or one object; converted and checked here, before the turn starts.
 
         Returns:
-            A future of the reply (``concurrent.futures.Future``).
+            The reply to come (:class:`ReplyFuture`): ``await`` it in a cell, or ``result(timeout)`` from any thread.
 
         Raises:
+            TypeError: ``text`` is not text.
+            ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
         """
-        if isinstance(text, dict):  # ipywidgets' own custom-message send
-            ipywidgets.Widget.send(self, text, buffers)
-            return None
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise TypeError(
+                f"send() takes the person's message as text, not {type(text).__name__} (the chat sends its own "
+                "messages to the front end)"
+            )
+        if not text.strip():
             raise ValueError("send() needs a non-empty message")
         if self.session.busy:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
         parts = self.session.attachment_parts(attach)
         return self._start_in_background(lambda: self.session.send(text, attach=parts))
+
+    def focus(self) -> None:
+        """ipywidgets' focus message (through ipywidgets' own send: :meth:`send` takes only the person's text)."""
+        ipywidgets.Widget.send(self, {"do": "focus"})
+
+    def blur(self) -> None:
+        """ipywidgets' blur message (through ipywidgets' own send: :meth:`send` takes only the person's text)."""
+        ipywidgets.Widget.send(self, {"do": "blur"})
+
+    # --- a person's decisions, as the session takes them ------------------------------------------------------------
+
+    def approve(
+        self,
+        tool_call_id: str,
+        decision: ApprovalDecision | str,
+        reason: str | None = None,
+        *,
+        arguments: dict[str, Any] | None = None,
+    ) -> None:
+        """Decides on a call waiting for approval, as its card's buttons do (:meth:`ChatSession.approve`; a call of
+        a tool run by hand in this chat included). Safe from any thread; returns at once.
+
+        Raises:
+            UnknownToolCallError: No call has this id.
+            ApprovalError: The call is not waiting, or was decided; the decision or the edited arguments are invalid.
+        """
+        self._session_of(tool_call_id).approve(tool_call_id, decision, reason, arguments=arguments)
+
+    def cancel(self, tool_call_id: str, reason: str | None = None) -> None:
+        """Cancels one call, waiting or running, as its card's Cancel does (:meth:`ChatSession.cancel`). Safe from any
+        thread; returns at once.
+
+        Raises:
+            UnknownToolCallError: No call has this id.
+            CancelError: The call has ended, or its cancel is under way.
+        """
+        self._session_of(tool_call_id).cancel(tool_call_id, reason)
+
+    def respond(self, tool_call_id: str, action: str, content: dict[str, Any] | None = None) -> None:
+        """Answers a call's question (``awaiting_input``), as its card's form does (:meth:`ChatSession.respond`).
+        Safe from any thread; returns at once.
+
+        Raises:
+            UnknownToolCallError: No call has this id.
+            InputResponseError: The call is not waiting for input, or the answer does not fit its form.
+        """
+        self._session_of(tool_call_id).respond(tool_call_id, action, content)
+
+    def edit(self, message_id: str, text: str, *, stop: bool = False) -> ReplyFuture:
+        """Replaces a user message and runs the turn again from there, as the message's Edit does
+        (:meth:`ChatSession.edit`); starts it and returns at once, like :meth:`send`.
+
+        Returns:
+            The new reply to come (:class:`ReplyFuture`). A refusal found once the turn is asked to start (no user
+            message has that id, another turn started first) is raised by it, and shown in the chat.
+
+        Raises:
+            TypeError: ``text`` is not text.
+            ValueError: ``text`` is empty.
+            SessionBusyError: A turn is running (and ``stop`` is false).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"edit() takes the new message as text, not {type(text).__name__}")
+        if not text.strip():
+            raise ValueError("edit() needs a non-empty message")
+        self._refuse_busy(stop)
+        return self._start_in_background(lambda: self.session.edit(message_id, text, stop=stop), while_busy=stop)
+
+    def regenerate(self, *, stop: bool = False) -> ReplyFuture:
+        """Answers the last user message again, as Regenerate / Retry does (:meth:`ChatSession.regenerate`); starts
+        it and returns at once, like :meth:`send`.
+
+        Returns:
+            The new reply to come (:class:`ReplyFuture`); a refusal found once it is asked to start (nothing to
+            regenerate) is raised by it, and shown in the chat.
+
+        Raises:
+            SessionBusyError: A turn is running (and ``stop`` is false).
+        """
+        self._refuse_busy(stop)
+        return self._start_in_background(lambda: self.session.regenerate(stop=stop), while_busy=stop)
+
+    def resume(self) -> ReplyFuture:
+        """Lets the model go on without a new message (after the tool-round limit), as Continue does
+        (:meth:`ChatSession.resume`); starts it and returns at once, like :meth:`send`.
+
+        Returns:
+            The reply to come (:class:`ReplyFuture`).
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        self._refuse_busy(False)
+        return self._start_in_background(self.session.resume)
+
+    def switch_branch(self, message_id: str, index: int) -> BranchPoint:
+        """Shows alternative ``index`` at the place of ``message_id``, as the message's ``< 1/2 >`` does
+        (:meth:`ChatSession.switch_branch`).
+
+        Raises:
+            BranchError: No message has that id, or there is no alternative ``index`` there.
+            SessionBusyError: A turn is running.
+        """
+        return self.session.switch_branch(message_id, index)
+
+    def _refuse_busy(self, stop: bool) -> None:
+        if self.session.busy and not stop:
+            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
 
     @overload
     async def ask(self, text: str, *, attach: Any = (), output_type: None = None, show: bool = True) -> Message: ...

@@ -27,7 +27,7 @@ from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import InputResponseError, Message, MessageStatus, ToolCallPart
-from ai_widgets.session import ChatSession
+from ai_widgets.session import CancelError, ChatSession, UnknownToolCallError
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
     Action,
@@ -434,18 +434,20 @@ class SessionView(anywidget.AnyWidget):
             case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
                 try:  # a call of a run by hand is its bench entry's
                     self._session_of(call_id).approve(call_id, decision, reason, arguments=arguments)
-                except ApprovalError as exc:
+                except (ApprovalError, UnknownToolCallError) as exc:
                     self._send_error(f"Approval refused: {exc}")
             case CancelAction(tool_call_id=call_id, reason=reason):
                 try:
                     self._session_of(call_id).cancel(call_id, reason)
-                except ApprovalError as exc:
+                except (CancelError, UnknownToolCallError) as exc:
                     self._send_error(f"Cancel refused: {exc}")
             case RespondAction(tool_call_id=call_id, action=answer, content=content):
                 try:
-                    self._session_of(call_id).respond_now(call_id, answer, content)
+                    self._session_of(call_id).respond(call_id, answer, content)
                 except InputResponseError as exc:
                     self._send_error(f"Answer refused: {exc}", call_id=call_id, fields=exc.fields)
+                except UnknownToolCallError as exc:
+                    self._send_error(f"Answer refused: {exc}", call_id=call_id)
             case BenchOpenAction(tool_call_id=call_id):
                 self._bench_action(lambda: self._bench.open_call(call_id), "Run again")
             case BenchRunAction(id=entry_id, arguments=arguments):

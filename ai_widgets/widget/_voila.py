@@ -18,10 +18,9 @@ import threading
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
-from ai_widgets.approval import ApprovalError
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.messages import Message, ToolCallState
-from ai_widgets.session import ChatSession
+from ai_widgets.session import CancelError, ChatSession
 
 __all__ = ["CANCEL_REASON", "PAGE_GRACE", "VIEW_OPENED", "served_by_voila", "without_a_page"]
 
@@ -78,7 +77,7 @@ async def without_a_page(
     def cancel_unless_a_page(tool_call_id: str) -> None:
         if VIEW_OPENED.is_set() or all(p.tool_call_id != tool_call_id for p in session.pending_approvals):
             return  # someone can click now, or it was decided meanwhile
-        with contextlib.suppress(ApprovalError):  # it ended between the look and the cancel
+        with contextlib.suppress(CancelError):  # it ended between the look and the cancel
             session.cancel(tool_call_id, CANCEL_REASON)
 
     def on_change(change: SessionChange) -> None:

@@ -458,7 +458,7 @@ async def test_an_external_tool_waits_for_the_person_to_type_its_result() -> Non
     [waiting] = session.pending_inputs
     assert waiting.state is ToolCallState.AWAITING_INPUT
     assert "raise?" in waiting.input_request.message
-    await session.respond(waiting.tool_call_id, "accept", {"result": "yes"})
+    session.respond(waiting.tool_call_id, "accept", {"result": "yes"})
     reply = await task
     assert reply.tool_calls[0].outcome.value == "yes"
     assert script.returns(1)[0].content == "yes"
@@ -477,7 +477,7 @@ async def test_call_deferred_raised_inside_a_tool_waits_for_the_result_and_a_dec
     task = asyncio.create_task(session.send("deploy"))
     await wait_for(lambda: bool(session.pending_inputs))
     assert "ops" in session.pending_inputs[0].input_request.message
-    await session.respond(session.pending_inputs[0].tool_call_id, "decline")
+    session.respond(session.pending_inputs[0].tool_call_id, "decline")
     reply = await task
     assert reply.tool_calls[0].state is ToolCallState.FAILED
     assert "declined to give a result" in str(script.returns(1)[0].content)
@@ -618,6 +618,23 @@ async def test_a_toolset_with_a_connection_is_entered_once_by_one_task_and_left_
     assert counted.entered == counted.left
     assert (await session.send("three")).status is MessageStatus.COMPLETED  # entered again
     await closed(session)
+
+
+async def test_the_agents_toolsets_are_left_by_close_from_sync_code_too() -> None:
+    counted = Counted()
+    script = Script([[("ping", {})], "ok", [("ping", {})], "ok"])
+    session = ChatSession.from_agent(greeter(script, toolsets=[counted]), deps=Deps("di"))
+    transport: Any = session.transport
+    await session.send("one")
+    assert counted.entered - counted.left == 1
+    transport.close()  # on the thread of the toolsets' loop (a cell): left as soon as the loop goes on
+    await wait_for(lambda: counted.entered == counted.left)
+    await session.send("two")  # entered again
+    assert counted.entered - counted.left == 1
+    await asyncio.to_thread(transport.close)  # from another thread: it returns once they are left
+    assert counted.entered == counted.left
+    transport.close()  # again: nothing held
+    await transport.aclose()
 
 
 SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "server.py"

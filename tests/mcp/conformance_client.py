@@ -68,7 +68,7 @@ async def _answer_questions(session: ChatSession, action: str, stop: asyncio.Eve
                 answered.add(part.tool_call_id)
                 content: dict[str, Any] | None = {} if part.input_request.mode == "form" else None
                 print(f"asked: {part.input_request.message!r}; answering {action}", file=sys.stderr)
-                await session.respond(part.tool_call_id, action, content if action == "accept" else None)
+                session.respond(part.tool_call_id, action, content if action == "accept" else None)
         await asyncio.sleep(0.01)
     return len(answered)
 

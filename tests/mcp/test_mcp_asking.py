@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
-from ai_widgets import ChatSession, InputResponseError, ToolInvocation
+from ai_widgets import ChatSession, InputResponseError, ToolInvocation, UnknownToolCallError
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState, dump_messages, load_messages
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
@@ -106,7 +106,7 @@ async def test_accepted_content_reaches_the_tool(asking: Asking) -> None:
     assert set(request.schema["properties"]) == {"date", "seats", "window"}
     assert request.defaults == {"seats": 2, "window": True}  # the form starts from these
     assert request.asker == "asking-server"
-    await session.respond(part.tool_call_id, "accept", {"date": "2026-12-24", "seats": 4})
+    session.respond(part.tool_call_id, "accept", {"date": "2026-12-24", "seats": 4})
     reply = await asyncio.wait_for(turn, 20)
     assert reply.status is MessageStatus.COMPLETED
     assert part.state is ToolCallState.COMPLETED
@@ -120,7 +120,7 @@ async def test_decline_and_cancel_reach_the_server(asking: Asking) -> None:
         session = _session(asking.server, call(asking.book, {"restaurant": "X"}), "OK.")
         turn = asyncio.ensure_future(session.send("book"))
         part = await _asked(session)
-        await session.respond(part.tool_call_id, action)
+        session.respond(part.tool_call_id, action)
         await asyncio.wait_for(turn, 20)
         assert part.state is ToolCallState.COMPLETED
         assert _said(part) == f"not booked: the person chose {action}"
@@ -132,27 +132,27 @@ async def test_bad_answers_are_refused_and_the_call_still_waits(asking: Asking) 
     turn = asyncio.ensure_future(session.send("book"))
     part = await _asked(session)
     with pytest.raises(InputResponseError, match="does not fit the form: seats: 99 is greater than the maximum of 8"):
-        await session.respond(part.tool_call_id, "accept", {"date": "2026-01-01", "seats": 99})
+        session.respond(part.tool_call_id, "accept", {"date": "2026-01-01", "seats": 99})
     with pytest.raises(InputResponseError, match="'date' is a required property"):
-        await session.respond(part.tool_call_id, "accept", {})
+        session.respond(part.tool_call_id, "accept", {})
     with pytest.raises(InputResponseError, match="no field 'colour'"):
-        await session.respond(part.tool_call_id, "accept", {"date": "2026-01-01", "colour": "red"})
+        session.respond(part.tool_call_id, "accept", {"date": "2026-01-01", "colour": "red"})
     with pytest.raises(InputResponseError, match="must be an object"):
-        await session.respond(part.tool_call_id, "accept", ["2026-01-01"])  # type: ignore[arg-type]
+        session.respond(part.tool_call_id, "accept", ["2026-01-01"])  # type: ignore[arg-type]
     with pytest.raises(InputResponseError, match="unknown action 'yes'"):
-        await session.respond(part.tool_call_id, "yes")
+        session.respond(part.tool_call_id, "yes")
     with pytest.raises(InputResponseError, match="content goes with accepting a form"):
-        await session.respond(part.tool_call_id, "decline", {"date": "2026-01-01"})
-    with pytest.raises(InputResponseError, match="there is no tool call 'nope'"):
-        await session.respond("nope", "accept")
+        session.respond(part.tool_call_id, "decline", {"date": "2026-01-01"})
+    with pytest.raises(UnknownToolCallError, match="there is no tool call 'nope'"):
+        session.respond("nope", "accept")
     assert part.state is ToolCallState.AWAITING_INPUT  # nothing changed
     assert asking.lines() == []
-    await session.respond(part.tool_call_id, "accept", {"date": "2026-01-01"})
+    session.respond(part.tool_call_id, "accept", {"date": "2026-01-01"})
     with pytest.raises(InputResponseError, match=r"already answered|not waiting for input"):
-        await session.respond(part.tool_call_id, "accept", {"date": "2026-01-02"})
+        session.respond(part.tool_call_id, "accept", {"date": "2026-01-02"})
     await asyncio.wait_for(turn, 20)
     with pytest.raises(InputResponseError, match="not waiting for input: it is completed"):
-        await session.respond(part.tool_call_id, "cancel")
+        session.respond(part.tool_call_id, "cancel")
     assert asking.lines() == ['book accept {"date": "2026-01-01", "seats": 2, "window": true}']
 
 
@@ -197,8 +197,8 @@ async def test_url_mode_shows_the_link_and_takes_no_content(legacy: Asking) -> N
     assert request.domain == "example.com"
     assert request.schema is None
     with pytest.raises(InputResponseError, match="content goes with accepting a form"):
-        await session.respond(part.tool_call_id, "accept", {"x": 1})
-    await session.respond(part.tool_call_id, "accept")
+        session.respond(part.tool_call_id, "accept", {"x": 1})
+    session.respond(part.tool_call_id, "accept")
     await asyncio.wait_for(turn, 20)
     assert _said(part) == "sign-in: accept"
     assert legacy.lines() == ["sign_in accept"]

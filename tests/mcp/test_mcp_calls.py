@@ -156,7 +156,7 @@ async def test_the_deadline_pauses_while_the_person_is_asked(era: str) -> None:
         part = session.pending_inputs[0]
         await asyncio.sleep(3)  # the person takes twice the call's bound
         assert part.state is ToolCallState.AWAITING_INPUT
-        await session.respond(part.tool_call_id, "accept", {"date": "2026-12-24"})
+        session.respond(part.tool_call_id, "accept", {"date": "2026-12-24"})
         reply = await asyncio.wait_for(turn, 20)
         assert reply.status is MessageStatus.COMPLETED
         assert part.state is ToolCallState.COMPLETED, _message(part)

@@ -176,7 +176,7 @@ async def test_the_time_a_task_waits_for_the_person_does_not_count(tmp_path: Pat
         turn = asyncio.ensure_future(session.send("ask"))
         part = await _asked(session)
         await asyncio.sleep(1.5)
-        await session.respond(part.tool_call_id, "accept", {"answer": "blue"})
+        session.respond(part.tool_call_id, "accept", {"answer": "blue"})
         await asyncio.wait_for(turn, 30)
         assert part.state is ToolCallState.COMPLETED, part.outcome
         assert part.outcome is not None
@@ -215,7 +215,7 @@ async def test_each_task_question_is_its_own_calls(tmp_path: Path) -> None:
             assert part.input_request is not None
             what = part.input_request.message.removeprefix("Tell me ")
             assert what in part.arguments  # the question of this call (arguments: the JSON the model sent)
-            await session.respond(part.tool_call_id, "accept", {"answer": f"{what}!"})
+            session.respond(part.tool_call_id, "accept", {"answer": f"{what}!"})
         reply = await asyncio.wait_for(turn, 30)
         assert reply.status is MessageStatus.COMPLETED
         values = [p.outcome.value if p.outcome else None for p in reply.tool_calls]

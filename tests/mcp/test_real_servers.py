@@ -264,7 +264,7 @@ async def test_everything_elicitation_form_is_answered_through_respond(everythin
     assert request.schema["required"] == ["name"]
     assert request.defaults["integer"] == 42  # the form starts from the schema's defaults
     assert request.defaults["firstLine"] == "It was a dark and stormy night."
-    await session.respond(part.tool_call_id, "accept", {"name": "Ada Lovelace", "check": True})
+    session.respond(part.tool_call_id, "accept", {"name": "Ada Lovelace", "check": True})
     reply = await asyncio.wait_for(turn, 30)
     assert reply.status is MessageStatus.COMPLETED
     assert part.state is ToolCallState.COMPLETED
@@ -282,7 +282,7 @@ async def test_everything_url_elicitation_shows_the_link(everything: MCPServer) 
     request = part.input_request
     assert request is not None
     assert (request.mode, request.url, request.domain) == ("url", link, "example.com")
-    await session.respond(part.tool_call_id, "decline")
+    session.respond(part.tool_call_id, "decline")
     await asyncio.wait_for(turn, 30)
     assert "User declined to open the URL (Elicitation ID: e-1)" in text_of(part.outcome)  # type: ignore[arg-type]
 
@@ -322,7 +322,7 @@ async def test_everything_task_asks_the_person_through_its_task(everything: MCPS
     assert 'The research query "python" could have multiple interpretations' in request.message
     assert request.schema is not None
     assert request.schema["required"] == ["interpretation"]
-    await session.respond(part.tool_call_id, "accept", {"interpretation": "snake"})
+    session.respond(part.tool_call_id, "accept", {"interpretation": "snake"})
     reply = await asyncio.wait_for(turn, 60)
     assert reply.status is MessageStatus.COMPLETED
     assert part.state is ToolCallState.COMPLETED, part.outcome
@@ -355,7 +355,7 @@ async def test_everything_task_runs_over_streamable_http(servers: Installed) -> 
             session = session_for(server, call("simulate-research-query", arguments), "OK.")
             turn = asyncio.ensure_future(session.send("research python"))
             part = await _asked(session)
-            await session.respond(part.tool_call_id, "accept", {"interpretation": "comedy"})
+            session.respond(part.tool_call_id, "accept", {"interpretation": "comedy"})
             await asyncio.wait_for(turn, 60)
             assert part.state is ToolCallState.COMPLETED, part.outcome
             assert text_of(part.outcome).startswith("# Research Report: python (comedy)")  # type: ignore[arg-type]

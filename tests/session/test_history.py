@@ -114,6 +114,20 @@ async def test_a_file_dump_messages_wrote_loads_and_goes_on(tmp_path: Path) -> N
     assert _texts(load_messages(path.read_text("utf-8"))) == ["hi", "hello back", "go on", "more"]
 
 
+async def test_aclose_folds_and_releases_the_file_as_close_does(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(["one"]), history=path)
+    await session.send("first")
+    await session.aclose()
+    # The one JSON file holds it all again, in dump_messages' own format (the journal folded in).
+    assert path.read_text("utf-8") == dump_messages(read_history(path))
+    assert _texts(load_messages(path.read_text("utf-8"))) == ["first", "one"]
+    with pytest.raises(HistoryTakenOverError, match="closed"):
+        await session.send("more")
+    await session.aclose()  # again: nothing to do
+    await ChatSession(ScriptedTransport([])).aclose()  # without a file: nothing to do
+
+
 async def test_a_call_waiting_when_the_kernel_died_comes_back_answered(tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     model = ScriptedTransport([ScriptedReply(tool_calls=[ScriptedToolCall(name="wipe", arguments={"path": "x"})])])

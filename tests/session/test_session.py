@@ -14,9 +14,12 @@ from pydantic import BaseModel
 from ai_widgets import (
     ApprovalDecision,
     ApprovalError,
+    CancelError,
     ChatSession,
     DefaultApprovalPolicy,
     FinishReason,
+    InputRequest,
+    InputResponseError,
     Message,
     MessageStatus,
     RequestOptions,
@@ -30,6 +33,7 @@ from ai_widgets import (
     ToolOutcome,
     ToolRegistry,
     ToolRisk,
+    UnknownToolCallError,
     tool,
 )
 from ai_widgets.changes import (
@@ -723,6 +727,62 @@ async def test_transport_requested_approval_waits_even_for_read_only_and_after_a
     assert (read.decision, read.decision_remembered) == ("approved", False)
 
 
+async def test_approve_respond_and_cancel_refuse_an_unknown_call_alike() -> None:
+    """A decision about a call this conversation does not have is one error, whichever decision it is; a cancel of
+    a call that has ended is a cancel's own refusal, not an approval's."""
+    deleted.clear()
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("delete_file", {"path": "x"})), "ok"]), tools=[delete_file]
+    )
+    for decide in (
+        lambda: session.approve("ghost", "approved"),
+        lambda: session.respond("ghost", "accept", {}),
+        lambda: session.cancel("ghost"),
+        lambda: session.cancel(5),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(UnknownToolCallError, match=r"no tool call 'ghost'|a tool call id is text, not int"):
+            decide()
+    task = await start(session, "delete")
+    part = session.pending_approvals[0]
+    session.approve(part.tool_call_id, "approved")
+    await task
+    with pytest.raises(CancelError, match=r"cannot be cancelled: it is completed") as refused:
+        session.cancel(part.tool_call_id)
+    assert not isinstance(refused.value, ApprovalError)
+    assert issubclass(UnknownToolCallError, LookupError)
+    assert not issubclass(UnknownToolCallError, ApprovalError)
+
+
+@tool
+async def book_table(invocation: ToolInvocation) -> str:
+    """Books a table, asking the person for the day."""
+    form = {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}
+    answer = await invocation.ask_person(InputRequest("Which day?", schema=form))
+    return f"{answer.action} {None if answer.content is None else answer.content.get('date')}"
+
+
+async def test_respond_is_sync_and_answers_from_another_thread() -> None:
+    """Like approve and cancel: it acts when called, from any thread (a comm's, a cell's), and refuses at once."""
+    session = ChatSession(ScriptedTransport([calls_reply(call("book_table")), "Booked."]), tools=[book_table])
+    task = asyncio.create_task(session.send("book a table"))
+    await wait_for(lambda: bool(session.pending_inputs))
+    [part] = session.pending_inputs
+    returned: list[object] = []
+    thread = threading.Thread(
+        target=lambda: returned.append(session.respond(part.tool_call_id, "accept", {"date": "Fri"}))
+    )
+    thread.start()
+    thread.join()
+    assert returned == [None]
+    reply = await task
+    outcome = reply.tool_calls[0].outcome
+    assert outcome is not None
+    assert outcome.value == "accept Fri"
+    with pytest.raises(InputResponseError, match="not waiting for input"):
+        session.respond(part.tool_call_id, "accept", {"date": "Sat"})
+    assert not hasattr(session, "respond_now")  # one name
+
+
 async def test_stop_while_waiting_cancels_and_nothing_runs() -> None:
     deleted.clear()
     transport = ScriptedTransport([calls_reply(call("delete_file", {"path": "x"})), "ok", "next turn works"])
@@ -749,7 +809,7 @@ async def test_bad_approvals_are_refused_and_nothing_runs_twice() -> None:
     session = ChatSession(
         ScriptedTransport([calls_reply(call("delete_file", {"path": "x"})), "ok"]), tools=[delete_file]
     )
-    with pytest.raises(ApprovalError, match="no tool call 'ghost'"):
+    with pytest.raises(UnknownToolCallError, match="no tool call 'ghost'"):
         session.approve("ghost", "approved")
     task = await start(session, "delete")
     part = session.pending_approvals[0]

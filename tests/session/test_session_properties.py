@@ -20,12 +20,14 @@ from hypothesis import strategies as st
 
 from ai_widgets import (
     ApprovalError,
+    CancelError,
     ChatSession,
     MessageStatus,
     SessionOptions,
     ToolCallState,
     ToolInvocation,
     ToolRisk,
+    UnknownToolCallError,
     tool,
 )
 from ai_widgets.events import (
@@ -132,7 +134,7 @@ async def drive(session: ChatSession, rng: random.Random, done: asyncio.Event) -
                     session.stop()
                 case "bogus":
                     session.approve("nope", "approved")
-        except ApprovalError:
+        except (ApprovalError, CancelError, UnknownToolCallError):
             pass  # a click on something not waiting: refused, nothing changes
 
 

@@ -125,7 +125,7 @@ async def test_a_malformed_respond_is_refused_with_what_is_wrong_and_the_call_st
     assert "invalid 'respond' message" in error["message"], error
     assert said in error["message"], error
     assert chat.session.pending_inputs  # nothing lost: it still waits
-    chat.session.respond_now(call_id, "cancel")
+    chat.session.respond(call_id, "cancel")
     await turn
 
 
@@ -195,5 +195,5 @@ async def test_the_saved_transcript_of_a_call_waiting_for_input_shows_what_it_as
         assert "Sign in" in text
         assert "login.example.com" in text
     assert "<a " not in html  # the link is text, never markup
-    chat.session.respond_now(call_id, "cancel")
+    chat.session.respond(call_id, "cancel")
     await turn

@@ -85,7 +85,7 @@ async def test_the_asking_cell_shows_its_turn_and_a_click_there_decides_once(wir
     assert finished_messages(view) == finished_messages(chat)[2:]
     sent = len(wire.custom(view.comm.comm_id))
     await chat.ask("more", show=False)
-    chat.send("and more").result(timeout=5)  # type: ignore[union-attr]
+    chat.send("and more").result(timeout=5)
     assert len(wire.custom(view.comm.comm_id)) == sent
     assert len(finished_messages(view)) == 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import threading
 from collections.abc import Iterator
@@ -14,9 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jupyter_client.session import json_packer
 
-from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolOutcome, ToolRisk, tool
+from ai_widgets import (
+    CancelError,
+    ChatSession,
+    MessageStatus,
+    SessionOptions,
+    ToolOutcome,
+    ToolRisk,
+    UnknownToolCallError,
+    tool,
+)
 from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState, load_messages
 from ai_widgets.session import HistoryTakenOverError
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
@@ -348,6 +358,115 @@ def test_send_checks_its_input(wire: Wire) -> None:
     chat = ChatWidget(transport=ScriptedTransport(["x"]))
     with pytest.raises(ValueError, match="non-empty"):
         chat.send("  ")
+
+
+async def test_send_takes_text_only_and_the_widgets_own_messages_never_pass_through_it(wire: Wire) -> None:
+    """ChatWidget.send is the person's message; ipywidgets' ``Widget.send(content, buffers)`` of the same name is
+    not reachable through it (a dict went to the front end as a custom message), and the widget's own messages
+    (patches, snapshots, errors, ipywidgets' focus) go their own way."""
+    chat = ChatWidget(transport=ScriptedTransport(["Hi."]))
+    before = len(wire.custom(chat.comm.comm_id))
+    for value in ({"type": "snapshot", "finished": []}, b"hello", None, ["hi"]):
+        with pytest.raises(TypeError, match=r"send\(\) takes the person's message as text, not"):
+            chat.send(value)  # type: ignore[arg-type]
+    assert len(wire.custom(chat.comm.comm_id)) == before  # nothing reached the front end
+    assert not chat.session.busy
+    sent_through_it: list[object] = []
+    original = ChatWidget.send
+
+    def spy(self: ChatWidget, *args: Any, **kwargs: Any) -> Any:
+        sent_through_it.append(args)
+        return original(self, *args, **kwargs)
+
+    chat.send = spy.__get__(chat)  # type: ignore[method-assign]
+    chat.focus()  # ipywidgets' own custom message
+    assert wire.custom(chat.comm.comm_id)[-1] == {"do": "focus"}
+    assert (await chat.ask("hello", show=False)).text == "Hi."
+    wire.comms[chat.comm.comm_id].handle({"type": "bogus"})  # a malformed action from the view: an error back
+    assert wire.custom(chat.comm.comm_id)[-1]["type"] == "error"
+    assert any(content.get("type") == "patch" for content in wire.custom(chat.comm.comm_id))
+    assert sent_through_it == []
+
+
+async def test_what_send_returns_is_a_future_a_cell_can_await(wire: Wire) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(["One.", "Two.", "Three."]))
+    reply = await chat.send("first")  # waits for the reply
+    assert isinstance(reply, Message)
+    assert reply.text == "One."
+    future = chat.send("second")
+    assert isinstance(future, concurrent.futures.Future)  # what it offered before: result(timeout), callbacks
+    assert (await asyncio.get_running_loop().run_in_executor(None, future.result, 5)).text == "Two."
+    assert future.done()
+    assert (await future).text == "Two."  # a finished one too
+    waiting = asyncio.ensure_future(_awaited(chat.send("third")))
+    assert (await asyncio.wait_for(waiting, 5)).text == "Three."
+
+
+async def _awaited(future: Any) -> Message:
+    reply: Message = await future
+    return reply
+
+
+async def test_cancelling_the_await_of_a_sent_turn_stops_the_turn(wire: Wire) -> None:
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "b.txt"})]), "Done."]
+    )
+    chat = ChatWidget(transport=transport, tools=[write_note])
+    waiting = asyncio.ensure_future(_awaited(chat.send("write")))
+    await asyncio.sleep(0)  # the await has begun (the turn may reach its question before this loop runs again)
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    waiting.cancel()
+    await wait_for(lambda: not chat.session.busy)
+    assert chat.session.messages[-1].status is MessageStatus.CANCELLED
+
+
+async def test_the_chat_takes_the_persons_decisions_like_its_session(wire: Wire) -> None:
+    """approve, cancel and respond are sync, as on the session; edit, regenerate and resume start a turn and return
+    at once, like send, with the same awaitable future of the reply."""
+    transport = ScriptedTransport(
+        [
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "a"}, id="w1")]),
+            "Wrote a.",
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="write_note", arguments={"path": "b"}, id="w2")]),
+            "Not written.",
+            "Regenerated.",
+            "Edited.",
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "A"})]),
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "B"})]),
+            "Resumed.",
+        ]
+    )
+    chat = ChatWidget(transport=transport, tools=[write_note, get_weather], options=SessionOptions(max_iterations=1))
+    first = chat.send("write a")
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    assert chat.approve("w1", "approved") is None
+    assert (await first).text == "Wrote a."
+    second = chat.send("write b")
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    assert chat.cancel("w2", "changed my mind") is None
+    assert (await second).tool_calls[0].state is ToolCallState.CANCELLED
+    with pytest.raises(UnknownToolCallError):
+        chat.approve("ghost", "approved")
+    with pytest.raises(UnknownToolCallError):
+        chat.respond("ghost", "accept", {})
+    with pytest.raises(CancelError):
+        chat.cancel("w2")
+    regenerated = chat.regenerate()
+    assert isinstance(regenerated, concurrent.futures.Future)
+    assert (await regenerated).text == "Regenerated."
+    user = chat.messages[-2]
+    assert (await chat.edit(user.id, "write c")).text == "Edited."
+    edited = chat.messages[-2]
+    assert chat.session.branches(edited.id).count == 2
+    assert chat.switch_branch(edited.id, 0).active == 0
+    assert chat.messages[-2].text == "write b"
+    assert chat.switch_branch(chat.messages[-2].id, 1).active == 1
+    assert chat.messages[-2] is edited
+    with pytest.raises(ValueError, match="non-empty"):
+        chat.edit(user.id, " ")
+    limited = await chat.send("weather")
+    assert limited.status is MessageStatus.LIMIT_REACHED
+    assert (await chat.resume()).text == "Resumed."
 
 
 async def test_clear_empties_the_history_with_one_small_op(wire: Wire) -> None:
@@ -698,6 +817,21 @@ def test_a_results_shown_form_stays_small_whatever_the_value(value: Any) -> None
     assert shown is not None
     size = len(json.dumps(shown, ensure_ascii=False, allow_nan=False))
     assert size < 1_500_000, size
+
+
+async def test_a_chat_closes_with_close_or_aclose_and_releases_its_history_file(wire: Wire, tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    chat = ChatWidget(transport=ScriptedTransport(["One."]), history=path)
+    assert (await chat.ask("first", show=False)).text == "One."
+    await chat.aclose()
+    assert chat.comm is None
+    assert [m.text for m in load_messages(path.read_text("utf-8"))] == ["first", "One."]  # the journal folded in
+    with pytest.raises(HistoryTakenOverError, match="closed"):
+        await chat.session.send("more")
+    again = ChatWidget(transport=ScriptedTransport([]), history=path)
+    assert [m.text for m in again.messages] == ["first", "One."]
+    again.close()
+    assert again.comm is None
 
 
 async def test_a_chat_whose_history_file_was_taken_over_says_so_and_refuses_to_send(wire: Wire, tmp_path: Any) -> None:
