@@ -43,6 +43,7 @@ from ai_widgets.session._asking import AskingSession
 from ai_widgets.session._branches import ConversationBranches, branches_json
 from ai_widgets.session._branching import BranchingSession
 from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
+from ai_widgets.session._context import HistoryTokens
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
@@ -163,6 +164,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         #: How the last request was shortened to fit the model's context window, or ``None`` (it carried everything).
         self.context_cut: ContextCut | None = None
         self._messages: list[Message] = list(messages or ())
+        self._estimates = HistoryTokens()  # the messages' token estimates, kept from turn to turn
         #: The tools whose calls may run the model for their MCP server unasked (a person chose allow always).
         self.sampling_allowed: set[str] = set()
         self._branches = ConversationBranches() if self._history is None else self._history.branches
@@ -650,7 +652,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         """
         loop = asyncio.get_running_loop()
         reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
-        turn = Turn(self, reply, direct=direct is not None, output=output)
+        turn = Turn(self, reply, direct=direct is not None, output=output, estimates=self._estimates)
         self._claim(turn)
         try:
             if resume and not self._messages:

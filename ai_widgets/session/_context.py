@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_widgets.changes import ContextCut
-from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.tools import ToolDefinition
@@ -40,6 +40,7 @@ __all__ = [
     "NOTE_TOKENS",
     "SHORT_RESULT_CHARS",
     "Fitted",
+    "HistoryTokens",
     "current_turn_start",
     "estimate_tokens",
     "fit_messages",
@@ -75,7 +76,8 @@ _DENSE = re.compile(r"\S{40,}")
 
 
 #: Estimates already made, by the text's hash and length (not the text: a cache must not keep every result alive),
-#: emptied when full. Every request estimates the whole history again; the texts of finished messages do not change.
+#: emptied when full: the texts of messages estimated again (the reply in progress, a history without kept estimates,
+#: the shortened copies of a cut) are mostly texts already seen.
 _ESTIMATES: dict[tuple[int, int], int] = {}
 _ESTIMATES_KEPT = 65_536
 
@@ -170,10 +172,73 @@ def request_overhead(
     return definitions + estimate_tokens(system_prompt or "") + _json_tokens(output_schema) + output + _MESSAGE_TOKENS
 
 
+class HistoryTokens:
+    """The estimated tokens of one conversation's messages (:func:`message_tokens`), kept between its requests, so a
+    request's estimate does not take longer as the conversation grows.
+
+    A finished message (not in progress, every call ended: a call's record never changes after its turn) is estimated
+    once, while it stays in the history's unbroken run of finished messages from its start; a message in progress,
+    and every message after it, is estimated again for every request. The run is checked against the history by
+    identity, message by message, each time: an edit, a regenerate or a switch of branch puts other messages in the
+    history, which are estimated as they come (the kept estimates of the messages still there are reused). The
+    messages of the run are kept (to be told apart by identity) until a request's history no longer holds them.
+    """
+
+    __slots__ = ("_costs", "_limit", "_settled", "_total")
+
+    def __init__(self) -> None:
+        self._limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS
+        self._settled: list[Message] = []  # the run of finished messages the history began with, last time
+        self._costs: list[int] = []  # their estimates
+        self._total = 0  # and their sum
+
+    def total(self, messages: list[Message], max_result_chars: int | None) -> int:
+        """The estimated tokens of ``messages`` (see :func:`message_tokens` for ``max_result_chars``)."""
+        count = self._update(messages, max_result_chars)
+        return self._total + sum(message_tokens(m, max_result_chars=max_result_chars) for m in messages[count:])
+
+    def costs(self, messages: list[Message], max_result_chars: int | None) -> list[int]:
+        """Each message's estimated tokens (a new list)."""
+        count = self._update(messages, max_result_chars)
+        return self._costs + [message_tokens(m, max_result_chars=max_result_chars) for m in messages[count:]]
+
+    def _update(self, messages: list[Message], limit: int | None) -> int:
+        """Brings the kept run up to date with ``messages``; how many of them it holds."""
+        settled = self._settled
+        known: dict[int, tuple[Message, int]] = {}  # after a change under the run: what it held, by identity
+        if limit != self._limit or messages[: len(settled)] != settled:  # compared by identity (Message has no ==)
+            if limit == self._limit:
+                known = {id(m): (m, cost) for m, cost in zip(settled, self._costs, strict=True)}
+            self._limit, self._settled, self._costs, self._total = limit, [], [], 0
+            settled = self._settled
+        for message in messages[len(settled) :]:
+            if not _finished(message):
+                break
+            kept = known.get(id(message))
+            cost = (
+                kept[1] if kept is not None and kept[0] is message else message_tokens(message, max_result_chars=limit)
+            )
+            settled.append(message)
+            self._costs.append(cost)
+            self._total += cost
+        return len(settled)
+
+
+def _finished(message: Message) -> bool:
+    """Whether ``message`` can no longer change what it takes: not in progress, and every call of it ended."""
+    if message.status is MessageStatus.IN_PROGRESS:
+        return False
+    return all(part.state.terminal for part in message.parts if isinstance(part, ToolCallPart))
+
+
 def current_turn_start(messages: Sequence[Message], reply: Message | None) -> int:
     """Where the current turn begins: the last user message before ``reply`` (the turn's reply), or the reply itself
-    when no user message comes before it; ``len(messages)`` without a reply."""
-    end = next((i for i, m in enumerate(messages) if m is reply), len(messages))
+    when no user message comes before it; ``len(messages)`` without a reply.
+
+    Looked for from the end, where the turn is: a request's cost must not grow with the history before it."""
+    end = len(messages)
+    if reply is not None:
+        end = next((i for i in range(len(messages) - 1, -1, -1) if messages[i] is reply), end)
     for index in range(min(end, len(messages) - 1), -1, -1):
         if messages[index].role is Role.USER:
             return index
@@ -217,6 +282,7 @@ def fit_messages(
     current_start: int,
     budget: int,
     max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS,
+    estimates: HistoryTokens | None = None,
 ) -> Fitted:
     """The history as a request of at most ``budget`` estimated tokens carries it, its tool results sent cut to
     ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; see :func:`message_tokens`).
@@ -226,13 +292,17 @@ def fit_messages(
     out whole, so every call goes with its result and the first message sent is a user message. The current turn
     (from ``current_start`` on) is always sent whole, even when it alone is larger than the budget (``fits`` is then
     false). When anything was cut, the first user message sent begins with a note to the model saying what.
+
+    ``estimates``: the conversation's estimates kept from its earlier requests (see :class:`HistoryTokens`), so
+    only what changed since is estimated; ``None``: every message is estimated.
     """
     messages = list(messages)
     current_start = max(0, min(current_start, len(messages)))
-    costs = [message_tokens(m, max_result_chars=max_result_chars) for m in messages]
-    whole = total = sum(costs)
+    estimates = HistoryTokens() if estimates is None else estimates
+    whole = total = estimates.total(messages, max_result_chars)
     if total <= budget:
         return Fitted(messages, total)
+    costs = estimates.costs(messages, max_result_chars)
     target = budget - NOTE_TOKENS
     shortened = [0] * len(messages)  # results shortened, by message
     for index in range(current_start):
@@ -373,7 +443,13 @@ def _overhead(request: ChatRequest, profile: TransportProfile, window: int) -> i
 
 
 def _fitted(
-    request: ChatRequest, *, budget: int, overhead: int, window: int, current_start: int
+    request: ChatRequest,
+    *,
+    budget: int,
+    overhead: int,
+    window: int,
+    current_start: int,
+    estimates: HistoryTokens | None,
 ) -> tuple[ChatRequest, ContextCut | None, Fitted]:
     """``request`` with its messages fitted to ``budget`` tokens, how it was cut (reported against ``window``), and
     the fit itself."""
@@ -382,6 +458,7 @@ def _fitted(
         current_start=current_start,
         budget=budget,
         max_result_chars=request.options.max_tool_result_chars,
+        estimates=estimates,
     )
     if not fitted.cut:
         return request, None, fitted
@@ -398,13 +475,24 @@ def _fitted(
 
 
 def fit_request(
-    request: ChatRequest, *, window: int, profile: TransportProfile, current_start: int
+    request: ChatRequest,
+    *,
+    window: int,
+    profile: TransportProfile,
+    current_start: int,
+    estimates: HistoryTokens | None = None,
 ) -> tuple[ChatRequest, ContextCut | None]:
-    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`), and how it was cut
-    (``None``: it carries the whole history); the room for the output as the transport's ``profile`` declares it."""
+    """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`; ``estimates``: the
+    conversation's, kept from its earlier requests), and how it was cut (``None``: it carries the whole history); the
+    room for the output as the transport's ``profile`` declares it."""
     overhead = _overhead(request, profile, window)
     fitted, cut, _ = _fitted(
-        request, budget=window - overhead, overhead=overhead, window=window, current_start=current_start
+        request,
+        budget=window - overhead,
+        overhead=overhead,
+        window=window,
+        current_start=current_start,
+        estimates=estimates,
     )
     return fitted, cut
 
@@ -437,6 +525,7 @@ def refit_request(
     window: int | None,
     profile: TransportProfile,
     current_start: int,
+    estimates: HistoryTokens | None = None,
 ) -> tuple[ChatRequest, ContextCut | None] | None:
     """What to send after the provider refused ``refused`` (``request`` as it was fitted, or whole) as too long:
     ``request`` fitted again, and how it was cut; ``None`` when sending again is no use.
@@ -454,12 +543,18 @@ def refit_request(
         window: The context window the request was fitted to (``None``: not known).
         profile: What the transport declares (its output limit sizes the room for the output).
         current_start: Where the current turn begins in ``request.messages``.
+        estimates: The conversation's estimates, kept from its earlier requests (:class:`HistoryTokens`).
     """
     overhead = _overhead(request, profile, window or 0)
     refused_messages = _messages_tokens(refused)
     scaled = retry_window(error, overhead + refused_messages)
     again, cut, fitted = _fitted(
-        request, budget=scaled - overhead, overhead=overhead, window=scaled, current_start=current_start
+        request,
+        budget=scaled - overhead,
+        overhead=overhead,
+        window=scaled,
+        current_start=current_start,
+        estimates=estimates,
     )
     sized = bool(error.tokens and error.limit and error.tokens > error.limit)
     if fitted.tokens >= refused_messages or (sized and not fitted.fits):

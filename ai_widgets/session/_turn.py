@@ -49,6 +49,7 @@ from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import end_open_calls, move_call
 from ai_widgets.session._context import (
+    HistoryTokens,
     current_turn_start,
     fit_request,
     refit_request,
@@ -140,6 +141,8 @@ class Turn:
         session: The session the turn runs in.
         reply: The assistant message the turn fills.
         output: What a typed answer must match (``send(..., output_type=...)``), or ``None``.
+        estimates: The conversation's token estimates, kept by the session from turn to turn, by which each request
+            is fitted to the model's context window; new ones by default.
     """
 
     def __init__(
@@ -150,10 +153,12 @@ class Turn:
         direct: bool = False,
         carried: bool = False,
         output: OutputSpec | None = None,
+        estimates: HistoryTokens | None = None,
     ) -> None:
         self.session = session
         self.reply = reply
         self.output = output
+        self.estimates = HistoryTokens() if estimates is None else estimates
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
         self.carried = carried  # the reply starts with calls a limit left unrun: they run before the first request
         self.refused: list[str] = []  # the errors of this turn's answers that did not validate, oldest first
@@ -487,8 +492,11 @@ class Turn:
             if registered is not None and registered.name != choice.tool_name:
                 options = dataclasses.replace(options, tool_choice=ToolChoice.specific(registered.name))
         tools = [] if options.tool_choice.mode == "none" else session.tools.definitions()
+        messages = session.messages  # a new list: copied once, however long the history
+        if retry:
+            messages += retry[0]
         request = ChatRequest(
-            messages=session.messages + (retry[0] if retry else []),
+            messages=messages,
             tools=tools,
             options=options,
             conversation_id=session.conversation_id,
@@ -520,7 +528,15 @@ class Turn:
                 again = None
                 if attempt == 1 and len(reply.parts) == parts_before:  # nothing of the reply came: ask again, shorter
                     builder.uncount()
-                    again = refit_request(request, sent, exc, window=window, profile=profile, current_start=start)
+                    again = refit_request(
+                        request,
+                        sent,
+                        exc,
+                        window=window,
+                        profile=profile,
+                        current_start=start,
+                        estimates=self.estimates,
+                    )
                     if again is not None:
                         sent = self._show_cut(*again)
                         status = "The conversation is too long for the model: asking again with less of it…"
@@ -558,7 +574,10 @@ class Turn:
         when how it was cut changed."""
         if window is None:
             return self._show_cut(request, None)
-        return self._show_cut(*fit_request(request, window=window, profile=profile, current_start=current_start))
+        fitted = fit_request(
+            request, window=window, profile=profile, current_start=current_start, estimates=self.estimates
+        )
+        return self._show_cut(*fitted)
 
     def _show_cut(self, request: ChatRequest, cut: ContextCut | None) -> ChatRequest:
         """``request``, as it goes; the session's observers are told when how it was cut changed."""

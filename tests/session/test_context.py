@@ -6,10 +6,11 @@ session, what is sent again after the provider refused a request as too long."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import sys
-from collections.abc import AsyncIterator
-from typing import ClassVar
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, ClassVar, overload
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,10 +30,12 @@ from ai_widgets.messages import (
 )
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions
 from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session import _context as context
 from ai_widgets.session._context import (
     IMAGE_TOKENS,
     NOTE_TOKENS,
     SHORT_RESULT_CHARS,
+    HistoryTokens,
     current_turn_start,
     estimate_tokens,
     fit_messages,
@@ -193,6 +196,120 @@ def test_current_turn_start_is_the_user_message_before_the_reply() -> None:
     assert current_turn_start(history, reply) == 4
     assert current_turn_start(messages, None) == 2  # no reply: the last user message
     assert current_turn_start([reply], reply) == 0
+
+
+class Reads(Sequence[Message]):
+    """A history that notes which of its messages were read."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
+        self.read: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | Sequence[Message]:
+        if isinstance(index, slice):
+            raise AssertionError("sliced")
+        self.read.add(index % len(self.messages))
+        return self.messages[index]
+
+
+def test_the_current_turn_is_found_from_the_end_without_reading_the_history_before_it() -> None:
+    reply = Message(Role.ASSISTANT, [TextPart("thinking")], status=MessageStatus.IN_PROGRESS)
+    history = Reads([*conversation(2_000, 10), Message.user("now"), reply])
+    assert current_turn_start(history, reply) == 4_000
+    assert history.read <= {4_000, 4_001}
+
+
+# --- estimates kept between requests --------------------------------------------------------------------------------
+
+
+def fresh(messages: list[Message], limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> int:
+    return sum(message_tokens(m, max_result_chars=limit) for m in messages)
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list[Message]:
+    """Notes every message the module estimates."""
+    estimated: list[Message] = []
+    original = context.message_tokens
+
+    def spy(message: Message, **kwargs: Any) -> int:
+        estimated.append(message)
+        return original(message, **kwargs)
+
+    monkeypatch.setattr(context, "message_tokens", spy)
+    return estimated
+
+
+def test_a_finished_message_is_estimated_once_however_many_requests_carry_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    estimated = counting(monkeypatch)
+    estimates = HistoryTokens()
+    history = conversation(50, 300)
+    reply = Message(Role.ASSISTANT, [TextPart("so")], status=MessageStatus.IN_PROGRESS)
+    messages = [*history, Message.user("now"), reply]
+    assert fit_messages(messages, current_start=100, budget=10**9, estimates=estimates).tokens == fresh(messages)
+    assert len(estimated) == len(messages)
+    estimated.clear()
+    reply.parts.append(TextPart("more"))
+    assert fit_messages(messages, current_start=100, budget=10**9, estimates=estimates).tokens == fresh(messages)
+    assert estimated == [reply]  # the reply in progress only: everything before it is finished
+    estimated.clear()
+    reply.status = MessageStatus.COMPLETED
+    messages += [Message.user("next"), Message(Role.ASSISTANT, [], status=MessageStatus.IN_PROGRESS)]
+    assert fit_messages(messages, current_start=102, budget=10**9, estimates=estimates).tokens == fresh(messages)
+    assert estimated == messages[-3:]  # the reply now finished, once more; the new turn
+    estimated.clear()
+    # Cut, the kept estimates give each message's share: the same cut as estimated afresh.
+    again = fit_messages(messages, current_start=102, budget=5_000, estimates=estimates)
+    afresh = fit_messages(messages, current_start=102, budget=5_000)
+    assert again.cut
+    assert dataclasses.replace(again, messages=[]) == dataclasses.replace(afresh, messages=[])
+    assert [(m.id, m.text) for m in again.messages] == [(m.id, m.text) for m in afresh.messages]
+
+
+def test_a_kept_estimate_never_outlives_a_change_of_its_message() -> None:
+    estimates = HistoryTokens()
+
+    def check(messages: list[Message], limit: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> None:
+        fitted = fit_messages(
+            messages, current_start=len(messages), budget=10**9, estimates=estimates, max_result_chars=limit
+        )
+        assert fitted.tokens == fresh(messages, limit)
+
+    history = conversation(6, 300)
+    waiting = ToolCallPart("w", "lookup", "{}", state=ToolCallState.PENDING)  # a call nobody ran (execute_tools off)
+    history[3].parts.append(waiting)
+    check(history)
+    # A result recorded on a call of the reply in progress.
+    open_call = ToolCallPart("c", "lookup", "{}", state=ToolCallState.PENDING)
+    reply = Message(Role.ASSISTANT, [open_call], status=MessageStatus.IN_PROGRESS)
+    messages = [*history, Message.user("now"), reply]
+    check(messages)
+    open_call.move(ToolCallState.RUNNING)
+    check(messages)
+    open_call.finish(ToolCallState.COMPLETED, ToolOutcome.success("word " * 3_000))
+    check(messages)
+    reply.parts.append(TextPart("long " * 500))
+    check(messages)
+    reply.status = MessageStatus.COMPLETED
+    check(messages)
+    # The call nobody ran, answered when the next turn starts.
+    waiting.finish(ToolCallState.SKIPPED, ToolOutcome.failure("Not run: the conversation went on without it." * 50))
+    check(messages)
+    # An edit: the conversation from a user message on is replaced by new messages.
+    edited = [*messages[:4], Message.user("other " * 400), Message(Role.ASSISTANT, [TextPart("else")])]
+    check(edited)
+    check(messages)  # and back to the branch it replaced
+    check(messages[:5] + messages[6:])  # a message left out of the middle
+    # Another limit on what is told of a result.
+    check(messages, limit=100)
+    check(messages, limit=None)
+    check(messages)
 
 
 # --- a request ----------------------------------------------------------------------------------------------------
@@ -510,3 +627,35 @@ async def test_a_profile_that_is_not_a_transport_profile_is_refused_before_anyth
         await session.send("now")
     assert session.messages == []
     assert transport.requests == []
+
+
+# --- in a session: estimates kept from turn to turn ------------------------------------------------------------------
+
+
+async def test_a_session_estimates_each_finished_message_once_however_long_the_conversation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @tool
+    def lookup(q: str) -> str:
+        """Looks it up.
+
+        Args:
+            q: What to look up.
+        """
+        return f"found {q} " * 50
+
+    def model(request: ChatRequest) -> ScriptedReply:
+        if request.tool_results():
+            return ScriptedReply(text="Here it is.")
+        return ScriptedReply(tool_calls=[ScriptedToolCall(name="lookup", arguments={"q": request.last_user_text})])
+
+    estimated = counting(monkeypatch)
+    options = RequestOptions(context_window=1_000_000)
+    session = ChatSession(ScriptedTransport(model), tools=[lookup], request_options=options)
+    turns = 30
+    for n in range(turns):
+        reply = await session.send(f"question {n}")
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+    # Per turn: the last turn's reply, now finished, and the user message once; the reply in progress once a request.
+    assert len(estimated) <= 4 * turns
+    assert len(session.messages) == 2 * turns
