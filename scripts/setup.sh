@@ -17,5 +17,7 @@ echo "== front end (js/)"
 (cd js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run --silent build)
 
 echo "== python packages"
-AI_WIDGETS_SKIP_JS_BUILD=1 .venv/bin/uv pip install --quiet --python .venv/bin/python \
+# --compile-bytecode: every run of the tests then imports site-packages from .pyc, even where PYTHONDONTWRITEBYTECODE
+# is set (each pytest process, xdist's workers too, would compile them again: seconds each).
+AI_WIDGETS_SKIP_JS_BUILD=1 .venv/bin/uv pip install --quiet --compile-bytecode --python .venv/bin/python \
   -c requirements/dev.lock --build-constraints requirements/dev.lock -r requirements/tools.in -e ".[dev]"

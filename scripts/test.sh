@@ -3,10 +3,38 @@
 # floors, the front end's type check and unit tests, then the whole pytest suite (unit, kernel tests against each
 # supported ipykernel, tests against pinned MCP servers of others (scripts/mcp_servers.sh), notebooks, and browser
 # tests in JupyterLab / Notebook 7 in headless Chromium).
+#
+#   bash scripts/test.sh [pytest args]          everything, the tests one after another (what .ci/run runs)
+#   bash scripts/test.sh --fast [pytest args]   only the tests that are neither e2e, kernel nor slow, in parallel
+#                                                (pytest-xdist, one worker per core), after scripts/setup.sh alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+fast=0
+if [ "${1:-}" = "--fast" ]; then
+  fast=1
+  shift
+fi
+
+# pytest's exit 5 (no test collected) is a failure.
+run_pytest() {
+  set +e
+  .venv/bin/python -m pytest "$@"
+  local status=$?
+  set -e
+  if [ "$status" -eq 5 ]; then
+    echo "pytest collected no tests: that is a failure" >&2
+    return 1
+  fi
+  return "$status"
+}
+
 bash scripts/setup.sh
+if [ "$fast" -eq 1 ]; then
+  echo "== pytest --fast: neither e2e, kernel nor slow, in parallel"
+  run_pytest -n auto --durations=20 -m "not e2e and not kernel and not slow" "$@"
+  exit $?
+fi
 bash scripts/browser_setup.sh
 
 echo "== ruff"
@@ -33,12 +61,4 @@ export AIW_KERNEL_PYTHONS
 export AIW_MCP_SERVERS
 
 echo "== pytest"
-set +e
-.venv/bin/python -m pytest "$@"
-status=$?
-set -e
-if [ "$status" -eq 5 ]; then
-  echo "pytest collected no tests: that is a failure" >&2
-  exit 1
-fi
-exit "$status"
+run_pytest "$@"

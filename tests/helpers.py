@@ -5,6 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
+
+import psutil
+
+from ai_widgets import ToolDefinition, ToolInvocation
 
 
 async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -15,3 +20,18 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.005)
+
+
+class NeverAsk:
+    """An approval policy that runs every call (for tests of what calls do, not of approvals)."""
+
+    async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool:
+        return False
+
+    def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
+        pass
+
+
+def children() -> set[int]:
+    """This process's child processes (zombies too: a child not reaped is a leftover)."""
+    return {child.pid for child in psutil.Process().children(recursive=True)}

@@ -10,17 +10,16 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-# Notebooks that need an optional extra, and take a while (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an
-# MCP server).
+# Notebooks that need an optional extra (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an MCP server).
 NEEDS = {"cluster.ipynb": "distributed", "mcp.ipynb": "mcp", "agents.ipynb": "pydantic_ai"}
 
 
 def _notebook_param(path: Path) -> object:
+    marks = [pytest.mark.slow]  # each starts a kernel and runs every cell: seconds
     needs = NEEDS.get(path.name)
-    if needs is None:
-        return pytest.param(path, id=path.stem)
-    missing = importlib.util.find_spec(needs) is None
-    marks = [pytest.mark.slow, pytest.mark.skipif(missing, reason=f"{needs} is not installed")]
+    if needs is not None:
+        missing = importlib.util.find_spec(needs) is None
+        marks.append(pytest.mark.skipif(missing, reason=f"{needs} is not installed"))
     return pytest.param(path, id=path.stem, marks=marks)
 
 

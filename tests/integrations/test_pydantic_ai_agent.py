@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from ai_widgets.integrations.pydantic_ai import AgentNotSupportedError, AgentToo
 from ai_widgets.messages import Message, Role
 from ai_widgets.transports import TransportProfile
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 # --- a scripted model ------------------------------------------------------------------------------------------------
 
@@ -778,12 +778,6 @@ async def test_test_model_drives_the_agents_tools_with_its_model_settings() -> N
 
 
 # --- the widget -------------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 async def test_chat_widget_takes_an_agent_and_its_deps(wire: Wire) -> None:

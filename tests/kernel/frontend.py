@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -27,6 +28,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 Message = dict[str, Any]
 
 
+@functools.cache  # asked for each test that takes a kernel, when the tests are collected
 def ipykernel_version(python: str) -> str:
     """The ipykernel version installed for ``python``, without starting a kernel."""
     code = "import importlib.metadata as m; print(m.version('ipykernel'))"

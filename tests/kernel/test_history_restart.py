@@ -13,8 +13,6 @@ import pytest
 from ai_widgets.session import read_history
 from tests.kernel.frontend import FakeFrontend
 
-pytestmark = pytest.mark.kernel
-
 CELL = textwrap.dedent(
     """\
     from ai_widgets import ChatWidget, ToolRisk, tool

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
@@ -29,7 +28,6 @@ from ai_widgets import (
     ChatSession,
     DefaultApprovalPolicy,
     SessionOptions,
-    ToolDefinition,
     ToolInvocation,
     ToolRegistry,
     ToolRisk,
@@ -40,22 +38,12 @@ from ai_widgets.mcp import MCPServer, MCPServerError
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.transports._history import outcome_images
-from tests.helpers import wait_for
+from tests.helpers import NeverAsk, children, wait_for
 from tests.mcp.servers.server import PIXEL
 
 pytestmark = pytest.mark.slow  # each server is a process to start (about a second)
 
 SCRIPT = str(Path(__file__).parent / "servers" / "server.py")
-
-
-class NeverAsk:
-    """An approval policy that runs everything (to test results, not approvals)."""
-
-    async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool:
-        return False
-
-    def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
-        pass
 
 
 def stdio(log: Path, **kwargs: Any) -> MCPServer:
@@ -68,11 +56,6 @@ def stdio(log: Path, **kwargs: Any) -> MCPServer:
 
 def call(name: str, arguments: dict[str, Any] | None = None) -> ScriptedReply:
     return ScriptedReply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments or {})])
-
-
-def children() -> set[int]:
-    """This process's child processes (zombies too: a child not reaped is a leftover)."""
-    return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
 def log_lines(log: Path) -> list[str]:
@@ -93,17 +76,6 @@ def shared(shared_log: Path) -> Iterator[MCPServer]:
     yield server
     server.close()
     assert not server.connected
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_children(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test ends with no child process of its own left: each server it started was stopped and reaped."""
-    before = children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := children() - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"child processes left behind: {[psutil.Process(p).cmdline() for p in left]}"
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
 from tests.mcp.servers.app_server import APP_HTML, APP_URI, HUGE_URI
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 pytestmark = pytest.mark.slow  # a server process per test module
 
@@ -34,12 +33,6 @@ SCRIPT = str(Path(__file__).parent / "servers" / "app_server.py")
 
 def app_server(*, trust_annotations: bool = False) -> MCPServer:
     return MCPServer.stdio(sys.executable, [SCRIPT], prefix="c", trust_annotations=trust_annotations)
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 async def test_a_tools_app_is_on_its_definition_and_never_in_what_the_model_is_told() -> None:

@@ -24,8 +24,8 @@ from ai_widgets import ChatSession, InputResponseError, ToolInvocation, UnknownT
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState, dump_messages, load_messages
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
-from tests.helpers import wait_for
-from tests.mcp.test_mcp import NeverAsk, log_lines
+from tests.helpers import NeverAsk, wait_for
+from tests.mcp.test_mcp import log_lines
 
 pytestmark = pytest.mark.slow
 

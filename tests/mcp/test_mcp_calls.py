@@ -23,17 +23,8 @@ from ai_widgets import ChatSession
 from ai_widgets.mcp import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedTransport
-from tests.helpers import wait_for
-from tests.mcp.test_mcp import (  # noqa: F401 (no_leftover_children: autouse, after every test)
-    SCRIPT,
-    NeverAsk,
-    call,
-    children,
-    log_lines,
-    no_leftover_children,
-    serving,
-    stdio,
-)
+from tests.helpers import NeverAsk, children, wait_for
+from tests.mcp.test_mcp import SCRIPT, call, log_lines, serving, stdio
 
 pytestmark = pytest.mark.slow
 

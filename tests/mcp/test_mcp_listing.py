@@ -10,46 +10,22 @@ import asyncio
 import json
 import logging
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
-from ai_widgets import ChatSession, ToolDefinition, ToolInvocation, tool
+from ai_widgets import ChatSession, tool
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from tests.helpers import NeverAsk
 
 pytestmark = pytest.mark.slow  # each server is a process to start
 
 RAW = str(Path(__file__).parent / "servers" / "raw_server.py")
-
-
-class NeverAsk:
-    async def requires_approval(self, definition: ToolDefinition, invocation: ToolInvocation) -> bool:
-        return False
-
-    def record_decision(self, definition: ToolDefinition, invocation: ToolInvocation, decision: Any) -> None:
-        pass
-
-
-def children() -> set[int]:
-    return {child.pid for child in psutil.Process().children(recursive=True)}
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_children() -> Iterator[None]:
-    before = children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := children() - before) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"child processes left behind: {[psutil.Process(p).cmdline() for p in left]}"
 
 
 def spec(name: str, **fields: Any) -> dict[str, Any]:

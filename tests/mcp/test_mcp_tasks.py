@@ -23,13 +23,12 @@ from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
-from tests.helpers import wait_for
-from tests.mcp.test_mcp import NeverAsk, call, log_lines, no_leftover_children
+from tests.helpers import NeverAsk, wait_for
+from tests.mcp.test_mcp import call, log_lines
 from tests.mcp.test_mcp_asking import _asked
 
 pytestmark = pytest.mark.slow
 
-__all__ = ["no_leftover_children"]  # the autouse fixture: no test leaves a server process behind
 
 TASKS = str(Path(__file__).parent / "servers" / "task_server.py")
 

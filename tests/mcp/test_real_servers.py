@@ -30,16 +30,13 @@ from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
-from tests.helpers import wait_for
+from tests.helpers import NeverAsk, wait_for
 from tests.mcp.installed import Installed, installed
 from tests.mcp.servers.server import PIXEL
-from tests.mcp.test_mcp import NeverAsk, no_leftover_children
 from tests.mcp.test_mcp_asking import _asked
 from tests.widget.widget_harness import finished_messages, recording_comms
 
 pytestmark = pytest.mark.slow
-
-__all__ = ["no_leftover_children"]  # the autouse fixture: no test leaves a server process behind
 
 EVERYTHING = "@modelcontextprotocol/server-everything"
 FILESYSTEM = "@modelcontextprotocol/server-filesystem"

@@ -83,27 +83,37 @@ def texts(events: list[StreamEvent]) -> str:
 
 @EVERY_KIT
 async def test_a_server_that_does_not_answer_in_time(kit: ProviderKit) -> None:
+    gave_up = threading.Event()  # the server answers only once the client has given up waiting
+
     def slow(request: Request) -> Response:
-        time.sleep(1.0)
+        gave_up.wait(10)
         return serving(kit.reply("late"))
 
     with loopback(slow) as server:
-        reply = await ChatSession(kit.make(server.url, timeout=0.2)).send("hi")
+        try:
+            reply = await ChatSession(kit.make(server.url, timeout=0.2)).send("hi")
+        finally:
+            gave_up.set()
     assert reply.status is MessageStatus.ERROR
     assert reply.error == FAILED + kit.wording.timeout(server.url, 0.2)
 
 
 @EVERY_KIT
 async def test_a_server_that_stalls_mid_reply_is_not_asked_again(kit: ProviderKit) -> None:
+    gave_up = threading.Event()  # the stall lasts until the client has given up waiting
+
     def stalls(request: Request) -> Response:
         def chunks() -> Iterator[bytes]:
             yield from until_text(kit.reply("Hallo", pieces=2), b"Hal")
-            time.sleep(1.0)
+            gave_up.wait(10)
 
         return Response(chunks=chunks())
 
     with loopback(stalls) as server:
-        reply = await ChatSession(kit.make(server.url, timeout=0.3, max_retries=2)).send("hi")
+        try:
+            reply = await ChatSession(kit.make(server.url, timeout=0.3, max_retries=2)).send("hi")
+        finally:
+            gave_up.set()
     assert len(server.requests) == 1  # what was streamed is not asked for again
     assert reply.status is MessageStatus.ERROR
     assert reply.text == "Hal"
@@ -132,8 +142,10 @@ async def test_a_connection_that_breaks_off_mid_reply(kit: ProviderKit) -> None:
         connection.recv(65536)
         head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100000\r\n\r\n"
         connection.sendall(head + start)
-        time.sleep(0.1)
-        connection.close()  # 100,000 bytes promised, far fewer sent
+        connection.shutdown(socket.SHUT_WR)  # 100,000 bytes promised, far fewer sent
+        connection.settimeout(10)
+        connection.recv(1)  # the client read what was sent and hung up
+        connection.close()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()

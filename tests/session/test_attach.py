@@ -8,7 +8,6 @@ import asyncio
 import base64
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.providers.images import PNG
 from tests.providers.kits import KITS, MockAPI
-from tests.widget.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages
 
 PNG_BYTES = base64.b64decode(PNG)
 
@@ -131,12 +130,6 @@ async def test_an_attachment_that_draws_too_long_is_refused_and_nothing_enters_t
 
 
 # --- the widget -------------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 async def test_the_widgets_send_ask_and_ask_sync_take_attachments(wire: Wire) -> None:

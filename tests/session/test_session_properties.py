@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -170,6 +171,7 @@ async def play(plans: list[tuple[str, list[str], list[str]]], seed: int, concurr
     check(session)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plans=st.lists(turn_plans, min_size=1, max_size=3), seed=st.integers(0, 2**16), concurrent=st.booleans())
 def test_random_turns_and_clicks_keep_the_invariants(

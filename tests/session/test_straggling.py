@@ -12,7 +12,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,7 +30,7 @@ from ai_widgets.session._round import late_result
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 
@@ -424,12 +423,6 @@ def test_the_preview_of_what_a_thread_raised() -> None:
 
 
 # --- the widget -----------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 def _call_ops(wire: Wire, widget: Any, call_id: str) -> list[dict[str, Any]]:

@@ -130,6 +130,7 @@ def test_the_views_of_a_tool_with_a_megabyte_description_stay_small() -> None:
     assert f"{provider_views(big)[0].size:,} bytes" in html
 
 
+@pytest.mark.slow  # jsonschema checks the 5,000-parameter schema: seconds
 def test_a_five_thousand_value_enum_and_five_thousand_parameters_stay_small() -> None:
     values = tuple(f"value-{i}" for i in range(5000))
     enum = raw_tool(

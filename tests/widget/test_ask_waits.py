@@ -9,7 +9,6 @@ Before: ``chat.ask`` in the quickstart's "From code" cell after Run All, while t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,49 +16,10 @@ import pytest
 from ai_widgets import ApprovalDecision, MessageStatus, SessionBusyError
 from ai_widgets.transports import ScriptedTransport
 from ai_widgets.widget import ChatWidget
-from ai_widgets.widget._kernel import KernelSupport
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._waiting import GAVE_UP, WAITED, WAITING
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, delete_file, finished_messages, recording_comms, script
-
-
-class Handle:
-    """What ``display(..., display_id=True)`` returns: its updates are recorded."""
-
-    def __init__(self, shown: list[Any], data: Any) -> None:
-        self.texts = [data["text/plain"]]
-        shown.append(self)
-
-    def update(self, data: Any, **_: Any) -> None:
-        self.texts.append(data["text/plain"])
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
-
-
-@pytest.fixture
-def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """What ``ask`` displays, as if in an ipykernel: turn views, and the waiting note's handle."""
-    import IPython.display
-
-    import ai_widgets.widget._chat as chat_module
-
-    displayed: list[Any] = []
-
-    def display(obj: Any, *, raw: bool = False, display_id: bool = False) -> Handle | None:
-        if display_id:
-            assert raw
-            return Handle(displayed, obj)
-        displayed.append(obj)
-        return None
-
-    monkeypatch.setattr(chat_module, "kernel_support", lambda: KernelSupport("ipykernel6", "6.29.5", "test"))
-    monkeypatch.setattr(IPython.display, "display", display)
-    return displayed
+from tests.widget.widget_harness import Handle, Wire, delete_file, finished_messages, script
 
 
 async def box_turn_waiting(chat: ChatWidget) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -17,13 +16,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget, ToolRun, arun_tool, run_tool
 from ai_widgets.widget._bench import field_errors
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, finished_messages, recording_comms
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
+from tests.widget.widget_harness import Wire, finished_messages
 
 
 class Address(BaseModel):
@@ -297,7 +290,8 @@ async def test_bench_updates_are_coalesced_while_a_run_reports_progress(wire: Wi
 
 
 @pytest.fixture
-def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def benches(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The workbench widgets ``run_tool`` displays."""
     import ai_widgets.widget._run_tool as module
 
     displayed: list[Any] = []
@@ -305,11 +299,11 @@ def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return displayed
 
 
-def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: Wire, shown: list[Any]) -> None:
+def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: Wire, benches: list[Any]) -> None:
     ran.clear()
     result = run_tool(send_letter, copies=2)
     assert isinstance(result, ToolRun)
-    (widget,) = shown
+    (widget,) = benches
     assert widget.scope == "bench"
     assert [(e["tool_name"], e["arguments"], e["message"]) for e in widget.bench] == [
         ("send_letter", {"copies": 2}, None)
@@ -334,11 +328,11 @@ def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: W
     assert "no conversation" in errors(wire, widget)[-1]
 
 
-def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(wire: Wire, shown: list[Any]) -> None:
+def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(wire: Wire, benches: list[Any]) -> None:
     outcome = run_tool(send_letter, to={"street": "B"})
     assert isinstance(outcome, ToolOutcome)
     assert outcome.value == "sent 1 to B by post"
-    (widget,) = shown
+    (widget,) = benches
     (only,) = widget.bench
     assert only["arguments"] == {"to": {"street": "B"}}
     assert only["message"]["parts"][0]["state"] == "completed"
@@ -349,21 +343,21 @@ def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(w
     assert isinstance(failed, ToolOutcome)
     assert failed.status == "failure"
     assert "copies: Input should be greater than or equal to 1 (got 0)" in (failed.message or "")
-    assert shown[1].bench[0]["errors"] == {"copies": "Input should be greater than or equal to 1 (got 0)"}
+    assert benches[1].bench[0]["errors"] == {"copies": "Input should be greater than or equal to 1 (got 0)"}
 
 
-async def test_arun_tool_is_consistent(wire: Wire, shown: list[Any]) -> None:
+async def test_arun_tool_is_consistent(wire: Wire, benches: list[Any]) -> None:
     outcome = await arun_tool(send_letter, to={"street": "C"}, mode="fax")
     assert isinstance(outcome, ToolOutcome)
     assert outcome.value == "sent 1 to C by fax"
     pending = await arun_tool(send_letter)
     assert isinstance(pending, ToolRun)
     assert pending.outcome is None
-    assert shown[1].bench[0]["message"] is None
+    assert benches[1].bench[0]["message"] is None
 
 
 def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
-    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, benches: list[Any]
 ) -> None:
     import IPython.display
 
@@ -383,7 +377,7 @@ def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
 
 
 def test_run_tool_outside_a_kernel_refuses_a_call_that_needs_approval_instead_of_waiting_forever(
-    wire: Wire, shown: list[Any]
+    wire: Wire, benches: list[Any]
 ) -> None:
     # Outside a Jupyter kernel (a script, marimo) no click can reach a cell while run_tool waits.
     started = time.monotonic()
@@ -392,7 +386,7 @@ def test_run_tool_outside_a_kernel_refuses_a_call_that_needs_approval_instead_of
     ):
         run_tool(delete_file, path="notes.txt")
     assert time.monotonic() - started < 5
-    (widget,) = shown
+    (widget,) = benches
     part = widget.bench[0]["message"]["parts"][0]
     assert part["state"] == "cancelled"  # stopped before it ran
     assert {"deleted": "notes.txt"} not in ran
@@ -414,12 +408,12 @@ class AllowEverything:
         pass
 
 
-def test_run_tool_refuses_arguments_that_share_lists_exponentially_at_once(wire: Wire, shown: list[Any]) -> None:
+def test_run_tool_refuses_arguments_that_share_lists_exponentially_at_once(wire: Wire, benches: list[Any]) -> None:
     started = time.monotonic()
     with pytest.raises(ValueError, match="run_tool needs JSON arguments: the arguments: more than 10,000,000 values"):
         run_tool(send_letter, to={"street": "A"}, copies=[[[[[1] * 100] * 100] * 100] * 100] * 100)
     assert time.monotonic() - started < 5
-    assert shown == []  # nothing was shown
+    assert benches == []  # nothing was benches
 
 
 def test_the_fields_and_the_models_message_come_from_one_list_of_problems() -> None:

@@ -4,7 +4,6 @@ a turn runs, and every view's copy follows the active path (in the chat and in t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,12 +22,6 @@ from tests.widget.widget_harness import Mirror, Wire, finished_messages, recordi
 def wipe(path: str) -> str:
     """Wipes a file."""
     return f"wiped {path}"
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 def _follow(wire: Wire, widget: Any, mirror: Mirror, seen: int) -> int:

@@ -7,24 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-
-import pytest
 
 from ai_widgets import ChatSession, Message, RequestOptions
 from ai_widgets.messages import Role, TextPart
 from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 WINDOW = 2_000
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 def conversation(n: int) -> list[Message]:

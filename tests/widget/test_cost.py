@@ -4,29 +4,21 @@ its Continue runs on with a fresh budget (the session's side: tests/session/test
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
 import genai_prices
-import pytest
 
 from ai_widgets import MessageStatus, SessionOptions, tool
 from ai_widgets.events import UsageUpdate
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages
 
 USAGE = UsageUpdate(input_tokens=2000, output_tokens=50, model="claude-haiku-4-5", provider="anthropic")
 PRICE = genai_prices.calc_price(
     genai_prices.Usage(input_tokens=2000, output_tokens=50), "claude-haiku-4-5", provider_id="anthropic"
 ).total_price
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 @tool

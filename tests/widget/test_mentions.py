@@ -29,16 +29,10 @@ from ai_widgets.widget._serialize import message_dict
 from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES, image_thumbnail
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 @pytest.fixture

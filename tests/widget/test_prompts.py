@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from ai_widgets.transports._base import ChatRequest
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages
 
 pytestmark = pytest.mark.slow  # each server is a process to start (about a second)
 
@@ -36,12 +35,6 @@ def offers(**options: Any) -> MCPServer:
 def echo(request: ChatRequest) -> ScriptedReply:
     """The model's reply: the roles and texts it was sent."""
     return ScriptedReply(text=" | ".join(f"{m.role.value}: {m.text}" for m in request.messages if m.text))
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,11 @@ from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._resource_open import MAX_RESOURCE_CHARS
 from tests.helpers import wait_for
 from tests.mcp.servers.offers_server import GUIDE, PIXEL
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 pytestmark = pytest.mark.slow
 
 SCRIPT = str(Path(__file__).parents[1] / "mcp" / "servers" / "offers_server.py")
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 def _sent(wire: Wire, chat: ChatWidget, kind: str) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ runs a real server).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from ai_widgets.widget._serialize import message_dict
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Wire, finished_messages
 
 FORM = {
     "type": "object",
@@ -46,12 +45,6 @@ async def sign_in(invocation: ToolInvocation) -> str:
     """Asks the person to open a page."""
     answer = await invocation.ask_person(InputRequest("Sign in", mode="url", url="https://login.example.com/a?b=1"))
     return f"sign-in {answer.action}"
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 async def waiting(wire: Wire, name: str = "book") -> tuple[ChatWidget, Any, asyncio.Task[Message], str]:

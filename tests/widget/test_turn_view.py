@@ -7,7 +7,6 @@ recording ones of the widget harness.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,29 +14,9 @@ import pytest
 from ai_widgets import MessageStatus
 from ai_widgets.transports import ScriptedTransport
 from ai_widgets.widget import ChatWidget
-from ai_widgets.widget._kernel import KernelSupport
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Mirror, Wire, delete_file, finished_messages, recording_comms, script
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
-
-
-@pytest.fixture
-def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """What ``ask`` displays, as if in an ipykernel."""
-    import IPython.display
-
-    import ai_widgets.widget._chat as chat_module
-
-    displayed: list[Any] = []
-    monkeypatch.setattr(chat_module, "kernel_support", lambda: KernelSupport("ipykernel6", "6.29.5", "test"))
-    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: displayed.append(obj))
-    return displayed
+from tests.widget.widget_harness import Mirror, Wire, delete_file, finished_messages, script
 
 
 def mirror_of(wire: Wire, widget: Any) -> Mirror:

@@ -4,7 +4,6 @@ recording comms of the widget harness (the typed turn itself is tested in tests/
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pydantic
@@ -15,18 +14,12 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._kernel import KernelSupport
 from ai_widgets.widget._turn_view import TurnView
-from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, finished_messages
 
 
 class City(pydantic.BaseModel):
     name: str
     population: int
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 async def test_ask_returns_the_validated_object_and_the_reply_keeps_it(wire: Wire) -> None:

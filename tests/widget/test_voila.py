@@ -16,7 +16,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget, _voila
 from ai_widgets.widget._voila import CANCEL_REASON, VIEW_OPENED, served_by_voila
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Wire, recording_comms
+from tests.widget.widget_harness import Wire
 
 deleted: list[str] = []
 
@@ -35,12 +35,6 @@ def chat_that_deletes() -> ChatWidget:
         return ScriptedReply(tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "notes.txt"})])
 
     return ChatWidget(transport=ScriptedTransport(model), tools=[delete_file])
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 @pytest.fixture(autouse=True)

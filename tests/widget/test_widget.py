@@ -6,7 +6,6 @@ import asyncio
 import concurrent.futures
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +31,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
 from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, message_dict, outcome_dict, shown_json
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Mirror, Wire, finished_messages, recording_comms
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
+from tests.widget.widget_harness import Mirror, Wire, finished_messages
 
 
 def feed_mirror(wire: Wire, widget: ChatWidget, mirror: Mirror, start: int = 0) -> int:

@@ -307,6 +307,7 @@ def _ids(message: Message) -> list[str]:
     return [p.tool_call_id for p in message.tool_calls]
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 @given(plan=st.lists(actions, min_size=1, max_size=10))
 def test_random_front_end_actions_keep_the_widget_invariants(plan: list[tuple[Any, ...]], error_log: ErrorLog) -> None:

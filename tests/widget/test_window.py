@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 
-import pytest
 from jupyter_client.session import json_packer
 
 from ai_widgets import ChatSession, Message
@@ -16,15 +14,9 @@ from ai_widgets.transports import ScriptedReply, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._window import CHUNK_MESSAGES, SCREEN_BYTES, SCREEN_MESSAGES
 from tests.helpers import wait_for
-from tests.widget.widget_harness import Mirror, Wire, fetch_older, opening_state, recording_comms
+from tests.widget.widget_harness import Mirror, Wire, fetch_older, opening_state
 
 COUNT = 2_000
-
-
-@pytest.fixture
-def wire() -> Iterator[Wire]:
-    with recording_comms() as recorded:
-        yield recorded
 
 
 def conversation(n: int, *, chars: int = 300) -> list[Message]:

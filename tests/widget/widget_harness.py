@@ -63,6 +63,17 @@ class RecordingComm(BaseComm):  # type: ignore[misc]
         self.handle_msg({"content": {"comm_id": self.comm_id, "data": data}, "buffers": []})
 
 
+class Handle:
+    """What ``display(..., display_id=True)`` returns in a kernel: its updates are recorded."""
+
+    def __init__(self, shown: list[Any], data: Any) -> None:
+        self.texts = [data["text/plain"]]
+        shown.append(self)
+
+    def update(self, data: Any, **_: Any) -> None:
+        self.texts.append(data["text/plain"])
+
+
 @contextmanager
 def recording_comms() -> Iterator[Wire]:
     wire = Wire()
