@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import anyio
 import pytest
 
-from ai_widgets._call_log import LOG_LINES_KEPT, kept_log
 from ai_widgets.messages import ToolCallPart, ToolCallState
+from ai_widgets.messages._call_log import LOG_LINES_KEPT, kept_log
 from ai_widgets.tools import ToolProgress
 from ai_widgets.widget._serialize import CALL_FIELDS, call_fields
 

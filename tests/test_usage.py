@@ -9,7 +9,7 @@ import genai_prices
 import pytest
 
 from ai_widgets import Message, Role, TextPart, Usage
-from ai_widgets._usage import format_usd, price_provider_for_url, request_cost
+from ai_widgets.messages._usage import format_usd, price_provider_for_url, request_cost
 
 
 def test_a_sum_is_priced_only_when_every_request_in_it_is() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ai_widgets._call_log import log_line
 from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION
 from ai_widgets.mcp._asking import _Callers, elicitation_callback
 from ai_widgets.mcp._link import _Link
 from ai_widgets.mcp._related import related_task
 from ai_widgets.mcp._sampling import sampling_callback
+from ai_widgets.messages._call_log import log_line
 from ai_widgets.outcome import ToolOutcome
 
 __all__ = ["DEFAULT_CALL_TIMEOUT"]

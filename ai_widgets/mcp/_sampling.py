@@ -1,5 +1,5 @@
 """A server asking to run the chat's model (MCP *sampling*): the request as a
-:class:`~ai_widgets._sampling_request.SamplingRequest`, put to the person in the calling card, run on the session's
+:class:`~ai_widgets.messages._questions.SamplingRequest`, put to the person in the calling card, run on the session's
 transport once allowed, and answered to the server (a decline as the error code the specification gives a
 rejection). Text and images only, and no tools: the capability is declared without ``sampling.tools``."""
 
@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import redact, safe_text
-from ai_widgets._sampling_request import SamplingDeclinedError, SamplingMessage, SamplingRequest
 from ai_widgets.mcp._asking import _Callers, person_time
 from ai_widgets.mcp._related import related_task
+from ai_widgets.messages._questions import SamplingDeclinedError, SamplingMessage, SamplingRequest
 from ai_widgets.tools import NobodyToAskError
 
 __all__: list[str] = []

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_widgets._message_json import conversation_json, read_field
 from ai_widgets.messages import Message, Role, conversation_markdown
+from ai_widgets.messages._json import conversation_json, read_field
 
 __all__ = [
     "BranchError",

@@ -11,11 +11,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_widgets._input_request import checked_response
-from ai_widgets._sampling_request import SamplingDeclinedError, SamplingReply, SamplingRequest
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.messages import InputRequest, InputResponse, InputResponseError, Message, ToolCallPart, ToolCallState
+from ai_widgets.messages._questions import SamplingDeclinedError, SamplingReply, SamplingRequest, checked_response
 from ai_widgets.session._calls import Notify, move_call
 from ai_widgets.tools import NobodyToAskError, Tool, ToolInvocation, ToolOutcome
 

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
-from ai_widgets._usage import request_cost
 from ai_widgets.changes import (
     MessageUpdated,
     PartAdded,
@@ -50,6 +49,7 @@ from ai_widgets.messages import (
     TypedAnswer,
     Usage,
 )
+from ai_widgets.messages._usage import request_cost
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import Notify, move_call
 

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from ai_widgets._call_log import kept_log
 from ai_widgets._safe import UnsafeValueError, checked_json, redact, safe_text
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy
@@ -29,6 +28,7 @@ from ai_widgets.messages import (
     ToolCallProgress,
     ToolCallState,
 )
+from ai_widgets.messages._call_log import kept_log
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._calls import Notify, move_call, reply_in_progress
 from ai_widgets.session._questions import Call, CallQuestions, RunModel, set_on_its_loop

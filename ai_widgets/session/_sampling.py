@@ -8,9 +8,9 @@ import contextlib
 import dataclasses
 from typing import Literal
 
-from ai_widgets._sampling_request import SamplingReply, SamplingRequest
 from ai_widgets.events import ResponseCompleted, TextDelta, UsageUpdate
 from ai_widgets.messages import FilePart, FinishReason, Message, Part, Role, TextPart
+from ai_widgets.messages._questions import SamplingReply, SamplingRequest
 from ai_widgets.options import RequestOptions, ToolChoice
 from ai_widgets.transports._base import ChatRequest, Transport, profile_of
 

@@ -21,8 +21,6 @@ import pydantic
 
 from ai_widgets._safe import redact
 from ai_widgets._threads import running_loop
-from ai_widgets._typed_answer import AnswerState
-from ai_widgets._usage import format_usd
 from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.changes import (
     BusyChanged,
@@ -45,6 +43,8 @@ from ai_widgets.messages import (
     ToolCallState,
     TypedAnswer,
 )
+from ai_widgets.messages._typed_answer import AnswerState
+from ai_widgets.messages._usage import format_usd
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import end_open_calls, move_call

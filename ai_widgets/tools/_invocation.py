@@ -13,10 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
 
-from ai_widgets._input_request import InputRequest, InputResponse
-from ai_widgets._sampling_request import SamplingReply, SamplingRequest
 from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
+from ai_widgets.messages._questions import InputRequest, InputResponse, SamplingReply, SamplingRequest
 
 __all__ = ["Approve", "AskPerson", "NobodyToAskError", "Sample", "ToolInvocation", "ToolProgress", "parse_arguments"]
 

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from ai_widgets._safe import redact
-from ai_widgets._usage import price_provider_for_url
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages._usage import price_provider_for_url
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS
 from ai_widgets.tools._formats import anthropic_tool
 from ai_widgets.transports._anthropic_stream import LABEL, PROVIDER_ID, MessagesParser, error_fields

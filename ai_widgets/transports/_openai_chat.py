@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ai_widgets._usage import price_provider_for_url
 from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages._usage import price_provider_for_url
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, ToolChoice
 from ai_widgets.tools._formats import openai_chat_tool
 from ai_widgets.transports._base import ChatRequest, TransportProfile

@@ -21,9 +21,9 @@ from pydantic_ai.output import OutputObjectDefinition  # noqa: E402
 from pydantic_ai.settings import ModelSettings  # noqa: E402
 from pydantic_ai.tools import ToolDefinition as PydanticAIToolDefinition  # noqa: E402
 
-from ai_widgets._usage import price_provider_for_url  # noqa: E402
 from ai_widgets.events import ResponseStarted, StreamEvent  # noqa: E402
 from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState  # noqa: E402
+from ai_widgets.messages._usage import price_provider_for_url  # noqa: E402
 from ai_widgets.options import DEFAULT_MAX_TOOL_RESULT_CHARS, RequestOptions  # noqa: E402
 from ai_widgets.tools import ToolDefinition  # noqa: E402
 from ai_widgets.transports._base import ChatRequest, TransportProfile  # noqa: E402

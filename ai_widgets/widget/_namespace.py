@@ -15,9 +15,9 @@ from pathlib import PurePath
 from types import ModuleType
 from typing import Any
 
-from ai_widgets._file_part import human_size
 from ai_widgets.attachments import AttachmentPart, File, Preview
 from ai_widgets.messages import FilePart, TextPart
+from ai_widgets.messages._files import human_size
 from ai_widgets.widget._thumbnail import figure_thumbnail, image_thumbnail
 
 __all__ = [

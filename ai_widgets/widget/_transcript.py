@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ai_widgets._file_part import human_size
 from ai_widgets._html import DIM, clipped, cut, escaped, json_text
 from ai_widgets._safe import safe_text
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages._files import human_size
 from ai_widgets.outcome import Attachment, outcome_summary
 
 __all__ = ["transcript_html", "transcript_markdown"]

@@ -43,7 +43,7 @@ const cents = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximum
 /**
  * A cost in USD as the kernel sends it (the decimal's text, or null when its price is unknown): "$1.23" from a
  * dollar up, "$0.0042" or "$0.50" below it (four decimals at most, two at least), "<$0.0001" for less but more than
- * nothing, "$0" for nothing; "" when unknown or unreadable. The same rules as `ai_widgets._usage.format_usd`.
+ * nothing, "$0" for nothing; "" when unknown or unreadable. The same rules as `ai_widgets.messages._usage.format_usd`.
  */
 export function formatCost(cost: string | null | undefined): string {
   if (typeof cost !== "string" || !/^\d+(\.\d+)?(E[+-]?\d+)?$/i.test(cost.trim())) return "";

@@ -12,9 +12,9 @@ import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
-from ai_widgets._usage import format_usd
 from ai_widgets.events import UsageUpdate
 from ai_widgets.messages import Message, Role, TextPart
+from ai_widgets.messages._usage import format_usd
 from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
 MODEL, PROVIDER = "gpt-4o-mini", "openai"

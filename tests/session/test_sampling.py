@@ -3,8 +3,8 @@ answered is the one the stream names, else the one the transport declares, else 
 
 from __future__ import annotations
 
-from ai_widgets._sampling_request import SamplingMessage, SamplingRequest
 from ai_widgets.events import UsageUpdate
+from ai_widgets.messages._questions import SamplingMessage, SamplingRequest
 from ai_widgets.options import RequestOptions
 from ai_widgets.session._sampling import run_sampling
 from ai_widgets.transports import ScriptedReply, ScriptedTransport, TransportProfile

@@ -1,5 +1,5 @@
-"""The conversation: messages and their parts, tool-call states, usage. Serialisable to JSON and back (the JSON
-envelope, its versions and the checked field reads are in :mod:`ai_widgets._message_json`).
+"""The conversation: messages and their parts, the tool-call states and their one table of moves. Serialisable to
+JSON and back (the JSON envelope, its versions and the checked field reads are in :mod:`ai_widgets.messages._json`).
 
 Parts are mutable while a reply streams. Text grows by appending pieces joined only when read, so a delta costs
 O(delta) however long the reply is. Nothing here holds a client or a key: its JSON is only what was said and done.
@@ -15,24 +15,18 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from ai_widgets._call_log import kept_log
-from ai_widgets._file_part import FilePart
-from ai_widgets._input_request import InputRequest, InputResponse, InputResponseError
-from ai_widgets._message_json import FORMAT_VERSION as FORMAT_VERSION
-from ai_widgets._message_json import conversation_json, conversation_messages, read_field
-from ai_widgets._message_json import upgrade_v1_message as upgrade_v1_message
-from ai_widgets._typed_answer import TypedAnswer
-from ai_widgets._usage import Usage
 from ai_widgets.arguments import StreamingArguments
+from ai_widgets.messages._call_log import kept_log
+from ai_widgets.messages._files import FilePart
+from ai_widgets.messages._json import conversation_json, conversation_messages, read_field
+from ai_widgets.messages._questions import InputRequest
+from ai_widgets.messages._typed_answer import TypedAnswer
+from ai_widgets.messages._usage import Usage
 from ai_widgets.outcome import ToolOutcome
 
 __all__ = [
     "TRANSITIONS",
-    "FilePart",
     "FinishReason",
-    "InputRequest",
-    "InputResponse",
-    "InputResponseError",
     "InvalidTransitionError",
     "Message",
     "MessageStatus",
@@ -43,8 +37,6 @@ __all__ = [
     "ToolCallPart",
     "ToolCallProgress",
     "ToolCallState",
-    "TypedAnswer",
-    "Usage",
     "conversation_markdown",
     "dump_messages",
     "load_messages",

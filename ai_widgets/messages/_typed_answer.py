@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any, Literal, TypeAlias
 
-from ai_widgets._message_json import read_field
 from ai_widgets.arguments import ArgumentPatch, StreamingArguments
+from ai_widgets.messages._json import read_field
 
 __all__ = ["AnswerState", "TypedAnswer"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from ai_widgets._media import image_pixels
-from ai_widgets._message_json import read_field
 from ai_widgets._safe import safe_text
+from ai_widgets.messages._json import read_field
 
 __all__ = ["FilePart", "human_size"]
 
