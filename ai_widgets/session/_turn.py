@@ -47,6 +47,7 @@ from ai_widgets.messages import (
 )
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session._call import RunModel
 from ai_widgets.session._calls import end_open_calls, move_call
 from ai_widgets.session._context import (
     HistoryTokens,
@@ -58,7 +59,6 @@ from ai_widgets.session._context import (
     window_of,
 )
 from ai_widgets.session._output import OutputSpec, OutputValidationError, describe_errors
-from ai_widgets.session._questions import RunModel
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.session._sampling import run_sampling
