@@ -36,12 +36,28 @@ from ai_widgets.changes import (
     ToolCallUpdated,
 )
 from ai_widgets.integrations._by_name import transport_for_model
-from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
+from ai_widgets.messages import (
+    FilePart,
+    InputResponseError,
+    Message,
+    MessageStatus,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    Usage,
+)
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session._agent import AgentSession
-from ai_widgets.session._asking import AskingSession
-from ai_widgets.session._branches import ConversationBranches, branches_json
-from ai_widgets.session._branching import BranchingSession
+from ai_widgets.session._branches import (
+    BranchPoint,
+    ConversationBranches,
+    branches_json,
+    branches_markdown,
+    conversation_with_branches,
+    message_position,
+    regenerate_position,
+    user_position,
+)
 from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._context import HistoryTokens
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
@@ -86,8 +102,8 @@ class NoTransportError(RuntimeError):
     """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
 
 
-class ChatSession(BranchingSession, AskingSession, AgentSession):
-    """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
+class ChatSession:
+    """A conversation with a model that can call tools; edits and regenerates keep what they replace as branches.
 
     Args:
         transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one (and
@@ -742,6 +758,214 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         return ApprovalError(
             f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         )
+
+    # --- questions a running call asks the person -------------------------------------------------------------
+
+    @property
+    def pending_inputs(self) -> list[ToolCallPart]:
+        """The calls waiting for the person's input (their server asked: ``input_request``)."""
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        return [] if tool_round is None else tool_round.waiting_for_input()
+
+    def respond(self, tool_call_id: str, action: str, content: dict[str, Any] | None = None) -> None:
+        """Answers the question a running call's server asked the person (the call is ``awaiting_input``).
+
+        Like :meth:`~ai_widgets.ChatSession.approve` and :meth:`~ai_widgets.ChatSession.cancel`: safe from any
+        thread, and returns at once; the call goes on with the answer on its own loop.
+
+        Args:
+            tool_call_id: The call's id.
+            action: ``accept`` (with ``content`` for a form), ``decline`` or ``cancel``.
+            content: The form's values, checked against its schema (its defaults fill what is left out).
+
+        Raises:
+            UnknownToolCallError: No call of the conversation has this id.
+            InputResponseError: The call is not waiting for input, the action is not one of the three, or the
+                content does not fit the form. Nothing changes: the call still waits.
+        """
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.has(tool_call_id):
+            _, part = known_call(self._messages, tool_call_id)
+            raise InputResponseError(
+                f"tool call {shown_id(part.tool_call_id)!r} ({part.tool_name}) is not waiting for input: it is "
+                f"{part.state.value}"
+            )
+        tool_round.respond(tool_call_id, action, content)
+
+    # --- branches --------------------------------------------------------------------------------------------------
+
+    def branches(self, message_id: str) -> BranchPoint:
+        """The alternatives at the place of ``message_id`` in ``messages``: the user messages edits replaced there
+        (and the new one), or the replies regenerates replaced (and the new one), with the index of the active one.
+
+        Raises:
+            BranchError: No message of the active path has that id.
+        """
+        messages = self._messages
+        return self._branches.point(messages, message_position(messages, message_id))
+
+    def branch_points(self) -> list[BranchPoint]:
+        """Every place of ``messages`` that has more than one alternative, in order (what the widget marks)."""
+        return list(self._branches.points(self._messages))
+
+    def stored_messages(self) -> list[Message]:
+        """Every message kept in an earlier branch, off ``messages`` (each once, in no particular order)."""
+        return list(self._branches.stored())
+
+    def to_json(self) -> str:
+        """The conversation as JSON text: :func:`~ai_widgets.messages.dump_messages`'s format (which any reader of it
+        reads as the active path), with the earlier branches under ``"branches"``. ``ChatSession(history=path)``
+        opens such a file with its branches."""
+        return conversation_with_branches(self._messages, self._branches)
+
+    def branches_markdown(self) -> str:
+        """The earlier branches as markdown, each under a heading (``""`` when there are none)."""
+        return branches_markdown(self._branches)
+
+    async def edit(self, message_id: str, text: str, *, stop: bool = False) -> Message:
+        """Replaces the user message ``message_id`` with ``text`` and runs the turn again from there.
+
+        The message and everything after it stay as an earlier branch at that place (:meth:`branches`); the new
+        message keeps the old one's attachments (its parts after the typed text). Returns the new reply, as :meth:`send` does.
+
+        Args:
+            message_id: A user message of ``messages``.
+            text: The new text.
+            stop: Stop a running turn first (its calls waiting for approval or running end ``cancelled``, with
+                their outcome, and its reply stays in the replaced branch) instead of refusing.
+
+        Raises:
+            BranchError: No user message of ``messages`` has that id.
+            ValueError: ``text`` is empty.
+            SessionBusyError: A turn is running (and ``stop`` is false), or another one started first.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+            NoTransportError: The session has no transport.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("edit() needs a non-empty message")
+        user_position(self._messages, message_id)  # refuse an unknown id before stopping anything
+        await self._prepare(stop)
+        position = user_position(self._messages, message_id)
+        old = self._messages[position]
+        kept = old.parts[1:] if old.parts and isinstance(old.parts[0], TextPart) else old.parts  # its attachments
+        user = Message(Role.USER, [TextPart(safe_text(text)), *kept])  # as send() makes it
+        return await self._start_turn(user=user, fork=lambda: self._cut(user_position(self._messages, message_id)))
+
+    async def regenerate(self, *, stop: bool = False) -> Message:
+        """Answers the last user message again (also after an error, a stop or a limit): the replies after it stay
+        as an earlier branch there (:meth:`branches` of the new reply). Returns the new reply.
+
+        Args:
+            stop: Stop a running turn first (see :meth:`edit`) instead of refusing.
+
+        Raises:
+            BranchError: There is nothing to regenerate (no user message).
+            SessionBusyError: A turn is running (and ``stop`` is false), or another one started first.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+            NoTransportError: The session has no transport.
+        """
+        regenerate_position(self._messages)
+        await self._prepare(stop)
+        return await self._start_turn(fork=lambda: self._cut(regenerate_position(self._messages)))
+
+    def switch_branch(self, message_id: str, index: int) -> BranchPoint:
+        """Puts alternative ``index`` (of :meth:`branches`) at the place of ``message_id`` on the active path:
+        ``messages`` then follows that branch (as it was when it was left), and the one it replaces is kept.
+
+        Returns:
+            The alternatives there, now with ``index`` active.
+
+        Raises:
+            BranchError: No message of ``messages`` has that id, or there is no alternative ``index`` there.
+            SessionBusyError: A turn is running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+        """
+        with self._held("switch branches"):
+            self._check_history_writable()
+            messages = self._messages
+            position = message_position(messages, message_id)
+            if self._branches.switch(messages, position, index):
+                self.notify(BranchesChanged(position))
+            return self._branches.point(messages, position)
+
+    async def _prepare(self, stop: bool) -> None:
+        """Refuses what cannot start; with ``stop``, first stops a running turn and waits until it has ended."""
+        turn = self._turn
+        task = None if turn is None else turn.task
+        if stop and turn is not None and task is not None:
+            turn.stop()
+            # The turn's end is the task's first done callback, so it has run when the wait (a later one) returns.
+            loop = task.get_loop()
+            if loop is asyncio.get_running_loop():
+                await asyncio.wait({task})
+            else:  # the turn runs on another thread's loop: wait there for it to end
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.wait({task}), loop))
+        self.check_can_send()
+
+    def _cut(self, position: int) -> None:
+        """For the claimed turn, before it adds its messages: keeps ``messages[position:]`` as an earlier branch."""
+        if position >= len(self._messages):
+            return  # nothing after it to replace (a user message whose turn added no reply)
+        self._branches.replace_from(self._messages, position)
+        self.notify(BranchesChanged(position))
+
+    # --- an agent -------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_agent(
+        cls,
+        agent: Any,
+        *,
+        deps: Any = None,
+        drop_unsupported: bool = False,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
+        **options: Any,
+    ) -> ChatSession:
+        """A session whose turns run a pydantic-ai ``Agent``'s pieces in this project's loop: cards, approvals,
+        edits, stop, limits and history files work as with any transport.
+
+        Carried over: the agent's model (the transport, with its model settings); its instructions and system
+        prompts, static or functions of ``RunContext``, rendered before every request and put first in the system
+        prompt; its function tools and toolsets (MCP servers, combined, prefixed, filtered and prepared toolsets
+        included), listed before every request and called through pydantic-ai's toolset API with a ``RunContext``
+        carrying ``deps``, the model, the usage, the call's id and retry count; ``requires_approval`` tools and
+        ``ApprovalRequired`` asking in the card; deferred and external tools waiting in the card for the person
+        to type their result; ``ModelRetry`` as a failure the model sees, within the tool's retries.
+
+        Args:
+            agent: A ``pydantic_ai.Agent`` with a model.
+            deps: The agent's dependencies (``ctx.deps`` for its tools, instructions and system prompts).
+            drop_unsupported: Chat without the agent's pieces the session cannot carry over (output types,
+                capabilities such as history processors, event stream handlers, model settings computed per run;
+                each is logged) instead of refusing the agent.
+            tools: More tools, beside the agent's (a :class:`ToolRegistry` gets the agent's tools added to it).
+            **options: The session's other options, as :class:`ChatSession` takes them (``approval_policy``,
+                ``options``, ``request_options``, ``context``, ``messages``, ``conversation_id``, ``history``).
+
+        Raises:
+            ImportError: pydantic-ai is not installed (``pip install "ai_widgets[pydantic-ai]"``).
+            TypeError: ``agent`` is not a pydantic-ai ``Agent``, or an option is unknown.
+            AgentNotSupportedError: The agent has no model, or pieces that cannot be carried over (named).
+        """
+        try:
+            from ai_widgets.integrations import pydantic_ai  # optional: imported only for an agent
+        except ImportError as exc:
+            if not (exc.name or "").startswith("pydantic_ai"):
+                raise
+            raise ImportError(
+                'ChatSession.from_agent needs pydantic-ai: pip install "ai_widgets[pydantic-ai]"', name=exc.name
+            ) from exc
+        parts = pydantic_ai.agent_parts(agent, deps=deps, drop_unsupported=drop_unsupported)
+        if isinstance(tools, ToolRegistry):
+            tools.add(parts.tools)
+            registry: ToolRegistry | list[Tool | Callable[..., Any] | ToolSource] = tools
+        else:
+            registry = [parts.tools, *(tools or ())]
+        made: Any = cls
+        session: ChatSession = made(parts.transport, tools=registry, **options)
+        return session
 
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"
