@@ -226,8 +226,8 @@ async def test_lone_surrogates_in_names_and_texts_never_fail_a_request(name: str
     assert "edited \ufffd" in json.dumps(api.bodies[2], ensure_ascii=False)
     files = [p for p in session.messages[0].parts if isinstance(p, FilePart)]
     assert [p.name for p in files] == ["caf\ufffd.png", "a\ufffdb"]
-    (conversation_markdown(session.messages) + session.branches_markdown()).encode("utf-8")
-    session.to_json().encode("utf-8")
+    (conversation_markdown(session.messages) + session._branches_markdown()).encode("utf-8")
+    session._to_json().encode("utf-8")
 
 
 WIDE = FilePart.from_bytes(png_of(9000, 4), "image/png", name="wide.png")
