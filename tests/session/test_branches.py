@@ -432,3 +432,29 @@ async def test_edit_with_stop_from_another_event_loop_waits_for_the_turn_to_end(
     assert (await task).status is MessageStatus.CANCELLED
     assert waiting.state is ToolCallState.CANCELLED
     assert ran == []
+
+
+async def test_an_earlier_branchs_messages_are_listed_from_its_place_without_switching_to_it(tmp_path: Path) -> None:
+    session = ChatSession(_answers("to a", "to b", "to b2"))
+    await session.send("a")
+    await session.send("b")
+    first_b = session.messages[2]
+    await session.edit(first_b.id, "b2")
+    edited = session.messages[2]
+    before = session.messages
+    assert _texts(session.branch_messages(edited.id, 0)) == ["b", "to b"]  # the earlier branch, as it was left
+    assert _texts(session.branch_messages(edited.id, 1)) == ["b2", "to b2"]  # the active one: messages from there
+    assert _texts(session.branch_messages(session.messages[0].id, 0)) == _texts(before)  # no fork: the path itself
+    assert session.messages == before  # reading changed nothing
+    with pytest.raises(BranchError, match="no branch 2"):
+        session.branch_messages(edited.id, 2)
+    with pytest.raises(BranchError):
+        session.branch_messages("nope", 0)
+    # export writes both, the earlier branch after the transcript and under "branches" in the JSON.
+    markdown = session.export(tmp_path / "chat.md").read_text(encoding="utf-8")
+    assert markdown.index("b2") < markdown.index("## Earlier branches") < markdown.index("to b\n")
+    loaded = json.loads(session.export(tmp_path / "chat.json").read_text(encoding="utf-8"))
+    assert [m["id"] for m in loaded["messages"]] == [m.id for m in before]
+    assert "branches" in loaded
+    with pytest.raises(ValueError, match=r"\.md or \.json"):
+        session.export(tmp_path / "chat.txt")
