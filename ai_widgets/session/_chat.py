@@ -564,8 +564,8 @@ class ChatSession:
             self._notify(ConversationCleared())
 
     def _check_can_send(self) -> None:
-        """Raises what :meth:`send` would raise before it starts a turn, for a caller that prepares one (a view of
-        the turn) first; it claims nothing, so ``send`` may still find the session busy.
+        """Raises what :meth:`send` would raise about the session before it starts a turn (:meth:`check_send`
+        checks the message too); it claims nothing, so ``send`` may still find the session busy.
 
         Raises:
             SessionBusyError: A turn is running.

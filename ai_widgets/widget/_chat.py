@@ -316,6 +316,8 @@ class ChatWidget(SessionView):
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
+            HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
+            NoTransportError: The session has no transport.
         """
         if not isinstance(text, str):
             raise TypeError(
