@@ -1,4 +1,4 @@
-"""``ChatSession``: the conversation, its observers, and the public controls of a turn.
+"""``ChatSession``: the conversation, its observers, its branches, and the public controls of a turn.
 
 A turn runs as a task on the running event loop (:mod:`ai_widgets.session._turn`); ``send`` awaits it. Events
 become parts in :mod:`ai_widgets.session._reply`; a round of tool calls runs in :mod:`ai_widgets.session._round`.
