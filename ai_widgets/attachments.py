@@ -11,6 +11,7 @@ theirs only when its library is loaded already (``sys.modules``), so importing a
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import json
 import mimetypes
@@ -53,8 +54,9 @@ __all__ = [
     "AttachmentPart",
     "File",
     "Preview",
-    "attachment_parts",
     "message_attachments",
+    "message_attachments_async",
+    "object_parts",
     "register_converter",
     "rich_bundle",
     "table_text",
@@ -303,11 +305,25 @@ def message_attachments(attach: Any) -> list[AttachmentPart]:
         items = [(None, attach)]
     parts: list[AttachmentPart] = []
     for name, value in items:
-        parts += attachment_parts(value, name=name)
+        parts += object_parts(value, name=name)
     return parts
 
 
-def attachment_parts(
+async def message_attachments_async(attach: Any) -> list[AttachmentPart]:
+    """:func:`message_attachments`, awaited: objects are converted on a worker thread, so that drawing a figure or a
+    chart (up to :data:`MAX_RENDER_SECONDS`) does not hold up the event loop the caller awaits on (a kernel's, with
+    its widgets); parts alone (or nothing) have nothing to draw, and are taken at once, without a thread.
+
+    Raises:
+        AttachmentError: An object cannot be converted.
+    """
+    items = attach if isinstance(attach, (list, tuple)) else () if attach is None else [attach]
+    if all(isinstance(item, (FilePart, TextPart)) for item in items):
+        return message_attachments(attach)
+    return await asyncio.to_thread(message_attachments, attach)
+
+
+def object_parts(
     value: Any,
     *,
     name: str | None = None,

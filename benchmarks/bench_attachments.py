@@ -3,7 +3,7 @@ default preview (20 rows) and with ``Preview(df, max_rows=10**9)``, whose view i
 instead; and the other bounded views (a frame of 100,000 columns with ``max_columns=10**9``, a list of 5,000,000
 ints), each with its default view for comparison.
 
-Each row: the median wall time of ``attachment_parts`` (what ``send(attach=...)`` does for one object) over repeated
+Each row: the median wall time of ``object_parts`` (what ``send(attach=...)`` does for one object) over repeated
 runs, the most memory it held at once (``tracemalloc``'s peak, one separate run, the object itself made before), the
 characters of the view, and the time per character shown. Goal: a huge ``max_rows`` costs at most 2x the default
 preview's time (it formats only what fits the budget, not the whole frame).
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ai_widgets.attachments import Preview, attachment_parts
+from ai_widgets.attachments import Preview, object_parts
 
 ROWS = 2_000_000
 GOAL_TIMES = 2.0
@@ -46,7 +46,7 @@ def _wide(columns: int) -> Any:
 
 def _measure(value: Any, repeat: int) -> dict[str, float]:
     def once() -> str:
-        (part,) = attachment_parts(value)
+        (part,) = object_parts(value)
         return str(part.text)
 
     text = once()  # warm: imports, caches
@@ -89,7 +89,7 @@ def run(*, quick: bool = False) -> str:
     lines = [
         TITLE if not quick else TITLE.replace(f"{ROWS:,}", f"{rows:,}"),
         "",
-        "`attachment_parts(value)`: median of "
+        "`object_parts(value)`: median of "
         f"{repeat} runs; peak memory held while converting (tracemalloc); the view's characters.",
         "",
         "| attached | time | peak memory | view | per character shown |",

@@ -22,7 +22,7 @@ import pytest
 import ai_widgets.attachments as attachments
 from ai_widgets import AttachmentError, AttachmentLimits, File, FilePart, Message, Preview, TextPart, register_converter
 from ai_widgets._media import image_pixels
-from ai_widgets.attachments import _CONVERTERS, attachment_parts, message_attachments, rich_bundle, table_text
+from ai_widgets.attachments import _CONVERTERS, message_attachments, object_parts, rich_bundle, table_text
 from ai_widgets.messages import Role, conversation_markdown, dump_messages, load_messages
 from tests.providers.images import GIF, JPEG, PDF, PNG, png_of
 
@@ -93,16 +93,16 @@ def test_a_file_part_refuses_what_no_provider_could_read(fields: dict[str, Any],
 
 
 def test_a_string_is_text_and_a_long_one_is_cut_with_a_note() -> None:
-    assert only_text(attachment_parts("hello", name="note")) == "Attached Text `note`:\nhello"
-    text = only_text(attachment_parts("x" * 100, max_chars=10))
+    assert only_text(object_parts("hello", name="note")) == "Attached Text `note`:\nhello"
+    text = only_text(object_parts("x" * 100, max_chars=10))
     assert text.startswith("Attached Text:\nxxxxxxxxxx\n[… 90 more characters left out")
     assert "at most 10 characters" in text
 
 
 def test_plain_json_data_is_its_json() -> None:
-    assert only_text(attachment_parts({"a": [1, 2]})) == 'Attached dict:\n{\n "a": [\n  1,\n  2\n ]\n}'
+    assert only_text(object_parts({"a": [1, 2]})) == 'Attached dict:\n{\n "a": [\n  1,\n  2\n ]\n}'
     with pytest.raises(AttachmentError, match="not JSON data"):
-        attachment_parts([math.nan])
+        object_parts([math.nan])
 
 
 def test_files_by_path_by_what_their_bytes_are(tmp_path: Path) -> None:
@@ -112,18 +112,18 @@ def test_files_by_path_by_what_their_bytes_are(tmp_path: Path) -> None:
     (tmp_path / "paper.pdf").write_bytes(PDF_BYTES)
     (tmp_path / "data.weird").write_bytes(b"a,b\n1,2\n")
     (tmp_path / "empty.txt").write_bytes(b"")
-    assert only_text(attachment_parts(tmp_path / "notes.md")) == "Attached file `notes.md`:\n# Notes\nsome"
-    assert attachment_parts(tmp_path / "chart.png") == [FilePart("image/png", data=PNG, name="chart.png")]
-    assert attachment_parts(tmp_path / "photo.png") == [FilePart("image/jpeg", data=JPEG, name="photo.png")]
-    assert attachment_parts(tmp_path / "paper.pdf", name="p") == [FilePart("application/pdf", data=PDF, name="p")]
-    assert only_text(attachment_parts(tmp_path / "data.weird")).endswith("a,b\n1,2\n")
-    assert only_text(attachment_parts(tmp_path / "empty.txt")) == "Attached file `empty.txt`:\n(empty)"
+    assert only_text(object_parts(tmp_path / "notes.md")) == "Attached file `notes.md`:\n# Notes\nsome"
+    assert object_parts(tmp_path / "chart.png") == [FilePart("image/png", data=PNG, name="chart.png")]
+    assert object_parts(tmp_path / "photo.png") == [FilePart("image/jpeg", data=JPEG, name="photo.png")]
+    assert object_parts(tmp_path / "paper.pdf", name="p") == [FilePart("application/pdf", data=PDF, name="p")]
+    assert only_text(object_parts(tmp_path / "data.weird")).endswith("a,b\n1,2\n")
+    assert only_text(object_parts(tmp_path / "empty.txt")) == "Attached file `empty.txt`:\n(empty)"
 
 
 def test_a_path_under_home_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "todo.txt").write_text("milk", encoding="utf-8")
-    assert only_text(attachment_parts(Path("~/todo.txt"))) == "Attached file `todo.txt`:\nmilk"
+    assert only_text(object_parts(Path("~/todo.txt"))) == "Attached file `todo.txt`:\nmilk"
 
 
 def test_paths_that_cannot_be_attached_say_why(tmp_path: Path) -> None:
@@ -132,37 +132,37 @@ def test_paths_that_cannot_be_attached_say_why(tmp_path: Path) -> None:
     (tmp_path / "cut.png").write_bytes(PNG_BYTES[:40])
     (tmp_path / "blob.bin").write_bytes(bytes(range(256)))
     with pytest.raises(AttachmentError, match="no such file"):
-        attachment_parts(tmp_path / "missing.txt")
+        object_parts(tmp_path / "missing.txt")
     with pytest.raises(AttachmentError, match="is a directory"):
-        attachment_parts(tmp_path)
+        object_parts(tmp_path)
     with pytest.raises(AttachmentError, match=r"fake\.png as image/png: it is not a PNG"):
-        attachment_parts(tmp_path / "fake.png")
+        object_parts(tmp_path / "fake.png")
     with pytest.raises(AttachmentError, match=r"empty\.png as image/png: it is empty"):
-        attachment_parts(tmp_path / "empty.png")
+        object_parts(tmp_path / "empty.png")
     with pytest.raises(AttachmentError, match="cut short"):
-        attachment_parts(tmp_path / "cut.png")
+        object_parts(tmp_path / "cut.png")
     with pytest.raises(AttachmentError, match="binary"):
-        attachment_parts(tmp_path / "blob.bin")
+        object_parts(tmp_path / "blob.bin")
     with pytest.raises(AttachmentError, match="pure path"):
-        attachment_parts(PurePosixPath("/etc/hostname"))
+        object_parts(PurePosixPath("/etc/hostname"))
 
 
 def test_file_bytes_are_read_for_what_they_are_not_what_they_claim() -> None:
-    assert attachment_parts(File(PNG_BYTES, "image/png")) == [FilePart("image/png", data=PNG)]
-    assert attachment_parts(File(bytearray(JPEG_BYTES), "image/png", name="j")) == [
+    assert object_parts(File(PNG_BYTES, "image/png")) == [FilePart("image/png", data=PNG)]
+    assert object_parts(File(bytearray(JPEG_BYTES), "image/png", name="j")) == [
         FilePart("image/jpeg", data=JPEG, name="j")
     ]
-    assert only_text(attachment_parts(File(b'{"a": 1}', "application/json", name="a.json"))).endswith('{"a": 1}')
-    audio = attachment_parts(File(b"ID3\x03", "audio/mpeg", name="a.mp3"))  # kept as it is: the provider decides
+    assert only_text(object_parts(File(b'{"a": 1}', "application/json", name="a.json"))).endswith('{"a": 1}')
+    audio = object_parts(File(b"ID3\x03", "audio/mpeg", name="a.mp3"))  # kept as it is: the provider decides
     assert audio == [FilePart("audio/mpeg", data=base64.b64encode(b"ID3\x03").decode(), name="a.mp3")]
     with pytest.raises(AttachmentError, match="it is empty"):
-        attachment_parts(File(b"", "image/png", name="zero.png"))
+        object_parts(File(b"", "image/png", name="zero.png"))
     with pytest.raises(AttachmentError, match="as application/pdf: it is not a PDF"):
-        attachment_parts(File(b"junk", "application/pdf"))
+        object_parts(File(b"junk", "application/pdf"))
     with pytest.raises(AttachmentError, match="the bytes: the PNG image is cut short"):
-        attachment_parts(File(PNG_BYTES[:8] + b"junk", "application/pdf"))
+        object_parts(File(PNG_BYTES[:8] + b"junk", "application/pdf"))
     with pytest.raises(AttachmentError, match="not a PNG"):
-        attachment_parts(File(b"GIF but not really", "image/png"))
+        object_parts(File(b"GIF but not really", "image/png"))
     with pytest.raises(TypeError):
         File("text", "text/plain")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="media type"):
@@ -170,10 +170,10 @@ def test_file_bytes_are_read_for_what_they_are_not_what_they_claim() -> None:
 
 
 def test_raw_bytes_are_sniffed() -> None:
-    assert attachment_parts(base64.b64decode(GIF)) == [FilePart("image/gif", data=GIF)]
-    assert only_text(attachment_parts(b"plain")) == "Attached file:\nplain"
+    assert object_parts(base64.b64decode(GIF)) == [FilePart("image/gif", data=GIF)]
+    assert only_text(object_parts(b"plain")) == "Attached file:\nplain"
     with pytest.raises(AttachmentError, match="binary"):
-        attachment_parts(b"\xff\xfe\x00\x01")
+        object_parts(b"\xff\xfe\x00\x01")
 
 
 # --- rich reprs, converters of one's own, what is refused -------------------------------------------------------------
@@ -195,17 +195,17 @@ class Broken:
 
 
 def test_rich_reprs_give_their_image_and_their_best_text() -> None:
-    assert only_text(attachment_parts(Html(), name="h")) == "Attached Html (as text/html) `h`:\n<b>bold</b>"
-    assert dicts(attachment_parts(Bundle(), name="c")) == dicts(
+    assert only_text(object_parts(Html(), name="h")) == "Attached Html (as text/html) `h`:\n<b>bold</b>"
+    assert dicts(object_parts(Bundle(), name="c")) == dicts(
         [FilePart("image/png", data=PNG, name="c.png"), TextPart("Attached Bundle (as text/plain) `c`:\na chart")]
     )
     with pytest.raises(AttachmentError, match="its rich repr raised RuntimeError: no display"):
-        attachment_parts(Broken())
+        object_parts(Broken())
 
 
 def test_an_ipython_image_is_its_png() -> None:
     display = pytest.importorskip("IPython.display")
-    parts = attachment_parts(display.Image(data=PNG_BYTES, format="png"))
+    parts = object_parts(display.Image(data=PNG_BYTES, format="png"))
     assert parts[0] == FilePart("image/png", data=PNG, name="image.png")
 
 
@@ -218,7 +218,7 @@ def test_a_rich_repr_with_a_broken_image_keeps_its_text() -> None:
             return "*md*"
 
     assert (
-        only_text(attachment_parts(Lies()))
+        only_text(object_parts(Lies()))
         == "Attached test_a_rich_repr_with_a_broken_image_keeps_its_text.<locals>.Lies (as text/markdown):\n*md*"
     )
     assert rich_bundle(Lies) == {}  # a class is not shown by its instances' reprs
@@ -229,7 +229,7 @@ def test_an_object_nothing_converts_is_a_clear_error() -> None:
         pass
 
     with pytest.raises(AttachmentError, match=r"cannot attach a .*Opaque: no conversion .*register_converter"):
-        attachment_parts(Opaque())
+        object_parts(Opaque())
 
 
 def test_a_converter_of_ones_own_wins_and_may_return_anything_attachable() -> None:
@@ -241,17 +241,17 @@ def test_a_converter_of_ones_own_wins_and_may_return_anything_attachable() -> No
         pass
 
     register_converter(Point, lambda p: [f"x={p.x}", File(PNG_BYTES, "image/png", name="p.png")])
-    parts = attachment_parts(Special(3), name="pt")
+    parts = object_parts(Special(3), name="pt")
     assert dicts(parts) == dicts([TextPart("Attached Text `pt`:\nx=3"), FilePart("image/png", data=PNG, name="pt")])
     register_converter(Point, lambda p: p)
     with pytest.raises(AttachmentError, match="returned the object itself"):
-        attachment_parts(Point(1))
+        object_parts(Point(1))
     register_converter(Point, lambda p: 1 / 0)
     with pytest.raises(AttachmentError, match=r"converter of a .*Point failed: ZeroDivisionError"):
-        attachment_parts(Point(1))
+        object_parts(Point(1))
     register_converter(str, lambda s: s.upper() + "!")  # a built-in type too
     with pytest.raises(AttachmentError, match="without end"):
-        attachment_parts("a")
+        object_parts("a")
     with pytest.raises(TypeError):
         register_converter("Point", str)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -306,37 +306,37 @@ def test_a_table_view_says_shape_columns_first_rows_and_what_was_left_out() -> N
 def test_a_pandas_frame_and_series() -> None:
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": range(100), 3: [math.nan] * 100, "s": ["x"] * 100})
-    text = only_text(attachment_parts(frame, name="df", max_rows=2, max_columns=2))
+    text = only_text(object_parts(frame, name="df", max_rows=2, max_columns=2))
     assert text.startswith(
         "Attached pandas DataFrame `df`:\n100 rows × 3 columns\nColumns (dtype): a (int64), 3 (float64)"
     )
     assert "| 0 | 0 | NaN |" in text
     assert "98 of 100 rows and 1 of 3 columns" in text
-    assert only_text(attachment_parts(pd.DataFrame())).endswith("0 rows × 0 columns")
+    assert only_text(object_parts(pd.DataFrame())).endswith("0 rows × 0 columns")
     huge = pd.DataFrame({"a": range(1_000_000)})
-    assert len(only_text(attachment_parts(huge))) < 2_000
-    series = only_text(attachment_parts(pd.Series([1.5, None], name="v")))
+    assert len(only_text(object_parts(huge))) < 2_000
+    series = only_text(object_parts(pd.Series([1.5, None], name="v")))
     assert "Columns (dtype): v (float64)" in series
     assert "| 1 | NaN |" in series
 
 
 def test_a_polars_frame_and_series() -> None:
     pl = pytest.importorskip("polars")
-    text = only_text(attachment_parts(pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]}), max_rows=2))
+    text = only_text(object_parts(pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", None]}), max_rows=2))
     assert "3 rows × 2 columns" in text
     assert "| 1 | x |" in text
     assert "1 of 3 rows" in text
-    assert "Columns (dtype): v" in only_text(attachment_parts(pl.Series("v", [1.0])))
+    assert "Columns (dtype): v" in only_text(object_parts(pl.Series("v", [1.0])))
 
 
 def test_a_numpy_array_is_summarised() -> None:
     np = pytest.importorskip("numpy")
-    text = only_text(attachment_parts(np.arange(1_000_000).reshape(1000, 1000), name="a"))
+    text = only_text(object_parts(np.arange(1_000_000).reshape(1000, 1000), name="a"))
     assert text.startswith("Attached numpy array `a`:\nshape (1000, 1000), dtype int64\n")
     assert "..." in text
     assert len(text) < 2_000
-    assert "shape (0,)" in only_text(attachment_parts(np.array([])))
-    assert only_text(attachment_parts(np.int64(3))) == "Attached numpy int64:\n3"
+    assert "shape (0,)" in only_text(object_parts(np.array([])))
+    assert only_text(object_parts(np.int64(3))) == "Attached numpy int64:\n3"
 
 
 def test_a_matplotlib_figure_and_its_axes_are_a_png() -> None:
@@ -349,7 +349,7 @@ def test_a_matplotlib_figure_and_its_axes_are_a_png() -> None:
     figure, axes = plt.subplots()
     axes.plot([1, 2, 3])
     for value in (figure, axes):
-        (part,) = attachment_parts(value, name="plot")
+        (part,) = object_parts(value, name="plot")
         assert isinstance(part, FilePart)
         assert part.media_type == "image/png"
         assert part.name == "plot.png"
@@ -359,7 +359,7 @@ def test_a_matplotlib_figure_and_its_axes_are_a_png() -> None:
 def test_a_pil_image_is_a_png_whatever_its_mode() -> None:
     image_module = pytest.importorskip("PIL.Image")
     for mode in ("RGB", "CMYK", "L"):
-        (part,) = attachment_parts(image_module.new(mode, (4, 3)))
+        (part,) = object_parts(image_module.new(mode, (4, 3)))
         assert isinstance(part, FilePart)
         assert part.media_type == "image/png"
         assert part.raw().startswith(b"\x89PNG")
@@ -367,8 +367,8 @@ def test_a_pil_image_is_a_png_whatever_its_mode() -> None:
 
 def test_no_data_library_is_imported_to_convert() -> None:
     before = set(sys.modules)
-    attachment_parts("x")
-    attachment_parts(Html())
+    object_parts("x")
+    object_parts(Html())
     assert {"pandas", "polars", "numpy", "matplotlib", "PIL"}.isdisjoint(set(sys.modules) - before)
 
 
@@ -391,7 +391,7 @@ def test_a_huge_row_budget_formats_only_the_rows_that_fit_the_character_budget()
     pd = pytest.importorskip("pandas")
     np = pytest.importorskip("numpy")
     frame = pd.DataFrame({"a": np.arange(300_000), "b": np.linspace(0, 1, 300_000), "s": ["word"] * 300_000})
-    text, peak = traced_peak(lambda: only_text(attachment_parts(Preview(frame, max_rows=10**9), name="df")))
+    text, peak = traced_peak(lambda: only_text(object_parts(Preview(frame, max_rows=10**9), name="df")))
     assert peak < 4_000_000, f"{peak:,} bytes to make a view of 20,000 characters"
     assert len(text) <= attachments.DEFAULT_MAX_CHARS + 100
     assert "| 0 | 0 | 0.0 | word |" in text
@@ -401,7 +401,7 @@ def test_a_huge_row_budget_formats_only_the_rows_that_fit_the_character_budget()
         f"(Not shown: {300_000 - shown:,} of 300,000 rows: this view is at most 20,000 characters; "
         "Preview(value, max_chars=...) sets another budget.)"
     )
-    more = only_text(attachment_parts(Preview(frame, max_rows=10**9, max_chars=40_000)))
+    more = only_text(object_parts(Preview(frame, max_rows=10**9, max_chars=40_000)))
     assert more.count("| word |") > 1.8 * shown
 
 
@@ -420,19 +420,19 @@ def test_a_frame_with_thousands_of_columns_reads_its_dtypes_once() -> None:
             return super().dtypes
 
     frame = Counted({f"c{n}": [n, n + 1] for n in range(3_000)})
-    text = only_text(attachment_parts(Preview(frame, max_columns=10**9)))
+    text = only_text(object_parts(Preview(frame, max_columns=10**9)))
     assert len(reads) <= 2, f"dtypes read {len(reads):,} times"
     assert text.startswith("Attached pandas Counted:\n2 rows × 3,000 columns\nColumns (dtype): c0 (int64), c1 (int64)")
     assert len(text) <= attachments.DEFAULT_MAX_CHARS + 100
     assert "of 3,000 columns: this view is at most 20,000 characters" in text
     reads.clear()
-    only_text(attachment_parts(frame))
+    only_text(object_parts(frame))
     assert len(reads) <= 2
 
 
 def test_plain_json_data_is_encoded_only_as_far_as_its_budget() -> None:
     numbers = list(range(1_000_000))
-    text, peak = traced_peak(lambda: only_text(attachment_parts(numbers, name="n")))
+    text, peak = traced_peak(lambda: only_text(object_parts(numbers, name="n")))
     assert peak < 1_000_000, f"{peak:,} bytes to make a view of 20,000 characters"
     assert text.startswith("Attached list `n`:\n[\n 0,\n 1,\n 2,")
     assert text.endswith(
@@ -440,7 +440,7 @@ def test_plain_json_data_is_encoded_only_as_far_as_its_budget() -> None:
         "another budget]"
     )
     assert len(text) < 20_200
-    assert only_text(attachment_parts([1, 2])) == "Attached list:\n[\n 1,\n 2\n]"  # whole when it fits
+    assert only_text(object_parts([1, 2])) == "Attached list:\n[\n 1,\n 2\n]"  # whole when it fits
 
 
 def test_one_attachment_gives_at_most_max_parts() -> None:
@@ -452,14 +452,14 @@ def test_one_attachment_gives_at_most_max_parts() -> None:
         pass
 
     register_converter(Pages, lambda pages: ["page"] * pages.count)
-    assert len(attachment_parts(Pages(attachments.MAX_PARTS))) == attachments.MAX_PARTS
+    assert len(object_parts(Pages(attachments.MAX_PARTS))) == attachments.MAX_PARTS
     with pytest.raises(AttachmentError, match=r"the converter of a .*Pages returned 1,000,000 items: one attachment "):
-        attachment_parts(Pages(1_000_000))
+        object_parts(Pages(1_000_000))
     # Counted as they are made, however deep: each Page becomes 3 parts.
     register_converter(Page, lambda page: ["a", "b", "c"])
     register_converter(Pages, lambda pages: [Page() for _ in range(pages.count)])
     with pytest.raises(AttachmentError, match=rf"a .*Pages: it gives more than {attachments.MAX_PARTS} parts"):
-        attachment_parts(Pages(40))
+        object_parts(Pages(40))
 
 
 class SlowRepr:
@@ -488,16 +488,16 @@ def test_a_render_past_the_time_limit_is_a_clear_error(monkeypatch: pytest.Monke
     slow, figure = SlowRepr(), SlowFigure()
     try:
         with pytest.raises(AttachmentError, match=r"cannot attach a SlowRepr: drawing it took more than 0.05 s"):
-            attachment_parts(slow)
+            object_parts(slow)
         with pytest.raises(
             AttachmentError, match=r"cannot attach a .*SlowFigure `plot`: drawing it took more than 0.05"
         ):
-            attachment_parts(figure, name="plot")
+            object_parts(figure, name="plot")
     finally:
         slow.go.set()
         SlowFigure.go.set()
     monkeypatch.setattr(attachments, "MAX_RENDER_SECONDS", 10.0)
-    assert isinstance(attachment_parts(slow)[0], FilePart)  # drawn within the limit, as ever
+    assert isinstance(object_parts(slow)[0], FilePart)  # drawn within the limit, as ever
 
 
 # --- the providers' limits --------------------------------------------------------------------------------------------
@@ -580,7 +580,7 @@ def test_a_file_parts_pixels_are_read_from_its_header_even_after_long_metadata()
 
 
 def test_lone_surrogates_are_made_safe_for_the_history() -> None:
-    (part,) = attachment_parts("a\ud800b", name="n\udc80")
+    (part,) = object_parts("a\ud800b", name="n\udc80")
     assert isinstance(part, TextPart)
     assert part.text == "Attached Text `n\ufffd`:\na\ufffdb"
     assert load_messages(dump_messages([Message(Role.USER, [part])]))[0].text == part.text
@@ -594,9 +594,9 @@ def test_a_file_name_with_a_lone_surrogate_is_made_safe_wherever_a_file_part_is_
     (listed,) = os.listdir(tmp_path)
     assert listed == "caf\udce9.png"
     made = [
-        *attachment_parts(tmp_path / listed),
-        *attachment_parts(File(PNG_BYTES, "image/png", name="a\udc80b")),
-        *attachment_parts(File(b"ID3\x03", "audio/mpeg", name="t\ud800.mp3")),
+        *object_parts(tmp_path / listed),
+        *object_parts(File(PNG_BYTES, "image/png", name="a\udc80b")),
+        *object_parts(File(b"ID3\x03", "audio/mpeg", name="t\ud800.mp3")),
         FilePart("image/png", data=PNG, name="x\udfff"),
         FilePart.from_bytes(PNG_BYTES, "image/png", name="y\udc00"),
         FilePart.from_dict({"kind": "file", "media_type": "image/png", "data": PNG, "name": "z\udc81"}),
@@ -629,14 +629,14 @@ class BadRepr:
 
 def test_any_failure_while_converting_is_an_attachment_error_naming_the_object() -> None:
     with pytest.raises(AttachmentError, match=r"cannot attach a list: RuntimeError: no repr today") as raised:
-        attachment_parts([1, BadRepr()])
+        object_parts([1, BadRepr()])
     assert isinstance(raised.value.__cause__, RuntimeError)
     with pytest.raises(AttachmentError, match=r"cannot attach a dict `d`: RuntimeError: no repr today"):
         message_attachments({"d": {"k": BadRepr()}})
     np = pytest.importorskip("numpy")
     array = np.array([BadRepr(), 1], dtype=object)
     with pytest.raises(AttachmentError, match=r"cannot attach a ndarray `rows`: RuntimeError: no repr today") as raised:
-        attachment_parts(array, name="rows")
+        object_parts(array, name="rows")
     assert isinstance(raised.value.__cause__, RuntimeError)
 
     class WorseError(Exception):
@@ -648,7 +648,7 @@ def test_any_failure_while_converting_is_an_attachment_error_naming_the_object()
             raise WorseError
 
     with pytest.raises(AttachmentError, match=r"cannot attach a list: WorseError"):
-        attachment_parts([Worse()])  # an error that cannot say what it is still names its type
+        object_parts([Worse()])  # an error that cannot say what it is still names its type
 
 
 # --- an image's size in pixels, from its header -----------------------------------------------------------------------

@@ -129,7 +129,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 #: The one own module imported inside a function: ``ChatSession.from_agent`` imports the pydantic-ai integration only
 #: when a person asks for an agent, because pydantic-ai is an optional extra (the floors allow the import itself).
-LAZY_OWN_IMPORTS = {("ai_widgets.session._agent", "ai_widgets.integrations")}
+LAZY_OWN_IMPORTS = {("ai_widgets.session._chat", "ai_widgets.integrations")}
 
 
 def test_no_own_module_is_imported_inside_a_function() -> None:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from ai_widgets._rich import bounded
 from ai_widgets._safe import safe_text
-from ai_widgets.attachments import DEFAULT_MAX_CHARS, AttachmentPart, File, attachment_parts, register_converter
+from ai_widgets.attachments import DEFAULT_MAX_CHARS, AttachmentPart, File, object_parts, register_converter
 from ai_widgets.messages import Message, Role, TextPart
 
 __all__ = [
@@ -293,7 +293,7 @@ class RenderedPrompt:
             case PromptText(text=text):
                 return [TextPart(text)]
             case PromptMedia(data=data, mime_type=mime_type):
-                return attachment_parts(File(data, mime_type))
+                return object_parts(File(data, mime_type))
             case PromptLink(resource=resource):
                 said = ", ".join(x for x in (resource.name, resource.mime_type) if x)
                 return [TextPart(f"Resource <{resource.uri}> ({said}) from the MCP server `{self.server}`")]
@@ -335,7 +335,7 @@ def _item_parts(item: ResourceContents, server: str | None = None) -> list[Attac
             body = bounded(text, DEFAULT_MAX_CHARS, "") if text else "(empty)"
             return [TextPart(safe_text(f"Attached resource <{uri}>{kind}{origin}:\n{body}"))]
         case ResourceBlob(uri=uri, data=data, mime_type=mime_type):
-            return attachment_parts(File(data, mime_type or "application/octet-stream", name=uri))
+            return object_parts(File(data, mime_type or "application/octet-stream", name=uri))
 
 
 register_converter(ResourceRead, _resource_parts)

@@ -19,7 +19,7 @@ __all__ = ["FilePart", "human_size"]
 class FilePart:
     """A file in a message: an image, a PDF or another document, as base64 ``data`` or a ``url``.
 
-    Build one from a kernel object with :func:`ai_widgets.attachments.attachment_parts` (``send(..., attach=...)``
+    Build one from a kernel object with :func:`ai_widgets.attachments.object_parts` (``send(..., attach=...)``
     does), or directly.
 
     Attributes:

@@ -2,7 +2,7 @@
 
 from ai_widgets.session._branches import BranchError, BranchPoint
 from ai_widgets.session._calls import CancelError, UnknownToolCallError
-from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError
+from ai_widgets.session._chat import ChatSession, NoTransportError, SessionBusyError, turn_loop
 from ai_widgets.session._history import HistoryError, HistoryLockedError, HistoryTakenOverError, read_history
 from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
@@ -24,4 +24,5 @@ __all__ = [
     "ToolRound",
     "UnknownToolCallError",
     "read_history",
+    "turn_loop",
 ]

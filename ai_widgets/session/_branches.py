@@ -94,6 +94,19 @@ class ConversationBranches:
             if _key(messages, position) in self._forks:
                 yield self.point(messages, position)
 
+    def alternative(self, messages: Sequence[Message], position: int, index: int) -> list[Message]:
+        """The messages of alternative ``index`` at ``position`` of the active path ``messages``, from there on.
+
+        Raises:
+            BranchError: There is no such alternative there.
+        """
+        fork = self._forks.get(_key(messages, position))
+        count = 1 if fork is None else len(fork.alternatives)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+            raise BranchError(f"there is no branch {index!r} at message {position}: it has {count} (0 to {count - 1})")
+        chosen = None if fork is None else fork.alternatives[index]
+        return list(messages[position:] if chosen is None else chosen)
+
     def stored(self) -> Iterator[Message]:
         """Every message kept off the active path (each once)."""
         for fork in self._forks.values():

@@ -1,4 +1,4 @@
-"""``ChatSession``: the conversation, its observers, and the public controls of a turn.
+"""``ChatSession``: the conversation, its observers, its branches, and the public controls of a turn.
 
 A turn runs as a task on the running event loop (:mod:`ai_widgets.session._turn`); ``send`` awaits it. Events
 become parts in :mod:`ai_widgets.session._reply`; a round of tool calls runs in :mod:`ai_widgets.session._round`.
@@ -16,11 +16,12 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
-from ai_widgets.attachments import AttachmentPart, message_attachments
+from ai_widgets.attachments import AttachmentPart, message_attachments, message_attachments_async
 from ai_widgets.changes import (
     BranchesChanged,
     BusyChanged,
@@ -36,22 +37,38 @@ from ai_widgets.changes import (
     ToolCallUpdated,
 )
 from ai_widgets.integrations._by_name import transport_for_model
-from ai_widgets.messages import FilePart, Message, MessageStatus, Role, TextPart, ToolCallPart, ToolCallState, Usage
+from ai_widgets.messages import (
+    InputResponseError,
+    Message,
+    MessageStatus,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+    Usage,
+    conversation_markdown,
+)
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session._agent import AgentSession
-from ai_widgets.session._asking import AskingSession
-from ai_widgets.session._branches import ConversationBranches, branches_json
-from ai_widgets.session._branching import BranchingSession
+from ai_widgets.session._branches import (
+    BranchPoint,
+    ConversationBranches,
+    branches_json,
+    branches_markdown,
+    conversation_with_branches,
+    message_position,
+    regenerate_position,
+    user_position,
+)
 from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._context import HistoryTokens
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
-from ai_widgets.session._turn import Turn, carry_over
+from ai_widgets.session._turn import Turn, TurnHost, carry_over
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import ModelStream, Transport, profile_of
 
-__all__ = ["ChatSession", "NoTransportError", "SessionBusyError"]
+__all__ = ["ChatSession", "NoTransportError", "SessionBusyError", "turn_loop"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -86,8 +103,8 @@ class NoTransportError(RuntimeError):
     """The session has no transport: it runs the calls a person makes (``run_call``), and cannot ask a model."""
 
 
-class ChatSession(BranchingSession, AskingSession, AgentSession):
-    """A conversation with a model that can call tools (edits, regenerates and their branches: the base class).
+class ChatSession:
+    """A conversation with a model that can call tools; edits and regenerates keep what they replace as branches.
 
     Args:
         transport: How to reach the model (``ScriptedTransport``, ``OpenAIChatTransport``, ...). Without one (and
@@ -196,9 +213,8 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         """Whether a turn is running (or the conversation is being cleared)."""
         return self._turn is not None or self._holding
 
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None:
-        """The event loop the running turn runs on, or ``None`` when idle."""
+    def _loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the running turn runs on, or ``None`` when idle (:func:`turn_loop`)."""
         turn = self._turn
         return None if turn is None or turn.task is None else turn.task.get_loop()
 
@@ -229,12 +245,12 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         tool_round = None if turn is None else turn.round
         return [] if tool_round is None else tool_round.waiting()
 
-    def find_tool_call(self, tool_call_id: str) -> tuple[Message, ToolCallPart] | None:
-        """The message and call with this id, or ``None``."""
+    def tool_call(self, tool_call_id: str) -> ToolCallPart | None:
+        """The call with this id in ``messages`` (its state, arguments, outcome as they are now), or ``None``."""
         for message in reversed(self._messages):
             part = message.tool_call(tool_call_id)
             if part is not None:
-                return message, part
+                return part
         return None
 
     # --- observing ------------------------------------------------------------------------------------------------
@@ -279,7 +295,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             case _:
                 history.changed(change.message)
 
-    async def save_reply(self, reply: Message) -> None:
+    async def _save_reply(self, reply: Message) -> None:
         """For the turn (:class:`~ai_widgets.session._turn.TurnHost`), at its end, before it says it ended: waits
         until the ``history`` file holds the reply as it ended; a reply that could not be saved says so (in its
         ``error``), so the person learns it from the reply itself. Without ``history`` it returns at once."""
@@ -294,10 +310,10 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         if reply.status is MessageStatus.COMPLETED:
             reply.status = MessageStatus.ERROR
         reply.error = problem if not reply.error else f"{reply.error} {problem}"
-        self.notify(MessageUpdated(reply))
+        self._notify(MessageUpdated(reply))
 
     def _history_taken_over(self, text: str) -> None:
-        self.notify(SessionNotice(text))
+        self._notify(SessionNotice(text))
 
     def _check_history_writable(self) -> None:
         history = self._history
@@ -350,7 +366,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         finally:
             self._holding = False
 
-    def notify(self, change: SessionChange) -> None:
+    def _notify(self, change: SessionChange) -> None:
         """Tells every subscriber about a change, on this thread; one that raises is logged and the others are
         still told. The session's turns call it (:class:`~ai_widgets.session._turn.TurnHost`)."""
         for subscriber in self._subscribers:
@@ -364,8 +380,9 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
     async def send(self, text: str, *, attach: Any = (), output_type: Any = None) -> Message:
         """Sends a user message and runs the turn: returns the assistant's reply when the turn ends.
 
-        ``attach`` adds kernel objects to the message (see :meth:`attachment_parts`): a list of objects, a dict of
-        name to object, or one object. They are converted and checked against what the transport's provider takes
+        ``attach`` adds kernel objects to the message (:func:`ai_widgets.attachments.message_attachments`: parts,
+        ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types): a list of
+        objects, a dict of name to object, or one object, or the parts :meth:`check_send` returned. They are converted and checked against what the transport's provider takes
         before anything is sent; one that cannot be, raises, and the conversation stays as it was.
 
         The reply is one message from the first request to the last, however many tool rounds the turn takes.
@@ -395,12 +412,11 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
                 names the limit).
             NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError("send() needs a non-empty message")
+        _check_text(text, "send")
         output = None if output_type is None else OutputSpec(output_type)
-        self.check_can_send()
-        parts = await self.prepare_attachments(attach)
-        self.check_can_send()  # again: the session may have changed while they were converted
+        self._check_can_send()
+        parts = await self._prepare_attachments(attach)
+        self._check_can_send()  # again: the session may have changed while they were converted
         user = Message(Role.USER, [TextPart(safe_text(text)), *parts])  # lone surrogates would fail every request
         reply = await self._start_turn(user=user, output=output)
         if output is not None and output.failure is not None:
@@ -421,38 +437,56 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         """
         shaped = checked_messages(messages)
         output = None if output_type is None else OutputSpec(output_type)
-        self.check_can_send()
-        self._within_limits([*files_of(shaped)])
+        self._check_can_send()
+        self._check_limits([*files_of(shaped)])
         reply = await self._start_turn(user=shaped[-1], before=shaped[:-1], output=output)
         if output is not None and output.failure is not None:
             raise output.failure
         return reply
 
-    def attachment_parts(self, attach: Any) -> list[AttachmentPart]:
-        """The parts ``attach`` becomes in the next user message (:func:`ai_widgets.attachments.message_attachments`:
-        parts, ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types), checked
-        against the transport's ``attachment_limits`` together with the files the conversation already carries.
+    def check_send(self, text: str, *, attach: Any = ()) -> list[AttachmentPart]:
+        """Checks, at once and on this thread, what :meth:`send` would check before it starts a turn, and converts
+        ``attach``: a caller that shows something first (an input box, a view of the turn) learns of a refusal
+        before it shows anything. It claims nothing, so ``send`` may still find the session busy.
+
+        Returns:
+            The parts ``attach`` becomes (see :meth:`send`), checked against the provider's limits: pass them to
+            ``send(text, attach=parts)``, which then does not convert them again. The objects are converted here,
+            on this thread (a figure is drawn on it): from async code, ``send(attach=...)`` draws on a worker thread.
+
+        Raises:
+            ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
+            AttachmentError: An attached object cannot be converted, or its provider would refuse it (the message
+                names the limit).
+            SessionBusyError: A turn is running (checked after the attachments, so a caller that waits for that
+                turn has its attachments checked already).
+            HistoryTakenOverError, NoTransportError: As :meth:`send`.
+        """
+        _check_text(text, "send")
+        parts = self.check_attachments(attach)
+        self._check_can_send()
+        return parts
+
+    def check_attachments(self, attach: Any) -> list[AttachmentPart]:
+        """The parts ``attach`` becomes in the next user message (as :meth:`send` takes it), checked against the
+        provider's limits together with the files the conversation already carries: :meth:`check_send`'s check of
+        the attachments alone (busy or not, with or without text), e.g. to show them before the message is sent.
+        The objects are converted on this thread.
 
         Raises:
             AttachmentError: An object cannot be converted, or the provider would refuse a file (its type, its size,
                 how many or how much the request would carry); the message names the limit.
         """
-        return self._within_limits(message_attachments(attach))
+        return self._check_limits(message_attachments(attach))
 
-    async def prepare_attachments(self, attach: Any) -> list[AttachmentPart]:
-        """As :meth:`attachment_parts`, awaited: the objects are converted on a worker thread, so that drawing a
-        figure or a chart (up to ``ai_widgets.attachments.MAX_RENDER_SECONDS``) does not hold up the event loop the
-        caller awaits on (a kernel's, with its widgets); they are checked against the provider's limits here.
+    async def _prepare_attachments(self, attach: Any) -> list[AttachmentPart]:
+        """``attach`` as parts (converted on a worker thread: :func:`ai_widgets.attachments.message_attachments_async`),
+        checked against the provider's limits; parts from :meth:`check_send` are only checked."""
+        return self._check_limits(await message_attachments_async(attach))
 
-        Raises:
-            AttachmentError: As :meth:`attachment_parts`.
-        """
-        if _converted_already(attach):
-            return self.attachment_parts(attach)
-        return self._within_limits(await asyncio.to_thread(message_attachments, attach))
-
-    def _within_limits(self, parts: list[AttachmentPart]) -> list[AttachmentPart]:
-        """``parts``, once checked against the attachment limits the transport declares (none: not checked here)."""
+    def _check_limits(self, parts: list[AttachmentPart]) -> list[AttachmentPart]:
+        """``parts`` (converted already), once checked against the attachment limits the transport declares, together with the files the
+        conversation already carries (none declared: not checked here)."""
         limits = profile_of(self.transport).attachment_limits
         if limits is not None:
             limits.check(parts, self._messages)
@@ -474,7 +508,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         """
         if not self._messages:
             raise ValueError("there is nothing to resume: the conversation is empty")
-        self.check_can_send()
+        self._check_can_send()
         return await self._start_turn(resume=True)
 
     def stop(self) -> bool:
@@ -527,11 +561,11 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             self._messages.clear()
             self._branches.clear()
             self.context_cut = None
-            self.notify(ConversationCleared())
+            self._notify(ConversationCleared())
 
-    def check_can_send(self) -> None:
-        """Raises what :meth:`send` would raise before it starts a turn, for a caller that prepares one (a view of
-        the turn) first; it claims nothing, so ``send`` may still find the session busy.
+    def _check_can_send(self) -> None:
+        """Raises what :meth:`send` would raise about the session before it starts a turn (:meth:`check_send`
+        checks the message too); it claims nothing, so ``send`` may still find the session busy.
 
         Raises:
             SessionBusyError: A turn is running.
@@ -558,13 +592,30 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self.notify(MessageAdded(message))
+        self._notify(MessageAdded(message))
 
-    def turn_ended(self, turn: Turn) -> None:
-        """For the turn (:class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
+    def _turn_ended(self, turn: Turn) -> None:
+        """For the turn (its :class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
         ended, so another may start."""
         if self._turn is turn:
             self._turn = None
+
+    def _turn_host(self) -> TurnHost:
+        """What a new turn reaches of this session: its settings, and the session's own steps it takes."""
+        return TurnHost(
+            settings=self,
+            messages=lambda: list(self._messages),
+            notify=self._notify,
+            save_reply=self._save_reply,
+            ended=self._turn_ended,
+            shortened=self._shortened,
+        )
+
+    def _shortened(self, cut: ContextCut | None) -> None:
+        """For the turn: how its last request was shortened; the observers are told when that changed."""
+        if cut != self.context_cut:
+            self.context_cut = cut
+            self._notify(ContextShortened(cut))
 
     def _claim(self, turn: Turn) -> None:
         """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
@@ -585,11 +636,13 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         for message in messages[self._closed.start(messages) :]:
             if message.role is not Role.ASSISTANT:
                 continue
-            end_open_calls(self.notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it.")
+            end_open_calls(
+                self._notify, message, ToolCallState.SKIPPED, "Not run: the conversation went on without it."
+            )
             if message.status is MessageStatus.IN_PROGRESS:  # saved mid-turn, restored: that turn is over
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
-                self.notify(MessageUpdated(message))
+                self._notify(MessageUpdated(message))
         self._closed = _Prefix.of(messages, len(messages))
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
@@ -652,7 +705,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
         """
         loop = asyncio.get_running_loop()
         reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
-        turn = Turn(self, reply, direct=direct is not None, output=output, estimates=self._estimates)
+        turn = Turn(self._turn_host(), reply, direct=direct is not None, output=output, estimates=self._estimates)
         self._claim(turn)
         try:
             if resume and not self._messages:
@@ -673,7 +726,7 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             if self._turn is turn:
                 self._turn = None
             raise
-        self.notify(BusyChanged(True))
+        self._notify(BusyChanged(True))
         try:
             return await task
         except asyncio.CancelledError:
@@ -743,12 +796,255 @@ class ChatSession(BranchingSession, AskingSession, AgentSession):
             f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         )
 
+    # --- questions a running call asks the person -------------------------------------------------------------
+
+    @property
+    def pending_inputs(self) -> list[ToolCallPart]:
+        """The calls waiting for the person's input (their server asked: ``input_request``)."""
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        return [] if tool_round is None else tool_round.waiting_for_input()
+
+    def respond(self, tool_call_id: str, action: str, content: dict[str, Any] | None = None) -> None:
+        """Answers the question a running call's server asked the person (the call is ``awaiting_input``).
+
+        Like :meth:`~ai_widgets.ChatSession.approve` and :meth:`~ai_widgets.ChatSession.cancel`: safe from any
+        thread, and returns at once; the call goes on with the answer on its own loop.
+
+        Args:
+            tool_call_id: The call's id.
+            action: ``accept`` (with ``content`` for a form), ``decline`` or ``cancel``.
+            content: The form's values, checked against its schema (its defaults fill what is left out).
+
+        Raises:
+            UnknownToolCallError: No call of the conversation has this id.
+            InputResponseError: The call is not waiting for input, the action is not one of the three, or the
+                content does not fit the form. Nothing changes: the call still waits.
+        """
+        turn = self._turn
+        tool_round = None if turn is None else turn.round
+        if tool_round is None or not isinstance(tool_call_id, str) or not tool_round.has(tool_call_id):
+            _, part = known_call(self._messages, tool_call_id)
+            raise InputResponseError(
+                f"tool call {shown_id(part.tool_call_id)!r} ({part.tool_name}) is not waiting for input: it is "
+                f"{part.state.value}"
+            )
+        tool_round.respond(tool_call_id, action, content)
+
+    # --- branches --------------------------------------------------------------------------------------------------
+
+    def branches(self, message_id: str) -> BranchPoint:
+        """The alternatives at the place of ``message_id`` in ``messages``: the user messages edits replaced there
+        (and the new one), or the replies regenerates replaced (and the new one), with the index of the active one.
+
+        Raises:
+            BranchError: No message of the active path has that id.
+        """
+        messages = self._messages
+        return self._branches.point(messages, message_position(messages, message_id))
+
+    def all_branches(self) -> list[BranchPoint]:
+        """Every place of ``messages`` that has more than one alternative (:meth:`branches` of each), in order."""
+        return list(self._branches.points(self._messages))
+
+    def branch_messages(self, message_id: str, index: int) -> list[Message]:
+        """The messages of alternative ``index`` (of :meth:`branches`) at the place of ``message_id``, from that
+        place on, as they were when it was left (the active one: ``messages`` from there). Reading them changes
+        nothing; :meth:`switch_branch` makes one the active path.
+
+        Raises:
+            BranchError: No message of ``messages`` has that id, or there is no alternative ``index`` there.
+        """
+        messages = self._messages
+        return self._branches.alternative(messages, message_position(messages, message_id), index)
+
+    def _stored_messages(self) -> list[Message]:
+        """Every message kept in an earlier branch, off ``messages`` (each once, in no particular order)."""
+        return list(self._branches.stored())
+
+    def _to_json(self) -> str:
+        """The conversation as JSON text: :func:`~ai_widgets.messages.dump_messages`'s format (which any reader of it
+        reads as the active path), with the earlier branches under ``"branches"``. ``ChatSession(history=path)``
+        opens such a file with its branches."""
+        return conversation_with_branches(self._messages, self._branches)
+
+    def export(self, path: str | os.PathLike[str]) -> Path:
+        """Writes the conversation to ``path``: a readable transcript for ``.md``, the whole conversation (loadable
+        with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
+        branches of edits and regenerates (``.json``: under ``"branches"``; ``.md``: after the transcript).
+
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+        """
+        target = Path(path).expanduser()
+        match target.suffix.lower():
+            case ".md" | ".markdown":
+                branches = branches_markdown(self._branches)
+                text = conversation_markdown(self._messages)
+                text += ("\n\n## Earlier branches\n\n" + branches if branches else "") + "\n"
+            case ".json":
+                text = self._to_json()
+            case _:
+                raise ValueError(f"export() writes .md or .json, not {target.name!r}")
+        target.write_text(text, encoding="utf-8")
+        return target
+
+    async def edit(self, message_id: str, text: str, *, stop: bool = False) -> Message:
+        """Replaces the user message ``message_id`` with ``text`` and runs the turn again from there.
+
+        The message and everything after it stay as an earlier branch at that place (:meth:`branches`); the new
+        message keeps the old one's attachments (its parts after the typed text). Returns the new reply, as :meth:`send` does.
+
+        Args:
+            message_id: A user message of ``messages``.
+            text: The new text.
+            stop: Stop a running turn first (its calls waiting for approval or running end ``cancelled``, with
+                their outcome, and its reply stays in the replaced branch) instead of refusing.
+
+        Raises:
+            BranchError: No user message of ``messages`` has that id.
+            ValueError: ``text`` is empty.
+            SessionBusyError: A turn is running (and ``stop`` is false), or another one started first.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+            NoTransportError: The session has no transport.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("edit() needs a non-empty message")
+        user_position(self._messages, message_id)  # refuse an unknown id before stopping anything
+        await self._prepare(stop)
+        position = user_position(self._messages, message_id)
+        old = self._messages[position]
+        kept = old.parts[1:] if old.parts and isinstance(old.parts[0], TextPart) else old.parts  # its attachments
+        user = Message(Role.USER, [TextPart(safe_text(text)), *kept])  # as send() makes it
+        return await self._start_turn(user=user, fork=lambda: self._cut(user_position(self._messages, message_id)))
+
+    async def regenerate(self, *, stop: bool = False) -> Message:
+        """Answers the last user message again (also after an error, a stop or a limit): the replies after it stay
+        as an earlier branch there (:meth:`branches` of the new reply). Returns the new reply.
+
+        Args:
+            stop: Stop a running turn first (see :meth:`edit`) instead of refusing.
+
+        Raises:
+            BranchError: There is nothing to regenerate (no user message).
+            SessionBusyError: A turn is running (and ``stop`` is false), or another one started first.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+            NoTransportError: The session has no transport.
+        """
+        regenerate_position(self._messages)
+        await self._prepare(stop)
+        return await self._start_turn(fork=lambda: self._cut(regenerate_position(self._messages)))
+
+    def switch_branch(self, message_id: str, index: int) -> BranchPoint:
+        """Puts alternative ``index`` (of :meth:`branches`) at the place of ``message_id`` on the active path:
+        ``messages`` then follows that branch (as it was when it was left), and the one it replaces is kept.
+
+        Returns:
+            The alternatives there, now with ``index`` active.
+
+        Raises:
+            BranchError: No message of ``messages`` has that id, or there is no alternative ``index`` there.
+            SessionBusyError: A turn is running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file.
+        """
+        with self._held("switch branches"):
+            self._check_history_writable()
+            messages = self._messages
+            position = message_position(messages, message_id)
+            if self._branches.switch(messages, position, index):
+                self._notify(BranchesChanged(position))
+            return self._branches.point(messages, position)
+
+    async def _prepare(self, stop: bool) -> None:
+        """Refuses what cannot start; with ``stop``, first stops a running turn and waits until it has ended."""
+        turn = self._turn
+        task = None if turn is None else turn.task
+        if stop and turn is not None and task is not None:
+            turn.stop()
+            # The turn's end is the task's first done callback, so it has run when the wait (a later one) returns.
+            loop = task.get_loop()
+            if loop is asyncio.get_running_loop():
+                await asyncio.wait({task})
+            else:  # the turn runs on another thread's loop: wait there for it to end
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.wait({task}), loop))
+        self._check_can_send()
+
+    def _cut(self, position: int) -> None:
+        """For the claimed turn, before it adds its messages: keeps ``messages[position:]`` as an earlier branch."""
+        if position >= len(self._messages):
+            return  # nothing after it to replace (a user message whose turn added no reply)
+        self._branches.replace_from(self._messages, position)
+        self._notify(BranchesChanged(position))
+
+    # --- an agent -------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_agent(
+        cls,
+        agent: Any,
+        *,
+        deps: Any = None,
+        drop_unsupported: bool = False,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any] | ToolSource] | None = None,
+        **options: Any,
+    ) -> ChatSession:
+        """A session whose turns run a pydantic-ai ``Agent``'s pieces in this project's loop: cards, approvals,
+        edits, stop, limits and history files work as with any transport.
+
+        Carried over: the agent's model (the transport, with its model settings); its instructions and system
+        prompts, static or functions of ``RunContext``, rendered before every request and put first in the system
+        prompt; its function tools and toolsets (MCP servers, combined, prefixed, filtered and prepared toolsets
+        included), listed before every request and called through pydantic-ai's toolset API with a ``RunContext``
+        carrying ``deps``, the model, the usage, the call's id and retry count; ``requires_approval`` tools and
+        ``ApprovalRequired`` asking in the card; deferred and external tools waiting in the card for the person
+        to type their result; ``ModelRetry`` as a failure the model sees, within the tool's retries.
+
+        Args:
+            agent: A ``pydantic_ai.Agent`` with a model.
+            deps: The agent's dependencies (``ctx.deps`` for its tools, instructions and system prompts).
+            drop_unsupported: Chat without the agent's pieces the session cannot carry over (output types,
+                capabilities such as history processors, event stream handlers, model settings computed per run;
+                each is logged) instead of refusing the agent.
+            tools: More tools, beside the agent's (a :class:`ToolRegistry` gets the agent's tools added to it).
+            **options: The session's other options, as :class:`ChatSession` takes them (``approval_policy``,
+                ``options``, ``request_options``, ``context``, ``messages``, ``conversation_id``, ``history``).
+
+        Raises:
+            ImportError: pydantic-ai is not installed (``pip install "ai_widgets[pydantic-ai]"``).
+            TypeError: ``agent`` is not a pydantic-ai ``Agent``, or an option is unknown.
+            AgentNotSupportedError: The agent has no model, or pieces that cannot be carried over (named).
+        """
+        try:
+            from ai_widgets.integrations import pydantic_ai  # optional: imported only for an agent
+        except ImportError as exc:
+            if not (exc.name or "").startswith("pydantic_ai"):
+                raise
+            raise ImportError(
+                'ChatSession.from_agent needs pydantic-ai: pip install "ai_widgets[pydantic-ai]"', name=exc.name
+            ) from exc
+        parts = pydantic_ai.agent_parts(agent, deps=deps, drop_unsupported=drop_unsupported)
+        if isinstance(tools, ToolRegistry):
+            tools.add(parts.tools)
+            registry: ToolRegistry | list[Tool | Callable[..., Any] | ToolSource] = tools
+        else:
+            registry = [parts.tools, *(tools or ())]
+        made: Any = cls
+        session: ChatSession = made(parts.transport, tools=registry, **options)
+        return session
+
 
 _BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 
-def _converted_already(attach: Any) -> bool:
-    """Whether ``attach`` holds nothing but parts (or nothing): nothing to draw, so no worker thread to convert it
-    (a widget's ``ask`` converts first, then sends the parts)."""
-    items = attach if isinstance(attach, (list, tuple)) else () if attach is None else [attach]
-    return all(isinstance(item, (FilePart, TextPart)) for item in items)
+def turn_loop(session: ChatSession) -> asyncio.AbstractEventLoop | None:
+    """The event loop ``session``'s running turn runs on, or ``None`` when it is idle: for a host of the session
+    (the chat widget) that must do something on the thread of that turn, or must not block it."""
+    return session._loop()
+
+
+def _check_text(text: object, doing: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{doing}() needs a non-empty message")

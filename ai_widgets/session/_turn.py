@@ -13,7 +13,8 @@ import dataclasses
 import functools
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -25,7 +26,6 @@ from ai_widgets.approval import ApprovalPolicy
 from ai_widgets.changes import (
     BusyChanged,
     ContextCut,
-    ContextShortened,
     MessageFinished,
     MessageUpdated,
     PartChanged,
@@ -47,6 +47,7 @@ from ai_widgets.messages._typed_answer import AnswerState
 from ai_widgets.messages._usage import format_usd
 from ai_widgets.options import RequestOptions, SessionOptions, ToolChoice
 from ai_widgets.outcome import ToolOutcome
+from ai_widgets.session._call import RunModel
 from ai_widgets.session._calls import end_open_calls, move_call
 from ai_widgets.session._context import (
     HistoryTokens,
@@ -58,14 +59,13 @@ from ai_widgets.session._context import (
     window_of,
 )
 from ai_widgets.session._output import OutputSpec, OutputValidationError, describe_errors
-from ai_widgets.session._questions import RunModel
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.session._sampling import run_sampling
 from ai_widgets.tools import ToolRegistry
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport, TransportProfile, profile_of
 
-__all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "carry_over"]
+__all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "TurnSettings", "carry_over"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -99,46 +99,55 @@ def carry_over(message: Message) -> list[ToolCallPart]:
     return carried
 
 
-class TurnHost(Protocol):
-    """What a turn needs of the session it runs in (:class:`~ai_widgets.session.ChatSession` is one): its settings,
-    the conversation so far, a way to tell its observers, and to be told when the turn ends."""
-
-    transport: Transport | None
-    tools: ToolRegistry
-    approval_policy: ApprovalPolicy
-    options: SessionOptions
-    request_options: RequestOptions
-    context: Any
-    conversation_id: str
-    #: How the last request was shortened to fit the model's context window (``None``: it carried everything).
-    context_cut: ContextCut | None
-    #: The tools whose calls may run the model for their server unasked (a person allowed it always).
-    sampling_allowed: set[str]
+class TurnSettings(Protocol):
+    """The settings a turn reads from its session as it goes (:class:`~ai_widgets.session.ChatSession`'s public
+    attributes, which a person may change between requests)."""
 
     @property
-    def messages(self) -> list[Message]:
-        """The conversation so far, the turn's reply included (a new list)."""
+    def transport(self) -> Transport | None: ...
+    @property
+    def tools(self) -> ToolRegistry: ...
+    @property
+    def approval_policy(self) -> ApprovalPolicy: ...
+    @property
+    def options(self) -> SessionOptions: ...
+    @property
+    def request_options(self) -> RequestOptions: ...
+    @property
+    def context(self) -> Any: ...
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def sampling_allowed(self) -> set[str]:
+        """The tools whose calls may run the model for their server unasked (a person allowed it always)."""
         ...
 
-    def notify(self, change: SessionChange) -> None:
-        """Tells every observer of the session about a change."""
-        ...
 
-    async def save_reply(self, reply: Message) -> None:
-        """Waits until the reply, as it ended, is kept wherever the session keeps its conversation; a reply that
-        could not be kept says so in its ``error``."""
-        ...
+@dataclass(frozen=True, slots=True)
+class TurnHost:
+    """What a turn reaches of the session it runs in, built by the session for each turn: its settings, and the
+    few things the turn does to the session, each a callable (the session never hands itself over)."""
 
-    def turn_ended(self, turn: Turn) -> None:
-        """Frees the session of ``turn``, which has ended (called once, before the turn says it ended)."""
-        ...
+    settings: TurnSettings
+    #: The conversation so far, the turn's reply included (a new list).
+    messages: Callable[[], list[Message]]
+    #: Tells every observer of the session about a change.
+    notify: Callable[[SessionChange], None]
+    #: Waits until the reply, as it ended, is kept wherever the session keeps its conversation; a reply that could
+    #: not be kept says so in its ``error``.
+    save_reply: Callable[[Message], Awaitable[None]]
+    #: Frees the session of the turn, which has ended (called once, before the turn says it ended).
+    ended: Callable[[Turn], None]
+    #: Records how a request was shortened to fit the model's context window (``None``: it carried everything),
+    #: telling the observers when that changed.
+    shortened: Callable[[ContextCut | None], None]
 
 
 class Turn:
     """One turn of a session: its reply, its task, the round of calls in flight, and how it ended.
 
     Args:
-        session: The session the turn runs in.
+        host: What the turn reaches of the session it runs in.
         reply: The assistant message the turn fills.
         output: What a typed answer must match (``send(..., output_type=...)``), or ``None``.
         estimates: The conversation's token estimates, kept by the session from turn to turn, by which each request
@@ -147,7 +156,7 @@ class Turn:
 
     def __init__(
         self,
-        session: TurnHost,
+        host: TurnHost,
         reply: Message,
         *,
         direct: bool = False,
@@ -155,7 +164,7 @@ class Turn:
         output: OutputSpec | None = None,
         estimates: HistoryTokens | None = None,
     ) -> None:
-        self.session = session
+        self.host = host
         self.reply = reply
         self.output = output
         self.estimates = HistoryTokens() if estimates is None else estimates
@@ -183,7 +192,7 @@ class Turn:
         reply = self.reply
         try:
             await self._loop()
-            await self.session.save_reply(reply)  # saved (or saying it is not) before the turn ends
+            await self.host.save_reply(reply)  # saved (or saying it is not) before the turn ends
         except asyncio.CancelledError:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:
@@ -195,7 +204,7 @@ class Turn:
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
-            end_open_calls(self.session.notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
+            end_open_calls(self.host.notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
             self._finish(MessageStatus.ERROR, f"The turn failed: {_describe(exc)}")
         finally:
             self.end()
@@ -206,15 +215,15 @@ class Turn:
         if self.ended:
             return
         self.ended = True
-        session = self.session
+        host = self.host
         if self.reply.status is MessageStatus.IN_PROGRESS:
             # Cancelled before its first step, or ended in a way the coroutine could not record.
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
-        session.turn_ended(self)
+        host.ended(self)
         # The reply is final before the session says it is idle, so an observer never sees "idle" with a reply
         # still in progress.
-        session.notify(MessageFinished(self.reply))
-        session.notify(BusyChanged(False))
+        host.notify(MessageFinished(self.reply))
+        host.notify(BusyChanged(False))
 
     def stop(self) -> bool:
         """Cancels the turn's task from any thread; whether there was one to stop. A turn whose task has not been
@@ -236,7 +245,7 @@ class Turn:
     def _finish_stopped(self, running_message: str, waiting_message: str) -> None:
         if self.reply.status is not MessageStatus.IN_PROGRESS:
             return
-        notify = self.session.notify
+        notify = self.host.notify
         for part in self.reply.tool_calls:
             if part.state.terminal:
                 continue
@@ -252,7 +261,7 @@ class Turn:
         reply.status = status
         reply.error = None if error is None else redact(error)
         reply.status_text = None
-        self.session.notify(MessageUpdated(reply))
+        self.host.notify(MessageUpdated(reply))
 
     # --- the loop ---------------------------------------------------------------------------------------------------
 
@@ -261,18 +270,18 @@ class Turn:
             await self._run_round([p for p in self.reply.tool_calls if not p.state.terminal], offered=None)
             self._finish(MessageStatus.COMPLETED, None)
             return
-        session, reply = self.session, self.reply
-        options = session.options
+        host, reply = self.host, self.reply
+        options = host.settings.options
         rounds = 0
         failed_rounds = 0
         if self.carried:
             # Continue after the round limit: the calls it left unrun are this turn's first round.
             calls = [part for part in reply.tool_calls if not part.state.terminal]
-            choice = session.request_options.tool_choice
+            choice = host.settings.request_options.tool_choice
             rounds = 1
             if choice.mode != "none" and not await self._list_tools():
                 return
-            if not await self._run_round(calls, offered=[] if choice.mode == "none" else session.tools.names()):
+            if not await self._run_round(calls, offered=[] if choice.mode == "none" else host.settings.tools.names()):
                 return
             counted = self._count_failures(calls, 0)
             if counted is None:
@@ -298,7 +307,7 @@ class Turn:
             if not calls or not options.execute_tools:
                 for part in calls:
                     if part.state is ToolCallState.STREAMING:
-                        move_call(session.notify, reply, part, ToolCallState.PENDING)
+                        move_call(host.notify, reply, part, ToolCallState.PENDING)
                 self._finish(MessageStatus.COMPLETED, None)
                 return
             if self._budget_reached():
@@ -307,7 +316,7 @@ class Turn:
             if rounds >= options.max_iterations:
                 limit = options.max_iterations
                 rounds_text = f"{limit} round{'' if limit == 1 else 's'} of tool calls"
-                end_open_calls(session.notify, reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {rounds_text}.")
+                end_open_calls(host.notify, reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {rounds_text}.")
                 asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
                 self._finish(
                     MessageStatus.LIMIT_REACHED,
@@ -327,7 +336,7 @@ class Turn:
         """Whether the turn has spent its budget (``max_cost``), or cannot know what it spent: checked before every
         request after the turn's first (a tool round's, an answer asked for again, a shortened retry), so a turn ends
         after the request that reached it."""
-        max_cost = self.session.options.max_cost
+        max_cost = self.host.settings.options.max_cost
         usage = self.reply.usage  # the turn's own: each turn, a resumed one too, fills a new reply
         if max_cost is None or not usage.requests:
             return False
@@ -336,13 +345,11 @@ class Turn:
     def _pause_at_budget(self, *, calls: list[ToolCallPart] | None = None, instead: str | None = None) -> None:
         """Ends the turn ``limit_reached`` at its budget (see :meth:`_budget_reached`): the ``calls`` the model asked
         for are left for Continue (as the round limit leaves them); ``instead`` says what was not done else."""
-        max_cost = self.session.options.max_cost
+        max_cost = self.host.settings.options.max_cost
         assert max_cost is not None
         budget = format_usd(Decimal(str(max_cost)))
         spent = self.reply.usage.cost
-        end_open_calls(
-            self.session.notify, self.reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {budget} (max_cost)."
-        )
+        end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {budget} (max_cost).")
         if spent is None:
             why = (
                 f"Paused: the price of this model's requests is unknown (genai-prices has no price for it, or the "
@@ -360,7 +367,7 @@ class Turn:
         """The failed rounds in a row after this round; ``None`` when that ended the turn."""
         failures = [part for part in calls if part.state is ToolCallState.FAILED]
         failed_rounds = failed_rounds + 1 if failures else 0
-        if failed_rounds >= self.session.options.max_consecutive_errors:
+        if failed_rounds >= self.host.settings.options.max_consecutive_errors:
             last = failures[-1]
             self._finish(
                 MessageStatus.ERROR,
@@ -377,28 +384,28 @@ class Turn:
             calls: The calls to run.
             offered: The tool names the model was offered; ``None`` for calls a person made (any registered tool).
         """
-        session, reply, options = self.session, self.reply, self.session.options
+        host, reply, options = self.host, self.reply, self.host.settings.options
         tool_round = ToolRound(
             reply,
-            session.notify,
-            policy=session.approval_policy,
+            host.notify,
+            policy=host.settings.approval_policy,
             options=options,
-            conversation_id=session.conversation_id,
-            context=session.context,
-            run_model=None if session.transport is None else self._sampler(session.transport),
-            sampling_allowed=session.sampling_allowed,
+            conversation_id=host.settings.conversation_id,
+            context=host.settings.context,
+            run_model=None if host.settings.transport is None else self._sampler(host.settings.transport),
+            sampling_allowed=host.settings.sampling_allowed,
             remote_schemas=self.remote_schemas,
         )
         self.round = tool_round
         try:
-            registry = session.tools
+            registry = host.settings.tools
             resolve = registry.get if offered is None or offered else (lambda name: None)
             await tool_round.prepare(calls, resolve, available=registry.names() if offered is None else offered)
             if tool_round.unknown and options.terminate_on_unknown_calls and offered is not None:
                 message = "Not run: the turn ended because the model called an unknown tool."
                 # Nobody cancelled the unknown call's siblings: they were never run because the turn ended.
                 await tool_round.abort(message, message, unstarted=ToolCallState.SKIPPED)
-                end_open_calls(session.notify, reply, ToolCallState.SKIPPED, message)
+                end_open_calls(host.notify, reply, ToolCallState.SKIPPED, message)
                 names = ", ".join(repr(name) for name in tool_round.unknown)
                 self._finish(
                     MessageStatus.ERROR,
@@ -412,7 +419,7 @@ class Turn:
 
     def _sampler(self, transport: Transport) -> RunModel:
         """Runs the model for a call's sampling request with the session's request options."""
-        return functools.partial(run_sampling, transport, self.session.request_options)
+        return functools.partial(run_sampling, transport, self.host.settings.request_options)
 
     def _check_output(self, start: int, retries: int) -> tuple[list[Message], str] | None:
         """Validates the final answer (the text of the reply's parts from ``start``) of a typed turn, which ends
@@ -426,20 +433,20 @@ class Turn:
             reply.output = spec.validate(raw)
         except pydantic.ValidationError as exc:
             errors = describe_errors(exc)
-            if retries < self.session.options.output_retries and self._budget_reached():
+            if retries < self.host.settings.options.output_retries and self._budget_reached():
                 # Asking again would be a request past the budget: the answer stays, refused, and the turn pauses.
                 self._mark_answer(start, "invalid", errors=redact(errors))
                 self._pause_at_budget(
                     instead=f"the answer did not match {spec.name} and was not asked for again: {errors}"
                 )
                 return None
-            if retries < self.session.options.output_retries:
+            if retries < self.host.settings.options.output_retries:
                 self.refused.append(redact(errors))  # shown with the next answer, whose part replaces this one's
                 del reply.parts[start:]  # the next response's first part takes its place
-                self.session.notify(PartsRemoved(reply, start))
+                self.host.notify(PartsRemoved(reply, start))
                 told = [Message(Role.ASSISTANT, [TextPart(raw)])] if raw.strip() else []
                 told.append(Message.user(spec.correction(errors)))
-                retries_allowed = self.session.options.output_retries
+                retries_allowed = self.host.settings.options.output_retries
                 return told, f"The answer did not match {spec.name}; asking again ({retries + 1} of {retries_allowed})…"
             tries = f"{retries + 1} answer{'' if retries == 0 else 's'}"
             message = f"The answer did not match {spec.name} ({tries}, output_retries): {errors}"
@@ -470,7 +477,7 @@ class Turn:
                 part.answer = None
             else:
                 part.answer.state, part.answer.errors, part.answer.value = state, errors, value
-            self.session.notify(PartChanged(reply, index, part))
+            self.host.notify(PartChanged(reply, index, part))
 
     async def _request(self, *, first: bool, retry: tuple[list[Message], str] | None = None) -> list[str] | None:
         """One model request; the tool names it offered, or ``None`` when the turn has ended.
@@ -479,8 +486,8 @@ class Turn:
             first: The turn's first request (a forcing tool choice applies to it only).
             retry: After a typed answer that did not validate: the messages told after the reply, and the status.
         """
-        session, reply = self.session, self.reply
-        options = session.request_options
+        host, reply = self.host, self.reply
+        options = host.settings.request_options
         choice = options.tool_choice
         if choice.mode != "none" and not await self._list_tools():
             return None
@@ -488,21 +495,21 @@ class Turn:
             options = dataclasses.replace(options, tool_choice=ToolChoice.AUTO)
         elif choice.mode == "tool" and choice.tool_name is not None:
             # The choice is checked case-insensitively; the provider gets the name as registered.
-            registered = session.tools.get(choice.tool_name)
+            registered = host.settings.tools.get(choice.tool_name)
             if registered is not None and registered.name != choice.tool_name:
                 options = dataclasses.replace(options, tool_choice=ToolChoice.specific(registered.name))
-        tools = [] if options.tool_choice.mode == "none" else session.tools.definitions()
-        messages = session.messages  # a new list: copied once, however long the history
+        tools = [] if options.tool_choice.mode == "none" else host.settings.tools.definitions()
+        messages = host.messages()  # a new list: copied once, however long the history
         if retry:
             messages += retry[0]
         request = ChatRequest(
             messages=messages,
             tools=tools,
             options=options,
-            conversation_id=session.conversation_id,
+            conversation_id=host.settings.conversation_id,
             output_schema=None if self.output is None else self.output.schema,
         )
-        transport = session.transport
+        transport = host.settings.transport
         if transport is None:  # a session for a person's calls: send() and resume() refuse before a turn starts
             self._fail_request("This session has no transport: it cannot ask a model.")
             return None
@@ -511,12 +518,12 @@ class Turn:
         start = current_turn_start(request.messages, reply)
         sent = self._fit(request, window, profile, start)
         parts_before = len(reply.parts)
-        status = retry[1] if retry else session.options.waiting_status
+        status = retry[1] if retry else host.settings.options.waiting_status
         for attempt in (1, 2):
             if attempt > 1 and self._budget_reached():  # the budget is checked before every request of the turn
                 self._pause_at_budget(instead="the request the model refused as too long was not sent again")
                 return None
-            builder = ReplyBuilder(reply, session.notify, new_answer=None if self.output is None else self._new_answer)
+            builder = ReplyBuilder(reply, host.notify, new_answer=None if self.output is None else self._new_answer)
             builder.show_status(status)
             try:
                 async with _closing(transport.stream(sent)) as stream:
@@ -581,19 +588,17 @@ class Turn:
 
     def _show_cut(self, request: ChatRequest, cut: ContextCut | None) -> ChatRequest:
         """``request``, as it goes; the session's observers are told when how it was cut changed."""
-        if cut != self.session.context_cut:
-            self.session.context_cut = cut
-            self.session.notify(ContextShortened(cut))
+        self.host.shortened(cut)
         return request
 
     async def _list_tools(self) -> bool:
         """Asks the registry's sources of tools (MCP servers) for their tools before a request; ``False`` when
         that failed, which ends the turn with an error that says why."""
         try:
-            await self.session.tools.refresh()
+            await self.host.settings.tools.refresh()
         except Exception as exc:
             end_open_calls(
-                self.session.notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
+                self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
             )
             self._finish(MessageStatus.ERROR, f"The tools could not be listed: {_describe(exc)}")
             return False
@@ -608,10 +613,10 @@ class Turn:
             # An allowed call that ran remotely and got no result did run: it failed rather than being skipped.
             state = ToolCallState.FAILED if part.state is ToolCallState.RUNNING else ToolCallState.SKIPPED
             outcome = ToolOutcome.failure("The provider did not send a result for this call.", retryable=True)
-            move_call(self.session.notify, self.reply, part, state, outcome)
+            move_call(self.host.notify, self.reply, part, state, outcome)
 
     def _fail_request(self, error: str) -> None:
-        end_open_calls(self.session.notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
+        end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
         self._finish(MessageStatus.ERROR, error)
 
 

@@ -242,10 +242,9 @@ class Bench:
         Raises:
             BenchError: No such call, a call that has not finished or that the provider ran, or no such tool.
         """
-        found = self._host.find_tool_call(tool_call_id)
-        if found is None:
+        part = self._host.tool_call(tool_call_id)
+        if part is None:
             raise BenchError(f"there is no tool call {clip(tool_call_id)!r} in this conversation")
-        _, part = found
         if part.provider_executed:
             raise BenchError(f"{part.tool_name} ran at the provider: it cannot be run again here")
         if not part.state.terminal:
@@ -288,7 +287,7 @@ class Bench:
         with self._lock:
             entries = list(self._entries.values())
         for entry in entries:
-            if entry.session.find_tool_call(tool_call_id) is not None:
+            if entry.session.tool_call(tool_call_id) is not None:
                 return entry.session
         return None
 

@@ -32,7 +32,7 @@ def branch_marks(session: ChatSession) -> dict[str, dict[str, int]]:
     """The ``branch`` of every message of the active path that has alternatives, by message id (one pass)."""
     messages = session.messages
     return {
-        messages[point.position].id: {"active": point.active, "count": point.count} for point in session.branch_points()
+        messages[point.position].id: {"active": point.active, "count": point.count} for point in session.all_branches()
     }
 
 

@@ -16,10 +16,17 @@ from typing import Any, TypeVar, overload
 import ipywidgets
 
 from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
-from ai_widgets.attachments import AttachmentPart
+from ai_widgets.attachments import AttachmentPart, message_attachments, message_attachments_async
 from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
-from ai_widgets.session import BranchPoint, ChatSession, NoOutputError, SessionBusyError
+from ai_widgets.session import (
+    BranchPoint,
+    ChatSession,
+    HistoryTakenOverError,
+    NoOutputError,
+    NoTransportError,
+    SessionBusyError,
+)
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
@@ -212,10 +219,17 @@ class ChatWidget(SessionView):
         self.session.clear()
 
     def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
-        if send_id is not None and self.session.busy:
+        """The input box's message, checked at once (``check_send``: a refusal echoes ``send_id``, so the box keeps
+        its text and chips); the turn then runs in the background with the checked parts."""
+        try:
+            parts = self.session.check_send(text, attach=attach)
+        except SessionBusyError:
             self._send_error("A reply is still running: wait for it, or press Stop.", send_id)
             return
-        self._start_in_background(lambda: self.session.send(text, attach=attach))
+        except (ValueError, HistoryTakenOverError, NoTransportError) as exc:  # AttachmentError is a ValueError
+            self._send_error(str(exc), send_id)
+            return
+        self._start_in_background(lambda: self.session.send(text, attach=parts))
         if send_id is not None:
             self._send_custom({"type": "sent", "id": send_id})  # the view may now empty its input and chips
 
@@ -302,17 +316,15 @@ class ChatWidget(SessionView):
             ValueError: ``text`` is empty.
             SessionBusyError: A turn is already running.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
+            HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
+            NoTransportError: The session has no transport.
         """
         if not isinstance(text, str):
             raise TypeError(
                 f"send() takes the person's message as text, not {type(text).__name__} (the chat sends its own "
                 "messages to the front end)"
             )
-        if not text.strip():
-            raise ValueError("send() needs a non-empty message")
-        if self.session.busy:
-            raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
-        parts = self.session.attachment_parts(attach)
+        parts = self.session.check_send(text, attach=attach)
         return self._start_in_background(lambda: self.session.send(text, attach=parts))
 
     def focus(self) -> None:
@@ -460,8 +472,8 @@ class ChatWidget(SessionView):
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
-        parts = await self.session.prepare_attachments(attach)  # off the loop: a figure's drawing does not hold it
-        note, view = self._show_turn(text, show, live=True)
+        converted = await message_attachments_async(attach)  # off the loop: a figure's drawing does not hold it
+        note, view, parts = self._show_turn(text, converted, show, live=True)
         start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
         reply = await self._await_turn(start, view, note)
         return reply if output_type is None else _typed(reply)
@@ -524,8 +536,9 @@ class ChatWidget(SessionView):
             NoOutputError: With ``output_type``, the turn ended without an answer (stopped, failed, at a limit).
             TypeError: ``output_type`` has no JSON Schema.
         """
-        parts = self._attachment_parts(text, attach)
-        note, view = self._show_turn(text, show, live=False)
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("ask() needs a non-empty message")
+        note, view, parts = self._show_turn(text, message_attachments(attach), show, live=False)
         start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
         reply = self._wait_turn(start, view, note)
         return reply if output_type is None else _typed(reply)
@@ -554,27 +567,23 @@ class ChatWidget(SessionView):
         finally:
             self._settle(view, note)
 
-    def _attachment_parts(self, text: str, attach: Any) -> list[AttachmentPart]:
-        """``attach`` as parts, checked, for a turn that is about to start (an empty message is refused first)."""
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError("ask() needs a non-empty message")
-        return self.session.attachment_parts(attach)
-
-    def _show_turn(self, text: str, show: bool, *, live: bool) -> tuple[WaitingNote, TurnView | None]:
-        """Checks that a turn can start (a running one is waited for: the note says so in the calling cell); with
-        ``show``, displays the view of that turn in the calling cell."""
+    def _show_turn(
+        self, text: str, parts: list[AttachmentPart], show: bool, *, live: bool
+    ) -> tuple[WaitingNote, TurnView | None, list[AttachmentPart]]:
+        """Checks that a turn can start with ``parts`` (converted already; a running turn is waited for: the note
+        says so in the calling cell); with ``show``, displays the view of that turn in the calling cell."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
         # Refused before anything shows: no empty view of a turn that never starts. Busy is no refusal: it waits
-        # (unless the wait would block the very loop that turn runs on).
+        # (unless the wait would block the very loop that turn runs on); check_send checked the parts before it.
         with contextlib.suppress(SessionBusyError):
-            self.session.check_can_send()
+            parts = self.session.check_send(text, attach=parts)
         if not live:
             check_can_block(self.session)
         in_kernel = kernel_support().kind.startswith("ipykernel")
         note = WaitingNote(self.session, in_kernel=in_kernel, live=live)
         if not show or not in_kernel:
-            return note, None
+            return note, None, parts
         from IPython.display import display
 
         # It shows the turn the asking call's own task starts (``_shown_in``), from where the conversation stands then.
@@ -585,7 +594,7 @@ class ChatWidget(SessionView):
             view.close()  # no turn will settle it
             note.settle()
             raise
-        return note, view
+        return note, view, parts
 
     def stop(self) -> bool:
         """Stops the running turn; returns whether one was running."""
@@ -611,17 +620,7 @@ class ChatWidget(SessionView):
         Raises:
             ValueError: The file name ends in neither ``.md`` nor ``.json``.
         """
-        target = Path(path).expanduser()
-        match target.suffix.lower():
-            case ".md" | ".markdown":
-                branches = self.session.branches_markdown()
-                text = self.transcript() + ("\n\n## Earlier branches\n\n" + branches if branches else "") + "\n"
-            case ".json":
-                text = self.session.to_json()  # with the earlier branches
-            case _:
-                raise ValueError(f"export() writes .md or .json, not {target.name!r}")
-        target.write_text(text, encoding="utf-8")
-        return target
+        return self.session.export(path)
 
 
 def _typed(reply: Message) -> Any:

@@ -24,10 +24,10 @@ import traitlets
 
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
-from ai_widgets.attachments import AttachmentError, AttachmentPart, attachment_parts
+from ai_widgets.attachments import AttachmentError, AttachmentPart, object_parts
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import InputResponseError, Message, MessageStatus, ToolCallPart
-from ai_widgets.session import CancelError, ChatSession, UnknownToolCallError
+from ai_widgets.session import CancelError, ChatSession, UnknownToolCallError, turn_loop
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
     Action,
@@ -504,8 +504,8 @@ class SessionView(anywidget.AnyWidget):
 
     def _find_call(self, tool_call_id: str) -> tuple[ChatSession, ToolCallPart] | None:
         session = self._session_of(tool_call_id)
-        found = session.find_tool_call(tool_call_id)
-        return None if found is None else (session, found[1])
+        part = session.tool_call(tool_call_id)
+        return None if part is None else (session, part)
 
     def _publish_apps(self, pages: dict[str, Any]) -> None:
         self.apps = pages
@@ -543,7 +543,7 @@ class SessionView(anywidget.AnyWidget):
         answer: dict[str, Any] = {"type": "attachment", "request": request, "name": name}
         try:
             value = resolve(user_namespace(), [name])[name]
-            parts = self.session.attachment_parts({name: value})
+            parts = self.session.check_attachments({name: value})
         except (UnknownNameError, AttachmentError) as exc:
             answer.update(found=not isinstance(exc, UnknownNameError), error=clip(str(exc), MAX_ERROR_CHARS))
         else:
@@ -574,8 +574,8 @@ class SessionView(anywidget.AnyWidget):
         self._send_error("This view has no input box: send prompts from the chat's own.", send_id)
 
     def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None) -> None:
-        """A ``send``: its ``@names`` resolved and converted now, so that one that cannot be refuses the whole
-        message (an ``error`` echoing ``id``: the view keeps its text and chips) before anything is sent."""
+        """A ``send``: its ``@names`` resolved and converted now (the provider's limits, for all of them together,
+        are the chat's ``check_send``), so that one that cannot be refuses the whole message (an ``error`` echoing ``id``: the view keeps its text and chips) before anything is sent."""
         parts: list[AttachmentPart] = []
         if names:
             if self.scope != "chat":
@@ -584,10 +584,9 @@ class SessionView(anywidget.AnyWidget):
             try:
                 for name, value in resolve(user_namespace(), list(names)).items():
                     try:
-                        parts += attachment_parts(value, name=name)
+                        parts += object_parts(value, name=name)
                     except AttachmentError as exc:
                         raise AttachmentError(f"@{name}: {exc}") from exc  # which chip it is
-                parts = self.session.attachment_parts(parts)  # the provider's limits, for all of them together
             except (UnknownNameError, AttachmentError) as exc:
                 self._send_error(str(exc), send_id)
                 return
@@ -633,7 +632,7 @@ class SessionView(anywidget.AnyWidget):
 
     def _on_turn_thread(self, callback: Callable[[], None]) -> None:
         """Runs ``callback`` on the thread of the running turn (so a snapshot and the ops after it agree)."""
-        loop = self.session.loop
+        loop = turn_loop(self.session)
         if loop is not None and loop.is_running() and running_loop() is not loop:
             loop.call_soon_threadsafe(self._answer_later, callback)
         else:

@@ -11,7 +11,7 @@ from typing import Any
 from ai_widgets._threads import running_loop
 from ai_widgets.changes import BusyChanged, SessionChange
 from ai_widgets.messages import Message
-from ai_widgets.session import ChatSession, SessionBusyError
+from ai_widgets.session import ChatSession, SessionBusyError, turn_loop
 
 __all__ = ["GAVE_UP", "WAITED", "WAITING", "WaitingNote", "check_can_block", "start_when_idle", "wait_until_idle"]
 
@@ -65,7 +65,7 @@ def check_can_block(session: ChatSession) -> None:
     Raises:
         SessionBusyError: The turn in progress runs on the loop this thread would block.
     """
-    loop = session.loop
+    loop = turn_loop(session)
     if session.busy and loop is not None and loop is running_loop():
         raise SessionBusyError(
             "a turn is in progress on the kernel's event loop, which this blocking cell would stop: use "

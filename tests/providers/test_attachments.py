@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, MessageStatus, TextPart, ToolOutcome
-from ai_widgets.messages import Role, conversation_markdown, dump_messages
+from ai_widgets.messages import Role, dump_messages
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, PDF, PNG, png_of
 from tests.providers.kits import KITS, MockAPI, ProviderKit
@@ -226,8 +226,8 @@ async def test_lone_surrogates_in_names_and_texts_never_fail_a_request(name: str
     assert "edited \ufffd" in json.dumps(api.bodies[2], ensure_ascii=False)
     files = [p for p in session.messages[0].parts if isinstance(p, FilePart)]
     assert [p.name for p in files] == ["caf\ufffd.png", "a\ufffdb"]
-    (conversation_markdown(session.messages) + session.branches_markdown()).encode("utf-8")
-    session.to_json().encode("utf-8")
+    session.export(tmp_path / "chat.md").read_text(encoding="utf-8").encode("utf-8")
+    session.export(tmp_path / "chat.json").read_text(encoding="utf-8").encode("utf-8")
 
 
 WIDE = FilePart.from_bytes(png_of(9000, 4), "image/png", name="wide.png")

@@ -96,7 +96,7 @@ async def test_edit_in_the_middle_keeps_the_attachments_and_forks_there() -> Non
     assert edited.parts[1:] == second.parts[1:]
     assert session.branches(edited.id).count == 2
     assert session.branches(session.messages[0].id).count == 1  # nothing was replaced there
-    assert [p.position for p in session.branch_points()] == [2]
+    assert [p.position for p in session.all_branches()] == [2]
 
 
 async def test_regenerate_answers_the_last_user_message_again() -> None:
@@ -111,7 +111,7 @@ async def test_regenerate_answers_the_last_user_message_again() -> None:
     assert point.alternatives == (old, again)
     await session.regenerate()
     assert session.branches(session.messages[1].id).count == 3
-    assert _texts(session.stored_messages()) == ["first answer", "second answer"]
+    assert _texts(session._stored_messages()) == ["first answer", "second answer"]
 
 
 async def test_regenerate_after_an_error_a_stop_and_a_limit() -> None:
@@ -156,7 +156,7 @@ async def test_clear_errors_change_nothing() -> None:
     with pytest.raises(BranchError, match="a message id is text"):
         session.branches(7)  # type: ignore[arg-type]
     assert session.messages == before
-    assert session.stored_messages() == []
+    assert session._stored_messages() == []
 
 
 async def test_a_running_turn_is_refused_unless_stopped_first() -> None:
@@ -244,7 +244,7 @@ def test_the_history_file_keeps_the_branches_for_a_new_process(tmp_path: Path) -
         session = ChatSession(None, history={str(path)!r})
         points = [
             {{"position": p.position, "active": p.active, "texts": [m.text for m in p.alternatives]}}
-            for p in session.branch_points()
+            for p in session.all_branches()
         ]
         before = [m.text for m in session.messages]
         session.switch_branch(session.messages[2].id, 1)
@@ -252,7 +252,7 @@ def test_the_history_file_keeps_the_branches_for_a_new_process(tmp_path: Path) -
             "messages": before,
             "points": points,
             "after": [m.text for m in session.messages],
-            "stored": sorted(m.text for m in session.stored_messages()),
+            "stored": sorted(m.text for m in session._stored_messages()),
         }}))
         session.close()
     """
@@ -280,7 +280,7 @@ async def test_a_file_without_branches_still_loads_and_gains_them(tmp_path: Path
     path = tmp_path / "chat.json"
     path.write_text(dump_messages([Message.user("hi"), Message(Role.ASSISTANT, [TextPart("hello")])]), "utf-8")
     session = ChatSession(EchoTransport(), history=path)
-    assert session.branch_points() == []
+    assert session.all_branches() == []
     await session.regenerate()
     session.close()
     data = json.loads(path.read_text("utf-8"))
@@ -295,13 +295,13 @@ async def test_clear_forgets_the_branches(tmp_path: Path) -> None:
     await session.send("one")
     await session.regenerate()
     session.clear()
-    assert session.stored_messages() == []
-    assert session.branch_points() == []
+    assert session._stored_messages() == []
+    assert session.all_branches() == []
     await session.send("fresh")
     session.close()
     again = ChatSession(None, history=path)
     assert _texts(again.messages) == ["fresh", "fresh"]
-    assert again.branch_points() == []
+    assert again.all_branches() == []
     again.close()
 
 
@@ -337,7 +337,7 @@ def test_a_process_that_dies_leaves_its_branches_in_the_journal(tmp_path: Path) 
     assert '"op": "branches"' in journal
     session = ChatSession(None, history=path)
     assert _texts(session.messages) == ["uno", "uno"]
-    assert [(p.position, p.active, p.count) for p in session.branch_points()] == [(0, 1, 2), (1, 0, 2)]
+    assert [(p.position, p.active, p.count) for p in session.all_branches()] == [(0, 1, 2), (1, 0, 2)]
     session.switch_branch(session.messages[0].id, 0)
     assert _texts(session.messages) == ["one", "one", "two", "two"]
     session.close()
@@ -432,3 +432,29 @@ async def test_edit_with_stop_from_another_event_loop_waits_for_the_turn_to_end(
     assert (await task).status is MessageStatus.CANCELLED
     assert waiting.state is ToolCallState.CANCELLED
     assert ran == []
+
+
+async def test_an_earlier_branchs_messages_are_listed_from_its_place_without_switching_to_it(tmp_path: Path) -> None:
+    session = ChatSession(_answers("to a", "to b", "to b2"))
+    await session.send("a")
+    await session.send("b")
+    first_b = session.messages[2]
+    await session.edit(first_b.id, "b2")
+    edited = session.messages[2]
+    before = session.messages
+    assert _texts(session.branch_messages(edited.id, 0)) == ["b", "to b"]  # the earlier branch, as it was left
+    assert _texts(session.branch_messages(edited.id, 1)) == ["b2", "to b2"]  # the active one: messages from there
+    assert _texts(session.branch_messages(session.messages[0].id, 0)) == _texts(before)  # no fork: the path itself
+    assert session.messages == before  # reading changed nothing
+    with pytest.raises(BranchError, match="no branch 2"):
+        session.branch_messages(edited.id, 2)
+    with pytest.raises(BranchError):
+        session.branch_messages("nope", 0)
+    # export writes both, the earlier branch after the transcript and under "branches" in the JSON.
+    markdown = session.export(tmp_path / "chat.md").read_text(encoding="utf-8")
+    assert markdown.index("b2") < markdown.index("## Earlier branches") < markdown.index("to b\n")
+    loaded = json.loads(session.export(tmp_path / "chat.json").read_text(encoding="utf-8"))
+    assert [m["id"] for m in loaded["messages"]] == [m.id for m in before]
+    assert "branches" in loaded
+    with pytest.raises(ValueError, match=r"\.md or \.json"):
+        session.export(tmp_path / "chat.txt")

@@ -37,7 +37,7 @@ def _answer(number: int) -> ScriptedReply | str:
 
 def _check(session: ChatSession, added: list[Message]) -> None:
     messages = session.messages
-    stored = session.stored_messages()
+    stored = session._stored_messages()
     ids = [m.id for m in (*messages, *stored)]
     assert len(ids) == len(set(ids)), "a message is in two places"
     assert set(ids) == {m.id for m in added}, "a message was lost (or came from nowhere)"
@@ -46,7 +46,7 @@ def _check(session: ChatSession, added: list[Message]) -> None:
     for previous, message in itertools.pairwise(messages):
         assert not (previous.role is Role.USER and message.role is Role.USER), "a user message without its reply"
     assert all(m.status is not MessageStatus.IN_PROGRESS for m in messages)
-    for point in session.branch_points():
+    for point in session.all_branches():
         assert point.count >= 2
         assert point.alternatives[point.active] is messages[point.position]
         assert {m.role for m in point.alternatives} == {messages[point.position].role}
@@ -98,13 +98,13 @@ async def _drive(plan: list[tuple[object, ...]], folder: Path) -> None:
                 pass
         _check(session, added)
     shown = [m.id for m in session.messages]
-    points = [(p.position, p.active, [m.id for m in p.alternatives]) for p in session.branch_points()]
-    stored = sorted(m.id for m in session.stored_messages())
+    points = [(p.position, p.active, [m.id for m in p.alternatives]) for p in session.all_branches()]
+    stored = sorted(m.id for m in session._stored_messages())
     session.close()
     again = ChatSession(None, history=path)
     assert [m.id for m in again.messages] == shown
-    assert [(p.position, p.active, [m.id for m in p.alternatives]) for p in again.branch_points()] == points
-    assert sorted(m.id for m in again.stored_messages()) == stored
+    assert [(p.position, p.active, [m.id for m in p.alternatives]) for p in again.all_branches()] == points
+    assert sorted(m.id for m in again._stored_messages()) == stored
     again.close()
 
 

@@ -574,7 +574,7 @@ async def test_a_transport_that_declares_no_profile_knows_no_window_so_everythin
     assert session.context_cut is None
     # Nor are files refused ahead of the provider: no limits are known.
     image = FilePart(media_type="image/png", data=base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"x" * 64).decode())
-    assert session.attachment_parts([image]) == [image]
+    assert session.check_attachments([image]) == [image]
 
 
 async def test_a_declared_window_and_output_limit_shorten_what_is_sent() -> None:

@@ -493,7 +493,7 @@ def test_a_crash_between_the_new_snapshot_and_the_new_journal_loses_and_repeats_
             await session.send("second")
             await session.regenerate()
             session.flush_history()
-            print(session.to_json(), flush=True)
+            print(session._to_json(), flush=True)
             def killed_after_the_snapshot(src, dst):  # the new snapshot is in place; the old journal still is
                 real_replace(src, dst)
                 if str(dst).endswith(".journal"):
@@ -514,17 +514,17 @@ def test_a_crash_between_the_new_snapshot_and_the_new_journal_loses_and_repeats_
     assert journal.count(b"\n") > 1  # ...and the journal it folded in is still there, whole
     with caplog.at_level(logging.WARNING, logger="ai_widgets"):
         session = ChatSession(ScriptedTransport(["four"]), history=path)
-    assert session.to_json() == written
+    assert session._to_json() == written
     assert "belongs to an earlier version" in caplog.text  # recognised as folded in, not replayed over it again
     assert _names(tmp_path) == ["chat.json", "chat.json.journal", "chat.json.lock"]
     assert asyncio.run(session.send("third")).text == "four"
     session.flush_history()
-    expected = session.to_json()
+    expected = session._to_json()
     _crash(session._history)  # type: ignore[arg-type]
     again = ChatSession(None, history=path)
-    assert again.to_json() == expected  # what was journaled after the crash follows the new snapshot
+    assert again._to_json() == expected  # what was journaled after the crash follows the new snapshot
     assert [m.text for m in again.messages] == ["first", "one", "second", "three", "third", "four"]
-    assert [m.text for m in again.stored_messages()] == ["two"]
+    assert [m.text for m in again._stored_messages()] == ["two"]
     again.close()
 
 
@@ -732,7 +732,7 @@ async def test_a_regenerate_torn_mid_append_loses_nothing_saved_before_it(tmp_pa
     await session.send("first")
     await session.send("second")
     session.flush_history()
-    before, saved = session.to_json(), journal.stat().st_size
+    before, saved = session._to_json(), journal.stat().st_size
     await session.regenerate()
     session.flush_history()
     copy = tmp_path / "copy"
@@ -741,8 +741,8 @@ async def test_a_regenerate_torn_mid_append_loses_nothing_saved_before_it(tmp_pa
     (copy / "chat.json.journal").write_bytes(journal.read_bytes()[: saved + 60])  # torn in the regenerate's append
     session.close()
     opened = ChatSession(ScriptedTransport(["four"]), history=copy / "chat.json")
-    assert opened.to_json() == before
-    assert "two" in [m.text for m in (*opened.messages, *opened.stored_messages())]
+    assert opened._to_json() == before
+    assert "two" in [m.text for m in (*opened.messages, *opened._stored_messages())]
     await opened.regenerate()  # written after the torn tail was cut
     opened.close()
     again = ChatSession(None, history=copy / "chat.json")
@@ -772,13 +772,13 @@ def _recording_checkpoints(session: ChatSession) -> list[str]:
     """The session's state (path and branches) after each checkpoint it hands to its writer, from the empty file
     on: state ``k`` is what the file must hold once its first ``k`` checkpoints are written."""
     writer = session._history._writer  # type: ignore[union-attr]
-    states = [session.to_json()]
+    states = [session._to_json()]
     checkpoint = writer.checkpoint
 
     def recorded(changes: list[Any]) -> None:
         checkpoint(changes)
         if changes:
-            states.append(session.to_json())
+            states.append(session._to_json())
 
     writer.checkpoint = recorded  # type: ignore[method-assign]
     return states

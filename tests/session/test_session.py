@@ -1284,7 +1284,7 @@ async def test_a_session_without_a_transport_runs_a_persons_calls_and_refuses_to
     assert call.outcome is not None
     assert call.outcome.value == 42
     with pytest.raises(NoTransportError, match="no transport"):
-        session.check_can_send()
+        session._check_can_send()
     with pytest.raises(NoTransportError, match="no transport"):
         await session.send("hi")
     with pytest.raises(NoTransportError):

@@ -90,8 +90,8 @@ def script(*calls: ScriptedToolCall, then: str = "Done.") -> ScriptedTransport:
 
 
 def running(session: ChatSession, call_id: str) -> bool:
-    found = session.find_tool_call(call_id)
-    return found is not None and found[1].state is ToolCallState.RUNNING
+    found = session.tool_call(call_id)
+    return found is not None and found.state is ToolCallState.RUNNING
 
 
 def record(message: Message) -> str:

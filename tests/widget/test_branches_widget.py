@@ -93,7 +93,7 @@ async def test_malformed_and_impossible_clicks_are_refused_and_change_nothing(wi
     assert "only a user message" in errors[7]
     assert "no message 'ghost'" in errors[8]
     assert _ids(chat) == before
-    assert chat.session.stored_messages() == []
+    assert chat.session._stored_messages() == []
 
 
 async def test_a_click_racing_a_running_turn_is_refused(wire: Wire) -> None:

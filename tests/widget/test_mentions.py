@@ -378,7 +378,7 @@ async def test_a_sync_answered_on_the_turns_thread_is_answered_when_it_fails(
     wire: Wire, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chat = ChatWidget(transport=ScriptedTransport([echo]))
-    monkeypatch.setattr(ChatSession, "loop", property(lambda _self: private_loop()))  # a turn runs on another thread
+    monkeypatch.setattr(ChatSession, "_loop", lambda _self: private_loop())  # a turn runs on another thread
     monkeypatch.setattr(chat, "_send_snapshot", boom)
     wire.comms[chat.comm.comm_id].handle({"type": "sync", "have": 0})
     await wait_for(lambda: any(c["type"] == "error" for c in wire.custom(chat.comm.comm_id)))

@@ -123,7 +123,7 @@ async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_be
     began, so a turn from the input box that ran whole in between (on the package's loop thread) showed in it."""
     chat = ChatWidget(transport=ScriptedTransport(lambda request: f"{request.last_user_text} reply"))
     front = wire.comms[chat.comm.comm_id]
-    checks = chat.session.check_can_send
+    checks = chat.session._check_can_send
     calls = 0
 
     def box_turn_first() -> None:  # the asking task's send: after its view began, before its turn claims the session
@@ -137,7 +137,7 @@ async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_be
                 time.sleep(0.005)
         checks()
 
-    monkeypatch.setattr(chat.session, "check_can_send", box_turn_first)
+    monkeypatch.setattr(chat.session, "_check_can_send", box_turn_first)
     await chat.ask("asked")
     (view,) = shown
     assert [m.parts[0].text for m in chat.session.messages] == ["boxed", "boxed reply", "asked", "asked reply"]
@@ -621,8 +621,8 @@ async def test_run_again_is_refused_for_a_running_a_provider_run_or_an_unregiste
     )
     front = wire.comms[chat.comm.comm_id]
     turn = asyncio.create_task(chat.ask("go", show=False))
-    found = chat.session.find_tool_call
-    await wait_for(lambda: (f := found("s1")) is not None and f[1].state.value == "running")
+    found = chat.session.tool_call
+    await wait_for(lambda: (f := found("s1")) is not None and f.state.value == "running")
     front.handle({"type": "bench_open", "tool_call_id": "s1"})
     assert errors(wire, chat)[-1] == "Run again refused: the call of sleepy has not finished: it is running"
     await turn
@@ -683,8 +683,8 @@ async def test_a_late_value_that_cannot_be_described_still_ends_the_stopping_not
     transport = ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"])
     chat = ChatWidget(transport=transport, tools=[returns_unshowable], flush_interval=0.001)
     turn = asyncio.create_task(chat.ask("go", show=False))
-    found = chat.session.find_tool_call
-    await wait_for(lambda: (f := found("u1")) is not None and f[1].state.value == "running")
+    found = chat.session.tool_call
+    await wait_for(lambda: (f := found("u1")) is not None and f.state.value == "running")
     wire.comms[chat.comm.comm_id].handle({"type": "cancel", "tool_call_id": "u1"})
     await turn
 
