@@ -22,6 +22,7 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from ai_widgets._rich import is_rich
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, object_parts
@@ -539,16 +540,54 @@ class SessionView(anywidget.AnyWidget):
         self._send_custom(shown_json({"type": "completions", "request": request, "prefix": prefix, "items": items}))
 
     def _describe(self, name: str, request: int) -> None:
-        """Answers ``describe``: what the chip of ``@name`` shows, or why it cannot be attached."""
-        answer: dict[str, Any] = {"type": "attachment", "request": request, "name": name}
+        """Answers ``describe``: what the chip of ``@name`` shows, or why it cannot be attached. A value that must be
+        drawn (a figure, an image, a rich repr) is described off the kernel's loop (:meth:`_off_the_loop`)."""
         try:
             value = resolve(user_namespace(), [name])[name]
-            parts = self.session.check_attachments({name: value})
-        except (UnknownNameError, AttachmentError) as exc:
-            answer.update(found=not isinstance(exc, UnknownNameError), error=clip(str(exc), MAX_ERROR_CHARS))
+        except UnknownNameError as exc:
+            self._answer_describe(name, request, exc)
+            return
+
+        def described() -> None:
+            try:
+                parts = self.session.check_attachments({name: value})
+                self._answer_describe(name, request, None, chip(name, value, parts))
+            except AttachmentError as exc:
+                self._answer_describe(name, request, exc)
+
+        if is_rich(value):
+            self._off_the_loop(described, lambda exc: self._answer_describe(name, request, exc))
         else:
-            answer.update(found=True, error=None, **chip(name, value, parts))
+            described()
+
+    def _answer_describe(
+        self, name: str, request: int, problem: BaseException | None, shown: dict[str, Any] | None = None
+    ) -> None:
+        answer: dict[str, Any] = {"type": "attachment", "request": request, "name": name}
+        if problem is None:
+            answer.update(found=True, error=None, **(shown or {}))
+        else:
+            message = str(problem) if isinstance(problem, (UnknownNameError, AttachmentError)) else _described(problem)
+            answer.update(found=not isinstance(problem, UnknownNameError), error=clip(message, MAX_ERROR_CHARS))
         self._send_custom(shown_json(answer))
+
+    def _off_the_loop(self, work: Callable[[], None], failed: Callable[[BaseException], None]) -> None:
+        """Runs ``work`` on a worker thread, started from the kernel's loop, so that drawing an attachment (a figure
+        of many subplots takes seconds, at most ``attachments.MAX_RENDER_SECONDS``) never holds up the loop: the
+        turns streaming meanwhile, the clicks. ``work`` answers the view itself; anything it raises is answered by
+        ``failed`` (every request of the view gets its answer)."""
+
+        async def run() -> None:
+            try:
+                await asyncio.to_thread(work)
+            except Exception as exc:
+                logger.warning("ai_widgets: answering the view failed", exc_info=exc)
+                failed(exc)
+
+        try:
+            asyncio.run_coroutine_threadsafe(run(), self._background_loop())
+        except RuntimeError as exc:  # no loop to run on (the kernel is shutting down)
+            failed(exc)
 
     # --- /name: the MCP servers' prompts ----------------------------------------------------------------------------
 
@@ -574,23 +613,36 @@ class SessionView(anywidget.AnyWidget):
         self._send_error("This view has no input box: send prompts from the chat's own.", send_id)
 
     def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None) -> None:
-        """A ``send``: its ``@names`` resolved and converted now (the provider's limits, for all of them together,
-        are the chat's ``check_send``), so that one that cannot be refuses the whole message (an ``error`` echoing ``id``: the view keeps its text and chips) before anything is sent."""
-        parts: list[AttachmentPart] = []
-        if names:
-            if self.scope != "chat":
-                self._on_send(text, [], send_id)  # refused there, with that view's own reason
-                return
-            try:
-                for name, value in resolve(user_namespace(), list(names)).items():
-                    try:
-                        parts += object_parts(value, name=name)
-                    except AttachmentError as exc:
-                        raise AttachmentError(f"@{name}: {exc}") from exc  # which chip it is
-            except (UnknownNameError, AttachmentError) as exc:
-                self._send_error(str(exc), send_id)
-                return
-        self._on_send(text, parts, send_id)
+        """A ``send``: its ``@names`` resolved now and converted (off the kernel's loop when one must be drawn: a
+        figure, an image, a rich repr), so that one that cannot be refuses the whole message (an ``error`` echoing
+        ``id``: the view keeps its text and chips) before anything is sent; the provider's limits, for all of them
+        together, are the chat's ``check_send``."""
+        if not names:
+            self._on_send(text, [], send_id)
+            return
+        if self.scope != "chat":
+            self._on_send(text, [], send_id)  # refused there, with that view's own reason
+            return
+        try:
+            values = resolve(user_namespace(), list(names))
+        except UnknownNameError as exc:
+            self._send_error(str(exc), send_id)
+            return
+
+        def converted() -> None:
+            parts: list[AttachmentPart] = []
+            for name, value in values.items():
+                try:
+                    parts += object_parts(value, name=name)
+                except AttachmentError as exc:
+                    self._send_error(f"@{name}: {exc}", send_id)  # which chip it is
+                    return
+            self._on_send(text, parts, send_id)
+
+        if any(is_rich(value) for value in values.values()):
+            self._off_the_loop(converted, lambda exc: self._send_error(_described(exc), send_id))
+        else:
+            converted()
 
     def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
         raise NotImplementedError

@@ -3,8 +3,10 @@ whose names are resolved and converted before anything is sent (docs/protocol.md
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +70,13 @@ def answers(wire: Wire, chat: ChatWidget, kind: str) -> list[dict[str, Any]]:
     return [c for c in wire.custom(chat.comm.comm_id) if c.get("type") == kind]
 
 
+async def answered(wire: Wire, chat: ChatWidget, kind: str, count: int) -> list[dict[str, Any]]:
+    """The view's answers of ``kind`` once there are ``count`` of them: a value that must be drawn (a figure, a
+    frame) is converted off the kernel's loop, and answered when it is done."""
+    await wait_for(lambda: len(answers(wire, chat, kind)) >= count)
+    return answers(wire, chat, kind)
+
+
 def test_kinds_say_what_a_variable_is() -> None:
     assert describe(pd.DataFrame({c: range(1000) for c in "abcd"})) == ("DataFrame 1,000×4", True)
     assert describe(np.zeros((3, 4))) == ("ndarray (3, 4) float64", True)
@@ -119,7 +128,8 @@ async def test_describe_gives_the_chip_with_a_small_thumbnail_for_a_figure(wire:
     front = wire.comms[chat.comm.comm_id]
     for request, name in enumerate(("df", "fig", "ghost")):
         front.handle({"type": "describe", "name": name, "request": request})
-    df, fig, ghost = answers(wire, chat, "attachment")
+    described = {answer["name"]: answer for answer in await answered(wire, chat, "attachment", 3)}
+    df, fig, ghost = described["df"], described["fig"], described["ghost"]
     assert df["found"]
     assert df["error"] is None
     assert df["kind"] == "DataFrame 3×1"
@@ -143,7 +153,7 @@ async def test_send_resolves_the_names_at_send_time_and_the_message_keeps_them(
     front = wire.comms[chat.comm.comm_id]
     user_ns["df"] = pd.DataFrame({"y": range(10)})  # changed after the chip was made: the send takes what is there now
     front.handle({"type": "send", "text": "compare @df and @fig", "attach": ["df", "fig", "df"], "id": "s1"})
-    assert answers(wire, chat, "sent") == [{"type": "sent", "id": "s1"}]
+    assert await answered(wire, chat, "sent", 1) == [{"type": "sent", "id": "s1"}]
     await wait_for(lambda: not chat.session.busy and len(chat.history) == 2)
     user, reply = chat.history
     assert [p["kind"] for p in user["parts"]] == ["text", "text", "file"]
@@ -171,11 +181,11 @@ async def test_an_unknown_name_or_a_refused_attachment_sends_nothing(wire: Wire,
     front.handle({"type": "send", "text": "look @ghost", "attach": ["ok", "ghost"], "id": "s1"})
     front.handle({"type": "send", "text": "look @fig", "attach": ["fig"], "id": "s2"})
     front.handle({"type": "send", "text": "look @os", "attach": ["os"], "id": "s3"})  # a module: not offered
-    errors = answers(wire, chat, "error")
-    assert [e["id"] for e in errors] == ["s1", "s2", "s3"]
-    assert "@os: it is a module" in errors[2]["message"]
-    assert "no variable 'ghost'" in errors[0]["message"]
-    assert "image" in errors[1]["message"]
+    errors = {e["id"]: e for e in await answered(wire, chat, "error", 3)}  # the figure's, once it is drawn
+    assert sorted(errors) == ["s1", "s2", "s3"]
+    assert "@os: it is a module" in errors["s3"]["message"]
+    assert "no variable 'ghost'" in errors["s1"]["message"]
+    assert "image" in errors["s2"]["message"]
     user_ns["thing"] = object()
     front.handle({"type": "send", "text": "look @ok @thing", "attach": ["ok", "thing"], "id": "s4"})
     refused = answers(wire, chat, "error")[-1]["message"]
@@ -277,7 +287,7 @@ async def test_a_send_with_attachments_while_busy_is_refused_with_its_id(wire: W
     front.handle({"type": "send", "text": "first"})
     await wait_for(lambda: chat.session.busy)
     front.handle({"type": "send", "text": "@df", "attach": ["df"], "id": "s9"})
-    [error] = answers(wire, chat, "error")
+    [error] = await answered(wire, chat, "error", 1)
     assert error["id"] == "s9"
     assert "still running" in error["message"]
     assert answers(wire, chat, "sent") == []
@@ -384,3 +394,34 @@ async def test_a_sync_answered_on_the_turns_thread_is_answered_when_it_fails(
     await wait_for(lambda: any(c["type"] == "error" for c in wire.custom(chat.comm.comm_id)))
     [error] = answers(wire, chat, "error")
     assert error["message"] == "Answering the view failed: RuntimeError: a bug in the kernel"
+
+
+async def test_a_value_that_must_be_drawn_is_drawn_off_the_kernels_loop(wire: Wire, user_ns: dict[str, Any]) -> None:
+    """The input box's ``@chart`` and its chip: the handler returns before the drawing, so the kernel's loop goes on
+    (here, a coroutine on it lets the drawing finish); drawn on the handler's thread, it would wait in vain."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 4), "red").save(buffer, format="PNG")
+    drawn = threading.Event()
+
+    class SlowChart:
+        def _repr_png_(self) -> bytes:
+            if not drawn.wait(10):
+                raise RuntimeError("the drawing held the loop")
+            return buffer.getvalue()
+
+    user_ns["chart"] = SlowChart()
+    chat = ChatWidget(transport=ScriptedTransport([echo]))
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "describe", "name": "chart", "request": 1})
+    front.handle({"type": "send", "text": "see @chart", "attach": ["chart"], "id": "s1"})
+
+    async def let_it_draw() -> None:
+        drawn.set()
+
+    asyncio.run_coroutine_threadsafe(let_it_draw(), private_loop()).result(timeout=5)
+    [chip] = await answered(wire, chat, "attachment", 1)
+    assert chip["error"] is None
+    assert chip["thumbnail"].startswith("data:image/png;base64,")
+    assert await answered(wire, chat, "sent", 1) == [{"type": "sent", "id": "s1"}]
+    await wait_for(lambda: not chat.session.busy and len(chat.session.messages) == 2)
+    assert [type(part).__name__ for part in chat.session.messages[0].parts] == ["TextPart", "FilePart"]
