@@ -75,9 +75,9 @@ def _open_view(wire: _Wire, channel: BaseComm) -> dict[str, Any]:
     _handle(channel, {"method": "request_state"})
     state = wire.sent[-1].content["state"]
     first_bytes = wire.sent[-1].nbytes
-    history = list(state["history"])
+    history = list(state["_history"])
     first_count = len(history)
-    missing = int(state.get("older", {}).get("count", 0))
+    missing = int(state.get("_older", {}).get("count", 0))
     _handle(
         channel,
         {"method": "custom", "content": {"type": "sync", "have": missing + len(history), "last": history[-1]["id"]}},
@@ -111,19 +111,19 @@ def measure(messages: int) -> dict[str, dict[str, Any]]:
             started = time.perf_counter()
             widget = cls(ChatSession(ScriptedTransport([]), messages=conversation))
             created = wire.sent[:]
-            opening = next(s for s in created if s.content.get("state", {}).get("history") is not None)
+            opening = next(s for s in created if s.content.get("state", {}).get("_history") is not None)
             state = opening.content["state"]
             channel = wire.comms[-1]
             view = _open_view(wire, channel)
             second = _open_view(wire, channel)
             results[name] = {
                 "created": sum(s.nbytes for s in created),
-                "created_messages": len(state["history"]),
+                "created_messages": len(state["_history"]),
                 "bundle": len(json.dumps(state.get("_esm", ""))) + len(json.dumps(state.get("_css", ""))),
                 "view": view,
                 "second": second,
                 "seconds": time.perf_counter() - started,
-                "total": len(widget.history),
+                "total": len(widget._history),
             }
             widget.close()
     return results

@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // The repository's shared fixtures (tests/fixtures: saved notebooks) are read too.
+  server: { fs: { allow: [".."] } },
   test: {
     environment: "jsdom",
     include: ["tests/**/*.test.ts"],

@@ -18,11 +18,11 @@ import traitlets
 
 __all__ = ["LOADER", "FrontEndBundle", "loader_traits", "shared_bundle"]
 
-#: Each view's ``_esm`` (small: every view saves its copy): imports the code its ``bundle_model`` holds, once per
+#: Each view's ``_esm`` (small: every view saves its copy): imports the code its ``_bundle_model`` holds, once per
 #: page whatever the number of views (the import is kept on that model's front-end object), and renders with it;
 #: says so in the view when that model cannot be found.
 LOADER = (
-    "export default{async render(r){let m=r.model,h;try{h=await m.widget_manager.get_model(m.get('bundle_model'));"
+    "export default{async render(r){let m=r.model,h;try{h=await m.widget_manager.get_model(m.get('_bundle_model'));"
     "h.c??=import(URL.createObjectURL(new Blob([h.get('code')],{type:'text/javascript'})))}"
     "catch(e){r.el.textContent='ai_widgets: the front-end code of this notebook is missing ('+e+')';return}"
     "return(await h.c).default.render(r)}}\n"
@@ -66,6 +66,6 @@ def loader_traits(bundle: FrontEndBundle) -> dict[str, Any]:
     return {
         "_esm": LOADER,
         "_css": "",
-        "bundle_model": bundle.model_id,
+        "_bundle_model": bundle.model_id,
         "layout": bundle.layout,
     }

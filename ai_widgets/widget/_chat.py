@@ -17,7 +17,7 @@ import ipywidgets
 
 from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.attachments import AttachmentPart, message_attachments, message_attachments_async
-from ai_widgets.messages import Message, MessageStatus, TextPart, conversation_markdown
+from ai_widgets.messages import Message, MessageStatus, TextPart, Usage, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import (
     BranchPoint,
@@ -126,6 +126,17 @@ class ChatWidget(SessionView):
         history: A JSON file that keeps the conversation across kernel restarts (when no session is given; see
             :class:`~ai_widgets.ChatSession`). Running the cell again opens it again: the new chat takes the file
             over, and this one shows that it no longer saves, and refuses to send. :meth:`close` releases it.
+
+    Attributes:
+        session: The :class:`~ai_widgets.ChatSession` it shows.
+        messages: The conversation (``session.messages``).
+        history: The ``history=`` file (a ``Path``), or ``None``.
+        tools: The session's :class:`~ai_widgets.ToolRegistry` (``session.tools``).
+        usage: What the conversation used so far (``session.usage``).
+
+    What the widget syncs with the front end is its own state, behind ``_`` (``_history``, ``_tools``, ``_usage``,
+    ...); its public traits are the settings above (``suggestions``, ``collapse_tool_calls``, ``placeholder``,
+    ``compact``).
     """
 
     def __init__(
@@ -193,6 +204,7 @@ class ChatWidget(SessionView):
             compact=compact,
         )
         self._owns_history = history is not None
+        self._history_file = None if history is None else Path(history)
 
     def close(self) -> None:
         """Closes the widget; a ``history`` file it opened is written, folded into its one JSON file, and released
@@ -604,6 +616,21 @@ class ChatWidget(SessionView):
     def messages(self) -> list[Message]:
         """The conversation."""
         return self.session.messages
+
+    @property
+    def history(self) -> Path | None:
+        """The file given as ``history=``, which keeps the conversation (``None``: none was given)."""
+        return self._history_file
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The session's tools (``session.tools``): register or remove tools here, the cards follow."""
+        return self.session.tools
+
+    @property
+    def usage(self) -> Usage:
+        """What the conversation has used so far (``session.usage``): tokens, requests and cost."""
+        return self.session.usage
 
     def transcript(self) -> str:
         """The conversation as markdown."""

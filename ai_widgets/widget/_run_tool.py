@@ -37,7 +37,9 @@ class RunToolView(SessionView):
     """
 
     def __init__(self, session: ChatSession, *, flush_interval: float = 1 / 30) -> None:
-        super().__init__(session, flush_interval=flush_interval, scope="bench", compact=True, collapse_tool_calls=False)
+        super().__init__(
+            session, flush_interval=flush_interval, _scope="bench", compact=True, collapse_tool_calls=False
+        )
 
     def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
         del text, attach
@@ -78,12 +80,12 @@ class ToolRun:
     @property
     def outcome(self) -> ToolOutcome | None:
         """The latest run's outcome; ``None`` before the first run has finished, and while a run goes on."""
-        return self.widget._bench.outcome(self._entry_id)
+        return self.widget._bench_host.outcome(self._entry_id)
 
     @property
     def running(self) -> bool:
         """Whether a run goes on."""
-        return self.widget._bench.running(self._entry_id)
+        return self.widget._bench_host.running(self._entry_id)
 
     def __repr__(self) -> str:
         outcome = self.outcome
@@ -121,7 +123,7 @@ def _prepare(
         context=context,
     )
     widget = RunToolView(session)
-    entry_id = widget._bench.open(chosen.name, arguments)
+    entry_id = widget._bench_host.open(chosen.name, arguments)
     required = chosen.definition.parameters.get("required")
     complete = all(name in arguments for name in required) if isinstance(required, list) else True
     return widget, entry_id, complete
@@ -215,7 +217,7 @@ def run_tool(
     _show(widget)
     if not complete:
         return ToolRun(widget, entry_id)
-    bench = widget._bench
+    bench = widget._bench_host
     bench.prepare(entry_id, arguments, check=False)  # invalid ones run too: the call fails as the model's would
     no_one = _NoOneToApprove(bench.session_of(entry_id))
     future = asyncio.run_coroutine_threadsafe(bench.run(entry_id), private_loop())
@@ -247,7 +249,7 @@ async def arun_tool(
     _show(widget)
     if not complete:
         return ToolRun(widget, entry_id)
-    bench = widget._bench
+    bench = widget._bench_host
     bench.prepare(entry_id, arguments, check=False)
     no_one = _NoOneToApprove(bench.session_of(entry_id))
     try:

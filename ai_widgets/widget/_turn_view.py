@@ -47,7 +47,7 @@ class TurnView(SessionView):
             session,
             start=start,
             flush_interval=flush_interval,
-            scope="turn",
+            _scope="turn",
             collapse_tool_calls=collapse_tool_calls,
         )
 
@@ -63,9 +63,9 @@ class TurnView(SessionView):
             if self._owner is not None and _current_task() is not self._owner:
                 return  # a turn another caller started: not this view's
             self._began = True
-            self.busy = True
+            self._busy = True
         elif self._began:
-            self.busy = False
+            self._busy = False
             self._stop_mirroring()  # this turn is over: what follows belongs to other turns
 
     def settle(self) -> None:

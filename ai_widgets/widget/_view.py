@@ -136,41 +136,41 @@ class SessionView(anywidget.AnyWidget):
     # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message). A
     # state (the comm's opening one, a new page's) carries only the newest, about a screen; "older" says how many
     # come before them, and a view asks for those in chunks (docs/protocol.md, "Finished messages").
-    history: traitlets.List[dict[str, Any]] = traitlets.List().tag(
+    _history: traitlets.List[dict[str, Any]] = traitlets.List().tag(
         sync=True, to_json=lambda history, _widget: history[screen_start(history) :]
     )
     # Computed from ``history`` whenever a state is built (never set): see older_state.
-    older = traitlets.Dict().tag(
-        sync=True, to_json=lambda _value, widget: older_state(widget.history, screen_start(widget.history))
+    _older = traitlets.Dict().tag(
+        sync=True, to_json=lambda _value, widget: older_state(widget._history, screen_start(widget._history))
     )
     # The messages in progress as a view last had them: the kernel leaves it empty (a view asks for the live state
     # with "sync"); each view keeps its own copy current in place, so a notebook saved mid-turn shows the reply.
-    live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
-    tools = traitlets.Dict().tag(sync=True)
-    usage = traitlets.Dict().tag(sync=True)
-    busy = traitlets.Bool(False).tag(sync=True)
-    allowed_always = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    _live: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    _tools = traitlets.Dict().tag(sync=True)
+    _usage = traitlets.Dict().tag(sync=True)
+    _busy = traitlets.Bool(False).tag(sync=True)
+    _allowed_always = traitlets.List(traitlets.Unicode()).tag(sync=True)
     suggestions = traitlets.List(traitlets.Unicode()).tag(sync=True)
     collapse_tool_calls = traitlets.Bool(True).tag(sync=True)
     placeholder = traitlets.Unicode("Message the model…").tag(sync=True)
     compact = traitlets.Bool(False).tag(sync=True)
-    kernel_mode = traitlets.Unicode("").tag(sync=True)
+    _kernel_mode = traitlets.Unicode("").tag(sync=True)
     # "chat": the whole conversation with its input box; "turn": one turn, shown in the cell that asked for it;
     # "bench": one tool run by hand (run_tool), its bench entry alone.
-    scope = traitlets.Unicode("chat").tag(sync=True)
+    _scope = traitlets.Unicode("chat").tag(sync=True)
     # Tools run by hand ("Run again", run_tool's form): one entry per form, with its latest run. Set whole, at most
     # about 30 times a second while a run streams (docs/protocol.md, "The bench").
-    bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    _bench: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     # The model that holds the front-end code, where this view's ``_esm`` loads it from (empty: ``_esm`` is the code).
-    bundle_model = traitlets.Unicode("").tag(sync=True)
+    _bundle_model = traitlets.Unicode("").tag(sync=True)
     # The display id of the static transcript shown after this view (``_ipython_display_``): a live view hides it.
-    transcript_id = traitlets.Unicode("").tag(sync=True)
+    _transcript_id = traitlets.Unicode("").tag(sync=True)
     # How the last request was shortened to fit the model's context window (``ContextCut`` as a dict), empty when
     # it carried everything: the view shows a marker where sending stopped (docs/protocol.md, the traits).
-    context_cut = traitlets.Dict().tag(sync=True)
+    _context_cut = traitlets.Dict().tag(sync=True)
     # The pages of the MCP Apps the cards show, by tool name (``AppPage`` as a dict, each at most a megabyte): asked
     # for by a card (``app_open``), read from the tool's server (docs/protocol.md, "MCP Apps").
-    apps = traitlets.Dict().tag(sync=True)
+    _apps = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -186,7 +186,7 @@ class SessionView(anywidget.AnyWidget):
         marks = branch_marks(session) if shown else {}
         super().__init__(
             # In the state the comm opens with (its newest part): a view starts from it, whenever it opens.
-            history=[_marked(message_dict(message, index), marks) for index, message in shown],
+            _history=[_marked(message_dict(message, index), marks) for index, message in shown],
             **_front_end_traits(),
             **traits,
         )
@@ -194,22 +194,22 @@ class SessionView(anywidget.AnyWidget):
         # The finished messages shown, for the static transcript beside the live view (``_ipython_display_``).
         self._shown_messages: list[Message] = [message for _index, message in shown]
         self._display_id = f"aiw-{uuid.uuid4().hex[:12]}"  # in each saved transcript three times: short
-        self.transcript_id = self._display_id
+        self._transcript_id = self._display_id
         self._notices: list[str] = []  # about the session itself, for every view, also one that opens later
         self._transcript_lock = threading.Lock()
         self._published_transcript: str | None = None  # None: never displayed with our display id
         self._main_loop = main_loop()
         self._prompts = PromptCatalog(session)
-        self._bench = Bench(
+        self._bench_host = Bench(
             session,
             self._publish_bench,
             loop=self._background_loop,
             on_run_end=self._refresh_allowed,
             interval=flush_interval,
         )
-        self._apps = AppHost(
+        self._app_host = AppHost(
             session,
-            self._bench,
+            self._bench_host,
             find=self._find_call,
             publish=self._publish_apps,
             send=self._send_custom,
@@ -220,7 +220,7 @@ class SessionView(anywidget.AnyWidget):
         self._refresh_tools()
         self._turn_ended(None)
         self._set_context_cut(session.context_cut)
-        self.kernel_mode = kernel_support().kind
+        self._kernel_mode = kernel_support().kind
         self.on_msg(self._handle_frontend_message)
 
     def _mirror(self, start: int | None) -> None:
@@ -238,7 +238,7 @@ class SessionView(anywidget.AnyWidget):
             on_context=self._set_context_cut,
             start=start,
         )
-        self._bridge.finished_shown = lambda: self.history  # a call's thread after its call ended, kept in it too
+        self._bridge.finished_shown = lambda: self._history  # a call's thread after its call ended, kept in it too
         self._unsubscribe_tools = self.session.tools.subscribe(lambda _registry: self._refresh_tools())
 
     # --- kernel -> front end --------------------------------------------------------------------------------------
@@ -285,8 +285,8 @@ class SessionView(anywidget.AnyWidget):
     def _message_finished(self, message: Message, index: int) -> None:
         shown = branch_marked(self.session, message_dict(message, index))
         with self._patches.lock:
-            position = len(self.history)
-            self.history.append(shown)  # in place: no trait sync; the op carries this message alone
+            position = len(self._history)
+            self._history.append(shown)  # in place: no trait sync; the op carries this message alone
             self._shown_messages.append(message)
             self._patches.push({"op": "finish", "position": position, "message": shown})
             self._patches.flush()
@@ -294,8 +294,8 @@ class SessionView(anywidget.AnyWidget):
     def _branched(self, position: int) -> None:
         # In place, like a clear: the "cut" op drops the same finished messages from every view's copy.
         with self._patches.lock:
-            kept = sum(1 for shown in self.history if shown.get("index", 0) < position)
-            del self.history[kept:]
+            kept = sum(1 for shown in self._history if shown.get("index", 0) < position)
+            del self._history[kept:]
             del self._shown_messages[kept:]
             self._patches.push({"op": "cut", "position": kept})
             self._patches.flush()
@@ -303,20 +303,20 @@ class SessionView(anywidget.AnyWidget):
     def _cleared(self) -> None:
         # In place too: the "clear" op (already sent) empties every view's copy.
         with self._patches.lock:
-            self.history.clear()
+            self._history.clear()
             self._shown_messages.clear()
-        self.context_cut = {}
+        self._context_cut = {}
         self._turn_ended(None)
 
     def _set_busy(self, busy: bool) -> None:
-        self.busy = busy
+        self._busy = busy
 
     def _set_context_cut(self, cut: ContextCut | None) -> None:
         self._patches.flush()  # the messages the marker names go first
-        self.context_cut = {} if cut is None else dataclasses.asdict(cut)
+        self._context_cut = {} if cut is None else dataclasses.asdict(cut)
 
     def _turn_ended(self, _message: Message | None) -> None:
-        self.usage = self.session.usage.to_dict()
+        self._usage = self.session.usage.to_dict()
         self._refresh_allowed()
         self.update_transcript()
 
@@ -334,7 +334,7 @@ class SessionView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         # For a host that shows a bundle itself (one output): the transcript is the view's fallback there.
         bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None or self.scope == "bench":  # run_tool's form: no conversation to show
+        if bundle is None or self._scope == "bench":  # run_tool's form: no conversation to show
             return bundle
         data, metadata = bundle
         return {**data, **self._transcript()}, metadata
@@ -355,7 +355,7 @@ class SessionView(anywidget.AnyWidget):
         if bundle is None:
             return  # closed: nothing to show
         data, metadata = bundle
-        if self.scope == "bench":
+        if self._scope == "bench":
             display(data, metadata=metadata, raw=True)
             return
         # No text/plain: an untrusted notebook, which has no widget renderer, would show the widget's repr there.
@@ -369,7 +369,7 @@ class SessionView(anywidget.AnyWidget):
     def update_transcript(self) -> None:
         """Brings the static transcript of every output that shows this widget up to date (done as each turn ends,
         and by the asking call when its turn ends); nothing when it is current, or the widget was never shown."""
-        if self._published_transcript is None or self.comm is None or self.scope == "bench":
+        if self._published_transcript is None or self.comm is None or self._scope == "bench":
             return  # never shown, or closed
         transcript = self._transcript(transcript_id=self._display_id)
         with self._transcript_lock:
@@ -384,10 +384,10 @@ class SessionView(anywidget.AnyWidget):
         policy = self.session.approval_policy
         if isinstance(policy, DefaultApprovalPolicy):
             names = {name.casefold(): name for name in self.session.tools.names()}
-            self.allowed_always = sorted(names.get(key, key) for key in policy.allowed_always)
+            self._allowed_always = sorted(names.get(key, key) for key in policy.allowed_always)
 
     def _refresh_tools(self) -> None:
-        self.tools = {d.name: tool_info(d) for d in self.session.tools.definitions()}
+        self._tools = {d.name: tool_info(d) for d in self.session.tools.definitions()}
 
     # --- front end -> kernel --------------------------------------------------------------------------------------
 
@@ -450,17 +450,17 @@ class SessionView(anywidget.AnyWidget):
                 except UnknownToolCallError as exc:
                     self._send_error(f"Answer refused: {exc}", call_id=call_id)
             case BenchOpenAction(tool_call_id=call_id):
-                self._bench_action(lambda: self._bench.open_call(call_id), "Run again")
+                self._bench_action(lambda: self._bench_host.open_call(call_id), "Run again")
             case BenchRunAction(id=entry_id, arguments=arguments):
-                self._bench_action(lambda: self._bench.start(entry_id, arguments), "Run")
+                self._bench_action(lambda: self._bench_host.start(entry_id, arguments), "Run")
             case BenchCloseAction(id=entry_id):
-                if self.scope == "bench":
+                if self._scope == "bench":
                     self._send_error("This form is the cell's own: it stays for the next run.")
                 else:
-                    self._bench_action(lambda: self._bench.close_entry(entry_id), "Close")
+                    self._bench_action(lambda: self._bench_host.close_entry(entry_id), "Close")
             case AppOpenAction(tool_call_id=call_id):
                 try:
-                    self._apps.open(call_id)
+                    self._app_host.open(call_id)
                 except (ValueError, RuntimeError) as exc:
                     self._send_error(f"The app could not be shown: {exc}")
             case ResourceOpenAction(tool_call_id=call_id, uri=uri):
@@ -469,7 +469,7 @@ class SessionView(anywidget.AnyWidget):
                 except ValueError as exc:
                     self._send_error(f"The resource could not be opened: {exc}")
             case AppCallAction(tool_call_id=call_id, request=request, name=name, arguments=app_arguments):
-                self._apps.call(call_id, request, name, app_arguments)
+                self._app_host.call(call_id, request, name, app_arguments)
             case RevokeAction(tool_name=name):
                 policy = self.session.approval_policy
                 if not isinstance(policy, DefaultApprovalPolicy):
@@ -509,10 +509,10 @@ class SessionView(anywidget.AnyWidget):
         return None if part is None else (session, part)
 
     def _publish_apps(self, pages: dict[str, Any]) -> None:
-        self.apps = pages
+        self._apps = pages
 
     def _session_of(self, tool_call_id: str) -> ChatSession:
-        return self._bench.session_for(tool_call_id) or self.session
+        return self._bench_host.session_for(tool_call_id) or self.session
 
     def _bench_action(self, action: Callable[[], object], what: str) -> None:
         try:
@@ -523,7 +523,7 @@ class SessionView(anywidget.AnyWidget):
             self._send_error(f"{what} failed: {exc}")
 
     def _publish_bench(self, entries: list[dict[str, Any]]) -> None:
-        self.bench = entries  # under the bench's lock: one publisher at a time
+        self._bench = entries  # under the bench's lock: one publisher at a time
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         """Where a turn or a run started from the front end runs: the kernel's loop, else a private one."""
@@ -620,7 +620,7 @@ class SessionView(anywidget.AnyWidget):
         if not names:
             self._on_send(text, [], send_id)
             return
-        if self.scope != "chat":
+        if self._scope != "chat":
             self._on_send(text, [], send_id)  # refused there, with that view's own reason
             return
         try:
@@ -658,7 +658,7 @@ class SessionView(anywidget.AnyWidget):
         """Answers a view's ``sync``: the finished messages it lacks, and the live ones as they are now."""
         with self._patches.lock:
             self._patches.flush()
-            history = self.history
+            history = self._history
             # The view holds the finished messages up to position ``have`` if its last one is ours at that place;
             # else (it started from an old state: a replay, a clear it missed) it starts again from the newest
             # ones, as a new view does ("fresh": it drops its copy), and asks for the earlier ones.
@@ -675,7 +675,7 @@ class SessionView(anywidget.AnyWidget):
         """Answers a view's ``older``: the chunk of finished messages just before position ``at``, where the view
         holds ``before``. A view whose copy is not the kernel's there starts again (a fresh snapshot)."""
         with self._patches.lock:
-            history = self.history
+            history = self._history
             if not (0 < at < len(history) and history[at].get("id") == before):
                 self._send_snapshot(0, None)  # a fresh snapshot
                 return
@@ -709,8 +709,8 @@ class SessionView(anywidget.AnyWidget):
     def close(self) -> None:
         """Stops mirroring the session, stops the runs by hand, and closes the widget's models."""
         self._stop_mirroring()
-        if hasattr(self, "_bench"):
-            self._bench.close()
+        if hasattr(self, "_bench_host"):
+            self._bench_host.close()
         super().close()
 
 

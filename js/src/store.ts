@@ -21,6 +21,7 @@ import type { AnyModel } from "@anywidget/types";
 import { LiveMessages, setAfterStop, type StoreEvent } from "./live";
 import { asPatchOp, isRecord, normalizeMessage } from "./normalize";
 import type { Message, OutgoingMessage, WidgetTraits } from "./types";
+import { readTrait } from "./traits";
 
 export type { StoreEvent };
 export type Listener = (event: StoreEvent) => void;
@@ -68,7 +69,7 @@ export class ChatStore {
   attach(): void {
     if (this.attached++ > 0) return;
     this.model.on("msg:custom", this.onCustom);
-    this.model.on("change:history", this.onHistory);
+    this.model.on("change:_history", this.onHistory);
     this.load(true);
     this.live.restore();
   }
@@ -77,7 +78,7 @@ export class ChatStore {
     if (--this.attached > 0) return;
     this.attached = 0;
     this.model.off("msg:custom", this.onCustom);
-    this.model.off("change:history", this.onHistory);
+    this.model.off("change:_history", this.onHistory);
   }
 
   private readonly onCustom = (msg: unknown): void => this.handle(msg);
@@ -112,13 +113,13 @@ export class ChatStore {
 
   /** The model's `history` array, which the store keeps current in place. */
   private history(): unknown[] {
-    const history = this.model.get("history");
+    const history = readTrait(this.model, "_history");
     return Array.isArray(history) ? history : this.own;
   }
 
   /** The model's `live` array (the live messages, for saved state), likewise. */
   private saved(): unknown[] {
-    const live = this.model.get("live");
+    const live = readTrait(this.model, "_live");
     return Array.isArray(live) ? live : this.ownLive;
   }
 
@@ -138,7 +139,7 @@ export class ChatStore {
   /** How many finished messages the state's `history` leaves out before its first (the `older` trait); a copy
    * that holds the message the trait names later (the earlier ones were put in front of it) misses fewer. */
   private missingAtLoad(history: unknown[]): number {
-    const older = this.model.get("older");
+    const older = readTrait(this.model, "_older");
     const count = isRecord(older) && typeof older.count === "number" && Number.isInteger(older.count) ? older.count : 0;
     const first = isRecord(older) && typeof older.before === "string" ? older.before : "";
     if (count <= 0 || !first) return 0;

@@ -205,36 +205,40 @@ export interface ToolInfo {
   app?: string | null;
 }
 
-/** The synced traits of a ChatWidget (kernel -> front end only). */
+/** The synced traits of a ChatWidget (kernel -> front end only). The ones behind `_` are the widget's own state,
+ * the others settings a user gives; a notebook saved before the `_` has the same state under the names without it
+ * (`readTrait` reads those). */
 export interface WidgetTraits {
   /** The finished messages, oldest first (raw: normalise before use). Kept current in place by the store. */
-  history: unknown[];
+  _history: unknown[];
   /** How many finished messages come before `before` (the first one the kernel's state carried) that the state
    * left out: the store asks for them (`older`). Empty when none are. */
-  older?: { count?: number; before?: string };
+  _older?: { count?: number; before?: string };
   /** The live messages as this front end last had them (the kernel never sets it; for saved state). */
-  live: unknown[];
-  tools: Record<string, ToolInfo>;
-  usage: Usage;
-  busy: boolean;
-  allowed_always: string[];
+  _live: unknown[];
+  _tools: Record<string, ToolInfo>;
+  _usage: Usage;
+  _busy: boolean;
+  _allowed_always: string[];
   suggestions: string[];
   collapse_tool_calls: boolean;
   placeholder: string;
-  kernel_mode: string;
+  _kernel_mode: string;
+  /** The model that holds the front-end code (read by the loader, `_esm`). */
+  _bundle_model?: string;
   compact: boolean;
   /** "chat": the whole conversation with its input; "turn": one turn, in the cell that asked for it; "bench": one
    * tool run by hand (run_tool), its bench entry alone. */
-  scope: string;
+  _scope: string;
   /** Tools run by hand (raw: normalise before use). */
-  bench: unknown[];
+  _bench: unknown[];
   /** The id of the static transcript the kernel shows after this view's output (absent: none), which a live view
    * hides. */
-  transcript_id?: string;
+  _transcript_id?: string;
   /** How the last request was shortened to fit the model's context window; empty when it carried everything. */
-  context_cut?: Partial<ContextCut>;
+  _context_cut?: Partial<ContextCut>;
   /** The pages of the MCP Apps the cards show, by tool name (raw: checked where used). */
-  apps?: Record<string, unknown>;
+  _apps?: Record<string, unknown>;
 }
 
 /** How a request was shortened to fit the model's context window (the session's ContextCut). */

@@ -14,20 +14,21 @@ import type { CardContext, ToolCardView } from "./render/toolcard";
 import { type ChatStore, type StoreEvent, storeFor } from "./store";
 import type { Message, OutgoingMessage, ToolInfo, WidgetTraits } from "./types";
 import { widgetHost } from "./widgets";
+import { readTrait } from "./traits";
 
 const TRAITS = [
-  "busy",
-  "usage",
-  "tools",
-  "allowed_always",
+  "_busy",
+  "_usage",
+  "_tools",
+  "_allowed_always",
   "suggestions",
   "collapse_tool_calls",
   "placeholder",
   "compact",
-  "scope",
-  "bench",
-  "context_cut",
-  "apps",
+  "_scope",
+  "_bench",
+  "_context_cut",
+  "_apps",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -120,7 +121,7 @@ export class ChatView {
       appPage: (name) => this.appPage(name),
     };
     // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
-    const alone = model.get("scope") === "bench";
+    const alone = readTrait(model, "_scope") === "bench";
     this.bench = new BenchView({ ...this.ctx, appPage: undefined, closable: !alone }); // its cards show no app
     if (!alone) {
       this.ctx.runAgain = (callId) => {
@@ -179,7 +180,7 @@ export class ChatView {
   /** The kernel shows a static transcript after this view's output, for readers without the widget; a live view
    * hides it, in any host that shows both in one page (the transcript's own style does it in JupyterLab). */
   private hideTranscript(): void {
-    const id = this.model.get("transcript_id");
+    const id = readTrait(this.model, "_transcript_id");
     if (typeof id !== "string" || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(id)) return;
     this.transcriptStyle = document.createElement("style");
     this.transcriptStyle.textContent = `[data-aiw-transcript="${id}"] { display: none; }`;
@@ -271,13 +272,13 @@ export class ChatView {
   }
 
   private appPage(name: string): AppPageInfo | undefined {
-    const apps = this.model.get("apps");
+    const apps = readTrait(this.model, "_apps");
     const page = apps && Object.prototype.hasOwnProperty.call(apps, name) ? apps[name] : undefined;
     return page && typeof page === "object" && !Array.isArray(page) ? (page as AppPageInfo) : undefined;
   }
 
   private toolInfo(name: string): ToolInfo | undefined {
-    const tools = this.model.get("tools");
+    const tools = readTrait(this.model, "_tools");
     return (tools && Object.prototype.hasOwnProperty.call(tools, name) ? tools[name] : undefined) ?? this.toolsLower.get(name.toLowerCase());
   }
 
@@ -438,25 +439,25 @@ export class ChatView {
 
   private applyTraits(): void {
     const t = this.dirtyTraits;
-    if (t.has("tools") || t.has("apps")) {
-      const tools = this.model.get("tools") ?? {};
+    if (t.has("_tools") || t.has("_apps")) {
+      const tools = readTrait(this.model, "_tools") ?? {};
       this.toolsLower = new Map(Object.entries(tools).map(([k, v]) => [k.toLowerCase(), v]));
       for (const view of this.list.all()) for (const card of view.cards()) card.updateInfo();
       this.bench.updateInfo();
     }
-    if (t.has("bench")) this.bench.update(this.model.get("bench"));
-    if (t.has("context_cut")) this.contextMarker.set(this.model.get("context_cut"));
-    if (t.has("busy")) this.shell.setBusy(!!this.model.get("busy"));
+    if (t.has("_bench")) this.bench.update(readTrait(this.model, "_bench"));
+    if (t.has("_context_cut")) this.contextMarker.set(readTrait(this.model, "_context_cut"));
+    if (t.has("_busy")) this.shell.setBusy(!!readTrait(this.model, "_busy"));
     if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
     // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
     if (t.has("compact")) this.shell.root.classList.toggle("aiw-compact", !!this.model.get("compact"));
     // One turn shown where it was asked: its messages and controls, no input (that is the chat's).
-    if (t.has("scope")) {
-      this.shell.root.classList.toggle("aiw-turn", this.model.get("scope") === "turn");
-      this.shell.root.classList.toggle("aiw-bench-only", this.model.get("scope") === "bench");
+    if (t.has("_scope")) {
+      this.shell.root.classList.toggle("aiw-turn", readTrait(this.model, "_scope") === "turn");
+      this.shell.root.classList.toggle("aiw-bench-only", readTrait(this.model, "_scope") === "bench");
     }
-    if (t.has("allowed_always") || t.has("tools")) {
-      const names = this.model.get("allowed_always");
+    if (t.has("_allowed_always") || t.has("_tools")) {
+      const names = readTrait(this.model, "_allowed_always");
       this.shell.setAllowed(Array.isArray(names) ? names : [], (n) => this.toolInfo(n));
     }
   }
@@ -484,9 +485,9 @@ export class ChatView {
         break;
       }
     }
-    this.shell.setUsage(lastTurn, this.model.get("usage"));
+    this.shell.setUsage(lastTurn, readTrait(this.model, "_usage"));
     this.contextMarker.place((id) => this.list.element(id));
-    const tools = Object.entries(this.model.get("tools") ?? {}).map(([name, info]) => (typeof info?.title === "string" && info.title) || name);
+    const tools = Object.entries(readTrait(this.model, "_tools") ?? {}).map(([name, info]) => (typeof info?.title === "string" && info.title) || name);
     this.shell.setEmpty(this.list.size === 0, tools);
   }
 

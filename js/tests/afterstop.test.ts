@@ -67,10 +67,10 @@ describe("a call whose thread still runs after it ended", () => {
     expect(note.querySelector(".aiw-after-stop-cue")).toBeNull();
     expect(card().textContent).not.toContain("Stopping");
     // In place, in the model's own history: a saved notebook (and a view opened from it) shows it.
-    const saved = (model.attrs.history[0] as Message).parts[0] as ToolCallPart;
+    const saved = (model.attrs._history[0] as Message).parts[0] as ToolCallPart;
     expect(saved.late).toEqual({ kind: "returned", preview: '{"rows": 12}' });
     expect(saved.stopping).toBe(false);
-    const { root: again } = await mount(new FakeModel({ history: JSON.parse(JSON.stringify(model.attrs.history)) }));
+    const { root: again } = await mount(new FakeModel({ _history: JSON.parse(JSON.stringify(model.attrs._history)) }));
     expect(afterStopText($(again, '.aiw-tool-card[data-call-id="c1"]'))).toBe('Returned after the stop: discarded{"rows": 12}');
   });
 
@@ -91,7 +91,7 @@ describe("a call whose thread still runs after it ended", () => {
     const late = { kind: "returned", preview: "42" };
     model.patch(["call", "a1", "c1", { state: "completed", outcome: { status: "success", value: 42 }, late }]);
     view.flush();
-    const saved = (model.attrs.history[0] as Message).parts[0] as ToolCallPart;
+    const saved = (model.attrs._history[0] as Message).parts[0] as ToolCallPart;
     expect(saved.state).toBe("cancelled");
     expect(saved.outcome).toEqual(CANCELLED.outcome);
     expect(saved.late).toEqual(late);

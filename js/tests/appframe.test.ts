@@ -9,7 +9,7 @@ import { $, FakeModel, assistant, call, mount } from "./helpers";
 const HTML = "<!DOCTYPE html><html><head><title>t</title></head><body><p id=x>app</p></body></html>";
 
 async function appCard(apps: Record<string, unknown> = {}) {
-  const model = new FakeModel({ tools: { counter: { title: "Counter", app: "ui://counter/app.html" } }, apps, collapse_tool_calls: true });
+  const model = new FakeModel({ _tools: { counter: { title: "Counter", app: "ui://counter/app.html" } }, _apps: apps, collapse_tool_calls: true });
   const { view, root } = await mount(model);
   model.patch(["start", assistant("a1", 0, [call("c1", "counter", { state: "completed", outcome: { status: "success", value: { count: 3 } } })])]);
   view.flush();
@@ -23,7 +23,7 @@ describe("an MCP App in its card", () => {
     const { model, view, card } = await appCard();
     expect(sentOf(model, "app_open")).toEqual([{ type: "app_open", tool_call_id: "c1" }]);
     expect(card.querySelector("iframe")).toBeNull();
-    model.set("apps", { counter: { uri: "ui://counter/app.html", html: HTML, error: null, csp: null, prefers_border: true } });
+    model.set("_apps", { counter: { uri: "ui://counter/app.html", html: HTML, error: null, csp: null, prefers_border: true } });
     view.flush();
     const frame = $<HTMLIFrameElement>(card, "iframe.aiw-app-frame");
     expect(frame.getAttribute("sandbox")).toBe("allow-scripts");

@@ -73,7 +73,7 @@ describe("the pure logic", () => {
 });
 
 async function waitingCard(request: InputRequest, extra: Partial<ToolCallPart> = {}) {
-  const model = new FakeModel({ tools: {}, collapse_tool_calls: true });
+  const model = new FakeModel({ _tools: {}, collapse_tool_calls: true });
   const { view, root } = await mount(model);
   model.patch(["start", assistant("a1", 0, [call("c1", "book", { state: "awaiting_input", input_request: request, ...extra })])]);
   view.flush();

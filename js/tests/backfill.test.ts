@@ -15,8 +15,8 @@ const msg = (i: number): Message =>
 function kernelModel(count: number, shown: number): { model: FakeModel; all: Message[] } {
   const all = Array.from({ length: count }, (_, i) => msg(i));
   const model = new FakeModel({
-    history: all.slice(count - shown),
-    older: count > shown ? { count: count - shown, before: all[count - shown].id } : {},
+    _history: all.slice(count - shown),
+    _older: count > shown ? { count: count - shown, before: all[count - shown].id } : {},
   });
   model.finishedCount = count;
   return { model, all };
@@ -47,14 +47,14 @@ describe("store: the messages the state left out", () => {
     expect(olderRequests(model)).toEqual([{ type: "older", at: 7, before: "m7" }]);
     answer(model, all, 7, 4);
     expect(store.missing).toBe(3);
-    expect(ids(model.attrs.history)).toEqual(["m3", "m4", "m5", "m6", "m7", "m8", "m9"]);
+    expect(ids(model.attrs._history)).toEqual(["m3", "m4", "m5", "m6", "m7", "m8", "m9"]);
     await settle();
     expect(olderRequests(model).at(-1)).toEqual({ type: "older", at: 3, before: "m3" });
     answer(model, all, 3, 4);
     await settle();
     expect(store.missing).toBe(0);
     expect(olderRequests(model)).toHaveLength(2);
-    expect(ids(model.attrs.history)).toEqual(all.map((m) => m.id));
+    expect(ids(model.attrs._history)).toEqual(all.map((m) => m.id));
     expect(store.messages().map((m) => m.id)).toEqual(all.map((m) => m.id));
     expect(store.syncMessage()).toEqual({ type: "sync", have: 10, last: "m9" });
   });
@@ -65,9 +65,9 @@ describe("store: the messages the state left out", () => {
     store.attach();
     model.custom({ type: "snapshot", from: 10, finished: [], live: [] });
     model.patch(["finish", 10, msg(10)]);
-    expect(ids(model.attrs.history)).toEqual(["m7", "m8", "m9", "m10"]);
+    expect(ids(model.attrs._history)).toEqual(["m7", "m8", "m9", "m10"]);
     answer(model, all, 7, 7);
-    expect(ids(model.attrs.history)).toEqual([...all.map((m) => m.id), "m10"]);
+    expect(ids(model.attrs._history)).toEqual([...all.map((m) => m.id), "m10"]);
     expect(model.sent.filter((m) => (m as { type?: string }).type === "sync")).toHaveLength(0); // no gap seen
   });
 
@@ -77,12 +77,12 @@ describe("store: the messages the state left out", () => {
     store.attach();
     model.custom({ type: "older", from: 0, before: "m5", finished: all.slice(0, 5) });
     expect(store.missing).toBe(7);
-    expect(ids(model.attrs.history)).toEqual(["m7", "m8", "m9"]);
+    expect(ids(model.attrs._history)).toEqual(["m7", "m8", "m9"]);
   });
 
   it("misses nothing from a saved copy that holds the earlier messages before the one `older` names", () => {
     const all = Array.from({ length: 10 }, (_, i) => msg(i));
-    const model = new FakeModel({ history: [...all], older: { count: 7, before: "m7" } });
+    const model = new FakeModel({ _history: [...all], _older: { count: 7, before: "m7" } });
     const store = new ChatStore(model.asModel());
     store.attach();
     expect(store.missing).toBe(0);
@@ -96,7 +96,7 @@ describe("store: the messages the state left out", () => {
     const store = new ChatStore(model.asModel());
     store.attach();
     model.custom({ type: "snapshot", from: 8, fresh: true, finished: all.slice(8), live: [] });
-    expect(ids(model.attrs.history)).toEqual(["m8", "m9"]);
+    expect(ids(model.attrs._history)).toEqual(["m8", "m9"]);
     expect(store.missing).toBe(8);
     expect(olderRequests(model).at(-1)).toEqual({ type: "older", at: 8, before: "m8" });
   });

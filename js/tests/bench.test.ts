@@ -191,11 +191,11 @@ const ran = (extra: Partial<ToolCallPart> = {}) =>
 
 describe("the bench", () => {
   it("shows an entry below the chat: its form, Run sends its arguments, the latest run's card updates", async () => {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
     const bench = $(root, ".aiw-bench");
     expect(bench.hidden).toBe(true);
-    model.set("bench", [entry()]);
+    model.set("_bench", [entry()]);
     view.flush();
     expect(bench.hidden).toBe(false);
     expect(root.lastElementChild).toBe(bench); // below the chat and its input
@@ -210,7 +210,7 @@ describe("the bench", () => {
     expect(model.sent.at(-1)).toEqual({ type: "bench_run", id: "bench_1", arguments: { city: "Oslo", days: 1 } });
 
     // The kernel takes them: running, then the run's card with its progress and result.
-    model.set("bench", [entry({ arguments: { city: "Oslo", days: 1 }, attempt: 1, running: true, message: ran() })]);
+    model.set("_bench", [entry({ arguments: { city: "Oslo", days: 1 }, attempt: 1, running: true, message: ran() })]);
     view.flush();
     expect(city.value).toBe("Oslo");
     expect($<HTMLButtonElement>(item, ".aiw-run").disabled).toBe(true);
@@ -221,7 +221,7 @@ describe("the bench", () => {
     expect(card.querySelector(".aiw-run-again")).toBeNull();
     expect($(card, ".aiw-tool-title").textContent).toBe("Latest run"); // the entry's header names the tool
     const done = ran({ state: "completed", finished_at: 2, outcome: { status: "success", value: { sky: "clear" } } });
-    model.set("bench", [entry({ arguments: { city: "Oslo", days: 1 }, attempt: 1, message: { ...done, status: "completed" } })]);
+    model.set("_bench", [entry({ arguments: { city: "Oslo", days: 1 }, attempt: 1, message: { ...done, status: "completed" } })]);
     view.flush();
     expect($(item, ".aiw-bench-run .aiw-tool-card")).toBe(card); // the same card, updated
     expect(card.dataset.state).toBe("completed");
@@ -229,23 +229,23 @@ describe("the bench", () => {
     expect($<HTMLButtonElement>(item, ".aiw-run").disabled).toBe(false);
 
     // Errors from the kernel show at their fields; Close sends bench_close.
-    model.set("bench", [entry({ arguments: { city: "" }, attempt: 2, errors: { city: "String should have at least 1 character" } })]);
+    model.set("_bench", [entry({ arguments: { city: "" }, attempt: 2, errors: { city: "String should have at least 1 character" } })]);
     view.flush();
     expect(city.value).toBe(""); // another view's arguments: the form shows them
     expect(item.querySelector(".aiw-edit-error")!.textContent).toBe("String should have at least 1 character");
     expect(item.querySelector(".aiw-bench-run .aiw-tool-card")).toBeNull();
     $<HTMLButtonElement>(item, ".aiw-bench-close").click();
     expect(model.sent.at(-1)).toEqual({ type: "bench_close", id: "bench_1" });
-    model.set("bench", []);
+    model.set("_bench", []);
     view.flush();
     expect(bench.hidden).toBe(true);
     expect(root.querySelector(".aiw-bench-entry")).toBeNull();
   });
 
   it("a Run the kernel refuses can be pressed again; approval buttons of a bench run send approve", async () => {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
-    model.set("bench", [entry()]);
+    model.set("_bench", [entry()]);
     view.flush();
     const run = $<HTMLButtonElement>(root, ".aiw-run");
     run.click();
@@ -253,14 +253,14 @@ describe("the bench", () => {
     model.custom({ type: "error", message: "Run refused: there is no bench entry 'bench_1'" });
     view.flush();
     expect(run.disabled).toBe(false);
-    model.set("bench", [entry({ attempt: 1, running: true, message: ran({ state: "awaiting_approval", approval_reason: "Allow?" }) })]);
+    model.set("_bench", [entry({ attempt: 1, running: true, message: ran({ state: "awaiting_approval", approval_reason: "Allow?" }) })]);
     view.flush();
     $<HTMLButtonElement>(root, ".aiw-bench-run .aiw-approve-once").click();
     expect(model.sent.at(-1)).toEqual({ type: "approve", tool_call_id: "b_call", decision: "approved" });
   });
 
   it("Run again on a finished card of the chat asks for an entry, and the entry that comes is focused", async () => {
-    const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: false });
+    const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: false });
     const { view, root } = await mount(model);
     model.patch([
       "start",
@@ -279,7 +279,7 @@ describe("the bench", () => {
     expect(actions("call_4").hidden).toBe(true); // no such tool in the kernel
     $<HTMLButtonElement>(root, '.aiw-tool-card[data-call-id="call_1"] .aiw-run-again').click();
     expect(model.sent.at(-1)).toEqual({ type: "bench_open", tool_call_id: "call_1" });
-    model.set("bench", [entry()]);
+    model.set("_bench", [entry()]);
     view.flush();
     await Promise.resolve();
     expect(document.activeElement).toBe($(root, '.aiw-bench-entry [data-field="city"]'));
@@ -287,22 +287,22 @@ describe("the bench", () => {
   });
 
   it("run_tool's form alone: no conversation, no input, no close button, no Run again", async () => {
-    const model = new FakeModel({ tools: TOOLS, scope: "bench", compact: true });
+    const model = new FakeModel({ _tools: TOOLS, _scope: "bench", compact: true });
     const { view, root } = await mount(model);
-    model.set("bench", [entry({ source: null })]);
+    model.set("_bench", [entry({ source: null })]);
     view.flush();
     expect(root.classList.contains("aiw-bench-only")).toBe(true);
     expect(root.querySelector(".aiw-bench-close")).toBeNull();
     expect($(root, ".aiw-bench-origin").textContent).toBe("");
-    model.set("bench", [entry({ source: null, attempt: 1, message: { ...ran({ state: "completed", outcome: { status: "success", value: 1 } }), status: "completed" } })]);
+    model.set("_bench", [entry({ source: null, attempt: 1, message: { ...ran({ state: "completed", outcome: { status: "success", value: 1 } }), status: "completed" } })]);
     view.flush();
     expect(root.querySelector(".aiw-run-again")).toBeNull();
   });
 
   it("ignores malformed entries", async () => {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
-    model.set("bench", [null, { id: 3 }, { id: "x" }, entry({ id: "ok", message: "nope" as never, errors: { city: 5 } as never })]);
+    model.set("_bench", [null, { id: 3 }, { id: "x" }, entry({ id: "ok", message: "nope" as never, errors: { city: 5 } as never })]);
     view.flush();
     expect(root.querySelectorAll(".aiw-bench-entry")).toHaveLength(1);
     const sent: OutgoingMessage[] = model.sent as OutgoingMessage[];

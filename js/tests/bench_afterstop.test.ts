@@ -32,19 +32,19 @@ function entry(part: Partial<ToolCallPart>): BenchEntry {
 
 describe("a bench run whose thread outlives its cancelled call", () => {
   it("says it is stopping, then what the thread returned, and a new run shows neither", async () => {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
-    model.set("bench", [entry({ stopping: true, late: null })]);
+    model.set("_bench", [entry({ stopping: true, late: null })]);
     view.flush();
     const card = () => $(root, '.aiw-bench-run .aiw-tool-card[data-call-id="b_call"]');
     expect($(card(), ".aiw-after-stop").dataset.phase).toBe("stopping");
-    model.set("bench", [entry({ stopping: false, late: { kind: "returned", preview: "20" } })]);
+    model.set("_bench", [entry({ stopping: false, late: { kind: "returned", preview: "20" } })]);
     view.flush();
     const note = $(card(), ".aiw-after-stop");
     expect(note.dataset.phase).toBe("returned");
     expect(note.textContent).toContain("20");
     expect($(card(), ".aiw-state").textContent).toBe("cancelled"); // the record is the one it ended with
-    model.set("bench", [entry({ tool_call_id: "b_call", state: "completed", outcome: { status: "success", value: 30 } })]);
+    model.set("_bench", [entry({ tool_call_id: "b_call", state: "completed", outcome: { status: "success", value: 30 } })]);
     view.flush();
     expect(card().querySelector(".aiw-after-stop")).toBeNull();
   });

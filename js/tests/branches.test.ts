@@ -151,12 +151,12 @@ describe("the cut op", () => {
     model.patch(["cut", 1]);
     model.finishedCount = 1;
     view.flush();
-    expect(model.attrs.history.length).toBe(1);
+    expect(model.attrs._history.length).toBe(1);
     expect(root.querySelector('.aiw-message[data-id="a1"]')).toBeNull();
     model.finish(assistant("a9", 1, [{ kind: "text", text: "another" }], { status: "completed", branch: { active: 2, count: 3 } }));
     view.flush();
     expect($(root, '.aiw-message[data-id="a9"] .aiw-branch-label').dataset.label).toBe("3/3");
-    expect(model.attrs.history.map((m) => (m as { id: string }).id)).toEqual(["u1", "a9"]);
+    expect(model.attrs._history.map((m) => (m as { id: string }).id)).toEqual(["u1", "a9"]);
   });
 
   it("is refused when malformed", async () => {

@@ -9,7 +9,7 @@ import { $, FakeModel, assistant, call, mount } from "./helpers";
 const TOOLS = { read: { title: "Read", icon: "", risk: "read_only", description: "", requires_approval: false } };
 
 async function cardOf(extra: Partial<ToolCallPart>) {
-  const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: true });
+  const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: true });
   const { view, root } = await mount(model);
   model.patch(["start", assistant("a1", 0, [call("c1", "read", extra)])]);
   view.flush();

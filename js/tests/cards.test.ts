@@ -10,7 +10,7 @@ const TOOLS = {
 };
 
 async function cardOf(extra: Partial<ToolCallPart>, traits: Partial<{ collapse_tool_calls: boolean }> = {}) {
-  const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: false, ...traits });
+  const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: false, ...traits });
   const { view, root } = await mount(model);
   model.patch(["start", assistant("a1", 0, [call("c1", "rm", { parsed_arguments: { path: "/tmp/a" }, ...extra })])]);
   view.flush();

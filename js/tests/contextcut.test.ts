@@ -47,7 +47,7 @@ describe("the marker where sending stopped", () => {
   });
 
   it("shows before the first message sent, moves when the cut changes, and goes when everything is sent", async () => {
-    const model = new FakeModel({ context_cut: CUT });
+    const model = new FakeModel({ _context_cut: CUT });
     conversation(model);
     const { view, root } = await mount(model);
     expect(order(root).filter((x) => x !== "aiw-anchor")).toEqual(["u0", "a1", "cut", "u2", "a3"]);
@@ -55,18 +55,18 @@ describe("the marker where sending stopped", () => {
     expect(marker.getAttribute("role")).toBe("note");
     expect(marker.textContent).toContain("2 messages, ~181,786 tokens over the 20,000-token window");
 
-    model.set("context_cut", { ...CUT, first_sent_id: "a3", left_out_messages: 3 });
+    model.set("_context_cut", { ...CUT, first_sent_id: "a3", left_out_messages: 3 });
     view.flush();
     expect(order(root).filter((x) => x !== "aiw-anchor")).toEqual(["u0", "a1", "u2", "cut", "a3"]);
     expect(root.querySelectorAll(".aiw-context-cut")).toHaveLength(1);
 
-    model.set("context_cut", {});
+    model.set("_context_cut", {});
     view.flush();
     expect(root.querySelector(".aiw-context-cut")).toBeNull();
   });
 
   it("stays with its message when an earlier one is put in above it, and waits for a message not shown yet", async () => {
-    const model = new FakeModel({ context_cut: { ...CUT, first_sent_id: "u4" } });
+    const model = new FakeModel({ _context_cut: { ...CUT, first_sent_id: "u4" } });
     conversation(model);
     const { view, root } = await mount(model);
     expect(root.querySelector(".aiw-context-cut")).toBeNull(); // u4 is not in the list yet

@@ -22,7 +22,7 @@ describe("cost", () => {
 
   it("the footer shows each reply's cost and the conversation's, and says in its title when a price is unknown", async () => {
     const conversation = { input_tokens: 3000, output_tokens: 90, requests: 3, cost: "0.0126" };
-    const model = new FakeModel({ usage: conversation });
+    const model = new FakeModel({ _usage: conversation });
     const { view, root } = await mount(model);
     const usage = $(root, ".aiw-usage");
     expect(usage.textContent).toBe("Conversation: 3,000 in · 90 out · $0.0126 (3 requests)");
@@ -33,7 +33,7 @@ describe("cost", () => {
     expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · <$0.0001 · Conversation: 3,000 in · 90 out · $0.0126 (3 requests)");
     // A reply from a model without a price: its tokens, no cost, and the conversation's sum unknown too.
     model.patch(["start", { id: "a2", index: 1, role: "assistant", status: "completed", parts: [], usage: { ...reply, cost: null } }]);
-    model.set("usage", { ...conversation, input_tokens: 4000, requests: 4, cost: null });
+    model.set("_usage", { ...conversation, input_tokens: 4000, requests: 4, cost: null });
     view.flush();
     expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · Conversation: 4,000 in · 90 out (4 requests)");
     expect(usage.title).toBe("Price unknown for the last turn and the conversation: no price for this model or provider in genai-prices.");

@@ -34,19 +34,19 @@ class Emitter {
 
 export class FakeModel extends Emitter {
   attrs: WidgetTraits = {
-    history: [],
-    live: [],
-    tools: {},
-    usage: {},
-    busy: false,
-    allowed_always: [],
+    _history: [],
+    _live: [],
+    _tools: {},
+    _usage: {},
+    _busy: false,
+    _allowed_always: [],
     suggestions: [],
     collapse_tool_calls: true,
     placeholder: "Message the model…",
-    kernel_mode: "test",
+    _kernel_mode: "test",
     compact: false,
-    scope: "chat",
-    bench: [],
+    _scope: "chat",
+    _bench: [],
   };
   sent: unknown[] = [];
   /** How many finished messages the kernel has sent (what its `history` holds). */
@@ -87,7 +87,7 @@ export class FakeModel extends Emitter {
   finish(message: Message, { notify = true } = {}): number {
     const position = this.finishedCount++;
     if (notify && this.handlers.get("msg:custom")?.size) this.patch(["finish", position, message]);
-    else this.attrs.history.push(message);
+    else this.attrs._history.push(message);
     return position;
   }
 

@@ -83,7 +83,7 @@ describe("input box", () => {
     expect(send.disabled).toBe(true);
     type(input, "hi");
     expect(send.disabled).toBe(false);
-    model.set("busy", true);
+    model.set("_busy", true);
     view.flush();
     expect(send.disabled).toBe(true);
     expect(stop.hidden).toBe(false);
@@ -92,7 +92,7 @@ describe("input box", () => {
     expect(model.sent.filter((m) => (m as { type: string }).type === "send")).toHaveLength(0);
     stop.click();
     expect(model.sent.at(-1)).toEqual({ type: "stop" });
-    model.set("busy", false);
+    model.set("_busy", false);
     view.flush();
     send.click();
     expect(model.sent.at(-1)).toEqual({ type: "send", text: "hi", id: expect.any(String) });
@@ -106,14 +106,14 @@ describe("input box", () => {
     expect($(root, ".aiw-suggestions").hidden).toBe(false);
     chips[1].click();
     expect(model.sent.at(-1)).toEqual({ type: "send", text: "Tell a joke", id: expect.any(String) });
-    model.set("busy", true);
+    model.set("_busy", true);
     model.finish(user("u1", 0, "Tell a joke"));
     await new Promise((r) => setTimeout(r, 0));
     view.flush();
     // Still offered after the first message (a menu of things to try), but not while a turn runs.
     expect($(root, ".aiw-suggestions").hidden).toBe(false);
     expect([...chips].every((c) => c.disabled)).toBe(true);
-    model.set("busy", false);
+    model.set("_busy", false);
     view.flush();
     expect([...chips].some((c) => c.disabled)).toBe(false);
     chips[0].click();
@@ -121,7 +121,7 @@ describe("input box", () => {
   });
 
   it("shows the usage of the last turn and of the conversation, and the placeholder", async () => {
-    const model = new FakeModel({ usage: { input_tokens: 1200, output_tokens: 30, requests: 2 }, placeholder: "Ask me" });
+    const model = new FakeModel({ _usage: { input_tokens: 1200, output_tokens: 30, requests: 2 }, placeholder: "Ask me" });
     const { view, root } = await mount(model);
     expect($<HTMLTextAreaElement>(root, ".aiw-input").placeholder).toBe("Ask me");
     expect($(root, ".aiw-usage").textContent).toBe("Conversation: 1,200 in · 30 out (2 requests)");

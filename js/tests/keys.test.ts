@@ -258,7 +258,7 @@ describe("a message sent from the box", () => {
   });
 
   it("an empty chat greets, until the first message (or a queued one)", async () => {
-    const model = new FakeModel({ tools: { weather: { title: "Weather" } as never } });
+    const model = new FakeModel({ _tools: { weather: { title: "Weather" } as never } });
     const { root } = await mount(model);
     model.custom({ type: "snapshot", live: [] });
     const empty = $(root, ".aiw-empty");

@@ -151,7 +151,7 @@ describe("file parts and attachment text parts", () => {
       ],
       thumbnails: { "2": PNG, "4": "data:image/svg+xml;base64,PHN2Zz4=", "3": `${PNG}" onerror="alert(1)` },
     };
-    model.attrs.history.push(sent);
+    model.attrs._history.push(sent);
     const { root } = await mount(model);
     const message = $(root, '.aiw-message[data-role="user"]');
     expect($(message, ".aiw-plain").textContent).toBe("compare @df and @fig");

@@ -123,7 +123,7 @@ describe("provider-run built-in tools", () => {
       ["🔧", "web_search"],
       ["🗂️", "File search"],
     ]);
-    model.set("tools", { file_search: { title: "My file search", icon: "📁" } });
+    model.set("_tools", { file_search: { title: "My file search", icon: "📁" } });
     view.flush();
     expect(titles()[2]).toEqual(["📁", "My file search"]);
   });

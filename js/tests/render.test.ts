@@ -94,7 +94,7 @@ describe("tool cards", () => {
   const states: ToolCallState[] = ["streaming", "pending", "awaiting_approval", "running", "completed", "failed", "rejected", "cancelled"];
 
   it.each(states)("renders state %s", async (state) => {
-    const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: false });
+    const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: false });
     const { view, root } = await mount(model);
     const terminal = ["completed", "failed", "rejected", "cancelled"].includes(state);
     model.patch([
@@ -177,7 +177,7 @@ describe("tool cards", () => {
   });
 
   it("starts collapsed when collapse_tool_calls, toggles, and stays open while awaiting approval", async () => {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
     model.patch(["start", assistant("a1", 0, [call("c1", "get_weather", { parsed_arguments: { city: "Paris" } })])]);
     view.flush();
@@ -205,7 +205,7 @@ describe("tool cards", () => {
     view.flush();
     expect($(root, ".aiw-tool-title").textContent).toBe("get_weather");
     expect($(root, ".aiw-risk").hidden).toBe(true);
-    model.set("tools", TOOLS);
+    model.set("_tools", TOOLS);
     view.flush();
     expect($(root, ".aiw-tool-title").textContent).toBe("Weather");
     expect($(root, ".aiw-risk").textContent).toBe("read-only");
@@ -214,7 +214,7 @@ describe("tool cards", () => {
 
 describe("approval", () => {
   async function awaiting(): Promise<{ model: FakeModel; view: import("../src/view").ChatView; root: HTMLElement }> {
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const { view, root } = await mount(model);
     model.patch(["start", assistant("a1", 0, [call("c1", "rm", { state: "awaiting_approval", approval_reason: "Delete /tmp?" })])]);
     view.flush();
@@ -252,7 +252,7 @@ describe("approval", () => {
   it("focuses Allow once when the prompt appears, unless the person is typing", async () => {
     const { root } = await awaiting();
     expect(document.activeElement).toBe($(root, ".aiw-approve-once"));
-    const model = new FakeModel({ tools: TOOLS });
+    const model = new FakeModel({ _tools: TOOLS });
     const second = await mount(model);
     second.root.querySelector<HTMLTextAreaElement>(".aiw-input")!.focus();
     model.patch(["start", assistant("a1", 0, [call("c1", "rm", { state: "awaiting_approval" })])]);
@@ -262,12 +262,12 @@ describe("approval", () => {
   });
 
   it("lists tools allowed always with Revoke buttons", async () => {
-    const model = new FakeModel({ tools: TOOLS, allowed_always: ["rm"] });
+    const model = new FakeModel({ _tools: TOOLS, _allowed_always: ["rm"] });
     const { view, root } = await mount(model);
     expect($(root, ".aiw-allowed").textContent).toContain("Delete files");
     $<HTMLButtonElement>(root, ".aiw-revoke").click();
     expect(model.sent.at(-1)).toEqual({ type: "revoke", tool_name: "rm" });
-    model.set("allowed_always", []);
+    model.set("_allowed_always", []);
     view.flush();
     expect($(root, ".aiw-allowed").hidden).toBe(true);
   });

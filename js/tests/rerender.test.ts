@@ -147,7 +147,7 @@ describe("a notice about the session (its history file taken over)", () => {
 
 describe("the static transcript after the view's output", () => {
   it("is hidden while a live view shows, and shows again when it goes", async () => {
-    const model = new FakeModel({ transcript_id: "aiw-0123abc" });
+    const model = new FakeModel({ _transcript_id: "aiw-0123abc" });
     const transcript = document.createElement("div");
     transcript.dataset.aiwTranscript = "aiw-0123abc";
     const other = document.createElement("div");

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { $, FakeModel, assistant, call, mount } from "./helpers";
 
 async function linkCard() {
-  const model = new FakeModel({ tools: { links: { title: "Links" } }, collapse_tool_calls: false });
+  const model = new FakeModel({ _tools: { links: { title: "Links" } }, collapse_tool_calls: false });
   const { view, root } = await mount(model);
   const outcome = {
     status: "success" as const,

@@ -64,7 +64,7 @@ describe("untrusted data in the rendered widget", () => {
     const alert = vi.fn();
     (window as unknown as { alert: unknown }).alert = alert;
     const model = new FakeModel({
-      tools: { evil: { title: '<img src=x onerror="alert(1)">', icon: "<script>alert(1)</script>", risk: "normal" } },
+      _tools: { evil: { title: '<img src=x onerror="alert(1)">', icon: "<script>alert(1)</script>", risk: "normal" } },
     });
     const { view, root } = await mount(model);
     model.patch([

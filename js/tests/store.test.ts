@@ -91,7 +91,7 @@ describe("store: ops", () => {
     expect(store.size).toBe(2);
     model.patch(["clear"]);
     expect(store.size).toBe(0);
-    expect(model.attrs.history).toEqual([]);
+    expect(model.attrs._history).toEqual([]);
     expect(events.at(-1)).toEqual({ kind: "reset" });
     model.finish(user("u2", 0, "again"));
     expect(store.messages().map((m) => m.id)).toEqual(["u2"]);
@@ -103,7 +103,7 @@ describe("store: finished messages", () => {
   it("starts from the model's history, then keeps it current in place, one finish op at a time", () => {
     const model = new FakeModel();
     for (let i = 0; i < 50; i++) model.finish(user(`u${i}`, i, `m${i}`), { notify: false });
-    const history = model.attrs.history;
+    const history = model.attrs._history;
     const { store, events } = setup(model);
     expect(store.messages().map((m) => m.index)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     events.length = 0;
@@ -112,7 +112,7 @@ describe("store: finished messages", () => {
     expect(store.size).toBe(60);
     // The same array, grown in place: what a host saves of the model has the whole conversation, and no trait
     // was set (nothing goes back to the kernel).
-    expect(model.attrs.history).toBe(history);
+    expect(model.attrs._history).toBe(history);
     expect(history.map((m) => (m as { id: string }).id)).toEqual(Array.from({ length: 60 }, (_, i) => `u${i}`));
     expect(model.sent).toEqual([]);
   });
@@ -122,7 +122,7 @@ describe("store: finished messages", () => {
     const a = setup(model).store;
     const b = setup(model).store;
     model.finish(user("u0", 0, "hi"));
-    expect(model.attrs.history).toHaveLength(1);
+    expect(model.attrs._history).toHaveLength(1);
     expect(a.size).toBe(1);
     expect(b.size).toBe(1);
   });
@@ -167,7 +167,7 @@ describe("store: finished messages", () => {
     const rest = [user("u1", 1, "b"), user("u2", 2, "c"), user("u3", 3, "d"), user("u4", 4, "e")];
     model.custom({ type: "snapshot", from: 1, finished: rest, live: [] });
     expect(store.messages().map((m) => m.id)).toEqual(["u0", "u1", "u2", "u3", "u4"]);
-    expect(model.attrs.history).toHaveLength(5);
+    expect(model.attrs._history).toHaveLength(5);
     model.finish(user("u5", 5, "f"));
     expect(store.size).toBe(6);
     expect(model.sent).toHaveLength(1);
@@ -180,28 +180,28 @@ describe("store: finished messages", () => {
     const { store } = setup(model);
     model.custom({ type: "snapshot", from: 0, finished: [user("new0", 0, "c")], live: [] });
     expect(store.messages().map((m) => m.id)).toEqual(["new0"]);
-    expect(model.attrs.history.map((m) => (m as { id: string }).id)).toEqual(["new0"]);
+    expect(model.attrs._history.map((m) => (m as { id: string }).id)).toEqual(["new0"]);
   });
 
   it("a new history value (the host replaced the state) is reconciled", () => {
     const model = new FakeModel();
     model.finish(user("u0", 0, "a"), { notify: false });
     const { store } = setup(model);
-    model.set("history", [user("u0", 0, "a"), user("u1", 1, "b")]);
+    model.set("_history", [user("u0", 0, "a"), user("u1", 1, "b")]);
     expect(store.messages().map((m) => m.id)).toEqual(["u0", "u1"]);
-    model.set("history", []);
+    model.set("_history", []);
     expect(store.size).toBe(0);
   });
 
   it("keeps the live messages, as they stand, in the model's live array (for saved state)", () => {
     const { model, store } = setup();
-    const saved = model.attrs.live;
+    const saved = model.attrs._live;
     model.patch(["start", assistant("a1", 1, [{ kind: "text", text: "Hel" }])], ["text", "a1", 0, "lo"]);
     expect(saved).toEqual([store.get("a1")]);
     expect((saved[0] as { parts: { text: string }[] }).parts[0].text).toBe("Hello");
     model.finish(assistant("a1", 1, [{ kind: "text", text: "Hello" }], { status: "completed" }));
     expect(saved).toEqual([]);
-    expect(model.attrs.live).toBe(saved); // in place: nothing is set, nothing goes back to the kernel
+    expect(model.attrs._live).toBe(saved); // in place: nothing is set, nothing goes back to the kernel
     expect(model.sent).toEqual([]);
   });
 
@@ -209,15 +209,15 @@ describe("store: finished messages", () => {
     const model = new FakeModel();
     model.finish(user("u0", 0, "delete it"), { notify: false });
     const waiting = assistant("a1", 1, [call("c1", "rm", { state: "awaiting_approval" })]);
-    model.attrs.live.push(waiting, user("u0", 0, "stale: finished since"));
+    model.attrs._live.push(waiting, user("u0", 0, "stale: finished since"));
     const { store } = setup(model);
     expect(store.messages().map((m) => m.id)).toEqual(["u0", "a1"]);
     expect(store.isLive("a1")).toBe(true);
     expect(store.get("a1")).not.toBe(waiting); // a copy: ops never touch the saved object twice
-    expect(model.attrs.live).toEqual([waiting]);
+    expect(model.attrs._live).toEqual([waiting]);
     model.custom({ type: "snapshot", from: 1, finished: [], live: [] });
     expect(store.messages().map((m) => m.id)).toEqual(["u0"]);
-    expect(model.attrs.live).toEqual([]);
+    expect(model.attrs._live).toEqual([]);
   });
 
   it("snapshot replaces the live state", () => {

@@ -3,7 +3,7 @@ import { $, FakeModel, assistant, call, mount, user } from "./helpers";
 
 describe("a turn shown in the cell that asked (scope: turn)", () => {
   it("marks the root, shows the turn's messages, and its Stop and approval buttons act on the session", async () => {
-    const model = new FakeModel({ scope: "turn", busy: true });
+    const model = new FakeModel({ _scope: "turn", _busy: true });
     model.finish(user("u1", 4, "delete x"), { notify: false });
     const { view, root } = await mount(model);
     model.custom({ type: "snapshot", from: 1, finished: [], live: [] });
@@ -21,7 +21,7 @@ describe("a turn shown in the cell that asked (scope: turn)", () => {
     const model = new FakeModel();
     const { view, root } = await mount(model);
     expect(root.classList.contains("aiw-turn")).toBe(false);
-    model.set("scope", "turn");
+    model.set("_scope", "turn");
     view.flush();
     expect(root.classList.contains("aiw-turn")).toBe(true);
   });

@@ -11,7 +11,7 @@ const TOOLS = {
 };
 
 async function cardOf(extra: Partial<ToolCallPart>, collapse = true) {
-  const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: collapse });
+  const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: collapse });
   const { view, root } = await mount(model);
   model.patch(["start", assistant("a1", 0, [call("c1", "rm", { parsed_arguments: { path: "/tmp/a" }, ...extra })])]);
   view.flush();
@@ -138,7 +138,7 @@ describe("a result", () => {
 
 describe("the tool-call limit", () => {
   it("is said once: no note on the reply, the sentence in the banner, the unrun call marked not run", async () => {
-    const model = new FakeModel({ tools: TOOLS, collapse_tool_calls: true });
+    const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: true });
     const { view, root } = await mount(model);
     const sentence =
       "Paused at the limit of 1 round of tool calls per turn (max_iterations); Continue runs the call the model asked for next.";

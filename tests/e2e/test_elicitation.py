@@ -199,11 +199,11 @@ def test_a_notebook_saved_while_the_server_asked_shows_the_question(chromium_pag
     expect(card).to_have_attribute("data-state", "awaiting_input", timeout=WAIT)
 
     def waiting(state: dict) -> bool:
-        calls = [p for m in state.get("live", []) for p in m["parts"] if p["kind"] == "tool_call"]
+        calls = [p for m in state.get("_live", []) for p in m["parts"] if p["kind"] == "tool_call"]
         return [c["state"] for c in calls] == ["awaiting_input"]
 
     state, widget = save_and_reopen_without_kernel(page, srv, nb, waiting)
-    (call,) = [p for p in state["live"][0]["parts"] if p["kind"] == "tool_call"]
+    (call,) = [p for p in state["_live"][0]["parts"] if p["kind"] == "tool_call"]
     assert call["input_request"]["message"] == "Book a table at Casa: which day, and how many seats?"
     card = widget.locator(".aiw-tool-card").first
     expect(widget).to_have_class(re.compile(r"\baiw-offline\b"))

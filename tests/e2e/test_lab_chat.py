@@ -95,13 +95,13 @@ def test_destructive_tool_approvals(chromium_page, server, notebook_name, artifa
     )
     assert third == [["completed", "approved_always", True]], third  # not asked: the remembered "allow always"
     expect(card.locator(".aiw-remembered")).to_have_text("allowed always")
-    assert srv.kernel_json(nb, "chat.allowed_always") == ["delete_file"]
+    assert srv.kernel_json(nb, "chat._allowed_always") == ["delete_file"]
     screenshot(widget, artifacts, "test_destructive_tool_approvals-always")
 
     # 3) Revoke "allow always", then Decline with a reason: nothing runs, the model says so.
     allowed.locator(".aiw-revoke").click()
     expect(allowed).to_be_hidden(timeout=WAIT)
-    assert srv.kernel_wait(nb, "chat.allowed_always", lambda v: v == []) == []
+    assert srv.kernel_wait(nb, "chat._allowed_always", lambda v: v == []) == []
     send_from_input(widget, "delete them for real")
     card = cards.nth(3)
     expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)

@@ -81,8 +81,8 @@ def test_a_long_chat_opens_at_its_newest_message_and_scrolls_back_to_the_first(
     assert_no_widget_errors(page)
 
     # Saved with widget state now, the notebook holds the whole conversation, and shows it with no kernel.
-    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == COUNT)
-    assert [m["index"] for m in state["history"]] == list(range(COUNT))
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("_history", [])) == COUNT)
+    assert [m["index"] for m in state["_history"]] == list(range(COUNT))
     expect(built(widget, COUNT - 1)).to_have_count(1, timeout=WAIT)
     page.wait_for_timeout(300)  # the follow-up scroll to the end, once laid out
     assert shown_in_list(widget, COUNT - 1)

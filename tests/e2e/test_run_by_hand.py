@@ -183,14 +183,14 @@ def test_run_again_lab(chromium_page, server, notebook_name, artifacts):
     # The conversation is as it was: the same messages in the kernel and in the view.
     assert srv.kernel_json(nb, "[m.to_dict() for m in chat.session.messages]") == history
     expect(messages(widget)).to_have_count(2)
-    assert srv.kernel_json(nb, "len(chat.history)") == 2
+    assert srv.kernel_json(nb, "len(chat._history)") == 2
     screenshot(widget, artifacts, "test_run_again_lab-ran")
 
     # Close: the entry goes.
     entry.locator(".aiw-bench-close").click()
     expect(widget.locator(".aiw-bench-entry")).to_have_count(0)
     expect(widget.locator(".aiw-bench")).to_be_hidden()
-    assert srv.kernel_json(nb, "chat.bench") == []
+    assert srv.kernel_json(nb, "chat._bench") == []
     assert_no_widget_errors(page)
 
 

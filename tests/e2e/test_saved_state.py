@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
+import jupyter_e2e as J
 import pytest
 from chat_ui import (
     DESTRUCTIVE,
@@ -73,9 +75,9 @@ def test_reopened_notebook_shows_conversation(chromium_page, server, notebook_na
     shown = messages(widget).all_inner_texts()
 
     # The whole conversation is in the chat model's state (the bundle model holds only the front-end code).
-    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == 2)
-    assert [m["role"] for m in state["history"]] == ["user", "assistant"], state["history"]
-    assert state["live"] == []
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("_history", [])) == 2)
+    assert [m["role"] for m in state["_history"]] == ["user", "assistant"], state["_history"]
+    assert state["_live"] == []
     expect(messages(widget)).to_have_count(2)
     expect(messages(widget, "user")).to_have_text("What's the weather in Lisbon?")
     expect(last_assistant(widget)).to_contain_text(WEATHER_ANSWER_SHOWN)
@@ -100,9 +102,9 @@ def test_reopened_notebook_shows_a_reply_waiting_for_approval(chromium_page, ser
     card = widget.locator(".aiw-tool-card")
     expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
 
-    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: bool(s.get("live")))
-    assert [m["role"] for m in state["history"]] == ["user"]
-    (reply,) = state["live"]
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: bool(s.get("_live")))
+    assert [m["role"] for m in state["_history"]] == ["user"]
+    (reply,) = state["_live"]
     assert [p["state"] for p in reply["parts"] if p["kind"] == "tool_call"] == ["awaiting_approval"]
     expect(messages(widget, "user")).to_have_text(["delete my notes"])
     card = widget.locator(".aiw-tool-card")
@@ -119,4 +121,33 @@ def test_reopened_notebook_shows_a_reply_waiting_for_approval(chromium_page, ser
     assert "when saved" in state_text, state_text
     assert srv.kernel_json(nb, "'deleted' in globals()") is False  # a fresh kernel: nothing ran, nothing could
     screenshot(widget, artifacts, "test_reopened_notebook_shows_a_reply_waiting_for_approval")
+    assert_no_widget_errors(page)
+
+
+SAVED = Path(__file__).parents[1] / "fixtures" / "saved"
+STATIC = Path(__file__).parents[2] / "ai_widgets" / "static"
+
+
+def test_a_notebook_saved_before_the_traits_took_an_underscore_shows_its_conversation(
+    chromium_page, server, notebook_name, artifacts
+):
+    """A notebook whose saved state names the widget's own traits without the leading ``_`` (saved by that
+    version), opened with today's front-end code in its bundle model, shows its conversation."""
+    page, srv = chromium_page, server("lab", settings=SAVE_STATE)
+    nb = json.loads((SAVED / "chat_with_public_traits.ipynb").read_text())
+    for model in nb["metadata"]["widgets"][WIDGET_STATE]["state"].values():
+        if "code" in model["state"]:  # the fixture leaves the bundle's code out: today's goes in
+            model["state"]["code"] = (STATIC / "widget.js").read_text()
+            model["state"]["_css"] = (STATIC / "widget.css").read_text()
+    for cell in nb["cells"]:
+        cell["metadata"]["trusted"] = True  # saved through the server, which signs it: its widget state is used
+    srv.api("PUT", f"/api/contents/{notebook_name}", {"type": "notebook", "format": "json", "content": nb})
+    J.open_notebook(page, srv, notebook_name)
+    widget = page.locator(".aiw[data-rendered='true']").first
+    expect(widget).to_be_visible(timeout=WAIT)
+    expect(messages(widget)).to_have_count(2)
+    expect(messages(widget, "user")).to_have_text("What's the weather in Paris?")
+    expect(last_assistant(widget)).to_contain_text("light rain")
+    expect(widget.locator(".aiw-tool-card .aiw-tool-title")).to_have_text("Weather")
+    screenshot(widget, artifacts, "test_a_notebook_saved_before_the_traits_took_an_underscore_shows_its_conversation")
     assert_no_widget_errors(page)

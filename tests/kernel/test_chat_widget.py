@@ -64,10 +64,10 @@ def show_state(chat):
                 "decision_reason": p.decision_reason}
     state = {
         "busy": chat.session.busy,
-        "widget_busy": chat.busy,
+        "widget_busy": chat._busy,
         "calls": list(chat.calls),
         "pending": [p.tool_call_id for p in chat.session.pending_approvals],
-        "allowed_always": list(chat.allowed_always),
+        "allowed_always": list(chat._allowed_always),
         "messages": [
             {"role": m.role.value, "status": m.status.value, "text": m.text, "calls": [call(p) for p in m.tool_calls]}
             for m in chat.session.messages
@@ -151,7 +151,7 @@ class ChatKernel:
         """Waits for the turn to end; returns what the waiting cell printed ("" for the input box)."""
         if cell is None:  # the reply's "finish" op comes last (the busy update may come before it)
             self.wait_custom(lambda c: c.get("type") == "patch" and any(is_reply_finish(op) for op in c["ops"]), start)
-            self.fe.wait_state(self.comm_id, "busy", False, start=start)
+            self.fe.wait_state(self.comm_id, "_busy", False, start=start)
             return ""
         content = self.fe.reply(cell, timeout=15)["content"]
         assert content["status"] == "ok", content
@@ -222,7 +222,7 @@ def test_allow_once_runs_the_tool_once_and_the_reply_finishes(k: ChatKernel, ent
     assert [p["state"] for p in finished[2]["parts"] if p["kind"] == "tool_call"] == ["completed"]
     # finishing sent that message alone: no state update carries the conversation
     updates = [m["content"]["data"] for m in k.fe.comm_messages(k.comm_id, mark)]
-    assert not any("history" in u.get("state", {}) for u in updates), updates
+    assert not any("_history" in u.get("state", {}) for u in updates), updates
     state = k.state()
     assert state["calls"] == ["x"]
     assert (state["busy"], state["widget_busy"], state["pending"]) == (False, False, [])
@@ -250,9 +250,9 @@ def test_decline_with_a_reason_never_runs_the_tool(k: ChatKernel, entry: str) ->
 def test_allow_always_then_revoke(k: ChatKernel) -> None:
     cell, call_id = k.start_cell("ii")
     mark = k.approve(call_id, "approved_always")
-    k.fe.wait_state(k.comm_id, "allowed_always", ["delete"], start=mark)
+    k.fe.wait_state(k.comm_id, "_allowed_always", ["delete"], start=mark)
     assert k.finish(cell, mark) == "REPLY completed | Deleting. Result: completed."
-    k.fe.wait_state(k.comm_id, "allowed_always", [], start=k.action({"type": "revoke", "tool_name": "delete"}))
+    k.fe.wait_state(k.comm_id, "_allowed_always", [], start=k.action({"type": "revoke", "tool_name": "delete"}))
     # asked again after the revoke
     cell, call_id = k.start_cell("ii", "delete y")
     k.approve(call_id)
@@ -290,7 +290,7 @@ def test_the_asking_cell_shows_its_turn_and_allow_once_there_decides_once(k: Cha
         assert k.state()["calls"] == ["x"]
         return
     cell = fe.execute(CELLS[entry].format(prompt="delete x") + PRINT_REPLY)
-    turn_comm = fe.comm_with_state("scope", "turn", start=mark)
+    turn_comm = fe.comm_with_state("_scope", "turn", start=mark)
     # Displayed in the asking cell's own output.
     fe.wait_iopub(lambda m: m["msg_type"] == "display_data" and turn_comm in json.dumps(m["content"]), start=mark)
     assert shown_widgets(k, mark, parent=cell) == [turn_comm]
@@ -320,7 +320,7 @@ def test_the_asking_cell_shows_its_turn_and_allow_once_there_decides_once(k: Cha
     ops = [op for c in fe.custom_messages(turn_comm, mark) if c["type"] == "patch" for op in c["ops"]]
     finished = [op[2] for op in ops if op[0] == "finish"]
     assert [(m["role"], m["status"]) for m in finished] == [("user", "completed"), ("assistant", "completed")]
-    fe.wait_state(turn_comm, "busy", False, start=mark)
+    fe.wait_state(turn_comm, "_busy", False, start=mark)
 
 
 @pytest.mark.parametrize("entry", ["ii", "iii"])

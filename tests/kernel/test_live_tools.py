@@ -37,7 +37,7 @@ def ask(chat, transport):
         "text": reply.text,
         "ran": ran,
         "told": [[t.description for t in r.tools] for r in transport.requests[first:]],
-        "widget": chat.tools["get_weather"]["description"],
+        "widget": chat._tools["get_weather"]["description"],
     }))
 """
 

@@ -153,12 +153,12 @@ def test_saved_widget_state_holds_the_front_end_code_once(tmp_path: Path) -> Non
     code = state[holders[0]]["state"]["code"]
     assert len(code) > 50_000  # the whole bundle
     assert len(state[holders[0]]["state"]["_css"]) > 1_000  # and its style sheet
-    views = [model["state"] for model in state.values() if "scope" in model["state"]]
-    assert {view["scope"] for view in views} == {"chat", "turn"}
+    views = [model["state"] for model in state.values() if "_scope" in model["state"]]
+    assert {view["_scope"] for view in views} == {"chat", "turn"}
     assert len(views) == 4  # the chat and the three asking cells' turns
     for view in views:
         assert view["_esm"] == LOADER  # a few hundred bytes, not a copy of the code
         assert len(view["_esm"]) < 500
-        assert view["bundle_model"] == holders[0]
+        assert view["_bundle_model"] == holders[0]
         assert view["_css"] == ""
     assert sum(len(json.dumps(model)) for model in state.values()) < 1.5 * len(code)  # one copy: it was 3

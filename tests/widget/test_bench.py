@@ -50,7 +50,7 @@ def letter_chat(arguments: dict[str, Any] | None = None) -> ChatWidget:
 
 
 def entry(widget: Any, index: int = -1) -> dict[str, Any]:
-    return widget.bench[index]  # type: ignore[no-any-return]
+    return widget._bench[index]  # type: ignore[no-any-return]
 
 
 def errors(wire: Wire, widget: Any) -> list[str]:
@@ -91,7 +91,7 @@ async def test_run_again_opens_the_call_with_its_arguments_and_runs_it_apart_fro
     front.handle({"type": "bench_run", "id": shown["id"], "arguments": {"to": {"street": "Oak 3"}}})
     await wait_for(lambda: not entry(chat)["running"] and "Oak 3" in str(entry(chat)["message"]))
     assert entry(chat)["message"]["parts"][0]["tool_call_id"] != call["tool_call_id"]
-    assert len(chat.bench) == 1
+    assert len(chat._bench) == 1
     assert chat.session.messages == messages
 
 
@@ -203,7 +203,7 @@ async def test_a_bench_run_asks_for_approval_and_the_click_reaches_its_own_sessi
     await wait_for(lambda: not entry(chat)["running"])
     assert entry(chat)["message"]["parts"][0]["outcome"]["value"] == "deleted x.txt"
     assert ran == [{"deleted": "x.txt"}]
-    assert chat.allowed_always == ["delete_file"]  # the chat's own policy: it remembers
+    assert chat._allowed_always == ["delete_file"]  # the chat's own policy: it remembers
     assert chat.session.messages == messages
 
     # Cancel reaches the bench run too.
@@ -213,7 +213,7 @@ async def test_a_bench_run_asks_for_approval_and_the_click_reaches_its_own_sessi
         return n
 
     chat.session.tools.register(asks)
-    slow_id = chat._bench.open("asks", {"n": 1})  # an entry of another tool, opened from Python
+    slow_id = chat._bench_host.open("asks", {"n": 1})  # an entry of another tool, opened from Python
     front.handle({"type": "bench_run", "id": slow_id, "arguments": {"n": 2}})
     await wait_for(lambda: "awaiting_approval" in str(entry(chat)["message"]))
     front.handle({"type": "cancel", "tool_call_id": entry(chat)["message"]["parts"][0]["tool_call_id"]})
@@ -239,7 +239,7 @@ async def test_malformed_bench_actions_get_clear_errors_and_change_nothing(wire:
     for content, expected in cases:
         front.handle(content)
         assert expected in errors(wire, chat)[-1], (content, errors(wire, chat)[-1])
-    assert chat.bench == []
+    assert chat._bench == []
     front.handle({"type": "bench_run", "id": "x" * 500, "arguments": {}})
     assert len(errors(wire, chat)[-1]) < 400
     assert finished_messages(chat) == before
@@ -248,7 +248,7 @@ async def test_malformed_bench_actions_get_clear_errors_and_change_nothing(wire:
     chat.session.tools.unregister("send_letter")
     front.handle({"type": "bench_open", "tool_call_id": "call_1"})
     assert "not registered" in errors(wire, chat)[-1]
-    assert chat.bench == []
+    assert chat._bench == []
 
 
 async def test_close_stops_a_run_and_the_bench_keeps_at_most_its_limit(wire: Wire) -> None:
@@ -257,12 +257,12 @@ async def test_close_stops_a_run_and_the_bench_keeps_at_most_its_limit(wire: Wir
     front = wire.comms[chat.comm.comm_id]
     for _ in range(22):
         front.handle({"type": "bench_open", "tool_call_id": "call_1"})
-    ids = [e["id"] for e in chat.bench]
+    ids = [e["id"] for e in chat._bench]
     assert len(ids) == 20
     assert ids[0] == "bench_3"
     assert ids[-1] == "bench_22"
     front.handle({"type": "bench_close", "id": "bench_3"})
-    assert [e["id"] for e in chat.bench] == ids[1:]
+    assert [e["id"] for e in chat._bench] == ids[1:]
 
 
 async def test_bench_updates_are_coalesced_while_a_run_reports_progress(wire: Wire) -> None:
@@ -276,12 +276,12 @@ async def test_bench_updates_are_coalesced_while_a_run_reports_progress(wire: Wi
         return n
 
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[chatty])
-    entry_id = chat._bench.open("chatty", {})
+    entry_id = chat._bench_host.open("chatty", {})
     mark = wire.mark()
-    future = chat._bench.start(entry_id, {"n": 1})
+    future = chat._bench_host.start(entry_id, {"n": 1})
     assert future is not None
     await asyncio.wrap_future(future)
-    updates = [s for s in wire.since(mark) if s.data.get("method") == "update" and "bench" in s.data["state"]]
+    updates = [s for s in wire.since(mark) if s.data.get("method") == "update" and "_bench" in s.data["state"]]
     assert 2 <= len(updates) < 30, len(updates)
     assert entry(chat)["message"]["parts"][0]["outcome"]["value"] == 1
 
@@ -304,8 +304,8 @@ def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: W
     result = run_tool(send_letter, copies=2)
     assert isinstance(result, ToolRun)
     (widget,) = benches
-    assert widget.scope == "bench"
-    assert [(e["tool_name"], e["arguments"], e["message"]) for e in widget.bench] == [
+    assert widget._scope == "bench"
+    assert [(e["tool_name"], e["arguments"], e["message"]) for e in widget._bench] == [
         ("send_letter", {"copies": 2}, None)
     ]
     assert ran == []
@@ -313,16 +313,16 @@ def test_run_tool_with_missing_arguments_shows_the_form_and_runs_nothing(wire: W
     assert not result.running
     assert repr(result) == "ToolRun('send_letter', not run yet)"
     front = wire.comms[widget.comm.comm_id]
-    front.handle({"type": "bench_run", "id": widget.bench[0]["id"], "arguments": {"copies": 2}})
-    assert widget.bench[0]["errors"] == {"to": "Field required"}
-    front.handle({"type": "bench_run", "id": widget.bench[0]["id"], "arguments": {"to": {"street": "A"}, "copies": 2}})
+    front.handle({"type": "bench_run", "id": widget._bench[0]["id"], "arguments": {"copies": 2}})
+    assert widget._bench[0]["errors"] == {"to": "Field required"}
+    front.handle({"type": "bench_run", "id": widget._bench[0]["id"], "arguments": {"to": {"street": "A"}, "copies": 2}})
     deadline = time.monotonic() + 5
     while result.outcome is None and time.monotonic() < deadline:
         time.sleep(0.01)  # the run goes on the package's own loop
     assert result.outcome is not None
     assert result.outcome.value == "sent 2 to A by post"
     assert repr(result) == "ToolRun('send_letter', success)"
-    front.handle({"type": "bench_close", "id": widget.bench[0]["id"]})
+    front.handle({"type": "bench_close", "id": widget._bench[0]["id"]})
     assert "stays for the next run" in errors(wire, widget)[-1]
     front.handle({"type": "send", "text": "hi"})
     assert "no conversation" in errors(wire, widget)[-1]
@@ -333,7 +333,7 @@ def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(w
     assert isinstance(outcome, ToolOutcome)
     assert outcome.value == "sent 1 to B by post"
     (widget,) = benches
-    (only,) = widget.bench
+    (only,) = widget._bench
     assert only["arguments"] == {"to": {"street": "B"}}
     assert only["message"]["parts"][0]["state"] == "completed"
     assert only["running"] is False
@@ -343,7 +343,7 @@ def test_run_tool_with_every_required_argument_runs_at_once_and_keeps_the_form(w
     assert isinstance(failed, ToolOutcome)
     assert failed.status == "failure"
     assert "copies: Input should be greater than or equal to 1 (got 0)" in (failed.message or "")
-    assert benches[1].bench[0]["errors"] == {"copies": "Input should be greater than or equal to 1 (got 0)"}
+    assert benches[1]._bench[0]["errors"] == {"copies": "Input should be greater than or equal to 1 (got 0)"}
 
 
 async def test_arun_tool_is_consistent(wire: Wire, benches: list[Any]) -> None:
@@ -353,7 +353,7 @@ async def test_arun_tool_is_consistent(wire: Wire, benches: list[Any]) -> None:
     pending = await arun_tool(send_letter)
     assert isinstance(pending, ToolRun)
     assert pending.outcome is None
-    assert benches[1].bench[0]["message"] is None
+    assert benches[1]._bench[0]["message"] is None
 
 
 def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
@@ -387,7 +387,7 @@ def test_run_tool_outside_a_kernel_refuses_a_call_that_needs_approval_instead_of
         run_tool(delete_file, path="notes.txt")
     assert time.monotonic() - started < 5
     (widget,) = benches
-    part = widget.bench[0]["message"]["parts"][0]
+    part = widget._bench[0]["message"]["parts"][0]
     assert part["state"] == "cancelled"  # stopped before it ran
     assert {"deleted": "notes.txt"} not in ran
     # With a policy that allows it, it runs; an awaited run is refused the same way.

@@ -44,14 +44,14 @@ async def test_edit_regenerate_and_switch_from_the_view(wire: Wire) -> None:
     seen = len(wire.custom(chat.comm.comm_id))
 
     front.handle({"type": "edit", "message_id": chat.session.messages[2].id, "text": "two, edited"})
-    await wait_for(lambda: not chat.busy and chat.session.messages[-1].text == "echo: two, edited")
+    await wait_for(lambda: not chat._busy and chat.session.messages[-1].text == "echo: two, edited")
     seen = _follow(wire, chat, mirror, seen)
     assert [m["id"] for m in mirror.finished] == _ids(chat)
     assert mirror.finished[2]["branch"] == {"active": 1, "count": 2}
     assert "branch" not in mirror.finished[0]
 
     front.handle({"type": "regenerate"})
-    await wait_for(lambda: not chat.busy and chat.session.branches(chat.session.messages[3].id).count == 2)
+    await wait_for(lambda: not chat._busy and chat.session.branches(chat.session.messages[3].id).count == 2)
     seen = _follow(wire, chat, mirror, seen)
     assert mirror.finished[3]["branch"] == {"active": 1, "count": 2}
 
@@ -62,7 +62,7 @@ async def test_edit_regenerate_and_switch_from_the_view(wire: Wire) -> None:
     assert mirror.finished[2]["branch"] == {"active": 0, "count": 2}
     # A view that opens now starts from the same messages, marks included; the usage follows the branch shown.
     assert finished_messages(chat) == mirror.finished
-    assert chat.usage == chat.session.usage.to_dict()
+    assert chat._usage == chat.session.usage.to_dict()
     assert mirror.errors == []
 
 
@@ -111,7 +111,7 @@ async def test_a_click_racing_a_running_turn_is_refused(wire: Wire) -> None:
     assert _ids(chat) == before
     assert chat.session.pending_approvals  # the call still waits
     front.handle({"type": "stop"})
-    await wait_for(lambda: not chat.busy)
+    await wait_for(lambda: not chat._busy)
     assert chat.session.messages[-1].status is MessageStatus.CANCELLED
 
 
@@ -134,14 +134,14 @@ async def test_retry_and_edit_in_the_asking_cells_view(wire: Wire, monkeypatch: 
     cell = wire.comms[view.comm.comm_id]
 
     cell.handle({"type": "regenerate"})  # Retry, in the asking cell's own view
-    await wait_for(lambda: not chat.busy and chat.session.messages[-1].text == "whole")
+    await wait_for(lambda: not chat._busy and chat.session.messages[-1].text == "whole")
     await asyncio.sleep(0)
     seen = _follow(wire, view, mirror, seen)
     assert [m["id"] for m in mirror.finished] == _ids(chat)
     assert mirror.finished[1]["branch"] == {"active": 1, "count": 2}
 
     cell.handle({"type": "edit", "message_id": chat.session.messages[0].id, "text": "hello again"})
-    await wait_for(lambda: not chat.busy and chat.session.messages[-1].text == "edited answer")
+    await wait_for(lambda: not chat._busy and chat.session.messages[-1].text == "edited answer")
     seen = _follow(wire, view, mirror, seen)
     assert [m["id"] for m in mirror.finished] == _ids(chat)
     assert mirror.finished[0]["branch"] == {"active": 1, "count": 2}
@@ -172,5 +172,5 @@ async def test_continue_after_an_error_goes_on(wire: Wire) -> None:
     chat = ChatWidget(transport=ScriptedTransport([failing, "went on"]))
     assert (await chat.ask("hi", show=False)).status is MessageStatus.ERROR
     wire.comms[chat.comm.comm_id].handle({"type": "continue"})
-    await wait_for(lambda: not chat.busy and chat.session.messages[-1].text == "went on")
+    await wait_for(lambda: not chat._busy and chat.session.messages[-1].text == "went on")
     assert chat.session.messages[-1].status is MessageStatus.COMPLETED

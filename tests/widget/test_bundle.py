@@ -26,7 +26,7 @@ const code = "globalThis.imports = (globalThis.imports ?? 0) + 1;" +
   "export default { render({ model, el }) { el.textContent = 'rendered ' + model.get('name'); return () => {}; } };";
 const holder = { attributes: { code }, get(key) { return this.attributes[key]; } };
 const manager = { async get_model(id) { if (id === "bundle") return holder; throw new Error("no model " + id); } };
-const model = (name, bundle) => ({ get: (key) => ({ name, bundle_model: bundle })[key], widget_manager: manager });
+const model = (name, bundle) => ({ get: (key) => ({ name, _bundle_model: bundle })[key], widget_manager: manager });
 const loader = await import("data:text/javascript;base64," + Buffer.from(LOADER).toString("base64"));
 const shown = [];
 for (const name of ["chat", "turn 1", "turn 2"]) {

@@ -29,7 +29,7 @@ def conversation(n: int) -> list[Message]:
 def synced(wire: Wire, comm_id: str) -> list[dict[str, object]]:
     """Every ``context_cut`` the kernel sent the front end (in the opening state and in updates), in order."""
     states = [s.data.get("state", {}) for s in wire.sent if s.comm_id == comm_id]
-    return [state["context_cut"] for state in states if "context_cut" in state]
+    return [state["_context_cut"] for state in states if "_context_cut" in state]
 
 
 async def test_the_cut_of_the_last_request_is_in_the_state_and_the_transcript(wire: Wire) -> None:
@@ -39,16 +39,16 @@ async def test_the_cut_of_the_last_request_is_in_the_state_and_the_transcript(wi
         request_options=RequestOptions(context_window=WINDOW),
     )
     chat = ChatWidget(session)
-    assert chat.context_cut == {}
+    assert chat._context_cut == {}
     await chat.ask("and now?")
     cut = session.context_cut
     assert cut is not None
     assert cut.left_out_messages > 30
     assert cut.window == WINDOW
-    assert chat.context_cut == dataclasses.asdict(cut)
+    assert chat._context_cut == dataclasses.asdict(cut)
     assert synced(wire, chat.comm.comm_id)[-1] == json.loads(json.dumps(dataclasses.asdict(cut)))
     # A view that opens later gets it in its state.
-    assert ChatWidget(session).get_state(["context_cut"])["context_cut"]["first_sent_id"] == cut.first_sent_id
+    assert ChatWidget(session).get_state(["_context_cut"])["_context_cut"]["first_sent_id"] == cut.first_sent_id
     # The static transcript: the line, right before the first message sent.
     html = transcript_html(session.messages, context_cut=cut)
     line = f"Earlier messages were not sent to the model: {cut.left_out_messages:,} messages, ~"
@@ -68,17 +68,17 @@ async def test_the_marker_goes_when_a_request_carries_everything_again_and_on_cl
     )
     chat = ChatWidget(session)
     await chat.ask("first")
-    assert chat.context_cut["left_out_messages"] > 0  # type: ignore[operator]
+    assert chat._context_cut["left_out_messages"] > 0  # type: ignore[operator]
     session.request_options = RequestOptions(context_window=1_000_000)
     await chat.ask("second")
     assert session.context_cut is None
-    assert chat.context_cut == {}
+    assert chat._context_cut == {}
     assert synced(wire, chat.comm.comm_id)[-1] == {}
     session.request_options = RequestOptions(context_window=WINDOW)
     await chat.ask("third")
-    assert chat.context_cut != {}
+    assert chat._context_cut != {}
     session.clear()
-    assert chat.context_cut == {}
+    assert chat._context_cut == {}
     assert session.context_cut is None
 
 
@@ -90,10 +90,10 @@ async def test_the_marker_goes_when_the_window_is_no_longer_known(wire: Wire) ->
     )
     chat = ChatWidget(session)
     await chat.ask("first")
-    assert chat.context_cut != {}
+    assert chat._context_cut != {}
     session.request_options = RequestOptions()  # the person's number taken away; the scripted model has none
     await chat.ask("second")
-    assert chat.context_cut == {}
+    assert chat._context_cut == {}
     assert session.context_cut is None
 
 
@@ -102,5 +102,5 @@ async def test_nothing_is_cut_without_a_known_window(wire: Wire) -> None:
     chat = ChatWidget(session)
     await chat.ask("now")
     assert session.context_cut is None
-    assert chat.context_cut == {}
+    assert chat._context_cut == {}
     assert len(session.transport.requests[-1].messages) == 402  # type: ignore[union-attr]

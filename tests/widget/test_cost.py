@@ -45,12 +45,12 @@ async def test_the_front_end_gets_the_costs_the_budget_pause_and_continue_has_a_
     sent = finished_messages(chat)[-1]
     assert sent["status"] == "limit_reached"
     assert sent["usage"]["cost"] == str(PRICE)
-    assert Decimal(chat.usage["cost"]) == PRICE
+    assert Decimal(chat._usage["cost"]) == PRICE
     assert sent["error"].startswith("Paused at the budget of this turn: it spent $0.0022 of $0.0022 (max_cost)")
     assert sent["error"].endswith("Continue runs the call the model asked for next, with a fresh budget.")
     wire.comms[chat.comm.comm_id].handle({"type": "continue"})
-    await wait_for(lambda: len(chat.session.messages) == 3 and not chat.busy)
+    await wait_for(lambda: len(chat.session.messages) == 3 and not chat._busy)
     resumed = chat.session.messages[-1]
     assert resumed.status is MessageStatus.LIMIT_REACHED  # one more request, a budget of its own
     assert resumed.usage.cost == PRICE
-    assert Decimal(chat.usage["cost"]) == 2 * PRICE
+    assert Decimal(chat._usage["cost"]) == 2 * PRICE

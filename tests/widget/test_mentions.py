@@ -154,8 +154,8 @@ async def test_send_resolves_the_names_at_send_time_and_the_message_keeps_them(
     user_ns["df"] = pd.DataFrame({"y": range(10)})  # changed after the chip was made: the send takes what is there now
     front.handle({"type": "send", "text": "compare @df and @fig", "attach": ["df", "fig", "df"], "id": "s1"})
     assert await answered(wire, chat, "sent", 1) == [{"type": "sent", "id": "s1"}]
-    await wait_for(lambda: not chat.session.busy and len(chat.history) == 2)
-    user, reply = chat.history
+    await wait_for(lambda: not chat.session.busy and len(chat._history) == 2)
+    user, reply = chat._history
     assert [p["kind"] for p in user["parts"]] == ["text", "text", "file"]
     assert user["parts"][0] == {"kind": "text", "text": "compare @df and @fig"}  # the @names stay in the text
     assert user["parts"][1]["attachment"] is True
@@ -193,7 +193,7 @@ async def test_an_unknown_name_or_a_refused_attachment_sends_nothing(wire: Wire,
     assert "no conversion for builtins.object" in refused
     assert answers(wire, chat, "sent") == []
     assert chat.session.messages == []
-    assert chat.history == []
+    assert chat._history == []
     assert transport.requests == []  # type: ignore[attr-defined]
 
 
@@ -343,7 +343,7 @@ FAILING: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
     ({"type": "regenerate"}, "_on_branch_turn", {"type": "error"}),
     (
         {"type": "app_call", "tool_call_id": "c1", "request": 7, "name": "t"},
-        "_apps.call",
+        "_app_host.call",
         {"type": "app_reply", "tool_call_id": "c1", "request": 7},
     ),
     (

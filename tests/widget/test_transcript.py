@@ -247,7 +247,7 @@ def test_a_shown_chat_updates_its_display_as_turns_end_and_only_when_it_changed(
         assert view_id is None
         assert set(view) == {"application/vnd.jupyter.widget-view+json"}
         assert set(transcript) == {"text/html", "text/markdown"}
-        assert transcript_id == chat.transcript_id
+        assert transcript_id == chat._transcript_id
         assert f'data-aiw-transcript="{transcript_id}"' in transcript["text/html"]
         asyncio.run(chat.session.send("hello"))
         chat.update_transcript()  # unchanged since the turn ended: nothing sent again

@@ -38,8 +38,8 @@ async def test_the_asking_cell_shows_its_turn_and_a_click_there_decides_once(wir
     await wait_for(lambda: bool(chat.session.pending_approvals))
     (view,) = shown
     assert isinstance(view, TurnView)
-    assert view.scope == "turn"
-    assert view.busy
+    assert view._scope == "turn"
+    assert view._busy
     # Only this turn: the person's message (finished) and the reply in progress, with the waiting call.
     mirror = mirror_of(wire, view)
     assert [m["parts"][0]["text"] for m in mirror.finished] == ["delete a"]
@@ -60,7 +60,7 @@ async def test_the_asking_cell_shows_its_turn_and_a_click_there_decides_once(wir
     assert any(op[0] == "call" and op[3].get("decision") == "approved" for op in chat_ops)
 
     # The view holds the turn as the chat holds it, and stops there.
-    await wait_for(lambda: not view.busy)
+    await wait_for(lambda: not view._busy)
     assert finished_messages(view) == finished_messages(chat)[2:]
     sent = len(wire.custom(view.comm.comm_id))
     await chat.ask("more", show=False)
@@ -104,7 +104,7 @@ async def test_a_turn_view_whose_turn_never_began_is_closed(wire: Wire) -> None:
     await chat.ask("hi", show=False)
     view.settle()
     assert view.comm is not None
-    assert not view.busy
+    assert not view._busy
     assert [m["role"] for m in finished_messages(view)] == ["user", "assistant"]
 
 
@@ -114,4 +114,4 @@ def test_ask_sync_shows_the_turn_too(wire: Wire, shown: list[Any]) -> None:
     assert reply.text == "You said: hello there"
     (view,) = shown
     assert [m["role"] for m in finished_messages(view)] == ["user", "assistant"]
-    assert not view.busy
+    assert not view._busy

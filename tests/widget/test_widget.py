@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import ipywidgets
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,7 +80,7 @@ async def test_patches_rebuild_exactly_the_finished_message(wire: Wire) -> None:
     assert mirror.live == {}
     assert final["parts"][1]["parsed_arguments"] == {"city": "Lisbon"}
     assert final["parts"][1]["outcome"]["value"] == {"city": "Lisbon", "sky": "sunny"}
-    assert chat.tools["get_weather"] == {
+    assert chat._tools["get_weather"] == {
         "title": "Weather",
         "icon": "🌦",
         "risk": "normal",
@@ -87,9 +88,9 @@ async def test_patches_rebuild_exactly_the_finished_message(wire: Wire) -> None:
         "requires_approval": False,
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     }
-    assert chat.usage["requests"] == 2
-    assert chat.busy is False
-    assert chat.kernel_mode == "none"
+    assert chat._usage["requests"] == 2
+    assert chat._busy is False
+    assert chat._kernel_mode == "none"
 
 
 async def test_deltas_are_coalesced_to_about_thirty_flushes_a_second(wire: Wire) -> None:
@@ -234,7 +235,7 @@ async def test_malformed_front_end_messages_get_an_error_and_change_nothing(wire
     front.handle({"type": "approve", "tool_call_id": "ghost", "decision": "approved"})
     assert "no tool call 'ghost'" in wire.custom(chat.comm.comm_id)[-1]["message"]
     assert chat.session.messages == []
-    assert chat.history == []
+    assert chat._history == []
 
 
 async def test_actions_drive_the_session(wire: Wire) -> None:
@@ -250,21 +251,21 @@ async def test_actions_drive_the_session(wire: Wire) -> None:
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "send", "text": "delete a"})
     await wait_for(lambda: bool(chat.session.pending_approvals))
-    assert chat.busy
+    assert chat._busy
     front.handle({"type": "send", "text": "interleave?"})
     assert "still running" in wire.custom(chat.comm.comm_id)[-1]["message"]
     call_id = chat.session.pending_approvals[0].tool_call_id
     front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved_always"})
     front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved"})
     assert "already decided" in wire.custom(chat.comm.comm_id)[-1]["message"]
-    await wait_for(lambda: not chat.busy)
-    assert chat.allowed_always == ["delete_file"]
+    await wait_for(lambda: not chat._busy)
+    assert chat._allowed_always == ["delete_file"]
     front.handle({"type": "revoke", "tool_name": "delete_file"})
-    assert chat.allowed_always == []
+    assert chat._allowed_always == []
     front.handle({"type": "send", "text": "delete b"})
     await wait_for(lambda: bool(chat.session.pending_approvals))
     front.handle({"type": "stop"})
-    await wait_for(lambda: not chat.busy)
+    await wait_for(lambda: not chat._busy)
     assert chat.session.messages[-1].status is MessageStatus.CANCELLED
     assert [m["role"] for m in finished_messages(chat)] == ["user", "assistant", "user", "assistant"]
 
@@ -281,7 +282,7 @@ async def test_continue_after_the_limit(wire: Wire) -> None:
     reply = await chat.ask("go")
     assert reply.status is MessageStatus.LIMIT_REACHED
     wire.comms[chat.comm.comm_id].handle({"type": "continue"})
-    await wait_for(lambda: chat.session.messages[-1].text == "Finally." and not chat.busy)
+    await wait_for(lambda: chat.session.messages[-1].text == "Finally." and not chat._busy)
 
 
 async def test_values_a_kernel_cannot_send_are_made_safe(wire: Wire) -> None:
@@ -306,8 +307,8 @@ async def test_registry_changes_reach_the_cards(wire: Wire) -> None:
         return "sun"
 
     chat.session.tools.register(better_weather)
-    assert chat.tools["get_weather"]["icon"] == "☀️"
-    assert chat.tools["get_weather"]["risk"] == "read_only"
+    assert chat._tools["get_weather"]["icon"] == "☀️"
+    assert chat._tools["get_weather"]["risk"] == "read_only"
 
 
 async def test_api_keys_never_reach_the_front_end(wire: Wire) -> None:
@@ -474,7 +475,7 @@ async def test_clear_empties_the_history_with_one_small_op(wire: Wire) -> None:
     assert [s.data["content"] for s in sent if s.data.get("method") == "custom"] == [
         {"type": "patch", "ops": [["clear"]]}
     ]
-    assert not any("history" in s.data.get("state", {}) for s in sent)  # the clear op empties every view's copy
+    assert not any("_history" in s.data.get("state", {}) for s in sent)  # the clear op empties every view's copy
     await chat.ask("second")
     assert [m["parts"][0]["text"] for m in finished_messages(chat)] == ["second", "two"]
     assert [m["index"] for m in finished_messages(chat)] == [0, 1]
@@ -486,8 +487,8 @@ def test_a_session_with_history_opens_with_it(wire: Wire) -> None:
     session = ChatSession(ScriptedTransport([]), messages=[Message.user("hi"), Message.user("again")])
     chat = ChatWidget(session)
     (opened,) = [s for s in wire.sent if s.msg_type == "comm_open" and s.comm_id == chat.comm.comm_id]
-    assert [m["parts"][0]["text"] for m in opened.data["state"]["history"]] == ["hi", "again"]
-    assert opened.data["state"]["live"] == []  # the kernel leaves it to the views (saved state)
+    assert [m["parts"][0]["text"] for m in opened.data["state"]["_history"]] == ["hi", "again"]
+    assert opened.data["state"]["_live"] == []  # the kernel leaves it to the views (saved state)
     assert wire.custom(chat.comm.comm_id) == []  # nothing else to send: the state has it
 
 
@@ -812,6 +813,32 @@ def test_a_results_shown_form_stays_small_whatever_the_value(value: Any) -> None
     assert size < 1_500_000, size
 
 
+async def test_history_tools_and_usage_mean_what_the_constructor_and_the_session_mean(
+    wire: Wire, tmp_path: Path
+) -> None:
+    path = tmp_path / "chat.json"
+    chat = ChatWidget(transport=ScriptedTransport(["One."]), tools=[get_weather], history=path)
+    assert chat.history == path  # the file given as history=
+    assert chat.tools is chat.session.tools  # the ToolRegistry
+    assert "get_weather" in chat.tools
+    await chat.ask("first", show=False)
+    assert chat.usage == chat.session.usage
+    assert chat.usage.requests == 1
+    chat.close()
+    plain = ChatWidget(transport=ScriptedTransport([]))
+    assert plain.history is None
+    with pytest.raises(AttributeError):
+        plain.history = tmp_path / "other.json"  # type: ignore[misc]
+    # The synced state has other names: a user setting none of these changes what the front end shows.
+    assert not {"history", "tools", "usage"} & set(plain.keys)
+
+
+def test_only_a_users_settings_are_public_among_the_synced_traits() -> None:
+    public = {name for name in ChatWidget.class_trait_names(sync=True) if not name.startswith("_")}
+    own = public - set(ipywidgets.DOMWidget.class_trait_names(sync=True))
+    assert own == {"suggestions", "collapse_tool_calls", "placeholder", "compact"}
+
+
 async def test_a_chat_closes_with_close_or_aclose_and_releases_its_history_file(wire: Wire, tmp_path: Path) -> None:
     path = tmp_path / "chat.json"
     chat = ChatWidget(transport=ScriptedTransport(["One."]), history=path)
@@ -832,7 +859,7 @@ async def test_a_chat_whose_history_file_was_taken_over_says_so_and_refuses_to_s
     old = ChatWidget(transport=ScriptedTransport(["one"]), history=path)
     await old.ask("first", show=False)
     new = ChatWidget(transport=ScriptedTransport(["two"]), history=path)  # the cell, run again
-    assert [m["parts"][0]["text"] for m in new.history] == ["first", "one"]
+    assert [m["parts"][0]["text"] for m in new._history] == ["first", "one"]
     (notice,) = [c["message"] for c in wire.custom(old.comm.comm_id) if c["type"] == "error"]
     assert str(path) in notice
     assert "took it over" in notice

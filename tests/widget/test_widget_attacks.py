@@ -194,12 +194,12 @@ async def test_closing_an_entry_while_its_run_lists_its_tools_runs_nothing(wire:
     chat = await note_chat(wire, source)
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "bench_open", "tool_call_id": "c1"})
-    entry_id = chat.bench[-1]["id"]
-    entry_session = chat._bench._entries[entry_id].session
+    entry_id = chat._bench[-1]["id"]
+    entry_session = chat._bench_host._entries[entry_id].session
     front.handle({"type": "bench_run", "id": entry_id, "arguments": {"text": "after close"}})
     assert await asyncio.to_thread(source.listing.wait, 5)
     front.handle({"type": "bench_close", "id": entry_id})
-    assert chat.bench == []
+    assert chat._bench == []
     source.gate.set()
     await wait_for(lambda: bool(entry_session.messages) and not entry_session.busy)
     (call,) = entry_session.messages[-1].tool_calls
@@ -211,8 +211,8 @@ async def test_closing_an_entry_while_its_run_lists_its_tools_runs_nothing(wire:
 async def test_closing_the_chat_while_a_run_lists_its_tools_runs_nothing(wire: Wire) -> None:
     source = GatedSource()
     chat = await note_chat(wire, source)
-    entry_id = chat._bench.open("note", {"text": "x"})
-    entry_session = chat._bench._entries[entry_id].session
+    entry_id = chat._bench_host.open("note", {"text": "x"})
+    entry_session = chat._bench_host._entries[entry_id].session
     wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"text": "after close"}})
     assert await asyncio.to_thread(source.listing.wait, 5)
     chat.close()
@@ -264,16 +264,16 @@ async def test_a_cancelled_bench_run_shows_its_thread_stopping_then_what_it_retu
     nor what it returned: the entry's message had no ``stopping``/``late``."""
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[sleepy], flush_interval=0.005)
     front = wire.comms[chat.comm.comm_id]
-    entry_id = chat._bench.open("sleepy", {"n": 1})
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
 
     def part() -> dict[str, Any]:
-        message = chat.bench[-1]["message"] or {"parts": [{}]}
+        message = chat._bench[-1]["message"] or {"parts": [{}]}
         return message["parts"][0]  # type: ignore[no-any-return]
 
     front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 2}})
     await wait_for(lambda: part().get("state") == "running")
     front.handle({"type": "cancel", "tool_call_id": part()["tool_call_id"]})
-    await wait_for(lambda: not chat.bench[-1]["running"])
+    await wait_for(lambda: not chat._bench[-1]["running"])
     assert part()["state"] == "cancelled"
     assert part()["stopping"] is True
     await wait_for(lambda: part().get("late") is not None)
@@ -288,9 +288,9 @@ async def test_a_cancelled_bench_run_shows_its_thread_stopping_then_what_it_retu
     assert "stopping" not in part()
     assert "late" not in part()
     front.handle({"type": "cancel", "tool_call_id": first})
-    await wait_for(lambda: not chat.bench[-1]["running"])
+    await wait_for(lambda: not chat._bench[-1]["running"])
     front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 4}})  # while the thread of n=3 runs
-    await wait_for(lambda: not chat.bench[-1]["running"] and part().get("tool_call_id") != first)
+    await wait_for(lambda: not chat._bench[-1]["running"] and part().get("tool_call_id") != first)
     await asyncio.sleep(0.2)  # both threads have returned
     assert part()["state"] == "completed"
     assert part()["outcome"]["value"] == 40
@@ -322,10 +322,10 @@ async def close_a_chat_mid_run(wire: Wire, shown: list[Any]) -> list[weakref.ref
     chat = ChatWidget(transport=ScriptedTransport(["hello"], repeat=True), tools=[sleepy])
     await chat.ask("hi")
     (view,) = shown
-    entry_id = chat._bench.open("sleepy", {"n": 1})
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
     wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 1}})
-    await wait_for(lambda: "running" in str(chat.bench[-1]["message"]))
-    entry_session = chat._bench._entries[entry_id].session
+    await wait_for(lambda: "running" in str(chat._bench[-1]["message"]))
+    entry_session = chat._bench_host._entries[entry_id].session
     refs = [weakref.ref(chat), weakref.ref(chat.session), weakref.ref(view), weakref.ref(entry_session)]
     chat.close()
     view.close()
@@ -357,15 +357,15 @@ async def test_a_bench_run_with_nan_or_infinity_is_refused_and_changes_nothing(w
     kernel's JSON reader accepts them) silently became null, and the tool ran with None."""
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[scale])
     front = wire.comms[chat.comm.comm_id]
-    entry_id = chat._bench.open("scale", {"factor": 2})
-    before = chat.bench[-1]
+    entry_id = chat._bench_host.open("scale", {"factor": 2})
+    before = chat._bench[-1]
     ran.clear()
     for bad in (float("nan"), float("inf"), float("-inf")):
         front.handle({"type": "bench_run", "id": entry_id, "arguments": {"factor": bad}})
         message = errors(wire, chat)[-1]
         assert message.startswith("Run refused: the arguments: ")
         assert "not a JSON number" in message
-        assert chat.bench[-1] == before  # the form, its attempt counter and its run are as they were
+        assert chat._bench[-1] == before  # the form, its attempt counter and its run are as they were
     await asyncio.sleep(0.05)
     assert ran == []
 
@@ -418,20 +418,20 @@ async def test_progress_of_one_run_does_not_resend_a_large_result_of_another_ent
         return n
 
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[large, reporting])
-    first = chat._bench.open("large", {"n": 1})
-    started = chat._bench.start(first, {"n": 1})
+    first = chat._bench_host.open("large", {"n": 1})
+    started = chat._bench_host.start(first, {"n": 1})
     assert started is not None
     await asyncio.wrap_future(started)
-    second = chat._bench.open("reporting", {"n": 2})
+    second = chat._bench_host.open("reporting", {"n": 2})
     mark = wire.mark()
-    started = chat._bench.start(second, {"n": 2})
+    started = chat._bench_host.start(second, {"n": 2})
     assert started is not None
     await asyncio.wrap_future(started)
     sent = sum(s.nbytes for s in wire.since(mark))
     assert sent < 10_000_000, sent
-    assert chat.bench[-1]["message"]["parts"][0]["outcome"]["value"] == 2
+    assert chat._bench[-1]["message"]["parts"][0]["outcome"]["value"] == 2
     # The entry shows the first MAX_SHOWN_RESULT_CHARS of the large result, and says how much more there is.
-    assert chat.bench[0]["message"]["parts"][0]["outcome"]["value"] == (
+    assert chat._bench[0]["message"]["parts"][0]["outcome"]["value"] == (
         "x" * 100_000 + "… (900,000 more characters not shown here)"
     )
 
@@ -476,11 +476,11 @@ async def test_a_run_with_tens_of_thousands_of_bad_items_is_answered_at_once_in_
     """Defect: each problem was appended to its field's text (quadratic) and searched for in the model's whole
     message (quadratic again): 50,000 bad items blocked the kernel for 10 s and put 4 MB in the field's error."""
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[total])
-    entry_id = chat._bench.open("total", {})
+    entry_id = chat._bench_host.open("total", {})
     started = time.monotonic()
     wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"values": ["x"] * 50_000}})
     assert time.monotonic() - started < 3
-    shown = chat.bench[-1]
+    shown = chat._bench[-1]
     (text,) = shown["errors"].values()
     assert text.startswith("0: Input should be a valid integer")
     assert text.endswith("; and 49,997 more")
@@ -534,7 +534,7 @@ def test_ask_sync_interrupted_while_its_call_waits_stops_that_turn_and_its_view_
     assert [p.state.value for p in reply.tool_calls] == ["cancelled"]
     assert ran == []
     (view,) = shown
-    assert not view.busy
+    assert not view._busy
     assert [m["status"] for m in finished_messages(view) if m["role"] == "assistant"] == ["cancelled"]
 
 
@@ -564,7 +564,7 @@ async def test_a_turn_view_shows_how_its_turn_ended_and_keeps_it(wire: Wire, sho
     reply = await asked
     assert reply.status.value == ending
     (view,) = shown
-    assert not view.busy
+    assert not view._busy
     turn = finished_messages(view)
     assert [m["role"] for m in turn] == ["user", "assistant"]
     assert turn[1]["status"] == ending
@@ -583,7 +583,7 @@ async def test_a_turn_view_shows_how_its_turn_ended_and_keeps_it(wire: Wire, sho
 
 async def test_two_bench_runs_of_one_entry_from_two_threads_start_one_run(wire: Wire) -> None:
     chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[sleepy])
-    entry_id = chat._bench.open("sleepy", {"n": 1})
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
     front = wire.comms[chat.comm.comm_id]
     barrier = threading.Barrier(6)
 
@@ -596,11 +596,11 @@ async def test_two_bench_runs_of_one_entry_from_two_threads_start_one_run(wire: 
         thread.start()
     for thread in threads:
         thread.join()
-    await wait_for(lambda: not chat.bench[-1]["running"])
+    await wait_for(lambda: not chat._bench[-1]["running"])
     refused = [e for e in errors(wire, chat) if "still running" in e]
-    assert chat.bench[-1]["attempt"] + len(refused) == 6
-    assert chat.bench[-1]["attempt"] == 1
-    assert chat.bench[-1]["message"]["parts"][0]["outcome"]["value"] == 50
+    assert chat._bench[-1]["attempt"] + len(refused) == 6
+    assert chat._bench[-1]["attempt"] == 1
+    assert chat._bench[-1]["message"]["parts"][0]["outcome"]["value"] == 50
 
 
 async def test_run_again_is_refused_for_a_running_a_provider_run_or_an_unregistered_call_and_changes_nothing(
@@ -632,7 +632,7 @@ async def test_run_again_is_refused_for_a_running_a_provider_run_or_an_unregiste
     chat.session.tools.unregister("note")
     front.handle({"type": "bench_open", "tool_call_id": "n1"})
     assert "the tool 'note' is not registered" in errors(wire, chat)[-1]
-    assert chat.bench == []
+    assert chat._bench == []
     assert finished_messages(chat) == history
     assert all(len(e) <= 1000 for e in errors(wire, chat))
 
@@ -653,7 +653,7 @@ async def test_a_turn_view_that_could_not_be_displayed_is_closed(wire: Wire, mon
     subscribers = len(chat.session._subscribers)
     with pytest.raises(RuntimeError, match="no display here"):
         await chat.ask("hello")
-    opened = [s.comm_id for s in wire.sent if s.msg_type == "comm_open" and s.data["state"].get("scope") == "turn"]
+    opened = [s.comm_id for s in wire.sent if s.msg_type == "comm_open" and s.data["state"].get("_scope") == "turn"]
     closed = {s.comm_id for s in wire.sent if s.msg_type == "comm_close"}
     assert opened
     assert set(opened) <= closed

@@ -133,7 +133,7 @@ def error_log() -> Iterator[ErrorLog]:
 
 
 def sessions(chat: ChatWidget) -> list[ChatSession]:
-    return [chat.session, *(entry.session for entry in chat._bench._entries.values())]
+    return [chat.session, *(entry.session for entry in chat._bench_host._entries.values())]
 
 
 def at_rest(session: ChatSession) -> bool:
@@ -150,7 +150,9 @@ def settle(chat: ChatWidget) -> None:
     deadline = time.monotonic() + 5
     while True:
         quiet = _threads == 0 and all(at_rest(s) for s in sessions(chat))
-        quiet = quiet and not any(entry.running and not entry.session.busy for entry in chat._bench._entries.values())
+        quiet = quiet and not any(
+            entry.running and not entry.session.busy for entry in chat._bench_host._entries.values()
+        )
         if quiet:
             # Twice through the loop: what a returning thread scheduled, then the flush timers after it.
             for _ in range(2):
@@ -195,8 +197,8 @@ def check(chat: ChatWidget, wire: Wire, mirror: Mirror, seen: int) -> int:
                 for part in message.tool_calls:
                     assert part.state.terminal, part
                     assert part.outcome is not None, part
-    assert chat.busy == chat.session.busy
-    for entry in chat._bench._entries.values():
+    assert chat._busy == chat.session.busy
+    for entry in chat._bench_host._entries.values():
         assert entry.running == entry.session.busy
     # The view built from ops holds what the kernel holds, and a view that opens now gets the same.
     history = finished_messages(chat)
@@ -227,7 +229,7 @@ def play(plan: list[tuple[Any, ...]], error_log: ErrorLog) -> None:
         seen = 0
         for action in plan:
             before = dump_messages(chat.session.messages)
-            bench_ids = [e["id"] for e in chat.bench]
+            bench_ids = [e["id"] for e in chat._bench]
             bench_calls = set(call_ids(chat)) - {p for m in chat.session.messages for p in _ids(m)}
             touches_chat = True
 
@@ -261,11 +263,11 @@ def play(plan: list[tuple[Any, ...]], error_log: ErrorLog) -> None:
                     front.handle({"type": "bench_open", "tool_call_id": pick(call_ids(chat), which)})
                 case ("bench_run", which, arguments):
                     touches_chat = False
-                    shown_before = list(chat.bench)
+                    shown_before = list(chat._bench)
                     front.handle({"type": "bench_run", "id": pick(bench_ids, which), "arguments": arguments})
                     if not _strict(arguments):  # refused with an error, and the bench is as it was
                         assert errors_sent() > errors_before
-                        assert chat.bench == shown_before
+                        assert chat._bench == shown_before
                 case ("bench_close", which):
                     touches_chat = False
                     front.handle({"type": "bench_close", "id": pick(bench_ids, which)})
@@ -279,10 +281,10 @@ def play(plan: list[tuple[Any, ...]], error_log: ErrorLog) -> None:
             seen = check(chat, wire, mirror, seen)
         # Whatever was left waiting ends, and the chat takes the next message.
         chat.session.stop()
-        for entry in list(chat._bench._entries.values()):
+        for entry in list(chat._bench_host._entries.values()):
             entry.session.stop()
         settle(chat)
-        assert not chat.busy
+        assert not chat._busy
         assert not any(s.busy for s in sessions(chat))
         seen = check(chat, wire, mirror, seen)
         reply = chat.send("hello")

@@ -29,22 +29,22 @@ def conversation(n: int, *, chars: int = 300) -> list[Message]:
 
 def test_the_state_carries_the_newest_messages_and_says_how_many_come_before(wire: Wire) -> None:
     chat = ChatWidget(ChatSession(ScriptedTransport([]), messages=conversation(COUNT)))
-    opening = next(s for s in wire.sent if s.msg_type == "comm_open" and "history" in s.data["state"])
+    opening = next(s for s in wire.sent if s.msg_type == "comm_open" and "_history" in s.data["state"])
     state = opening.data["state"]
-    assert len(state["history"]) == SCREEN_MESSAGES
-    assert state["history"][-1]["parts"][0]["text"].startswith(f"message {COUNT - 1} ")
-    assert state["older"] == {"count": COUNT - SCREEN_MESSAGES, "before": chat.history[COUNT - SCREEN_MESSAGES]["id"]}
+    assert len(state["_history"]) == SCREEN_MESSAGES
+    assert state["_history"][-1]["parts"][0]["text"].startswith(f"message {COUNT - 1} ")
+    assert state["_older"] == {"count": COUNT - SCREEN_MESSAGES, "before": chat._history[COUNT - SCREEN_MESSAGES]["id"]}
     # The whole conversation stays in the kernel's trait (what a later state and the chunks come from).
-    assert len(chat.history) == COUNT
-    whole = len(json_packer(chat.history))
-    assert len(json_packer(state["history"])) < whole / 40
+    assert len(chat._history) == COUNT
+    whole = len(json_packer(chat._history))
+    assert len(json_packer(state["_history"])) < whole / 40
 
 
 def test_a_short_conversation_is_all_in_the_state(wire: Wire) -> None:
     chat = ChatWidget(ChatSession(ScriptedTransport([]), messages=conversation(SCREEN_MESSAGES)))
     history, missing = opening_state(chat)
     assert (len(history), missing) == (SCREEN_MESSAGES, 0)
-    assert chat.get_state(["older"])["older"] == {}
+    assert chat.get_state(["_older"])["_older"] == {}
 
 
 def test_the_state_is_about_a_screen_of_bytes_even_when_messages_are_large(wire: Wire) -> None:
@@ -61,7 +61,7 @@ def test_a_view_gets_every_message_once_newest_first(wire: Wire) -> None:
     history, missing = opening_state(chat)
     mirror = Mirror(history, missing=missing)
     answers = fetch_older(chat, mirror)
-    assert mirror.finished == json.loads(json_packer(chat.history))  # every message reached the view
+    assert mirror.finished == json.loads(json_packer(chat._history))  # every message reached the view
     assert mirror.missing == 0
     # Each chunk ends where the one before began: newest first, no message twice.
     assert len(answers) == -(-(COUNT - SCREEN_MESSAGES) // CHUNK_MESSAGES)
@@ -71,12 +71,12 @@ def test_a_view_gets_every_message_once_newest_first(wire: Wire) -> None:
     assert len(ids) == len(set(ids)) == COUNT
     # The bytes of a view: the conversation once (the state's newest part, then the chunks).
     sent = sum(s.nbytes for s in wire.since(mark))
-    assert sent < len(json_packer(chat.history)) * 1.05
+    assert sent < len(json_packer(chat._history)) * 1.05
 
 
 def test_a_second_view_gets_its_own_one_copy(wire: Wire) -> None:
     chat = ChatWidget(ChatSession(ScriptedTransport([]), messages=conversation(COUNT)))
-    whole = len(json_packer(chat.history))
+    whole = len(json_packer(chat._history))
     for _ in range(2):
         mark = wire.mark()
         channel = wire.comms[chat.comm.comm_id]
@@ -84,8 +84,8 @@ def test_a_second_view_gets_its_own_one_copy(wire: Wire) -> None:
             {"content": {"comm_id": channel.comm_id, "data": {"method": "request_state"}}, "buffers": []}
         )
         state = wire.sent[-1].data["state"]
-        assert len(state["history"]) == SCREEN_MESSAGES
-        mirror = Mirror(state["history"], missing=state["older"]["count"])
+        assert len(state["_history"]) == SCREEN_MESSAGES
+        mirror = Mirror(state["_history"], missing=state["_older"]["count"])
         fetch_older(chat, mirror)
         assert len(mirror.finished) == COUNT
         conversation_bytes = sum(s.nbytes for s in wire.since(mark)) - len(json_packer(state["_esm"]))
@@ -116,7 +116,7 @@ def test_a_view_whose_copy_is_not_the_kernels_starts_again_from_the_newest(wire:
     mirror = Mirror([{"id": "msg_not_ours"}], missing=6)
     mirror.apply(snapshots[0])
     fetch_older(chat, mirror)
-    assert mirror.finished == json.loads(json_packer(chat.history))
+    assert mirror.finished == json.loads(json_packer(chat._history))
 
 
 def test_older_is_validated(wire: Wire) -> None:
@@ -159,7 +159,7 @@ async def test_a_turn_streaming_while_the_earlier_chunks_arrive_shows_right(wire
         if sent.comm_id == chat.comm.comm_id and sent.data.get("method") == "custom":
             mirror.apply(sent.data["content"])
     assert chunks >= 2
-    assert mirror.finished == json.loads(json_packer(chat.history))
+    assert mirror.finished == json.loads(json_packer(chat._history))
     assert len(mirror.finished) == COUNT + 2
     assert mirror.finished[-1]["parts"][0]["text"] == "streamed " * 200
     assert not mirror.live

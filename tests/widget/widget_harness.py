@@ -187,8 +187,8 @@ class Mirror:
 
 def opening_state(widget: Any) -> tuple[list[dict[str, Any]], int]:
     """The finished messages a new view's state carries (through the kernel's packer), and how many come before."""
-    state = json.loads(json_packer(widget.get_state(["history", "older"])))
-    return list(state["history"]), int(state["older"].get("count", 0))
+    state = json.loads(json_packer(widget.get_state(["_history", "_older"])))
+    return list(state["_history"]), int(state["_older"].get("count", 0))
 
 
 def fetch_older(widget: Any, mirror: Mirror) -> list[dict[str, Any]]:
