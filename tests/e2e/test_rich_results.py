@@ -141,8 +141,8 @@ def test_a_saved_notebook_shows_the_figure_and_the_table_again(chromium_page, se
     expect(last_assistant(widget)).to_contain_text("Here they are.", timeout=WAIT)
     wait_idle(widget)
 
-    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("history", [])) == 2)
-    calls = [p for p in state["history"][1]["parts"] if p["kind"] == "tool_call"]
+    state, widget = save_and_reopen_without_kernel(page, srv, nb, lambda s: len(s.get("_history", [])) == 2)
+    calls = [p for p in state["_history"][1]["parts"] if p["kind"] == "tool_call"]
     assert [sorted(c["outcome"]["display"]["data"]) for c in calls] == [
         ["image/png", "text/plain"],
         ["text/html", "text/plain"],

@@ -786,7 +786,7 @@ async def test_chat_widget_takes_an_agent_and_its_deps(wire: Wire) -> None:
     reply = await chat.ask("hello", show=False)
     assert reply.text == "Greeted."
     assert reply.tool_calls[0].outcome.value == "hi fay"
-    assert "greet" in chat.tools
+    assert "greet" in chat._tools
     await closed(chat.session)
 
 

@@ -776,8 +776,8 @@ async def test_chat_widget_takes_a_server_among_its_tools(shared: MCPServer) -> 
         assert chat.session.tools.sources == [shared]
         reply = await chat.session.send("add")
         assert reply.tool_calls[0].state is ToolCallState.COMPLETED
-        assert chat.tools["add"]["risk"] == "read_only"  # the card's definition, from the listing
-        assert chat.tools["add"]["title"] == "Add two numbers"
+        assert chat._tools["add"]["risk"] == "read_only"  # the card's definition, from the listing
+        assert chat._tools["add"]["title"] == "Add two numbers"
 
 
 def test_listing_from_synchronous_code_and_a_closed_server_restarts(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ async def _chat_with_a_finished_app_call(wire: Wire, *, trust: bool = False) -> 
 
 
 def _bench_call(chat: ChatWidget) -> dict[str, Any] | None:
-    entries = chat.bench
+    entries = chat._bench
     message = entries[-1]["message"] if entries else None
     return message["parts"][0] if message else None
 
@@ -108,11 +108,11 @@ def _replies(wire: Wire, chat: ChatWidget) -> list[dict[str, Any]]:
 async def test_a_card_gets_its_apps_page_and_the_apps_calls_are_asked_about_like_the_models(wire: Wire) -> None:
     chat, front, call_id = await _chat_with_a_finished_app_call(wire)
     try:
-        assert chat.tools["c_counter"]["app"] == APP_URI
+        assert chat._tools["c_counter"]["app"] == APP_URI
         front.handle({"type": "app_open", "tool_call_id": call_id})
-        await wait_for(lambda: "c_counter" in chat.apps, timeout=30)
-        assert chat.apps["c_counter"]["html"] == APP_HTML
-        assert chat.apps["c_counter"]["error"] is None
+        await wait_for(lambda: "c_counter" in chat._apps, timeout=30)
+        assert chat._apps["c_counter"]["html"] == APP_HTML
+        assert chat._apps["c_counter"]["error"] is None
 
         # The app calls bump (as its server names it): it waits for the person, as a model's call would.
         front.handle(
@@ -123,8 +123,8 @@ async def test_a_card_gets_its_apps_page_and_the_apps_calls_are_asked_about_like
         asked = _bench_call(chat)
         assert asked is not None
         assert asked["tool_name"] == "c_bump"
-        assert chat.bench[-1]["by_app"] is True
-        assert chat.bench[-1]["source"] == call_id
+        assert chat._bench[-1]["by_app"] is True
+        assert chat._bench[-1]["source"] == call_id
         front.handle({"type": "approve", "tool_call_id": asked["tool_call_id"], "decision": "approved"})
         await wait_for(lambda: len(_replies(wire, chat)) == 1, timeout=30)
         reply = _replies(wire, chat)[0]
@@ -159,7 +159,7 @@ async def test_an_app_calls_its_servers_tool_for_apps_alone_asked_about_like_any
     it ("has no tool")."""
     chat, front, call_id = await _chat_with_a_finished_app_call(wire)
     try:
-        assert "c_hidden" not in chat.tools  # never offered to the model, nor shown as a registered tool
+        assert "c_hidden" not in chat._tools  # never offered to the model, nor shown as a registered tool
         front.handle({"type": "app_call", "tool_call_id": call_id, "request": 3, "name": "hidden", "arguments": {}})
         await wait_for(lambda: (_bench_call(chat) or {}).get("state") == "awaiting_approval", timeout=30)
         asked = _bench_call(chat)
@@ -188,7 +188,7 @@ async def test_an_app_cannot_call_a_tool_its_server_does_not_offer_nor_open_a_to
         front.handle({"type": "app_call", "tool_call_id": "nope", "request": 2, "name": "bump", "arguments": {}})
         await wait_for(lambda: len(_replies(wire, chat)) == 2, timeout=10)
         assert "no tool call 'nope'" in _replies(wire, chat)[1]["error"]
-        assert not chat.bench  # nothing was run
+        assert not chat._bench  # nothing was run
         front.handle({"type": "app_call", "tool_call_id": call_id, "request": -1, "name": "bump"})
         assert "invalid 'app_call' message" in wire.custom(chat.comm.comm_id)[-1]["message"]
     finally:
@@ -219,7 +219,7 @@ async def test_an_app_cannot_call_a_tool_for_the_model_alone_even_one_that_would
         assert "'nobody'" in _replies(wire, chat)[1]["error"]
         # Nothing waited, nothing ran: no call below the chat, none waiting for the person, and the server counts
         # the model's run as its first.
-        assert not chat.bench
+        assert not chat._bench
         assert not chat.session.pending_approvals
         ran = await ChatSession(tools=[server]).run_call("c_tally", {})
         outcome = ran.tool_calls[0].outcome
