@@ -240,13 +240,13 @@ class PrivateLoop:
             return self._loop
 
 
-the_private_loop = PrivateLoop()
+package_loop = PrivateLoop()
 
 
 def private_loop() -> asyncio.AbstractEventLoop:
     """An event loop of this package on a daemon thread (started on first use), for turns that must run while the
     cell's thread blocks."""
-    return the_private_loop.get()
+    return package_loop.get()
 
 
 def wrap_task(task: asyncio.Future[T], loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[T]:
