@@ -11,7 +11,7 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 PDF_TYPE = "application/pdf"
 
 # The first bytes of the image formats every provider accepts; the longest (WebP) needs 12, 16 base64 characters.
-_SIGNATURES = (
+SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF87a", "image/gif"),
@@ -21,7 +21,7 @@ _SIGNATURES = (
 
 def sniff_image(head: bytes) -> str | None:
     """The image type that ``head`` (at least the first 12 bytes) begins, of :data:`IMAGE_TYPES`, or ``None``."""
-    for signature, media_type in _SIGNATURES:
+    for signature, media_type in SIGNATURES:
         if head.startswith(signature):
             return media_type
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
@@ -58,13 +58,13 @@ def image_pixels(head: bytes) -> tuple[int, int] | None:
     media_type = sniff_image(head[:16])
     if media_type == "image/png":
         # The IHDR chunk comes first: its width and height are big-endian, right after its type.
-        size = (_big(head, 16, 4), _big(head, 20, 4)) if head[12:16] == b"IHDR" else None
+        size = (big(head, 16, 4), big(head, 20, 4)) if head[12:16] == b"IHDR" else None
     elif media_type == "image/gif":
-        size = (_little(head, 6, 2), _little(head, 8, 2))  # the logical screen's
+        size = (little(head, 6, 2), little(head, 8, 2))  # the logical screen's
     elif media_type == "image/webp":
-        size = _webp_pixels(head)
+        size = webp_pixels(head)
     elif media_type == "image/jpeg":
-        size = _jpeg_pixels(head)
+        size = jpeg_pixels(head)
     else:
         size = None
     if size is None:
@@ -73,43 +73,43 @@ def image_pixels(head: bytes) -> tuple[int, int] | None:
     return (width, height) if width and height else None  # 0: a size the format leaves to later (a JPEG's DNL)
 
 
-def _big(data: bytes, at: int, length: int) -> int | None:
+def big(data: bytes, at: int, length: int) -> int | None:
     return int.from_bytes(data[at : at + length], "big") if len(data) >= at + length else None
 
 
-def _little(data: bytes, at: int, length: int) -> int | None:
+def little(data: bytes, at: int, length: int) -> int | None:
     return int.from_bytes(data[at : at + length], "little") if len(data) >= at + length else None
 
 
-def _webp_pixels(head: bytes) -> tuple[int | None, int | None] | None:
+def webp_pixels(head: bytes) -> tuple[int | None, int | None] | None:
     """A WebP's size from its first chunk: simple lossy (``VP8 ``), lossless (``VP8L``) or extended (``VP8X``)."""
     chunk = head[12:16]
     if chunk == b"VP8 ":
         # The frame header: a 3-byte frame tag, the start code, then 14-bit width and height (2 bits of scale above).
         if head[23:26] != b"\x9d\x01\x2a":
             return None
-        width, height = _little(head, 26, 2), _little(head, 28, 2)
+        width, height = little(head, 26, 2), little(head, 28, 2)
         return (None if width is None else width & 0x3FFF, None if height is None else height & 0x3FFF)
     if chunk == b"VP8L":
         # A signature byte, then width - 1 and height - 1 in 14 bits each, least significant bits first.
-        bits = _little(head, 21, 4)
+        bits = little(head, 21, 4)
         if head[20:21] != b"\x2f" or bits is None:
             return None
         return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
     if chunk == b"VP8X":
         # Flags and reserved bytes, then the canvas's width - 1 and height - 1 in 24 bits each.
-        width, height = _little(head, 24, 3), _little(head, 27, 3)
+        width, height = little(head, 24, 3), little(head, 27, 3)
         return (None if width is None else width + 1, None if height is None else height + 1)
     return None
 
 
 #: The JPEG markers whose segment holds the frame's size: SOF0 to SOF15, but for DHT (C4), JPG (C8) and DAC (CC).
-_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 #: Markers that stand alone, without a length: TEM and RST0 to RST7.
-_JPEG_BARE = frozenset({0x01, *range(0xD0, 0xD8)})
+JPEG_BARE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
-def _jpeg_pixels(head: bytes) -> tuple[int | None, int | None] | None:
+def jpeg_pixels(head: bytes) -> tuple[int | None, int | None] | None:
     """A JPEG's size from its frame header (SOF), found by stepping over the segments before it (APPn metadata,
     quantisation and Huffman tables...) by their lengths; ``None`` at the scan or the end before a frame header."""
     at = 2  # after SOI
@@ -122,15 +122,15 @@ def _jpeg_pixels(head: bytes) -> tuple[int | None, int | None] | None:
             return None
         marker = head[at]
         at += 1
-        if marker in _JPEG_BARE:
+        if marker in JPEG_BARE:
             continue
         if marker in (0xD8, 0xD9, 0xDA, 0x00):
             return None  # another start, the end or the scan before any frame header (0x00 is no marker)
-        length = _big(head, at, 2)
+        length = big(head, at, 2)
         if length is None or length < 2:
             return None
-        if marker in _JPEG_FRAMES:
+        if marker in JPEG_FRAMES:
             # After the length: the sample precision, then height and width, big-endian.
-            return (_big(head, at + 5, 2), _big(head, at + 3, 2))
+            return (big(head, at + 5, 2), big(head, at + 3, 2))
         at += length
     return None

@@ -59,7 +59,7 @@ DEFAULT_INTERVAL = 0.05
 #: Longer progress messages are cut to this many characters before they travel.
 MAX_MESSAGE = 2000
 #: How often a waiting ``invocation.cancelled.wait()`` on a worker looks at the task's state.
-_CANCEL_POLL = 0.1
+CANCEL_POLL = 0.1
 
 ReportProgress = Callable[[float | None, str | None], None]
 
@@ -85,12 +85,12 @@ def dask_client(executor: Executor) -> Any | None:
 
 
 @dataclass
-class _Listener:
+class Listener:
     report: ReportProgress
     seq: int = 0  # the last report handed on
 
 
-class _ClientRelay:
+class ClientRelay:
     """One Dask client's progress topic: subscribed while at least one call is running, each event handed to the
     call it names. Lives as long as the client (which holds its handler)."""
 
@@ -98,7 +98,7 @@ class _ClientRelay:
         self._client = weakref.ref(client)
         self.topic = f"ai_widgets-progress-{client.id}"
         self._lock = threading.Lock()
-        self._calls: dict[str, _Listener] = {}
+        self._calls: dict[str, Listener] = {}
         self.subscribed = False
         self.received = 0  # events that reached this relay (for tests and debugging)
 
@@ -124,7 +124,7 @@ class _ClientRelay:
                 # event of the call can come before the subscription.
                 client.subscribe_topic(self.topic, self._on_event)
                 self.subscribed = True
-            self._calls[token] = _Listener(report)
+            self._calls[token] = Listener(report)
         return token
 
     def unregister(self, token: str) -> None:
@@ -164,16 +164,16 @@ class _ClientRelay:
             logger.debug("ai_widgets: dropped a malformed progress event on %s", self.topic)
 
 
-_relays: weakref.WeakKeyDictionary[Any, _ClientRelay] = weakref.WeakKeyDictionary()
-_relays_lock = threading.Lock()
+relays: weakref.WeakKeyDictionary[Any, ClientRelay] = weakref.WeakKeyDictionary()
+relays_lock = threading.Lock()
 
 
-def client_relay(client: Any) -> _ClientRelay:
+def client_relay(client: Any) -> ClientRelay:
     """The progress relay of a Dask client (one per client)."""
-    with _relays_lock:
-        relay = _relays.get(client)
+    with relays_lock:
+        relay = relays.get(client)
         if relay is None:
-            relay = _relays[client] = _ClientRelay(client)
+            relay = relays[client] = ClientRelay(client)
         return relay
 
 
@@ -200,13 +200,13 @@ class RemoteCall:
             key = worker.get_current_task()
         except Exception:  # not on a Dask worker (distributed missing, or the call runs elsewhere)
             return None
-        return RemoteLink(ProgressSender(worker, self), _TaskCancelled(worker, key))
+        return RemoteLink(ProgressSender(worker, self), TaskCancelled(worker, key))
 
 
 class RemoteRegistration:
     """A call whose progress the kernel relays; :meth:`close` it when the call has ended (however it ended)."""
 
-    def __init__(self, relay: _ClientRelay, token: str) -> None:
+    def __init__(self, relay: ClientRelay, token: str) -> None:
         self._relay = relay
         self.call = RemoteCall(relay.topic, token)
         self._closed = False
@@ -263,26 +263,26 @@ async def open_run_once(executor: Executor) -> RunOnceHandle | None:
         return None
     claim = RunOnce(f"ai_widgets-run-once-{uuid.uuid4().hex}", uuid.uuid4().hex)
     if getattr(client, "asynchronous", False):
-        queue = await _open_queue_async(client, claim)
+        queue = await open_queue_async(client, claim)
     else:
         # Two round trips to the scheduler, made off the session's event loop.
-        queue = await asyncio.to_thread(_open_queue, client, claim)
+        queue = await asyncio.to_thread(open_queue, client, claim)
     return RunOnceHandle(queue, claim)
 
 
-def _open_queue(client: Any, claim: RunOnce) -> Any:
-    queue = _dask_queue()(claim.queue, client=client)
+def open_queue(client: Any, claim: RunOnce) -> Any:
+    queue = dask_queue()(claim.queue, client=client)
     queue.put(claim.token)
     return queue
 
 
-async def _open_queue_async(client: Any, claim: RunOnce) -> Any:
-    queue = await _dask_queue()(claim.queue, client=client)
+async def open_queue_async(client: Any, claim: RunOnce) -> Any:
+    queue = await dask_queue()(claim.queue, client=client)
     await queue.put(claim.token)
     return queue
 
 
-def _dask_queue() -> Any:
+def dask_queue() -> Any:
     """``distributed.Queue`` (untyped), imported only where a Dask executor is used: distributed is optional."""
     import distributed
 
@@ -326,7 +326,7 @@ class RunOnce:
             here = str(get_worker().address)
         except ValueError:  # a task run by the client itself (a local or synchronous scheduler)
             here = "this process"
-        queue = _dask_queue()(self.queue)
+        queue = dask_queue()(self.queue)
         try:
             # One step on the scheduler: of two runs, only one can get the token.
             taken = queue.get(batch=True)
@@ -416,7 +416,7 @@ class ProgressSender:
                 logger.warning("ai_widgets: could not send a tool's progress to the kernel", exc_info=True)
 
 
-class _TaskCancelled(threading.Event):
+class TaskCancelled(threading.Event):
     """``invocation.cancelled`` on a Dask worker: also set once the worker has marked the call's task cancelled
     (the kernel cancelled its future), which it looks up on each ``is_set()``, in memory."""
 
@@ -436,7 +436,7 @@ class _TaskCancelled(threading.Event):
     def wait(self, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.is_set():
-            left = _CANCEL_POLL if deadline is None else min(_CANCEL_POLL, deadline - time.monotonic())
+            left = CANCEL_POLL if deadline is None else min(CANCEL_POLL, deadline - time.monotonic())
             if left <= 0:
                 return False
             super().wait(left)

@@ -52,9 +52,9 @@ WIDGET_VIEW_TYPE = "application/vnd.jupyter.widget-view+json"
 MAX_DISPLAY_CHARS = 8_000_000
 #: The most characters of a result's text form (what the model reads of it), as for an attachment's text view.
 MAX_DISPLAY_TEXT_CHARS = 20_000
-_MAX_TABLE_ROWS = 20
-_MAX_TABLE_COLUMNS = 50
-_MAX_CELL_CHARS = 60  # one cell of a frame's text view
+MAX_TABLE_ROWS = 20
+MAX_TABLE_COLUMNS = 50
+MAX_CELL_CHARS = 60  # one cell of a frame's text view
 
 IMAGE_REPRS = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"))
 TEXT_REPRS = (
@@ -65,9 +65,9 @@ TEXT_REPRS = (
     ("application/json", "_repr_json_"),
     ("image/svg+xml", "_repr_svg_"),
 )
-_REPR_METHODS = ("_repr_mimebundle_", *(name for _, name in (*IMAGE_REPRS, *TEXT_REPRS) if name))
-_DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
-_PLAIN = (str, bytes, bytearray, memoryview, int, float, bool, dict, list, tuple, set, frozenset, type)
+REPR_METHODS = ("_repr_mimebundle_", *(name for _, name in (*IMAGE_REPRS, *TEXT_REPRS) if name))
+DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
+PLAIN = (str, bytes, bytearray, memoryview, int, float, bool, dict, list, tuple, set, frozenset, type)
 
 
 class ReprError(Exception):
@@ -113,10 +113,10 @@ def cell(value: Any) -> str:
     except Exception:
         text = f"<{type(value).__name__}>"
     text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= _MAX_CELL_CHARS else text[: _MAX_CELL_CHARS - 1] + "…"
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
 
 
-def _fitting(max_chars: int | None, width: int, limit: int) -> int:
+def fitting(max_chars: int | None, width: int, limit: int) -> int:
     """At most ``limit``, and no more items of at least ``width`` characters each than ``max_chars`` holds (and one
     more, so that a view cut by its budget always finds one left over and says so)."""
     return limit if max_chars is None else min(limit, max(0, max_chars) // width + 1)
@@ -132,29 +132,29 @@ def table_of(value: Any, *, max_rows: int, max_columns: int, max_chars: int | No
     frame, series = loaded("pandas", "DataFrame"), loaded("pandas", "Series")
     if frame is not None and isinstance(value, frame):
         shape = (int(value.shape[0]), int(value.shape[1]))
-        max_columns = _fitting(max_chars, _MIN_COLUMN_CHARS, min(max_columns, shape[1]))
-        max_rows = _fitting(max_chars, _row_chars(max_columns + 1), max_rows)
+        max_columns = fitting(max_chars, MIN_COLUMN_CHARS, min(max_columns, shape[1]))
+        max_rows = fitting(max_chars, row_chars(max_columns + 1), max_rows)
         head = value.iloc[:max_rows, :max_columns]
         columns = list(zip(head.columns, head.dtypes.tolist(), strict=True))  # once: each read builds a Series
-        rows: Sequence[tuple[Any, ...]] = _FrameRows(head) if max_chars is not None else _frame_rows(head)
+        rows: Sequence[tuple[Any, ...]] = FrameRows(head) if max_chars is not None else frame_rows(head)
     elif series is not None and isinstance(value, series):
         columns = [(value.name if value.name is not None else "value", value.dtype)]
-        rows = list(value.iloc[: _fitting(max_chars, _row_chars(2), max_rows)].items())
+        rows = list(value.iloc[: fitting(max_chars, row_chars(2), max_rows)].items())
         shape = (len(value), 1)
     else:
-        return _polars_table(value, max_rows=max_rows, max_columns=max_columns, max_chars=max_chars)
+        return polars_table(value, max_rows=max_rows, max_columns=max_columns, max_chars=max_chars)
     index = cell(value.index.name) if value.index.name is not None else ""
     return Table(f"pandas {type(value).__name__}", shape, columns, rows, index)
 
 
-def _frame_rows(head: Any) -> list[tuple[Any, ...]]:
+def frame_rows(head: Any) -> list[tuple[Any, ...]]:
     """A pandas frame's rows as tuples of objects, its index value first. As objects, row by row: a frame without
     columns still has its rows (``itertuples`` would give none)."""
     return [(i, *row) for i, row in zip(head.index, head.to_numpy(dtype=object).tolist(), strict=True)]
 
 
-class _FrameRows(Sequence[tuple[Any, ...]]):
-    """A pandas frame's rows (:func:`_frame_rows`), read a chunk at a time as they are asked for: a view whose
+class FrameRows(Sequence[tuple[Any, ...]]):
+    """A pandas frame's rows (:func:`frame_rows`), read a chunk at a time as they are asked for: a view whose
     budget ends after a few hundred rows reads only those, however many the most it could show."""
 
     def __init__(self, head: Any) -> None:
@@ -166,23 +166,23 @@ class _FrameRows(Sequence[tuple[Any, ...]]):
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice) or index < 0:
-            return _frame_rows(self._head)[index]
+            return frame_rows(self._head)[index]
         while len(self._read) <= index < len(self):
             start = len(self._read)
-            self._read += _frame_rows(self._head.iloc[start : start + max(32, start)])
+            self._read += frame_rows(self._head.iloc[start : start + max(32, start)])
         return self._read[index]
 
 
-def _polars_table(value: Any, *, max_rows: int, max_columns: int, max_chars: int | None) -> Table | None:
+def polars_table(value: Any, *, max_rows: int, max_columns: int, max_chars: int | None) -> Table | None:
     frame, series = loaded("polars", "DataFrame"), loaded("polars", "Series")
     if frame is not None and isinstance(value, frame):
-        names = list(value.columns)[: _fitting(max_chars, _MIN_COLUMN_CHARS, max_columns)]
+        names = list(value.columns)[: fitting(max_chars, MIN_COLUMN_CHARS, max_columns)]
         columns = list(zip(names, value.dtypes[: len(names)], strict=True))
-        rows = value.head(_fitting(max_chars, _row_chars(len(names)), max_rows)).select(names).rows() if names else []
+        rows = value.head(fitting(max_chars, row_chars(len(names)), max_rows)).select(names).rows() if names else []
         shape = (int(value.height), int(value.width))
     elif series is not None and isinstance(value, series):
         columns = [(value.name or "value", value.dtype)]
-        rows = [(v,) for v in value.head(_fitting(max_chars, _row_chars(1), max_rows)).to_list()]
+        rows = [(v,) for v in value.head(fitting(max_chars, row_chars(1), max_rows)).to_list()]
         shape = (len(value), 1)
     else:
         return None
@@ -190,15 +190,15 @@ def _polars_table(value: Any, *, max_rows: int, max_columns: int, max_chars: int
 
 
 #: The fewest characters one column takes in a view's ``Columns (dtype)`` line (``, x (y)``).
-_MIN_COLUMN_CHARS = 5
+MIN_COLUMN_CHARS = 5
 
 
-def _row_chars(cells: int) -> int:
+def row_chars(cells: int) -> int:
     """The fewest characters a row of ``cells`` cells takes in a view's table (``|  |  |`` and its line break)."""
     return 3 * max(cells, 1) + 2
 
 
-def _left_out(rows: int, columns: int, shape: tuple[int, int], why: str) -> str:
+def left_out(rows: int, columns: int, shape: tuple[int, int], why: str) -> str:
     left = [f"{rows:,} of {shape[0]:,} rows"] if rows else []
     if columns:
         left.append(f"{columns:,} of {shape[1]:,} columns")
@@ -218,7 +218,7 @@ def table_body(table: Table, *, hint: str = "", max_chars: int | None = None, bu
     lines = [f"{n_rows:,} row{'s' * (n_rows != 1)} × {n_columns:,} column{'s' * (n_columns != 1)}"]
     budget = "" if max_chars is None else f": this view is at most {max_chars:,} characters{budget_hint}"
     # The room for the columns and the rows: the budget less the shape line and the longest note it may end with.
-    worst_note = _left_out(n_rows, n_columns, table.shape, max(budget, hint, key=len))
+    worst_note = left_out(n_rows, n_columns, table.shape, max(budget, hint, key=len))
     room = math.inf if max_chars is None else max_chars - len(lines[0]) - len(worst_note) - 3
     # The columns line takes at most a third of it: the table's header repeats the names, and rows need room too.
     described: list[str] = []
@@ -248,7 +248,7 @@ def table_body(table: Table, *, hint: str = "", max_chars: int | None = None, bu
             lines.append(line)
             shown += 1
     cut = room < 0 or len(columns) < len(table.columns)
-    note = _left_out(n_rows - shown, n_columns - len(columns), table.shape, budget if cut else hint)
+    note = left_out(n_rows - shown, n_columns - len(columns), table.shape, budget if cut else hint)
     if note:
         lines += ["", note]
     return "\n".join(lines)
@@ -257,7 +257,7 @@ def table_body(table: Table, *, hint: str = "", max_chars: int | None = None, bu
 # --- figures and images -----------------------------------------------------------------------------------------------
 
 
-def _png(save: Callable[[io.BytesIO], None], what: str) -> bytes:
+def png(save: Callable[[io.BytesIO], None], what: str) -> bytes:
     buffer = io.BytesIO()
     try:
         save(buffer)
@@ -278,7 +278,7 @@ def figure_png(value: Any) -> bytes | None:
         value = value.figure
     if figure_type is None or not isinstance(value, figure_type):
         return None
-    return _png(lambda out: value.savefig(out, format="png", bbox_inches="tight"), "a matplotlib Figure")
+    return png(lambda out: value.savefig(out, format="png", bbox_inches="tight"), "a matplotlib Figure")
 
 
 def close_shown_figure(value: Any) -> None:
@@ -315,7 +315,7 @@ def pil_png(value: Any) -> bytes | None:
             out.truncate()
             value.convert("RGBA").save(out, format="PNG")
 
-    return _png(save, "a PIL Image")
+    return png(save, "a PIL Image")
 
 
 def image_bytes(data: Any) -> bytes | None:
@@ -333,7 +333,7 @@ def image_bytes(data: Any) -> bytes | None:
 # --- rich reprs -------------------------------------------------------------------------------------------------------
 
 
-def _real_method(value: Any, name: str) -> Callable[..., Any] | None:
+def real_method(value: Any, name: str) -> Callable[..., Any] | None:
     try:
         method = getattr(value, name, None)
     except Exception:
@@ -344,10 +344,10 @@ def _real_method(value: Any, name: str) -> Callable[..., Any] | None:
 def is_rich(value: Any) -> bool:
     """Whether a notebook would show ``value`` by more than its ``repr``: a frame, a figure, a PIL image, or an
     object with a rich repr method. Plain data (str, numbers, containers, classes) is not."""
-    if value is None or isinstance(value, _PLAIN):
+    if value is None or isinstance(value, PLAIN):
         return False
     # An object whose __getattr__ answers every name (a mock, a proxy) has no rich repr: IPython asks the same way.
-    if _real_method(value, "_ipython_canary_method_should_not_exist_") is not None:
+    if real_method(value, "_ipython_canary_method_should_not_exist_") is not None:
         return False
     if table_of(value, max_rows=0, max_columns=0) is not None:
         return True
@@ -355,7 +355,7 @@ def is_rich(value: Any) -> bool:
         kind = loaded(module, name)
         if kind is not None and isinstance(value, kind):
             return True
-    return any(_real_method(value, name) is not None for name in _REPR_METHODS)
+    return any(real_method(value, name) is not None for name in REPR_METHODS)
 
 
 def repr_bundle(value: Any, *, strict: bool = True) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -377,7 +377,7 @@ def repr_bundle(value: Any, *, strict: bool = True) -> tuple[dict[str, Any], dic
     problems: list[str] = []
     if isinstance(value, type):
         return bundle, metadata, problems  # a class's repr methods want an instance
-    if _real_method(value, "_ipython_canary_method_should_not_exist_") is not None:
+    if real_method(value, "_ipython_canary_method_should_not_exist_") is not None:
         return bundle, metadata, problems
 
     def call(name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -389,7 +389,7 @@ def repr_bundle(value: Any, *, strict: bool = True) -> tuple[dict[str, Any], dic
             problems.append(f"its {name} raised {type(exc).__name__}: {safe_text(str(exc))}")
             return None
 
-    method = _real_method(value, "_repr_mimebundle_")
+    method = real_method(value, "_repr_mimebundle_")
     if method is not None:
         got = call("_repr_mimebundle_", method, include=None, exclude=None)
         if isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], dict):
@@ -401,7 +401,7 @@ def repr_bundle(value: Any, *, strict: bool = True) -> tuple[dict[str, Any], dic
         elif got is not None:
             problems.append(f"its _repr_mimebundle_ returned a {type(got).__name__}, not a dict")
     for mime, name in (*IMAGE_REPRS, *TEXT_REPRS):
-        method = _real_method(value, name) if name and mime not in bundle else None
+        method = real_method(value, name) if name and mime not in bundle else None
         if name and method is not None:
             got = call(name, method)
             if isinstance(got, tuple) and got:
@@ -426,14 +426,14 @@ class DisplayForm:
     text: str = ""
 
 
-def _repr_text(value: Any) -> str:
+def repr_text(value: Any) -> str:
     try:
         return safe_text(repr(value))
     except Exception:
         return f"<{type(value).__qualname__}>"
 
 
-def _json_data(data: Any) -> Any:
+def json_data(data: Any) -> Any:
     """JSON data as the history keeps it (:func:`ai_widgets._safe.checked_json`), or ``None`` when it has no such
     form (a cycle, nesting too deep, an object)."""
     try:
@@ -442,7 +442,7 @@ def _json_data(data: Any) -> Any:
         return None
 
 
-def _kept_entry(mime: str, data: Any) -> Any:
+def kept_entry(mime: str, data: Any) -> Any:
     """A bundle's entry as the bundle keeps it, or ``None`` when it cannot be kept: an image as base64 of a whole
     image of its type (a broken one is left out), JSON types as JSON, text as UTF-8-safe text."""
     if mime in IMAGE_TYPES:
@@ -451,27 +451,27 @@ def _kept_entry(mime: str, data: Any) -> Any:
             return None
         return base64.b64encode(raw).decode("ascii")
     if mime == "application/json" or mime.endswith("+json"):
-        return _json_data(data)
+        return json_data(data)
     if isinstance(data, list) and all(isinstance(line, str) for line in data):
         data = "".join(data)  # nbformat's multi-line strings
     return safe_text(data) if isinstance(data, str) else None
 
 
-def _model_text(value: Any, data: dict[str, Any], table: Table | None) -> str:
+def model_text(value: Any, data: dict[str, Any], table: Table | None) -> str:
     """What the model reads of a result: a frame's bounded text view; else its markdown, its text/plain (unless that
     is only the default ``<… object>`` repr, as an ``IPython.display.HTML``'s is), its HTML source, LaTeX or JSON;
     at most :data:`MAX_DISPLAY_TEXT_CHARS` characters."""
     if table is not None:
         return bounded(f"{table.kind}:\n{table_body(table)}", MAX_DISPLAY_TEXT_CHARS)
     plain = data.get("text/plain")
-    if isinstance(plain, str) and _DEFAULT_REPR.fullmatch(plain.strip()):
+    if isinstance(plain, str) and DEFAULT_REPR.fullmatch(plain.strip()):
         plain = None
     for text in (data.get("text/markdown"), plain, data.get("text/html"), data.get("text/latex")):
         if isinstance(text, str) and text.strip():
             return bounded(text, MAX_DISPLAY_TEXT_CHARS)
     if "application/json" in data:
         return bounded(json.dumps(data["application/json"], ensure_ascii=False), MAX_DISPLAY_TEXT_CHARS)
-    return bounded(data.get("text/plain") or _repr_text(value), MAX_DISPLAY_TEXT_CHARS)
+    return bounded(data.get("text/plain") or repr_text(value), MAX_DISPLAY_TEXT_CHARS)
 
 
 def display_form(value: Any) -> DisplayForm:
@@ -498,18 +498,18 @@ def display_form(value: Any) -> DisplayForm:
         if isinstance(mime, str) and mime not in data:
             data[mime] = entry
     try:
-        table = table_of(value, max_rows=_MAX_TABLE_ROWS, max_columns=_MAX_TABLE_COLUMNS)
+        table = table_of(value, max_rows=MAX_TABLE_ROWS, max_columns=MAX_TABLE_COLUMNS)
     except Exception as exc:  # a frame subclass whose accessors raise
         table, problems = None, [*problems, f"its rows could not be read ({type(exc).__name__})"]
     kept: dict[str, Any] = {}
     for mime, entry in data.items():
-        shown = _kept_entry(mime, entry)
+        shown = kept_entry(mime, entry)
         if shown is None:
             problems.append(f"its {mime} could not be kept")
         else:
             kept[mime] = shown
     if not isinstance(kept.get("text/plain"), str):
-        kept["text/plain"] = _repr_text(value)
+        kept["text/plain"] = repr_text(value)
     size = sum(len(json.dumps(entry, ensure_ascii=False)) for entry in kept.values())
     for mime in sorted(kept, key=lambda m: -len(json.dumps(kept[m], ensure_ascii=False))):
         if size <= MAX_DISPLAY_CHARS or mime == "text/plain":
@@ -521,8 +521,8 @@ def display_form(value: Any) -> DisplayForm:
         )
     if len(kept["text/plain"]) > MAX_DISPLAY_CHARS:
         kept["text/plain"] = bounded(kept["text/plain"], MAX_DISPLAY_TEXT_CHARS)
-    text = _model_text(value, kept, table)
+    text = model_text(value, kept, table)
     if problems:
         text += "\n[" + "; ".join(dict.fromkeys(problems)) + "]"
-    kept_metadata = _json_data({m: v for m, v in metadata.items() if m in kept}) or {}
+    kept_metadata = json_data({m: v for m, v in metadata.items() if m in kept}) or {}
     return DisplayForm(kept, kept_metadata, text)

@@ -17,7 +17,7 @@ __all__ = ["MAX_DEPTH", "UnsafeValueError", "check_size", "checked_json", "redac
 #: refused: the JSON encoders and validators this data meets later recurse, and none of them go this deep safely.
 MAX_DEPTH = 200
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Things that look like credentials, whatever the provider: removed from every text a person sees or a file keeps.
 # Each pattern keeps its first two groups (what names the secret) and replaces the rest. Every pattern runs in
@@ -25,7 +25,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # scanned again from each of its characters). A pattern with markers runs only on text that holds one of them (in
 # lower case): a substring search is far quicker than a case-insensitive pattern tried at every position, and an
 # error text can be megabytes long.
-_SECRET_PATTERNS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+SECRET_PATTERNS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     # Full keys, and the masked forms providers echo back (sk-proj-****...6789), whose tail is still a secret's.
     (re.compile(r"sk-[A-Za-z0-9_\-\*\.…]{4,}"), ()),
     (re.compile(r"AIza[0-9A-Za-z_\-]{20,}"), ()),
@@ -61,7 +61,7 @@ def safe_text(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
+        return SURROGATE.sub("\ufffd", text)
     return text
 
 
@@ -71,20 +71,20 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     lower: str | None = None
-    for pattern, markers in _SECRET_PATTERNS:
+    for pattern, markers in SECRET_PATTERNS:
         if markers:
             lower = text.lower() if lower is None else lower  # redactions add no marker: the first copy serves all
             if not any(marker in lower for marker in markers):
                 continue
-        text = pattern.sub(_keep_the_name, text)
+        text = pattern.sub(keep_the_name, text)
     return text
 
 
-def _keep_the_name(match: re.Match[str]) -> str:
+def keep_the_name(match: re.Match[str]) -> str:
     return (match.group(1) + match.group(2) if match.lastindex else "") + "[redacted]"
 
 
-def _scalar(value: Any, where: str, finite: bool = False) -> Any:
+def scalar(value: Any, where: str, finite: bool = False) -> Any:
     if value is None or value is True or value is False:
         return value
     kind = type(value)
@@ -128,19 +128,19 @@ def checked_json(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH
             JSON, a type JSON has no form for, or (with ``finite``) NaN or an infinity.
     """
     if not isinstance(value, (dict, list, tuple)):
-        return _scalar(value, where, finite)
+        return scalar(value, where, finite)
     # An explicit stack of (source container, its copy, depth); children are copied into the copy. A cycle shows
     # as nesting past ``max_depth``; the item budget stops a value that shares containers exponentially.
     root: Any = {} if isinstance(value, dict) else []
     stack: list[tuple[Any, Any, int]] = [(value, root, 1)]
-    budget = _MAX_ITEMS
+    budget = MAX_ITEMS
     while stack:
         source, target, depth = stack.pop()
         if depth > max_depth:
             raise UnsafeValueError(f"{where}: nested deeper than {max_depth} levels (or it contains itself)")
         budget -= len(source)
         if budget < 0:
-            raise UnsafeValueError(f"{where}: more than {_MAX_ITEMS:,} values")
+            raise UnsafeValueError(f"{where}: more than {MAX_ITEMS:,} values")
         is_dict = isinstance(source, dict)
         for key, item in source.items() if is_dict else enumerate(source):
             if is_dict and not isinstance(key, str):
@@ -149,7 +149,7 @@ def checked_json(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH
                 child: Any = {} if isinstance(item, dict) else []
                 stack.append((item, child, depth + 1))
             else:
-                child = _scalar(item, where, finite)
+                child = scalar(item, where, finite)
             if is_dict:
                 target[safe_text(str(key))] = child
             else:
@@ -157,7 +157,7 @@ def checked_json(value: Any, *, where: str = "value", max_depth: int = MAX_DEPTH
     return root
 
 
-_MAX_ITEMS = 10_000_000
+MAX_ITEMS = 10_000_000
 
 
 def check_size(value: Any, *, where: str = "value") -> None:
@@ -172,13 +172,13 @@ def check_size(value: Any, *, where: str = "value") -> None:
     """
     if not isinstance(value, (dict, list, tuple)):
         return
-    budget = _MAX_ITEMS
+    budget = MAX_ITEMS
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         container, depth = stack.pop()
         budget -= len(container)
         if budget < 0:
-            raise UnsafeValueError(f"{where}: more than {_MAX_ITEMS:,} values")
+            raise UnsafeValueError(f"{where}: more than {MAX_ITEMS:,} values")
         if depth >= MAX_DEPTH:
             continue
         for item in container.values() if isinstance(container, dict) else container:

@@ -17,14 +17,14 @@ from pydantic.fields import FieldInfo
 __all__ = ["DerivedSignature", "UnusableSchemaError", "argument_problems", "derive_signature", "parse_docstring"]
 
 # Keys pydantic adds that tell a model nothing it can use, but cost tokens on every request.
-_NOISE_KEYS = frozenset({"title"})
+NOISE_KEYS = frozenset({"title"})
 
 # One configuration for the schema the model is told and the validation that binds its arguments:
 # extra keys are ignored, and only lax (lossless) coercions such as "2" -> 2 are allowed.
 ARGUMENTS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=False, defer_build=False)
 
-_ARGS_HEADERS = ("args:", "arguments:", "parameters:", "params:")
-_OTHER_HEADERS = (
+ARGS_HEADERS = ("args:", "arguments:", "parameters:", "params:")
+OTHER_HEADERS = (
     "returns:",
     "return:",
     "yields:",
@@ -40,7 +40,7 @@ _OTHER_HEADERS = (
     "warning:",
     "todo:",
 )
-_PARAM_LINE = re.compile(r"^(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<desc>.*)$")
+PARAM_LINE = re.compile(r"^(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))?\s*:\s*(?P<desc>.*)$")
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,10 @@ def parse_docstring(doc: str | None) -> DocstringInfo:
         stripped = raw.strip()
         lowered = stripped.lower()
         indent = len(raw) - len(raw.lstrip())
-        if indent == 0 and lowered in _ARGS_HEADERS:
+        if indent == 0 and lowered in ARGS_HEADERS:
             section, current, args_indent = "args", None, None
             continue
-        if indent == 0 and lowered in _OTHER_HEADERS:
+        if indent == 0 and lowered in OTHER_HEADERS:
             section, current = "other", None
             continue
         if section is None:
@@ -86,7 +86,7 @@ def parse_docstring(doc: str | None) -> DocstringInfo:
                 continue
             if args_indent is None:
                 args_indent = indent
-            match = _PARAM_LINE.match(stripped)
+            match = PARAM_LINE.match(stripped)
             if indent <= args_indent and match:
                 current = match.group("name").lstrip("*")
                 params[current] = match.group("desc").strip()
@@ -125,9 +125,9 @@ def derive_signature(
         TypeError: The signature cannot be turned into a schema (``*args``, ``**kwargs``, an unresolvable
             annotation).
     """
-    annotated, fixed = _annotated(fn)
+    annotated, fixed = annotations_holder(fn)
     try:
-        hints = typing.get_type_hints(annotated, include_extras=True, localns=_caller_locals())
+        hints = typing.get_type_hints(annotated, include_extras=True, localns=caller_locals())
     except Exception as exc:
         raise TypeError(
             f"cannot resolve the type annotations of tool {tool_name!r}: {exc}. "
@@ -168,7 +168,7 @@ def derive_signature(
             field.validation_alias = name
             field.serialization_alias = name
         fields[internal] = (field.annotation, field)
-    model = create_model(_model_name(tool_name), __config__=ARGUMENTS_CONFIG, **fields)
+    model = create_model(model_name(tool_name), __config__=ARGUMENTS_CONFIG, **fields)
     schema = compact_schema(model.model_json_schema())
     schema.setdefault("properties", {})
     return DerivedSignature(
@@ -181,7 +181,7 @@ def derive_signature(
     )
 
 
-def _annotated(fn: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
+def annotations_holder(fn: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
     """What holds the annotations of ``fn``'s parameters, and the names a ``functools.partial`` gives by keyword.
 
     A partial's annotations are its function's (its keywords are fixed: they are left out of the schema, so the model
@@ -199,7 +199,7 @@ def _annotated(fn: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
     return (call if inspect.isroutine(call) else fn), frozenset(fixed)
 
 
-def _caller_locals() -> dict[str, Any]:
+def caller_locals() -> dict[str, Any]:
     """The local names of the nearest frame outside this package, so types defined in a function resolve."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("ai_widgets"):
@@ -207,7 +207,7 @@ def _caller_locals() -> dict[str, Any]:
     return dict(frame.f_locals) if frame is not None else {}
 
 
-def _model_name(tool_name: str) -> str:
+def model_name(tool_name: str) -> str:
     name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", tool_name) if part)
     return (name or "Tool") + "Arguments"
 
@@ -225,7 +225,7 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
         A new, equivalent schema.
     """
     defs: dict[str, Any] = schema.get("$defs", {})
-    recursive = {name for name in defs if _refers_to(defs[name], name, defs, set())}
+    recursive = {name for name in defs if refers_to(defs[name], name, defs, set())}
 
     def walk(node: Any, *, in_properties: bool = False) -> Any:
         if isinstance(node, list):
@@ -242,7 +242,7 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
                 return {**walk(defs[name]), **{k: walk(v) for k, v in node.items() if k != "$ref"}}
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _NOISE_KEYS and not isinstance(value, dict):
+            if key in NOISE_KEYS and not isinstance(value, dict):
                 continue
             if key == "$defs":
                 kept = {name: walk(body) for name, body in value.items() if name in recursive}
@@ -250,14 +250,14 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
                     out[key] = kept
                 continue
             out[key] = walk(value, in_properties=key == "properties")
-        return _collapse_nullable(out)
+        return collapse_nullable(out)
 
     result = walk(schema)
     assert isinstance(result, dict)
     return result
 
 
-def _collapse_nullable(node: dict[str, Any]) -> dict[str, Any]:
+def collapse_nullable(node: dict[str, Any]) -> dict[str, Any]:
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return node
@@ -271,9 +271,9 @@ def _collapse_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return {**other, "type": [other["type"], "null"], **collapsed}
 
 
-def _refers_to(node: Any, target: str, defs: dict[str, Any], seen: set[str]) -> bool:
+def refers_to(node: Any, target: str, defs: dict[str, Any], seen: set[str]) -> bool:
     if isinstance(node, list):
-        return any(_refers_to(item, target, defs, seen) for item in node)
+        return any(refers_to(item, target, defs, seen) for item in node)
     if not isinstance(node, dict):
         return False
     ref = node.get("$ref")
@@ -283,9 +283,9 @@ def _refers_to(node: Any, target: str, defs: dict[str, Any], seen: set[str]) -> 
             return True
         if name not in seen and name in defs:
             seen.add(name)
-            if _refers_to(defs[name], target, defs, seen):
+            if refers_to(defs[name], target, defs, seen):
                 return True
-    return any(_refers_to(value, target, defs, seen) for key, value in node.items() if key != "$ref")
+    return any(refers_to(value, target, defs, seen) for key, value in node.items() if key != "$ref")
 
 
 # --- checking arguments against a tool's own JSON Schema -----------------------------------------------------------
@@ -310,7 +310,7 @@ def argument_problems(schema: dict[str, Any], arguments: Any) -> list[Any]:
     import jsonschema  # type: ignore[import-untyped]
 
     try:
-        validator_class = _lenient_validator(jsonschema.validators.validator_for(schema))
+        validator_class = lenient_validator(jsonschema.validators.validator_for(schema))
         found = list(validator_class(schema).iter_errors(arguments))
     except RecursionError:
         raise UnusableSchemaError("it nests or refers to itself too deeply to be evaluated") from None
@@ -323,16 +323,16 @@ def argument_problems(schema: dict[str, Any], arguments: Any) -> list[Any]:
     return sorted(found, key=lambda e: [str(step) for step in e.absolute_path])
 
 
-_LENIENT: dict[Any, Any] = {}
+LENIENT: dict[Any, Any] = {}
 
 
-def _lenient_validator(validator_class: Any) -> Any:
-    extended = _LENIENT.get(validator_class)
+def lenient_validator(validator_class: Any) -> Any:
+    extended = LENIENT.get(validator_class)
     if extended is None:
         import jsonschema
 
         def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Any:
-            if validator.is_type(instance, "string") and _search(patrn, instance) is False:
+            if validator.is_type(instance, "string") and search(patrn, instance) is False:
                 yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
 
         def pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Any:
@@ -340,35 +340,35 @@ def _lenient_validator(validator_class: Any) -> Any:
                 return
             for patrn, subschema in properties.items():
                 for key, value in instance.items():
-                    if _search(patrn, key) is True:
+                    if search(patrn, key) is True:
                         yield from validator.descend(value, subschema, path=key, schema_path=patrn)
 
         extended = jsonschema.validators.extend(
             validator_class, {"pattern": pattern, "patternProperties": pattern_properties}
         )
-        _LENIENT[validator_class] = extended
+        LENIENT[validator_class] = extended
     return extended
 
 
-_PATTERNS: dict[str, Any] = {}
+PATTERNS: dict[str, Any] = {}
 
 
-def _search(pattern: Any, text: str) -> bool | None:
+def search(pattern: Any, text: str) -> bool | None:
     """Whether ``pattern`` matches somewhere in ``text`` (JSON Schema's meaning), in linear time; ``None`` when the
     pattern cannot be compiled by the Rust engine (not checked)."""
     if not isinstance(pattern, str):
         return None
-    if pattern not in _PATTERNS:
+    if pattern not in PATTERNS:
         from pydantic_core import SchemaValidator, core_schema
 
         try:
             compiled: Any = SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
         except Exception:
             compiled = None
-        if len(_PATTERNS) > 1000:
-            _PATTERNS.clear()
-        _PATTERNS[pattern] = compiled
-    compiled = _PATTERNS[pattern]
+        if len(PATTERNS) > 1000:
+            PATTERNS.clear()
+        PATTERNS[pattern] = compiled
+    compiled = PATTERNS[pattern]
     if compiled is None:
         return None
     from pydantic_core import ValidationError

@@ -36,7 +36,7 @@ class StuckCall:
 
 
 @dataclass(slots=True)
-class _Job:
+class Job:
     future: Future[Any]
     fn: Callable[[], Any]
     label: str
@@ -56,9 +56,9 @@ class ToolThreads(Executor):
         self._max_running = max_running
         self._max_stuck = max_stuck
         self._lock = threading.Lock()
-        self._queue: deque[_Job] = deque()
-        self._running: dict[Future[Any], _Job] = {}  # started and not abandoned
-        self._stuck: dict[Future[Any], _Job] = {}  # abandoned while their thread still runs
+        self._queue: deque[Job] = deque()
+        self._running: dict[Future[Any], Job] = {}  # started and not abandoned
+        self._stuck: dict[Future[Any], Job] = {}  # abandoned while their thread still runs
         self._workers = 0
         self._counter = 0
 
@@ -70,7 +70,7 @@ class ToolThreads(Executor):
         """
         label = kwargs.pop("__label__", getattr(fn, "__name__", "a tool"))
         future: Future[Any] = Future()
-        job = _Job(future, lambda: fn(*args, **kwargs), label)
+        job = Job(future, lambda: fn(*args, **kwargs), label)
         with self._lock:
             if len(self._stuck) >= self._max_stuck:
                 names = ", ".join(sorted({j.label for j in self._stuck.values()})[:5])
@@ -142,14 +142,14 @@ class ToolThreads(Executor):
                     return
 
 
-_default: ToolThreads | None = None
-_default_lock = threading.Lock()
+default: ToolThreads | None = None
+default_lock = threading.Lock()
 
 
 def default_tool_threads() -> ToolThreads:
     """The library's own threads for sync tools, shared by every session in the process."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = ToolThreads()
-        return _default
+    global default
+    with default_lock:
+        if default is None:
+            default = ToolThreads()
+        return default

@@ -18,33 +18,33 @@ from pathlib import Path
 
 __all__ = ["FRAMEWORK_NAMES", "is_framework_frame", "user_first_traceback"]
 
-_PACKAGE = str(Path(__file__).resolve().parent)
-_DIRS: tuple[tuple[str, str], ...] = (
-    (_PACKAGE, "ai_widgets"),
+PACKAGE = str(Path(__file__).resolve().parent)
+DIRS: tuple[tuple[str, str], ...] = (
+    (PACKAGE, "ai_widgets"),
     (str(Path(asyncio.__file__).resolve().parent), "asyncio"),
     (str(Path(concurrent.futures.__file__).resolve().parent), "concurrent.futures"),
 )
-_FILES: tuple[tuple[str, str], ...] = (
+FILES: tuple[tuple[str, str], ...] = (
     (str(Path(traceback.__file__).resolve().parent / "contextvars.py"), "contextvars"),
 )
 #: What counts as machinery, in the order the markers name it.
 FRAMEWORK_NAMES = ("ai_widgets", "asyncio", "concurrent.futures", "contextvars")
 
-_CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
-_CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
+CAUSE = "\nThe above exception was the direct cause of the following exception:\n\n"
+CONTEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
 
 
 @functools.lru_cache(maxsize=512)
-def _framework(filename: str) -> str | None:
+def framework(filename: str) -> str | None:
     """Which machinery a frame's file belongs to, or ``None`` for the user's own code."""
     try:
         path = os.path.realpath(filename)
     except (OSError, ValueError):
         return None
-    for directory, name in _DIRS:
+    for directory, name in DIRS:
         if path == directory or path.startswith(directory + os.sep):
             return name
-    for file, name in _FILES:
+    for file, name in FILES:
         if path == file:
             return name
     return None
@@ -52,10 +52,10 @@ def _framework(filename: str) -> str | None:
 
 def is_framework_frame(filename: str) -> bool:
     """Whether a frame from ``filename`` is this package's, asyncio's, concurrent.futures' or contextvars'."""
-    return _framework(filename) is not None
+    return framework(filename) is not None
 
 
-def _chain(exc: traceback.TracebackException) -> list[tuple[str | None, traceback.TracebackException]]:
+def printed_chain(exc: traceback.TracebackException) -> list[tuple[str | None, traceback.TracebackException]]:
     """The chain as Python prints it, oldest first, each with the line that joins it to the one before."""
     chain: list[tuple[str | None, traceback.TracebackException]] = []
     seen: set[int] = set()
@@ -63,10 +63,10 @@ def _chain(exc: traceback.TracebackException) -> list[tuple[str | None, tracebac
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if current.__cause__ is not None:
-            chain.append((_CAUSE, current))
+            chain.append((CAUSE, current))
             current = current.__cause__
         elif current.__context__ is not None and not current.__suppress_context__:
-            chain.append((_CONTEXT, current))
+            chain.append((CONTEXT, current))
             current = current.__context__
         else:
             chain.append((None, current))
@@ -75,33 +75,33 @@ def _chain(exc: traceback.TracebackException) -> list[tuple[str | None, tracebac
     return chain
 
 
-def _names(frames: list[traceback.FrameSummary]) -> str:
-    found = {_framework(f.filename) for f in frames}
+def names(frames: list[traceback.FrameSummary]) -> str:
+    found = {framework(f.filename) for f in frames}
     return ", ".join(name for name in FRAMEWORK_NAMES if name in found)
 
 
-def _marker(run: list[traceback.FrameSummary]) -> str:
-    return f"  [{len(run)} frame{'s' if len(run) != 1 else ''} of {_names(run)}: listed at the end]\n"
+def marker(run: list[traceback.FrameSummary]) -> str:
+    return f"  [{len(run)} frame{'s' if len(run) != 1 else ''} of {names(run)}: listed at the end]\n"
 
 
-def _frames(entry: traceback.TracebackException, hidden: list[traceback.FrameSummary]) -> Iterator[str]:
+def frames(entry: traceback.TracebackException, hidden: list[traceback.FrameSummary]) -> Iterator[str]:
     """The user's frames of one exception, a marker for each run of machinery frames; those go to ``hidden``."""
     run: list[traceback.FrameSummary] = []
     for frame in entry.stack:
-        if _framework(frame.filename) is not None:
+        if framework(frame.filename) is not None:
             run.append(frame)
             continue
         if run:
-            yield _marker(run)
+            yield marker(run)
             hidden.extend(run)
             run = []
         yield from traceback.StackSummary.from_list([frame]).format()
     if run:
-        yield _marker(run)
+        yield marker(run)
         hidden.extend(run)
 
 
-def _type_name(entry: traceback.TracebackException) -> str:
+def type_name(entry: traceback.TracebackException) -> str:
     name = getattr(entry, "exc_type_str", None)  # Python 3.13+
     if isinstance(name, str):
         return name
@@ -116,8 +116,8 @@ def user_first_traceback(exc: BaseException) -> str:
         Exception: Whatever the traceback module raises for an exception it cannot format (the caller falls back).
     """
     te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
-    chain = _chain(te)
-    kinds = {_framework(f.filename) is None for _, entry in chain for f in entry.stack}
+    chain = printed_chain(te)
+    kinds = {framework(f.filename) is None for _, entry in chain for f in entry.stack}
     if kinds != {True, False}:  # only the user's frames, or none of them: nothing to move
         return "".join(te.format())
     out: list[str] = []
@@ -131,11 +131,11 @@ def user_first_traceback(exc: BaseException) -> str:
         hidden: list[traceback.FrameSummary] = []
         if entry.stack:
             out.append("Traceback (most recent call last):\n")
-            out.extend(_frames(entry, hidden))
+            out.extend(frames(entry, hidden))
         out.extend(entry.format_exception_only())
         if hidden:
-            moved.append((_type_name(entry), hidden))
+            moved.append((type_name(entry), hidden))
     for name, hidden in moved:
-        out.append(f"\nFrames of {_names(hidden)} behind the {name} above:\n")
+        out.append(f"\nFrames of {names(hidden)} behind the {name} above:\n")
         out.extend(traceback.StackSummary.from_list(hidden).format())
     return "".join(out)

@@ -58,15 +58,15 @@ async def test_progress_log_reaches_the_session_from_any_thread() -> None:
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
-from ai_widgets.mcp._asking import _Callers  # noqa: E402
-from ai_widgets.mcp._deadline import _CallDeadline  # noqa: E402
-from ai_widgets.mcp._features import _Features, server_logger  # noqa: E402
+from ai_widgets.mcp._asking import Callers  # noqa: E402
+from ai_widgets.mcp._deadline import CallDeadline  # noqa: E402
+from ai_widgets.mcp._features import Features, server_logger  # noqa: E402
 from ai_widgets.tools import ToolInvocation  # noqa: E402
 
 
 async def test_a_server_log_goes_to_its_logger_and_the_running_call(caplog: pytest.LogCaptureFixture) -> None:
-    callers = _Callers()
-    features = _Features(callers, lambda: "files")
+    callers = Callers()
+    features = Features(callers, lambda: "files")
     got: list[str] = []
     invocation = ToolInvocation("c1", "read", progress=ToolProgress(on_log=got.append))
     caplog.set_level(logging.DEBUG, logger="ai_widgets.mcp.server")
@@ -85,10 +85,10 @@ async def test_a_server_log_goes_to_its_logger_and_the_running_call(caplog: pyte
 
 
 def test_roots_are_declared_only_when_given() -> None:
-    callers = _Callers()
-    assert "list_roots_callback" not in _Features(callers, lambda: "s").client_options()  # none by default
-    assert "list_roots_callback" not in _Features(callers, lambda: "s", roots=()).client_options()
-    given = _Features(callers, lambda: "s", roots=["file:///a"])
+    callers = Callers()
+    assert "list_roots_callback" not in Features(callers, lambda: "s").client_options()  # none by default
+    assert "list_roots_callback" not in Features(callers, lambda: "s", roots=()).client_options()
+    given = Features(callers, lambda: "s", roots=["file:///a"])
     assert "list_roots_callback" in given.client_options()
     assert given.root_uris() == ("file:///a",)
 
@@ -96,39 +96,39 @@ def test_roots_are_declared_only_when_given() -> None:
 async def test_the_roots_answer(tmp_path: Path) -> None:
     spaced = tmp_path / "my data"
     spaced.mkdir()
-    answer = _Features(_Callers(), lambda: "s", roots=[spaced]).client_options()["list_roots_callback"]
+    answer = Features(Callers(), lambda: "s", roots=[spaced]).client_options()["list_roots_callback"]
     result = await answer(None)
     assert [(str(root.uri), root.name) for root in result.roots] == [(spaced.resolve().as_uri(), "my data")]
 
 
 async def test_the_deadline_runs_out_unless_paused() -> None:
-    deadline = _CallDeadline(0.3)
+    deadline = CallDeadline(0.3)
     with deadline.scope():
         await anyio.sleep(1)
     assert deadline.expired
 
-    deadline = _CallDeadline(0.3)
+    deadline = CallDeadline(0.3)
     with deadline.scope():
         with deadline.paused():
             await anyio.sleep(0.6)  # twice the bound, while the person is asked
         await anyio.sleep(0.1)
     assert not deadline.expired
 
-    deadline = _CallDeadline(0.3)
+    deadline = CallDeadline(0.3)
     with deadline.scope():
         with deadline.paused():
             await anyio.sleep(0.2)
         await anyio.sleep(1)  # the clock runs again after the pause
     assert deadline.expired
 
-    unbounded = _CallDeadline(None)
+    unbounded = CallDeadline(None)
     with unbounded.scope(), unbounded.paused():
         await anyio.sleep(0.01)
     assert not unbounded.expired
 
 
 async def test_a_pause_from_another_task_holds_the_call() -> None:
-    deadline = _CallDeadline(0.3)
+    deadline = CallDeadline(0.3)
     asked = asyncio.Event()
 
     async def person() -> None:

@@ -1,6 +1,6 @@
 """The shape of the package that import-linter's contracts (pyproject.toml) cannot say: no import cycle between any two
-files, no in-function import of our own modules, no other package's ``_private`` name, no ``getattr`` probe of a
-transport, one job per module (a docstring first, Python and TypeScript), and TypeScript modules small (the front
+files, no in-function import of our own modules, no other package's ``_private`` name, no second underscore on a
+private module's names, no ``getattr`` probe of a transport, one job per module (a docstring first, Python and TypeScript), and TypeScript modules small (the front
 end's own rule). What decides a Python module's split is its job, not its length (DESIGN.md's Layers).
 
 Every import statement counts, wherever it sits: at the top, inside a function, or under ``TYPE_CHECKING``.
@@ -163,6 +163,50 @@ def test_no_module_takes_another_packages_private_name() -> None:
     assert taken == []
 
 
+def underscored_names(source: str) -> list[str]:
+    """The module-level names ``source`` defines (functions, classes, assignments, imports, also under ``if`` and
+    ``try``) that start with one underscore."""
+    names: list[str] = []
+    statements = list(ast.parse(source).body)
+    while statements:
+        node = statements.pop(0)
+        if isinstance(node, (ast.If, ast.Try)):
+            handlers = [handler.body for handler in node.handlers] if isinstance(node, ast.Try) else []
+            finals = node.finalbody if isinstance(node, ast.Try) else []
+            statements[:0] = [*node.body, *node.orelse, *finals, *(item for body in handlers for item in body)]
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found = [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+        else:
+            found = []
+        names += [f"{node.lineno}: {name}" for name in found if name.startswith("_") and not name.startswith("__")]
+    return names
+
+
+PRIVATE_MODULES = [path for path in MODULES.values() if path.name.startswith("_") and path.name != "__init__.py"]
+
+
+def test_a_private_modules_names_carry_no_second_underscore() -> None:
+    """The module is private already (DESIGN.md): ``_history_format.load``, not ``_history_format._load``."""
+    underscored = [
+        f"{path.relative_to(ROOT)}:{name}" for path in PRIVATE_MODULES for name in underscored_names(path.read_text())
+    ]
+    assert underscored == []
+
+
+def test_the_underscore_finder_finds_module_level_names() -> None:
+    source = (
+        "import os as _os\n_A = 1\n_b: int = 2\nclass _C:\n    _d = 3\n    def _e(self): ...\n"
+        "def _f():\n    _g = 4\ntry:\n    _h = 5\nexcept ImportError:\n    _i = None\n__all__ = []\nj = 6\n"
+    )
+    assert underscored_names(source) == ["1: _os", "2: _A", "3: _b", "4: _C", "7: _f", "10: _h", "12: _i"]
+
+
 @pytest.mark.parametrize("path", sorted(MODULES.values()), ids=lambda path: str(path.relative_to(ROOT)))
 def test_each_python_module_says_its_job_first(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -212,5 +256,6 @@ def test_each_typescript_module_says_its_job_first_and_is_small(path: Path) -> N
 def test_the_walk_saw_the_whole_package() -> None:
     """Guards the checks above against passing on an empty tree."""
     assert len(MODULES) > 50
+    assert len(PRIVATE_MODULES) > 50
     assert len(TYPESCRIPT) > 10
     assert any(item.in_function for item in IMPORTS)

@@ -35,7 +35,7 @@ MODEL_PREFIXES: dict[str, str] = {
 OLLAMA_PORT = 11434
 
 # prefix -> (its transport class, taken from ai_widgets.transports only when asked: that loads its SDK; an example)
-_NATIVE: dict[str, tuple[Callable[[], type[Transport]], str]] = {
+NATIVE: dict[str, tuple[Callable[[], type[Transport]], str]] = {
     "openai": (lambda: provider_transports.OpenAIChatTransport, DEFAULT_MODELS["openai-chat"]),
     "openai-responses": (lambda: provider_transports.OpenAIResponsesTransport, DEFAULT_MODELS["openai-responses"]),
     "anthropic": (lambda: provider_transports.AnthropicTransport, DEFAULT_MODELS["anthropic"]),
@@ -79,23 +79,23 @@ def transport_for_model(model: str) -> Transport:
                 f"model={model!r} names no model: write it as pydantic-ai names it, e.g. "
                 "'pydantic-ai:groq:llama-3.3-70b-versatile'"
             )
-        return _built(model, _pydantic_ai_transport(model), name)
-    transport_of, example = _NATIVE[prefix]
+        return built(model, pydantic_ai_transport(model), name)
+    transport_of, example = NATIVE[prefix]
     if not name:
         raise ValueError(f"model={model!r} names no model: e.g. '{prefix}:{example}'")
     transport_class = transport_of()
     if prefix == "ollama":
-        return _built(
+        return built(
             model,
             transport_class,
             name,
             base_url=ollama_base_url(os.environ.get("OLLAMA_HOST")),
             provider_name="Ollama",
         )
-    return _built(model, transport_class, name)
+    return built(model, transport_class, name)
 
 
-def _pydantic_ai_transport(model: str) -> Any:
+def pydantic_ai_transport(model: str) -> Any:
     try:
         return provider_transports.PydanticAITransport  # loads pydantic-ai, an optional extra, only now
     except ImportError as exc:
@@ -106,7 +106,7 @@ def _pydantic_ai_transport(model: str) -> Any:
         ) from exc
 
 
-def _built(model: str, transport_class: Any, name: str, **options: Any) -> Transport:
+def built(model: str, transport_class: Any, name: str, **options: Any) -> Transport:
     try:
         transport: Transport = transport_class(name, **options)
     except ProviderError as exc:  # no key: the transport's message names the variable
@@ -129,7 +129,7 @@ def ollama_base_url(host: str | None) -> str:
     if not text:
         return f"http://localhost:{OLLAMA_PORT}/v1"
     scheme_given = "://" in text
-    if not scheme_given and _is_ipv6(text):  # a bare IPv6 address has colons that are not a port's
+    if not scheme_given and is_ipv6(text):  # a bare IPv6 address has colons that are not a port's
         text = f"[{text.strip('[]')}]"
     problem = f"OLLAMA_HOST={host!r} is not a host, host:port or http(s) URL"
     try:
@@ -152,7 +152,7 @@ def ollama_base_url(host: str | None) -> str:
     return urlunsplit((parts.scheme, hostname if port is None else f"{hostname}:{port}", path, "", ""))
 
 
-def _is_ipv6(text: str) -> bool:
+def is_ipv6(text: str) -> bool:
     try:
         return ipaddress.ip_address(text.strip("[]")).version == 6
     except ValueError:

@@ -47,7 +47,7 @@ class AgentNotSupportedError(ValueError):
 
 
 @dataclass
-class _Seen:
+class Seen:
     """What the agent would send with a request, as a probe run saw it."""
 
     instructions: str | None = None
@@ -56,14 +56,14 @@ class _Seen:
     dynamic: bool = True  # some part is a function of RunContext (or a toolset's), so it is rendered again each time
 
 
-class _Probed(Exception):
+class Probed(Exception):
     """Stops a probe run at its model request, once what it would send is recorded."""
 
 
-class _Spy(AbstractToolset[Any]):
+class Spy(AbstractToolset[Any]):
     """A toolset offering nothing, which records the run's ``RunContext`` (its tools' retry budget)."""
 
-    def __init__(self, seen: _Seen) -> None:
+    def __init__(self, seen: Seen) -> None:
         self._seen = seen
 
     @property
@@ -98,7 +98,7 @@ class AgentParts:
         self.model = model
         self.usage = RunUsage()
         self._run_step = 0
-        self._seen = _Seen()
+        self._seen = Seen()
         label = f"the agent {agent.name!r}" if agent.name else "the agent"
         self.transport = AgentTransport(PydanticAITransport(model, settings=settings), self)
         self.tools = AgentTools(
@@ -122,14 +122,14 @@ class AgentParts:
             max_retries=self._seen.max_retries,
         )
 
-    async def probe(self, prompt: str, messages: Sequence[ModelMessage] = ()) -> _Seen:
+    async def probe(self, prompt: str, messages: Sequence[ModelMessage] = ()) -> Seen:
         """Renders what the agent would send with a request: its instructions, its system prompts and its tools'
         retry budget, through a run stopped at its model request (see the module's doc).
 
         Raises:
             Exception: An instruction or system prompt function raised (its error, as it raised it).
         """
-        seen = _Seen(max_retries=self._seen.max_retries)
+        seen = Seen(max_retries=self._seen.max_retries)
 
         def record(sent: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             seen.instructions = info.instructions or None
@@ -143,20 +143,20 @@ class AgentParts:
             seen.system_prompts = [part.content for part in prompts]
             instruction_parts = info.model_request_parameters.instruction_parts or ()
             seen.dynamic = any(part.dynamic for part in instruction_parts) or any(p.dynamic_ref for p in prompts)
-            raise _Probed
+            raise Probed
 
-        with contextlib.suppress(_Probed):
+        with contextlib.suppress(Probed):
             await self.agent.run(
                 prompt or "(no text)",
                 model=FunctionModel(record),
                 deps=self.deps,
                 message_history=list(messages) or None,
-                toolsets=[_Spy(seen)],
+                toolsets=[Spy(seen)],
             )
         self._seen = seen
         return seen
 
-    async def rendered(self, prompt: str) -> _Seen:
+    async def rendered(self, prompt: str) -> Seen:
         """What the agent sends with the next request: probed again unless the last probe found it all static."""
         seen = self._seen
         return await self.probe(prompt) if seen.dynamic else seen
@@ -242,7 +242,7 @@ def agent_parts(agent: Any, *, deps: Any = None, drop_unsupported: bool = False)
         )
     model = infer_model(agent.model)
     settings = agent.model_settings
-    dropped = _not_carried_over(agent)
+    dropped = not_carried_over(agent)
     if callable(settings):
         dropped.append("model settings computed from RunContext (a function as model_settings)")
         settings = None
@@ -257,23 +257,23 @@ def agent_parts(agent: Any, *, deps: Any = None, drop_unsupported: bool = False)
     return AgentParts(agent, deps=deps, model=model, settings=settings)
 
 
-def _not_carried_over(agent: Agent[Any, Any]) -> list[str]:
+def not_carried_over(agent: Agent[Any, Any]) -> list[str]:
     """The agent's pieces the session's loop would not honour, in words."""
     found = []
-    if not _text_output(agent.output_type):
+    if not text_output(agent.output_type):
         found.append(
             f"output type {getattr(agent.output_type, '__name__', repr(agent.output_type))} (ask for a typed "
             "answer per message instead: session.send(text, output_type=...) or chat.ask(text, output_type=...))"
         )
     if agent.event_stream_handler is not None:
         found.append("event stream handler (the session's observers see every event: session.subscribe)")
-    extra = [type(c).__name__ for c in agent.root_capability.capabilities if type(c) not in _default_capabilities()]
+    extra = [type(c).__name__ for c in agent.root_capability.capabilities if type(c) not in default_capabilities()]
     if extra:
         found.append(f"capabilities {', '.join(extra)} (history processors, hooks and the like run in its own loop)")
     return found
 
 
-def _text_output(output_type: object) -> bool:
+def text_output(output_type: object) -> bool:
     """Whether an agent's output is text: ``str``, or ``str`` with ``DeferredToolRequests`` (which pydantic-ai needs
     beside an approval-required tool, so a run can end with the calls waiting; here they wait in their cards)."""
     members: list[object] = []
@@ -289,11 +289,11 @@ def _text_output(output_type: object) -> bool:
     return str in members and all(m is str or m is DeferredToolRequests for m in members)
 
 
-_DEFAULTS: set[type] = set()
+DEFAULTS: set[type] = set()
 
 
-def _default_capabilities() -> set[type]:
+def default_capabilities() -> set[type]:
     """The capabilities every agent has without being given any (those of a bare ``Agent()``)."""
-    if not _DEFAULTS:
-        _DEFAULTS.update(type(c) for c in Agent().root_capability.capabilities)
-    return _DEFAULTS
+    if not DEFAULTS:
+        DEFAULTS.update(type(c) for c in Agent().root_capability.capabilities)
+    return DEFAULTS

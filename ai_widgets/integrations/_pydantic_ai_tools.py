@@ -40,10 +40,10 @@ __all__ = ["AgentTools"]
 logger = logging.getLogger("ai_widgets")
 
 #: How long a close from another thread waits for the toolsets to be left (an MCP server's process to stop).
-_CLOSE_TIMEOUT = 15.0
+CLOSE_TIMEOUT = 15.0
 
 #: What the person fills in for a deferred call: the result the model gets.
-_RESULT_FORM: dict[str, Any] = {
+RESULT_FORM: dict[str, Any] = {
     "type": "object",
     "properties": {
         "result": {
@@ -149,7 +149,7 @@ class AgentTools:
         loop = holder.get_loop()
         if running_loop() is not loop and loop.is_running():
             with contextlib.suppress(concurrent.futures.TimeoutError):
-                asyncio.run_coroutine_threadsafe(asyncio.wait({holder}), loop).result(_CLOSE_TIMEOUT)
+                asyncio.run_coroutine_threadsafe(asyncio.wait({holder}), loop).result(CLOSE_TIMEOUT)
 
     def _let_go(self) -> asyncio.Task[None] | None:
         """Tells the task that holds the toolsets to leave them, on its loop, and forgets it; returns it (``None``:
@@ -219,7 +219,7 @@ class AgentTools:
             return await self._call(name, invocation)
 
         call.__name__ = call.__qualname__ = f"agent_tool_{name}"
-        return _AgentTool(definition, call, self)
+        return AgentTool(definition, call, self)
 
     # --- calling ------------------------------------------------------------------------------------------------
 
@@ -240,7 +240,7 @@ class AgentTools:
         if listed_tool.tool_def.kind == "external":
             return await self._ask_result(invocation, name, None)
         while True:
-            arguments = _arguments(invocation)
+            arguments = call_arguments(invocation)
             if isinstance(arguments, ToolOutcome):
                 return arguments
             try:
@@ -251,7 +251,7 @@ class AgentTools:
                         await checked
                 result = await self._active.call_tool(name, validated, ctx, listed_tool)
             except ValidationError as exc:
-                return self._retry(name, listed_tool, _invalid(name, exc), exc)
+                return self._retry(name, listed_tool, invalid(name, exc), exc)
             except ModelRetry as exc:
                 return self._retry(name, listed_tool, exc.message, exc)
             except ToolFailed as exc:
@@ -264,14 +264,14 @@ class AgentTools:
                         retryable=False,
                         error=exc,
                     )
-                if not await invocation.ask_approval(_approval_question(name, exc.metadata)):
+                if not await invocation.ask_approval(approval_question(name, exc.metadata)):
                     return ToolOutcome.failure("The person declined this call, so nothing was done.")
                 ctx = dataclasses.replace(ctx, tool_call_approved=True, tool_call_metadata=exc.metadata)
                 continue
             except CallDeferred as exc:
                 return await self._ask_result(invocation, name, exc.metadata)
             self._retries.pop(name, None)
-            return _outcome(name, result)
+            return outcome(name, result)
 
     def check(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | ToolOutcome:
         """The arguments as the tool's own validator reads them (pydantic's lax mode: ``"3"`` is 3), or the failure
@@ -282,7 +282,7 @@ class AgentTools:
         try:
             return dict(listed_tool.args_validator.validate_python(dict(arguments)))
         except ValidationError as exc:
-            return ToolOutcome.failure(_invalid(name, exc), retryable=True, error=exc)
+            return ToolOutcome.failure(invalid(name, exc), retryable=True, error=exc)
 
     def _retry(self, name: str, listed_tool: ToolsetTool[Any], message: str, error: Exception) -> ToolOutcome:
         """A failure the model may correct, counted against the tool's ``max_retries`` as pydantic-ai counts it."""
@@ -304,7 +304,7 @@ class AgentTools:
         lines = [f"The tool {name} of {self.label} runs outside this kernel: give its result.", f"Arguments: {shown}"]
         if metadata is not None:
             lines.append(f"Metadata: {json.dumps(metadata, ensure_ascii=False, default=str)[:800]}")
-        request = InputRequest("\n".join(lines), schema=_RESULT_FORM, asker=self.label)
+        request = InputRequest("\n".join(lines), schema=RESULT_FORM, asker=self.label)
         response = await invocation.ask_person(request)
         if response.action == "accept" and response.content is not None:
             text = str(response.content.get("result", ""))
@@ -317,7 +317,7 @@ class AgentTools:
         return ToolOutcome.failure(f"The call of {name} was cancelled before a result was given.", retryable=False)
 
 
-class _AgentTool(Tool):
+class AgentTool(Tool):
     """An agent's tool: its arguments checked by pydantic-ai's validator for it, not by the JSON Schema alone."""
 
     def __init__(self, definition: ToolDefinition, handler: Callable[..., Any], source: AgentTools) -> None:
@@ -334,12 +334,12 @@ class _AgentTool(Tool):
         return self._source.check(self.name, arguments)
 
 
-def _invalid(name: str, error: ValidationError) -> str:
+def invalid(name: str, error: ValidationError) -> str:
     problems = json.dumps(error.errors(include_url=False, include_context=False), default=str)
     return f"Invalid arguments for {name}: {problems}"
 
 
-def _arguments(invocation: ToolInvocation) -> dict[str, Any] | ToolOutcome:
+def call_arguments(invocation: ToolInvocation) -> dict[str, Any] | ToolOutcome:
     """The arguments the call runs with: the one parse the person saw (their edit, when they changed them)."""
     if invocation.parsed_arguments is not None:
         return dict(invocation.parsed_arguments)
@@ -349,14 +349,14 @@ def _arguments(invocation: ToolInvocation) -> dict[str, Any] | ToolOutcome:
     return parsed
 
 
-def _approval_question(name: str, metadata: Any) -> str:
+def approval_question(name: str, metadata: Any) -> str:
     question = f"The tool {name} asks for approval before it goes on."
     if metadata:
         question += f" It says: {json.dumps(metadata, ensure_ascii=False, default=str)[:800]}"
     return question
 
 
-def _outcome(name: str, result: Any) -> ToolOutcome:
+def outcome(name: str, result: Any) -> ToolOutcome:
     """What a tool returned, as the model gets it: a ``ToolReturn``'s value (its extra content as text), a
     pydantic model or dataclass as JSON data, anything else as pydantic-ai would serialize it."""
     text = None

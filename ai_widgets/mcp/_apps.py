@@ -79,9 +79,9 @@ def app_page(uri: str, contents: Any, *, limit: int = MAX_APP_BYTES) -> AppPage:
     """The page from a ``resources/read`` result's contents: the first item of the app's MIME type (text, or a
     base64 blob of UTF-8), at most ``limit`` bytes."""
     items = list(contents or ())
-    item = next((c for c in items if _mime(c) == APP_MIME_TYPE), None)
+    item = next((c for c in items if mime(c) == APP_MIME_TYPE), None)
     if item is None:
-        kinds = ", ".join(sorted({_mime(c) or "no type" for c in items})) or "nothing"
+        kinds = ", ".join(sorted({mime(c) or "no type" for c in items})) or "nothing"
         return AppPage(uri, error=f"The app {uri} is not an MCP App page ({APP_MIME_TYPE}): the server sent {kinds}.")
     text = getattr(item, "text", None)
     if not isinstance(text, str):
@@ -97,7 +97,7 @@ def app_page(uri: str, contents: Any, *, limit: int = MAX_APP_BYTES) -> AppPage:
             error=f"The app {uri} is {size / 1e6:.1f} MB, more than the {limit / 1e6:g} MB a card shows: its result "
             "shows as text.",
         )
-    ui = _ui_meta(item)
+    ui = ui_meta(item)
     csp = ui.get("csp")
     kept: dict[str, list[str]] | None = None
     if isinstance(csp, dict):
@@ -110,12 +110,12 @@ def app_page(uri: str, contents: Any, *, limit: int = MAX_APP_BYTES) -> AppPage:
     return AppPage(uri, html=safe_text(text), csp=kept, prefers_border=border if isinstance(border, bool) else None)
 
 
-def _mime(item: Any) -> str | None:
+def mime(item: Any) -> str | None:
     mime = getattr(item, "mime_type", None)
     return mime.replace(" ", "").lower() if isinstance(mime, str) else None
 
 
-def _ui_meta(item: Any) -> dict[str, Any]:
+def ui_meta(item: Any) -> dict[str, Any]:
     meta = getattr(item, "meta", None)
     ui = meta.get("ui") if isinstance(meta, dict) else None
     return ui if isinstance(ui, dict) else {}

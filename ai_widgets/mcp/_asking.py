@@ -16,39 +16,39 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ai_widgets.mcp._deadline import _CallDeadline
+from ai_widgets.mcp._deadline import CallDeadline
 from ai_widgets.mcp._related import related_task
 from ai_widgets.messages import InputRequest, InputResponse
 from ai_widgets.tools import NobodyToAskError, ToolInvocation
 
-__all__: list[str] = []
+__all__: list[str] = ["Callers"]
 
 #: The call whose request runs in this task (set around ``tools/call`` on the server's loop).
-_calling: contextvars.ContextVar[ToolInvocation | None] = contextvars.ContextVar("ai_widgets_mcp_call", default=None)
+calling: contextvars.ContextVar[ToolInvocation | None] = contextvars.ContextVar("ai_widgets_mcp_call", default=None)
 
 
-class _Callers:
+class Callers:
     """The calls of one server that are running now, for the requests that do not say which call they belong to."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: list[ToolInvocation] = []
-        self._deadlines: dict[int, _CallDeadline] = {}
+        self._deadlines: dict[int, CallDeadline] = {}
         self._tasks: dict[str, ToolInvocation] = {}  # the calls running as MCP tasks, by task id
 
     @contextlib.contextmanager
-    def running(self, invocation: ToolInvocation, deadline: _CallDeadline | None = None) -> Iterator[None]:
+    def running(self, invocation: ToolInvocation, deadline: CallDeadline | None = None) -> Iterator[None]:
         """Marks ``invocation`` as running (and as this task's call) while the block runs, with the deadline that a
         wait for the person pauses."""
         with self._lock:
             self._running.append(invocation)
             if deadline is not None:
                 self._deadlines[id(invocation)] = deadline
-        token = _calling.set(invocation)
+        token = calling.set(invocation)
         try:
             yield
         finally:
-            _calling.reset(token)
+            calling.reset(token)
             with self._lock:
                 self._running.remove(invocation)
                 self._deadlines.pop(id(invocation), None)
@@ -66,7 +66,7 @@ class _Callers:
                 if self._tasks.get(task_id) is invocation:
                     del self._tasks[task_id]
 
-    def deadline(self, invocation: ToolInvocation) -> _CallDeadline | None:
+    def deadline(self, invocation: ToolInvocation) -> CallDeadline | None:
         """The deadline of a running call, if it has one."""
         with self._lock:
             return self._deadlines.get(id(invocation))
@@ -80,7 +80,7 @@ class _Callers:
             if owner is not None:
                 return owner
             return f"the request names the task {task_id[:80]!r}, which is not a running call's"
-        found = _calling.get()
+        found = calling.get()
         if found is not None:
             return found
         with self._lock:
@@ -92,20 +92,20 @@ class _Callers:
         return f"{len(running)} tool calls of this server are running and the request does not say which one asks"
 
 
-def person_time(deadline: _CallDeadline | None) -> contextlib.AbstractContextManager[Any]:
+def person_time(deadline: CallDeadline | None) -> contextlib.AbstractContextManager[Any]:
     """The call's deadline (if any) paused while the person decides: the time a person takes is not the server's."""
     return deadline.paused() if deadline is not None else contextlib.nullcontext()
 
 
 async def wait_for_person(
-    invocation: ToolInvocation, request: InputRequest, deadline: _CallDeadline | None = None
+    invocation: ToolInvocation, request: InputRequest, deadline: CallDeadline | None = None
 ) -> InputResponse:
     """The one place an MCP call waits for the person's answer, its deadline paused meanwhile (:func:`person_time`)."""
     with person_time(deadline):
         return await invocation.ask_person(request)
 
 
-def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
+def elicitation_callback(callers: Callers, server: Callable[[], str]) -> Any:
     """The SDK's elicitation callback for one server's connection (declaring it declares form and URL mode)."""
 
     async def on_elicit(context: Any, params: Any) -> Any:
@@ -116,7 +116,7 @@ def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         if isinstance(asker, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot ask for input: {asker}")
         try:
-            request = _request(params, server())
+            request = elicitation_request(params, server())
         except ValueError as exc:
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"ai_widgets cannot show this request: {exc}")
         try:
@@ -129,7 +129,7 @@ def elicitation_callback(callers: _Callers, server: Callable[[], str]) -> Any:
     return on_elicit
 
 
-def _request(params: Any, server: str) -> InputRequest:
+def elicitation_request(params: Any, server: str) -> InputRequest:
     """The server's elicitation as the question the card shows."""
     mode = getattr(params, "mode", "form")
     if mode == "url":

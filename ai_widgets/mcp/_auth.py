@@ -22,11 +22,11 @@ logger = logging.getLogger("ai_widgets.mcp")
 
 ShowLink = Callable[[str], Awaitable[None] | None]
 
-_DONE_PAGE = (
+DONE_PAGE = (
     b"<!doctype html><meta charset=utf-8><title>Signed in</title>"
     b"<p>Signed in: you can close this tab and go back to the notebook.</p>"
 )
-_REFUSED_PAGE = b"<!doctype html><meta charset=utf-8><title>Not signed in</title><p>Sign-in was refused.</p>"
+REFUSED_PAGE = b"<!doctype html><meta charset=utf-8><title>Not signed in</title><p>Sign-in was refused.</p>"
 
 
 class OAuth:
@@ -82,7 +82,7 @@ class OAuth:
         from mcp.client.auth import OAuthClientProvider
         from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-        listener = _Listener(self.timeout)
+        listener = Listener(self.timeout)
         method = "client_secret_basic" if self._client_secret else "none"
         metadata = OAuthClientMetadata(
             client_name=self.client_name,
@@ -108,7 +108,7 @@ class OAuth:
         return OAuthClientProvider(
             server_url=server_url,
             client_metadata=metadata,
-            storage=_MemoryTokens(registered),
+            storage=MemoryTokens(registered),
             redirect_handler=redirect,
             callback_handler=listener.result,
             client_metadata_url=self.client_metadata_url,
@@ -121,10 +121,10 @@ class OAuth:
                 await shown
             return
         logger.warning("ai_widgets: the MCP server %s asks you to sign in: open %s", server_url, authorization_url)
-        _display_link(authorization_url, server_url)
+        display_link(authorization_url, server_url)
 
 
-def _display_link(url: str, server_url: str) -> None:
+def display_link(url: str, server_url: str) -> None:
     """In IPython, the link as a clickable line in the cell (only an http(s) link; escaped)."""
     if urlsplit(url).scheme not in ("http", "https"):
         return
@@ -143,7 +143,7 @@ def _display_link(url: str, server_url: str) -> None:
     display({"text/plain": text, "text/html": html}, raw=True)  # type: ignore[no-untyped-call]
 
 
-class _MemoryTokens:
+class MemoryTokens:
     """The SDK's token storage, in memory only."""
 
     def __init__(self, client: Any) -> None:
@@ -163,7 +163,7 @@ class _MemoryTokens:
         self._client = client_info
 
 
-class _Listener:
+class Listener:
     """A loopback HTTP listener for one redirect at a time on ``/callback``: its port is chosen when it is made (the
     redirect URI is registered with it); it listens from :meth:`start` until :meth:`result` has the redirect."""
 
@@ -225,16 +225,16 @@ class _Listener:
             return
         parts = urlsplit(target)
         if method != "GET" or parts.path != "/callback":
-            await _reply(writer, 404, b"Not found.")
+            await reply(writer, 404, b"Not found.")
             return
         query = {key: values[0] for key, values in parse_qs(parts.query).items()}
         refused = "error" in query or "code" not in query
-        await _reply(writer, 400 if refused else 200, _REFUSED_PAGE if refused else _DONE_PAGE)
+        await reply(writer, 400 if refused else 200, REFUSED_PAGE if refused else DONE_PAGE)
         if self._redirect is not None and not self._redirect.done():
             self._redirect.set_result(query)
 
 
-async def _reply(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+async def reply(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n"

@@ -10,21 +10,33 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["MCPServerError"]
+__all__ = [
+    "CLOSE_TIMEOUT",
+    "MAX_PAGES",
+    "MISSING_SDK",
+    "NOT_NAME",
+    "STDERR_KEPT",
+    "STDERR_SHOWN",
+    "Endpoint",
+    "MCPServerError",
+    "T",
+    "package_version",
+    "sdk",
+]
 
 logger = logging.getLogger("ai_widgets.mcp")
 
-_T = TypeVar("_T")
+T = TypeVar("T")
 
 #: What a tool name may hold (what providers accept); anything else in an MCP tool's name becomes ``_``.
-_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
+NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 #: Pages of ``tools/list`` read at most: a server that paginates forever cannot hang a listing.
-_MAX_PAGES = 100
+MAX_PAGES = 100
 #: Characters of a stdio server's stderr kept, and shown in an error.
-_STDERR_KEPT = 8000
-_STDERR_SHOWN = 800
+STDERR_KEPT = 8000
+STDERR_SHOWN = 800
 #: How long a close waits for the connection to wind down (the SDK bounds the process's stop to a few seconds).
-_CLOSE_TIMEOUT = 15.0
+CLOSE_TIMEOUT = 15.0
 
 
 class MCPServerError(RuntimeError):
@@ -32,7 +44,7 @@ class MCPServerError(RuntimeError):
 
 
 @dataclass(frozen=True, eq=False)
-class _Endpoint:
+class Endpoint:
     """Where a server is: a command the library starts (stdio), or a URL (streamable HTTP)."""
 
     command: str | None = None
@@ -57,18 +69,18 @@ class _Endpoint:
         return f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
-_MISSING_SDK = "ai_widgets.mcp.MCPServer needs the official MCP SDK: pip install 'ai_widgets[mcp]'"
+MISSING_SDK = "ai_widgets.mcp.MCPServer needs the official MCP SDK: pip install 'ai_widgets[mcp]'"
 
 
-def _sdk() -> Any:
+def sdk() -> Any:
     try:
         import mcp
     except ImportError as exc:  # pragma: no cover - the extra is installed in development
-        raise ImportError(_MISSING_SDK) from exc
+        raise ImportError(MISSING_SDK) from exc
     return mcp
 
 
-def _version() -> str:
+def package_version() -> str:
     try:
         return version("ai_widgets")
     except Exception:

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from ai_widgets._safe import redact, safe_text
 from ai_widgets.mcp._apps import AppPage, app_page
-from ai_widgets.mcp._base import _MAX_PAGES, MCPServerError
-from ai_widgets.mcp._connection import _Connection
-from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._base import MAX_PAGES, MCPServerError
+from ai_widgets.mcp._connection import Connection
+from ai_widgets.mcp._link import Link
 from ai_widgets.mcp._offers import (
     MCPPrompt,
     MCPResource,
@@ -52,7 +52,7 @@ class Catalog:
         connection: The server's connection (opened on first use, reused, reopened after a close).
     """
 
-    def __init__(self, connection: _Connection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._connection = connection
 
     async def resources(self) -> list[MCPResource]:
@@ -69,7 +69,7 @@ class Catalog:
         if not isinstance(uri, str) or not uri.strip():
             raise TypeError(f"server.read needs a resource URI (a non-empty string), not {uri!r}")
 
-        async def here(link: _Link) -> ResourceRead:
+        async def here(link: Link) -> ResourceRead:
             if link.client.server_capabilities.resources is None:
                 raise MCPServerError(f"the MCP server {self._connection.name!r} offers no resources (so none at {uri})")
             try:
@@ -88,7 +88,7 @@ class Catalog:
         if not isinstance(uri, str) or not uri.startswith("ui://"):
             raise TypeError(f"server.read_app needs a ui:// URI, not {uri!r}")
 
-        async def here(link: _Link) -> AppPage:
+        async def here(link: Link) -> AppPage:
             try:
                 result = await link.client.read_resource(uri)
             except Exception as exc:
@@ -112,7 +112,7 @@ class Catalog:
             if not isinstance(value, str):
                 raise TypeError(f"the argument {key!r} of a prompt must be a string, not {type(value).__name__}")
 
-        async def here(link: _Link) -> RenderedPrompt:
+        async def here(link: Link) -> RenderedPrompt:
             listed = await self._prompts_here(link)
             spec = next((prompt for prompt in listed if prompt.name == name), None)
             if spec is None:
@@ -140,7 +140,7 @@ class Catalog:
 
     # --- on the server's loop -------------------------------------------------------------------------------------
 
-    async def _request(self, what: str, here: Callable[[_Link], Awaitable[R]]) -> R:
+    async def _request(self, what: str, here: Callable[[Link], Awaitable[R]]) -> R:
         async def run() -> R:
             import anyio
 
@@ -155,10 +155,10 @@ class Catalog:
 
         return await self._connection.run(run())
 
-    async def _pages(self, link: _Link, fetch: Any, attribute: str, what: str) -> list[Any]:
+    async def _pages(self, link: Link, fetch: Any, attribute: str, what: str) -> list[Any]:
         listed: list[Any] = []
         cursor: str | None = None
-        for _ in range(_MAX_PAGES):
+        for _ in range(MAX_PAGES):
             try:
                 page = await fetch(cursor=cursor)
             except Exception as exc:
@@ -169,20 +169,20 @@ class Catalog:
                 break
         return listed
 
-    async def _resources_here(self, link: _Link) -> list[MCPResource]:
+    async def _resources_here(self, link: Link) -> list[MCPResource]:
         if link.client.server_capabilities.resources is None:
             return []
         listed = await self._pages(link, link.client.list_resources, "resources", "list its resources")
         return [resource_from(spec) for spec in listed]
 
-    async def _templates_here(self, link: _Link) -> list[MCPResourceTemplate]:
+    async def _templates_here(self, link: Link) -> list[MCPResourceTemplate]:
         if link.client.server_capabilities.resources is None:
             return []
         fetch = link.client.list_resource_templates
         listed = await self._pages(link, fetch, "resource_templates", "list its resource templates")
         return [template_from(spec) for spec in listed]
 
-    async def _prompts_here(self, link: _Link) -> list[MCPPrompt]:
+    async def _prompts_here(self, link: Link) -> list[MCPPrompt]:
         if link.client.server_capabilities.prompts is None:
             return []
         listed = await self._pages(link, link.client.list_prompts, "prompts", "list its prompts")

@@ -1,6 +1,6 @@
 """One server's connection over its life: opened on first use by one task on the server's own loop thread, kept
 while the server lives (following its tool list's changes), closed on request, after a crash or at exit, with a
-stdio server's process always reaped. Every request reaches that loop through :meth:`_Connection.run`."""
+stdio server's process always reaped. Every request reaches that loop through :meth:`Connection.run`."""
 
 from __future__ import annotations
 
@@ -15,17 +15,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ai_widgets._safe import safe_text
-from ai_widgets.mcp._asking import _Callers
-from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _T, MCPServerError, _Endpoint, _sdk, _version, logger
-from ai_widgets.mcp._errors import _describe, _junk, _quiet_sdk_parse_errors, _start_error
-from ai_widgets.mcp._features import RootsOption, _Features
-from ai_widgets.mcp._link import _Link, _LoopThread, _StderrTail, _Stopped, _watched
-from ai_widgets.mcp._screen import _Screen, _screening
+from ai_widgets.mcp._asking import Callers
+from ai_widgets.mcp._base import CLOSE_TIMEOUT, Endpoint, MCPServerError, T, logger, package_version, sdk
+from ai_widgets.mcp._errors import describe, junk, quiet_sdk_parse_errors, start_error
+from ai_widgets.mcp._features import Features, RootsOption
+from ai_widgets.mcp._link import Link, LoopThread, StderrTail, Stopped, watched
+from ai_widgets.mcp._screen import Screen, screening
 
-__all__: list[str] = []
+__all__: list[str] = ["Connection"]
 
 
-class _Connection:
+class Connection:
     """The connection to one server, opened again on the next use after a close or a crash.
 
     The thread and loop that own the connection start on first use and stop at a close. All but the loop thread's
@@ -43,7 +43,7 @@ class _Connection:
 
     def __init__(
         self,
-        endpoint: _Endpoint,
+        endpoint: Endpoint,
         *,
         name: str | None,
         timeout: float | None,
@@ -57,12 +57,12 @@ class _Connection:
         self._reported_name: str | None = None
         self._on_tools_changed = on_tools_changed
         self._lock = threading.Lock()
-        self._runner: _LoopThread | None = None
+        self._runner: LoopThread | None = None
         self._closing: concurrent.futures.Future[None] | None = None  # the last close: done once its process is reaped
-        self._link: _Link | None = None
+        self._link: Link | None = None
         self._requests: set[asyncio.Task[Any]] = set()
-        self.callers = _Callers()  # the calls running now, for a server's questions to the person
-        self.features = _Features(self.callers, lambda: self.name, roots=roots)
+        self.callers = Callers()  # the calls running now, for a server's questions to the person
+        self.features = Features(self.callers, lambda: self.name, roots=roots)
         self._auth = auth
 
     @property
@@ -76,20 +76,20 @@ class _Connection:
         link = self._link
         return link is not None and link.ready.done() and not link.ready.cancelled() and not link.stop.is_set()
 
-    async def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Runs ``coroutine`` on the server's loop and waits for it here; cancelling this await cancels it there.
         A close that stops the loop first fails it (it never hangs)."""
         tracked = self._tracked(coroutine)
         for _ in range(3):
             try:
                 future = self._loop_thread().submit(tracked)
-            except _Stopped:
+            except Stopped:
                 continue  # closed meanwhile: the next use starts a new loop
             return await asyncio.wrap_future(future)
         tracked.close()
         raise MCPServerError(f"the MCP server {self.name!r} was being closed")
 
-    async def connect(self) -> _Link:
+    async def connect(self) -> Link:
         """The open connection, opened now if there is none (on the server's loop).
 
         Raises:
@@ -98,7 +98,7 @@ class _Connection:
         link = self._link
         if link is None or link.stop.is_set() or (link.task is not None and link.task.done()):
             loop = asyncio.get_running_loop()
-            link = _Link(ready=loop.create_future(), stop=asyncio.Event())
+            link = Link(ready=loop.create_future(), stop=asyncio.Event())
             self._link = link
             link.task = loop.create_task(self._own(link), name=f"ai_widgets MCP connection {self.name}")
         await asyncio.shield(link.ready)
@@ -127,11 +127,11 @@ class _Connection:
         if runner is None:
             if done is not None and not done.done():
                 with contextlib.suppress(concurrent.futures.TimeoutError):
-                    done.result(2 * _CLOSE_TIMEOUT)  # another close is under way: wait for its end
+                    done.result(2 * CLOSE_TIMEOUT)  # another close is under way: wait for its end
             return
         assert done is not None
         try:
-            runner.submit(self._shutdown_here()).result(_CLOSE_TIMEOUT)
+            runner.submit(self._shutdown_here()).result(CLOSE_TIMEOUT)
         except Exception:
             logger.warning("ai_widgets: closing the MCP server %s did not finish cleanly", self.name, exc_info=True)
         finally:
@@ -142,15 +142,15 @@ class _Connection:
 
     # --- the loop thread ------------------------------------------------------------------------------------------
 
-    def _loop_thread(self) -> _LoopThread:
+    def _loop_thread(self) -> LoopThread:
         with self._lock:
             runner = self._runner
             if runner is None or not runner.alive:
-                runner = self._runner = _LoopThread(f"ai_widgets MCP {self.name}")
-                _open_connections.add(self)
+                runner = self._runner = LoopThread(f"ai_widgets MCP {self.name}")
+                open_connections.add(self)
             return runner
 
-    def _detach(self) -> tuple[_LoopThread | None, concurrent.futures.Future[None] | None]:
+    def _detach(self) -> tuple[LoopThread | None, concurrent.futures.Future[None] | None]:
         """The loop thread to close, with the future its close completes; or ``None`` and the close under way (if
         any), which a second closer waits for."""
         with self._lock:
@@ -161,7 +161,7 @@ class _Connection:
                 return runner, done
             return None, self._closing
 
-    async def _tracked(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
+    async def _tracked(self, coroutine: Coroutine[Any, Any, T]) -> T:
         task = asyncio.current_task()
         if task is not None:
             self._requests.add(task)
@@ -173,7 +173,7 @@ class _Connection:
 
     # --- the task that owns the connection --------------------------------------------------------------------------
 
-    async def _own(self, link: _Link) -> None:
+    async def _own(self, link: Link) -> None:
         """The one task that opens, keeps and closes a connection (anyio wants them in one task, and its cancel
         scopes nested: the connect deadline is a scope around the whole connection, lifted once connected)."""
         import anyio
@@ -200,14 +200,14 @@ class _Connection:
                 if not link.ready.done():
                     # The deadline's cancel may come out of the SDK as another error: it is still the deadline.
                     cause = TimeoutError() if scope.cancel_called else exc
-                    error = await _start_error(
+                    error = await start_error(
                         cause, link, server=self.name, endpoint=self.endpoint, timeout=self.timeout
                     )
                     link.ready.set_exception(error)
             else:  # a fault of ours after connecting: logged, and a waiting request told
                 logger.exception("ai_widgets: the connection to the MCP server %s failed", self.name)
                 if not link.ready.done():
-                    link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} failed: {_describe(exc)}"))
+                    link.ready.set_exception(MCPServerError(f"the MCP server {self.name!r} failed: {describe(exc)}"))
         finally:
             link.stop.set()
             link.wire.ended()
@@ -219,7 +219,7 @@ class _Connection:
             if not link.ready.done():
                 link.ready.set_exception(MCPServerError(f"the connection to the MCP server {self.name!r} was closed"))
 
-    async def _serve(self, link: _Link) -> None:
+    async def _serve(self, link: Link) -> None:
         """Keeps the open connection until it is stopped (a close, the server gone), following list changes."""
         reported = getattr(link.client.server_info, "name", None)
         if isinstance(reported, str) and reported.strip() and self._reported_name is None:
@@ -236,15 +236,15 @@ class _Connection:
                 listener.cancel()
                 await asyncio.gather(listener, return_exceptions=True)
 
-    async def _open(self, stack: contextlib.AsyncExitStack, link: _Link) -> Any:
-        mcp = _sdk()
+    async def _open(self, stack: contextlib.AsyncExitStack, link: Link) -> Any:
+        mcp = sdk()
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
         endpoint = self.endpoint
         if endpoint.command is not None:
-            _quiet_sdk_parse_errors()
-            link.stderr = _StderrTail(self.name)
+            quiet_sdk_parse_errors()
+            link.stderr = StderrTail(self.name)
             parameters = StdioServerParameters(
                 command=endpoint.command, args=endpoint.args, env=endpoint.env, cwd=endpoint.cwd
             )
@@ -279,13 +279,13 @@ class _Connection:
             if isinstance(message, Exception):
                 if endpoint.stdio and isinstance(message, ValueError) and not link.junk_said:
                     # A line on stdout that is not JSON-RPC (a print() in the server): said once, in one line (the
-                    # SDK's own traceback for each such line is kept out of the notebook, see _quiet_sdk_parse_errors).
+                    # SDK's own traceback for each such line is kept out of the notebook, see quiet_sdk_parse_errors).
                     link.junk_said = True
                     logger.warning(
                         "ai_widgets: the MCP server %s wrote to its stdout a line that the MCP SDK cannot read as a "
                         "message, so it is ignored: %s (stdout carries only the protocol: a server logs to stderr)",
                         self.name,
-                        _junk(message),
+                        junk(message),
                     )
                 else:
                     logger.debug("ai_widgets: MCP server %s: %r", self.name, message)
@@ -297,9 +297,9 @@ class _Connection:
         from mcp_types import Implementation
 
         client = mcp.Client(
-            _watched(_screening(transport, _Screen(lambda: self.name, lambda: _negotiated(link), link.wire)), on_end),
+            watched(screening(transport, Screen(lambda: self.name, lambda: negotiated(link), link.wire)), on_end),
             message_handler=on_message,
-            client_info=Implementation(name="ai_widgets", version=_version()),
+            client_info=Implementation(name="ai_widgets", version=package_version()),
             **self.features.client_options(),
             cache=None,
         )
@@ -309,7 +309,7 @@ class _Connection:
             if link.stderr is not None:
                 link.stderr.close_writer()  # the child has its own end now (or never started)
 
-    async def _listen(self, link: _Link) -> None:
+    async def _listen(self, link: Link) -> None:
         """Follows ``notifications/tools/list_changed`` on a 2026-era connection (a ``subscriptions/listen``
         stream); older connections deliver it to the message handler."""
         from mcp.client.subscriptions import ListenNotSupportedError, ToolsListChanged
@@ -338,13 +338,13 @@ class _Connection:
             link.closing = True
             link.stop.set()
             if link.task is not None:
-                await asyncio.wait([link.task], timeout=_CLOSE_TIMEOUT)
+                await asyncio.wait([link.task], timeout=CLOSE_TIMEOUT)
         others = [task for task in self._requests if task is not asyncio.current_task()]
         if others:  # calls still running end with "connection closed" as the link goes
             await asyncio.wait(others, timeout=2.0)
 
 
-def _negotiated(link: _Link) -> str | None:
+def negotiated(link: Link) -> str | None:
     """The protocol version the connection agreed on, or ``None`` before it is known."""
     try:
         return str(link.client.protocol_version) if link.client is not None else None
@@ -353,11 +353,11 @@ def _negotiated(link: _Link) -> str | None:
 
 
 #: Connections with a loop thread: closed when the interpreter exits, so no child process outlives the kernel.
-_open_connections: weakref.WeakSet[_Connection] = weakref.WeakSet()
+open_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
 
 
 @atexit.register
-def _close_open_connections() -> None:
-    for connection in list(_open_connections):
+def close_open_connections() -> None:
+    for connection in list(open_connections):
         with contextlib.suppress(Exception):
             connection.close()

@@ -1,4 +1,4 @@
-"""A call's deadline that stops while the person is asked (:class:`_CallDeadline`): the seconds a call may take are
+"""A call's deadline that stops while the person is asked (:class:`CallDeadline`): the seconds a call may take are
 the server's, not the time a person takes to answer its question."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-__all__: list[str] = []
+__all__: list[str] = ["CallDeadline"]
 
 
-class _CallDeadline:
+class CallDeadline:
     """The deadline of one call, as an anyio cancel scope whose clock can be paused.
 
     Enter :meth:`scope` around the call (on the server's loop); :meth:`paused` around a wait for the person, from

@@ -11,14 +11,14 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from ai_widgets._safe import redact, safe_text
-from ai_widgets.mcp._base import _STDERR_SHOWN, MCPServerError, _Endpoint
-from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._base import STDERR_SHOWN, Endpoint, MCPServerError
+from ai_widgets.mcp._link import Link
 from ai_widgets.outcome import ToolOutcome
 
-__all__: list[str] = []
+__all__: list[str] = ["call_failure", "describe", "junk", "listing_error", "quiet_sdk_parse_errors", "start_error"]
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def leaf_exception(exc: BaseException) -> BaseException:
     """The first real exception inside task-group wrappers (an ``ExceptionGroup``)."""
     seen = 0
     while seen < 20:
@@ -31,17 +31,17 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _connection_closed(exc: BaseException) -> bool:
+def connection_closed(exc: BaseException) -> bool:
     try:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
     except ImportError:  # pragma: no cover
         return False
-    leaf = _leaf(exc)
+    leaf = leaf_exception(exc)
     return isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     try:
         text = str(exc)
     except Exception:
@@ -50,14 +50,14 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _shown_url(url: str) -> str:
+def shown_url(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
-def _scrub(text: str, url: str | None) -> str:
+def scrub(text: str, url: str | None) -> str:
     """``text`` without the credentials of the server's URL (user and password), should an error quote it."""
     parts = urlsplit(url or "")
     for secret in (parts.password, parts.username):
@@ -66,7 +66,7 @@ def _scrub(text: str, url: str | None) -> str:
     return text
 
 
-async def _stderr_note(link: _Link) -> str:
+async def stderr_note(link: Link) -> str:
     """The end of a stdio server's stderr, for an error (after a short wait for the last of it)."""
     tail = link.stderr
     if tail is None:
@@ -78,78 +78,78 @@ async def _stderr_note(link: _Link) -> str:
     text = tail.text().strip()
     if not text:
         return ""
-    if len(text) > _STDERR_SHOWN:
-        text = "…" + text[-_STDERR_SHOWN:]
+    if len(text) > STDERR_SHOWN:
+        text = "…" + text[-STDERR_SHOWN:]
     return f"\n\nIts last output (stderr):\n{redact(text)}"
 
 
-def _refusal(server: str, status: int, url: str) -> str:
+def refusal(server: str, status: int, url: str) -> str:
     """What to say when an HTTP server refused the requests (401, 403): it wants credentials, and how to give them."""
     if status == 401:
         why = "needs authentication (HTTP 401): it refused the requests as they carried no valid credentials"
     else:
         why = "refused access (HTTP 403): the credentials sent are not allowed to use it"
     return (
-        f"the MCP server {server!r} at {_shown_url(url)} {why}. Give them with "
+        f"the MCP server {server!r} at {shown_url(url)} {why}. Give them with "
         'MCPServer.http(url, headers={"Authorization": "Bearer <token>"}), or auth= (an httpx authentication flow, '
         "such as the MCP SDK's OAuthClientProvider)"
     )
 
 
-async def _start_error(
-    exc: BaseException, link: _Link, *, server: str, endpoint: _Endpoint, timeout: float | None
+async def start_error(
+    exc: BaseException, link: Link, *, server: str, endpoint: Endpoint, timeout: float | None
 ) -> MCPServerError:
     """Why a connection could not be opened."""
-    leaf = _leaf(exc)
+    leaf = leaf_exception(exc)
     what = f"the MCP server {server!r}"
     if isinstance(leaf, TimeoutError):
         doing = "start and answer" if endpoint.stdio else "answer"
-        return MCPServerError(f"{what} did not {doing} within {timeout:g} seconds{await _stderr_note(link)}")
+        return MCPServerError(f"{what} did not {doing} within {timeout:g} seconds{await stderr_note(link)}")
     if isinstance(leaf, asyncio.CancelledError):
         return MCPServerError(f"{what} was closed while it connected")
     if isinstance(leaf, OSError) and endpoint.stdio and not link.lost:
         reason = leaf.strerror or str(leaf)
         return MCPServerError(f"{what} could not start: {reason}: {endpoint.command!r}")
-    if _connection_closed(leaf) or link.lost:
+    if connection_closed(leaf) or link.lost:
         gone = "exited before it was ready" if endpoint.stdio else "closed the connection"
-        return MCPServerError(f"{what} {gone}{await _stderr_note(link)}")
+        return MCPServerError(f"{what} {gone}{await stderr_note(link)}")
     if endpoint.url is not None and link.refused is not None:
-        return MCPServerError(_refusal(server, link.refused, endpoint.url))
+        return MCPServerError(refusal(server, link.refused, endpoint.url))
     if endpoint.url is not None:
-        reason = _scrub(_describe(leaf), endpoint.url)
-        return MCPServerError(f"{what} could not be reached at {_shown_url(endpoint.url)}: {reason}")
-    return MCPServerError(f"{what} could not connect: {_describe(leaf)}{await _stderr_note(link)}")
+        reason = scrub(describe(leaf), endpoint.url)
+        return MCPServerError(f"{what} could not be reached at {shown_url(endpoint.url)}: {reason}")
+    return MCPServerError(f"{what} could not connect: {describe(leaf)}{await stderr_note(link)}")
 
 
-async def _listing_error(
-    exc: Exception, link: _Link, *, server: str, timeout: float | None, url: str | None
+async def listing_error(
+    exc: Exception, link: Link, *, server: str, timeout: float | None, url: str | None
 ) -> MCPServerError:
     """Why the tools could not be listed; a connection the server closed is stopped (the next use opens one)."""
     if isinstance(exc, TimeoutError):
         return MCPServerError(f"the MCP server {server!r} did not list its tools within {timeout:g} seconds")
     if url is not None and link.refused is not None:
-        return MCPServerError(_refusal(server, link.refused, url))
-    if _connection_closed(exc) or link.lost:
+        return MCPServerError(refusal(server, link.refused, url))
+    if connection_closed(exc) or link.lost:
         link.stop.set()
-        note = await _stderr_note(link)
+        note = await stderr_note(link)
         return MCPServerError(f"the MCP server {server!r} closed the connection while listing its tools{note}")
-    return MCPServerError(f"the MCP server {server!r} could not list its tools: {_scrub(_describe(exc), url)}")
+    return MCPServerError(f"the MCP server {server!r} could not list its tools: {scrub(describe(exc), url)}")
 
 
-async def _call_failure(
-    exc: Exception, link: _Link, *, server: str, shown: str, stdio: bool, url: str | None = None
+async def call_failure(
+    exc: Exception, link: Link, *, server: str, shown: str, stdio: bool, url: str | None = None
 ) -> ToolOutcome:
     """The failure the model sees for a call that raised (one that ran out of time is
-    :func:`ai_widgets.mcp._features._timed_out`'s). A connection the call showed gone, or in doubt, is
+    :func:`ai_widgets.mcp._features.timed_out`'s). A connection the call showed gone, or in doubt, is
     stopped (the next use opens a new one); one that answered, even wrongly, is kept with the server's state."""
     from mcp.shared.exceptions import MCPError
 
     if url is not None and link.refused is not None:
         # The HTTP server refused the call's request (a token revoked or expired mid-session).
-        message = f"The call of {shown} failed: {_refusal(server, link.refused, url)}."
+        message = f"The call of {shown} failed: {refusal(server, link.refused, url)}."
         return ToolOutcome.failure(message, retryable=False, error=message)
     if isinstance(exc, MCPError):
-        if not (_connection_closed(exc) or link.lost):
+        if not (connection_closed(exc) or link.lost):
             # An error the server sent (an unknown tool, invalid arguments, an internal error): told as it wrote it.
             text = safe_text(exc.message)[:2000]
             return ToolOutcome.failure(
@@ -159,20 +159,20 @@ async def _call_failure(
             message = f"The connection to the MCP server {server!r} was closed during the call of {shown}."
             return ToolOutcome.failure(message, retryable=True, error=message)
         link.stop.set()
-        note = await _stderr_note(link)
+        note = await stderr_note(link)
         went = "exited" if stdio else "closed the connection"
         message = f"The MCP server {server!r} {went} during the call of {shown}, so it did not finish."
         return ToolOutcome.failure(message, retryable=True, error=message + note)
-    leaf = _leaf(exc)
+    leaf = leaf_exception(exc)
     if isinstance(leaf, ValidationError):
         # The server answered, with a result that does not follow the protocol (a content type this SDK does
         # not know, say): that call fails, and the connection (with the server's state) is kept.
         message = (
             f"The MCP server {server!r} answered the call of {shown} with a result that does not follow the "
-            f"MCP protocol, so it cannot be read ({_unreadable(leaf)})."
+            f"MCP protocol, so it cannot be read ({unreadable(leaf)})."
         )
         return ToolOutcome.failure(message, retryable=False, error=leaf)
-    if _off_schema(leaf):
+    if off_schema(leaf):
         # The SDK checks a structured result against the tool's output schema after the server answered: that call
         # fails, and the connection (with the server's state) is kept.
         message = (
@@ -188,7 +188,7 @@ async def _call_failure(
     )
 
 
-def _off_schema(error: BaseException) -> bool:
+def off_schema(error: BaseException) -> bool:
     """Whether ``error`` is the SDK's refusal of a structured result that its tool's output schema does not allow
     (a ``RuntimeError`` raised in ``ClientSession.validate_tool_result``, after the server answered)."""
     if type(error) is not RuntimeError:
@@ -201,7 +201,7 @@ def _off_schema(error: BaseException) -> bool:
     return False
 
 
-def _unreadable(error: ValidationError) -> str:
+def unreadable(error: ValidationError) -> str:
     """What in a result does not follow the protocol, in a few words: a content block of a type the SDK does not know,
     or the first field that is wrong."""
     problems = error.errors(include_url=False)
@@ -217,7 +217,7 @@ def _unreadable(error: ValidationError) -> str:
     return safe_text(f"{where}: {problems[0]['msg']}")[:300]
 
 
-def _junk(error: ValueError) -> str:
+def junk(error: ValueError) -> str:
     """The line a server wrote to stdout that is not a message, as the SDK's parse error quotes it, shortened."""
     line: Any = None
     if isinstance(error, ValidationError) and error.error_count():
@@ -227,7 +227,7 @@ def _junk(error: ValueError) -> str:
     return repr(text if len(text) <= 120 else text[:119] + "…")
 
 
-class _OwnParseErrors(logging.Filter):
+class OwnParseErrors(logging.Filter):
     """Drops the SDK's traceback for a stdout line that is not a message when it comes from one of this library's
     connections (their loop threads are named ``ai_widgets MCP ...``); the connection says so once instead."""
 
@@ -239,10 +239,10 @@ class _OwnParseErrors(logging.Filter):
         )
 
 
-_parse_filter = _OwnParseErrors()
+parse_filter = OwnParseErrors()
 
 
-def _quiet_sdk_parse_errors() -> None:
+def quiet_sdk_parse_errors() -> None:
     sdk_logger = logging.getLogger("mcp.client.stdio")
-    if _parse_filter not in sdk_logger.filters:
-        sdk_logger.addFilter(_parse_filter)
+    if parse_filter not in sdk_logger.filters:
+        sdk_logger.addFilter(parse_filter)

@@ -1,4 +1,4 @@
-"""What this client offers a server, in one place (:meth:`_Features.client_options`, the SDK client's options):
+"""What this client offers a server, in one place (:meth:`Features.client_options`, the SDK client's options):
 the person's answers to its questions (elicitation), the chat's model for its completions once the person allows
 each (sampling), the roots it may work in, and where its log messages go
 (Python logging, and the card of the call that was running). Also the bound on a call (:data:`DEFAULT_CALL_TIMEOUT`)
@@ -15,22 +15,22 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ai_widgets.mcp._apps import APP_MIME_TYPE, APPS_EXTENSION
-from ai_widgets.mcp._asking import _Callers, elicitation_callback
-from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._asking import Callers, elicitation_callback
+from ai_widgets.mcp._link import Link
 from ai_widgets.mcp._related import related_task
 from ai_widgets.mcp._sampling import sampling_callback
 from ai_widgets.messages._call_log import log_line
 from ai_widgets.outcome import ToolOutcome
 
-__all__ = ["DEFAULT_CALL_TIMEOUT"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "Features", "timed_out"]
 
 #: Seconds an MCP tool call may take by default (``MCPServer(..., call_timeout=...)``; ``None``: no bound).
 DEFAULT_CALL_TIMEOUT = 120.0
 #: Seconds a server has to answer ``tools/list`` after a call ran out of time, or the connection is stopped.
-_PROBE_TIMEOUT = 5.0
+PROBE_TIMEOUT = 5.0
 
 #: MCP's log levels (RFC 5424) as Python's.
-_LEVELS = {
+LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "notice": logging.INFO,
@@ -45,7 +45,7 @@ _LEVELS = {
 RootsOption = Sequence[str | os.PathLike[str]] | None
 
 
-def _root_uris(roots: RootsOption) -> tuple[str, ...]:
+def root_uris(roots: RootsOption) -> tuple[str, ...]:
     """The roots as ``file://`` URIs (none for ``None``).
 
     Raises:
@@ -77,7 +77,7 @@ def server_logger(name: str) -> logging.Logger:
     return logging.getLogger(f"ai_widgets.mcp.server.{name}")
 
 
-def _log_text(params: Any) -> str:
+def log_text(params: Any) -> str:
     """A server's log message as one line of text, sanitised and shortened."""
     data = getattr(params, "data", None)
     if isinstance(data, str):
@@ -93,7 +93,7 @@ def _log_text(params: Any) -> str:
     return log_line(text)
 
 
-class _Features:
+class Features:
     """The client side of one server's connection: what it declares and how it answers.
 
     Args:
@@ -102,10 +102,10 @@ class _Features:
         roots: See :class:`~ai_widgets.mcp.MCPServer`.
     """
 
-    def __init__(self, callers: _Callers, server: Callable[[], str], *, roots: RootsOption = None) -> None:
+    def __init__(self, callers: Callers, server: Callable[[], str], *, roots: RootsOption = None) -> None:
         self._callers = callers
         self._server = server
-        self.roots = _root_uris(roots)
+        self.roots = root_uris(roots)
 
     def client_options(self) -> dict[str, Any]:
         """The SDK client's options for the features: each callback given declares its capability (roots only
@@ -133,30 +133,30 @@ class _Features:
         from mcp import types
 
         del context
-        return types.ListRootsResult(roots=[types.Root(uri=uri, name=_root_name(uri)) for uri in self.roots])
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name=root_name(uri)) for uri in self.roots])
 
     async def _on_log(self, params: Any) -> None:
         name = str(getattr(params, "level", "info"))
-        level = _LEVELS.get(name, logging.INFO)
-        text = _log_text(params)
+        level = LEVELS.get(name, logging.INFO)
+        text = log_text(params)
         server_logger(self._server()).log(level, "%s", text)
         asker = self._callers.asker(related_task(params))
         if level >= logging.INFO and not isinstance(asker, str):  # the card shows info and above (as 2026 opts in)
             asker.progress.log(text if level <= logging.INFO else f"{name}: {text}")
 
 
-def _root_name(uri: str) -> str | None:
+def root_name(uri: str) -> str | None:
     name = Path(unquote(urlsplit(uri).path)).name
     return name or None
 
 
-async def _answers(link: _Link) -> bool:
-    """Whether the server still answers (``tools/list`` within :data:`_PROBE_TIMEOUT`), after a call ran out of
+async def answers(link: Link) -> bool:
+    """Whether the server still answers (``tools/list`` within :data:`PROBE_TIMEOUT`), after a call ran out of
     time: a slow tool leaves it answering, a frozen server (or one that hung) does not."""
     import anyio
 
     try:
-        with anyio.move_on_after(_PROBE_TIMEOUT):
+        with anyio.move_on_after(PROBE_TIMEOUT):
             await link.client.list_tools()
             return True
     except Exception:
@@ -164,17 +164,17 @@ async def _answers(link: _Link) -> bool:
     return False
 
 
-async def _timed_out(link: _Link, *, server: str, shown: str, seconds: float | None) -> ToolOutcome:
+async def timed_out(link: Link, *, server: str, shown: str, seconds: float | None) -> ToolOutcome:
     """The failure of a call that ran out of time (the SDK told the server it is cancelled). A server that does
     not answer a probe either is taken for frozen: its connection is stopped, a stdio server's process reaped, and
     the next use opens a new one; one that answers keeps its connection (and its state)."""
     message = (
         f"The MCP server {server!r} did not finish the call of {shown} within {seconds:g} seconds, so it was cancelled."
     )
-    if not link.stop.is_set() and not await _answers(link):
+    if not link.stop.is_set() and not await answers(link):
         link.stop.set()
         message += (
-            f" It did not answer within {_PROBE_TIMEOUT:g} seconds afterwards either, so its connection was closed "
+            f" It did not answer within {PROBE_TIMEOUT:g} seconds afterwards either, so its connection was closed "
             "(the next call connects again)."
         )
     return ToolOutcome.failure(message, retryable=True, error=message)

@@ -1,4 +1,4 @@
-"""The parts a connection is made of: its state (``_Link``), the loop thread it lives on, the read stream that
+"""The parts a connection is made of: its state (``Link``), the loop thread it lives on, the read stream that
 notices the server's end, and a stdio server's stderr, kept for errors. How they are put together over a
 connection's life is :mod:`ai_widgets.mcp._connection`."""
 
@@ -16,30 +16,30 @@ from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from ai_widgets.mcp._base import _CLOSE_TIMEOUT, _STDERR_KEPT, _T, MCPServerError, logger
-from ai_widgets.mcp._wire import _TaskWire
+from ai_widgets.mcp._base import CLOSE_TIMEOUT, STDERR_KEPT, MCPServerError, T, logger
+from ai_widgets.mcp._wire import TaskWire
 
-__all__: list[str] = []
+__all__: list[str] = ["Link", "LoopThread", "StderrTail", "Stopped", "watched"]
 
 
 @dataclass(eq=False)
-class _Link:
+class Link:
     """One connection, owned by one task on the server's loop."""
 
     ready: asyncio.Future[None]
     stop: asyncio.Event
     task: asyncio.Task[None] | None = None
     client: Any = None
-    stderr: _StderrTail | None = None
+    stderr: StderrTail | None = None
     lost: bool = False  # the server ended the connection (a stdio server's process exited)
     closing: bool = False  # a close (ours) ends it
     cacheable: bool = True  # the tool list's changes can be followed, so a listing may be kept
     junk_said: bool = False  # a line on the server's stdout that is not a message was reported
     refused: int | None = None  # the HTTP status (401, 403) with which the server refused a request, if it did
-    wire: _TaskWire = field(default_factory=_TaskWire)  # its requests past the SDK (task-augmented tool calls)
+    wire: TaskWire = field(default_factory=TaskWire)  # its requests past the SDK (task-augmented tool calls)
 
 
-class _WatchedReads:
+class WatchedReads:
     """A transport's read stream that says when the server has ended it (a process that exited): the connection
     is then closed at once, and the process reaped, instead of when it is next used."""
 
@@ -60,7 +60,7 @@ class _WatchedReads:
             self._on_end()
             raise
 
-    def __aiter__(self) -> _WatchedReads:
+    def __aiter__(self) -> WatchedReads:
         return self
 
     async def __anext__(self) -> Any:
@@ -79,7 +79,7 @@ class _WatchedReads:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _WatchedReads:
+    async def __aenter__(self) -> WatchedReads:
         await self._inner.__aenter__()
         return self
 
@@ -89,12 +89,12 @@ class _WatchedReads:
 
 
 @contextlib.asynccontextmanager
-async def _watched(transport: Any, on_end: Any) -> AsyncIterator[tuple[Any, Any]]:
+async def watched(transport: Any, on_end: Any) -> AsyncIterator[tuple[Any, Any]]:
     async with transport as (reads, writes):
-        yield _WatchedReads(reads, on_end), writes
+        yield WatchedReads(reads, on_end), writes
 
 
-class _StderrTail:
+class StderrTail:
     """A stdio server's stderr, read on a thread of its own: the end of it kept for error messages, every line
     logged at DEBUG (a server's log lines stay out of the notebook)."""
 
@@ -144,19 +144,19 @@ class _StderrTail:
         with self._lock:
             self._kept.append(text)
             self._size += len(text)
-            while self._size > _STDERR_KEPT and len(self._kept) > 1:
+            while self._size > STDERR_KEPT and len(self._kept) > 1:
                 self._size -= len(self._kept.popleft())
-            if self._size > _STDERR_KEPT:
-                only = self._kept.pop()[-_STDERR_KEPT:]
+            if self._size > STDERR_KEPT:
+                only = self._kept.pop()[-STDERR_KEPT:]
                 self._kept.append(only)
                 self._size = len(only)
 
 
-class _Stopped(RuntimeError):
+class Stopped(RuntimeError):
     """The loop thread was stopped (a close) before a request could be sent to it."""
 
 
-class _LoopThread:
+class LoopThread:
     """A thread running an event loop of its own, where one server's connection lives.
 
     Every request sent to it is remembered until it is done: a request the loop never ran, because a close stopped
@@ -176,15 +176,15 @@ class _LoopThread:
     def alive(self) -> bool:
         return not self._stopped and self._thread.is_alive()
 
-    def submit(self, coroutine: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Runs ``coroutine`` on the loop.
 
         Raises:
-            _Stopped: The loop was stopped (``coroutine`` was not started).
+            Stopped: The loop was stopped (``coroutine`` was not started).
         """
         with self._lock:
             if self._stopped:
-                raise _Stopped(self._label)
+                raise Stopped(self._label)
             future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
             self._pending.add(future)
         future.add_done_callback(self._forget)
@@ -201,7 +201,7 @@ class _LoopThread:
         with contextlib.suppress(RuntimeError):  # closed already
             self.loop.call_soon_threadsafe(self.loop.stop)
         if self._thread is not threading.current_thread():
-            self._thread.join(_CLOSE_TIMEOUT)
+            self._thread.join(CLOSE_TIMEOUT)
         with self._lock:
             left = [future for future in self._pending if not future.done()]
         for future in left:

@@ -298,7 +298,7 @@ class RenderedPrompt:
                 said = ", ".join(x for x in (resource.name, resource.mime_type) if x)
                 return [TextPart(f"Resource <{resource.uri}> ({said}) from the MCP server `{self.server}`")]
             case ResourceText() | ResourceBlob():
-                return _item_parts(content, self.server)
+                return item_parts(content, self.server)
 
 
 def check_prompt_arguments(prompt: MCPPrompt, arguments: dict[str, Any]) -> None:
@@ -320,14 +320,14 @@ def check_prompt_arguments(prompt: MCPPrompt, arguments: dict[str, Any]) -> None
 # --- a resource in a message --------------------------------------------------------------------------------------
 
 
-def _resource_parts(read: ResourceRead) -> list[AttachmentPart]:
+def resource_parts(read: ResourceRead) -> list[AttachmentPart]:
     parts: list[AttachmentPart] = []
     for item in read.contents:
-        parts += _item_parts(item, read.server)
+        parts += item_parts(item, read.server)
     return parts
 
 
-def _item_parts(item: ResourceContents, server: str | None = None) -> list[AttachmentPart]:
+def item_parts(item: ResourceContents, server: str | None = None) -> list[AttachmentPart]:
     kind = f" ({item.mime_type})" if item.mime_type else ""
     origin = f" from the MCP server `{server}`" if server else ""
     match item:
@@ -338,6 +338,6 @@ def _item_parts(item: ResourceContents, server: str | None = None) -> list[Attac
             return object_parts(File(data, mime_type or "application/octet-stream", name=uri))
 
 
-register_converter(ResourceRead, _resource_parts)
-register_converter(ResourceText, _item_parts)
-register_converter(ResourceBlob, _item_parts)
+register_converter(ResourceRead, resource_parts)
+register_converter(ResourceText, item_parts)
+register_converter(ResourceBlob, item_parts)

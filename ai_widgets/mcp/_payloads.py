@@ -17,10 +17,10 @@ from ai_widgets.outcome import Attachment
 __all__: list[str] = []
 
 #: Base64 runs at least this long are taken for data, not words (no prose has 512 letters without a space).
-_MIN_RUN = 512
-_RUN = re.compile(rf"(?:data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{{{_MIN_RUN},}}={{0,2}})")
+MIN_RUN = 512
+RUN = re.compile(rf"(?:data:([\w.+-]+/[\w.+-]+);base64,)?([A-Za-z0-9+/]{{{MIN_RUN},}}={{0,2}})")
 #: Structured content deeper than this is left as it is (no server nests a picture that far; nor can it recurse).
-_MAX_DEPTH = 200
+MAX_DEPTH = 200
 
 
 class Payloads:
@@ -40,10 +40,10 @@ class Payloads:
 
     def without_payloads(self, value: Any, *, depth: int = 0) -> Any:
         """``value`` (JSON: structured content or text) with each base64 payload replaced by a note naming it."""
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return value
         if isinstance(value, str):
-            return _RUN.sub(self._noted, value) if len(value) >= _MIN_RUN else value
+            return RUN.sub(self._noted, value) if len(value) >= MIN_RUN else value
         if isinstance(value, list):
             return [self.without_payloads(item, depth=depth + 1) for item in value]
         if isinstance(value, dict):
@@ -59,35 +59,35 @@ class Payloads:
         kind, data, mime = block.get("type"), block.get("data"), block.get("mimeType", block.get("mime_type"))
         if kind not in ("image", "audio") or not isinstance(data, str) or not isinstance(mime, str):
             return None
-        size = _decoded_size(data)
+        size = decoded_size(data)
         if size is None:
             return None
         self.attach(Attachment(mime_type=mime, data=data))
-        return _note(mime, size)
+        return note(mime, size)
 
     def _noted(self, match: re.Match[str]) -> str:
         declared, data = match.group(1), match.group(2)
-        raw = _decoded(data)
+        raw = decoded(data)
         if raw is None:
             return match.group(0)
         mime = sniff_image(raw[:16]) or declared
         if mime is not None and mime.startswith(("image/", "audio/")):
             self.attach(Attachment(mime_type=mime, data=data))
-            return _note(mime, len(raw))
+            return note(mime, len(raw))
         return f"[{mime or 'base64 data'}, {len(raw)} bytes: left out]"
 
 
-def _note(mime: str, size: int) -> str:
+def note(mime: str, size: int) -> str:
     return f"[{mime}, {size} bytes: sent as an attachment]"
 
 
-def _decoded(data: str) -> bytes | None:
+def decoded(data: str) -> bytes | None:
     try:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
 
 
-def _decoded_size(data: str) -> int | None:
-    raw = _decoded(data)
+def decoded_size(data: str) -> int | None:
+    raw = decoded(data)
     return None if raw is None else len(raw)

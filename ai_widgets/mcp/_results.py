@@ -11,12 +11,12 @@ from ai_widgets.tools import (
     ToolOutcome,
 )
 
-__all__: list[str] = []
+__all__: list[str] = ["outcome", "tool_parameters"]
 
 # --- results ------------------------------------------------------------------------------------------------------------
 
 
-def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
+def outcome(result: Any, shown: str, server: str) -> ToolOutcome:
     """A ``CallToolResult`` as an outcome: text and structured content for the value, images and audio as
     attachments (the card shows images), resource links and embedded resources as citations, each also named to the
     model (name, URI, MIME type; an embedded text inlined). Content whose annotations say its audience is the user
@@ -28,7 +28,7 @@ def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
     citations: list[Citation] = []
     for block in result.content:
         kind = getattr(block, "type", None)
-        card_only = _for_user_only(block)
+        card_only = for_user_only(block)
         if kind == "text":
             (card_texts if card_only else texts).append(block.text)
         elif kind in ("image", "audio"):
@@ -37,7 +37,7 @@ def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
             uri = str(block.uri)
             citations.append(Citation(url=uri, title=block.title or block.name or None, snippet=block.description))
             if not card_only:
-                named.append(f"Resource link: {_resource_label(block.name, uri, block.mime_type)}")
+                named.append(f"Resource link: {resource_label(block.name, uri, block.mime_type)}")
         elif kind == "resource":
             resource = block.resource
             uri = str(resource.uri)
@@ -51,7 +51,7 @@ def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
                 citations.append(Citation(url=uri))
                 if not card_only:
                     size = len(resource.blob) * 3 // 4 - resource.blob[-2:].count("=")
-                    named.append(f"Embedded resource: {_resource_label(None, uri, mime)}, {size} bytes")
+                    named.append(f"Embedded resource: {resource_label(None, uri, mime)}, {size} bytes")
     text = payloads.without_payloads("\n\n".join(t for t in texts if t))
     if result.is_error:
         return ToolOutcome.failure(text or f"The MCP server {server!r} reported an error from {shown}.", retryable=True)
@@ -80,18 +80,18 @@ def _outcome(result: Any, shown: str, server: str) -> ToolOutcome:
         )
 
 
-def _for_user_only(block: Any) -> bool:
+def for_user_only(block: Any) -> bool:
     """Whether a content block's annotations give the user as its only audience (MCP's ``audience: ["user"]``)."""
     audience = getattr(getattr(block, "annotations", None), "audience", None)
     return isinstance(audience, (list, tuple)) and bool(audience) and all(str(role) == "user" for role in audience)
 
 
-def _resource_label(name: str | None, uri: str, mime: str | None) -> str:
+def resource_label(name: str | None, uri: str, mime: str | None) -> str:
     label = f"{name} <{uri}>" if name else f"<{uri}>"
     return f"{label} ({mime})" if mime else label
 
 
-def _parameters(schema: Any) -> dict[str, Any] | None:
+def tool_parameters(schema: Any) -> dict[str, Any] | None:
     if not isinstance(schema, dict):
         return None
     kind = schema.get("type", "object")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ai_widgets._safe import redact, safe_text
-from ai_widgets.mcp._asking import _Callers, person_time
+from ai_widgets.mcp._asking import Callers, person_time
 from ai_widgets.mcp._related import related_task
 from ai_widgets.messages._questions import SamplingDeclinedError, SamplingMessage, SamplingRequest
 from ai_widgets.tools import NobodyToAskError
@@ -17,10 +17,10 @@ from ai_widgets.tools import NobodyToAskError
 __all__: list[str] = []
 
 #: The error code MCP's specification gives a sampling request the user rejected.
-_USER_REJECTED = -1
+USER_REJECTED = -1
 
 
-def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
+def sampling_callback(callers: Callers, server: Callable[[], str]) -> Any:
     """The SDK's sampling callback for one server's connection (giving it declares the ``sampling`` capability)."""
 
     async def on_sample(context: Any, params: Any) -> Any:
@@ -31,7 +31,7 @@ def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
         if isinstance(asker, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot run the model: {asker}")
         try:
-            request = _request(params, server())
+            request = sampling_request(params, server())
         except ValueError as exc:
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"ai_widgets cannot run this request: {exc}")
         deadline = callers.deadline(asker)
@@ -40,7 +40,7 @@ def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
             with person_time(deadline):
                 reply = await asker.sample(request)
         except SamplingDeclinedError as exc:
-            return types.ErrorData(code=_USER_REJECTED, message=str(exc))
+            return types.ErrorData(code=USER_REJECTED, message=str(exc))
         except NobodyToAskError as exc:
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"ai_widgets cannot run the model: {exc}")
         except Exception as exc:
@@ -56,7 +56,7 @@ def sampling_callback(callers: _Callers, server: Callable[[], str]) -> Any:
     return on_sample
 
 
-def _request(params: Any, server: str) -> SamplingRequest:
+def sampling_request(params: Any, server: str) -> SamplingRequest:
     """The server's ``sampling/createMessage`` params as the request the card shows.
 
     Raises:
@@ -64,7 +64,7 @@ def _request(params: Any, server: str) -> SamplingRequest:
     """
     if getattr(params, "tools", None):
         raise ValueError("tools in a sampling request are not supported (the client did not declare sampling.tools)")
-    messages = tuple(_message(m) for m in params.messages)
+    messages = tuple(message(m) for m in params.messages)
     hints = getattr(getattr(params, "model_preferences", None), "hints", None) or ()
     return SamplingRequest(
         asker=f"the MCP server {server!r}",
@@ -77,7 +77,7 @@ def _request(params: Any, server: str) -> SamplingRequest:
     )
 
 
-def _message(message: Any) -> SamplingMessage:
+def message(message: Any) -> SamplingMessage:
     blocks = message.content if isinstance(message.content, list) else [message.content]
     texts: list[str] = []
     images: list[tuple[str, str]] = []

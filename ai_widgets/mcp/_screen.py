@@ -2,7 +2,7 @@
 transport to the SDK, so one tool whose definition breaks the protocol is left out (with a warning naming the server,
 the tool and what is wrong) instead of making the SDK refuse the whole page; and says which well-formed tools cannot be
 offered (those that require task execution where tasks cannot run); and takes the answers to the requests that go
-past the SDK (:class:`~ai_widgets.mcp._wire._TaskWire`) out of the stream before the SDK reads it."""
+past the SDK (:class:`~ai_widgets.mcp._wire.TaskWire`) out of the stream before the SDK reads it."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from pydantic import ValidationError
 from ai_widgets._safe import safe_text
 from ai_widgets.mcp._base import logger
 from ai_widgets.mcp._tasks import task_support
-from ai_widgets.mcp._wire import _TaskWire
+from ai_widgets.mcp._wire import TaskWire
 
-__all__: list[str] = []
+__all__: list[str] = ["Screen", "not_offered", "screening"]
 
 #: The version the SDK assumes when none was negotiated (before the handshake, stateless servers).
-_FALLBACK_VERSION = "2025-11-25"
+FALLBACK_VERSION = "2025-11-25"
 
 
-class _Screen:
+class Screen:
     """One connection's screen: notes the ids of the ``tools/list`` requests sent, and takes the tools that do not
     follow the protocol out of their answers. Each problem is said once per connection (a server re-listed on every
     request would repeat it).
@@ -34,7 +34,7 @@ class _Screen:
         wire: The connection's requests past the SDK (task-augmented calls), whose answers the SDK never sees.
     """
 
-    def __init__(self, server: Callable[[], str], version: Callable[[], str | None], wire: _TaskWire) -> None:
+    def __init__(self, server: Callable[[], str], version: Callable[[], str | None], wire: TaskWire) -> None:
         self._server = server
         self._version = version
         self.wire = wire
@@ -58,7 +58,7 @@ class _Screen:
         if not (isinstance(message, JSONRPCResponse) and message.id in self._listings):
             return item
         self._listings.discard(message.id)
-        kept, problems = _screened(message.result, self._version() or _FALLBACK_VERSION)
+        kept, problems = screened(message.result, self._version() or FALLBACK_VERSION)
         for problem in problems:
             if problem not in self._said:
                 self._said.add(problem)
@@ -69,7 +69,7 @@ class _Screen:
         return item
 
 
-def _screened(result: dict[str, Any], version: str) -> tuple[dict[str, Any], list[str]]:
+def screened(result: dict[str, Any], version: str) -> tuple[dict[str, Any], list[str]]:
     """The page without the tools that do not follow the protocol (the same dict when all do), and what is wrong
     with each one left out. A page wrong in itself (no tool list, a bad cursor) is left to the SDK, whose error
     says so for the whole listing."""
@@ -95,20 +95,20 @@ def _screened(result: dict[str, Any], version: str) -> tuple[dict[str, Any], lis
         try:
             parse_server_result("tools/list", version, {**result, "tools": [tool]})
         except ValidationError as exc:
-            problems.append(f"{_label(tool, index)}: its definition does not follow the MCP protocol ({_why(exc)})")
+            problems.append(f"{label(tool, index)}: its definition does not follow the MCP protocol ({why(exc)})")
             continue
         kept.append(tool)
     return {**result, "tools": kept}, problems
 
 
-def _label(tool: Any, index: int) -> str:
+def label(tool: Any, index: int) -> str:
     name = tool.get("name") if isinstance(tool, dict) else None
     if isinstance(name, str) and name:
         return repr(safe_text(name)[:80])
     return f"number {index + 1} of its page (it has no name)"
 
 
-def _why(error: ValidationError) -> str:
+def why(error: ValidationError) -> str:
     """The first thing wrong with one tool, where it is in the tool's definition and what the protocol wants."""
     for problem in error.errors(include_url=False):
         loc = problem["loc"]
@@ -118,7 +118,7 @@ def _why(error: ValidationError) -> str:
     return safe_text(str(error))[:300]
 
 
-def _not_offered(spec: Any, tasks_refused: str | None) -> str | None:
+def not_offered(spec: Any, tasks_refused: str | None) -> str | None:
     """Why a well-formed tool cannot be offered, or ``None``: one that requires task execution (2025-11-25's
     ``execution.taskSupport: "required"``) rejects every plain call, so it is offered only where its calls can run as
     tasks (``tasks_refused`` says why they cannot here, or is ``None``). A tool for which tasks are ``"optional"``
@@ -131,10 +131,10 @@ def _not_offered(spec: Any, tasks_refused: str | None) -> str | None:
     return None
 
 
-class _ScreenedReads:
+class ScreenedReads:
     """A transport's read stream whose listing answers go through the screen."""
 
-    def __init__(self, inner: Any, screen: _Screen) -> None:
+    def __init__(self, inner: Any, screen: Screen) -> None:
         self._inner = inner
         self._screen = screen
 
@@ -148,7 +148,7 @@ class _ScreenedReads:
             if not self._screen.wire.received(item):
                 return self._screen.received(item)
 
-    def __aiter__(self) -> _ScreenedReads:
+    def __aiter__(self) -> ScreenedReads:
         return self
 
     async def __anext__(self) -> Any:
@@ -160,7 +160,7 @@ class _ScreenedReads:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _ScreenedReads:
+    async def __aenter__(self) -> ScreenedReads:
         await self._inner.__aenter__()
         return self
 
@@ -169,10 +169,10 @@ class _ScreenedReads:
         return result
 
 
-class _ScreenedWrites:
+class ScreenedWrites:
     """A transport's write stream that tells the screen which requests are listings."""
 
-    def __init__(self, inner: Any, screen: _Screen) -> None:
+    def __init__(self, inner: Any, screen: Screen) -> None:
         self._inner = inner
         self._screen = screen
 
@@ -183,7 +183,7 @@ class _ScreenedWrites:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> _ScreenedWrites:
+    async def __aenter__(self) -> ScreenedWrites:
         await self._inner.__aenter__()
         return self
 
@@ -193,11 +193,11 @@ class _ScreenedWrites:
 
 
 @contextlib.asynccontextmanager
-async def _screening(transport: Any, screen: _Screen) -> AsyncIterator[tuple[Any, Any]]:
+async def screening(transport: Any, screen: Screen) -> AsyncIterator[tuple[Any, Any]]:
     """``transport`` with its listings screened (between the transport and the SDK's session)."""
     async with transport as (reads, writes):
         screen.wire.attach(writes)
         try:
-            yield _ScreenedReads(reads, screen), _ScreenedWrites(writes, screen)
+            yield ScreenedReads(reads, screen), ScreenedWrites(writes, screen)
         finally:
             screen.wire.ended()

@@ -16,16 +16,16 @@ from urllib.parse import urlsplit
 from ai_widgets._safe import UnsafeValueError, checked_json, safe_text
 from ai_widgets.mcp._apps import AppPage, tool_app
 from ai_widgets.mcp._auth import OAuth
-from ai_widgets.mcp._base import _MAX_PAGES, _MISSING_SDK, _NOT_NAME, MCPServerError, _Endpoint, logger
+from ai_widgets.mcp._base import MAX_PAGES, MISSING_SDK, NOT_NAME, Endpoint, MCPServerError, logger
 from ai_widgets.mcp._catalog import Catalog
-from ai_widgets.mcp._connection import _Connection
-from ai_widgets.mcp._deadline import _CallDeadline
-from ai_widgets.mcp._errors import _call_failure, _listing_error
-from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT, RootsOption, _timed_out
-from ai_widgets.mcp._link import _Link
+from ai_widgets.mcp._connection import Connection
+from ai_widgets.mcp._deadline import CallDeadline
+from ai_widgets.mcp._errors import call_failure, listing_error
+from ai_widgets.mcp._features import DEFAULT_CALL_TIMEOUT, RootsOption, timed_out
+from ai_widgets.mcp._link import Link
 from ai_widgets.mcp._offers import MCPPrompt, MCPResource, MCPResourceTemplate, RenderedPrompt, ResourceRead
-from ai_widgets.mcp._results import _outcome, _parameters
-from ai_widgets.mcp._screen import _not_offered
+from ai_widgets.mcp._results import outcome, tool_parameters
+from ai_widgets.mcp._screen import not_offered
 from ai_widgets.mcp._tasks import call_as_task, task_support, tasks_refused
 from ai_widgets.tools import (
     Tool,
@@ -103,7 +103,7 @@ class MCPServer:
         auth: Any = None,
     ) -> None:
         if importlib.util.find_spec("mcp") is None:  # pragma: no cover - the extra is installed in development
-            raise ImportError(_MISSING_SDK)
+            raise ImportError(MISSING_SDK)
         if (command is None) == (url is None):
             raise TypeError("an MCPServer needs a command (MCPServer.stdio) or a url (MCPServer.http), not both")
         if auth is not None and command is not None:
@@ -114,16 +114,16 @@ class MCPServer:
             raise TypeError("args must be a list of strings, not one string (MCPServer.stdio('python', ['server.py']))")
         if url is not None and urlsplit(url).scheme not in ("http", "https"):
             raise ValueError(f"MCPServer.http needs an http:// or https:// URL, not {url!r}")
-        if prefix is not None and (not prefix or _NOT_NAME.search(prefix)):
+        if prefix is not None and (not prefix or NOT_NAME.search(prefix)):
             raise ValueError(f"prefix {prefix!r} must be letters, digits, '_' or '-'")
-        _check_seconds("timeout", timeout)
+        check_seconds("timeout", timeout)
         if isinstance(auth, OAuth):
             assert url is not None
             auth = auth.provider(url)
         self.prefix = prefix
         self.trust_annotations = trust_annotations
         self.call_timeout = call_timeout
-        endpoint = _Endpoint(
+        endpoint = Endpoint(
             command=command,
             args=[str(a) for a in args],
             env=None if env is None else dict(env),
@@ -131,7 +131,7 @@ class MCPServer:
             url=url,
             headers=None if headers is None else dict(headers),
         )
-        self._connection = _Connection(
+        self._connection = Connection(
             endpoint, name=name, timeout=timeout, on_tools_changed=self._invalidate, roots=roots, auth=auth
         )
         self._catalog = Catalog(self._connection)  # its resources and prompts
@@ -229,7 +229,7 @@ class MCPServer:
 
     @timeout.setter
     def timeout(self, seconds: float | None) -> None:
-        self._connection.timeout = _check_seconds("timeout", seconds)
+        self._connection.timeout = check_seconds("timeout", seconds)
 
     @property
     def call_timeout(self) -> float | None:
@@ -243,7 +243,7 @@ class MCPServer:
 
     @call_timeout.setter
     def call_timeout(self, seconds: float | None) -> None:
-        self._call_timeout = _check_seconds("call_timeout", seconds)
+        self._call_timeout = check_seconds("call_timeout", seconds)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
@@ -370,7 +370,7 @@ class MCPServer:
             with anyio.fail_after(self.timeout):
                 listed = await self._fetch(link)
         except Exception as exc:
-            error = await _listing_error(
+            error = await listing_error(
                 exc, link, server=self.name, timeout=self.timeout, url=self._connection.endpoint.url
             )
             raise error from (None if isinstance(exc, TimeoutError) else exc)
@@ -379,10 +379,10 @@ class MCPServer:
             self._tools = tools
         return tools
 
-    async def _fetch(self, link: _Link) -> list[Any]:
+    async def _fetch(self, link: Link) -> list[Any]:
         listed: list[Any] = []
         cursor: str | None = None
-        for _ in range(_MAX_PAGES):
+        for _ in range(MAX_PAGES):
             page = await link.client.list_tools(cursor=cursor)
             listed.extend(page.tools)
             cursor = page.next_cursor
@@ -432,7 +432,7 @@ class MCPServer:
                     "ai_widgets: MCP server %s: skipped its tool %r (no usable unique name)", self.name, spec.name
                 )
                 continue
-            parameters = _parameters(spec.input_schema)
+            parameters = tool_parameters(spec.input_schema)
             if parameters is not None:
                 try:
                     # JSON the SDK reads but no request can carry (NaN, Infinity: pydantic's parser takes them) would
@@ -448,7 +448,7 @@ class MCPServer:
                     spec.name,
                 )
                 continue
-            unusable = _not_offered(spec, tasks_refused)
+            unusable = not_offered(spec, tasks_refused)
             if unusable is not None:
                 logger.warning("ai_widgets: MCP server %s: skipped its tool %r: %s", self.name, spec.name, unusable)
                 continue
@@ -470,7 +470,7 @@ class MCPServer:
                     title=title or None,
                     risk=self._risk(annotations),
                     requires_approval=not self.trust_annotations,
-                    annotations=None if annotations is None else _claims(annotations),
+                    annotations=None if annotations is None else claims(annotations),
                     described_by=f"the MCP server {self.name!r}",
                     app=app,
                 )
@@ -498,7 +498,7 @@ class MCPServer:
         """The name every provider takes: characters outside letters, digits, ``_`` and ``-`` become ``_``; at most
         64 characters; a letter or ``_`` first (Gemini refuses any other first character, failing every request that
         offers the tool)."""
-        cleaned = _NOT_NAME.sub("_", self._full_name(name))
+        cleaned = NOT_NAME.sub("_", self._full_name(name))
         if cleaned and not (cleaned[0].isascii() and (cleaned[0].isalpha() or cleaned[0] == "_")):
             cleaned = "_" + cleaned
         return cleaned[:64] or None
@@ -524,7 +524,7 @@ class MCPServer:
                 arguments = parsed
             return await self._connection.run(self._call_here(mcp_name, dict(arguments), invocation, as_task=as_task))
 
-        call.__name__ = call.__qualname__ = f"mcp_{_NOT_NAME.sub('_', mcp_name)}"
+        call.__name__ = call.__qualname__ = f"mcp_{NOT_NAME.sub('_', mcp_name)}"
         return call
 
     async def _call_here(
@@ -547,7 +547,7 @@ class MCPServer:
             with contextlib.suppress(ValueError):
                 progress.report(fraction, text)
 
-        deadline = _CallDeadline(self.call_timeout)
+        deadline = CallDeadline(self.call_timeout)
         try:
             with deadline.scope(), self._connection.callers.running(invocation, deadline):
                 if as_task:
@@ -564,8 +564,8 @@ class MCPServer:
                     result = await link.client.call_tool(mcp_name, arguments, progress_callback=on_progress)
         except Exception as exc:
             if deadline.expired:
-                return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
-            return await _call_failure(
+                return await timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
+            return await call_failure(
                 exc,
                 link,
                 server=self.name,
@@ -574,13 +574,13 @@ class MCPServer:
                 url=self._connection.endpoint.url,
             )
         if deadline.expired:
-            return await _timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
+            return await timed_out(link, server=self.name, shown=shown, seconds=deadline.seconds)
         if isinstance(result, ToolOutcome):
             return result
-        return _outcome(result, shown, self.name)
+        return outcome(result, shown, self.name)
 
 
-def _check_seconds(label: str, seconds: float | None) -> float | None:
+def check_seconds(label: str, seconds: float | None) -> float | None:
     """``seconds`` if it is a positive number or ``None``.
 
     Raises:
@@ -591,7 +591,7 @@ def _check_seconds(label: str, seconds: float | None) -> float | None:
     return seconds
 
 
-def _claims(annotations: Any) -> dict[str, Any] | None:
+def claims(annotations: Any) -> dict[str, Any] | None:
     """A tool's annotations as the server sent them (JSON), or ``None`` where they cannot be read as JSON."""
     try:
         claims = checked_json(

@@ -5,7 +5,7 @@ the server's ``pollInterval``) with its status message shown as the call's progr
 (``tasks/result``). A call that is stopped, or runs out of time, cancels its task (``tasks/cancel``).
 
 The SDK (2.3) has the task types but does not run tasks: it checks a ``tools/call`` answer against ``CallToolResult``,
-which a ``CreateTaskResult`` is not. So that one request goes past it (:class:`~ai_widgets.mcp._wire._TaskWire`:
+which a ``CreateTaskResult`` is not. So that one request goes past it (:class:`~ai_widgets.mcp._wire.TaskWire`:
 written to the transport, its answer and the notifications that name it taken out of the read stream before the SDK
 reads them); ``tasks/get``, ``tasks/result`` and ``tasks/cancel`` are ordinary requests through the SDK's session
 (its public ``send_request``).
@@ -22,26 +22,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai_widgets._safe import safe_text
-from ai_widgets.mcp._asking import _Callers
+from ai_widgets.mcp._asking import Callers
 from ai_widgets.mcp._base import logger
-from ai_widgets.mcp._link import _Link
-from ai_widgets.mcp._wire import _Followed
+from ai_widgets.mcp._link import Link
+from ai_widgets.mcp._wire import Followed
 from ai_widgets.tools import ToolInvocation, ToolOutcome
 
 __all__: list[str] = []
 
 #: The one protocol version with tasks in its core (2026-07-28 moved them to an extension this client does not speak).
 TASKS_VERSION = "2025-11-25"
-_TERMINAL = frozenset({"completed", "failed", "cancelled"})
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: Seconds between ``tasks/get`` when the server suggests no ``pollInterval``, and the bounds put on its suggestion.
-_DEFAULT_POLL = 1.0
-_POLL_BOUNDS = (0.05, 30.0)
+DEFAULT_POLL = 1.0
+POLL_BOUNDS = (0.05, 30.0)
 #: Seconds a ``tasks/cancel`` may take when a call is stopped (the call ends after it either way).
-_CANCEL_TIMEOUT = 5.0
+CANCEL_TIMEOUT = 5.0
 #: Seconds a task is asked to be kept beyond the call's own bound (the result is fetched once it is done).
-_TTL_MARGIN = 300.0
+TTL_MARGIN = 300.0
 #: The ``ttl`` asked for when the call has no bound (an hour, in milliseconds).
-_TTL_UNBOUNDED_MS = 3_600_000
+TTL_UNBOUNDED_MS = 3_600_000
 
 
 def task_support(spec: Any) -> str | None:
@@ -50,7 +50,7 @@ def task_support(spec: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def tasks_refused(link: _Link | None) -> str | None:
+def tasks_refused(link: Link | None) -> str | None:
     """Why a tool that requires task execution cannot be called on this connection, or ``None`` when it can: the
     connection speaks 2025-11-25 and the server declares task-augmented tool calls
     (``capabilities.tasks.requests.tools.call``), as the specification wants before a client sends one."""
@@ -76,7 +76,7 @@ def tasks_refused(link: _Link | None) -> str | None:
 # --- one call as a task ------------------------------------------------------------------------------------------
 
 
-class _Shown:
+class Shown:
     """What the card shows of a task: its status message (or status), beside the last fraction progress gave."""
 
     def __init__(self, invocation: ToolInvocation) -> None:
@@ -117,23 +117,23 @@ class _Shown:
             self._progress.report(self.fraction, text)
 
 
-def _poll_seconds(task: dict[str, Any]) -> float:
+def poll_seconds(task: dict[str, Any]) -> float:
     interval = task.get("pollInterval")
     if not isinstance(interval, (int, float)) or isinstance(interval, bool) or not math.isfinite(interval):
-        return _DEFAULT_POLL
-    low, high = _POLL_BOUNDS
+        return DEFAULT_POLL
+    low, high = POLL_BOUNDS
     return min(high, max(low, interval / 1000))
 
 
-def _ttl_ms(call_timeout: float | None) -> int:
+def ttl_ms(call_timeout: float | None) -> int:
     if call_timeout is None:
-        return _TTL_UNBOUNDED_MS
-    return int((call_timeout + _TTL_MARGIN) * 1000)
+        return TTL_UNBOUNDED_MS
+    return int((call_timeout + TTL_MARGIN) * 1000)
 
 
 async def call_as_task(
-    link: _Link,
-    callers: _Callers,
+    link: Link,
+    callers: Callers,
     invocation: ToolInvocation,
     *,
     name: str,
@@ -151,7 +151,7 @@ async def call_as_task(
     """
     from mcp_types import CallToolResult, CreateTaskResult
 
-    shown = _Shown(invocation)
+    shown = Shown(invocation)
     wire = link.wire
     with wire.progressing(shown.progress) as token:
         raw = await wire.request(
@@ -159,7 +159,7 @@ async def call_as_task(
             {
                 "name": name,
                 "arguments": arguments,
-                "task": {"ttl": _ttl_ms(call_timeout)},
+                "task": {"ttl": ttl_ms(call_timeout)},
                 "_meta": {"progressToken": token},
             },
         )
@@ -170,18 +170,18 @@ async def call_as_task(
         created = CreateTaskResult.model_validate(raw, by_name=False)
         task_id = created.task.task_id
         task = created.task.model_dump(mode="json", by_alias=True, exclude_none=True)
-        ending = _Ending(server=server, shown=invocation.tool_name)
+        ending = Ending(server=server, shown=invocation.tool_name)
         try:
             with callers.in_task(task_id, invocation), wire.following(task_id, shown.status) as followed:
                 shown.status(task)
-                return await _follow(link, task_id, task, followed, shown, name=name, ending=ending)
+                return await follow(link, task_id, task, followed, shown, name=name, ending=ending)
         except BaseException:
-            await _cancel(link, task_id)
+            await cancel(link, task_id)
             raise
 
 
 @dataclass(frozen=True)
-class _Ending:
+class Ending:
     """How a task that ended without a result to map is told (the server's and the tool's names)."""
 
     server: str
@@ -195,8 +195,8 @@ class _Ending:
         return ToolOutcome.failure(text, retryable=True, error=text)
 
 
-async def _follow(
-    link: _Link, task_id: str, task: dict[str, Any], followed: _Followed, shown: _Shown, *, name: str, ending: _Ending
+async def follow(
+    link: Link, task_id: str, task: dict[str, Any], followed: Followed, shown: Shown, *, name: str, ending: Ending
 ) -> Any:
     """Polls the task (waking early for a status notification) until it ends or wants input, then fetches its
     result."""
@@ -204,12 +204,12 @@ async def _follow(
     from mcp_types import GetTaskRequest, GetTaskRequestParams, GetTaskResult
 
     session = link.client.session
-    while task.get("status") not in _TERMINAL and task.get("status") != "input_required":
-        with anyio.move_on_after(_poll_seconds(task)):
+    while task.get("status") not in TERMINAL and task.get("status") != "input_required":
+        with anyio.move_on_after(poll_seconds(task)):
             await followed.changed.wait()
         followed.changed.clear()
         latest = followed.latest
-        if latest is not None and latest.get("status") in _TERMINAL:
+        if latest is not None and latest.get("status") in TERMINAL:
             task = latest
             break
         got = await session.send_request(GetTaskRequest(params=GetTaskRequestParams(task_id=task_id)), GetTaskResult)
@@ -219,10 +219,10 @@ async def _follow(
         return ending.failure(
             task, f"The MCP server {ending.server!r} cancelled the task of the call of {ending.shown}"
         )
-    return await _result(link, task_id, task, name=name, ending=ending)
+    return await result(link, task_id, task, name=name, ending=ending)
 
 
-async def _result(link: _Link, task_id: str, task: dict[str, Any], *, name: str, ending: _Ending) -> Any:
+async def result(link: Link, task_id: str, task: dict[str, Any], *, name: str, ending: Ending) -> Any:
     """The task's result (``tasks/result`` waits while the task works, and carries the server's questions to the
     person while it wants input); a failed task without one is a failure with its status message."""
     from mcp.shared.exceptions import MCPError
@@ -235,9 +235,9 @@ async def _result(link: _Link, task_id: str, task: dict[str, Any], *, name: str,
             GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=task_id)), CallToolResult
         )
     except MCPError as exc:
-        if task.get("status") not in _TERMINAL:
+        if task.get("status") not in TERMINAL:
             # It ended while tasks/result waited (the status is from before): how it ended says what the error was.
-            task = await _now(session, task_id, task)
+            task = await now(session, task_id, task)
         if task.get("status") == "cancelled":
             return ending.failure(
                 task, f"The MCP server {ending.server!r} cancelled the task of the call of {ending.shown}"
@@ -252,7 +252,7 @@ async def _result(link: _Link, task_id: str, task: dict[str, Any], *, name: str,
     return result
 
 
-async def _now(session: Any, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
+async def now(session: Any, task_id: str, task: dict[str, Any]) -> dict[str, Any]:
     """The task's state now (``tasks/get``), or ``task`` when the server does not say."""
     from mcp_types import GetTaskRequest, GetTaskRequestParams, GetTaskResult
 
@@ -263,15 +263,15 @@ async def _now(session: Any, task_id: str, task: dict[str, Any]) -> dict[str, An
     return dict(got.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
-async def _cancel(link: _Link, task_id: str) -> None:
-    """Asks the server to cancel the task (``tasks/cancel``), within :data:`_CANCEL_TIMEOUT` seconds, whatever is
+async def cancel(link: Link, task_id: str) -> None:
+    """Asks the server to cancel the task (``tasks/cancel``), within :data:`CANCEL_TIMEOUT` seconds, whatever is
     cancelling the caller; a server that refuses (the task already ended) or does not answer is left be."""
     import anyio
     from mcp_types import CancelTaskRequest, CancelTaskRequestParams, CancelTaskResult
 
     if link.stop.is_set():
         return
-    with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_TIMEOUT):
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIMEOUT):
         try:
             await link.client.session.send_request(
                 CancelTaskRequest(params=CancelTaskRequestParams(task_id=task_id)), CancelTaskResult

@@ -1,4 +1,4 @@
-"""The requests of a connection that go past the SDK (:class:`_TaskWire`): the one a task-augmented ``tools/call``
+"""The requests of a connection that go past the SDK (:class:`TaskWire`): the one a task-augmented ``tools/call``
 is (see :mod:`ai_widgets.mcp._tasks` for why), with its answer, its progress and its task's status notifications
 taken out of the read stream before the SDK reads it."""
 
@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__: list[str] = []
+__all__: list[str] = ["Followed", "TaskWire"]
 
 
 @dataclass(eq=False)
-class _Followed:
+class Followed:
     """One task's status as its notifications tell it (the latest), and a wake-up for whoever waits on it."""
 
     on_status: Callable[[dict[str, Any]], None]
@@ -23,7 +23,7 @@ class _Followed:
     latest: dict[str, Any] | None = None
 
 
-class _TaskWire:
+class TaskWire:
     """The requests of one connection that go past the SDK (a task-augmented ``tools/call``): written to the
     transport's write stream with ids of their own (``ai_widgets-task-N``, which the SDK's integer ids never are);
     their answers, their progress (by a token of their own) and the status notifications of the tasks being followed
@@ -34,7 +34,7 @@ class _TaskWire:
         self._ids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[str, Callable[[float, float | None, str | None], None]] = {}
-        self._followed: dict[str, _Followed] = {}
+        self._followed: dict[str, Followed] = {}
         self._ended = False
 
     def attach(self, writes: Any) -> None:
@@ -132,9 +132,9 @@ class _TaskWire:
             self._progress.pop(token, None)
 
     @contextlib.contextmanager
-    def following(self, task_id: str, on_status: Callable[[dict[str, Any]], None]) -> Iterator[_Followed]:
+    def following(self, task_id: str, on_status: Callable[[dict[str, Any]], None]) -> Iterator[Followed]:
         """Takes the status notifications of ``task_id`` while the block runs (each to ``on_status``)."""
-        followed = _Followed(on_status)
+        followed = Followed(on_status)
         self._followed[task_id] = followed
         try:
             yield followed

@@ -14,13 +14,13 @@ __all__ = ["LOG_LINES_KEPT", "kept_log", "log_line"]
 LOG_LINES_KEPT = 20
 #: Characters of one line kept.
 LOG_LINE_CHARS = 500
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def log_line(text: str) -> str:
     """One line as a card shows it: line breaks, control and direction characters gone, anything that looks like a
     key redacted, at most :data:`LOG_LINE_CHARS` characters."""
-    line = redact(_CONTROL.sub("", safe_text(" ".join(str(text).split()))))
+    line = redact(CONTROL.sub("", safe_text(" ".join(str(text).split()))))
     return line if len(line) <= LOG_LINE_CHARS else line[: LOG_LINE_CHARS - 1] + "…"
 
 

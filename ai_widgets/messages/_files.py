@@ -94,11 +94,11 @@ class FilePart:
         # Only the start is decoded: a few kilobytes hold the header, but a JPEG's may follow its metadata (EXIF, an
         # ICC profile). Past a megabyte of base64 the size counts as unknown: this runs for every request, and a
         # header that says nothing is never decoded whole.
-        length = _HEAD_CHARS
+        length = HEAD_CHARS
         while True:
             head = data[:length]
             size = image_pixels(base64.b64decode(head[: len(head) - len(head) % 4]))
-            if size is not None or length >= min(len(data), _MOST_HEAD_CHARS):
+            if size is not None or length >= min(len(data), MOST_HEAD_CHARS):
                 return size
             length *= 16
 
@@ -136,8 +136,8 @@ class FilePart:
 
 
 #: The base64 characters first decoded to read an image's size, and the most (:meth:`FilePart.pixels`).
-_HEAD_CHARS = 4096
-_MOST_HEAD_CHARS = _HEAD_CHARS * 16**2
+HEAD_CHARS = 4096
+MOST_HEAD_CHARS = HEAD_CHARS * 16**2
 
 
 def human_size(size: int) -> str:

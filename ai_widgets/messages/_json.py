@@ -11,8 +11,8 @@ from typing import Any
 __all__ = ["FORMAT_VERSION", "conversation_json", "conversation_messages", "read_field", "upgrade_v1_message"]
 
 FORMAT_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
-_MISSING_FIELD: Any = object()
+READABLE_VERSIONS = (1, 2)
+MISSING_FIELD: Any = object()
 
 
 def conversation_json(messages: Iterable[dict[str, Any]]) -> str:
@@ -35,7 +35,7 @@ def conversation_messages(text: str | bytes) -> list[Any]:
         ValueError: The text is not a serialised conversation, is malformed, or is from a newer format.
     """
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=refuse_constant)
     except RecursionError:
         raise ValueError("not an ai_widgets conversation: nested too deeply") from None
     except ValueError as exc:
@@ -43,7 +43,7 @@ def conversation_messages(text: str | bytes) -> list[Any]:
     if not isinstance(data, dict) or data.get("format") != "ai_widgets.conversation":
         raise ValueError("not an ai_widgets conversation (missing format marker)")
     version = data.get("version")
-    if version not in _READABLE_VERSIONS:
+    if version not in READABLE_VERSIONS:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
         hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
         raise ValueError(f"unsupported conversation format version {version!r}{hint}")
@@ -55,10 +55,10 @@ def conversation_messages(text: str | bytes) -> list[Any]:
     return messages
 
 
-def read_field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = _MISSING_FIELD) -> Any:
+def read_field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = MISSING_FIELD) -> Any:
     """``data[name]``, checked to be of ``kind``; ``default`` when absent (required when no default)."""
     if name not in data:
-        if default is _MISSING_FIELD:
+        if default is MISSING_FIELD:
             raise ValueError(f"missing field {name!r}")
         return default
     value = data[name]
@@ -68,7 +68,7 @@ def read_field(data: dict[str, Any], name: str, kind: type | tuple[type, ...], d
     return value
 
 
-def _refuse_constant(name: str) -> Any:
+def refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -81,7 +81,7 @@ def upgrade_v1_message(data: Any) -> Any:
         if isinstance(part, dict):
             part = dict(part)
             if part.get("kind") == "reasoning":
-                part.update(_v1_reasoning_provider(part.pop("signature", None)))
+                part.update(v1_reasoning_provider(part.pop("signature", None)))
             elif part.get("kind") == "tool_call" and part.get("provider_executed"):
                 value = (part.get("outcome") or {}).get("value") if isinstance(part.get("outcome"), dict) else None
                 if isinstance(value, dict) and value.get("tool_use_id") == part.get("tool_call_id") and "type" in value:
@@ -94,7 +94,7 @@ def upgrade_v1_message(data: Any) -> Any:
     return {**data, "parts": parts}
 
 
-def _v1_reasoning_provider(signature: Any) -> dict[str, Any]:
+def v1_reasoning_provider(signature: Any) -> dict[str, Any]:
     """Tells apart what version 1 packed into a reasoning signature (it could only guess; this is the last time)."""
     if not isinstance(signature, str) or not signature:
         return {}

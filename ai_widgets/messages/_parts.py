@@ -74,22 +74,22 @@ class ToolCallState(str, Enum):
     @property
     def terminal(self) -> bool:
         """Whether the call is finished and has an outcome."""
-        return self in _TERMINAL
+        return self in TERMINAL
 
 
-_S = ToolCallState
-_TERMINAL = frozenset({_S.COMPLETED, _S.FAILED, _S.REJECTED, _S.CANCELLED, _S.SKIPPED})
-_ENDS = frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED, _S.SKIPPED})
+S = ToolCallState
+TERMINAL = frozenset({S.COMPLETED, S.FAILED, S.REJECTED, S.CANCELLED, S.SKIPPED})
+ENDS = frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.SKIPPED})
 
 #: Every move a tool call may make; anything else is a bug (``ToolCallPart.move`` raises). A provider-run call goes
 #: to ``running`` (progress) or straight to its result, or waits in ``awaiting_approval`` when its provider paused.
 TRANSITIONS: dict[ToolCallState, frozenset[ToolCallState]] = {
-    _S.STREAMING: frozenset({_S.PENDING, _S.RUNNING, *_ENDS}),
-    _S.PENDING: frozenset({_S.AWAITING_APPROVAL, _S.RUNNING, *_ENDS}),
-    _S.AWAITING_APPROVAL: frozenset({_S.RUNNING, _S.REJECTED, _S.CANCELLED, _S.SKIPPED}),
-    _S.RUNNING: frozenset({_S.AWAITING_INPUT, _S.AWAITING_APPROVAL, _S.COMPLETED, _S.FAILED, _S.CANCELLED}),
-    _S.AWAITING_INPUT: frozenset({_S.RUNNING, _S.FAILED, _S.CANCELLED}),
-    **{state: frozenset() for state in _TERMINAL},
+    S.STREAMING: frozenset({S.PENDING, S.RUNNING, *ENDS}),
+    S.PENDING: frozenset({S.AWAITING_APPROVAL, S.RUNNING, *ENDS}),
+    S.AWAITING_APPROVAL: frozenset({S.RUNNING, S.REJECTED, S.CANCELLED, S.SKIPPED}),
+    S.RUNNING: frozenset({S.AWAITING_INPUT, S.AWAITING_APPROVAL, S.COMPLETED, S.FAILED, S.CANCELLED}),
+    S.AWAITING_INPUT: frozenset({S.RUNNING, S.FAILED, S.CANCELLED}),
+    **{state: frozenset() for state in TERMINAL},
 }
 
 
@@ -114,7 +114,7 @@ class MessageStatus(str, Enum):
     CANCELLED = "cancelled"
 
 
-class _Pieces:
+class Pieces:
     """Text that grows by appends and is joined only when read."""
 
     __slots__ = ("_joined", "_pieces")
@@ -134,7 +134,7 @@ class _Pieces:
         return self._joined
 
 
-class _GrowingText:
+class GrowingText:
     """A part whose text grows by appended deltas.
 
     Attributes:
@@ -146,7 +146,7 @@ class _GrowingText:
     __slots__ = ("_text", "provider", "provider_data")
 
     def __init__(self, text: str = "", *, provider: str | None = None, provider_data: Any = None) -> None:
-        self._text = _Pieces(text)
+        self._text = Pieces(text)
         self.provider = provider
         self.provider_data = provider_data
 
@@ -160,7 +160,7 @@ class _GrowingText:
         self._text.append(text)
 
 
-class TextPart(_GrowingText):
+class TextPart(GrowingText):
     """Text the model wrote (markdown), or a user's message.
 
     Attributes:
@@ -187,13 +187,13 @@ class TextPart(_GrowingText):
         data: dict[str, Any] = {"kind": "text", "text": self.text}
         if self.answer is not None:
             data["answer"] = self.answer.to_dict()
-        return _with_provider(data, self)
+        return with_provider(data, self)
 
     def __repr__(self) -> str:
         return f"TextPart({self.text!r})"
 
 
-class ReasoningPart(_GrowingText):
+class ReasoningPart(GrowingText):
     """The model's reasoning; ``provider_data`` holds what its provider needs back with it (a signature)."""
 
     __slots__ = ()
@@ -201,7 +201,7 @@ class ReasoningPart(_GrowingText):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return _with_provider({"kind": "reasoning", "text": self.text}, self)
+        return with_provider({"kind": "reasoning", "text": self.text}, self)
 
     def __repr__(self) -> str:
         return f"ReasoningPart({self.text!r})"
@@ -409,7 +409,7 @@ class ToolCallPart:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the parsed view is derived again on load)."""
-        return _with_provider(
+        return with_provider(
             {
                 "kind": "tool_call",
                 "tool_call_id": self.tool_call_id,
@@ -485,7 +485,7 @@ class ToolCallPart:
         return f"ToolCallPart({self.tool_call_id!r}, {self.tool_name!r}, state={self.state.value!r})"
 
 
-def _with_provider(data: dict[str, Any], part: _GrowingText | ToolCallPart) -> dict[str, Any]:
+def with_provider(data: dict[str, Any], part: GrowingText | ToolCallPart) -> dict[str, Any]:
     if part.provider is not None or part.provider_data is not None:
         data["provider"] = part.provider
         data["provider_data"] = part.provider_data
@@ -603,7 +603,7 @@ class Message:
             finish_reason = read_field(data, "finish_reason", (str, type(None)), None)
             message = cls(
                 Role(read_field(data, "role", str)),
-                [_part_from_dict(p) for p in parts],
+                [part_from_dict(p) for p in parts],
                 id=read_field(data, "id", str),
                 status=MessageStatus(read_field(data, "status", str, "completed")),
                 finish_reason=None if finish_reason is None else FinishReason(finish_reason),
@@ -621,7 +621,7 @@ class Message:
         return f"Message({self.role.value}, {self.parts!r}, status={self.status.value!r})"
 
 
-def _part_from_dict(data: Any) -> Part:
+def part_from_dict(data: Any) -> Part:
     if not isinstance(data, dict):
         raise ValueError(f"a message part must be an object, not {type(data).__name__}")
     match data.get("kind"):
@@ -685,10 +685,10 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
                 lines.append(f"> 📎 {part.describe()}")
             else:
                 # What ran: the person's edit where there is one, said so, with what the model had asked for.
-                arguments = _clipped_json(part.effective_arguments, 300)
+                arguments = clipped_json(part.effective_arguments, 300)
                 line = f"> 🔧 `{part.tool_name}` {arguments}"
                 if part.edited_arguments is not None:
-                    asked = _clipped_json(part.parsed_arguments, 120)
+                    asked = clipped_json(part.parsed_arguments, 120)
                     line += f" *(edited by the person before it ran; the model asked for {asked})*"
                 line += f" — *{part.state.value.replace('_', ' ')}*"
                 if part.outcome is not None:
@@ -701,7 +701,7 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
     return "\n\n---\n\n".join(blocks) if blocks else "*(no messages yet)*"
 
 
-def _clipped_json(value: Any, limit: int) -> str:
+def clipped_json(value: Any, limit: int) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -29,11 +29,11 @@ __all__ = [
 
 InputMode = Literal["form", "url"]
 InputAction = Literal["accept", "decline", "cancel"]
-_ACTIONS: tuple[InputAction, ...] = ("accept", "decline", "cancel")
+ACTIONS: tuple[InputAction, ...] = ("accept", "decline", "cancel")
 #: Characters of a server's message kept: it is shown in a card, never a document.
-_MESSAGE_CHARS = 4000
+MESSAGE_CHARS = 4000
 #: The JSON types a flat form's fields may hold (MCP's primitive schema definitions).
-_FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
+FIELD_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 
 
 class InputResponseError(ValueError):
@@ -71,16 +71,16 @@ class InputRequest:
     def __post_init__(self) -> None:
         if not isinstance(self.message, str):
             raise ValueError(f"an input request's message must be text, not {type(self.message).__name__}")
-        object.__setattr__(self, "message", safe_text(self.message)[:_MESSAGE_CHARS])
+        object.__setattr__(self, "message", safe_text(self.message)[:MESSAGE_CHARS])
         match self.mode:
             case "form":
-                _check_flat(self.schema)
+                check_flat(self.schema)
                 if self.url is not None:
                     raise ValueError("a form input request has no url")
             case "url":
                 if self.schema is not None:
                     raise ValueError("a url input request has no schema")
-                _check_url(self.url)
+                check_url(self.url)
             case other:
                 raise ValueError(f"an input request's mode is 'form' or 'url', not {other!r}")
 
@@ -133,7 +133,7 @@ def checked_response(request: InputRequest, action: object, content: object) -> 
     Raises:
         InputResponseError: The action is unknown, or the content does not fit; the message says what is wrong.
     """
-    if action not in _ACTIONS:
+    if action not in ACTIONS:
         raise InputResponseError(f"unknown action {str(action)[:40]!r}: use 'accept', 'decline' or 'cancel'")
     if action != "accept" or request.mode == "url":
         if content is not None:
@@ -156,17 +156,17 @@ def checked_response(request: InputRequest, action: object, content: object) -> 
     except UnusableSchemaError as exc:  # checked when the request came in; kept safe anyway
         raise InputResponseError(f"the form's schema cannot check the content: {exc}") from None
     if problems:
-        said = "; ".join(_problem(p) for p in problems[:5])
-        raise InputResponseError(f"the content does not fit the form: {said}", fields=_field_problems(problems[:5]))
+        said = "; ".join(problem(p) for p in problems[:5])
+        raise InputResponseError(f"the content does not fit the form: {said}", fields=field_problems(problems[:5]))
     return InputResponse("accept", json.loads(json.dumps(filled)))
 
 
-def _problem(error: Any) -> str:
+def problem(error: Any) -> str:
     where = ".".join(str(step) for step in error.absolute_path)
     return f"{where}: {error.message}"[:200] if where else str(error.message)[:200]
 
 
-def _field_problems(errors: list[Any]) -> dict[str, str]:
+def field_problems(errors: list[Any]) -> dict[str, str]:
     """Each problem at its field: the first step of its path, or the field a ``required`` error names."""
     fields: dict[str, str] = {}
     for error in errors:
@@ -180,14 +180,14 @@ def _field_problems(errors: list[Any]) -> dict[str, str]:
     return fields
 
 
-def _check_flat(schema: object) -> None:
+def check_flat(schema: object) -> None:
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise ValueError("a form input request needs an object schema")
     properties = schema.get("properties", {})
     if not isinstance(properties, dict):
         raise ValueError("a form's schema properties must be an object")
     for name, spec in properties.items():
-        if not isinstance(spec, dict) or spec.get("type") not in _FIELD_TYPES:
+        if not isinstance(spec, dict) or spec.get("type") not in FIELD_TYPES:
             raise ValueError(f"the form's field {str(name)[:40]!r} is not a flat field (string, number, boolean, list)")
     try:
         argument_problems(schema, {})
@@ -195,7 +195,7 @@ def _check_flat(schema: object) -> None:
         raise ValueError(f"the form's schema cannot be used: {exc}") from None
 
 
-def _check_url(url: object) -> None:
+def check_url(url: object) -> None:
     if not isinstance(url, str) or len(url) > 4000:
         raise ValueError("a url input request needs a url")
     parts = urlsplit(url)
@@ -204,7 +204,7 @@ def _check_url(url: object) -> None:
 
 
 #: How much of the messages the approval question quotes (the person sees what goes; the card stays readable).
-_QUOTED_CHARS = 1200
+QUOTED_CHARS = 1200
 
 
 class SamplingDeclinedError(RuntimeError):
@@ -268,8 +268,8 @@ class SamplingRequest:
             )
             lines.append(f"{message.role.capitalize()}: {message.text}{images}")
         text = "\n".join(lines)
-        if len(text) > _QUOTED_CHARS:
-            text = text[: _QUOTED_CHARS - 1] + f"… ({len(text) - _QUOTED_CHARS + 1} more characters)"
+        if len(text) > QUOTED_CHARS:
+            text = text[: QUOTED_CHARS - 1] + f"… ({len(text) - QUOTED_CHARS + 1} more characters)"
         return text
 
     def to_dict(self) -> dict[str, Any]:

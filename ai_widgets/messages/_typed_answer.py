@@ -16,7 +16,7 @@ __all__ = ["AnswerState", "TypedAnswer"]
 #: ``unchecked``: arriving, or its turn ended before the check; ``valid``: it validated (``value`` holds the
 #: object); ``invalid``: it was refused (``errors`` say why) and the turn ended with that error.
 AnswerState: TypeAlias = Literal["unchecked", "valid", "invalid"]
-_STATES: frozenset[str] = frozenset(("unchecked", "valid", "invalid"))
+STATES: frozenset[str] = frozenset(("unchecked", "valid", "invalid"))
 
 
 class TypedAnswer:
@@ -89,9 +89,9 @@ class TypedAnswer:
             raise ValueError("a typed answer's refused errors must be text")
         answer = cls(read_field(data, "type_name", str), refused=tuple(refused), text=text)
         state = read_field(data, "state", str, "unchecked")
-        if state not in _STATES:
+        if state not in STATES:
             raise ValueError(f"unknown typed answer state {state!r}")
-        answer.state = state  # checked against _STATES just above
+        answer.state = state  # checked against STATES just above
         answer.value = data.get("value")
         answer.errors = read_field(data, "errors", (str, type(None)), None)
         return answer

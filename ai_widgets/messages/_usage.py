@@ -12,7 +12,7 @@ from genai_prices import data_snapshot
 
 __all__ = ["Usage", "format_usd", "price_provider_for_url", "request_cost"]
 
-_COUNTS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "requests", "cache_write_tokens")
+COUNTS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens", "requests", "cache_write_tokens")
 
 
 @dataclass(slots=True)
@@ -89,15 +89,15 @@ class Usage:
         cost: Decimal | None = None
         for key, value in data.items():
             if key == "cost":
-                cost = _cost_from_text(value)
-            elif key in _COUNTS and type(value) is int and value >= 0:
+                cost = cost_from_text(value)
+            elif key in COUNTS and type(value) is int and value >= 0:
                 counts[key] = value
             else:
                 raise ValueError(f"usage field {key!r} must be a known, non-negative integer")
         return cls(**counts, cost=cost)
 
 
-def _cost_from_text(value: Any) -> Decimal | None:
+def cost_from_text(value: Any) -> Decimal | None:
     if value is None:
         return None
     try:

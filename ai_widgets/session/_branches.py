@@ -61,7 +61,7 @@ class BranchPoint:
 
 
 @dataclass(slots=True)
-class _Fork:
+class Fork:
     # Each alternative's messages from the fork on; ``None`` for the active one, which is the enclosing path itself.
     alternatives: list[list[Message] | None] = field(default_factory=list)
     active: int = 0
@@ -71,7 +71,7 @@ class ConversationBranches:
     """The forks of one conversation, beside its active path (which the session keeps as its message list)."""
 
     def __init__(self) -> None:
-        self._forks: dict[str, _Fork] = {}
+        self._forks: dict[str, Fork] = {}
 
     def __bool__(self) -> bool:
         return bool(self._forks)
@@ -80,7 +80,7 @@ class ConversationBranches:
 
     def point(self, messages: Sequence[Message], position: int) -> BranchPoint:
         """The alternatives at ``position`` of the active path ``messages``."""
-        fork = self._forks.get(_key(messages, position))
+        fork = self._forks.get(fork_key(messages, position))
         if fork is None:
             return BranchPoint(position, (messages[position],), 0)
         firsts = tuple(
@@ -91,7 +91,7 @@ class ConversationBranches:
     def points(self, messages: Sequence[Message]) -> Iterator[BranchPoint]:
         """Every place of the active path with more than one alternative, in order."""
         for position in range(len(messages)):
-            if _key(messages, position) in self._forks:
+            if fork_key(messages, position) in self._forks:
                 yield self.point(messages, position)
 
     def alternative(self, messages: Sequence[Message], position: int, index: int) -> list[Message]:
@@ -100,7 +100,7 @@ class ConversationBranches:
         Raises:
             BranchError: There is no such alternative there.
         """
-        fork = self._forks.get(_key(messages, position))
+        fork = self._forks.get(fork_key(messages, position))
         count = 1 if fork is None else len(fork.alternatives)
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
             raise BranchError(f"there is no branch {index!r} at message {position}: it has {count} (0 to {count - 1})")
@@ -121,10 +121,10 @@ class ConversationBranches:
         tail = messages[position:]
         if not tail:
             return  # nothing is replaced: the new messages simply go on the path
-        key = _key(messages, position)
+        key = fork_key(messages, position)
         fork = self._forks.get(key)
         if fork is None:
-            fork = self._forks[key] = _Fork([tail, None], 1)
+            fork = self._forks[key] = Fork([tail, None], 1)
         else:
             fork.alternatives[fork.active] = tail
             fork.alternatives.append(None)
@@ -137,7 +137,7 @@ class ConversationBranches:
         Raises:
             BranchError: There is no such alternative there.
         """
-        fork = self._forks.get(_key(messages, position))
+        fork = self._forks.get(fork_key(messages, position))
         count = 1 if fork is None else len(fork.alternatives)
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
             raise BranchError(f"there is no branch {index!r} at message {position}: it has {count} (0 to {count - 1})")
@@ -194,7 +194,7 @@ class ConversationBranches:
                 if not isinstance(alternative, list) or not alternative:
                     raise ValueError(f"branch point {key!r}: an alternative is a non-empty list of messages")
                 alternatives.append([Message.from_dict(m) for m in alternative])
-            branches._forks[key] = _Fork(alternatives, active)
+            branches._forks[key] = Fork(alternatives, active)
         seen: set[str] = set()
         for message in (*messages, *branches.stored()):
             if message.id in seen:
@@ -274,5 +274,5 @@ def conversation_json_with(conversation: str, branches: str) -> str:
     return f'{conversation[:-1]}, "branches": {branches}}}'
 
 
-def _key(messages: Sequence[Message], position: int) -> str:
+def fork_key(messages: Sequence[Message], position: int) -> str:
     return messages[position - 1].id if position else ""

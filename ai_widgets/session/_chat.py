@@ -76,7 +76,7 @@ Subscriber = Callable[[SessionChange], None]
 
 
 @dataclass(frozen=True, slots=True)
-class _Prefix:
+class Prefix:
     """The first ``count`` messages of the conversation, done with for some purpose. ``last`` is the last of them,
     checked: a list that changed under the count (cleared, replaced) is taken from its start again."""
 
@@ -84,7 +84,7 @@ class _Prefix:
     last: Message | None = None
 
     @classmethod
-    def of(cls, messages: Sequence[Message], count: int) -> _Prefix:
+    def of(cls, messages: Sequence[Message], count: int) -> Prefix:
         return cls(count, messages[count - 1] if count else None)
 
     def start(self, messages: Sequence[Message]) -> int:
@@ -194,10 +194,10 @@ class ChatSession:
         self._claim_lock = threading.Lock()
         self._holding = False
         # The messages known to have every call answered and no turn in progress.
-        self._closed = _Prefix()
+        self._closed = Prefix()
         # The messages no longer in progress, and their usage summed. One tuple, replaced whole, so a reader on
         # another thread always sees a consistent one.
-        self._usage_folded: tuple[_Prefix, Usage] = (_Prefix(), Usage())
+        self._usage_folded: tuple[Prefix, Usage] = (Prefix(), Usage())
         if self._history is not None:
             self._subscribers = (self._checkpoint,)
 
@@ -233,7 +233,7 @@ class ChatSession:
             total = Usage()
         while count < len(messages) and messages[count].status is not MessageStatus.IN_PROGRESS:
             total, count = total + messages[count].usage, count + 1
-        self._usage_folded = (_Prefix.of(messages, count), total)
+        self._usage_folded = (Prefix.of(messages, count), total)
         for message in (*messages[count:], *self._branches.stored()):
             total = total + message.usage
         return total
@@ -412,7 +412,7 @@ class ChatSession:
                 names the limit).
             NoTransportError: The session has no transport (it runs only the calls a person makes).
         """
-        _check_text(text, "send")
+        check_text(text, "send")
         output = None if output_type is None else OutputSpec(output_type)
         self._check_can_send()
         parts = await self._prepare_attachments(attach)
@@ -462,7 +462,7 @@ class ChatSession:
                 turn has its attachments checked already).
             HistoryTakenOverError, NoTransportError: As :meth:`send`.
         """
-        _check_text(text, "send")
+        check_text(text, "send")
         parts = self.check_attachments(attach)
         self._check_can_send()
         return parts
@@ -585,7 +585,7 @@ class ChatSession:
     def _check_can_start(self) -> None:
         """Refuses early what cannot start (the claim itself is :meth:`_claim`)."""
         if self.busy:
-            raise SessionBusyError(_BUSY)
+            raise SessionBusyError(BUSY)
         choice = self.request_options.tool_choice
         if choice.mode == "tool" and choice.tool_name is not None and self.tools.get(choice.tool_name) is None:
             raise ValueError(f"the tool choice names {choice.tool_name!r}, which is not registered")
@@ -622,7 +622,7 @@ class ChatSession:
         gets :class:`SessionBusyError`."""
         with self._claim_lock:
             if self._turn is not None or self._holding:
-                raise SessionBusyError(_BUSY)
+                raise SessionBusyError(BUSY)
             self._turn = turn
 
     def _close_unanswered_calls(self) -> None:
@@ -643,7 +643,7 @@ class ChatSession:
                 message.status = MessageStatus.CANCELLED
                 message.status_text = None
                 self._notify(MessageUpdated(message))
-        self._closed = _Prefix.of(messages, len(messages))
+        self._closed = Prefix.of(messages, len(messages))
 
     async def run_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> Message:
         """Runs one call of a registered tool as a person asked it, without the model: the call is validated, asked
@@ -664,11 +664,11 @@ class ChatSession:
             Exception: A source of tools (an MCP server) could not list its tools.
         """
         if self.busy:
-            raise SessionBusyError(_BUSY)
+            raise SessionBusyError(BUSY)
         self._check_history_writable()
         await self.tools.refresh()  # the tools of MCP servers, as they are now
         if self.busy:
-            raise SessionBusyError(_BUSY)
+            raise SessionBusyError(BUSY)
         found = self.tools.get(tool_name)
         if found is None:
             raise ValueError(
@@ -1036,7 +1036,7 @@ class ChatSession:
         return session
 
 
-_BUSY = "a turn is already running: wait for its reply, or stop() it first"
+BUSY = "a turn is already running: wait for its reply, or stop() it first"
 
 
 def turn_loop(session: ChatSession) -> asyncio.AbstractEventLoop | None:
@@ -1045,6 +1045,6 @@ def turn_loop(session: ChatSession) -> asyncio.AbstractEventLoop | None:
     return session._loop()
 
 
-def _check_text(text: object, doing: str) -> None:
+def check_text(text: object, doing: str) -> None:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{doing}() needs a non-empty message")

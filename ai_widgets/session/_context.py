@@ -67,19 +67,19 @@ SHORT_RESULT_CHARS = 600
 #: What the note telling the model what was left out may take.
 NOTE_TOKENS = 160
 #: Framing per message and per part (roles, separators, a call's id).
-_MESSAGE_TOKENS = 8
-_PART_TOKENS = 4
-_SAFETY = 1.15
+MESSAGE_TOKENS = 8
+PART_TOKENS = 4
+SAFETY = 1.15
 
-_PIECES = re.compile(r"[A-Za-z]{1,6}|[^\sA-Za-z]|\s{2,}")
-_DENSE = re.compile(r"\S{40,}")
+PIECES = re.compile(r"[A-Za-z]{1,6}|[^\sA-Za-z]|\s{2,}")
+DENSE = re.compile(r"\S{40,}")
 
 
 #: Estimates already made, by the text's hash and length (not the text: a cache must not keep every result alive),
 #: emptied when full: the texts of messages estimated again (the reply in progress, a history without kept estimates,
 #: the shortened copies of a cut) are mostly texts already seen.
-_ESTIMATES: dict[tuple[int, int], int] = {}
-_ESTIMATES_KEPT = 65_536
+ESTIMATES: dict[tuple[int, int], int] = {}
+ESTIMATES_KEPT = 65_536
 
 
 def estimate_tokens(text: str) -> int:
@@ -87,24 +87,24 @@ def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     key = (hash(text), len(text))
-    found = _ESTIMATES.get(key)
+    found = ESTIMATES.get(key)
     if found is None:
-        found = _estimate(text)
-        if len(_ESTIMATES) >= _ESTIMATES_KEPT:
-            _ESTIMATES.clear()
-        _ESTIMATES[key] = found
+        found = estimate(text)
+        if len(ESTIMATES) >= ESTIMATES_KEPT:
+            ESTIMATES.clear()
+        ESTIMATES[key] = found
     return found
 
 
-def _estimate(text: str) -> int:
-    count = len(_PIECES.findall(text))
-    for run in _DENSE.finditer(text):
-        pieces = len(_PIECES.findall(run.group()))
+def estimate(text: str) -> int:
+    count = len(PIECES.findall(text))
+    for run in DENSE.finditer(text):
+        pieces = len(PIECES.findall(run.group()))
         count += max(0, math.ceil(len(run.group()) / 2) - pieces)
-    return math.ceil(count * _SAFETY)
+    return math.ceil(count * SAFETY)
 
 
-def _json_tokens(value: Any) -> int:
+def json_tokens(value: Any) -> int:
     if value is None:
         return 0
     try:
@@ -113,7 +113,7 @@ def _json_tokens(value: Any) -> int:
         return estimate_tokens(str(value))
 
 
-def _result_images(part: ToolCallPart) -> int:
+def result_images(part: ToolCallPart) -> int:
     """How many images a call's result may send (its image attachments and the image its display shows)."""
     outcome = part.outcome
     if outcome is None or not outcome.ok:
@@ -126,7 +126,7 @@ def _result_images(part: ToolCallPart) -> int:
     return count + (1 if outcome.display is not None and outcome.display.image() is not None else 0)
 
 
-def _file_tokens(part: FilePart) -> int:
+def file_tokens(part: FilePart) -> int:
     media_type = part.media_type.lower()
     if media_type.startswith("image/"):
         return IMAGE_TOKENS
@@ -135,29 +135,29 @@ def _file_tokens(part: FilePart) -> int:
     return FILE_TOKENS
 
 
-def _part_tokens(part: object, limit: int | None) -> int:
+def part_tokens(part: object, limit: int | None) -> int:
     match part:
         case TextPart() | ReasoningPart():
-            return _PART_TOKENS + estimate_tokens(part.text) + _json_tokens(part.provider_data)
+            return PART_TOKENS + estimate_tokens(part.text) + json_tokens(part.provider_data)
         case ToolCallPart():
             told = part.result_for_model(limit) if part.outcome is not None else ""
             return (
-                2 * _PART_TOKENS
+                2 * PART_TOKENS
                 + estimate_tokens(part.tool_name)
                 + estimate_tokens(part.arguments)
                 + estimate_tokens(told)
-                + IMAGE_TOKENS * _result_images(part)
-                + _json_tokens(part.provider_data)
+                + IMAGE_TOKENS * result_images(part)
+                + json_tokens(part.provider_data)
             )
         case FilePart():
-            return _PART_TOKENS + _file_tokens(part)
-    return _PART_TOKENS
+            return PART_TOKENS + file_tokens(part)
+    return PART_TOKENS
 
 
 def message_tokens(message: Message, *, max_result_chars: int | None = DEFAULT_MAX_TOOL_RESULT_CHARS) -> int:
     """A conservative estimate of the tokens a message takes in a request whose tool results are sent cut to
     ``max_result_chars`` characters (``RequestOptions.max_tool_result_chars``; ``None``: whole)."""
-    return _MESSAGE_TOKENS + sum(_part_tokens(part, max_result_chars) for part in message.parts)
+    return MESSAGE_TOKENS + sum(part_tokens(part, max_result_chars) for part in message.parts)
 
 
 def request_overhead(
@@ -166,10 +166,10 @@ def request_overhead(
     """The tokens a request takes besides its messages: the tools' definitions, the system prompt, the output
     schema, and ``output`` tokens of room for the reply."""
     definitions = sum(
-        _PART_TOKENS + estimate_tokens(d.name) + estimate_tokens(d.description) + _json_tokens(d.parameters)
+        PART_TOKENS + estimate_tokens(d.name) + estimate_tokens(d.description) + json_tokens(d.parameters)
         for d in tools
     )
-    return definitions + estimate_tokens(system_prompt or "") + _json_tokens(output_schema) + output + _MESSAGE_TOKENS
+    return definitions + estimate_tokens(system_prompt or "") + json_tokens(output_schema) + output + MESSAGE_TOKENS
 
 
 class HistoryTokens:
@@ -212,7 +212,7 @@ class HistoryTokens:
             self._limit, self._settled, self._costs, self._total = limit, [], [], 0
             settled = self._settled
         for message in messages[len(settled) :]:
-            if not _finished(message):
+            if not finished(message):
                 break
             kept = known.get(id(message))
             cost = (
@@ -224,7 +224,7 @@ class HistoryTokens:
         return len(settled)
 
 
-def _finished(message: Message) -> bool:
+def finished(message: Message) -> bool:
     """Whether ``message`` can no longer change what it takes: not in progress, and every call of it ended."""
     if message.status is MessageStatus.IN_PROGRESS:
         return False
@@ -313,15 +313,15 @@ def fit_messages(
             continue
         parts = list(message.parts)
         for position, part in enumerate(parts):
-            if total > target and isinstance(part, ToolCallPart) and (short := _shortened_call(part)) is not None:
-                saved = _part_tokens(part, max_result_chars) - _part_tokens(short, max_result_chars)
+            if total > target and isinstance(part, ToolCallPart) and (short := shortened_call(part)) is not None:
+                saved = part_tokens(part, max_result_chars) - part_tokens(short, max_result_chars)
                 if saved > 0:
                     parts[position] = short
                     total -= saved
                     costs[index] -= saved
                     shortened[index] += 1
         if parts != message.parts:
-            messages[index] = _with_parts(message, parts)
+            messages[index] = with_parts(message, parts)
     dropped = 0
     for start in [i for i in range(1, current_start) if messages[i].role is Role.USER] + [current_start]:
         if total <= target:
@@ -331,11 +331,11 @@ def fit_messages(
     kept, left = messages[dropped:], messages[:dropped]
     turns = sum(1 for m in left if m.role is Role.USER) or (1 if left else 0)
     sent_shortened = sum(shortened[dropped:])  # those of the turns left out are not sent at all
-    note = _note(left, turns, sent_shortened)
+    note = left_out_note(left, turns, sent_shortened)
     told = next((i for i, m in enumerate(kept) if m.role is Role.USER), None)  # a user message, never the model's
     if told is not None:
-        kept[told] = _with_parts(kept[told], [TextPart(note), *kept[told].parts])
-        total += _PART_TOKENS + estimate_tokens(note)
+        kept[told] = with_parts(kept[told], [TextPart(note), *kept[told].parts])
+        total += PART_TOKENS + estimate_tokens(note)
     return Fitted(
         kept,
         total,
@@ -347,14 +347,14 @@ def fit_messages(
     )
 
 
-def _shortened_call(part: ToolCallPart) -> ToolCallPart | None:
+def shortened_call(part: ToolCallPart) -> ToolCallPart | None:
     """A copy of a call whose result the model is told shortened (its images dropped), or ``None`` when there is
     nothing to shorten (a call the provider ran, whose result is the provider's own data; a short result)."""
     outcome = part.outcome
     if outcome is None or part.provider_executed:
         return None
     text = part.result_for_model()
-    if len(text) <= 2 * SHORT_RESULT_CHARS and not _result_images(part):
+    if len(text) <= 2 * SHORT_RESULT_CHARS and not result_images(part):
         return None
     if len(text) > 2 * SHORT_RESULT_CHARS:
         note = (
@@ -362,7 +362,7 @@ def _shortened_call(part: ToolCallPart) -> ToolCallPart | None:
             "this request to fit the model's context window …]"
         )
         text = f"{text[:SHORT_RESULT_CHARS]}\n\n{note}\n\n{text[-SHORT_RESULT_CHARS:]}"
-    if _result_images(part):
+    if result_images(part):
         text += "\n\n[Its images were left out of this request to fit the model's context window.]"
     short = ToolCallPart(
         part.tool_call_id,
@@ -377,7 +377,7 @@ def _shortened_call(part: ToolCallPart) -> ToolCallPart | None:
     return short
 
 
-def _with_parts(message: Message, parts: list[Any]) -> Message:
+def with_parts(message: Message, parts: list[Any]) -> Message:
     """A copy of ``message`` (same id, role, status) with other parts, for one request."""
     return Message(
         message.role,
@@ -391,11 +391,11 @@ def _with_parts(message: Message, parts: list[Any]) -> Message:
     )
 
 
-def _note(left: Sequence[Message], turns: int, shortened: int) -> str:
+def left_out_note(left: Sequence[Message], turns: int, shortened: int) -> str:
     """What the model is told about what this request leaves out."""
     said = []
     if left:
-        first, last = (_when(m.created_at) for m in (left[0], left[-1]))
+        first, last = (when(m.created_at) for m in (left[0], left[-1]))
         span = f"from {first} to {last}" if first != last else f"from {first}"
         turned = f"{turns:,} turn{'s' if turns != 1 else ''}"
         said.append(f"leaves out its {len(left):,} oldest messages ({turned}, {span})")
@@ -408,7 +408,7 @@ def _note(left: Sequence[Message], turns: int, shortened: int) -> str:
     )
 
 
-def _when(stamp: float) -> str:
+def when(stamp: float) -> str:
     return datetime.datetime.fromtimestamp(stamp, tz=datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -423,7 +423,7 @@ def window_of(request: ChatRequest, profile: TransportProfile) -> int | None:
     return profile.context_window
 
 
-def _output_reserve(request: ChatRequest, profile: TransportProfile, window: int) -> int:
+def output_reserve(request: ChatRequest, profile: TransportProfile, window: int) -> int:
     """The output a request leaves room for: ``max_tokens`` (the request's, else the transport's declared output
     limit), else :data:`DEFAULT_OUTPUT_RESERVE` (at most a quarter of the window)."""
     asked = request.options.max_tokens or profile.max_output_tokens
@@ -432,17 +432,17 @@ def _output_reserve(request: ChatRequest, profile: TransportProfile, window: int
     return min(DEFAULT_OUTPUT_RESERVE, window // 4)
 
 
-def _overhead(request: ChatRequest, profile: TransportProfile, window: int) -> int:
+def overhead_tokens(request: ChatRequest, profile: TransportProfile, window: int) -> int:
     """What ``request`` takes besides its messages (see :func:`request_overhead`), with room for the output."""
     return request_overhead(
         request.tools,
         system_prompt=request.options.system_prompt,
         output_schema=request.output_schema,
-        output=_output_reserve(request, profile, window),
+        output=output_reserve(request, profile, window),
     )
 
 
-def _fitted(
+def fitted_request(
     request: ChatRequest,
     *,
     budget: int,
@@ -485,8 +485,8 @@ def fit_request(
     """``request`` fitted to ``window`` tokens (its messages shortened, see :func:`fit_messages`; ``estimates``: the
     conversation's, kept from its earlier requests), and how it was cut (``None``: it carries the whole history); the
     room for the output as the transport's ``profile`` declares it."""
-    overhead = _overhead(request, profile, window)
-    fitted, cut, _ = _fitted(
+    overhead = overhead_tokens(request, profile, window)
+    fitted, cut, _ = fitted_request(
         request,
         budget=window - overhead,
         overhead=overhead,
@@ -499,10 +499,10 @@ def fit_request(
 
 def request_tokens(request: ChatRequest, profile: TransportProfile, window: int) -> int:
     """A request's estimated tokens (its messages, tools, system prompt and room for the output)."""
-    return _overhead(request, profile, window) + _messages_tokens(request)
+    return overhead_tokens(request, profile, window) + messages_tokens(request)
 
 
-def _messages_tokens(request: ChatRequest) -> int:
+def messages_tokens(request: ChatRequest) -> int:
     """The estimated tokens of a request's messages, its tool results as the transports send them."""
     limit = request.options.max_tool_result_chars
     return sum(message_tokens(m, max_result_chars=limit) for m in request.messages)
@@ -545,10 +545,10 @@ def refit_request(
         current_start: Where the current turn begins in ``request.messages``.
         estimates: The conversation's estimates, kept from its earlier requests (:class:`HistoryTokens`).
     """
-    overhead = _overhead(request, profile, window or 0)
-    refused_messages = _messages_tokens(refused)
+    overhead = overhead_tokens(request, profile, window or 0)
+    refused_messages = messages_tokens(refused)
     scaled = retry_window(error, overhead + refused_messages)
-    again, cut, fitted = _fitted(
+    again, cut, fitted = fitted_request(
         request,
         budget=scaled - overhead,
         overhead=overhead,

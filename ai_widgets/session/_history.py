@@ -30,17 +30,17 @@ from collections.abc import Callable
 
 from ai_widgets.messages import Message, MessageStatus, Role, ToolCallState
 from ai_widgets.outcome import ToolOutcome
-from ai_widgets.session._history_format import HistoryError, _Files, _message_text, _read, _remove_strays, _resolve
-from ai_widgets.session._history_lock import HistoryLockedError, _Lock
-from ai_widgets.session._history_writer import _Change, _Writer
+from ai_widgets.session._history_format import Files, HistoryError, message_text, read, remove_strays, resolve
+from ai_widgets.session._history_lock import HistoryLockedError, Lock
+from ai_widgets.session._history_writer import Change, Writer
 
 __all__ = ["HistoryError", "HistoryFile", "HistoryLockedError", "HistoryTakenOverError", "read_history"]
 
 logger = logging.getLogger("ai_widgets")
 
-_KERNEL_STOPPED = "Not run: the kernel stopped before it ran."
+KERNEL_STOPPED = "Not run: the kernel stopped before it ran."
 #: Seconds a new session waits for an older one's writer (in this process) to finish before taking over.
-_HANDOVER_TIMEOUT = 30.0
+HANDOVER_TIMEOUT = 30.0
 
 
 class HistoryTakenOverError(RuntimeError):
@@ -54,8 +54,8 @@ def read_history(path: str | os.PathLike[str]) -> list[Message]:
     Raises:
         HistoryError: The file cannot be read, is corrupt, or is from a newer format.
     """
-    files = _Files(_resolve(path))
-    return _read(files).messages
+    files = Files(resolve(path))
+    return read(files).messages
 
 
 class HistoryFile:
@@ -77,9 +77,9 @@ class HistoryFile:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, on_taken_over: Callable[[str], None] | None = None) -> None:
-        target = _resolve(path)
+        target = resolve(path)
         self.path = target
-        self._files = files = _Files(target)
+        self._files = files = Files(target)
         # Weakly, for a bound method: the registry of open files must not keep a session (and its widget) alive.
         self._on_taken_over: Callable[[], Callable[[str], None] | None] | None = None
         if inspect.ismethod(on_taken_over):
@@ -89,43 +89,43 @@ class HistoryFile:
             self._on_taken_over = lambda: callback
         self._closed_because: str | None = None
         self._dirty: dict[int, Message] = {}
-        self._writer: _Writer
+        self._writer: Writer
         key = str(target)
-        with _REGISTRY_LOCK:
-            older = _OPEN.get(key)
+        with REGISTRY_LOCK:
+            older = OPEN.get(key)
             if older is None:
-                lock = _Lock.acquire(files)
+                lock = Lock.acquire(files)
                 try:
-                    loaded = _read(files)
+                    loaded = read(files)
                 except BaseException:
                     lock.release()
                     raise
             else:
                 # Read what the older session wrote before stopping it, so a file that cannot be read leaves it
                 # writing; read again if it wrote more before it stopped.
-                older._writer.flush().result(_HANDOVER_TIMEOUT)
-                loaded = _read(files)
+                older._writer.flush().result(HANDOVER_TIMEOUT)
+                loaded = read(files)
                 writes = older._writer.writes
                 lock = older._hand_over()
                 if older._writer.writes != writes:
-                    loaded = _read(files)
+                    loaded = read(files)
             try:
                 if loaded.journal_problem is not None:
                     logger.warning("ai_widgets: %s", loaded.journal_problem)
-                _remove_strays(files)
-                self._writer = _Writer(files, loaded, lock)
+                remove_strays(files)
+                self._writer = Writer(files, loaded, lock)
             except BaseException:
                 lock.release()
-                _OPEN.pop(key, None)
+                OPEN.pop(key, None)
                 raise
             finally:
                 if older is not None:
                     older._tell_taken_over()
-            _OPEN[key] = self
+            OPEN[key] = self
         self.messages = loaded.messages
         self.branches = loaded.branches
         for message in self.messages:
-            if _close_interrupted(message):
+            if close_interrupted(message):
                 self.changed(message)  # the next checkpoint writes it as it now stands
 
     # --- the session's side ---------------------------------------------------------------------------------------
@@ -162,15 +162,15 @@ class HistoryFile:
             self.changed(message)
         self._checkpoint(messages, [("truncate", position), ("branches", branches)])
 
-    def _checkpoint(self, messages: list[Message], changes: list[_Change]) -> None:
+    def _checkpoint(self, messages: list[Message], changes: list[Change]) -> None:
         dirty, self._dirty = self._dirty, {}
         if self._closed_because is not None:
             return
         puts: list[tuple[int, str]] = []
         for message in dirty.values():
-            index = _position(messages, message)
+            index = position(messages, message)
             if index is not None:
-                puts.append((index, _message_text(message)))
+                puts.append((index, message_text(message)))
         puts.sort()
         changes.extend(("put", index, text) for index, text in puts)
         self._writer.checkpoint(changes)
@@ -203,14 +203,14 @@ class HistoryFile:
 
     def close(self) -> None:
         """Writes what is pending, folds the journal into the snapshot, and releases the file (and its lock)."""
-        with _REGISTRY_LOCK:
+        with REGISTRY_LOCK:
             if self._closed_because is not None:
                 return
             self._closed_because = "the session was closed (close() writes the file and lets it go)."
             lock = self._writer.stop(compact=True, timeout=None)
             lock.release()
-            if _OPEN.get(str(self.path)) is self:
-                del _OPEN[str(self.path)]
+            if OPEN.get(str(self.path)) is self:
+                del OPEN[str(self.path)]
 
     def _describe_failure(self, failure: BaseException) -> str:
         return (
@@ -221,13 +221,13 @@ class HistoryFile:
 
     # --- taking over ----------------------------------------------------------------------------------------------
 
-    def _hand_over(self) -> _Lock:
+    def _hand_over(self) -> Lock:
         """Stops writing (after writing what is pending) and gives up the lock to the newer session."""
         self._closed_because = (
             "a newer session in this kernel opened the same history file and took it over (a cell run again); "
             "use that one. This session no longer writes the file."
         )
-        return self._writer.stop(compact=False, timeout=_HANDOVER_TIMEOUT)
+        return self._writer.stop(compact=False, timeout=HANDOVER_TIMEOUT)
 
     def _tell_taken_over(self) -> None:
         callback = None if self._on_taken_over is None else self._on_taken_over()
@@ -238,14 +238,14 @@ class HistoryFile:
                 logger.exception("ai_widgets: telling a session its history file was taken over failed")
 
 
-def _position(messages: list[Message], message: Message) -> int | None:
+def position(messages: list[Message], message: Message) -> int | None:
     for index in range(len(messages) - 1, -1, -1):  # a changed message is nearly always one of the last
         if messages[index] is message:
             return index
     return None
 
 
-def _close_interrupted(message: Message) -> bool:
+def close_interrupted(message: Message) -> bool:
     """A message saved mid-turn: its open calls never ran (the kernel stopped), and the turn is over. Whether it
     was such a message."""
     if message.role is not Role.ASSISTANT:
@@ -256,7 +256,7 @@ def _close_interrupted(message: Message) -> bool:
             ran = part.state in (ToolCallState.RUNNING, ToolCallState.AWAITING_INPUT)
             state = ToolCallState.FAILED if ran else ToolCallState.SKIPPED
             message_text = (
-                "Interrupted: the kernel stopped while it ran." if state is ToolCallState.FAILED else _KERNEL_STOPPED
+                "Interrupted: the kernel stopped while it ran." if state is ToolCallState.FAILED else KERNEL_STOPPED
             )
             part.move(state, ToolOutcome.failure(message_text, retryable=True))
             changed = True
@@ -268,5 +268,5 @@ def _close_interrupted(message: Message) -> bool:
 
 
 # The history files this process writes, by resolved path (a newer session for a path takes the file over).
-_REGISTRY_LOCK = threading.RLock()
-_OPEN: dict[str, HistoryFile] = {}
+REGISTRY_LOCK = threading.RLock()
+OPEN: dict[str, HistoryFile] = {}

@@ -34,11 +34,28 @@ from typing import Any
 from ai_widgets.messages import FORMAT_VERSION, Message, load_messages
 from ai_widgets.session._branches import ConversationBranches, conversation_json_with
 
-__all__ = ["HistoryError"]
+__all__ = [
+    "CLEAR_RECORD",
+    "JOURNAL_VERSION",
+    "Files",
+    "HistoryError",
+    "Loaded",
+    "branches_change",
+    "checkpoint_record",
+    "journal_header",
+    "message_text",
+    "put_change",
+    "read",
+    "remove_strays",
+    "resolve",
+    "snapshot_bytes",
+    "truncate_change",
+    "write_atomically",
+]
 
-_JOURNAL_FORMAT = "ai_widgets.history-journal"
-_JOURNAL_VERSION = 3
-_READABLE_JOURNAL_VERSIONS = (1, 2, 3)
+JOURNAL_FORMAT = "ai_widgets.history-journal"
+JOURNAL_VERSION = 3
+READABLE_JOURNAL_VERSIONS = (1, 2, 3)
 
 
 class HistoryError(ValueError):
@@ -50,7 +67,7 @@ class HistoryError(ValueError):
 
 
 @dataclass(frozen=True)
-class _Files:
+class Files:
     snapshot: Path
 
     @property
@@ -70,7 +87,7 @@ class _Files:
         return f".{self.snapshot.name}."
 
 
-def _resolve(path: str | os.PathLike[str]) -> Path:
+def resolve(path: str | os.PathLike[str]) -> Path:
     """The file a ``history=`` path means: a symlink is followed (the target is what gets written, beside it)."""
     given = Path(path).expanduser()
     if given.is_dir():
@@ -87,7 +104,7 @@ def _resolve(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _remove_strays(files: _Files) -> None:
+def remove_strays(files: Files) -> None:
     """Removes the temporary files a crash mid-write left (only ours: the lock is held, so no one writes them)."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(files.folder):
@@ -96,7 +113,7 @@ def _remove_strays(files: _Files) -> None:
                     os.unlink(entry.path)
 
 
-def _write_atomically(files: _Files, target: Path, data: bytes) -> None:
+def write_atomically(files: Files, target: Path, data: bytes) -> None:
     """Replaces ``target`` with ``data``: a temporary file in the same folder, fsynced, renamed over it."""
     handle, temporary = tempfile.mkstemp(prefix=files.temporary_prefix, suffix=".tmp", dir=files.folder)
     try:
@@ -109,10 +126,10 @@ def _write_atomically(files: _Files, target: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-    _sync_folder(files.folder)
+    sync_folder(files.folder)
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Makes a rename durable (where the OS lets a folder be fsynced)."""
     if sys.platform == "win32":
         return
@@ -127,64 +144,64 @@ def _sync_folder(folder: Path) -> None:
 # --- the format -------------------------------------------------------------------------------------------------
 
 
-def _message_text(message: Message) -> str:
+def message_text(message: Message) -> str:
     # The same text dump_messages gives each message, so a snapshot built from these texts is byte for byte its own.
     return json.dumps(message.to_dict(), ensure_ascii=True, allow_nan=False)
 
 
-def _snapshot_bytes(texts: Iterable[str], branches: str | None = None) -> bytes:
+def snapshot_bytes(texts: Iterable[str], branches: str | None = None) -> bytes:
     head = json.dumps({"format": "ai_widgets.conversation", "version": FORMAT_VERSION})[:-1]
     text = f'{head}, "messages": [{", ".join(texts)}]}}'
     return (text if branches is None else conversation_json_with(text, branches)).encode("ascii")
 
 
-def _record(body: bytes) -> bytes:
+def record(body: bytes) -> bytes:
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
-def _header(snapshot: bytes) -> bytes:
+def journal_header(snapshot: bytes) -> bytes:
     stamp = {"size": len(snapshot), "crc32": zlib.crc32(snapshot)}
-    body = json.dumps({"format": _JOURNAL_FORMAT, "version": _JOURNAL_VERSION, "snapshot": stamp})
-    return _record(body.encode("ascii"))
+    body = json.dumps({"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "snapshot": stamp})
+    return record(body.encode("ascii"))
 
 
-def _put_change(index: int, text: str) -> bytes:
+def put_change(index: int, text: str) -> bytes:
     return f'{{"op": "put", "index": {index}, "message": {text}}}'.encode("ascii")
 
 
-_CLEAR_RECORD = _record(b'{"op": "clear"}')
+CLEAR_RECORD = record(b'{"op": "clear"}')
 
 
-def _truncate_change(length: int) -> bytes:
+def truncate_change(length: int) -> bytes:
     return f'{{"op": "truncate", "length": {length}}}'.encode("ascii")
 
 
-def _branches_change(branches: str | None) -> bytes:
+def branches_change(branches: str | None) -> bytes:
     return f'{{"op": "branches", "branches": {branches or "{}"}}}'.encode("ascii")
 
 
-def _checkpoint_record(changes: list[bytes]) -> bytes:
+def checkpoint_record(changes: list[bytes]) -> bytes:
     """One checkpoint's changes (made by the ``_*_change`` functions) as one record: a single change alone, more
     inside a ``checkpoint`` record, so replay applies all of them or none."""
     if len(changes) == 1:
-        return _record(changes[0])
-    return _record(b'{"op": "checkpoint", "changes": [%s]}' % b", ".join(changes))
+        return record(changes[0])
+    return record(b'{"op": "checkpoint", "changes": [%s]}' % b", ".join(changes))
 
 
 @dataclass
-class _Loaded:
+class Loaded:
     messages: list[Message]
     texts: list[str]
     snapshot_size: int
     header: bytes  # the journal's first record for this snapshot
     journal_size: int  # the good part of the journal (a torn tail excluded); 0: it must be written anew
     journal_problem: str | None = None  # a journal that was left out (stale), told in the log
-    journal_version: int = _JOURNAL_VERSION  # the version of the journal replayed (an older one is folded in)
+    journal_version: int = JOURNAL_VERSION  # the version of the journal replayed (an older one is folded in)
     branches: ConversationBranches = field(default_factory=ConversationBranches)
     branches_text: str | None = None  # their JSON text as the file holds it; None: there are none
 
 
-def _read(files: _Files) -> _Loaded:
+def read(files: Files) -> Loaded:
     """Reads the snapshot and replays the journal over it.
 
     Raises:
@@ -202,10 +219,10 @@ def _read(files: _Files) -> _Loaded:
         journal = b""
     except OSError as exc:
         raise HistoryError(f"cannot read the history journal {str(files.journal)!r}: {exc}") from exc
-    return _load(files, snapshot, journal)
+    return load(files, snapshot, journal)
 
 
-def _load(files: _Files, snapshot: bytes | None, journal: bytes) -> _Loaded:
+def load(files: Files, snapshot: bytes | None, journal: bytes) -> Loaded:
     """The conversation the files' contents hold (``snapshot`` ``None``: there is none); ``files`` names them in
     errors.
 
@@ -225,25 +242,25 @@ def _load(files: _Files, snapshot: bytes | None, journal: bytes) -> _Loaded:
                 f"the history file {str(files.snapshot)!r} is not a conversation this version can read ({exc}); "
                 "it was left untouched. Move it away, or pass another history= path."
             ) from None
-    texts = [_message_text(m) for m in messages]
-    loaded = _Loaded(messages, texts, 0 if snapshot is None else len(snapshot), _header(snapshot or b""), 0)
+    texts = [message_text(m) for m in messages]
+    loaded = Loaded(messages, texts, 0 if snapshot is None else len(snapshot), journal_header(snapshot or b""), 0)
     if branches_data is not None and branches is not None:
         loaded.branches = branches
         loaded.branches_text = json.dumps(branches_data, ensure_ascii=True, allow_nan=False) if branches else None
     if snapshot is not None and journal:
-        _replay(files, snapshot, journal, loaded)
+        replay(files, snapshot, journal, loaded)
     return loaded
 
 
-def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> None:
+def replay(files: Files, snapshot: bytes, journal: bytes, loaded: Loaded) -> None:
     lines = journal.split(b"\n")
     complete = len(lines) - 1  # the piece after the last newline is a torn record, or empty
     offset = 0
     records: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(lines):
-        record = _parse_record(line) if number < complete else None
+        record = parse_record(line) if number < complete else None
         if record is None:
-            later = any(_parse_record(rest) is not None for rest in lines[number + 1 : complete])
+            later = any(parse_record(rest) is not None for rest in lines[number + 1 : complete])
             if later:
                 raise HistoryError(
                     f"the history journal {str(files.journal)!r} is corrupt (record {number + 1} is damaged and "
@@ -256,14 +273,14 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
     if not records:
         return  # the header itself was torn: nothing was journaled yet
     _, header = records[0]
-    if header.get("format") != _JOURNAL_FORMAT:
+    if header.get("format") != JOURNAL_FORMAT:
         raise HistoryError(
             f"the history journal {str(files.journal)!r} is not an ai_widgets journal; it was left untouched. Move "
             "it away, or pass another history= path."
         )
     version = header.get("version")
-    if version not in _READABLE_JOURNAL_VERSIONS:
-        newer = isinstance(version, int) and not isinstance(version, bool) and version > _JOURNAL_VERSION
+    if version not in READABLE_JOURNAL_VERSIONS:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > JOURNAL_VERSION
         hint = ": it was written by a newer ai_widgets; upgrade to read it" if newer else ""
         raise HistoryError(
             f"the history journal {str(files.journal)!r} has an unsupported version {version!r}{hint}; it was left "
@@ -277,7 +294,7 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
         )
         return
     branches: Any = {} if loaded.branches_text is None else json.loads(loaded.branches_text)
-    replay = _Replay(list(loaded.messages), list(loaded.texts), branches)
+    replay = Replay(list(loaded.messages), list(loaded.texts), branches)
     for number, (_, record) in enumerate(records[1:], start=2):
         try:
             if record.get("op") == "checkpoint":
@@ -310,7 +327,7 @@ def _replay(files: _Files, snapshot: bytes, journal: bytes, loaded: _Loaded) -> 
 
 
 @dataclass
-class _Replay:
+class Replay:
     """The conversation as the journal's records, applied one by one, leave it."""
 
     messages: list[Message]
@@ -343,7 +360,7 @@ class _Replay:
                 if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= len(messages):
                     raise ValueError(f"position {index!r} is outside the conversation of {len(messages)}")
                 message = Message.from_dict(data)  # type: ignore[arg-type]
-                text = _message_text(message)
+                text = message_text(message)
                 if index == len(messages):
                     messages.append(message)
                     texts.append(text)
@@ -353,7 +370,7 @@ class _Replay:
                 raise ValueError(f"unknown operation {other!r}")
 
 
-def _parse_record(line: bytes) -> dict[str, Any] | None:
+def parse_record(line: bytes) -> dict[str, Any] | None:
     """A journal line's record; ``None`` when it is damaged (torn, or its checksum does not match)."""
     if len(line) < 10 or line[8:9] != b" ":
         return None

@@ -12,30 +12,30 @@ import os
 import socket
 import sys
 
-from ai_widgets.session._history_format import HistoryError, _Files
+from ai_widgets.session._history_format import Files, HistoryError
 
 if sys.platform == "win32":
     import msvcrt
 else:
     import fcntl
 
-__all__ = ["HistoryLockedError"]
+__all__ = ["HistoryLockedError", "Lock"]
 
-_WINDOWS_LOCK_OFFSET = 1 << 30  # past the holder text, so another process can still read who holds it
+WINDOWS_LOCK_OFFSET = 1 << 30  # past the holder text, so another process can still read who holds it
 
 
 class HistoryLockedError(HistoryError):
     """Another process (another notebook's kernel) writes this history file; the error names it."""
 
 
-class _Lock:
+class Lock:
     """The lock on a history file, held through an open file the OS unlocks when the process ends."""
 
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
 
     @classmethod
-    def acquire(cls, files: _Files) -> _Lock:
+    def acquire(cls, files: Files) -> Lock:
         try:
             fd = os.open(files.lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -43,9 +43,9 @@ class _Lock:
                 f"cannot create the lock file of the history file {str(files.snapshot)!r}: {exc}"
             ) from exc
         try:
-            _try_lock(fd)
+            try_lock(fd)
         except OSError:
-            named = _holder_text(fd)
+            named = holder_text(fd)
             os.close(fd)
             raise HistoryLockedError(
                 f"the history file {str(files.snapshot)!r} is in use by another process ({named}); one session "
@@ -67,28 +67,28 @@ class _Lock:
         fd, self._fd = self._fd, None
         if fd is not None:
             with contextlib.suppress(OSError):
-                _unlock(fd)
+                unlock(fd)
             with contextlib.suppress(OSError):
                 os.close(fd)
 
 
-def _try_lock(fd: int) -> None:
+def try_lock(fd: int) -> None:
     if sys.platform == "win32":
-        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        os.lseek(fd, WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
     else:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def _unlock(fd: int) -> None:
+def unlock(fd: int) -> None:
     if sys.platform == "win32":
-        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
+        os.lseek(fd, WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
     else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _holder_text(fd: int) -> str:
+def holder_text(fd: int) -> str:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
         holder = json.loads(os.read(fd, 4096).decode("utf-8"))

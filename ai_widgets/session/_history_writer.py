@@ -15,22 +15,22 @@ import weakref
 from typing import Any, Literal
 
 from ai_widgets.session._history_format import (
-    _CLEAR_RECORD,
-    _JOURNAL_VERSION,
+    CLEAR_RECORD,
+    JOURNAL_VERSION,
+    Files,
     HistoryError,
-    _branches_change,
-    _checkpoint_record,
-    _Files,
-    _header,
-    _Loaded,
-    _put_change,
-    _snapshot_bytes,
-    _truncate_change,
-    _write_atomically,
+    Loaded,
+    branches_change,
+    checkpoint_record,
+    journal_header,
+    put_change,
+    snapshot_bytes,
+    truncate_change,
+    write_atomically,
 )
-from ai_widgets.session._history_lock import _Lock
+from ai_widgets.session._history_lock import Lock
 
-__all__: list[str] = []
+__all__: list[str] = ["Change", "Writer"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -39,10 +39,10 @@ COMPACT_MIN_BYTES = 256 * 1024
 
 #: One change of a checkpoint: ``("put", index, message JSON text)``, ``("truncate", length)`` or
 #: ``("branches", branches JSON text or None)``.
-_Change = tuple[Literal["put"], int, str] | tuple[Literal["truncate"], int] | tuple[Literal["branches"], str | None]
+Change = tuple[Literal["put"], int, str] | tuple[Literal["truncate"], int] | tuple[Literal["branches"], str | None]
 
 
-class _Writer:
+class Writer:
     """The thread that writes one history file, in the order the checkpoints came, off the session's loop.
 
     It keeps each message's JSON text (what the file holds), so a compaction writes the snapshot from that copy.
@@ -50,7 +50,7 @@ class _Writer:
     which repairs whatever the failure left.
     """
 
-    def __init__(self, files: _Files, loaded: _Loaded, lock: _Lock) -> None:
+    def __init__(self, files: Files, loaded: Loaded, lock: Lock) -> None:
         self._files = files
         self._lock = lock
         self._texts = loaded.texts
@@ -65,10 +65,10 @@ class _Writer:
         try:
             if not files.snapshot.exists():
                 self._compact(raising=True)  # a new file: an empty snapshot, and a journal that follows it
-            elif loaded.journal_version != _JOURNAL_VERSION:
+            elif loaded.journal_version != JOURNAL_VERSION:
                 self._compact(raising=True)  # an older journal: its header must name the records appended to it
             elif loaded.journal_size == 0:  # no journal yet (a file dump_messages wrote), or a stale one
-                _write_atomically(files, files.journal, loaded.header)
+                write_atomically(files, files.journal, loaded.header)
                 self._open_journal(truncate_to=None)
                 self._journal_size = len(loaded.header)
             else:
@@ -77,11 +77,11 @@ class _Writer:
             raise HistoryError(f"cannot write the history file {str(files.snapshot)!r}: {exc}") from exc
         self._thread = threading.Thread(target=self._run, name=f"ai_widgets history {files.snapshot.name}", daemon=True)
         self._thread.start()
-        _WRITERS.add(self)
+        WRITERS.add(self)
 
     # --- the callers' side ----------------------------------------------------------------------------------------
 
-    def checkpoint(self, changes: list[_Change]) -> None:
+    def checkpoint(self, changes: list[Change]) -> None:
         """Hands over one checkpoint: its changes, in order, are written as one journal record."""
         if changes:
             self._queue.put(("checkpoint", changes))
@@ -98,7 +98,7 @@ class _Writer:
             self._queue.put(("flush", future))
         return future
 
-    def stop(self, *, compact: bool, timeout: float | None) -> _Lock:
+    def stop(self, *, compact: bool, timeout: float | None) -> Lock:
         """Writes what is pending (and compacts, if asked), ends the thread, and returns the lock, still held."""
         if not self._stopped:
             done: concurrent.futures.Future[BaseException | None] = concurrent.futures.Future()
@@ -106,7 +106,7 @@ class _Writer:
             with contextlib.suppress(concurrent.futures.TimeoutError):
                 done.result(timeout)
             self._thread.join(timeout)
-        _WRITERS.discard(self)
+        WRITERS.discard(self)
         return self._lock
 
     # --- the thread -----------------------------------------------------------------------------------------------
@@ -125,14 +125,14 @@ class _Writer:
                 match job:
                     case ("checkpoint", list(changes)):
                         try:
-                            records.append(_checkpoint_record([self._apply(change) for change in changes]))
+                            records.append(checkpoint_record([self._apply(change) for change in changes]))
                         except Exception as exc:  # a bug must not end the thread every later save waits for
                             logger.exception("ai_widgets: the history writer failed")
                             self._fail(exc)
                     case ("clear",):
                         self._texts.clear()
                         self._branches = None
-                        records.append(_CLEAR_RECORD)
+                        records.append(CLEAR_RECORD)
                         cleared = True
                     case ("flush", future):
                         waiters.append(future)
@@ -146,11 +146,11 @@ class _Writer:
                 self._fail(exc)
             failure = self._failure
             for waiter in waiters:
-                _settle(waiter, failure)
+                settle(waiter, failure)
             if stop is not None:
                 self._stopped = True
                 self._close_journal()
-                _settle(stop[0], self._failure)
+                settle(stop[0], self._failure)
                 return
             if self._failure is None and self._journal_size > max(COMPACT_MIN_BYTES, self._snapshot_size):
                 try:
@@ -159,7 +159,7 @@ class _Writer:
                     logger.exception("ai_widgets: the history writer failed")
                     self._fail(exc)
 
-    def _apply(self, change: _Change) -> bytes:
+    def _apply(self, change: Change) -> bytes:
         """Applies one change to the texts a compaction writes; the change as the journal holds it."""
         match change:
             case ("put", int(index), str(text)):
@@ -167,13 +167,13 @@ class _Writer:
                     self._texts[index] = text
                 else:
                     self._texts.append(text)
-                return _put_change(index, text)
+                return put_change(index, text)
             case ("truncate", int(length)):
                 del self._texts[length:]
-                return _truncate_change(length)
+                return truncate_change(length)
             case ("branches", branches):
                 self._branches = branches
-                return _branches_change(branches)
+                return branches_change(branches)
         raise TypeError(f"not a change of a checkpoint: {change!r}")
 
     def _write(self, records: list[bytes], *, compact: bool) -> None:
@@ -202,14 +202,14 @@ class _Writer:
 
     def _compact(self, *, raising: bool = False) -> None:
         """Writes the whole conversation as a new snapshot, then a new journal that follows it."""
-        snapshot = _snapshot_bytes(self._texts, self._branches)
-        header = _header(snapshot)
+        snapshot = snapshot_bytes(self._texts, self._branches)
+        header = journal_header(snapshot)
         try:
             if not self._files.folder.is_dir():
                 raise FileNotFoundError(f"the folder {str(self._files.folder)!r} no longer exists")
-            _write_atomically(self._files, self._files.snapshot, snapshot)
+            write_atomically(self._files, self._files.snapshot, snapshot)
             self._close_journal()  # Windows renames nothing over an open file
-            _write_atomically(self._files, self._files.journal, header)
+            write_atomically(self._files, self._files.journal, header)
             self._open_journal(truncate_to=None)
         except OSError as exc:
             if raising:
@@ -247,17 +247,17 @@ class _Writer:
 
 
 # The writers to flush when the interpreter exits (their threads are daemons: they would die with work pending).
-_WRITERS: weakref.WeakSet[_Writer] = weakref.WeakSet()
+WRITERS: weakref.WeakSet[Writer] = weakref.WeakSet()
 
 
 @atexit.register
-def _flush_at_exit() -> None:
-    for writer in list(_WRITERS):
+def flush_at_exit() -> None:
+    for writer in list(WRITERS):
         with contextlib.suppress(Exception):
             writer.flush().result(10)
 
 
-def _settle(waiter: concurrent.futures.Future[BaseException | None], failure: BaseException | None) -> None:
+def settle(waiter: concurrent.futures.Future[BaseException | None], failure: BaseException | None) -> None:
     """Answers one waiter; one that gave up waiting (a stopped turn cancels the wait for its save) needs nothing,
     and must not end the writer thread, which every later save waits for."""
     with contextlib.suppress(concurrent.futures.InvalidStateError):

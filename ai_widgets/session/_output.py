@@ -21,7 +21,7 @@ __all__ = ["NoOutputError", "OutputSpec", "OutputValidationError"]
 WRAPPER_KEY = "response"
 
 #: The most characters of validation errors told to the model (and kept on the error).
-_MAX_ERRORS_CHARS = 4_000
+MAX_ERRORS_CHARS = 4_000
 
 
 class NoOutputError(RuntimeError):
@@ -69,11 +69,11 @@ class OutputSpec:
             schema = self.adapter.json_schema()
         except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, TypeError) as exc:
             raise TypeError(f"output_type {output_type!r} has no JSON Schema: {exc}") from None
-        schema = _root_resolved(schema)
-        self.wrapped = not _is_object(schema)
+        schema = root_resolved(schema)
+        self.wrapped = not is_object(schema)
         # The answer to a wrapped type is ``{"response": ...}``, validated whole, so errors name where from its root.
         self._wrapper = pydantic.TypeAdapter(pydantic.create_model("Response", response=(output_type, ...)))
-        self.schema = _closed(_wrap(schema) if self.wrapped else schema)
+        self.schema = closed(wrap(schema) if self.wrapped else schema)
         self.failure: OutputValidationError | None = None
 
     @property
@@ -113,10 +113,10 @@ def describe_errors(exc: pydantic.ValidationError) -> str:
         where = ".".join(str(step) for step in error.get("loc", ())) or "(the answer)"
         lines.append(f"- {where}: {error.get('msg', 'invalid')}")
     text = "\n".join(lines) or str(exc)
-    return text if len(text) <= _MAX_ERRORS_CHARS else text[:_MAX_ERRORS_CHARS] + "\n- …"
+    return text if len(text) <= MAX_ERRORS_CHARS else text[:MAX_ERRORS_CHARS] + "\n- …"
 
 
-def _root_resolved(schema: dict[str, Any]) -> dict[str, Any]:
+def root_resolved(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with a root that is only a ``$ref`` into its ``$defs`` replaced by what it points to, the ``$defs``
     kept for the references inside (pydantic makes a recursive model's schema so). Providers' structured outputs
     want an object schema at the root, and the answer is then the object itself, not one wrapped around it."""
@@ -130,11 +130,11 @@ def _root_resolved(schema: dict[str, Any]) -> dict[str, Any]:
     return {**target, **rest, "$defs": defs}
 
 
-def _is_object(schema: dict[str, Any]) -> bool:
+def is_object(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "object" and not any(key in schema for key in ("anyOf", "oneOf", "allOf"))
 
 
-def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
+def wrap(schema: dict[str, Any]) -> dict[str, Any]:
     """``{"response": schema}`` as an object schema; the ``$defs`` move to its root, where ``$ref``s look for them."""
     inner = dict(schema)
     defs = inner.pop("$defs", None)
@@ -148,7 +148,7 @@ def _wrap(schema: dict[str, Any]) -> dict[str, Any]:
     return wrapper
 
 
-def _closed(schema: dict[str, Any]) -> dict[str, Any]:
+def closed(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy with ``additionalProperties: false`` on every object with properties that says nothing of others.
 
     Providers' structured outputs want it (OpenAI's strict mode, Anthropic's); it changes nothing of what validates

@@ -55,15 +55,15 @@ from ai_widgets.session._calls import Notify, move_call
 
 __all__ = ["ReplyBuilder", "StreamProtocolError"]
 
-_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_LONE = re.compile("[\ud800-\udfff]")
+PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+LONE = re.compile("[\ud800-\udfff]")
 
 
 class StreamProtocolError(RuntimeError):
     """A transport sent events that do not fit together (a wrong type, an unknown call, events after the end)."""
 
 
-def _safe_delta(held: str, text: str) -> tuple[str, str]:
+def safe_delta(held: str, text: str) -> tuple[str, str]:
     """Text safe to keep, and a trailing high surrogate held back for the next delta (it may pair with it)."""
     if not held and text.isascii():
         return text, ""
@@ -71,19 +71,19 @@ def _safe_delta(held: str, text: str) -> tuple[str, str]:
     held = ""
     if text and "\ud800" <= text[-1] <= "\udbff":
         held, text = text[-1], text[:-1]
-    if _LONE.search(text) is not None:
-        text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
-        text = _LONE.sub("\ufffd", text)
+    if LONE.search(text) is not None:
+        text = PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
+        text = LONE.sub("\ufffd", text)
     return text, held
 
 
-def _check(condition: bool, message: str) -> None:
+def check(condition: bool, message: str) -> None:
     # Only on paths that are not per-delta: the message is built whether or not it is needed.
     if not condition:
         raise StreamProtocolError(f"the transport broke the stream protocol: {message}")
 
 
-def _text_field(value: object, name: str, *, optional: bool = False) -> None:
+def text_field(value: object, name: str, *, optional: bool = False) -> None:
     if type(value) is str or (optional and value is None) or isinstance(value, str):
         return
     raise StreamProtocolError(
@@ -91,7 +91,7 @@ def _text_field(value: object, name: str, *, optional: bool = False) -> None:
     )
 
 
-def _count(value: object, name: str) -> int:
+def count(value: object, name: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     raise StreamProtocolError(
@@ -99,17 +99,17 @@ def _count(value: object, name: str) -> int:
     )
 
 
-def _with_request(before: Usage, event: UsageUpdate) -> Usage:
+def with_request(before: Usage, event: UsageUpdate) -> Usage:
     """``before`` (the reply's usage before this request) with this request's usage and price added."""
-    _text_field(event.model, "UsageUpdate.model", optional=True)
-    _text_field(event.provider, "UsageUpdate.provider", optional=True)
+    text_field(event.model, "UsageUpdate.model", optional=True)
+    text_field(event.provider, "UsageUpdate.provider", optional=True)
     request = Usage(
-        input_tokens=_count(event.input_tokens, "UsageUpdate.input_tokens"),
-        output_tokens=_count(event.output_tokens, "UsageUpdate.output_tokens"),
-        cached_tokens=_count(event.cached_tokens, "UsageUpdate.cached_tokens"),
-        reasoning_tokens=_count(event.reasoning_tokens, "UsageUpdate.reasoning_tokens"),
+        input_tokens=count(event.input_tokens, "UsageUpdate.input_tokens"),
+        output_tokens=count(event.output_tokens, "UsageUpdate.output_tokens"),
+        cached_tokens=count(event.cached_tokens, "UsageUpdate.cached_tokens"),
+        reasoning_tokens=count(event.reasoning_tokens, "UsageUpdate.reasoning_tokens"),
         requests=1,
-        cache_write_tokens=_count(event.cache_write_tokens, "UsageUpdate.cache_write_tokens"),
+        cache_write_tokens=count(event.cache_write_tokens, "UsageUpdate.cache_write_tokens"),
     )
     request.cost = request_cost(
         provider=event.provider,
@@ -194,25 +194,25 @@ class ReplyBuilder:
         reply = self.reply
         match event:
             case TextDelta(text=text):
-                _text_field(text, "TextDelta.text")
+                text_field(text, "TextDelta.text")
                 self._append_text(TextPart, text)
             case ToolCallDelta(tool_call_id=call_id, delta=delta):
                 part = self._call(call_id, "ToolCallDelta")
-                _text_field(delta, "ToolCallDelta.delta")
+                text_field(delta, "ToolCallDelta.delta")
                 if part.state is not ToolCallState.STREAMING:
-                    _check(False, f"arguments for call {call_id!r} after they were done")
+                    check(False, f"arguments for call {call_id!r} after they were done")
                 part.feed_arguments(delta)
                 self._notify(ToolCallArgumentsChanged(reply, part, delta, part.streaming_arguments.last_patches))
             case ReasoningDelta(text=text, provider=provider, provider_data=provider_data):
-                _text_field(text, "ReasoningDelta.text")
-                _text_field(provider, "ReasoningDelta.provider", optional=True)
+                text_field(text, "ReasoningDelta.text")
+                text_field(provider, "ReasoningDelta.provider", optional=True)
                 data = self._provider_data(provider_data, "ReasoningDelta.provider_data")
                 reasoning = self._append_text(ReasoningPart, text)
                 if provider_data is not None and isinstance(reasoning, ReasoningPart):
                     reasoning.provider, reasoning.provider_data = provider, data
             case StatusUpdate(text=text):
-                _text_field(text, "StatusUpdate.text")
-                reply.status_text = _safe_delta("", text)[0] or None
+                text_field(text, "StatusUpdate.text")
+                reply.status_text = safe_delta("", text)[0] or None
                 self._notify(MessageUpdated(reply))
             case ToolCallStarted():
                 self._start_call(event)
@@ -222,10 +222,10 @@ class ReplyBuilder:
                     move_call(self._notify, reply, part, ToolCallState.PENDING)
             case ToolApprovalRequested(tool_call_id=call_id, reason=reason, arguments_schema=schema):
                 part = self._call(call_id, "ToolApprovalRequested")
-                _text_field(reason, "ToolApprovalRequested.reason", optional=True)
-                _text_field(event.provider, "ToolApprovalRequested.provider", optional=True)
-                _check(not part.state.terminal, f"approval requested for call {call_id!r}, which has ended")
-                _check(
+                text_field(reason, "ToolApprovalRequested.reason", optional=True)
+                text_field(event.provider, "ToolApprovalRequested.provider", optional=True)
+                check(not part.state.terminal, f"approval requested for call {call_id!r}, which has ended")
+                check(
                     schema is None or (isinstance(schema, dict) and schema.get("type") == "object"),
                     "ToolApprovalRequested.arguments_schema must be an object schema",
                 )
@@ -235,11 +235,11 @@ class ReplyBuilder:
                 if event.provider_data is not None:
                     part.provider, part.provider_data = event.provider, data
                 part.approval_requested_by_transport = True
-                part.approval_reason = _safe_delta("", reason)[0] if reason else part.approval_reason
+                part.approval_reason = safe_delta("", reason)[0] if reason else part.approval_reason
                 self._notify(ToolCallUpdated(reply, part))
             case ToolProgressUpdate(tool_call_id=call_id, fraction=fraction, message=message):
                 part = self._call(call_id, "ToolProgressUpdate", earlier=True)
-                _check(
+                check(
                     fraction is None
                     or (
                         isinstance(fraction, (int, float))
@@ -249,19 +249,19 @@ class ReplyBuilder:
                     ),
                     f"ToolProgressUpdate.fraction must be a number from 0 to 1, not {fraction!r}"[:200],
                 )
-                _text_field(message, "ToolProgressUpdate.message", optional=True)
+                text_field(message, "ToolProgressUpdate.message", optional=True)
                 if not part.state.terminal:
                     part.provider_executed = True
                     if part.state is not ToolCallState.RUNNING:
                         move_call(self._notify, reply, part, ToolCallState.RUNNING)
-                    shown = None if message is None else _safe_delta("", message)[0]
+                    shown = None if message is None else safe_delta("", message)[0]
                     part.progress = ToolCallProgress(None if fraction is None else float(fraction), shown)
                     self._notify(ToolCallUpdated(reply, part))
             case ProviderToolResult(tool_call_id=call_id, outcome=outcome, provider=provider, provider_data=data):
                 part = self._call(call_id, "ProviderToolResult", earlier=True)
-                _check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
-                _text_field(provider, "ProviderToolResult.provider", optional=True)
-                _check(not part.state.terminal, f"a second result for call {call_id!r}")
+                check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
+                text_field(provider, "ProviderToolResult.provider", optional=True)
+                check(not part.state.terminal, f"a second result for call {call_id!r}")
                 safe_data = self._provider_data(data, "ProviderToolResult.provider_data")
                 part.provider_executed = True
                 if data is not None:
@@ -270,7 +270,7 @@ class ReplyBuilder:
                 move_call(self._notify, reply, part, state, outcome)
                 self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
             case UsageUpdate():
-                reply.usage = _with_request(self._usage_before, event)
+                reply.usage = with_request(self._usage_before, event)
                 self.usage_reported = True
                 self._notify(MessageUpdated(reply))
             case ResponseCompleted(finish_reason=finish_reason):
@@ -287,7 +287,7 @@ class ReplyBuilder:
                         move_call(self._notify, reply, part, ToolCallState.PENDING)
                 self._notify(MessageUpdated(reply))
             case ResponseStarted():
-                _check(not self._started, "a second ResponseStarted in one response")
+                check(not self._started, "a second ResponseStarted in one response")
             case _:
                 raise StreamProtocolError(
                     f"the transport broke the stream protocol: it yielded {type(event).__name__}, which is not a "
@@ -318,14 +318,12 @@ class ReplyBuilder:
 
     def _start_call(self, event: ToolCallStarted) -> None:
         call_id, name, arguments = event.tool_call_id, event.tool_name, event.arguments
-        _check(
-            isinstance(call_id, str) and bool(call_id), f"ToolCallStarted.tool_call_id must be text, not {call_id!r}"
-        )
-        _check(isinstance(name, str) and bool(name), f"ToolCallStarted.tool_name must be text, not {name!r}"[:200])
-        _text_field(arguments, "ToolCallStarted.arguments", optional=True)
-        _check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
-        _text_field(event.provider, "ToolCallStarted.provider", optional=True)
-        _check(
+        check(isinstance(call_id, str) and bool(call_id), f"ToolCallStarted.tool_call_id must be text, not {call_id!r}")
+        check(isinstance(name, str) and bool(name), f"ToolCallStarted.tool_name must be text, not {name!r}"[:200])
+        text_field(arguments, "ToolCallStarted.arguments", optional=True)
+        check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
+        text_field(event.provider, "ToolCallStarted.provider", optional=True)
+        check(
             call_id not in self.calls and call_id not in self._earlier,
             f"tool call id {call_id!r} was used twice",
         )
@@ -334,7 +332,7 @@ class ReplyBuilder:
         self._clear_status()
         part = ToolCallPart(
             call_id,
-            _safe_delta("", name)[0],
+            safe_delta("", name)[0],
             arguments or "",
             state=ToolCallState.PENDING if arguments is not None else ToolCallState.STREAMING,
             provider_executed=event.provider_executed,
@@ -377,7 +375,7 @@ class ReplyBuilder:
         self._clear_status()
         if self._held_kind is not kind:
             self._flush_held()
-        text, self._held = _safe_delta(self._held, text)
+        text, self._held = safe_delta(self._held, text)
         self._held_kind = kind if self._held else None
         reply = self.reply
         parts = reply.parts

@@ -44,8 +44,8 @@ logger = logging.getLogger("ai_widgets")
 
 Resolve = Callable[[str], "Tool | None"]
 
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_TOOL_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+TOOL_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class RoundInterrupted(Exception):
@@ -115,7 +115,7 @@ class ToolRound:
             if part.state is ToolCallState.STREAMING:
                 move_call(self._notify, self.reply, part, ToolCallState.PENDING)
             if part.provider_executed:  # its arguments are the provider's to check; an edit is checked on approve
-                await self._ask(part, _remote_tool(part.tool_name, self._remote_schemas.get(part.tool_call_id)))
+                await self._ask(part, remote_tool(part.tool_name, self._remote_schemas.get(part.tool_call_id)))
                 continue
             found = resolve(part.tool_name)
             if found is None:
@@ -664,20 +664,20 @@ class ToolRound:
                     move_call(self._notify, self.reply, part, ToolCallState.RUNNING)
 
 
-def _remote_tool(name: str, schema: dict[str, Any] | None) -> Tool:
+def remote_tool(name: str, schema: dict[str, Any] | None) -> Tool:
     """What a round knows of a tool the provider runs, to ask about its call: its name, that it asks, and the schema
     an edit of its arguments must match (any object where the provider gave none). It is never invoked."""
     parameters = schema if schema is not None else {"type": "object"}
     definition = ToolDefinition(
-        name=name if _TOOL_NAME.fullmatch(name) else _TOOL_NAME_CHARS.sub("_", name)[:64] or "remote_tool",
+        name=name if TOOL_NAME.fullmatch(name) else TOOL_NAME_CHARS.sub("_", name)[:64] or "remote_tool",
         description="A tool the remote agent runs itself.",
         parameters=parameters,
         requires_approval=True,
     )
-    return Tool(definition, _never_run)
+    return Tool(definition, never_run)
 
 
-def _never_run(invocation: ToolInvocation) -> None:
+def never_run(invocation: ToolInvocation) -> None:
     raise AssertionError(f"the provider's tool {invocation.tool_name!r} is never run here")
 
 
@@ -692,11 +692,11 @@ def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["return
             text = "(its text could not be read)"
         name = type(error).__qualname__
         text = f"{name}: {text}" if text else name
-        return "raised", _clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
+        return "raised", clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
     value = future.result()
     if isinstance(value, ToolOutcome):
         if value.ok:
-            text = value.text if value.value is None and value.text is not None else _preview_value(value.value)
+            text = value.text if value.value is None and value.text is not None else preview_value(value.value)
             if value.value is None and value.text is None and value.display is not None:
                 text = value.display.text  # a figure, a frame: its text form
         else:
@@ -705,11 +705,11 @@ def late_result(future: concurrent.futures.Future[Any]) -> tuple[Literal["return
         if asyncio.iscoroutine(value):
             value.close()  # never run: the call it belonged to has ended
             return "returned", "a coroutine (not run)"
-        text = _preview_value(value)
-    return "returned", _clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
+        text = preview_value(value)
+    return "returned", clip(redact(safe_text(text[: LATE_PREVIEW_CHARS * 2])))
 
 
-def _preview_value(value: Any) -> str:
+def preview_value(value: Any) -> str:
     """The start of ``value`` as JSON (a string as itself), made as a result would be, and written only as far as
     the preview shows."""
     if isinstance(value, str):
@@ -720,7 +720,7 @@ def _preview_value(value: Any) -> str:
         try:  # plain data that only the conversion refused (a lone surrogate in a key): shown made safe
             plain = checked_json(value, where="the late result")
         except (UnsafeValueError, ValueError):
-            return f"(a value that cannot be shown: {_text_of(exc)})"
+            return f"(a value that cannot be shown: {text_of(exc)})"
     except Exception as exc:  # a value whose own methods raise (its repr, its iteration)
         return f"(a {type(value).__qualname__} that cannot be shown: {type(exc).__qualname__})"
     if isinstance(plain, str):
@@ -735,14 +735,14 @@ def _preview_value(value: Any) -> str:
     return "".join(written)
 
 
-def _text_of(exc: BaseException) -> str:
+def text_of(exc: BaseException) -> str:
     try:
         return str(exc)
     except Exception:
         return type(exc).__qualname__
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     return text if len(text) <= LATE_PREVIEW_CHARS else text[: LATE_PREVIEW_CHARS - 1] + "…"
 
 

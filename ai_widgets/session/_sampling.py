@@ -23,7 +23,7 @@ async def run_sampling(transport: Transport, options: RequestOptions, request: S
     Raises:
         Exception: Whatever the transport raised (the asking tool is told it).
     """
-    messages = [Message(Role(m.role), _parts(m.text, m.images)) for m in request.messages]
+    messages = [Message(Role(m.role), parts(m.text, m.images)) for m in request.messages]
     sent = ChatRequest(
         messages=messages,
         tools=[],
@@ -64,7 +64,7 @@ async def run_sampling(transport: Transport, options: RequestOptions, request: S
     return SamplingReply(text=text, model=named, stop_reason=stop)
 
 
-def _parts(text: str, images: tuple[tuple[str, str], ...]) -> list[Part]:
+def parts(text: str, images: tuple[tuple[str, str], ...]) -> list[Part]:
     parts: list[Part] = [TextPart(text)] if text else []
     parts.extend(FilePart(media_type=mime, data=data) for mime, data in images)
     return parts or [TextPart("")]

@@ -205,7 +205,7 @@ class Turn:
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
             end_open_calls(self.host.notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
-            self._finish(MessageStatus.ERROR, f"The turn failed: {_describe(exc)}")
+            self._finish(MessageStatus.ERROR, f"The turn failed: {describe(exc)}")
         finally:
             self.end()
         return reply
@@ -295,7 +295,7 @@ class Turn:
             retry = None
             if offered is None:
                 return
-            calls = [part for part in reply.tool_calls if not part.state.terminal and _ours_to_settle(part)]
+            calls = [part for part in reply.tool_calls if not part.state.terminal and ours_to_settle(part)]
             if not calls and self.output is not None:
                 retry = self._check_output(start, retries)
                 if retry is None:
@@ -526,7 +526,7 @@ class Turn:
             builder = ReplyBuilder(reply, host.notify, new_answer=None if self.output is None else self._new_answer)
             builder.show_status(status)
             try:
-                async with _closing(transport.stream(sent)) as stream:
+                async with closing(transport.stream(sent)) as stream:
                     async for event in stream:
                         builder.apply(event)
             except ContextTooLongError as exc:
@@ -560,7 +560,7 @@ class Turn:
                 return None
             except Exception as exc:
                 builder.close()
-                self._fail_request(f"The model request failed: {_describe(exc)}")
+                self._fail_request(f"The model request failed: {describe(exc)}")
                 return None
             break
         builder.close()
@@ -600,7 +600,7 @@ class Turn:
             end_open_calls(
                 self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
             )
-            self._finish(MessageStatus.ERROR, f"The tools could not be listed: {_describe(exc)}")
+            self._finish(MessageStatus.ERROR, f"The tools could not be listed: {describe(exc)}")
             return False
         return True
 
@@ -608,7 +608,7 @@ class Turn:
         """A call the provider ran but sent no result for (a paused turn) is never run here: it gets an outcome,
         unless the provider paused for the person's decision on it (the round asks, the next request tells)."""
         for part in self.reply.tool_calls:
-            if not part.provider_executed or part.state.terminal or _ours_to_settle(part):
+            if not part.provider_executed or part.state.terminal or ours_to_settle(part):
                 continue
             # An allowed call that ran remotely and got no result did run: it failed rather than being skipped.
             state = ToolCallState.FAILED if part.state is ToolCallState.RUNNING else ToolCallState.SKIPPED
@@ -620,13 +620,13 @@ class Turn:
         self._finish(MessageStatus.ERROR, error)
 
 
-def _ours_to_settle(part: ToolCallPart) -> bool:
+def ours_to_settle(part: ToolCallPart) -> bool:
     """Whether the session settles this open call in a round: a local call, or a provider-run call the provider
     paused for the person's decision on that nobody has made yet."""
     return not part.provider_executed or (part.approval_requested_by_transport and part.decision is None)
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     try:
         text = str(exc)
     except Exception:
@@ -635,7 +635,7 @@ def _describe(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _closing(stream: AsyncIterator[StreamEvent]) -> AsyncIterator[AsyncIterator[StreamEvent]]:
+async def closing(stream: AsyncIterator[StreamEvent]) -> AsyncIterator[AsyncIterator[StreamEvent]]:
     """Closes a transport's stream however the consumer leaves it (done, failed or cancelled)."""
     try:
         yield stream

@@ -39,7 +39,7 @@ __all__ = ["PROVIDERS", "ToolWarning", "check_tool", "openai_strict_problems"]
 
 #: The providers a warning can name (``ToolWarning.provider``); both OpenAI APIs take the same function schemas.
 PROVIDERS = ("openai", "anthropic", "gemini")
-_PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
+PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
 
 
 @dataclass(frozen=True)
@@ -73,31 +73,31 @@ def check_tool(item: HasDefinition | ToolDefinition) -> list[ToolWarning]:
     definition = definition_of(item)
     schema = definition.parameters
     warnings: list[ToolWarning] = []
-    warnings += _descriptions(definition)
-    warnings += _not_utf8(definition)
-    warnings += _not_json(schema)
-    warnings += _unresolved_refs(schema)
-    warnings += _unfillable(item, schema)
-    warnings += _names(definition.name)
-    warnings += _openai_array_items(schema)
+    warnings += descriptions(definition)
+    warnings += not_utf8(definition)
+    warnings += not_json(schema)
+    warnings += unresolved_refs(schema)
+    warnings += unfillable(item, schema)
+    warnings += names(definition.name)
+    warnings += openai_array_items(schema)
     strict_apis = [
         key for key in ("openai_chat", "openai_responses") if openai_strict(PROVIDER_FORMATS[key](definition))
     ]
     if strict_apis:
         warnings += openai_strict_problems(schema)
-    warnings += _anthropic_schema(schema)
-    warnings += _gemini_ref_siblings(schema)
-    warnings += _gemini_ref_loops(schema)
-    warnings += _gemini_keywords(schema)
+    warnings += anthropic_schema(schema)
+    warnings += gemini_ref_siblings(schema)
+    warnings += gemini_ref_loops(schema)
+    warnings += gemini_keywords(schema)
     return warnings
 
 
 # --- walking a schema -----------------------------------------------------------------------------------------------
 
 # Keywords whose value is a map of name -> schema, a list of schemas, or one schema (JSON Schema 2020-12 and draft 7).
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = (
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+SCHEMA_ONE = (
     "items",
     "additionalItems",
     "additionalProperties",
@@ -110,44 +110,44 @@ _SCHEMA_ONE = (
     "then",
     "else",
 )
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _join(path: str, key: str | int) -> str:
+def join(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
-    if _IDENTIFIER.match(key):
+    if IDENTIFIER.match(key):
         return f"{path}.{key}"
     # A lone surrogate is written as its JSON escape, so the path stays printable and encodable.
-    return f"{path}[{json.dumps(key, ensure_ascii=bool(_SURROGATE.search(key)))}]"
+    return f"{path}[{json.dumps(key, ensure_ascii=bool(SURROGATE.search(key)))}]"
 
 
-def _subschemas(node: Any, path: str = "$") -> Iterator[tuple[dict[str, Any], str]]:
+def subschemas(node: Any, path: str = "$") -> Iterator[tuple[dict[str, Any], str]]:
     """Every schema object in ``node`` (itself first) with its JSON path; boolean schemas and non-schemas skipped."""
     if not isinstance(node, dict):
         return
     yield node, path
-    for key in _SCHEMA_MAPS:
+    for key in SCHEMA_MAPS:
         value = node.get(key)
         if isinstance(value, dict):
             for name, child in value.items():
-                yield from _subschemas(child, _join(_join(path, key), str(name)))
-    for key in _SCHEMA_LISTS:
+                yield from subschemas(child, join(join(path, key), str(name)))
+    for key in SCHEMA_LISTS:
         value = node.get(key)
         if isinstance(value, list):
             for index, child in enumerate(value):
-                yield from _subschemas(child, _join(_join(path, key), index))
-    for key in _SCHEMA_ONE:
+                yield from subschemas(child, join(join(path, key), index))
+    for key in SCHEMA_ONE:
         value = node.get(key)
         if isinstance(value, list):  # draft 4's tuple form of items
             for index, child in enumerate(value):
-                yield from _subschemas(child, _join(_join(path, key), index))
+                yield from subschemas(child, join(join(path, key), index))
         else:
-            yield from _subschemas(value, _join(path, key))
+            yield from subschemas(value, join(path, key))
 
 
-def _types(node: dict[str, Any]) -> set[str]:
+def types(node: dict[str, Any]) -> set[str]:
     kind = node.get("type")
     if isinstance(kind, str):
         return {kind}
@@ -156,7 +156,7 @@ def _types(node: dict[str, Any]) -> set[str]:
     return set()
 
 
-def _resolve(root: dict[str, Any], ref: str) -> Any:
+def resolve(root: dict[str, Any], ref: str) -> Any:
     """The schema a local ``$ref`` points to (a JSON pointer into the root), or ``None``."""
     if ref == "#":
         return root
@@ -174,12 +174,12 @@ def _resolve(root: dict[str, Any], ref: str) -> Any:
     return target
 
 
-def _required(schema: dict[str, Any]) -> set[str]:
+def required_of(schema: dict[str, Any]) -> set[str]:
     required = schema.get("required")
     return {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
 
 
-def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+def properties_of(schema: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties")
     return properties if isinstance(properties, dict) else {}
 
@@ -187,7 +187,7 @@ def _properties(schema: dict[str, Any]) -> dict[str, Any]:
 # --- every provider -------------------------------------------------------------------------------------------------
 
 
-def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
+def descriptions(definition: ToolDefinition) -> list[ToolWarning]:
     # Every provider's guide says the description is what the model decides by: OpenAI ("Write clear and detailed
     # function names, parameter descriptions, and instructions", platform.openai.com/docs/guides/function-calling),
     # Anthropic ("Provide extremely detailed descriptions. This is by far the most important factor in tool
@@ -200,10 +200,10 @@ def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
                 None,
                 "missing-description",
                 f"The tool {definition.name!r} has no description, so the model must guess from its name when to "
-                f"call it: {_fix('add a docstring or description=', definition)}.",
+                f"call it: {fix('add a docstring or description=', definition)}.",
             )
         )
-    for name, prop in _properties(definition.parameters).items():
+    for name, prop in properties_of(definition.parameters).items():
         described = isinstance(prop, dict) and isinstance(prop.get("description"), str) and prop["description"].strip()
         if not described:
             warnings.append(
@@ -211,26 +211,26 @@ def _descriptions(definition: ToolDefinition) -> list[ToolWarning]:
                     None,
                     "missing-parameter-description",
                     f"The parameter {name!r} has no description: "
-                    + _fix(
+                    + fix(
                         "say what it is and its format in the docstring's Args section or with "
                         "Annotated[..., Field(description=...)]",
                         definition,
                     )
                     + ".",
-                    _join("$.properties", name),
+                    join("$.properties", name),
                 )
             )
     return warnings
 
 
-def _fix(advice: str, definition: ToolDefinition) -> str:
+def fix(advice: str, definition: ToolDefinition) -> str:
     """How to add a description: ``advice`` for Python code; for a tool described elsewhere, whose to change."""
     if definition.described_by is None:
         return advice
     return f"the tool is described by {definition.described_by}, which alone can add one"
 
 
-def _not_utf8(definition: ToolDefinition) -> list[ToolWarning]:
+def not_utf8(definition: ToolDefinition) -> list[ToolWarning]:
     # A request body is UTF-8, which has no form for a lone surrogate ("\ud800", from decoding bytes with
     # errors="surrogateescape", or half of a pair): encoding the request fails, for every provider, every time.
     return [
@@ -241,11 +241,11 @@ def _not_utf8(definition: ToolDefinition) -> list[ToolWarning]:
             "sent: remove it (decode text with errors='replace').",
         )
         for what, text in (("description", definition.description),)
-        if _SURROGATE.search(text)
+        if SURROGATE.search(text)
     ]
 
 
-def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
+def not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
     # A request body must be JSON (RFC 8259 has no NaN or Infinity); the SDKs encode with allow_nan=False, so such a
     # value (a default of float("nan"), say) makes every request with this tool fail before it is sent.
     if isinstance(schema, float) and not math.isfinite(schema):
@@ -259,19 +259,19 @@ def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
             )
         ]
     if isinstance(schema, str):
-        return [_lone_surrogate(path)] if _SURROGATE.search(schema) else []
+        return [lone_surrogate(path)] if SURROGATE.search(schema) else []
     if isinstance(schema, dict):
         found = []
         for key, value in schema.items():
             if not isinstance(key, str):
                 found.append(ToolWarning(None, "not-json", f"The schema has a non-string key {key!r}.", path))
                 continue
-            if _SURROGATE.search(key):
-                found.append(_lone_surrogate(_join(path, key)))
-            found += _not_json(value, _join(path, key))
+            if SURROGATE.search(key):
+                found.append(lone_surrogate(join(path, key)))
+            found += not_json(value, join(path, key))
         return found
     if isinstance(schema, list):
-        return [warning for index, item in enumerate(schema) for warning in _not_json(item, _join(path, index))]
+        return [warning for index, item in enumerate(schema) for warning in not_json(item, join(path, index))]
     if schema is None or isinstance(schema, (str, int, float, bool)):
         return []
     return [
@@ -285,7 +285,7 @@ def _not_json(schema: Any, path: str = "$") -> list[ToolWarning]:
     ]
 
 
-def _lone_surrogate(path: str) -> ToolWarning:
+def lone_surrogate(path: str) -> ToolWarning:
     return ToolWarning(
         None,
         "not-utf8",
@@ -295,13 +295,13 @@ def _lone_surrogate(path: str) -> ToolWarning:
     )
 
 
-def _unresolved_refs(schema: dict[str, Any]) -> list[ToolWarning]:
+def unresolved_refs(schema: dict[str, Any]) -> list[ToolWarning]:
     # Providers resolve only local references ("#/$defs/Name"); none fetches a URL. A reference that points nowhere
     # leaves the model without that part of the schema, and is refused by the validators that resolve references.
     warnings = []
-    for node, path in _subschemas(schema):
+    for node, path in subschemas(schema):
         ref = node.get("$ref")
-        if isinstance(ref, str) and _resolve(schema, ref) is None:
+        if isinstance(ref, str) and resolve(schema, ref) is None:
             warnings.append(
                 ToolWarning(
                     None,
@@ -315,14 +315,14 @@ def _unresolved_refs(schema: dict[str, Any]) -> list[ToolWarning]:
 
 
 # JSON values a model can write: if a parameter's validator takes none of them, no call can ever fill it.
-_SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", "text", [], {})
+SAMPLES: tuple[Any, ...] = (None, True, 0, 1.5, "", "text", [], {})
 
 
-def _unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) -> list[ToolWarning]:
+def unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) -> list[ToolWarning]:
     warnings = []
     model = getattr(item, "_arguments_model", None)
-    properties = _properties(schema)
-    for name in sorted(_required(schema) - set(properties)):
+    properties = properties_of(schema)
+    for name in sorted(required_of(schema) - set(properties)):
         # Required but never described: the model is not told the parameter exists, and every call without it is
         # refused before the tool runs (the arguments are checked against this schema).
         warnings.append(
@@ -334,8 +334,8 @@ def _unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) ->
                 "$.required",
             )
         )
-    for name, prop in _properties(schema).items():
-        path = _join("$.properties", name)
+    for name, prop in properties_of(schema).items():
+        path = join("$.properties", name)
         if prop is False or (isinstance(prop, dict) and (prop.get("not") == {} or prop.get("enum") == [])):
             warnings.append(
                 ToolWarning(
@@ -349,9 +349,9 @@ def _unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) ->
             continue
         # A type with no JSON form (``type[int]``, a class pydantic only checks with isinstance) reaches the schema as
         # ``{}``: the model is told "anything", and the validator then refuses everything it can send.
-        if model is None or not isinstance(prop, dict) or _constrains(prop):
+        if model is None or not isinstance(prop, dict) or constrains(prop):
             continue
-        if not any(_accepts(model, name, sample) for sample in _SAMPLES):
+        if not any(accepts(model, name, sample) for sample in SAMPLES):
             warnings.append(
                 ToolWarning(
                     None,
@@ -365,11 +365,11 @@ def _unfillable(item: HasDefinition | ToolDefinition, schema: dict[str, Any]) ->
     return warnings
 
 
-def _constrains(prop: dict[str, Any]) -> bool:
+def constrains(prop: dict[str, Any]) -> bool:
     return any(key in prop for key in ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties"))
 
 
-def _accepts(model: Any, name: str, value: Any) -> bool:
+def accepts(model: Any, name: str, value: Any) -> bool:
     from pydantic import ValidationError
 
     try:
@@ -388,7 +388,7 @@ def _accepts(model: Any, name: str, value: Any) -> bool:
 # underscore. Must be a-z, A-Z, 0-9, or contain underscores, dots, colons and dashes, with a maximum length of 128"
 # (FunctionDeclaration.name in the google-genai SDK, google/genai/types.py, for Vertex AI); the Developer API's
 # reference (ai.google.dev/api/caching#FunctionDeclaration) says "maximum length of 64": the stricter of the two.
-_NAME_RULES = (
+NAME_RULES = (
     ("openai", re.compile(r"^[a-zA-Z0-9_-]{1,64}$"), "1 to 64 letters, digits, '_' or '-'"),
     ("anthropic", re.compile(r"^[a-zA-Z0-9_-]{1,128}$"), "1 to 128 letters, digits, '_' or '-'"),
     (
@@ -399,14 +399,14 @@ _NAME_RULES = (
 )
 
 
-def _names(name: str) -> list[ToolWarning]:
+def names(name: str) -> list[ToolWarning]:
     return [
         ToolWarning(
             provider,
             "invalid-name",
-            f"{_PROVIDER_NAMES[provider]} refuses the tool name {name!r} (it takes {rule}): rename the tool.",
+            f"{PROVIDER_NAMES[provider]} refuses the tool name {name!r} (it takes {rule}): rename the tool.",
         )
-        for provider, pattern, rule in _NAME_RULES
+        for provider, pattern, rule in NAME_RULES
         if not pattern.match(name)
     ]
 
@@ -414,7 +414,7 @@ def _names(name: str) -> list[ToolWarning]:
 # --- OpenAI ---------------------------------------------------------------------------------------------------------
 
 
-def _openai_array_items(schema: dict[str, Any]) -> list[ToolWarning]:
+def openai_array_items(schema: dict[str, Any]) -> list[ToolWarning]:
     # OpenAI validates function schemas even without strict mode, and refuses an array schema without ``items``:
     # "Invalid schema for function 'f': In context=('properties', 'x'), array schema missing items." (code
     # invalid_function_parameters; quoted in sigoden/aichat#1049, digitalocean-labs/mcp-digitalocean#265). A tuple's
@@ -427,8 +427,8 @@ def _openai_array_items(schema: dict[str, Any]) -> list[ToolWarning]:
             "request with this tool: say what the array holds (list[str] rather than a bare list or a tuple).",
             path,
         )
-        for node, path in _subschemas(schema)
-        if "array" in _types(node) and "items" not in node
+        for node, path in subschemas(schema)
+        if "array" in types(node) and "items" not in node
     ]
 
 
@@ -438,7 +438,7 @@ def _openai_array_items(schema: dict[str, Any]) -> list[ToolWarning]:
 # dependentRequired, dependentSchemas, if, then, else are not supported; oneOf is refused ("In context=(), 'oneOf' is
 # not permitted", community.openai.com/t/932422). $defs, recursion, anyOf (below the root) and the string, number and
 # array keywords are accepted.
-_STRICT_UNSUPPORTED = ("allOf", "not", "oneOf", "dependentRequired", "dependentSchemas", "if", "then", "else")
+STRICT_UNSUPPORTED = ("allOf", "not", "oneOf", "dependentRequired", "dependentSchemas", "if", "then", "else")
 
 
 def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
@@ -448,7 +448,7 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
     schema would qualify.
     """
     warnings = []
-    if "anyOf" in schema or "object" not in _types(schema):
+    if "anyOf" in schema or "object" not in types(schema):
         warnings.append(
             ToolWarning(
                 "openai",
@@ -457,8 +457,8 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
                 "$",
             )
         )
-    for node, path in _subschemas(schema):
-        is_object = "object" in _types(node) or isinstance(node.get("properties"), dict)
+    for node, path in subschemas(schema):
+        is_object = "object" in types(node) or isinstance(node.get("properties"), dict)
         if is_object and node.get("additionalProperties") is not False:
             warnings.append(
                 ToolWarning(
@@ -468,8 +468,8 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
                     path,
                 )
             )
-        properties = _properties(node)
-        required = _required(node)
+        properties = properties_of(node)
+        required = required_of(node)
         optional = [name for name in properties if name not in required]
         if optional:
             warnings.append(
@@ -481,14 +481,14 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
                     path,
                 )
             )
-        for keyword in _STRICT_UNSUPPORTED:
+        for keyword in STRICT_UNSUPPORTED:
             if keyword in node:
                 warnings.append(
                     ToolWarning(
                         "openai",
                         "openai-strict-keyword",
                         f"Strict mode does not support {keyword!r}.",
-                        _join(path, keyword),
+                        join(path, keyword),
                     )
                 )
     return warnings
@@ -497,7 +497,7 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[ToolWarning]:
 # --- Anthropic ------------------------------------------------------------------------------------------------------
 
 
-def _anthropic_schema(schema: dict[str, Any]) -> list[ToolWarning]:
+def anthropic_schema(schema: dict[str, Any]) -> list[ToolWarning]:
     # Anthropic refuses an input_schema that is not valid JSON Schema 2020-12: "tools.N.custom.input_schema: JSON
     # schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12)" (quoted in
     # anthropics/claude-code#63673). Checked here against the 2020-12 meta-schema.
@@ -512,7 +512,7 @@ def _anthropic_schema(schema: dict[str, Any]) -> list[ToolWarning]:
         return []
     path = "$"
     for part in problem.absolute_path:
-        path = _join(path, part)
+        path = join(path, part)
     return [
         ToolWarning(
             "anthropic",
@@ -530,15 +530,15 @@ def _anthropic_schema(schema: dict[str, Any]) -> list[ToolWarning]:
 # quoted in anomalyco/opencode#12295 and su-kaka/gcli2api#374); the SDK's docs allow keywords starting with "$" too
 # ("If $ref is set on a sub-schema, no other properties, except for than those starting as a $, may be set",
 # GenerationConfig.response_json_schema in google/genai/types.py).
-_GEMINI_REF_SIBLINGS = frozenset({"description", "default"})
+GEMINI_REF_SIBLINGS = frozenset({"description", "default"})
 
 
-def _gemini_ref_siblings(schema: dict[str, Any]) -> list[ToolWarning]:
+def gemini_ref_siblings(schema: dict[str, Any]) -> list[ToolWarning]:
     warnings = []
-    for node, path in _subschemas(schema):
+    for node, path in subschemas(schema):
         if "$ref" not in node:
             continue
-        extra = sorted(k for k in node if k != "$ref" and k not in _GEMINI_REF_SIBLINGS and not k.startswith("$"))
+        extra = sorted(k for k in node if k != "$ref" and k not in GEMINI_REF_SIBLINGS and not k.startswith("$"))
         if extra:
             warnings.append(
                 ToolWarning(
@@ -552,7 +552,7 @@ def _gemini_ref_siblings(schema: dict[str, Any]) -> list[ToolWarning]:
     return warnings
 
 
-def _gemini_ref_loops(schema: dict[str, Any]) -> list[ToolWarning]:
+def gemini_ref_loops(schema: dict[str, Any]) -> list[ToolWarning]:
     # "ref loops are only supported if they include optional or nullable property values, or a potentially-zero-length
     # array items, but a ref loop of required fields was found at ..." (the API's error, quoted in
     # juspay/juspay-mcp#132); the SDK's docs: "Cyclic references are unrolled to a limited degree and, as such, may
@@ -578,42 +578,42 @@ def _gemini_ref_loops(schema: dict[str, Any]) -> list[ToolWarning]:
                         path,
                     )
                 return
-            target = _resolve(schema, ref)
+            target = resolve(schema, ref)
             if target is not None:
                 visit(target, path, [*stack, (ref, exits)], exits)
-        nullable = _nullable(node)
-        required = _required(node)
-        for name, child in _properties(node).items():
-            escape = nullable or name not in required or (isinstance(child, dict) and _nullable(child))
-            visit(child, _join(_join(path, "properties"), name), stack, exits + escape)
+        nullable = is_nullable(node)
+        required = required_of(node)
+        for name, child in properties_of(node).items():
+            escape = nullable or name not in required or (isinstance(child, dict) and is_nullable(child))
+            visit(child, join(join(path, "properties"), name), stack, exits + escape)
         items = node.get("items")
         min_items = node.get("minItems")
         empty_ok = nullable or not (isinstance(min_items, int) and min_items > 0)
         if isinstance(items, dict):
-            visit(items, _join(path, "items"), stack, exits + empty_ok)
+            visit(items, join(path, "items"), stack, exits + empty_ok)
         prefix = node.get("prefixItems")
         if isinstance(prefix, list):
             for index, child in enumerate(prefix):
                 optional = nullable or not (isinstance(min_items, int) and min_items > index)
-                visit(child, _join(_join(path, "prefixItems"), index), stack, exits + optional)
+                visit(child, join(join(path, "prefixItems"), index), stack, exits + optional)
         if isinstance(node.get("additionalProperties"), dict):
-            visit(node["additionalProperties"], _join(path, "additionalProperties"), stack, exits + 1)
+            visit(node["additionalProperties"], join(path, "additionalProperties"), stack, exits + 1)
         for key in ("anyOf", "oneOf", "allOf"):
             branches = node.get(key)
             if isinstance(branches, list):
                 for index, child in enumerate(branches):
-                    visit(child, _join(_join(path, key), index), stack, exits + (nullable and key != "allOf"))
+                    visit(child, join(join(path, key), index), stack, exits + (nullable and key != "allOf"))
 
     visit(schema, "$", [("#", 0)], 0)
     return list(found.values())
 
 
-def _nullable(node: dict[str, Any]) -> bool:
-    if "null" in _types(node) or node.get("nullable") is True:
+def is_nullable(node: dict[str, Any]) -> bool:
+    if "null" in types(node) or node.get("nullable") is True:
         return True
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
-        if isinstance(branches, list) and any(isinstance(b, dict) and "null" in _types(b) for b in branches):
+        if isinstance(branches, list) and any(isinstance(b, dict) and "null" in types(b) for b in branches):
             return True
     return False
 
@@ -625,7 +625,7 @@ def _nullable(node: dict[str, Any]) -> bool:
 # own Schema that the JSON form maps onto (ai.google.dev/api/caching#Schema: nullable, default, example, minLength,
 # maxLength, pattern, minProperties, maxProperties). Anything else (const, allOf, not, exclusiveMinimum, multipleOf,
 # uniqueItems, patternProperties...) Gemini may ignore or refuse.
-_GEMINI_KEYWORDS = frozenset(
+GEMINI_KEYWORDS = frozenset(
     {
         "type",
         "format",
@@ -656,12 +656,12 @@ _GEMINI_KEYWORDS = frozenset(
 )
 
 
-def _gemini_keywords(schema: dict[str, Any]) -> list[ToolWarning]:
+def gemini_keywords(schema: dict[str, Any]) -> list[ToolWarning]:
     seen: dict[str, list[str]] = {}
-    for node, path in _subschemas(schema):
+    for node, path in subschemas(schema):
         for key in node:
-            if isinstance(key, str) and not key.startswith("$") and key not in _GEMINI_KEYWORDS:
-                seen.setdefault(key, []).append(_join(path, key))
+            if isinstance(key, str) and not key.startswith("$") and key not in GEMINI_KEYWORDS:
+                seen.setdefault(key, []).append(join(path, key))
     return [
         ToolWarning(
             "gemini",

@@ -9,9 +9,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["HasDefinition", "ToolDefinition", "ToolRisk", "default_approval_reason", "definition_of"]
+__all__ = ["NAME_PATTERN", "HasDefinition", "ToolDefinition", "ToolRisk", "default_approval_reason", "definition_of"]
 
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class ToolRisk(str, Enum):
@@ -57,12 +57,12 @@ class ToolDefinition(BaseModel):
     app: str | None = None
 
     def model_post_init(self, context: Any, /) -> None:
-        _check_name(self.name)
+        check_name(self.name)
         if self.parameters.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
         if self.app is not None and not (isinstance(self.app, str) and self.app.startswith("ui://")):
             raise ValueError(f"tool {self.name!r}: app must be a ui:// URI, not {self.app!r}")
-        problem = _too_deep(self.parameters)
+        problem = too_deep(self.parameters)
         if problem is not None:
             raise ValueError(f"tool {self.name!r}: parameters {problem}")
 
@@ -100,28 +100,28 @@ def default_approval_reason(definition: ToolDefinition) -> str | None:
 
 #: The deepest nesting of a parameters schema, as of any value kept in a conversation (``ai_widgets._safe``): the
 #: JSON encoders, validators and checks that read a schema recurse, and none of them go deeper safely.
-_MAX_DEPTH = 200
-_MAX_NODES = 1_000_000
+MAX_DEPTH = 200
+MAX_NODES = 1_000_000
 
 
-def _too_deep(schema: dict[str, Any]) -> str | None:
+def too_deep(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` cannot be sent or checked (nested too deep, contains itself, or too big), or ``None``."""
     stack: list[tuple[Any, int]] = [(schema, 1)]
     nodes = 0
     while stack:
         value, depth = stack.pop()
-        if depth > _MAX_DEPTH:
-            return f"nest deeper than {_MAX_DEPTH} levels (or contain themselves)"
+        if depth > MAX_DEPTH:
+            return f"nest deeper than {MAX_DEPTH} levels (or contain themselves)"
         children = value.values() if isinstance(value, dict) else value
         for child in children:
             if isinstance(child, (dict, list, tuple)):
                 nodes += 1
-                if nodes > _MAX_NODES:
-                    return f"hold more than {_MAX_NODES:,} nested values"
+                if nodes > MAX_NODES:
+                    return f"hold more than {MAX_NODES:,} nested values"
                 stack.append((child, depth + 1))
     return None
 
 
-def _check_name(name: str) -> None:
-    if not _NAME_PATTERN.match(name):
+def check_name(name: str) -> None:
+    if not NAME_PATTERN.match(name):
         raise ValueError(f"invalid tool name {name!r}: use 1 to 64 letters, digits, '_' or '-' (what providers accept)")

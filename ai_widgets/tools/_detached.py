@@ -97,7 +97,7 @@ class RemoteTraceback(Exception):
 # --- where it runs ------------------------------------------------------------------------------------------------
 
 
-class _DetachedProgress(ToolProgress):
+class DetachedProgress(ToolProgress):
     """The progress of a call running where an executor sent it: sent back to the card through ``sender`` (on a
     Dask worker), or else kept there and not shown on the card (logged once)."""
 
@@ -166,7 +166,7 @@ class DetachedCall:
             try:
                 earlier = self.run_once.claim()
             except Exception as exc:
-                return ("unclaimed", None, _describe(exc))
+                return ("unclaimed", None, describe(exc))
             if earlier is not None:
                 return ("ran_before", None, earlier)
         try:
@@ -176,20 +176,18 @@ class DetachedCall:
         if not self.pickled:
             return ("returned", value, "")
         try:
-            return ("pickled", _dumps(value), "")
+            return ("pickled", dumps(value), "")
         except Exception as exc:
-            return ("unsendable", None, f"a {type(value).__qualname__}: {_describe(exc)}")
+            return ("unsendable", None, f"a {type(value).__qualname__}: {describe(exc)}")
 
     def _run(self) -> Any:
         if self.fields is None:
             return self.handler(*self.args, **self.kwargs)
         link = None if self.remote is None else self.remote.attach()
         if link is None:
-            invocation = ToolInvocation(**self.fields, progress=_DetachedProgress())
+            invocation = ToolInvocation(**self.fields, progress=DetachedProgress())
         else:
-            invocation = ToolInvocation(
-                **self.fields, progress=_DetachedProgress(link.sender), cancelled=link.cancelled
-            )
+            invocation = ToolInvocation(**self.fields, progress=DetachedProgress(link.sender), cancelled=link.cancelled)
         try:
             if self.invocation_parameter is None:
                 return self.handler(invocation, *self.args, **self.kwargs)
@@ -202,17 +200,17 @@ class DetachedCall:
         try:
             trace = user_first_traceback(exc)
         except Exception:
-            trace = _describe(exc)
+            trace = describe(exc)
         if not self.pickled:
             return ("raised", exc, trace)
         try:
-            pickled: bytes | None = _dumps(exc)
+            pickled: bytes | None = dumps(exc)
         except Exception:
             pickled = None
-        return ("raised", (pickled, _describe(exc)), trace)
+        return ("raised", (pickled, describe(exc)), trace)
 
 
-def _dumps(value: Any) -> bytes:
+def dumps(value: Any) -> bytes:
     """``value`` pickled; by value with cloudpickle where plain pickle refuses (a class or function defined only
     where it runs), as Dask does."""
     try:
@@ -225,7 +223,7 @@ def _dumps(value: Any) -> bytes:
         return bytes(cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     try:
         text = str(exc)
     except Exception:
@@ -264,7 +262,7 @@ async def run_detached(
         except Exception as exc:
             raise RuntimeError(
                 f"could not send the call of {call.tool_name} to the executor {where}: its Dask scheduler could not "
-                f"set it up to run only once ({_describe(exc)})"
+                f"set it up to run only once ({describe(exc)})"
             ) from exc
         call.run_once = None if run_once is None else run_once.claim
         if call.fields is not None:
@@ -281,17 +279,17 @@ async def run_detached(
         except BrokenExecutor as exc:
             raise RuntimeError(
                 f"could not send the call of {call.tool_name} to the executor {where}: it is broken "
-                f"({_describe(exc)}); a worker of it died earlier. Make a new one."
+                f"({describe(exc)}); a worker of it died earlier. Make a new one."
             ) from exc
         except Exception as exc:
             raise RuntimeError(
-                f"could not send the call of {call.tool_name} to the executor {where}: {_describe(exc)} "
+                f"could not send the call of {call.tool_name} to the executor {where}: {describe(exc)} "
                 "(the handler and its arguments must be picklable)"
             ) from exc
         read: concurrent.futures.Future[Any] = concurrent.futures.Future()
         # Read on the executor's thread as the call ends (the unpickling stays off the session's event loop).
         sent.add_done_callback(
-            functools.partial(_read_into, read, tool_name=call.tool_name, where=where, detailed=include_detailed_errors)
+            functools.partial(read_into, read, tool_name=call.tool_name, where=where, detailed=include_detailed_errors)
         )
         try:
             # Shielded: a cancel here must reach ``sent`` (below), and leave ``read`` to tell what a call that runs
@@ -311,7 +309,7 @@ async def run_detached(
             isinstance(error, (TypeError, AttributeError)) and "pickl" in str(error)
         ):
             raise RuntimeError(
-                f"could not send the call of {call.tool_name} to the executor {where}: {_describe(error)} "
+                f"could not send the call of {call.tool_name} to the executor {where}: {describe(error)} "
                 "(the handler and its arguments must be picklable)"
             ) from error
         raise error
@@ -324,7 +322,7 @@ async def run_detached(
             run_once.close()
 
 
-def _read_into(
+def read_into(
     read: concurrent.futures.Future[Any],
     sent: concurrent.futures.Future[Any],
     *,
@@ -340,16 +338,16 @@ def _read_into(
             return
         error = sent.exception()
         if error is not None:
-            lost = _lost(error, tool_name, where)
+            lost = lost_worker_outcome(error, tool_name, where)
             if lost is None:
                 # The executor's own failure, not the tool's (which comes back in what was sent): told apart.
-                failed = ExecutorFailedError(f"{where} could not run the call: {_describe(error)}")
+                failed = ExecutorFailedError(f"{where} could not run the call: {describe(error)}")
                 failed.__cause__ = error
                 read.set_exception(failed)
             else:
                 read.set_result(lost)
             return
-        result = _read(sent.result(), tool_name=tool_name, where=where, detailed=detailed)
+        result = read_sent(sent.result(), tool_name=tool_name, where=where, detailed=detailed)
     except BaseException as exc:  # never into the executor's callback machinery
         if not read.done():
             read.set_exception(exc)
@@ -360,25 +358,25 @@ def _read_into(
         read.set_result(result)
 
 
-def _lost(error: BaseException, tool_name: str, where: str) -> ToolOutcome | None:
+def lost_worker_outcome(error: BaseException, tool_name: str, where: str) -> ToolOutcome | None:
     """The failure of a call whose worker died, told by the executor (a broken pool, Dask's ``KilledWorker``)."""
     address = killed_worker(error)
     if address is not None:
         detail = (
             f"the Dask worker running it ({address}) died before its result came back, and Dask gave up on it "
-            f"({_describe(error)})"
+            f"({describe(error)})"
         )
     elif isinstance(error, BrokenExecutor):
         detail = (
-            f"a worker process of {where} died while it ran ({_describe(error)}); {where} cannot run anything more, "
+            f"a worker process of {where} died while it ran ({describe(error)}); {where} cannot run anything more, "
             "make a new one"
         )
     else:
         return None
-    return _worker_lost(tool_name, where, detail, error)
+    return worker_lost(tool_name, where, detail, error)
 
 
-def _worker_lost(tool_name: str, where: str, detail: str, cause: BaseException | None = None) -> ToolOutcome:
+def worker_lost(tool_name: str, where: str, detail: str, cause: BaseException | None = None) -> ToolOutcome:
     error = WorkerLostError(f"The call of {tool_name} on {where} did not finish: {detail}. It was not run again.")
     error.__cause__ = cause
     return ToolOutcome.failure(
@@ -389,7 +387,7 @@ def _worker_lost(tool_name: str, where: str, detail: str, cause: BaseException |
     )
 
 
-def _read(sent: Any, *, tool_name: str, where: str, detailed: bool) -> Any:
+def read_sent(sent: Any, *, tool_name: str, where: str, detailed: bool) -> Any:
     """What a :class:`DetachedCall` sent back: the value, the exception to raise (returned), or a failed outcome."""
     if not (isinstance(sent, tuple) and len(sent) == 3 and isinstance(sent[2], str)):
         raise UnreadableResultError(f"the executor {where} gave back a {type(sent).__qualname__}, not a call's result")
@@ -400,7 +398,7 @@ def _read(sent: Any, *, tool_name: str, where: str, detailed: bool) -> Any:
         try:
             return pickle.loads(payload)
         except Exception as exc:
-            problem = _describe(exc)
+            problem = describe(exc)
             error: Exception = UnreadableResultError(f"the tool's result could not be read in the kernel: {problem}")
             error.__cause__ = exc
             told = f"The tool {tool_name} ran on {where}, but its result could not be read in the kernel"
@@ -415,7 +413,7 @@ def _read(sent: Any, *, tool_name: str, where: str, detailed: bool) -> Any:
             try:
                 raised = pickle.loads(pickled)
             except Exception as exc:
-                problem = f"it could not be read in the kernel: {_describe(exc)}"
+                problem = f"it could not be read in the kernel: {describe(exc)}"
             else:
                 if isinstance(raised, BaseException):
                     raised.__cause__ = trace
@@ -429,7 +427,7 @@ def _read(sent: Any, *, tool_name: str, where: str, detailed: bool) -> Any:
         told = f"The tool {tool_name} ran on {where}, but its result could not be sent back"
         return ToolOutcome.failure(told + (f": {text}." if detailed else "."), retryable=False, error=error)
     if kind == "ran_before":
-        return _worker_lost(
+        return worker_lost(
             tool_name,
             where,
             f"the worker that ran it ({text}) died before its result came back; Dask started it again, and that "

@@ -22,24 +22,24 @@ from ai_widgets.tools._views import BYTES_PER_TOKEN, provider_views
 
 __all__ = ["registry_html", "schema_tree", "tool_html", "tool_markdown"]
 
-_MAX_DEPTH = 8  # nested levels of a schema shown; deeper ones say "…"
+MAX_DEPTH = 8  # nested levels of a schema shown; deeper ones say "…"
 # A view stays small whatever the tool holds (a 1 MB description, a 5,000-value enum, thousands of properties): what
 # is longer is cut, saying how much is left out. Sizes and token estimates are always of the whole definition.
-_MAX_DESCRIPTION = 4000  # characters of a tool's description shown
-_MAX_JSON = 20_000  # characters of each provider's JSON shown
-_MAX_NAME = 200  # characters of a name, title, type or path shown
-_MAX_PROPERTIES = 200  # properties shown at each level of the parameters' tree
-_MAX_WARNINGS = 50  # warnings listed
-_MAX_MESSAGE = 1000  # characters of a warning's message shown
-_CELL = "text-align: left; vertical-align: top; padding: 4px 8px"
-_LIST = "list-style: none; margin: 0; padding-left: 1.1em"
-_RISK = {"read_only": "read-only", "normal": "normal", "destructive": "destructive"}
+MAX_DESCRIPTION = 4000  # characters of a tool's description shown
+MAX_JSON = 20_000  # characters of each provider's JSON shown
+MAX_NAME = 200  # characters of a name, title, type or path shown
+MAX_PROPERTIES = 200  # properties shown at each level of the parameters' tree
+MAX_WARNINGS = 50  # warnings listed
+MAX_MESSAGE = 1000  # characters of a warning's message shown
+CELL = "text-align: left; vertical-align: top; padding: 4px 8px"
+LIST = "list-style: none; margin: 0; padding-left: 1.1em"
+RISK = {"read_only": "read-only", "normal": "normal", "destructive": "destructive"}
 
 
 # --- the parameter schema as a tree ---------------------------------------------------------------------------------
 
 
-class _Schema:
+class Schema:
     """Reads a JSON Schema for people: local ``$ref``s resolved (once per branch), unions described."""
 
     def __init__(self, root: dict[str, Any]) -> None:
@@ -103,7 +103,7 @@ class _Schema:
         return None
 
 
-def _details(node: dict[str, Any]) -> str:
+def details_line(node: dict[str, Any]) -> str:
     """Allowed values, default, format and bounds, as one dim line of escaped text (empty when none)."""
     shown: list[str] = []
     enum = node.get("enum")
@@ -133,67 +133,69 @@ def _details(node: dict[str, Any]) -> str:
 def schema_tree(parameters: dict[str, Any]) -> str:
     """A tool's parameters as nested lists: each property with its type, whether it is required, its description
     and its allowed values; nested objects and lists of objects as sub-lists."""
-    schema = _Schema(parameters)
+    schema = Schema(parameters)
     root, seen, _ = schema.resolve(parameters, frozenset())
     if not (isinstance(root.get("properties"), dict) and root["properties"]):
         return f'<span style="{DIM}">no parameters</span>'
-    return _properties(schema, root, seen, 0)
+    return properties_text(schema, root, seen, 0)
 
 
-def _properties(schema: _Schema, node: dict[str, Any], seen: frozenset[str], depth: int) -> str:
+def properties_text(schema: Schema, node: dict[str, Any], seen: frozenset[str], depth: int) -> str:
     required = node.get("required")
     required_names = set(required) if isinstance(required, list) else set()
     items = []
     properties = node["properties"]
     for index, (name, raw) in enumerate(properties.items()):
-        if index == _MAX_PROPERTIES:
+        if index == MAX_PROPERTIES:
             items.append(f'<li><span style="{DIM}">… and {len(properties) - index:,} more</span></li>')
             break
         prop, prop_seen, recursive = schema.resolve(raw, seen)
         kind = recursive if recursive is not None else schema.type_of(prop, prop_seen)
-        line = f'<code>{escaped(clipped(name, _MAX_NAME))}</code> <em style="{DIM}">{escaped(clipped(kind, _MAX_NAME))}</em>'
+        line = (
+            f'<code>{escaped(clipped(name, MAX_NAME))}</code> <em style="{DIM}">{escaped(clipped(kind, MAX_NAME))}</em>'
+        )
         if name in required_names:
             line += ' <strong title="required">required</strong>'
         description = prop.get("description") if recursive is None else "(the same structure, nested)"
         if isinstance(description, str) and description.strip():
             line += f" — {escaped(clipped(' '.join(description.split()), 600))}"
-        details = _details(prop)
+        details = details_line(prop)
         if details:
             line += f'<br><span style="{DIM}">{details}</span>'
         nested = None if recursive is not None else schema.children(prop, prop_seen)
         if nested is not None:
-            if depth + 1 >= _MAX_DEPTH:
+            if depth + 1 >= MAX_DEPTH:
                 line += f'<br><span style="{DIM}">… (nested deeper)</span>'
             else:
-                line += _properties(schema, nested[0], nested[1], depth + 1)
+                line += properties_text(schema, nested[0], nested[1], depth + 1)
         items.append(f"<li>{line}</li>")
-    return f'<ul style="{_LIST}">{"".join(items)}</ul>'
+    return f'<ul style="{LIST}">{"".join(items)}</ul>'
 
 
 # --- the registry ---------------------------------------------------------------------------------------------------
 
 
-def _warnings_of(item: HasDefinition | ToolDefinition) -> list[ToolWarning]:
+def warnings_of(item: HasDefinition | ToolDefinition) -> list[ToolWarning]:
     try:
         return check_tool(item)
     except Exception as exc:  # a view never fails for a check's sake
         return [ToolWarning(None, "check-failed", f"The checks could not run: {type(exc).__name__}: {exc}")]
 
 
-_PROVIDER_NAMES = {None: "all providers", "openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
+PROVIDER_NAMES = {None: "all providers", "openai": "OpenAI", "anthropic": "Anthropic", "gemini": "Gemini"}
 
 
-def _warning_items(warnings: list[ToolWarning]) -> str:
+def warning_items(warnings: list[ToolWarning]) -> str:
     items = []
-    for w in warnings[:_MAX_WARNINGS]:
-        where = f" <code>{escaped(clipped(w.path, _MAX_NAME))}</code>" if w.path else ""
+    for w in warnings[:MAX_WARNINGS]:
+        where = f" <code>{escaped(clipped(w.path, MAX_NAME))}</code>" if w.path else ""
         items.append(
-            f"<li><strong>{escaped(_PROVIDER_NAMES.get(w.provider, w.provider))}</strong>{where}: "
-            f"{escaped(clipped(w.message, _MAX_MESSAGE))} "
+            f"<li><strong>{escaped(PROVIDER_NAMES.get(w.provider, w.provider))}</strong>{where}: "
+            f"{escaped(clipped(w.message, MAX_MESSAGE))} "
             f'<span style="{DIM}">({escaped(w.code)})</span></li>'
         )
-    if len(warnings) > _MAX_WARNINGS:
-        items.append(f'<li><span style="{DIM}">… and {len(warnings) - _MAX_WARNINGS:,} more</span></li>')
+    if len(warnings) > MAX_WARNINGS:
+        items.append(f'<li><span style="{DIM}">… and {len(warnings) - MAX_WARNINGS:,} more</span></li>')
     return "".join(items)
 
 
@@ -204,14 +206,14 @@ def registry_html(items: Sequence[HasDefinition | ToolDefinition]) -> str:
     if not items:
         return f'<div class="aiw-registry"><em style="{DIM}">No tools registered.</em></div>'
     header = "".join(
-        f'<th style="{_CELL}">{label}</th>'
+        f'<th style="{CELL}">{label}</th>'
         for label in ("Tool", "Risk", "Approval", "Description", "Parameters", "Warnings")
     )
     rows = []
     for item in items:
         d = definition_of(item)
         icon = f"<span>{escaped(clipped(d.icon, 16))}</span>&nbsp;" if d.icon else ""
-        title = f'<br><span style="{DIM}">{escaped(clipped(d.title, _MAX_NAME))}</span>' if d.title else ""
+        title = f'<br><span style="{DIM}">{escaped(clipped(d.title, MAX_NAME))}</span>' if d.title else ""
         tool = f'<span style="white-space: nowrap">{icon}<code>{escaped(d.name)}</code></span>{title}'
         reason = default_approval_reason(d)
         approval = (
@@ -220,25 +222,25 @@ def registry_html(items: Sequence[HasDefinition | ToolDefinition]) -> str:
             else f'<span style="{DIM}; white-space: nowrap">runs unasked</span>'
         )
         description = (
-            escaped(cut(d.description.strip(), _MAX_DESCRIPTION))
+            escaped(cut(d.description.strip(), MAX_DESCRIPTION))
             if d.description.strip()
             else f'<em style="{DIM}">none</em>'
         )
-        warnings = _warnings_of(item)
+        warnings = warnings_of(item)
         shown = (
-            f'<ul style="{_LIST}; padding-left: 0">{_warning_items(warnings)}</ul>'
+            f'<ul style="{LIST}; padding-left: 0">{warning_items(warnings)}</ul>'
             if warnings
             else f'<span style="{DIM}">none</span>'
         )
         cells = (
             tool,
-            f'<span style="white-space: nowrap">{escaped(_RISK.get(d.risk.value, d.risk.value))}</span>',
+            f'<span style="white-space: nowrap">{escaped(RISK.get(d.risk.value, d.risk.value))}</span>',
             approval,
             f'<div style="white-space: pre-line; min-width: 12em">{description}</div>',
             schema_tree(d.parameters),
             f'<div style="min-width: 12em">{shown}</div>',
         )
-        rows.append("<tr>" + "".join(f'<td style="{_CELL}">{cell}</td>' for cell in cells) + "</tr>")
+        rows.append("<tr>" + "".join(f'<td style="{CELL}">{cell}</td>' for cell in cells) + "</tr>")
     count = f"{len(items)} tool{'' if len(items) == 1 else 's'}"
     return (
         f'<div class="aiw-registry"><table style="border-collapse: collapse">'
@@ -250,7 +252,7 @@ def registry_html(items: Sequence[HasDefinition | ToolDefinition]) -> str:
 # --- one tool: what each provider receives --------------------------------------------------------------------------
 
 # Scoped under .aiw-tool; JupyterLab's variables with fallbacks for other front ends (light and dark follow the theme).
-_TOOL_CSS = """
+TOOL_CSS = """
 .aiw-tool { font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
   color: var(--jp-ui-font-color1, inherit); border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px;
   padding: 8px 12px; max-width: 64em; }
@@ -273,7 +275,7 @@ _TOOL_CSS = """
 """
 
 
-def _approval_line(definition: ToolDefinition) -> str:
+def approval_line(definition: ToolDefinition) -> str:
     reason = default_approval_reason(definition)
     if reason:
         return (
@@ -286,7 +288,7 @@ def _approval_line(definition: ToolDefinition) -> str:
     )
 
 
-def _strict_note(view_strict: bool | None, strict_problems: list[ToolWarning]) -> str:
+def strict_note(view_strict: bool | None, strict_problems: list[ToolWarning]) -> str:
     if view_strict is None:
         return ""
     state = "on" if view_strict else "off (arguments are validated against the schema before the tool runs)"
@@ -302,31 +304,31 @@ def tool_html(item: HasDefinition | ToolDefinition) -> str:
     entry in the request, and its size in bytes and estimated tokens. Every text is escaped."""
     d = definition_of(item)
     icon = f"<span>{escaped(clipped(d.icon, 16))}</span> " if d.icon else ""
-    title = f"<strong>{escaped(clipped(d.title, _MAX_NAME))}</strong> " if d.title else ""
+    title = f"<strong>{escaped(clipped(d.title, MAX_NAME))}</strong> " if d.title else ""
     head = f'<div class="aiw-tool-head">{icon}{title}<code>{escaped(d.name)}</code></div>'
     description = (
-        f'<div class="aiw-tool-description">{escaped(cut(d.description.strip(), _MAX_DESCRIPTION))}</div>'
+        f'<div class="aiw-tool-description">{escaped(cut(d.description.strip(), MAX_DESCRIPTION))}</div>'
         if d.description.strip()
         else '<div class="aiw-tool-description aiw-dim"><em>No description.</em></div>'
     )
-    risk = _RISK.get(d.risk.value, d.risk.value)
+    risk = RISK.get(d.risk.value, d.risk.value)
     behaviour = (
         f'<div>Risk: <span class="aiw-badge aiw-risk-{escaped(d.risk.value)}">{escaped(risk)}</span>. '
-        f"{escaped(_approval_line(d))}</div>"
+        f"{escaped(approval_line(d))}</div>"
     )
-    warnings = _warnings_of(item)
+    warnings = warnings_of(item)
     if warnings:
         count = f"{len(warnings)} warning{'' if len(warnings) == 1 else 's'}"
-        checks = f'<div class="aiw-warnings"><strong>{count}</strong><ul>{_warning_items(warnings)}</ul></div>'
+        checks = f'<div class="aiw-warnings"><strong>{count}</strong><ul>{warning_items(warnings)}</ul></div>'
     else:
         checks = '<div class="aiw-dim">No warnings: every provider takes this definition as it is.</div>'
     parameters = f'<div class="aiw-section">Parameters</div>{schema_tree(d.parameters)}'
     strict_problems = openai_strict_problems(d.parameters)
     blocks = []
     for view in provider_views(item):
-        note = _strict_note(view.strict, strict_problems)
-        note_html = f'<div class="aiw-dim">{escaped(clipped(note, _MAX_MESSAGE))}</div>' if note else ""
-        pretty = cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), _MAX_JSON)
+        note = strict_note(view.strict, strict_problems)
+        note_html = f'<div class="aiw-dim">{escaped(clipped(note, MAX_MESSAGE))}</div>' if note else ""
+        pretty = cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), MAX_JSON)
         blocks.append(
             f"<details><summary><strong>{escaped(view.label)}</strong> "
             f'<span class="aiw-dim">{view.size:,} bytes, about {view.tokens:,} tokens</span></summary>'
@@ -338,55 +340,53 @@ def tool_html(item: HasDefinition | ToolDefinition) -> str:
         f"{BYTES_PER_TOKEN} bytes each, before the provider's own template. Shown indented.</div>" + "".join(blocks)
     )
     return (
-        f'<div class="aiw-tool"><style>{_TOOL_CSS}</style>'
+        f'<div class="aiw-tool"><style>{TOOL_CSS}</style>'
         f"{head}{description}{behaviour}{checks}{parameters}{providers}</div>"
     )
 
 
 # CommonMark lets any ASCII punctuation be escaped with a backslash, which makes it a literal character: text from a
 # tool author cannot become markup, links or raw HTML in a markdown front end.
-_MD_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+MD_PUNCTUATION = re.compile(r"([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 
 
-def _md_text(value: object) -> str:
-    lines = [_MD_PUNCTUATION.sub(r"\\\1", line.strip()) for line in safe_text(str(value)).splitlines()]
+def md_text(value: object) -> str:
+    lines = [MD_PUNCTUATION.sub(r"\\\1", line.strip()) for line in safe_text(str(value)).splitlines()]
     return "  \n".join(lines)
 
 
-def _md_code(value: object) -> str:
+def md_code(value: object) -> str:
     text = " ".join(safe_text(str(value)).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {text} {fence}" if longest else f"{fence}{text}{fence}"
 
 
-def _md_block(text: str, info: str = "") -> str:
+def md_block(text: str, info: str = "") -> str:
     text = safe_text(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def _md_parameters(parameters: dict[str, Any]) -> list[str]:
+def md_parameters(parameters: dict[str, Any]) -> list[str]:
     properties = parameters.get("properties")
     if not isinstance(properties, dict) or not properties:
         return ["*no parameters*"]
     required = parameters.get("required")
     required_names = set(required) if isinstance(required, list) else set()
-    schema = _Schema(parameters)
+    schema = Schema(parameters)
     lines = []
     for index, (name, raw) in enumerate(properties.items()):
-        if index == _MAX_PROPERTIES:
+        if index == MAX_PROPERTIES:
             lines.append(f"- … and {len(properties) - index:,} more")
             break
         prop, seen, recursive = schema.resolve(raw, frozenset())
-        kind = clipped(recursive if recursive is not None else schema.type_of(prop, seen), _MAX_NAME)
-        line = (
-            f"- {_md_code(clipped(name, _MAX_NAME))} ({_md_text(kind)}{', required' if name in required_names else ''})"
-        )
+        kind = clipped(recursive if recursive is not None else schema.type_of(prop, seen), MAX_NAME)
+        line = f"- {md_code(clipped(name, MAX_NAME))} ({md_text(kind)}{', required' if name in required_names else ''})"
         described = prop.get("description")
         if isinstance(described, str) and described.strip():
-            line += f": {_md_text(clipped(' '.join(described.split()), 600))}"
+            line += f": {md_text(clipped(' '.join(described.split()), 600))}"
         lines.append(line)
     return lines
 
@@ -395,36 +395,36 @@ def tool_markdown(item: HasDefinition | ToolDefinition) -> str:
     """The same as :func:`tool_html`, as markdown for front ends without HTML; every text escaped."""
     d = definition_of(item)
     heading = " ".join(
-        part for part in (_md_text(clipped(d.icon or "", 16)), _md_text(clipped(d.title or "", _MAX_NAME))) if part
+        part for part in (md_text(clipped(d.icon or "", 16)), md_text(clipped(d.title or "", MAX_NAME))) if part
     )
-    lines = [f"### {heading + ' ' if heading else ''}{_md_code(d.name)}", ""]
+    lines = [f"### {heading + ' ' if heading else ''}{md_code(d.name)}", ""]
     description = d.description.strip()
-    lines += [_md_text(cut(description, _MAX_DESCRIPTION)) if description else "*No description.*", ""]
+    lines += [md_text(cut(description, MAX_DESCRIPTION)) if description else "*No description.*", ""]
     reason = default_approval_reason(d)
     approval = f"asks before every call, because {reason}" if reason else "runs calls without asking"
-    lines += [f"**Risk:** {_md_text(_RISK.get(d.risk.value, d.risk.value))}. **Approval:** {_md_text(approval)}.", ""]
-    warnings = _warnings_of(item)
+    lines += [f"**Risk:** {md_text(RISK.get(d.risk.value, d.risk.value))}. **Approval:** {md_text(approval)}.", ""]
+    warnings = warnings_of(item)
     if warnings:
         lines.append(f"**{len(warnings)} warning{'' if len(warnings) == 1 else 's'}:**")
-        for w in warnings[:_MAX_WARNINGS]:
-            where = f" at {_md_code(clipped(w.path, _MAX_NAME))}" if w.path else ""
-            message = _md_text(clipped(w.message, _MAX_MESSAGE))
-            lines.append(f"- **{_md_text(_PROVIDER_NAMES.get(w.provider, w.provider))}**{where}: {message}")
-        if len(warnings) > _MAX_WARNINGS:
-            lines.append(f"- … and {len(warnings) - _MAX_WARNINGS:,} more")
+        for w in warnings[:MAX_WARNINGS]:
+            where = f" at {md_code(clipped(w.path, MAX_NAME))}" if w.path else ""
+            message = md_text(clipped(w.message, MAX_MESSAGE))
+            lines.append(f"- **{md_text(PROVIDER_NAMES.get(w.provider, w.provider))}**{where}: {message}")
+        if len(warnings) > MAX_WARNINGS:
+            lines.append(f"- … and {len(warnings) - MAX_WARNINGS:,} more")
     else:
         lines.append("No warnings: every provider takes this definition as it is.")
-    lines += ["", "**Parameters:**", "", *_md_parameters(d.parameters), ""]
+    lines += ["", "**Parameters:**", "", *md_parameters(d.parameters), ""]
     lines.append(
         f"**As each provider receives it** (sizes of the JSON as sent, compact UTF-8; tokens estimated at about "
         f"{BYTES_PER_TOKEN} bytes each):"
     )
     for view in provider_views(item):
-        pretty = cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), _MAX_JSON)
+        pretty = cut(json.dumps(view.definition, indent=2, ensure_ascii=False, default=repr), MAX_JSON)
         lines += [
             "",
-            f"**{_md_text(view.label)}**: {view.size:,} bytes, about {view.tokens:,} tokens",
+            f"**{md_text(view.label)}**: {view.size:,} bytes, about {view.tokens:,} tokens",
             "",
-            _md_block(pretty, "json"),
+            md_block(pretty, "json"),
         ]
     return "\n".join(lines) + "\n"

@@ -113,34 +113,34 @@ class LiveRegistry(Protocol):
     def _replace_live(self, new: Any) -> None: ...
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_registries: weakref.WeakSet[LiveRegistry] = weakref.WeakSet()
-_lock = threading.Lock()
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+registries: weakref.WeakSet[LiveRegistry] = weakref.WeakSet()
+lock = threading.Lock()
 
 
 def track(registry: LiveRegistry) -> None:
     """Keeps a weak reference to a registry, so a tool defined again can find it."""
-    with _lock:
-        _registries.add(registry)
+    with lock:
+        registries.add(registry)
 
 
 def live_registries() -> list[LiveRegistry]:
     """The registries alive now."""
-    with _lock:
-        return list(_registries)
+    with lock:
+        return list(registries)
 
 
 def place_of(fn: Callable[..., Any]) -> ToolPlace | None:
     """The place a function is defined, or ``None`` for one that has no place of its own (see the module's doc)."""
-    if _bound_to_object(fn):
+    if bound_to_object(fn):
         return None  # one tool per object, as a factory makes one per call: never replaced by another object's
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
         return None  # "<locals>" (made inside a function), "<lambda>"
-    filename = _running_file(fn) if module == "__main__" else None
+    filename = running_file(fn) if module == "__main__" else None
     if filename is not None:
-        cell = _current_cell(filename)
+        cell = current_cell(filename)
         if cell is not None:
             cell_id, label = cell
             shown = cell_id if len(cell_id) <= 12 else cell_id[:8] + "…"
@@ -161,7 +161,7 @@ def announce(new: LiveTool, *, skip: LiveRegistry | None = None) -> None:
     """
     place: ToolPlace | None = new._place
     function = new._function
-    if place is None or function is None or _running_file(function) is None:
+    if place is None or function is None or running_file(function) is None:
         return
     key = new.name.casefold()
     kept: dict[str, int] = {}  # the other place, described -> how many registries keep a tool from it
@@ -174,13 +174,13 @@ def announce(new: LiveTool, *, skip: LiveRegistry | None = None) -> None:
         if old._place == place:
             registry._replace_live(new)
         elif registry.warn_when_kept:
-            described = str(old._place) if old._place is not None else _no_place(old)
+            described = str(old._place) if old._place is not None else no_place(old)
             kept[described] = kept.get(described, 0) + 1
     if kept:
-        _warn(new, place, kept)
+        warn(new, place, kept)
 
 
-def _warn(new: LiveTool, place: ToolPlace, kept: dict[str, int]) -> None:
+def warn(new: LiveTool, place: ToolPlace, kept: dict[str, int]) -> None:
     name = new.name
     if len(kept) == 1:
         [(where, count)] = kept.items()
@@ -206,7 +206,7 @@ def _warn(new: LiveTool, place: ToolPlace, kept: dict[str, int]) -> None:
     # demo's tools) is attributed to that code, and warn_explicit fails on a frozen module's globals.
     frame: FrameType | None = sys._getframe(0)
     while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        frame.f_code.co_filename.startswith(PACKAGE_DIR)
         or str(frame.f_globals.get("__name__", "")).startswith(("importlib", "_frozen_importlib"))
     ):
         frame = frame.f_back
@@ -224,26 +224,26 @@ def _warn(new: LiveTool, place: ToolPlace, kept: dict[str, int]) -> None:
     )
 
 
-def _bound_to_object(fn: Any) -> bool:
+def bound_to_object(fn: Any) -> bool:
     """Whether ``fn`` is a method bound to an object (not to a class or a module): ``account.balance``."""
     owner = getattr(fn, "__self__", None)
     return owner is not None and inspect.ismethod(fn) and not isinstance(owner, type)
 
 
-def _no_place(tool: LiveTool) -> str:
+def no_place(tool: LiveTool) -> str:
     function = tool._function
     if function is None:
         return "a definition and a handler (no place of its own)"
-    if _bound_to_object(function):
+    if bound_to_object(function):
         return f"{getattr(function, '__qualname__', tool.name)} (a method of one object: no place of its own)"
     return f"{getattr(function, '__qualname__', tool.name)} (made inside a function: no place of its own)"
 
 
-def _running_file(fn: Callable[..., Any]) -> str | None:
+def running_file(fn: Callable[..., Any]) -> str | None:
     """The file of the code that defines ``fn`` when that code is running now: the top level of its cell or module
     is on the stack (a function of that cell called from another cell does not count); otherwise ``None``."""
     try:
-        code = getattr(_unwrap(fn), "__code__", None)
+        code = getattr(unwrap(fn), "__code__", None)
     except Exception:
         return None
     filename = getattr(code, "co_filename", None)
@@ -257,7 +257,7 @@ def _running_file(fn: Callable[..., Any]) -> str | None:
     return None
 
 
-def _unwrap(fn: Any) -> Any:
+def unwrap(fn: Any) -> Any:
     seen = 0
     while hasattr(fn, "__wrapped__") and seen < 100:
         fn = fn.__wrapped__
@@ -265,7 +265,7 @@ def _unwrap(fn: Any) -> Any:
     return fn
 
 
-def _current_cell(filename: str) -> tuple[str, str | None] | None:
+def current_cell(filename: str) -> tuple[str, str | None] | None:
     """The running cell's id and its label (``In[3]``, as tracebacks name it), when this is a Jupyter kernel whose
     front end sent the id; ``filename`` is the cell's code file.
 

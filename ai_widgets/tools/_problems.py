@@ -19,9 +19,9 @@ __all__ = ["LISTED", "PROBLEMS_TOLD", "ArgumentProblem", "ArgumentProblems", "In
 #: flood of bad values costs.
 PROBLEMS_TOLD = 20
 #: Problems told to the model per call of a tool built from a definition (its own JSON Schema), each at most
-#: :data:`_SCHEMA_DETAIL` characters.
-_SCHEMA_PROBLEMS_TOLD = 5
-_SCHEMA_DETAIL = 200
+#: :data:`SCHEMA_DETAIL` characters.
+SCHEMA_PROBLEMS_TOLD = 5
+SCHEMA_DETAIL = 200
 #: Problems worded one by one; those past them are only counted (by parameter): a list of 100,000 bad items is
 #: answered at once, in a few lines, not item by item.
 LISTED = 50
@@ -92,7 +92,7 @@ class ArgumentProblems:
             location = tuple(str(step) for step in error["loc"])
             detail = error["msg"]
             if error["type"] != "missing":
-                detail += f" (got {json.dumps(_brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
+                detail += f" (got {json.dumps(brief(error.get('input')), default=repr, ensure_ascii=False)[:80]})"
             listed.append(ArgumentProblem(location, detail, location[0] if location else None))
         more = Counter(str(error["loc"][0]) if error["loc"] else "" for error in errors[LISTED:])
         return cls(tuple(listed), more, told=PROBLEMS_TOLD, tells_more=True)
@@ -104,7 +104,7 @@ class ArgumentProblems:
         listed = []
         for error in errors[:LISTED]:
             location = tuple(str(step) for step in error.absolute_path)
-            detail = error.message[:_SCHEMA_DETAIL]
+            detail = error.message[:SCHEMA_DETAIL]
             field = location[0] if location else None
             if not location and error.validator == "required" and isinstance(error.validator_value, list):
                 missing = [n for n in error.validator_value if isinstance(n, str) and f"{n!r} is a required" in detail]
@@ -112,7 +112,7 @@ class ArgumentProblems:
                     field = missing[0]
             listed.append(ArgumentProblem(location, detail, field))
         more = Counter(str(error.absolute_path[0]) if error.absolute_path else "" for error in errors[LISTED:])
-        return cls(tuple(listed), more, told=_SCHEMA_PROBLEMS_TOLD, tells_more=False)
+        return cls(tuple(listed), more, told=SCHEMA_PROBLEMS_TOLD, tells_more=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +129,14 @@ class InvalidArguments:
     problems: ArgumentProblems | None = None
 
 
-def _brief(value: Any, depth: int = 0) -> Any:
+def brief(value: Any, depth: int = 0) -> Any:
     """``value`` cut down to what an 80-character preview can show (a 1 MB string or 50,000 items cost nothing)."""
     if isinstance(value, str):
         return value[:100]
     if depth >= 3:
         return "…"
     if isinstance(value, (list, tuple)):
-        return [_brief(item, depth + 1) for item in value[:6]]
+        return [brief(item, depth + 1) for item in value[:6]]
     if isinstance(value, dict):
-        return {str(key)[:40]: _brief(item, depth + 1) for key, item in list(value.items())[:6]}
+        return {str(key)[:40]: brief(item, depth + 1) for key, item in list(value.items())[:6]}
     return value

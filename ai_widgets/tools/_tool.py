@@ -18,7 +18,7 @@ from ai_widgets._schema import UnusableSchemaError, argument_problems, derive_si
 from ai_widgets._threads import ToolThreads, default_tool_threads
 from ai_widgets.outcome import ToolError, ToolOutcome
 from ai_widgets.tools._checks import ToolWarning, check_tool
-from ai_widgets.tools._definition import _NAME_PATTERN, ToolDefinition, ToolRisk
+from ai_widgets.tools._definition import NAME_PATTERN, ToolDefinition, ToolRisk
 from ai_widgets.tools._detached import DetachedCall, run_detached
 from ai_widgets.tools._display import tool_html, tool_markdown
 from ai_widgets.tools._invocation import Handler, ToolInvocation, parse_arguments
@@ -70,7 +70,7 @@ class Tool:
         if not callable(fn):
             raise TypeError(f"@tool needs a function, not {type(fn).__name__}")
         tool_name = name if name is not None else getattr(fn, "__name__", None)
-        if not tool_name or tool_name == "<lambda>" or not _NAME_PATTERN.match(tool_name):
+        if not tool_name or tool_name == "<lambda>" or not NAME_PATTERN.match(tool_name):
             raise ValueError(
                 f"cannot use {tool_name!r} as a tool name: pass name=... "
                 "(a lambda or a callable without a usable __name__ needs one)"
@@ -109,7 +109,7 @@ class Tool:
     @property
     def is_sync(self) -> bool:
         """Whether the handler is a plain function (it runs on a thread, which cannot be stopped from outside)."""
-        return not _runs_on_loop(self._handler)
+        return not runs_on_loop(self._handler)
 
     @property
     def handler(self) -> Handler:
@@ -237,10 +237,10 @@ class Tool:
             if self._invocation_parameter is not None:
                 kwargs[self._invocation_parameter] = invocation
         handler = self._handler
-        if _is_async_generator(handler):
+        if is_async_generator(handler):
             # An async generator function: what it yields is the value, a list (as a generator's is).
             return [item async for item in handler(*args, **kwargs)]
-        if _runs_on_loop(handler):
+        if runs_on_loop(handler):
             return await handler(*args, **kwargs)
         loop = asyncio.get_running_loop()
         if executor is not None and not isinstance(executor, ToolThreads):
@@ -273,7 +273,7 @@ class Tool:
             context = contextvars.copy_context()
             future = threads.submit(
                 context.run,
-                _shown_on_its_thread(handler),
+                shown_on_its_thread(handler),
                 *args,
                 __label__=f"{self.name} ({invocation.tool_call_id})",
                 **kwargs,
@@ -291,7 +291,7 @@ class Tool:
         return result
 
 
-def _shown_on_its_thread(handler: Callable[..., Any]) -> Callable[..., Any]:
+def shown_on_its_thread(handler: Callable[..., Any]) -> Callable[..., Any]:
     """``handler``, whose rich result (a figure, a frame) becomes its outcome on the tool's own thread: drawing a
     figure's PNG takes a while, which the event loop (the kernel's, in a notebook) should not wait for."""
 
@@ -302,7 +302,7 @@ def _shown_on_its_thread(handler: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _is_async_generator(handler: Any) -> bool:
+def is_async_generator(handler: Any) -> bool:
     """Whether calling ``handler`` gives an async generator (a function, a ``functools.partial`` of one, or an object
     whose ``__call__`` is one)."""
     if inspect.isasyncgenfunction(handler):
@@ -311,10 +311,10 @@ def _is_async_generator(handler: Any) -> bool:
     return not inspect.isroutine(handler) and inspect.isasyncgenfunction(call)
 
 
-def _runs_on_loop(handler: Any) -> bool:
+def runs_on_loop(handler: Any) -> bool:
     """Whether ``handler`` is async (run on the event loop, not on a thread): a coroutine function, an async generator
     function, a ``functools.partial`` of one, or an object whose ``__call__`` is one."""
-    if inspect.iscoroutinefunction(handler) or _is_async_generator(handler):
+    if inspect.iscoroutinefunction(handler) or is_async_generator(handler):
         return True
     call = getattr(type(handler), "__call__", None)  # noqa: B004 (the method, not whether it exists)
     return (

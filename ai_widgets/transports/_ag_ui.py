@@ -172,7 +172,7 @@ class AGUITransport:
         limit = request.options.max_tool_result_chars
         for message in history(request.messages):
             if message.role is Role.USER:
-                out.append(UserMessage(id=message.id, content=_user_content(message)))
+                out.append(UserMessage(id=message.id, content=user_content(message)))
                 continue
             pending = reply is message
             out += self._assistant_messages(message, resume if pending else None, limit)
@@ -236,7 +236,7 @@ class AGUITransport:
                 payload["reason"] = part.decision_reason
         else:  # cancelled, skipped or failed here before anyone decided: the pause is abandoned
             return ResumeEntry(interrupt_id=interrupt_id, status="cancelled")
-        _check_answer(part, interrupt.get("responseSchema"), payload)
+        check_answer(part, interrupt.get("responseSchema"), payload)
         return ResumeEntry(interrupt_id=interrupt_id, status="resolved", payload=payload)
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ class AGUITransport:
             yield out
 
 
-def _user_content(message: Message) -> str | list[Any]:
+def user_content(message: Message) -> str | list[Any]:
     """A user message's text, or its text and files as content parts."""
     parts = user_parts(message)
     if all(isinstance(part, TextPart) for part in parts):
@@ -283,11 +283,11 @@ def _user_content(message: Message) -> str | list[Any]:
         if isinstance(part, TextPart):
             content.append(AGUITextPart(text=part.text))
         else:
-            content.append(_file_content(part))
+            content.append(file_content(part))
     return content
 
 
-def _file_content(part: FilePart) -> Any:
+def file_content(part: FilePart) -> Any:
     source = (
         UrlSource(value=part.url, mime_type=part.media_type)
         if part.url is not None
@@ -298,7 +298,7 @@ def _file_content(part: FilePart) -> Any:
     return shape(source=source)
 
 
-def _check_answer(part: ToolCallPart, schema: object, payload: dict[str, Any]) -> None:
+def check_answer(part: ToolCallPart, schema: object, payload: dict[str, Any]) -> None:
     """Refuses an answer that does not match the schema the agent gave for it (it would refuse it too)."""
     if not isinstance(schema, dict):
         return

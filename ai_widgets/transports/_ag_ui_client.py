@@ -36,15 +36,15 @@ from ag_ui.core import (  # noqa: E402
 
 __all__ = ["AGUIClient", "parse_event"]
 
-_EVENTS: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Event)
-_KNOWN_TYPES = frozenset(kind.value for kind in EventType)
-_KNOWN_OUTCOMES = frozenset({"success", "interrupt", "cancelled"})
+EVENTS: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Event)
+KNOWN_TYPES = frozenset(kind.value for kind in EventType)
+KNOWN_OUTCOMES = frozenset({"success", "interrupt", "cancelled"})
 # The reasoning events of servers before 1.0 (THINKING_*): their text is reasoning, the rest only marks its bounds.
-_LEGACY_THINKING_TEXT = "THINKING_TEXT_MESSAGE_CONTENT"
-_LEGACY_THINKING = frozenset(
+LEGACY_THINKING_TEXT = "THINKING_TEXT_MESSAGE_CONTENT"
+LEGACY_THINKING = frozenset(
     {"THINKING_START", "THINKING_END", "THINKING_TEXT_MESSAGE_START", "THINKING_TEXT_MESSAGE_END"}
 )
-_ENDS = frozenset({EventType.RUN_FINISHED, EventType.RUN_ERROR})
+ENDS = frozenset({EventType.RUN_FINISHED, EventType.RUN_ERROR})
 
 
 def parse_event(payload: bytes, *, label: str = "The AG-UI agent") -> BaseEvent | None:
@@ -60,22 +60,22 @@ def parse_event(payload: bytes, *, label: str = "The AG-UI agent") -> BaseEvent 
     except (ValueError, RecursionError) as exc:
         raise unreadable_payload(label, exc) from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise ProviderError(f"{label} sent an event that is not an object with a type: {_preview(payload)}")
+        raise ProviderError(f"{label} sent an event that is not an object with a type: {preview(payload)}")
     kind = data["type"]
-    if kind == _LEGACY_THINKING_TEXT:
+    if kind == LEGACY_THINKING_TEXT:
         delta = data.get("delta")
         if not isinstance(delta, str):
             raise ProviderError(f"{label} sent a malformed {kind} event: its delta must be text")
         return ReasoningMessageContentEvent(message_id=str(data.get("messageId") or "thinking"), delta=delta)
-    if kind in _LEGACY_THINKING or kind not in _KNOWN_TYPES:
+    if kind in LEGACY_THINKING or kind not in KNOWN_TYPES:
         return None
     outcome = data.get("outcome")
-    if kind == "RUN_FINISHED" and isinstance(outcome, dict) and outcome.get("type") not in _KNOWN_OUTCOMES:
+    if kind == "RUN_FINISHED" and isinstance(outcome, dict) and outcome.get("type") not in KNOWN_OUTCOMES:
         data = {key: value for key, value in data.items() if key != "outcome"}  # unknown outcome: read as success
     try:
-        event: BaseEvent = _EVENTS.validate_python(data)
+        event: BaseEvent = EVENTS.validate_python(data)
     except pydantic.ValidationError as exc:
-        raise ProviderError(f"{label} sent a malformed {kind} event: {_problems(exc)}") from None
+        raise ProviderError(f"{label} sent a malformed {kind} event: {problems(exc)}") from None
     return event
 
 
@@ -125,13 +125,13 @@ class AGUIClient:
                         if event is None:
                             continue
                         yield event
-                        if event.type in _ENDS:
+                        if event.type in ENDS:
                             return
                 for payload in decoder.close():  # a last event the body ended in without its blank line
                     event = parse_event(payload, label=self.label)
                     if event is not None:
                         yield event
-                        if event.type in _ENDS:
+                        if event.type in ENDS:
                             return
             raise ProviderError(f"{self.label} ended its event stream before the run finished (no RUN_FINISHED).")
         except Exception as exc:
@@ -195,7 +195,7 @@ class AGUIClient:
         return ProviderError(redact(message, *self._secrets))
 
 
-def _problems(exc: pydantic.ValidationError) -> str:
+def problems(exc: pydantic.ValidationError) -> str:
     found = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False)[:3]:
         where = ".".join(str(step) for step in error["loc"]) or "the event"
@@ -203,5 +203,5 @@ def _problems(exc: pydantic.ValidationError) -> str:
     return "; ".join(found)
 
 
-def _preview(payload: bytes) -> str:
+def preview(payload: bytes) -> str:
     return " ".join(payload[:120].decode("utf-8", "replace").split())

@@ -62,7 +62,7 @@ __all__ = ["PROVIDER", "PatchError", "RunMapper", "agent_call_id", "apply_patch"
 PROVIDER = "ag-ui"
 
 # Keys of an activity's content that read as a line for a person, in the order tried.
-_ACTIVITY_TEXT = ("message", "title", "status", "text", "label")
+ACTIVITY_TEXT = ("message", "title", "status", "text", "label")
 
 
 def interrupt_of(part: ToolCallPart) -> dict[str, Any] | None:
@@ -83,7 +83,7 @@ def agent_call_id(part: ToolCallPart) -> str:
 
 
 @dataclass
-class _Held:
+class Held:
     """A call that names the tool of an ended earlier call with the same id: a replay of it, or a new call that
     reuses its id. Its arguments are held until they are complete, and then decide which."""
 
@@ -132,7 +132,7 @@ class RunMapper:
         self._remote: set[str] = set()  # the session's ids of this run's calls to the agent's own tools
         self._local: set[str] = set()  # the session's ids of this run's calls to our tools
         self._replayed: dict[str, ToolCallPart] = {}  # calls of an earlier run announced again: nothing new
-        self._held: dict[str, _Held] = {}  # calls that may be replays, until their arguments are complete
+        self._held: dict[str, Held] = {}  # calls that may be replays, until their arguments are complete
         self._chunk_call: str | None = None
         self._roles: dict[str, str | None] = {}
         self.finished = False
@@ -180,7 +180,7 @@ class RunMapper:
                 except PatchError as exc:
                     raise ProviderError(f"{self.label} sent a STATE_DELTA that does not apply: {exc}") from None
             case ActivitySnapshotEvent(content=content):
-                shown = next((content[k] for k in _ACTIVITY_TEXT if isinstance(content.get(k), str)), None)
+                shown = next((content[k] for k in ACTIVITY_TEXT if isinstance(content.get(k), str)), None)
                 if shown:
                     out.append(StatusUpdate(shown))
             case StepStartedEvent(step_name=name):
@@ -215,7 +215,7 @@ class RunMapper:
             self._replayed[call_id] = running  # the agent announced again the call it now runs: its card exists
             return []
         if same:
-            self._held[call_id] = _Held(name, same)
+            self._held[call_id] = Held(name, same)
             return []
         return self._new_call(call_id, name)
 
@@ -239,7 +239,7 @@ class RunMapper:
         if held is None:
             return []
         arguments = "".join(held.deltas)
-        same = next((part for part in held.earlier if _same_arguments(arguments, part.arguments)), None)
+        same = next((part for part in held.earlier if same_arguments(arguments, part.arguments)), None)
         if same is not None:
             self._replayed[call_id] = same
             return []
@@ -282,12 +282,12 @@ class RunMapper:
         out = self._settle(call_id)
         local = self._ids.get(call_id)
         if local is not None:  # a call of this run: the agent's own gets its result; ours is only its record
-            return [*out, ProviderToolResult(local, _outcome(content))] if local in self._remote else out
+            return [*out, ProviderToolResult(local, outcome(content))] if local in self._remote else out
         replayed = self._replayed.get(call_id)
         earlier = [replayed] if replayed is not None else self._earlier.get(call_id, [])
         running = next((p for p in earlier if p.provider_executed and p.state is ToolCallState.RUNNING), None)
         if running is not None:
-            return [*out, ProviderToolResult(running.tool_call_id, _outcome(content))]
+            return [*out, ProviderToolResult(running.tool_call_id, outcome(content))]
         if earlier:
             return out  # the agent's record of a call that ended here (declined, cancelled)
         raise ProviderError(f"{self.label} sent a result for tool call {call_id!r}, which it never started")
@@ -338,13 +338,13 @@ class RunMapper:
         return ToolApprovalRequested(
             local,
             reason=interrupt.message,
-            arguments_schema=_edit_schema(interrupt.response_schema),
+            arguments_schema=edit_schema(interrupt.response_schema),
             provider=PROVIDER,
             provider_data=data,
         )
 
 
-def _edit_schema(response_schema: dict[str, Any] | None) -> dict[str, Any] | None:
+def edit_schema(response_schema: dict[str, Any] | None) -> dict[str, Any] | None:
     """What edited arguments must match: the ``editedArgs`` property of the answer's schema, where it has one."""
     properties = (response_schema or {}).get("properties")
     edited = properties.get("editedArgs") if isinstance(properties, dict) else None
@@ -353,22 +353,22 @@ def _edit_schema(response_schema: dict[str, Any] | None) -> dict[str, Any] | Non
     return edited if edited.get("type") == "object" else {**edited, "type": "object"}
 
 
-def _same_arguments(sent: str, earlier: str) -> bool:
+def same_arguments(sent: str, earlier: str) -> bool:
     """Whether a call sent again carries the earlier call's arguments: the same JSON value (compared strictly:
     ``1`` is not ``true``), or none at all (named again without them)."""
     if not sent.strip():
         return True
     try:
-        return _canonical(sent) == _canonical(earlier)
+        return canonical(sent) == canonical(earlier)
     except (ValueError, RecursionError):
         return sent.strip() == earlier.strip()
 
 
-def _canonical(text: str) -> str:
+def canonical(text: str) -> str:
     return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
 
 
-def _outcome(content: str | Sequence[Any]) -> ToolOutcome:
+def outcome(content: str | Sequence[Any]) -> ToolOutcome:
     """A remote result as the card shows it: JSON text as its value, other text as text."""
     if not isinstance(content, str):
         texts = [getattr(part, "text", None) for part in content]
@@ -405,29 +405,29 @@ def apply_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> Any:
             raise PatchError(f"an operation without a path: {operation!r}"[:200])
         match op:
             case "add":
-                result = _put(result, path, copy.deepcopy(operation.get("value")), insert=True)
+                result = put(result, path, copy.deepcopy(operation.get("value")), insert=True)
             case "replace":
-                _get(result, path)
-                result = _put(result, path, copy.deepcopy(operation.get("value")), insert=False)
+                get(result, path)
+                result = put(result, path, copy.deepcopy(operation.get("value")), insert=False)
             case "remove":
-                result = _remove(result, path)
+                result = remove(result, path)
             case "move" | "copy":
                 source = operation.get("from")
                 if not isinstance(source, str):
                     raise PatchError(f"a {op} without 'from': {operation!r}"[:200])
-                value = copy.deepcopy(_get(result, source))
+                value = copy.deepcopy(get(result, source))
                 if op == "move":
-                    result = _remove(result, source)
-                result = _put(result, path, value, insert=True)
+                    result = remove(result, source)
+                result = put(result, path, value, insert=True)
             case "test":
-                if _get(result, path) != operation.get("value"):
+                if get(result, path) != operation.get("value"):
                     raise PatchError(f"test failed at {path!r}")
             case _:
                 raise PatchError(f"unknown operation {op!r}"[:200])
     return result
 
 
-def _steps(path: str) -> list[str]:
+def steps(path: str) -> list[str]:
     if path == "":
         return []
     if not path.startswith("/"):
@@ -435,7 +435,7 @@ def _steps(path: str) -> list[str]:
     return [step.replace("~1", "/").replace("~0", "~") for step in path[1:].split("/")]
 
 
-def _index(container: list[Any], step: str, *, insert: bool) -> int:
+def step_index(container: list[Any], step: str, *, insert: bool) -> int:
     if insert and step == "-":
         return len(container)
     if not step.isdigit() or (len(step) > 1 and step.startswith("0")):
@@ -446,37 +446,37 @@ def _index(container: list[Any], step: str, *, insert: bool) -> int:
     return index
 
 
-def _parent(document: Any, path: str) -> tuple[Any, str]:
-    *head, last = _steps(path)
+def parent_of(document: Any, path: str) -> tuple[Any, str]:
+    *head, last = steps(path)
     node = document
     for step in head:
-        node = _child(node, step, path)
+        node = child(node, step, path)
     return node, last
 
 
-def _child(node: Any, step: str, path: str) -> Any:
+def child(node: Any, step: str, path: str) -> Any:
     if isinstance(node, dict) and step in node:
         return node[step]
     if isinstance(node, list):
-        return node[_index(node, step, insert=False)]
+        return node[step_index(node, step, insert=False)]
     raise PatchError(f"no value at {path!r}")
 
 
-def _get(document: Any, path: str) -> Any:
+def get(document: Any, path: str) -> Any:
     node = document
-    for step in _steps(path):
-        node = _child(node, step, path)
+    for step in steps(path):
+        node = child(node, step, path)
     return node
 
 
-def _put(document: Any, path: str, value: Any, *, insert: bool) -> Any:
+def put(document: Any, path: str, value: Any, *, insert: bool) -> Any:
     if path == "":
         return value
-    parent, last = _parent(document, path)
+    parent, last = parent_of(document, path)
     if isinstance(parent, dict):
         parent[last] = value
     elif isinstance(parent, list):
-        index = _index(parent, last, insert=insert)
+        index = step_index(parent, last, insert=insert)
         if insert:
             parent.insert(index, value)
         else:
@@ -486,14 +486,14 @@ def _put(document: Any, path: str, value: Any, *, insert: bool) -> Any:
     return document
 
 
-def _remove(document: Any, path: str) -> Any:
+def remove(document: Any, path: str) -> Any:
     if path == "":
         raise PatchError("the whole document cannot be removed")
-    parent, last = _parent(document, path)
+    parent, last = parent_of(document, path)
     if isinstance(parent, dict) and last in parent:
         del parent[last]
     elif isinstance(parent, list):
-        del parent[_index(parent, last, insert=False)]
+        del parent[step_index(parent, last, insert=False)]
     else:
         raise PatchError(f"no value at {path!r}")
     return document

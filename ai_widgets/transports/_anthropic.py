@@ -56,13 +56,13 @@ __all__ = ["AnthropicTransport"]
 
 JSON = dict[str, Any]
 
-_KEY_HINT = "ANTHROPIC_API_KEY or api_key="
+KEY_HINT = "ANTHROPIC_API_KEY or api_key="
 
-_MAX_IMAGE_CHARS = 5 * 1024 * 1024
+MAX_IMAGE_CHARS = 5 * 1024 * 1024
 #: The most base64 characters of images, and the most images, in one request: the Messages API takes requests of up
 #: to 32 MB and "up to 100 images" (docs.anthropic.com, vision); room is left for the text.
-_MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
-_MAX_REQUEST_IMAGES = 100
+MAX_REQUEST_IMAGE_CHARS = 24 * 1024 * 1024
+MAX_REQUEST_IMAGES = 100
 #: What a user message's files may be (docs.anthropic.com, vision and PDF support): images up to 5 MB, 100 a request;
 #: PDFs up to 32 MB; by data or URL; a request at most 32 MB, so 22 MB of files (base64 makes them 4/3 as long).
 #: An image at most 8,000 x 8,000 px, and 2,000 x 2,000 px in a request of more than 20 images: the API refuses a
@@ -79,18 +79,18 @@ ATTACHMENT_LIMITS = AttachmentLimits(
 )
 
 # The arguments the SDK's ``messages.create`` takes in every version.
-_SDK_ARGUMENTS = ("max_tokens", "messages", "model", "stream")
+SDK_ARGUMENTS = ("max_tokens", "messages", "model", "stream")
 # The order ``messages.create`` writes the fields it knows in (its parameters' order), before every other field in
 # the order given: a body written here is the SDK's byte for byte.
-_SDK_FIELD_ORDER = {
+SDK_FIELD_ORDER = {
     name: index for index, name in enumerate(inspect.signature(anthropic.resources.AsyncMessages.create).parameters)
 }
 
 # What the API takes as a tool_use id; another provider's ids may hold other characters (Kimi's "functions.f:0").
-_TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+TOOL_USE_ID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def _has_credentials(client: Any) -> bool:
+def has_credentials(client: Any) -> bool:
     """Whether the SDK found a key, a token or another credential (a profile, workload identity) for ``client``."""
     if getattr(client, "api_key", None) or getattr(client, "auth_token", None) or getattr(client, "credentials", None):
         return True
@@ -218,7 +218,7 @@ class AnthropicTransport:
             client = anthropic.AsyncAnthropic(
                 api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
             )
-            if not _has_credentials(client):
+            if not has_credentials(client):
                 if not (base_url or os.environ.get("ANTHROPIC_BASE_URL")):
                     raise missing_key(LABEL, "ANTHROPIC_API_KEY")
                 # A local server or proxy may need no key; a remote one answers 401, and the message names the key.
@@ -287,7 +287,7 @@ class AnthropicTransport:
         if self.thinking is not None:
             body["thinking"] = self.thinking
         if options.cache:
-            _mark_cache_breakpoints(body)
+            mark_cache_breakpoints(body)
         body.update(options.extra)
         return body
 
@@ -301,9 +301,9 @@ class AnthropicTransport:
         images = (
             RequestImages(
                 messages,
-                max_chars=_MAX_IMAGE_CHARS,
-                max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
-                max_count=_MAX_REQUEST_IMAGES,
+                max_chars=MAX_IMAGE_CHARS,
+                max_total_chars=MAX_REQUEST_IMAGE_CHARS,
+                max_count=MAX_REQUEST_IMAGES,
                 limits=self.attachment_limits,
             )
             if self.tool_images
@@ -314,11 +314,11 @@ class AnthropicTransport:
         crowd = user_images(messages, self.attachment_limits)
         for message in messages:
             if message.role is Role.USER:
-                blocks = [_user_block(part, self.attachment_limits, crowd) for part in user_parts(message)]
-                _append(out, "user", blocks)
+                blocks = [user_block(part, self.attachment_limits, crowd) for part in user_parts(message)]
+                append(out, "user", blocks)
             else:
-                for role, content in _assistant_turns(message, images=images, limit=max_tool_result_chars):
-                    _append(out, role, content)
+                for role, content in assistant_turns(message, images=images, limit=max_tool_result_chars):
+                    append(out, role, content)
         return out
 
     def _tool_choice(self, mode: str, name: str | None) -> JSON:
@@ -352,7 +352,7 @@ class AnthropicTransport:
         # The Bedrock, Vertex, Foundry and AWS clients rewrite the JSON body (the model moves into the URL), so it
         # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no
         # ``temperature`` argument), the rest as ``extra_body``, which the SDK merges into the JSON as it is.
-        required = {key: body.pop(key) for key in _SDK_ARGUMENTS}
+        required = {key: body.pop(key) for key in SDK_ARGUMENTS}
         created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(
             **required, extra_body=body
         )
@@ -363,14 +363,14 @@ class AnthropicTransport:
         """The body as JSON bytes written here, through the client's own ``post`` (its key, base URL, headers,
         retries and timeout): given as a dict, the SDK copies the whole tree before writing it, most of a long
         request's CPU. The bytes are the SDK's: its field order and its encoder's settings."""
-        known = sorted((key for key in body if key in _SDK_FIELD_ORDER), key=_SDK_FIELD_ORDER.__getitem__)
+        known = sorted((key for key in body if key in SDK_FIELD_ORDER), key=SDK_FIELD_ORDER.__getitem__)
         ordered = {key: body[key] for key in known} | body
         content = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         response = await self._client.post(
             "/v1/messages", cast_to=httpx2.Response, content=content, stream=True, stream_cls=anthropic.AsyncStream[Any]
         )
         try:
-            yield _Streamed(response)
+            yield Streamed(response)
         finally:
             await response.aclose()
 
@@ -386,7 +386,7 @@ class AnthropicTransport:
                 detail = redact(message or str(exc), *self._secrets)
                 if error_type and error_type not in detail:
                     detail = f"{error_type}: {detail}"
-                return ProviderError(describe_status(LABEL, exc.status_code, detail, key_hint=_KEY_HINT))
+                return ProviderError(describe_status(LABEL, exc.status_code, detail, key_hint=KEY_HINT))
             case anthropic.APITimeoutError():
                 return timed_out(LABEL, seconds=seconds_of(getattr(self._client, "timeout", None)), responded=False)
             case anthropic.APIConnectionError():
@@ -395,7 +395,7 @@ class AnthropicTransport:
                 return ProviderError(f"{LABEL} request failed: {redact(str(exc), *self._secrets)}")
             case TypeError() if "authentication" in str(exc):
                 # A client given without any credential (the SDK raises this before sending anything).
-                return ProviderError(f"{LABEL} needs an API key: set {_KEY_HINT}.")
+                return ProviderError(f"{LABEL} needs an API key: set {KEY_HINT}.")
         # The HTTP library's errors while the body streams (the SDK wraps only those before the first byte).
         match http_failure(exc):
             case Failure.TIMEOUT:
@@ -413,7 +413,7 @@ class AnthropicTransport:
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
+def append(out: list[JSON], role: str, content: list[JSON]) -> None:
     """Adds a message, merged into the previous one of the same role (the API requires alternating roles)."""
     if not content:
         return
@@ -423,7 +423,7 @@ def _append(out: list[JSON], role: str, content: list[JSON]) -> None:
         out.append({"role": role, "content": content})
 
 
-def _user_block(part: TextPart | FilePart, limits: AttachmentLimits, images: int) -> JSON:
+def user_block(part: TextPart | FilePart, limits: AttachmentLimits, images: int) -> JSON:
     """A user message's text or file as a content block: ``text``, ``image`` or ``document`` (a PDF); ``images``:
     how many images the person's messages put in the request."""
     if isinstance(part, TextPart):
@@ -444,7 +444,7 @@ def _user_block(part: TextPart | FilePart, limits: AttachmentLimits, images: int
     return block
 
 
-def _assistant_turns(
+def assistant_turns(
     message: Message, *, images: RequestImages | None, limit: int | None
 ) -> list[tuple[str, list[JSON]]]:
     """One reply as assistant messages, each round of local calls followed by a user message with their results."""
@@ -461,33 +461,33 @@ def _assistant_turns(
                 if text := part.text:
                     content.append({"type": "text", "text": text})
             case ReasoningPart():
-                content += _reasoning_blocks(part)
+                content += reasoning_blocks(part)
             case ToolCallPart() if part.provider_executed:
-                content += _server_call_blocks(part)
+                content += server_call_blocks(part)
             case ToolCallPart():
-                call_id = _tool_use_id(part.tool_call_id)
+                call_id = tool_use_id(part.tool_call_id)
                 content.append(
                     {"type": "tool_use", "id": call_id, "name": part.tool_name, "input": part.parsed_arguments}
                 )
-                results.append(_tool_result(part, call_id, images=images, limit=limit))
+                results.append(tool_result(part, call_id, images=images, limit=limit))
     turns.append(("assistant", content))
     if results:
         turns.append(("user", results))
     return turns
 
 
-def _tool_use_id(call_id: str) -> str:
+def tool_use_id(call_id: str) -> str:
     """A call's id as the API takes it (another provider's ids may hold characters it refuses)."""
-    return _TOOL_USE_ID.sub("_", call_id) or "_"
+    return TOOL_USE_ID.sub("_", call_id) or "_"
 
 
-def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None, limit: int | None) -> JSON:
+def tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | None, limit: int | None) -> JSON:
     block: JSON = {"type": "tool_result", "tool_use_id": call_id}
     pictures = images.of(part) if images is not None else []
     text = outcome_text(part, limit, images=len(pictures))
     if pictures:
         content = [{"type": "text", "text": text}] if text else []
-        block["content"] = content + [_image_block(picture) for picture in pictures]
+        block["content"] = content + [image_block(picture) for picture in pictures]
     elif text:  # the API rejects an empty text; no content at all is fine
         block["content"] = text
     if part.outcome is None or not part.outcome.ok:
@@ -495,13 +495,13 @@ def _tool_result(part: ToolCallPart, call_id: str, *, images: RequestImages | No
     return block
 
 
-def _image_block(image: ModelImage) -> JSON:
+def image_block(image: ModelImage) -> JSON:
     if image.url is not None:
         return {"type": "image", "source": {"type": "url", "url": image.url}}
     return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
-def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
+def reasoning_blocks(part: ReasoningPart) -> list[JSON]:
     """The thinking blocks a reasoning part stands for: none unless Anthropic signed them (see the class docstring)."""
     data = own_data(part, PROVIDER_ID)
     if data is None:
@@ -517,7 +517,7 @@ def _reasoning_blocks(part: ReasoningPart) -> list[JSON]:
     return []
 
 
-def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
+def server_call_blocks(part: ToolCallPart) -> list[JSON]:
     """A call Anthropic ran: its ``server_tool_use`` block and its result block as it came, or nothing (no result
     block, or another provider's call)."""
     data = own_data(part, PROVIDER_ID)
@@ -533,20 +533,20 @@ def _server_call_blocks(part: ToolCallPart) -> list[JSON]:
 
 
 #: Block types the API refuses ``cache_control`` on (thinking is cached with the turn around it).
-_UNCACHEABLE_BLOCKS = ("thinking", "redacted_thinking")
-_BREAKPOINT = {"type": "ephemeral"}
+UNCACHEABLE_BLOCKS = ("thinking", "redacted_thinking")
+BREAKPOINT = {"type": "ephemeral"}
 
 
-def _mark_cache_breakpoints(body: JSON) -> None:
+def mark_cache_breakpoints(body: JSON) -> None:
     """Prompt caching (``RequestOptions(cache=True)``): ``cache_control`` breakpoints on the last tool (all the
     tools), the system prompt, and the last block of the last message (the whole conversation, read from the cache
     by the next request), three of the four the API allows (docs.anthropic.com, prompt caching)."""
     tools = body.get("tools")
     if tools:
-        tools[-1] = {**tools[-1], "cache_control": _BREAKPOINT}
+        tools[-1] = {**tools[-1], "cache_control": BREAKPOINT}
     system = body.get("system")
     if isinstance(system, str) and system:
-        body["system"] = [{"type": "text", "text": system, "cache_control": _BREAKPOINT}]
+        body["system"] = [{"type": "text", "text": system, "cache_control": BREAKPOINT}]
     messages = body["messages"]
     if not messages:
         return
@@ -555,8 +555,8 @@ def _mark_cache_breakpoints(body: JSON) -> None:
         content = [{"type": "text", "text": content}] if content else []
     for index in range(len(content) - 1, -1, -1):
         block = content[index]
-        if block.get("type") not in _UNCACHEABLE_BLOCKS and not (block.get("type") == "text" and not block.get("text")):
-            content = [*content[:index], {**block, "cache_control": _BREAKPOINT}, *content[index + 1 :]]
+        if block.get("type") not in UNCACHEABLE_BLOCKS and not (block.get("type") == "text" and not block.get("text")):
+            content = [*content[:index], {**block, "cache_control": BREAKPOINT}, *content[index + 1 :]]
             messages[-1] = {**messages[-1], "content": content}
             return
 
@@ -564,7 +564,7 @@ def _mark_cache_breakpoints(body: JSON) -> None:
 # --- sending -----------------------------------------------------------------------------------------------------------
 
 
-class _Streamed:
+class Streamed:
     """A streamed response of the client's ``post`` as :func:`body_chunks` reads the SDK's streamed responses."""
 
     __slots__ = ("http_response",)

@@ -34,7 +34,7 @@ LABEL = "Anthropic"
 #: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
 PROVIDER_ID = "anthropic"
 
-_FINISH_REASONS = {
+FINISH_REASONS = {
     "end_turn": FinishReason.STOP,
     "stop_sequence": FinishReason.STOP,
     "tool_use": FinishReason.TOOL_CALLS,
@@ -46,7 +46,7 @@ _FINISH_REASONS = {
 }
 
 
-class _Block:
+class Block:
     """What the parser keeps of one content block while it streams."""
 
     __slots__ = ("call_id", "data", "input", "kind", "signature", "streamed_input", "thinking")
@@ -68,7 +68,7 @@ class _Block:
 
 
 #: What the status line says while one of Anthropic's server tools runs.
-_SERVER_TOOL_STATUS = {
+SERVER_TOOL_STATUS = {
     "web_search": "Searching the web…",
     "web_fetch": "Fetching a page…",
     "code_execution": "Running code…",
@@ -87,13 +87,13 @@ class MessagesParser:
         self._model = model  # the model asked for, until message_start names the one that answers
         self._provider = provider  # genai-prices' id of the provider, for the price
         self.done = False  # ``message_stop`` came: nothing after it is read
-        self._blocks: dict[int, _Block] = {}
+        self._blocks: dict[int, Block] = {}
         self._usage: JSON = {}
         self._finish = FinishReason.STOP
         self._server_calls: set[str] = set()
         # The thinking blocks of the reasoning part the session is filling (it joins consecutive reasoning), or None
         # once something else started a part.
-        self._reasoning: list[_Block] | None = None
+        self._reasoning: list[Block] | None = None
 
     def feed(self, payload: bytes) -> list[StreamEvent]:
         """The events for one stream event's ``data`` (JSON text).
@@ -140,7 +140,7 @@ class MessagesParser:
             case "message_delta":
                 reason = as_object(data.get("delta")).get("stop_reason")
                 if isinstance(reason, str) and reason:
-                    self._finish = _FINISH_REASONS.get(reason, FinishReason.STOP)
+                    self._finish = FINISH_REASONS.get(reason, FinishReason.STOP)
                 return [self._usage_update(data.get("usage"))]
             case "message_stop":  # the terminal event: nothing after it is read
                 self.done = True
@@ -171,12 +171,12 @@ class MessagesParser:
                 text = delta.get("thinking") or ""
                 if not text:
                     return []
-                current = self._blocks.get(_index(data))
+                current = self._blocks.get(block_index(data))
                 if current is not None:
                     current.thinking.append(text)
                 return [ReasoningDelta(text)]
             case "signature_delta":
-                current = self._blocks.get(_index(data))
+                current = self._blocks.get(block_index(data))
                 if current is None or current.kind != "thinking":
                     return []
                 current.signature = delta.get("signature") or ""
@@ -185,12 +185,12 @@ class MessagesParser:
                 return []  # citations_delta (not kept), and deltas added after this was written
 
     def _start(self, data: JSON) -> list[StreamEvent]:
-        index = _index(data)
+        index = block_index(data)
         block = as_object(data.get("content_block"))
         kind = block.get("type")
         match kind:
             case "text":
-                self._blocks[index] = _Block("text")
+                self._blocks[index] = Block("text")
                 text = block.get("text")
                 if not text:
                     return []
@@ -200,7 +200,7 @@ class MessagesParser:
                 call_id, name = block.get("id"), block.get("name")
                 if not (isinstance(call_id, str) and call_id and isinstance(name, str) and name):
                     raise ProviderError(f"{LABEL} started a {kind} block without an id or name: {block!r:.200}")
-                started = self._blocks[index] = _Block(kind, call_id)
+                started = self._blocks[index] = Block(kind, call_id)
                 started.input = block.get("input")
                 self._reasoning = None
                 server = kind == "server_tool_use"
@@ -209,22 +209,22 @@ class MessagesParser:
                     return [started_call]
                 self._server_calls.add(call_id)
                 # The status line says what Anthropic is doing until the result (or the next text) comes.
-                return [started_call, StatusUpdate(_SERVER_TOOL_STATUS.get(name, f"Running {name}…"))]
+                return [started_call, StatusUpdate(SERVER_TOOL_STATUS.get(name, f"Running {name}…"))]
             case "thinking" | "redacted_thinking":
                 return self._start_thinking(index, kind, block)
             case str() if kind.endswith("_tool_result"):
-                self._blocks[index] = _Block("result")
+                self._blocks[index] = Block("result")
                 call_id = block.get("tool_use_id")
                 if call_id not in self._server_calls:
                     return []  # a result for no call of this response: nothing to attach it to
                 data = {"result_block": block}
-                return [ProviderToolResult(call_id, _server_outcome(block), provider=PROVIDER_ID, provider_data=data)]
+                return [ProviderToolResult(call_id, server_outcome(block), provider=PROVIDER_ID, provider_data=data)]
             case _:
-                self._blocks[index] = _Block("other")
+                self._blocks[index] = Block("other")
                 return []
 
     def _start_thinking(self, index: int, kind: str, block: JSON) -> list[StreamEvent]:
-        started = self._blocks[index] = _Block(kind)
+        started = self._blocks[index] = Block(kind)
         started.data = block.get("data") or ""
         started.signature = block.get("signature") or ""
         text = block.get("thinking") or ""
@@ -240,7 +240,7 @@ class MessagesParser:
         return events
 
     def _stop(self, data: JSON) -> list[StreamEvent]:
-        block = self._blocks.get(_index(data))
+        block = self._blocks.get(block_index(data))
         if block is None:
             return []
         if block.kind in ("tool_use", "server_tool_use"):
@@ -253,8 +253,8 @@ class MessagesParser:
             return [self._reasoning_data()]  # the joined part's blocks, now complete
         return []
 
-    def _call_block(self, data: JSON) -> _Block:
-        block = self._blocks.get(_index(data))
+    def _call_block(self, data: JSON) -> Block:
+        block = self._blocks.get(block_index(data))
         if block is None or not block.call_id:
             raise ProviderError(
                 f"{LABEL} sent tool input for content block {data.get('index')!r}, which is not a tool call"
@@ -289,13 +289,13 @@ class MessagesParser:
         )
 
 
-def _index(data: JSON) -> int:
+def block_index(data: JSON) -> int:
     """A content block event's ``index``; -1 (no block) when it is missing or not an integer."""
     index = data.get("index")
     return index if type(index) is int else -1
 
 
-def _server_outcome(block: JSON) -> ToolOutcome:
+def server_outcome(block: JSON) -> ToolOutcome:
     """The outcome of a call Anthropic ran, for people: the result's content without its opaque parts (the block
     itself goes back to the API from the call's provider data), and the URLs it found as citations."""
     content = block.get("content")
@@ -308,15 +308,15 @@ def _server_outcome(block: JSON) -> ToolOutcome:
         for item in items
         if isinstance(item, dict) and isinstance(item.get("url"), str)
     ]
-    return ToolOutcome.success(_readable(content), citations=citations)
+    return ToolOutcome.success(readable(content), citations=citations)
 
 
-def _readable(value: Any) -> Any:
+def readable(value: Any) -> Any:
     """``value`` without the encrypted fields people cannot read (``encrypted_content``, ``encrypted_index``)."""
     if isinstance(value, list):
-        return [_readable(item) for item in value]
+        return [readable(item) for item in value]
     if isinstance(value, dict):
-        return {key: _readable(item) for key, item in value.items() if not key.startswith("encrypted_")}
+        return {key: readable(item) for key, item in value.items() if not key.startswith("encrypted_")}
     return value
 
 

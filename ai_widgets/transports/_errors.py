@@ -65,12 +65,12 @@ class ContextTooLongError(ProviderError):
 # tokens > 200000 maximum", or "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000", and 413
 # request_too_large for a body past its size limit; Gemini: 400 INVALID_ARGUMENT "The input token count (132478)
 # exceeds the maximum number of tokens allowed (131072)."
-_TOO_LONG_WORDS = re.compile(
+TOO_LONG_WORDS = re.compile(
     r"maximum context length|prompt is too long|exceed context limit|exceeds the context window|"
     r"input token count.{0,20}exceeds the maximum|context window exceeded|context_length_exceeded|request_too_large",
     re.IGNORECASE | re.DOTALL,
 )
-_SIZES: tuple[
+SIZES: tuple[
     tuple[re.Pattern[str], int | tuple[int, int], int], ...
 ] = (  # (pattern, index of the tokens counted, index of the limit); a sum where the provider states its parts
     (re.compile(r"maximum context length is (\d+) tokens.{0,40}?(?:resulted in|requested) (\d+) tokens", re.S), 2, 1),
@@ -85,10 +85,10 @@ def classified(error: ProviderError) -> ProviderError:
     (the provider's code or words, see above), with the sizes it stated; else ``error`` itself. The one rule every
     transport applies to the errors it raises."""
     text = str(error)
-    if isinstance(error, ContextTooLongError) or not _TOO_LONG_WORDS.search(text):
+    if isinstance(error, ContextTooLongError) or not TOO_LONG_WORDS.search(text):
         return error
     tokens = limit = None
-    for pattern, counted, stated in _SIZES:
+    for pattern, counted, stated in SIZES:
         found = pattern.search(text)
         if found is not None:
             parts = counted if isinstance(counted, tuple) else (counted,)
@@ -157,17 +157,17 @@ class Failure(enum.Enum):
 # and naming them keeps this module free of either. ``RequestError`` holds every transport error (connect, read,
 # write, remote and local protocol errors, a body that fails to decode); ``StreamError`` is a body read after the
 # connection closed; ``EndOfStream`` is anyio's, raised when a connection ends under a read.
-_TIMEOUTS = frozenset({"TimeoutException"})
-_CONNECTION_FAILURES = frozenset({"RequestError", "TransportError", "StreamError", "EndOfStream"})
+TIMEOUTS = frozenset({"TimeoutException"})
+CONNECTION_FAILURES = frozenset({"RequestError", "TransportError", "StreamError", "EndOfStream"})
 
 
 def http_failure(exc: BaseException) -> Failure | None:
     """What the HTTP library's exception means (the one rule every transport sorts these by), or ``None`` for an
     exception that is not the HTTP library's (an SDK's own errors are the transport's to sort first)."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    if names & _TIMEOUTS:  # before the connection failures: a timeout is a transport error too
+    if names & TIMEOUTS:  # before the connection failures: a timeout is a transport error too
         return Failure.TIMEOUT
-    if names & _CONNECTION_FAILURES or isinstance(exc, (ssl.SSLError, ConnectionError)):
+    if names & CONNECTION_FAILURES or isinstance(exc, (ssl.SSLError, ConnectionError)):
         return Failure.CONNECTION
     return None
 
@@ -192,14 +192,14 @@ def unreachable(
     """A connection that could not be made, even after the SDK's retries: refused, no route, a TLS failure."""
     url = (base_url or "").rstrip("/")
     where = label if not url or url in label else f"{label} at {url}"
-    return ProviderError(redact(f"Could not reach {where}, even after retries{_detail(cause)}.", *secrets))
+    return ProviderError(redact(f"Could not reach {where}, even after retries{detail(cause)}.", *secrets))
 
 
 def broke_off(label: str, *, cause: BaseException | None, secrets: tuple[str | None, ...]) -> ProviderError:
     """A connection that broke while the reply streamed (nothing is retried once the reply has begun)."""
-    return ProviderError(redact(f"The connection to {label} broke off mid-reply{_detail(cause)}.", *secrets))
+    return ProviderError(redact(f"The connection to {label} broke off mid-reply{detail(cause)}.", *secrets))
 
 
-def _detail(cause: BaseException | None) -> str:
+def detail(cause: BaseException | None) -> str:
     text = str(cause) if cause is not None else ""
     return f": {text}" if text else ""

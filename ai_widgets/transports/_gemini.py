@@ -62,30 +62,30 @@ JSON = dict[str, Any]
 #: table of every provider's default.
 DEFAULT_MODEL = DEFAULT_MODELS["gemini"]
 
-_KEY_VARIABLES = "GEMINI_API_KEY or GOOGLE_API_KEY"
-_KEY_HINT = f"{_KEY_VARIABLES}, or api_key="
-_VERTEX_HINT = "the Google Cloud credentials (gcloud auth application-default login), or api_key="
+KEY_VARIABLES = "GEMINI_API_KEY or GOOGLE_API_KEY"
+KEY_HINT = f"{KEY_VARIABLES}, or api_key="
+VERTEX_HINT = "the Google Cloud credentials (gcloud auth application-default login), or api_key="
 
 #: The thought signature Google documents for a function call Gemini did not sign (a conversation that began with
 #: another provider, a signature lost): Gemini 3 refuses a step whose first function call has none. It goes as the
 #: bytes of this text, base64-encoded, as the SDK sends it (verified against the live API by pydantic-ai).
-_SKIP_SIGNATURE = base64.b64encode(b"skip_thought_signature_validator").decode("ascii")
+SKIP_SIGNATURE = base64.b64encode(b"skip_thought_signature_validator").decode("ascii")
 
 # Models that take images inside a function response (``functionResponse.parts``): Gemini 3 and later. Older ones
 # get a tool's images as a user message right after the function responses.
-_MULTIMODAL_RESPONSES = re.compile(r"gemini-([3-9]|\d\d)")
+MULTIMODAL_RESPONSES = re.compile(r"gemini-([3-9]|\d\d)")
 # The image types Gemini reads (of those every provider takes: GIF is not among Gemini's).
-_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp"})
 # The deadline Google gives a whole request, in seconds, sent as ``X-Server-Timeout``: 20 minutes, what Google
 # recommends for long replies. The SDK would send the client's timeout, which bounds only the wait between chunks
 # here, and the server would cut off a reply that streams for longer.
-_SERVER_DEADLINE = 20 * 60
+SERVER_DEADLINE = 20 * 60
 # One image's limit, in base64 characters (about 5 MB): the whole request must stay under Gemini's 20 MB, so the
 # images of one request together take at most 14 MB of base64 (the oldest left out first), and at most 3,000 of them
 # (Gemini's limit on images per prompt).
-_MAX_IMAGE_CHARS = 7_000_000
-_MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
-_MAX_REQUEST_IMAGES = 3000
+MAX_IMAGE_CHARS = 7_000_000
+MAX_REQUEST_IMAGE_CHARS = 14 * 1024 * 1024
+MAX_REQUEST_IMAGES = 3000
 #: What a user message's files may be (ai.google.dev, image and document understanding): PNG, JPEG and WebP images
 #: and PDFs, inline or by ``fileUri`` (the Files API's, or a ``gs://`` one on Vertex AI); inline data of a request at
 #: most 20 MB, so 14 MB of files (base64 makes them 4/3 as long); 3,000 images a prompt.
@@ -95,11 +95,11 @@ ATTACHMENT_LIMITS = AttachmentLimits(
     max_images=3000,
     max_document_bytes=14 * 1024 * 1024,
     max_total_bytes=14 * 1024 * 1024,
-    image_types=_IMAGE_TYPES,
+    image_types=IMAGE_TYPES,
 )
 
 
-def _truthy_env(*names: str) -> bool | None:
+def truthy_env(*names: str) -> bool | None:
     """The first of these environment variables that is set, read as the SDK reads a flag (``None``: none set)."""
     for name in names:
         value = os.environ.get(name)
@@ -234,7 +234,7 @@ class GeminiTransport:
             raise ValueError(f"max_retries must be at least 0, not {max_retries!r}")
         given = client
         if client is None:
-            client = _make_client(api_key, base_url, vertexai, project, location, max_retries, timeout)
+            client = make_client(api_key, base_url, vertexai, project, location, max_retries, timeout)
             self._timeout: float | None = timeout
         else:
             self._timeout = None  # the client's own
@@ -252,7 +252,7 @@ class GeminiTransport:
             )
         self.stream_function_call_arguments = stream_function_call_arguments
         self.multimodal_function_responses = (
-            bool(_MULTIMODAL_RESPONSES.search(model))
+            bool(MULTIMODAL_RESPONSES.search(model))
             if multimodal_function_responses is None
             else multimodal_function_responses
         )
@@ -334,14 +334,14 @@ class GeminiTransport:
         """The history as Gemini ``contents``: user and model contents, function responses right after their calls
         (each result cut to ``max_tool_result_chars``, see ``RequestOptions``)."""
         contents: list[JSON] = []
-        names = _DisplayNames()
+        names = DisplayNames()
         messages = list(history(messages))
         images = RequestImages(
             messages,
-            max_chars=_MAX_IMAGE_CHARS,
-            max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
-            max_count=_MAX_REQUEST_IMAGES,
-            accept=lambda image: image.media_type in _IMAGE_TYPES,
+            max_chars=MAX_IMAGE_CHARS,
+            max_total_chars=MAX_REQUEST_IMAGE_CHARS,
+            max_count=MAX_REQUEST_IMAGES,
+            accept=lambda image: image.media_type in IMAGE_TYPES,
         )
         for message in messages:
             if message.role is Role.USER:
@@ -363,7 +363,7 @@ class GeminiTransport:
         return {"inlineData": {"mimeType": part.media_type, "data": part.data}}
 
     def _model_turns(
-        self, message: Message, names: _DisplayNames, chosen: RequestImages, limit: int | None
+        self, message: Message, names: DisplayNames, chosen: RequestImages, limit: int | None
     ) -> list[JSON]:
         """One reply as contents: each round of local calls as a model content, then a user content with their
         function responses (and, where they go outside, a user content with their images)."""
@@ -375,7 +375,7 @@ class GeminiTransport:
         def flush() -> None:
             nonlocal parts, responses, images
             if parts:
-                turns.append({"role": "model", "parts": _sign_first_call(parts)})
+                turns.append({"role": "model", "parts": sign_first_call(parts)})
             if responses:
                 turns.append({"role": "user", "parts": responses})
             if images:
@@ -418,7 +418,7 @@ class GeminiTransport:
     def _signature(self, part: Any) -> str | None:
         data = self._own(part)
         signature = data.get("thought_signature") if data is not None else None
-        return signature if _is_base64(signature) else None
+        return signature if is_base64(signature) else None
 
     def _reasoning(self, part: ReasoningPart, parts: list[JSON]) -> None:
         """A reasoning part: a signed thought summary, or a signature for the part before it (see the class docstring);
@@ -434,7 +434,7 @@ class GeminiTransport:
             parts.append({"text": "", "thoughtSignature": signature})
 
     def _call(
-        self, part: ToolCallPart, names: _DisplayNames, chosen: RequestImages, limit: int | None
+        self, part: ToolCallPart, names: DisplayNames, chosen: RequestImages, limit: int | None
     ) -> tuple[JSON, JSON, list[JSON]]:
         """A local call's ``functionCall`` part, its ``functionResponse`` part, and the parts of a following user
         content with its images (when they do not go inside the response)."""
@@ -458,10 +458,10 @@ class GeminiTransport:
         if images and self.multimodal_function_responses:
             named = [(names.take(part.tool_name, image), image) for image in images]
             response["images"] = [{"$ref": name} for name, _ in named]
-            function_response["parts"] = [_image_part(image, name) for name, image in named]
+            function_response["parts"] = [image_part(image, name) for name, image in named]
         for image in images if not self.multimodal_function_responses else ():
             name = names.take(part.tool_name, image)
-            following += [{"text": f"{name}, an image in the result of {part.tool_name}:"}, _image_part(image)]
+            following += [{"text": f"{name}, an image in the result of {part.tool_name}:"}, image_part(image)]
         return call, {"functionResponse": function_response}, following
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -508,7 +508,7 @@ class GeminiTransport:
                     for event in parser.feed(chunk):
                         yield event
             except genai_errors.UnknownApiResponseError as exc:
-                if not _cut_off(exc):
+                if not cut_off(exc):
                     raise
                 # A chunk cut off before its JSON ends, as the SDK hands on a last event without its blank line: the
                 # reply ends there, as every transport's does (``_sse``), and reads as broken off unless finished.
@@ -523,18 +523,18 @@ class GeminiTransport:
             raise classified(error) from None
 
     def _deadline(self) -> dict[str, str] | None:
-        """The ``X-Server-Timeout`` header for a client with a timeout (see ``_SERVER_DEADLINE``)."""
+        """The ``X-Server-Timeout`` header for a client with a timeout (see ``SERVER_DEADLINE``)."""
         options = getattr(getattr(self._client, "_api_client", None), "_http_options", None)
         timeout = getattr(options, "timeout", None)
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             return None  # no timeout: the SDK sends no deadline either
-        return {"X-Server-Timeout": str(max(_SERVER_DEADLINE, math.ceil(timeout / 1000)))}
+        return {"X-Server-Timeout": str(max(SERVER_DEADLINE, math.ceil(timeout / 1000)))}
 
     # --- error mapping ------------------------------------------------------------------------------------------------
 
     def _map_error(self, exc: Exception, *, responded: bool, reading: bool = False) -> ProviderError | None:
         """A clear, key-free error for what the SDK (or the connection under it) raised (``None``: raised as it is)."""
-        hint = _VERTEX_HINT if self._vertexai else _KEY_HINT
+        hint = VERTEX_HINT if self._vertexai else KEY_HINT
         names = {cls.__name__ for cls in type(exc).__mro__}
         match exc:
             case ProviderError():  # raised by the parser: a blocked prompt, a malformed call
@@ -546,7 +546,7 @@ class GeminiTransport:
                 code = exc.code if isinstance(exc.code, int) else 0
                 if responded:
                     return ProviderError(f"{LABEL} reported an error mid-reply ({code}): {detail}")
-                if code == 400 and _invalid_key(exc):
+                if code == 400 and invalid_key(exc):
                     return ProviderError(f"{LABEL} rejected the API key (400): check {hint}. {detail}")
                 return ProviderError(describe_status(LABEL, code, detail, key_hint=hint))
             case genai_errors.UnknownApiResponseError():
@@ -560,7 +560,7 @@ class GeminiTransport:
             )
         if "GoogleAuthError" in names:  # Vertex AI credentials that failed to load or refresh
             detail = redact(str(exc), *self._secrets)
-            return ProviderError(f"{LABEL} (Vertex AI) could not get credentials: {detail}. Check {_VERTEX_HINT}.")
+            return ProviderError(f"{LABEL} (Vertex AI) could not get credentials: {detail}. Check {VERTEX_HINT}.")
         match http_failure(exc):
             case Failure.TIMEOUT:
                 return timed_out(LABEL, seconds=self._timeout, responded=responded)
@@ -572,7 +572,7 @@ class GeminiTransport:
         return None
 
 
-def _make_client(
+def make_client(
     api_key: str | None,
     base_url: str | None,
     vertexai: bool | None,
@@ -583,11 +583,11 @@ def _make_client(
 ) -> Any:
     """A ``google.genai.Client`` for these settings, with retries and timeout (see :class:`GeminiTransport`)."""
     vertex = (
-        vertexai if vertexai is not None else _truthy_env("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
+        vertexai if vertexai is not None else truthy_env("GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI")
     )
     if not vertex and not (api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")):
         if not (base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL")):
-            raise missing_key(LABEL, _KEY_VARIABLES)
+            raise missing_key(LABEL, KEY_VARIABLES)
         api_key = NO_KEY  # a local server or proxy may need no key; a remote one answers with a message about it
     options = genai_types.HttpOptions(
         base_url=base_url,
@@ -603,15 +603,15 @@ def _make_client(
         )
     except Exception as exc:  # missing project or credentials for Vertex AI, and the like
         detail = redact(str(exc), api_key)
-        hint = f" Check {_VERTEX_HINT}." if vertex else ""
+        hint = f" Check {VERTEX_HINT}." if vertex else ""
         raise ProviderError(f"{LABEL} client could not be created: {detail}{hint}") from None
 
 
 # What a JSON value cut off before its end may end in, where Python's reader stops: a number, or part of a literal.
-_PARTIAL_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+PARTIAL_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
 
 
-def _cut_off(exc: Exception) -> bool:
+def cut_off(exc: Exception) -> bool:
     """Whether the chunk the SDK could not read is JSON that stops before its end (a prefix of a JSON value), rather
     than data that is not JSON. The SDK does not say whether the chunk was the body's last, so the data tells."""
     error = exc.__cause__
@@ -619,10 +619,10 @@ def _cut_off(exc: Exception) -> bool:
         return False
     if error.msg.startswith("Unterminated string"):  # no closing quote up to the end: cut inside a string
         return True
-    return _PARTIAL_VALUE.fullmatch(error.doc[error.pos :].rstrip()) is not None
+    return PARTIAL_VALUE.fullmatch(error.doc[error.pos :].rstrip()) is not None
 
 
-def _invalid_key(exc: Any) -> bool:
+def invalid_key(exc: Any) -> bool:
     """Whether a 400 is Gemini's answer to a key that is not valid (it does not use 401 for that)."""
     try:
         text = json.dumps(exc.details)
@@ -631,16 +631,16 @@ def _invalid_key(exc: Any) -> bool:
     return "API_KEY_INVALID" in text or "API key not valid" in text
 
 
-def _sign_first_call(parts: list[JSON]) -> list[JSON]:
+def sign_first_call(parts: list[JSON]) -> list[JSON]:
     """``parts`` with the dummy signature on the first function call when it has none (see the class docstring)."""
     for part in parts:
         if "functionCall" in part:
-            part.setdefault("thoughtSignature", _SKIP_SIGNATURE)
+            part.setdefault("thoughtSignature", SKIP_SIGNATURE)
             break
     return parts
 
 
-def _is_base64(value: Any) -> bool:
+def is_base64(value: Any) -> bool:
     """Whether ``value`` is base64 text (standard or URL-safe alphabet) that decodes."""
     if not isinstance(value, str) or not value:
         return False
@@ -651,7 +651,7 @@ def _is_base64(value: Any) -> bool:
     return True
 
 
-def _image_part(image: ModelImage, display_name: str | None = None) -> JSON:
+def image_part(image: ModelImage, display_name: str | None = None) -> JSON:
     """An image as an ``inlineData`` part (or ``fileData``, for a URL), with its ``displayName`` inside a function
     response."""
     media: JSON = {"mimeType": image.media_type}
@@ -664,7 +664,7 @@ def _image_part(image: ModelImage, display_name: str | None = None) -> JSON:
     return {key: media}
 
 
-class _DisplayNames:
+class DisplayNames:
     """Names for the images of one request, unique in it: ``<tool>-<n>.<extension>``."""
 
     __slots__ = ("_count",)
@@ -674,7 +674,7 @@ class _DisplayNames:
 
     def take(self, tool_name: str, image: ModelImage) -> str:
         self._count += 1
-        return f"{tool_name}-{self._count}{_EXTENSIONS.get(image.media_type, '')}"
+        return f"{tool_name}-{self._count}{EXTENSIONS.get(image.media_type, '')}"
 
 
-_EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/webp": ".webp"}

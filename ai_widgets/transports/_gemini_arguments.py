@@ -15,17 +15,17 @@ __all__ = ["LABEL", "ArgumentsWriter"]
 #: The provider's name in messages.
 LABEL = "Gemini"
 
-_PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 
 
-def _json_path(path: Any) -> tuple[str | int, ...] | None:
+def json_path(path: Any) -> tuple[str | int, ...] | None:
     """The steps of a JSON path such as ``$.a.b[0]`` or ``$['a b']``, or ``None`` when it is not one."""
     if not isinstance(path, str) or not path.startswith("$"):
         return None
     steps: list[str | int] = []
     position = 1
     while position < len(path):
-        match = _PATH_STEP.match(path, position)
+        match = PATH_STEP.match(path, position)
         if match is None:
             return None
         name, index, single, double = match.groups()
@@ -34,7 +34,7 @@ def _json_path(path: Any) -> tuple[str | int, ...] | None:
     return tuple(steps) or None
 
 
-class _Container:
+class Container:
     __slots__ = ("array", "count", "keys", "path")
 
     def __init__(self, path: tuple[str | int, ...], array: bool) -> None:
@@ -56,11 +56,11 @@ class ArgumentsWriter:
 
     def __init__(self, name: str) -> None:
         self._name = name
-        self._containers: list[_Container] = []
+        self._containers: list[Container] = []
         self._open_string: tuple[str | int, ...] | None = None
 
     def feed(self, argument: Any) -> str:
-        path = _json_path(getattr(argument, "json_path", None))
+        path = json_path(getattr(argument, "json_path", None))
         if path is None:
             raise ProviderError(
                 f"{LABEL} streamed an argument of {self._name} at a path that is not a JSON path: "
@@ -70,12 +70,12 @@ class ArgumentsWriter:
         more = bool(argument.will_continue)
         out: list[str] = []
         if not self._containers:
-            self._containers.append(_Container((), array=False))
+            self._containers.append(Container((), array=False))
             out.append("{")
         if self._open_string is not None:
             if path == self._open_string:
                 if string:
-                    out.append(_escape(string))
+                    out.append(escape(string))
                 if not more:
                     out.append('"')
                     self._open_string = None
@@ -90,12 +90,12 @@ class ArgumentsWriter:
             step = parent[depth]
             following = parent[depth + 1] if depth + 1 < len(parent) else leaf
             out.append(self._member(containers[-1], step, path))
-            opened = _Container(parent[: depth + 1], array=isinstance(following, int))
+            opened = Container(parent[: depth + 1], array=isinstance(following, int))
             containers.append(opened)
             out.append("[" if opened.array else "{")
         out.append(self._member(containers[-1], leaf, path))
         if string is not None:
-            out.append('"' + _escape(string))
+            out.append('"' + escape(string))
             if more:
                 self._open_string = path
             else:
@@ -103,7 +103,7 @@ class ArgumentsWriter:
         elif argument.bool_value is not None:
             out.append("true" if argument.bool_value else "false")
         elif argument.number_value is not None:
-            out.append(_number(argument.number_value))
+            out.append(number(argument.number_value))
         else:
             out.append("null")
         return "".join(out)
@@ -118,7 +118,7 @@ class ArgumentsWriter:
             out.append("]" if self._containers.pop().array else "}")
         return "".join(out)
 
-    def _member(self, container: _Container, step: str | int, path: tuple[str | int, ...]) -> str:
+    def _member(self, container: Container, step: str | int, path: tuple[str | int, ...]) -> str:
         if container.array:
             valid = isinstance(step, int) and step == container.count
         else:
@@ -136,11 +136,11 @@ class ArgumentsWriter:
         return separator if container.array else f"{separator}{json.dumps(step, ensure_ascii=False)}: "
 
 
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     if not math.isfinite(value):
         return "null"
     if float(value).is_integer() and abs(value) < 2**53:

@@ -30,7 +30,7 @@ JSON = dict[str, Any]
 #: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
 PROVIDER_ID = "gemini"
 
-_FINISH_REASONS = {
+FINISH_REASONS = {
     "STOP": FinishReason.STOP,
     "MAX_TOKENS": FinishReason.LENGTH,
     **dict.fromkeys(
@@ -50,7 +50,7 @@ _FINISH_REASONS = {
     ),
 }
 # Finish reasons that say the reply went wrong: raised with Gemini's own message.
-_FAILED_REASONS = {
+FAILED_REASONS = {
     "MALFORMED_FUNCTION_CALL": "the model wrote a function call that is not valid",
     "UNEXPECTED_TOOL_CALL": "the model called a tool it was not offered",
     "TOO_MANY_TOOL_CALLS": "the model made too many tool calls",
@@ -59,7 +59,7 @@ _FAILED_REASONS = {
 }
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
     """An SDK enum's (or a string's) value, ``""`` for none."""
     value = getattr(value, "value", value)
     return value if isinstance(value, str) else ""
@@ -95,7 +95,7 @@ class GeminiParser:
         """
         events: list[StreamEvent] = []
         feedback = getattr(chunk, "prompt_feedback", None)
-        blocked = _text(getattr(feedback, "block_reason", None))
+        blocked = text(getattr(feedback, "block_reason", None))
         if blocked:
             message = getattr(feedback, "block_reason_message", None) or "no reason given"
             raise ProviderError(f"{LABEL} blocked the prompt ({blocked}): {message}")
@@ -105,7 +105,7 @@ class GeminiParser:
             content = getattr(candidate, "content", None)
             for part in getattr(content, "parts", None) or ():
                 events += self._part(part)
-            reason = _text(getattr(candidate, "finish_reason", None))
+            reason = text(getattr(candidate, "finish_reason", None))
             if reason:
                 self._finish = reason
                 self._finish_message = getattr(candidate, "finish_message", None) or ""
@@ -127,10 +127,10 @@ class GeminiParser:
         if not self._finish:
             return []
         events = self._end_streaming()
-        if self._finish in _FAILED_REASONS:
+        if self._finish in FAILED_REASONS:
             said = f": {self._finish_message}" if self._finish_message else ""
-            raise ProviderError(f"{LABEL} stopped the reply ({self._finish}): {_FAILED_REASONS[self._finish]}{said}")
-        reason = _FINISH_REASONS.get(self._finish, FinishReason.STOP)
+            raise ProviderError(f"{LABEL} stopped the reply ({self._finish}): {FAILED_REASONS[self._finish]}{said}")
+        reason = FINISH_REASONS.get(self._finish, FinishReason.STOP)
         if reason is FinishReason.STOP and self._calls:
             reason = FinishReason.TOOL_CALLS
         events.append(ResponseCompleted(reason))

@@ -140,14 +140,14 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
         if attachment.card_only or not attachment.mime_type.lower().startswith("image/"):
             continue
         if attachment.data is not None:
-            image = _inline_image(attachment.data, max_chars)
+            image = inline_image(attachment.data, max_chars)
         else:
-            image = _linked_image(attachment.url or "", attachment.mime_type, max_chars)
+            image = linked_image(attachment.url or "", attachment.mime_type, max_chars)
         if image is not None:
             images.append(image)
     shown = outcome.display.image() if outcome.display is not None else None
     if shown is not None:
-        image = _inline_image(shown[1], max_chars)
+        image = inline_image(shown[1], max_chars)
         if image is not None:
             images.append(image)
     return images
@@ -221,15 +221,15 @@ class RequestImages:
         return self._chosen.get(id(part), [])
 
 
-def _inline_image(data: str, max_chars: int) -> ModelImage | None:
+def inline_image(data: str, max_chars: int) -> ModelImage | None:
     if data.startswith("data:"):
         head, comma, data = data.partition(",")
         if not comma or not head.endswith(";base64"):
             return None
-    raw = _base64(data, max_chars)
+    raw = base64_bytes(data, max_chars)
     if raw is None:
         data = "".join(data.split())  # base64 in MIME-style lines (base64.encodebytes)
-        raw = _base64(data, max_chars)
+        raw = base64_bytes(data, max_chars)
         if raw is None:
             return None
     media_type = sniff_image(raw[:16])
@@ -238,7 +238,7 @@ def _inline_image(data: str, max_chars: int) -> ModelImage | None:
     return ModelImage(media_type, data=data, pixels=image_pixels(raw))
 
 
-def _base64(data: str, max_chars: int) -> bytes | None:
+def base64_bytes(data: str, max_chars: int) -> bytes | None:
     """The bytes of ``data`` when it is valid base64 of at most ``max_chars`` characters, else ``None``."""
     if len(data) > max_chars:
         return None
@@ -248,9 +248,9 @@ def _base64(data: str, max_chars: int) -> bytes | None:
         return None
 
 
-def _linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
+def linked_image(url: str, mime_type: str, max_chars: int) -> ModelImage | None:
     if url.startswith("data:"):
-        return _inline_image(url, max_chars)
+        return inline_image(url, max_chars)
     media_type = mime_type.split(";")[0].strip().lower()
     if not url.startswith(("https://", "http://")) or media_type not in IMAGE_TYPES:
         return None

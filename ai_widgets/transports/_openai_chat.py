@@ -45,7 +45,7 @@ JSON = dict[str, Any]
 
 # Hosts we recognise: the name used in error messages, and the environment variable that holds their key.
 # A known non-OpenAI host never gets OPENAI_API_KEY: that key belongs to OpenAI alone.
-_KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
+KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
     ("api.openai.com", "OpenAI", "OPENAI_API_KEY"),
     ("api.groq.com", "Groq", "GROQ_API_KEY"),
     ("api.deepseek.com", "DeepSeek", "DEEPSEEK_API_KEY"),
@@ -56,11 +56,11 @@ _KNOWN_HOSTS: tuple[tuple[str, str, str | None], ...] = (
 )
 
 #: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
-_MAX_IMAGE_CHARS = 20 * 1024 * 1024
+MAX_IMAGE_CHARS = 20 * 1024 * 1024
 #: The most base64 characters of images, and the most images, in one request: OpenAI takes "up to 50 MB total
 #: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
-_MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
-_MAX_REQUEST_IMAGES = 500
+MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
+MAX_REQUEST_IMAGES = 500
 #: What a user message's files may be (platform.openai.com/docs/guides/images-vision and /pdf-files): images up to
 #: 20 MB, 500 a request; PDFs as data only (a ``file`` part takes ``file_data`` or an uploaded file's id, no URL), at
 #: most 32 MB of them a request; the whole request at most 50 MB, so 36 MB of files (base64 makes them 4/3 as long).
@@ -75,19 +75,19 @@ ATTACHMENT_LIMITS = AttachmentLimits(
 
 #: The providers whose Chat Completions take ``prompt_cache_key`` (developers.openai.com/docs/guides/prompt-caching,
 #: docs.mistral.ai's prompt caching page).
-_PROMPT_CACHE_KEY_PROVIDERS = ("openai", "mistral")
+PROMPT_CACHE_KEY_PROVIDERS = ("openai", "mistral")
 
 # Models that take ``max_completion_tokens`` and reject ``max_tokens`` on OpenAI.
-_COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
-def _identify(base_url: str | None) -> tuple[str, str | None, str]:
+def identify(base_url: str | None) -> tuple[str, str | None, str]:
     """The provider's name, the environment variable of its key, and where to look for the key (for messages)."""
     if not base_url:
         return "OpenAI", "OPENAI_API_KEY", "OPENAI_API_KEY or api_key="
     parts = urlsplit(base_url)
     host = f"{parts.hostname or ''}:{parts.port}" if parts.port else parts.hostname or ""
-    for marker, label, variable in _KNOWN_HOSTS:
+    for marker, label, variable in KNOWN_HOSTS:
         if marker in host:
             return label, variable, f"{variable} or api_key=" if variable else "api_key="
     # An unknown server given as base_url= never gets OPENAI_API_KEY: that key is OpenAI's, not a third party's.
@@ -206,7 +206,7 @@ class OpenAIChatTransport:
         if client is None:
             from_environment = not base_url and bool(os.environ.get("OPENAI_BASE_URL"))
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-            label, variable, key_hint = _identify(base_url)
+            label, variable, key_hint = identify(base_url)
             if variable is None and from_environment:
                 # OPENAI_BASE_URL with OPENAI_API_KEY is the SDK's own convention: both were set on purpose.
                 variable, key_hint = "OPENAI_API_KEY", "OPENAI_API_KEY or api_key="
@@ -228,7 +228,7 @@ class OpenAIChatTransport:
                 client.organization = organization
                 client.project = None
         else:
-            label, _, key_hint = _identify(str(client.base_url))
+            label, _, key_hint = identify(str(client.base_url))
         self._client = client
         self._label = provider_name or label
         #: genai-prices' id of the server's provider, by its URL (``None``: a server it does not price, a local one).
@@ -237,7 +237,7 @@ class OpenAIChatTransport:
         self.attachment_limits = replace(ATTACHMENT_LIMITS, provider=self._label)
         self._key_hint = key_hint
         self._max_tokens_field = (
-            "max_completion_tokens" if model.startswith(_COMPLETION_TOKENS_PREFIXES) else "max_tokens"
+            "max_completion_tokens" if model.startswith(COMPLETION_TOKENS_PREFIXES) else "max_tokens"
         )
 
     def __repr__(self) -> str:
@@ -277,7 +277,7 @@ class OpenAIChatTransport:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [openai_chat_tool(definition) for definition in request.tools]
-            body["tool_choice"] = _tool_choice(options.tool_choice)
+            body["tool_choice"] = tool_choice(options.tool_choice)
             if self._parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = self._parallel_tool_calls
         if request.output_schema is not None:
@@ -286,7 +286,7 @@ class OpenAIChatTransport:
             body["temperature"] = options.temperature
         if options.max_tokens is not None:
             body[self._max_tokens_field] = options.max_tokens
-        if options.cache and request.conversation_id and self.price_provider in _PROMPT_CACHE_KEY_PROVIDERS:
+        if options.cache and request.conversation_id and self.price_provider in PROMPT_CACHE_KEY_PROVIDERS:
             # The provider routes requests with the same key to the same cache; other servers cache on their own
             # (DeepSeek) or not at all, and some refuse a field they do not know.
             body["prompt_cache_key"] = request.conversation_id
@@ -300,12 +300,12 @@ class OpenAIChatTransport:
         ``max_tool_result_chars`` (see ``RequestOptions``)."""
         out: list[JSON] = []
         messages = list(history(messages))
-        images = _request_images(messages) if self.tool_images else None
+        images = request_images(messages) if self.tool_images else None
         for message in messages:
             if message.role is Role.USER:
-                out.append({"role": "user", "content": _user_content(message, self.attachment_limits)})
+                out.append({"role": "user", "content": user_content(message, self.attachment_limits)})
             else:
-                out.extend(_assistant_messages(message, images=images, limit=max_tool_result_chars))
+                out.extend(assistant_messages(message, images=images, limit=max_tool_result_chars))
         return out
 
     # --- stream mapping -----------------------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ class OpenAIChatTransport:
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _user_content(message: Message, limits: AttachmentLimits) -> str | list[JSON]:
+def user_content(message: Message, limits: AttachmentLimits) -> str | list[JSON]:
     """A user message's ``content``: its text, or with files or several texts (attachments' text views), parts."""
     parts = user_parts(message)
     if len(parts) <= 1 and not any(isinstance(p, FilePart) for p in parts):
@@ -364,16 +364,16 @@ def _user_content(message: Message, limits: AttachmentLimits) -> str | list[JSON
     return content
 
 
-def _request_images(messages: list[Message]) -> RequestImages:
+def request_images(messages: list[Message]) -> RequestImages:
     return RequestImages(
         messages,
-        max_chars=_MAX_IMAGE_CHARS,
-        max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
-        max_count=_MAX_REQUEST_IMAGES,
+        max_chars=MAX_IMAGE_CHARS,
+        max_total_chars=MAX_REQUEST_IMAGE_CHARS,
+        max_count=MAX_REQUEST_IMAGES,
     )
 
 
-def _assistant_messages(
+def assistant_messages(
     message: Message, *, images: RequestImages | None, limit: int | None
 ) -> Iterator[dict[str, Any]]:
     """One ``assistant`` message per model response of the reply, each followed by its calls' results.
@@ -389,14 +389,14 @@ def _assistant_messages(
                 calls.append(part)
             case TextPart() | ReasoningPart():
                 if calls:
-                    yield from _response_messages(text, calls, images=images, limit=limit)
+                    yield from response_messages(text, calls, images=images, limit=limit)
                     text, calls = [], []
                 if isinstance(part, TextPart) and part.text:
                     text.append(part.text)
-    yield from _response_messages(text, calls, images=images, limit=limit)
+    yield from response_messages(text, calls, images=images, limit=limit)
 
 
-def _response_messages(
+def response_messages(
     text: list[str], calls: list[ToolCallPart], *, images: RequestImages | None, limit: int | None
 ) -> Iterator[dict[str, Any]]:
     if not text and not calls:
@@ -416,12 +416,12 @@ def _response_messages(
         sent = len(images.of(call)) if images is not None else 0
         yield {"role": "tool", "tool_call_id": call.tool_call_id, "content": outcome_text(call, limit, images=sent)}
     if images is not None and calls:
-        content = _result_images(calls, images)
+        content = result_images(calls, images)
         if content:
             yield {"role": "user", "content": content}
 
 
-def _result_images(calls: list[ToolCallPart], chosen: RequestImages) -> list[JSON]:
+def result_images(calls: list[ToolCallPart], chosen: RequestImages) -> list[JSON]:
     """The images of the calls' results as user content (a ``tool`` message carries text only): each call's images
     after a line that says whose they are."""
     content: list[JSON] = []
@@ -437,7 +437,7 @@ def _result_images(calls: list[ToolCallPart], chosen: RequestImages) -> list[JSO
     return content
 
 
-def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+def tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
     if choice.mode == "tool":
         return {"type": "function", "function": {"name": choice.tool_name}}
     return choice.mode

@@ -27,7 +27,7 @@ __all__ = ["ChatCompletionsParser"]
 
 JSON = dict[str, Any]
 
-_FINISH_REASONS = {
+FINISH_REASONS = {
     "stop": FinishReason.STOP,
     "tool_calls": FinishReason.TOOL_CALLS,
     "function_call": FinishReason.TOOL_CALLS,
@@ -37,7 +37,7 @@ _FINISH_REASONS = {
 }
 
 
-class _Call:
+class Call:
     """A tool call being streamed."""
 
     __slots__ = ("has_arguments", "id", "name", "pending", "started")
@@ -61,8 +61,8 @@ class ChatCompletionsParser:
         self._label = label
         self._model = model  # the model asked for, until a chunk names the one that answers
         self._provider = provider  # genai-prices' id of the server's provider, for the price
-        self._calls: list[_Call] = []
-        self._by_index: dict[int, _Call] = {}
+        self._calls: list[Call] = []
+        self._by_index: dict[int, Call] = {}
         self._finish: FinishReason | None = None
         self._completed = False
         self._held = ""  # whitespace after a call began: text only if more text follows
@@ -107,7 +107,7 @@ class ChatCompletionsParser:
             groq = chunk.get("x_groq")  # Groq's place for it
             usage = groq.get("usage") if isinstance(groq, dict) else None
         if isinstance(usage, dict):
-            events.append(_usage(usage, self._model, self._provider))
+            events.append(usage_event(usage, self._model, self._provider))
             if not choices and self._finish is not None:
                 events.append(ResponseCompleted(self._finish))
                 self._completed = True
@@ -129,7 +129,7 @@ class ChatCompletionsParser:
             if isinstance(content, str):
                 self._text(content, events)
             else:
-                _content_parts(content, events)
+                content_parts(content, events)
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             events.append(TextDelta(refusal))  # the person sees why the model declined
@@ -171,7 +171,7 @@ class ChatCompletionsParser:
         if not call.started and call.name:
             self._start(call, events)
 
-    def _slot(self, tool_call: JSON) -> _Call:
+    def _slot(self, tool_call: JSON) -> Call:
         """The call this delta continues, or a new one."""
         index = tool_call.get("index")
         raw_id = tool_call.get("id")
@@ -180,14 +180,14 @@ class ChatCompletionsParser:
             index = len(self._calls) - 1 if self._calls and new_id in (None, self._calls[-1].id) else len(self._calls)
         call = self._by_index.get(index)
         if call is None or (new_id is not None and call.id is not None and new_id != call.id):
-            call = _Call()  # a different id at a used index: a server that numbers every call 0
+            call = Call()  # a different id at a used index: a server that numbers every call 0
             self._calls.append(call)
             self._by_index[index] = call
         if new_id is not None and call.id is None and not call.started:
             call.id = new_id
         return call
 
-    def _start(self, call: _Call, events: list[StreamEvent]) -> None:
+    def _start(self, call: Call, events: list[StreamEvent]) -> None:
         if call.id is None:
             call.id = f"call_{uuid.uuid4().hex[:24]}"  # generated once, so every event of the call agrees
         call.started = True
@@ -206,13 +206,13 @@ class ChatCompletionsParser:
                 if not call.has_arguments:
                     events.append(ToolCallDelta(call.id or "", "{}"))  # a call without arguments takes none
                 events.append(ToolCallArgumentsDone(call.id or ""))
-        known = _FINISH_REASONS.get(reason)
+        known = FINISH_REASONS.get(reason)
         if known is None:  # a server's own word ("eos", "end_turn", ...)
             known = FinishReason.TOOL_CALLS if self._calls else FinishReason.STOP
         self._finish = known
 
 
-def _content_parts(content: Any, events: list[StreamEvent]) -> None:
+def content_parts(content: Any, events: list[StreamEvent]) -> None:
     """Content sent as a list of typed parts (Mistral's reasoning models) rather than a string."""
     for part in content if isinstance(content, list) else ():
         kind = get_field(part, "type")
@@ -225,7 +225,7 @@ def _content_parts(content: Any, events: list[StreamEvent]) -> None:
                     events.append(ReasoningDelta(text))
 
 
-def _usage(usage: JSON, model: str | None, provider: str | None) -> UsageUpdate:
+def usage_event(usage: JSON, model: str | None, provider: str | None) -> UsageUpdate:
     """A chunk's ``usage`` (or Groq's ``x_groq.usage``) as an event."""
     cached = get_field(usage.get("prompt_tokens_details"), "cached_tokens") or usage.get("prompt_cache_hit_tokens")
     return UsageUpdate(

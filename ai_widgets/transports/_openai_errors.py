@@ -32,7 +32,7 @@ import openai  # noqa: E402
 __all__ = ["error_detail", "in_band_error", "map_openai_error", "stream_error"]
 
 #: The message the SDK gives an in-band error without one.
-_NO_MESSAGE = "An error occurred during streaming"
+NO_MESSAGE = "An error occurred during streaming"
 
 
 def map_openai_error(
@@ -55,12 +55,12 @@ def map_openai_error(
             return ProviderError(redact(str(exc), secret))
         case openai.APIStatusError(status_code=status):
             detail = redact(error_detail(exc.body, exc.message), secret)
-            text = describe_status(label, status, detail, key_hint=key_hint) + _no_tools_hint(detail, exc)
+            text = describe_status(label, status, detail, key_hint=key_hint) + no_tools_hint(detail, exc)
             return ProviderError(redact(text, secret))
         case openai.APITimeoutError():
-            return _timed_out(label, client, responded)
+            return timed_out(label, client, responded)
         case openai.APIConnectionError():
-            return _connection_failed(label, client, responded, exc.__cause__ or exc.__context__, secret)
+            return connection_failed(label, client, responded, exc.__cause__ or exc.__context__, secret)
         case openai.APIError():
             # An error event inside a 200 stream (the SDK raises on a payload with an "error" key).
             code = exc.code or (exc.type if isinstance(exc.type, str) else None)
@@ -74,9 +74,9 @@ def map_openai_error(
     # The HTTP library's errors while the body streams (httpx or httpx2, which the SDK wraps only before the body).
     match http_failure(exc):
         case Failure.TIMEOUT:
-            return _timed_out(label, client, responded)
+            return timed_out(label, client, responded)
         case Failure.CONNECTION:
-            return _connection_failed(label, client, responded, exc, secret)
+            return connection_failed(label, client, responded, exc, secret)
     return None
 
 
@@ -87,18 +87,18 @@ def stream_error(label: str, error: object) -> ProviderError:
     if isinstance(error, dict):
         kind = error.get("type")
         code = error.get("code") or (kind if isinstance(kind, str) else None)
-    message = error if isinstance(error, str) else error_detail(error, _NO_MESSAGE)
+    message = error if isinstance(error, str) else error_detail(error, NO_MESSAGE)
     return ProviderError(in_band_error(label, code, message))
 
 
-def _timed_out(label: str, client: Any, responded: bool) -> ProviderError:
+def timed_out(label: str, client: Any, responded: bool) -> ProviderError:
     # Worded apart from ``_errors.timed_out`` (which the other transports use): the tests of both OpenAI transports
     # pin this sentence, with the timeout and, before the response, the retries.
     retries = "" if responded else ", even after retries"
-    return ProviderError(f"{label} did not answer in time (timeout {_seconds(client)}{retries}).")
+    return ProviderError(f"{label} did not answer in time (timeout {seconds(client)}{retries}).")
 
 
-def _connection_failed(
+def connection_failed(
     label: str, client: Any, responded: bool, cause: BaseException | None, secret: str | None
 ) -> ProviderError:
     if responded:
@@ -124,7 +124,7 @@ def error_detail(body: object, fallback: str) -> str:
     return fallback
 
 
-def _seconds(client: Any) -> str:
+def seconds(client: Any) -> str:
     timeout = getattr(client, "timeout", None)
     seconds = seconds_of(timeout)  # an httpx Timeout, or seconds
     return f"{seconds:g} s" if seconds is not None else str(getattr(timeout, "read", timeout))
@@ -136,23 +136,23 @@ def _seconds(client: Any) -> str:
 # (entrypoints/openai/serving_chat.py). Both say what failed; the hint says what to do, naming the requested model.
 
 
-def _no_tools_hint(detail: str, exc: openai.APIStatusError) -> str:
+def no_tools_hint(detail: str, exc: openai.APIStatusError) -> str:
     """What to do when a server refuses tools for the model (empty for any other error)."""
     if "does not support tools" in detail:
         return (
-            f" The model {_requested_model(exc)} cannot call tools: pick one that can (e.g. `ollama pull qwen3`; "
+            f" The model {requested_model(exc)} cannot call tools: pick one that can (e.g. `ollama pull qwen3`; "
             "`ollama show <model>` lists 'tools' among its capabilities), or send no tools (ToolChoice.NONE)."
         )
     if "--enable-auto-tool-choice" in detail:
         return (
-            f" For the model {_requested_model(exc)} to call tools, start vLLM with --enable-auto-tool-choice "
+            f" For the model {requested_model(exc)} to call tools, start vLLM with --enable-auto-tool-choice "
             "--tool-call-parser <its parser> (hermes for Qwen, llama3_json for Llama 3, mistral for Mistral), "
             "or send no tools (ToolChoice.NONE)."
         )
     return ""
 
 
-def _requested_model(exc: openai.APIStatusError) -> str:
+def requested_model(exc: openai.APIStatusError) -> str:
     """The model named in the failed request's JSON body, quoted (``"of this request"`` when it cannot be read)."""
     try:
         model = json.loads(exc.request.content)["model"]

@@ -43,23 +43,23 @@ __all__ = ["OpenAIResponsesTransport"]
 
 #: The providers whose Responses API takes ``prompt_cache_key`` (developers.openai.com/docs/guides/prompt-caching;
 #: Azure's Responses objects carry it too).
-_PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
+PROMPT_CACHE_KEY_PROVIDERS = ("openai", "azure")
 
 JSON = dict[str, Any]
 
-_KEY_HINT = "OPENAI_API_KEY or api_key="
-_ENCRYPTED_REASONING = "reasoning.encrypted_content"
+KEY_HINT = "OPENAI_API_KEY or api_key="
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 # Models that reason by default (o-series, GPT-5 but its non-reasoning chat variant, later GPTs, gpt-oss): for
 # these the encrypted reasoning is requested even without ``reasoning=``, so it can be sent back with store=False.
-_REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss)")
+REASONING_MODELS = re.compile(r"^(o\d|gpt-5(?!-chat)|gpt-[6-9]|gpt-\d\d|gpt-oss)")
 
 #: The largest image of a tool's result sent, in base64 characters (OpenAI takes images up to 20 MB).
-_MAX_IMAGE_CHARS = 20 * 1024 * 1024
+MAX_IMAGE_CHARS = 20 * 1024 * 1024
 #: The most base64 characters of images, and the most images, in one request: OpenAI takes "up to 50 MB total
 #: payload per request" and 500 images (platform.openai.com/docs/guides/images-vision); room is left for the text.
-_MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
-_MAX_REQUEST_IMAGES = 500
+MAX_REQUEST_IMAGE_CHARS = 40 * 1024 * 1024
+MAX_REQUEST_IMAGES = 500
 #: What a user message's files may be: as the Chat Completions API's (images up to 20 MB, 500 a request; PDFs of at
 #: most 32 MB a request; 36 MB of files in all, a 50 MB request in base64), and a PDF may be a URL (``file_url``).
 ATTACHMENT_LIMITS = AttachmentLimits(
@@ -238,7 +238,7 @@ class OpenAIResponsesTransport:
         tools = self._tools(request)
         if tools:
             body["tools"] = tools
-            body["tool_choice"] = _tool_choice(request)
+            body["tool_choice"] = tool_choice(request)
         if request.output_schema is not None:
             body["text"] = {"format": openai_responses_text_format(request.output_schema)}
         if options.temperature is not None:
@@ -247,9 +247,9 @@ class OpenAIResponsesTransport:
             body["max_output_tokens"] = options.max_tokens
         if self.reasoning is not None:
             body["reasoning"] = self.reasoning
-        if self.include_encrypted_reasoning and (self.reasoning is not None or _REASONING_MODELS.match(self.model)):
-            body["include"] = [_ENCRYPTED_REASONING]
-        if options.cache and request.conversation_id and self.price_provider in _PROMPT_CACHE_KEY_PROVIDERS:
+        if self.include_encrypted_reasoning and (self.reasoning is not None or REASONING_MODELS.match(self.model)):
+            body["include"] = [ENCRYPTED_REASONING]
+        if options.cache and request.conversation_id and self.price_provider in PROMPT_CACHE_KEY_PROVIDERS:
             body["prompt_cache_key"] = request.conversation_id  # the conversation's requests share a prompt cache
         body.update(options.extra)
         return body
@@ -264,9 +264,9 @@ class OpenAIResponsesTransport:
         images = (
             RequestImages(
                 messages,
-                max_chars=_MAX_IMAGE_CHARS,
-                max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
-                max_count=_MAX_REQUEST_IMAGES,
+                max_chars=MAX_IMAGE_CHARS,
+                max_total_chars=MAX_REQUEST_IMAGE_CHARS,
+                max_count=MAX_REQUEST_IMAGES,
             )
             if self.tool_images
             else None
@@ -384,13 +384,13 @@ class OpenAIResponsesTransport:
 
     def _map_error(self, exc: Exception, responded: bool) -> ProviderError | None:
         """A clear, key-free error for what the SDK raised (``None``: not the SDK's, raised as it is)."""
-        return map_openai_error(exc, label=LABEL, key_hint=_KEY_HINT, client=self._client, responded=responded)
+        return map_openai_error(exc, label=LABEL, key_hint=KEY_HINT, client=self._client, responded=responded)
 
 
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _tool_choice(request: ChatRequest) -> Any:
+def tool_choice(request: ChatRequest) -> Any:
     choice = request.options.tool_choice
     if choice.mode == "tool":
         return {"type": "function", "name": choice.tool_name}

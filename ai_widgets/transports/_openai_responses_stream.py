@@ -38,61 +38,61 @@ LABEL = "OpenAI"
 #: The ``provider`` of the provider data this transport stores, and the only provider data it sends back.
 PROVIDER_ID = "openai"
 
-_INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
+INCOMPLETE_REASONS = {"max_output_tokens": FinishReason.LENGTH, "content_filter": FinishReason.CONTENT_FILTER}
 
 
-def _dump(value: Any) -> Any:
+def dump(value: Any) -> Any:
     """An item's field as people see it, as the SDK's typed path showed it: an object without its ``None`` fields,
     at every depth (``model_dump(exclude_none=True)``); a list as it came."""
-    return _without_none(value) if isinstance(value, dict) else value
+    return without_none(value) if isinstance(value, dict) else value
 
 
-def _without_none(value: Any) -> Any:
+def without_none(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: _without_none(item) for key, item in value.items() if item is not None}
+        return {key: without_none(item) for key, item in value.items() if item is not None}
     if isinstance(value, list):
-        return [_without_none(item) for item in value]
+        return [without_none(item) for item in value]
     return value
 
 
-def _without(data: Any, *keys: str) -> dict[str, Any]:
+def without(data: Any, *keys: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in keys} if isinstance(data, dict) else {}
 
 
-def _web_search_arguments(item: JSON) -> dict[str, Any]:
-    return _without(_dump(item.get("action")), "sources")
+def web_search_arguments(item: JSON) -> dict[str, Any]:
+    return without(dump(item.get("action")), "sources")
 
 
-def _web_search_outcome(item: JSON) -> ToolOutcome:
-    action = _dump(item.get("action")) or {}
+def web_search_outcome(item: JSON) -> ToolOutcome:
+    action = dump(item.get("action")) or {}
     sources = (action.get("sources") or []) if isinstance(action, dict) else []
     urls = [s["url"] for s in sources if isinstance(s, dict) and isinstance(s.get("url"), str)]
     return ToolOutcome.success(action, citations=urls)
 
 
-def _file_search_arguments(item: JSON) -> dict[str, Any]:
+def file_search_arguments(item: JSON) -> dict[str, Any]:
     queries = item.get("queries")
     return {"queries": list(queries)} if queries and isinstance(queries, list) else {}
 
 
-def _file_search_outcome(item: JSON) -> ToolOutcome:
-    return ToolOutcome.success({"results": _dump(item.get("results")) or []})
+def file_search_outcome(item: JSON) -> ToolOutcome:
+    return ToolOutcome.success({"results": dump(item.get("results")) or []})
 
 
-def _code_arguments(item: JSON) -> dict[str, Any]:
+def code_arguments(item: JSON) -> dict[str, Any]:
     code = item.get("code")
     return {"code": code} if code else {}
 
 
-def _code_outcome(item: JSON) -> ToolOutcome:
-    return ToolOutcome.success({"outputs": _dump(item.get("outputs")) or []})
+def code_outcome(item: JSON) -> ToolOutcome:
+    return ToolOutcome.success({"outputs": dump(item.get("outputs")) or []})
 
 
-def _image_arguments(item: JSON) -> dict[str, Any]:
+def image_arguments(item: JSON) -> dict[str, Any]:
     return {}
 
 
-def _image_outcome(item: JSON) -> ToolOutcome:
+def image_outcome(item: JSON) -> ToolOutcome:
     # The image goes to the card as an attachment, not into the value: a base64 image is no text for anyone.
     result = as_str(item.get("result"))
     image_format = as_str(item.get("output_format")) or "png"
@@ -103,7 +103,7 @@ def _image_outcome(item: JSON) -> ToolOutcome:
     )
 
 
-def _mcp_arguments(item: JSON) -> dict[str, Any]:
+def mcp_arguments(item: JSON) -> dict[str, Any]:
     try:
         parsed = json.loads(as_str(item.get("arguments")) or "")
     except ValueError:
@@ -111,7 +111,7 @@ def _mcp_arguments(item: JSON) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _mcp_outcome(item: JSON) -> ToolOutcome:
+def mcp_outcome(item: JSON) -> ToolOutcome:
     error = item.get("error")
     if error:
         return ToolOutcome.failure(str(error), retryable=False)
@@ -119,7 +119,7 @@ def _mcp_outcome(item: JSON) -> ToolOutcome:
 
 
 @dataclass(frozen=True)
-class _BuiltinTool:
+class BuiltinTool:
     """How one kind of provider-run call shows: its tool name, arguments, progress text and result.
 
     A call whose arguments are not in its ``added`` item gets them from its ``done`` item, before its result; until
@@ -136,28 +136,28 @@ class _BuiltinTool:
 
 # Output items of tools OpenAI runs itself. Tools that need the client to act (computer use, shell, apply_patch,
 # custom tools) are not among them and are not supported: their items are ignored like any unknown item.
-_BUILTIN_TOOLS = {
-    "web_search_call": _BuiltinTool("web_search", "searching…", _web_search_arguments, _web_search_outcome),
-    "file_search_call": _BuiltinTool("file_search", "searching files…", _file_search_arguments, _file_search_outcome),
-    "code_interpreter_call": _BuiltinTool("code_interpreter", "running code…", _code_arguments, _code_outcome),
-    "image_generation_call": _BuiltinTool(
-        "image_generation", "generating the image…", _image_arguments, _image_outcome, takes_arguments=False
+BUILTIN_TOOLS = {
+    "web_search_call": BuiltinTool("web_search", "searching…", web_search_arguments, web_search_outcome),
+    "file_search_call": BuiltinTool("file_search", "searching files…", file_search_arguments, file_search_outcome),
+    "code_interpreter_call": BuiltinTool("code_interpreter", "running code…", code_arguments, code_outcome),
+    "image_generation_call": BuiltinTool(
+        "image_generation", "generating the image…", image_arguments, image_outcome, takes_arguments=False
     ),
-    "mcp_call": _BuiltinTool("mcp", "calling the MCP server…", _mcp_arguments, _mcp_outcome),
+    "mcp_call": BuiltinTool("mcp", "calling the MCP server…", mcp_arguments, mcp_outcome),
 }
 
 # ``response.<item type>.<phase>`` events that mean a provider-run call is working.
-_PROGRESS_PHASES = frozenset({"in_progress", "searching", "interpreting", "generating"})
+PROGRESS_PHASES = frozenset({"in_progress", "searching", "interpreting", "generating"})
 
 
-def _builtin_failed(item: JSON) -> ToolOutcome | None:
+def builtin_failed(item: JSON) -> ToolOutcome | None:
     if item.get("status") == "failed":
         return ToolOutcome.failure(f"The provider's {item.get('type')} failed.", retryable=False)
     return None
 
 
 @dataclass
-class _Call:
+class Call:
     """A function call being streamed: its call id and how many argument characters were sent."""
 
     call_id: str
@@ -178,7 +178,7 @@ class ResponsesParser:
     def __init__(self, *, model: str | None = None, provider: str | None = "openai") -> None:
         self.model = model  # the model asked for; the completed response names the one that answered
         self.provider = provider  # genai-prices' id of the provider, for the price
-        self.calls: dict[str, _Call] = {}  # output item id -> function call
+        self.calls: dict[str, Call] = {}  # output item id -> function call
         self.item_ids: dict[int, str] = {}  # output index -> output item id, for events without an item id
         self.builtin: dict[str, bool] = {}  # provider-run item id -> whether its arguments are complete
         self.local_calls = False
@@ -282,7 +282,7 @@ class ResponsesParser:
                 return [ReasoningDelta("\n\n")]  # a further reasoning item continues the same part
             # A reasoning model may think for a while before its summary (if any) or its answer: say so.
             return [StatusUpdate("Reasoning…")]
-        builtin = _BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
+        builtin = BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
         item_id = as_str(item.get("id"))
         if builtin is None or item_id is None:
             return []
@@ -302,7 +302,7 @@ class ResponsesParser:
         if call_id is None or name is None:
             raise ProviderError("OpenAI sent a function call without a call id or a name.")
         key = as_str(item.get("id")) or call_id
-        call = _Call(call_id)
+        call = Call(call_id)
         self.calls[key] = call
         if isinstance(index, int):
             self.item_ids[index] = key
@@ -335,7 +335,7 @@ class ResponsesParser:
             return self._finish_call(item, index)
         if kind == "reasoning":
             return self._reasoning_done(item)
-        builtin = _BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
+        builtin = BUILTIN_TOOLS.get(kind) if isinstance(kind, str) else None
         item_id = as_str(item.get("id"))
         if builtin is None or item_id is None:
             return []
@@ -348,7 +348,7 @@ class ResponsesParser:
             events.append(ToolCallDelta(item_id, json.dumps(arguments, ensure_ascii=False)))
             events.append(ToolCallArgumentsDone(item_id))
             self.builtin[item_id] = True
-        events.append(ProviderToolResult(item_id, _builtin_failed(item) or builtin.outcome(item)))
+        events.append(ProviderToolResult(item_id, builtin_failed(item) or builtin.outcome(item)))
         return events
 
     def _finish_call(self, item: JSON, index: Any) -> list[StreamEvent]:
@@ -370,9 +370,9 @@ class ResponsesParser:
     def _progress(self, kind: str, event: JSON) -> list[StreamEvent]:
         # ``response.web_search_call.searching`` and the like; anything else is an event we do not show.
         parts = kind.split(".")
-        if len(parts) != 3 or parts[2] not in _PROGRESS_PHASES:
+        if len(parts) != 3 or parts[2] not in PROGRESS_PHASES:
             return []
-        builtin = _BUILTIN_TOOLS.get(parts[1])
+        builtin = BUILTIN_TOOLS.get(parts[1])
         item_id = event.get("item_id")
         if builtin is None or not isinstance(item_id, str) or not self.builtin.get(item_id):
             return []  # not started, or its arguments are still to come (a running call's are fixed)
@@ -401,5 +401,5 @@ class ResponsesParser:
     def _finish_reason(self, response: JSON) -> FinishReason:
         if response.get("status") == "incomplete":
             reason = get_field(response.get("incomplete_details"), "reason")
-            return _INCOMPLETE_REASONS.get(reason if isinstance(reason, str) else "", FinishReason.LENGTH)
+            return INCOMPLETE_REASONS.get(reason if isinstance(reason, str) else "", FinishReason.LENGTH)
         return FinishReason.TOOL_CALLS if self.local_calls else FinishReason.STOP

@@ -29,17 +29,17 @@ JSON = dict[str, Any]
 
 #: The name OpenAI's ``json_schema`` format needs: ``^[a-zA-Z0-9_-]{1,64}$``
 #: (openai/types/shared_params/response_format_json_schema.py).
-_NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
+NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 
 
 def output_name(schema: JSON) -> str:
     """The schema's name for OpenAI: its ``title`` made to fit, or ``"response"``."""
     title = schema.get("title")
-    name = _NOT_IN_NAME.sub("_", title).strip("_")[:64] if isinstance(title, str) else ""
+    name = NOT_IN_NAME.sub("_", title).strip("_")[:64] if isinstance(title, str) else ""
     return name or "response"
 
 
-def _strict(schema: JSON) -> bool:
+def strict(schema: JSON) -> bool:
     # The rules Tool.check() reports for tools (tools/_checks.py): every property required, every object closed,
     # no allOf/oneOf/not/if. A type with a default or an open dict is asked for without strict mode.
     return not openai_strict_problems(schema)
@@ -49,13 +49,13 @@ def openai_chat_response_format(schema: JSON) -> JSON:
     """Chat Completions' ``response_format``: ``{"type": "json_schema", "json_schema": {name, schema, strict}}``."""
     return {
         "type": "json_schema",
-        "json_schema": {"name": output_name(schema), "schema": schema, "strict": _strict(schema)},
+        "json_schema": {"name": output_name(schema), "schema": schema, "strict": strict(schema)},
     }
 
 
 def openai_responses_text_format(schema: JSON) -> JSON:
     """The Responses API's ``text.format``: ``{"type": "json_schema", name, schema, strict}``."""
-    return {"type": "json_schema", "name": output_name(schema), "schema": schema, "strict": _strict(schema)}
+    return {"type": "json_schema", "name": output_name(schema), "schema": schema, "strict": strict(schema)}
 
 
 def anthropic_output_config(schema: JSON) -> JSON:
@@ -67,11 +67,11 @@ def anthropic_output_config(schema: JSON) -> JSON:
 
 # What Anthropic's structured outputs take of a schema node, as the SDK's own helper keeps it
 # (anthropic/lib/_parse/_transform.py, transform_schema): everything else it moves into the description.
-_ANTHROPIC_KEYWORDS = frozenset(
+ANTHROPIC_KEYWORDS = frozenset(
     {"type", "enum", "const", "anyOf", "allOf", "description", "title", "properties", "additionalProperties"}
     | {"required", "items", "$defs", "$ref"}
 )
-_ANTHROPIC_FORMATS = frozenset(
+ANTHROPIC_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
 )
 
@@ -97,7 +97,7 @@ def anthropic_schema(schema: JSON) -> JSON:
                 out["anyOf" if key == "oneOf" else key] = [node(sub) for sub in item]
             elif key in ("items", "additionalProperties") and isinstance(item, dict):
                 out[key] = node(item)
-            elif key in _ANTHROPIC_KEYWORDS or _kept_bound(key, item):
+            elif key in ANTHROPIC_KEYWORDS or kept_bound(key, item):
                 out[key] = item
             else:
                 moved.append(f"{key}: {json.dumps(item, ensure_ascii=False)}")
@@ -111,22 +111,22 @@ def anthropic_schema(schema: JSON) -> JSON:
     return result
 
 
-def _kept_bound(key: str, value: Any) -> bool:
+def kept_bound(key: str, value: Any) -> bool:
     """The two bounds Anthropic takes: a known string ``format``, and ``minItems`` of 0 or 1."""
     if key == "format":
-        return isinstance(value, str) and value in _ANTHROPIC_FORMATS
+        return isinstance(value, str) and value in ANTHROPIC_FORMATS
     return key == "minItems" and type(value) is int and value in (0, 1)
 
 
 #: Gemini models before 3 refuse a JSON response with function calling: "Function calling with a response mime type:
 #: 'application/json' is unsupported" (googleapis/python-genai#867); Gemini 3 takes both in one request.
-_GEMINI_VERSION = re.compile(r"gemini-(\d+)")
+GEMINI_VERSION = re.compile(r"gemini-(\d+)")
 
 
 def gemini_takes_schema_with_tools(model: str) -> bool:
     """Whether a Gemini model takes ``responseJsonSchema`` in a request with function declarations: Gemini 3 and
     later, and any model whose name carries no Gemini version (assumed current)."""
-    found = _GEMINI_VERSION.search(model)
+    found = GEMINI_VERSION.search(model)
     return found is None or int(found.group(1)) >= 3
 
 

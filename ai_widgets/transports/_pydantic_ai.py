@@ -54,13 +54,13 @@ __all__ = ["PydanticAITransport"]
 
 #: Images of tool results one request carries (the providers' tightest limits among those pydantic-ai supports:
 #: 5 MB an image, as Anthropic; 20 images and 20 MB of them, well inside OpenAI's and Gemini's).
-_MAX_IMAGE_CHARS = 5 * 1024 * 1024
-_MAX_REQUEST_IMAGE_CHARS = 20 * 1024 * 1024
-_MAX_REQUEST_IMAGES = 20
+MAX_IMAGE_CHARS = 5 * 1024 * 1024
+MAX_REQUEST_IMAGE_CHARS = 20 * 1024 * 1024
+MAX_REQUEST_IMAGES = 20
 
-_NATIVE_CALL = TypeAdapter(pai.NativeToolCallPart)
-_NATIVE_RETURN = TypeAdapter(pai.NativeToolReturnPart)
-_THINKING = TypeAdapter(pai.ThinkingPart)
+NATIVE_CALL = TypeAdapter(pai.NativeToolCallPart)
+NATIVE_RETURN = TypeAdapter(pai.NativeToolReturnPart)
+THINKING = TypeAdapter(pai.ThinkingPart)
 
 
 class PydanticAITransport:
@@ -127,7 +127,7 @@ class PydanticAITransport:
     ) -> None:
         if settings is not None and not isinstance(settings, Mapping):
             raise TypeError(f"settings must be a pydantic-ai ModelSettings dict, not {type(settings).__name__}")
-        self.model: Model = _resolve(model)
+        self.model: Model = resolve(model)
         self.settings: dict[str, Any] = dict(settings or {})
         if any(cls.__name__ == "OpenAIResponsesModel" for cls in type(self.model).__mro__):
             # The API refuses a reasoning item sent back without the very item that followed it ("provided without
@@ -135,7 +135,7 @@ class PydanticAITransport:
             self.settings.setdefault("openai_send_reasoning_ids", False)
         self.tool_images = tool_images
         #: genai-prices' id of the provider at the model's base URL, for the cost (``None``: not known).
-        self.price_provider = price_provider_for_url(_base_url(self.model))
+        self.price_provider = price_provider_for_url(base_url(self.model))
         self._label = f"{self.model.system} model {self.model.model_name!r} (pydantic-ai)"
 
     def __repr__(self) -> str:
@@ -150,8 +150,8 @@ class PydanticAITransport:
         return TransportProfile(
             provider=self.price_provider,
             model=self.model.model_name,
-            context_window=_context_window(self.model),
-            max_output_tokens=_max_tokens(self.settings),
+            context_window=context_window(self.model),
+            max_output_tokens=max_tokens(self.settings),
         )
 
     # --- request mapping ----------------------------------------------------------------------------------------------
@@ -172,25 +172,25 @@ class PydanticAITransport:
         images = (
             RequestImages(
                 messages,
-                max_chars=_MAX_IMAGE_CHARS,
-                max_total_chars=_MAX_REQUEST_IMAGE_CHARS,
-                max_count=_MAX_REQUEST_IMAGES,
+                max_chars=MAX_IMAGE_CHARS,
+                max_total_chars=MAX_REQUEST_IMAGE_CHARS,
+                max_count=MAX_REQUEST_IMAGES,
             )
             if self.tool_images
             else None
         )
         for message in messages:
             if message.role is Role.USER:
-                content = [_user_content(part) for part in user_parts(message)]
+                content = [user_content(part) for part in user_parts(message)]
                 if content:
                     prompt = content[0] if len(content) == 1 and isinstance(content[0], str) else content
-                    _add_request(out, [pai.UserPromptPart(prompt)])
+                    add_request(out, [pai.UserPromptPart(prompt)])
             else:
-                for response, returns in _rounds(message, images=images, limit=max_tool_result_chars):
+                for response, returns in rounds(message, images=images, limit=max_tool_result_chars):
                     if response:
                         out.append(pai.ModelResponse(parts=response))
                     if returns:
-                        _add_request(out, returns)
+                        add_request(out, returns)
         return out
 
     def request_settings(self, options: RequestOptions) -> ModelSettings:
@@ -215,14 +215,14 @@ class PydanticAITransport:
 
     def request_parameters(self, request: ChatRequest) -> ModelRequestParameters:
         """The tools and the output mode of a request."""
-        tools = [] if request.options.tool_choice.mode == "none" else [_tool(d) for d in request.tools]
+        tools = [] if request.options.tool_choice.mode == "none" else [tool(d) for d in request.tools]
         schema = request.output_schema
         if schema is None:
             return ModelRequestParameters(function_tools=tools)
         output = OutputObjectDefinition(
             json_schema=schema, name=output_name(schema), description=schema.get("description")
         )
-        native = bool(_profile(self.model).get("supports_json_schema_output"))
+        native = bool(profile(self.model).get("supports_json_schema_output"))
         return ModelRequestParameters(
             function_tools=tools, output_mode="native" if native else "prompted", output_object=output
         )
@@ -284,10 +284,10 @@ class PydanticAITransport:
             case Failure.CONNECTION if responded:
                 return broke_off(label, cause=exc, secrets=())
             case Failure.CONNECTION:
-                return unreachable(label, base_url=_base_url(self.model), cause=exc, secrets=())
+                return unreachable(label, base_url=base_url(self.model), cause=exc, secrets=())
         match exc:
             case pai_errors.ModelContextWindowExceededError():
-                detail = _detail(exc)
+                detail = provider_detail(exc)
                 sized = classified(ProviderError(detail))  # the sizes, where the provider's words state them
                 tokens, limit = (sized.tokens, sized.limit) if isinstance(sized, ContextTooLongError) else (None, None)
                 message = f"{label} refused the request as longer than the model's context window: {detail}"
@@ -297,13 +297,13 @@ class PydanticAITransport:
             case pai_errors.ModelConnectionError() if responded:
                 return broke_off(label, cause=exc.__cause__ or exc, secrets=())
             case pai_errors.ModelConnectionError():
-                return unreachable(label, base_url=_base_url(self.model), cause=exc.__cause__ or exc, secrets=())
+                return unreachable(label, base_url=base_url(self.model), cause=exc.__cause__ or exc, secrets=())
             case pai_errors.ModelHTTPError():
-                detail = _detail(exc)
+                detail = provider_detail(exc)
                 key_hint = "the provider's API key variable (see pydantic-ai's docs for the provider)"
                 return classified(ProviderError(describe_status(label, exc.status_code, detail, key_hint=key_hint)))
             case pai_errors.ModelAPIError():
-                return classified(ProviderError(f"{label} request failed: {_detail(exc)}"))
+                return classified(ProviderError(f"{label} request failed: {provider_detail(exc)}"))
             case pai_errors.UnexpectedModelBehavior():
                 return ProviderError(f"{label} answered in a way pydantic-ai could not read: {exc.message}")
             case pai_errors.UserError():
@@ -316,7 +316,7 @@ class PydanticAITransport:
 # --- construction -----------------------------------------------------------------------------------------------------
 
 
-def _resolve(model: object) -> Model:
+def resolve(model: object) -> Model:
     if isinstance(model, Model):
         return model
     if not isinstance(model, str):
@@ -336,7 +336,7 @@ def _resolve(model: object) -> Model:
         raise ProviderError(f"pydantic-ai could not set up the model {model!r}: {exc}") from exc
 
 
-def _profile(model: Model) -> Mapping[str, Any]:
+def profile(model: Model) -> Mapping[str, Any]:
     try:
         profile: Mapping[str, Any] = model.profile
     except NotImplementedError:  # a router (FallbackModel) has no one profile
@@ -344,24 +344,24 @@ def _profile(model: Model) -> Mapping[str, Any]:
     return profile
 
 
-def _context_window(model: Model) -> int | None:
-    window = _profile(model).get("context_window")
+def context_window(model: Model) -> int | None:
+    window = profile(model).get("context_window")
     return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
 
 
-def _max_tokens(settings: Mapping[str, Any]) -> int | None:
+def max_tokens(settings: Mapping[str, Any]) -> int | None:
     asked = settings.get("max_tokens")
     return asked if type(asked) is int and asked > 0 else None
 
 
-def _base_url(model: Model) -> str | None:
+def base_url(model: Model) -> str | None:
     with contextlib.suppress(Exception):  # a model class whose base URL needs a client it has not built
         url = model.base_url
         return url if isinstance(url, str) else None
     return None
 
 
-def _detail(exc: pai_errors.ModelAPIError) -> str:
+def provider_detail(exc: pai_errors.ModelAPIError) -> str:
     """The provider's own message: from the error body where it has one (``{"error": {"message": ...}}`` and the
     like), else pydantic-ai's text (which for an HTTP error repeats the status and the model)."""
     body = exc.body
@@ -382,7 +382,7 @@ def _detail(exc: pai_errors.ModelAPIError) -> str:
 # --- request mapping --------------------------------------------------------------------------------------------------
 
 
-def _tool(definition: ToolDefinition) -> PydanticAIToolDefinition:
+def tool(definition: ToolDefinition) -> PydanticAIToolDefinition:
     return PydanticAIToolDefinition(
         name=definition.name,
         parameters_json_schema=definition.parameters,
@@ -391,7 +391,7 @@ def _tool(definition: ToolDefinition) -> PydanticAIToolDefinition:
     )
 
 
-def _add_request(out: list[pai.ModelMessage], parts: list[Any]) -> None:
+def add_request(out: list[pai.ModelMessage], parts: list[Any]) -> None:
     """Adds request parts, joined to the request before them (tool returns and the user text after them go as one
     request, as pydantic-ai's agents send them)."""
     last = out[-1] if out else None
@@ -401,7 +401,7 @@ def _add_request(out: list[pai.ModelMessage], parts: list[Any]) -> None:
         out.append(pai.ModelRequest(parts=parts))
 
 
-def _user_content(part: TextPart | FilePart) -> Any:
+def user_content(part: TextPart | FilePart) -> Any:
     if isinstance(part, TextPart):
         return part.text
     media_type = part.media_type
@@ -416,7 +416,7 @@ def _user_content(part: TextPart | FilePart) -> Any:
     return pai.BinaryContent(data=data, media_type=media_type)
 
 
-def _rounds(message: Message, *, images: RequestImages | None, limit: int | None) -> list[tuple[list[Any], list[Any]]]:
+def rounds(message: Message, *, images: RequestImages | None, limit: int | None) -> list[tuple[list[Any], list[Any]]]:
     """One reply as pydantic-ai responses, each round of local calls with the request of their returns."""
     rounds: list[tuple[list[Any], list[Any]]] = []
     response: list[Any] = []
@@ -431,17 +431,17 @@ def _rounds(message: Message, *, images: RequestImages | None, limit: int | None
                 if text := part.text:
                     response.append(pai.TextPart(text))
             case ReasoningPart():
-                response += _thinking_parts(part)
+                response += thinking_parts(part)
             case ToolCallPart() if part.provider_executed:
-                response += _native_parts(part)
+                response += native_parts(part)
             case ToolCallPart():
-                response.append(_tool_call(part))
-                returns.append(_tool_return(part, images=images, limit=limit))
+                response.append(tool_call(part))
+                returns.append(tool_return(part, images=images, limit=limit))
     rounds.append((response, returns))
     return rounds
 
 
-def _tool_call(part: ToolCallPart) -> pai.ToolCallPart:
+def tool_call(part: ToolCallPart) -> pai.ToolCallPart:
     """A local call as pydantic-ai's part, with the provider's item id and details it streamed with."""
     data = own_data(part, PROVIDER_ID) or {}
     provider_name = data.get("provider_name")
@@ -458,10 +458,10 @@ def _tool_call(part: ToolCallPart) -> pai.ToolCallPart:
     )
 
 
-def _tool_return(part: ToolCallPart, *, images: RequestImages | None, limit: int | None) -> pai.ToolReturnPart:
+def tool_return(part: ToolCallPart, *, images: RequestImages | None, limit: int | None) -> pai.ToolReturnPart:
     pictures = images.of(part) if images is not None else []
     text = outcome_text(part, limit, images=len(pictures))
-    content: Any = [text, *(_image(picture) for picture in pictures)] if pictures else text
+    content: Any = [text, *(image(picture) for picture in pictures)] if pictures else text
     outcome: Literal["success", "failed", "denied"]
     if part.outcome is not None and part.outcome.ok:
         outcome = "success"
@@ -470,32 +470,32 @@ def _tool_return(part: ToolCallPart, *, images: RequestImages | None, limit: int
     return pai.ToolReturnPart(part.tool_name, content, part.tool_call_id, outcome=outcome)
 
 
-def _image(image: ModelImage) -> Any:
+def image(image: ModelImage) -> Any:
     if image.url is not None:
         return pai.ImageUrl(url=image.url, media_type=image.media_type)
     return pai.BinaryContent(data=base64.b64decode(image.data or ""), media_type=image.media_type)
 
 
-def _thinking_parts(part: ReasoningPart) -> list[pai.ThinkingPart]:
+def thinking_parts(part: ReasoningPart) -> list[pai.ThinkingPart]:
     """The thinking parts a reasoning part stands for: those this transport streamed, each with its signature, or
     its text as one plain thinking part (another transport's reasoning)."""
     data = own_data(part, PROVIDER_ID)
     stored = data.get("parts") if data is not None else None
     if isinstance(stored, list) and stored:
         try:
-            return [_THINKING.validate_python(item) for item in stored]
+            return [THINKING.validate_python(item) for item in stored]
         except ValidationError:
             pass  # not what this transport stored (an edited history file): the text alone
     return [pai.ThinkingPart(part.text)] if part.text else []
 
 
-def _native_parts(part: ToolCallPart) -> list[Any]:
+def native_parts(part: ToolCallPart) -> list[Any]:
     """A provider-run call as it came (its call and return parts), or nothing: another transport's, or one whose
     result never arrived (a provider refuses a call of its own tool without its result)."""
     data = own_data(part, PROVIDER_ID)
     if data is None or "call" not in data or "return" not in data:
         return []
     try:
-        return [_NATIVE_CALL.validate_python(data["call"]), _NATIVE_RETURN.validate_python(data["return"])]
+        return [NATIVE_CALL.validate_python(data["call"]), NATIVE_RETURN.validate_python(data["return"])]
     except ValidationError:
         return []

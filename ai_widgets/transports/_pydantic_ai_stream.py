@@ -35,7 +35,7 @@ __all__ = ["PROVIDER_ID", "PartsReader", "call_data", "thinking_data"]
 #: provider-run calls), which only this transport reads back; a native transport's data is never mistaken for it.
 PROVIDER_ID = "pydantic_ai"
 
-_FINISH_REASONS: dict[str, FinishReason] = {
+FINISH_REASONS: dict[str, FinishReason] = {
     "stop": FinishReason.STOP,
     "length": FinishReason.LENGTH,
     "content_filter": FinishReason.CONTENT_FILTER,
@@ -43,7 +43,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "error": FinishReason.ERROR,
 }
 
-_NONE: tuple[StreamEvent, ...] = ()
+NONE: tuple[StreamEvent, ...] = ()
 
 
 def thinking_data(part: pai.ThinkingPart) -> dict[str, Any]:
@@ -67,7 +67,7 @@ def call_data(part: pai.ToolCallPart) -> dict[str, Any]:
     return data
 
 
-class _Call:
+class Call:
     """A tool call this response is streaming: its id, and the dict arguments gathered when they come as dicts."""
 
     __slots__ = ("args", "call_id", "done")
@@ -89,7 +89,7 @@ class PartsReader:
 
     def __init__(self) -> None:
         self._started: set[int] = set()
-        self._calls: dict[int, _Call] = {}
+        self._calls: dict[int, Call] = {}
         self._local_calls = 0
         # The provider-run calls' parts as they came, by call id: a result's provider data replaces the call's, so
         # it carries both.
@@ -103,14 +103,14 @@ class PartsReader:
             delta = event.delta
             if type(delta) is pai.TextPartDelta:  # nearly every event of a reply
                 text = delta.content_delta
-                return (TextDelta(text),) if text else _NONE
+                return (TextDelta(text),) if text else NONE
             return self._delta(event.index, delta)
         match event:
             case pai.PartStartEvent(index=index, part=part):
                 return self._start(index, part)
             case pai.PartEndEvent(index=index, part=part):
                 return self._end(index, part)
-        return _NONE  # FinalResultEvent and the like: the session decides what the reply is
+        return NONE  # FinalResultEvent and the like: the session decides what the reply is
 
     def finish(self, response: Any, *, provider: str | None) -> list[StreamEvent]:
         """The events after the stream's last: arguments still gathered, the usage, and why the response ended."""
@@ -129,7 +129,7 @@ class PartsReader:
                 provider=provider,
             )
         )
-        reason = _FINISH_REASONS.get(response.finish_reason or "")
+        reason = FINISH_REASONS.get(response.finish_reason or "")
         if reason is None or (reason is FinishReason.STOP and self._local_calls):
             # Not said (a local or test model), or "stop" with calls to run (some providers say so).
             reason = FinishReason.TOOL_CALLS if self._local_calls else FinishReason.STOP
@@ -152,14 +152,14 @@ class PartsReader:
                 self._thinking_run.append(thinking_data(part))
                 return [ReasoningDelta(part.content)] if part.content else []
             case pai.NativeToolCallPart():
-                self._calls[index] = call = _Call(part.tool_call_id)
+                self._calls[index] = call = Call(part.tool_call_id)
                 call.done = True
                 data = self._native_calls[part.tool_call_id] = to_jsonable_python(part, fallback=str)
                 return [
                     ToolCallStarted(
                         part.tool_call_id,
                         part.tool_name,
-                        arguments=_arguments_text(part.args),
+                        arguments=arguments_text(part.args),
                         provider_executed=True,
                         provider=PROVIDER_ID,
                         provider_data={"call": data},
@@ -167,9 +167,9 @@ class PartsReader:
                 ]
             case pai.NativeToolReturnPart():
                 native_call = self._native_calls.get(part.tool_call_id)
-                return [] if native_call is None else [_provider_result(part, native_call)]
+                return [] if native_call is None else [provider_result(part, native_call)]
             case pai.ToolCallPart():
-                self._calls[index] = call = _Call(part.tool_call_id)
+                self._calls[index] = call = Call(part.tool_call_id)
                 self._local_calls += 1
                 data = call_data(part)
                 started = ToolCallStarted(
@@ -185,13 +185,13 @@ class PartsReader:
     def _delta(self, index: int, delta: object) -> tuple[StreamEvent, ...] | list[StreamEvent]:
         match delta:
             case pai.ThinkingPartDelta(content_delta=text):
-                return (ReasoningDelta(text),) if text else _NONE
+                return (ReasoningDelta(text),) if text else NONE
             case pai.ToolCallPartDelta(args_delta=args):
                 call = self._calls.get(index)
                 if call is None or call.done or args is None:
-                    return _NONE  # a call not started yet (its name still coming): pydantic-ai starts it later
+                    return NONE  # a call not started yet (its name still coming): pydantic-ai starts it later
                 return self._add_arguments(call, args)
-        return _NONE
+        return NONE
 
     def _end(self, index: int, part: object) -> list[StreamEvent]:
         if isinstance(part, pai.ThinkingPart):
@@ -208,7 +208,7 @@ class PartsReader:
         return self._close_call(call)
 
     @staticmethod
-    def _add_arguments(call: _Call, args: str | dict[str, Any] | None) -> list[StreamEvent]:
+    def _add_arguments(call: Call, args: str | dict[str, Any] | None) -> list[StreamEvent]:
         if isinstance(args, str):
             return [ToolCallDelta(call.call_id, args)] if args else []
         if args:
@@ -216,7 +216,7 @@ class PartsReader:
         return []
 
     @staticmethod
-    def _close_call(call: _Call) -> list[StreamEvent]:
+    def _close_call(call: Call) -> list[StreamEvent]:
         if call.done:
             return []
         call.done = True
@@ -227,13 +227,13 @@ class PartsReader:
         return events
 
 
-def _arguments_text(args: str | dict[str, Any] | None) -> str:
+def arguments_text(args: str | dict[str, Any] | None) -> str:
     if isinstance(args, str):
         return args or "{}"
     return json.dumps(args or {}, ensure_ascii=False)
 
 
-def _provider_result(part: pai.NativeToolReturnPart, call_data: Any) -> ProviderToolResult:
+def provider_result(part: pai.NativeToolReturnPart, call_data: Any) -> ProviderToolResult:
     """A provider-run call's result: its content for people, and the part as it came for the provider."""
     value = to_jsonable_python(part.content, fallback=str)
     if part.outcome == "success":

@@ -100,7 +100,7 @@ async def sse_stream(
                     break
             else:
                 for payload in decoder.close():  # a last event without its blank line (see the module docstring)
-                    if not _cut_off(payload):
+                    if not cut_off(payload):
                         for event in parser.feed(payload):
                             yield event
         for event in parser.end():
@@ -112,7 +112,7 @@ async def sse_stream(
         raise classified(error) from None
 
 
-def _cut_off(payload: bytes) -> bool:
+def cut_off(payload: bytes) -> bool:
     """Whether an event's data ends before its JSON does (or mid-character). Whole JSON that Python will not read (an
     integer of 5,000 digits, nesting too deep) is not cut off: the parser reports it as it reports any event's."""
     try:
@@ -218,12 +218,12 @@ class SSEDecoder:
             start = chunk.find(b"data:")
             if (start == 0 or (start > 0 and chunk[start - 1] == 0x0A)) and chunk.find(b"\n", start, end) < 0:
                 return [chunk[start + 5 : end]] if start + 5 < end else []
-            return [payload] if (payload := _sse_data(chunk[:end])) else []
+            return [payload] if (payload := sse_data(chunk[:end])) else []
         *blocks, rest = chunk.split(b"\n\n")
         buffer += rest
         if len(buffer) > self._max:
             self._too_large()
-        return [payload for block in blocks if (payload := _sse_data(block))]
+        return [payload for block in blocks if (payload := sse_data(block))]
 
     def _too_large(self) -> None:
         size = len(self._buffer)
@@ -237,7 +237,7 @@ class SSEDecoder:
         """The payload of a last event the stream ended in, without the blank line that completes it."""
         rest = bytes(self._buffer)
         self._buffer = bytearray()
-        payload = _sse_data(rest)
+        payload = sse_data(rest)
         return [payload] if payload else []
 
     def _normalize(self, chunk: bytes) -> bytes:
@@ -249,7 +249,7 @@ class SSEDecoder:
         return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
-def _sse_data(block: bytes) -> bytes:
+def sse_data(block: bytes) -> bytes:
     """An event's data: its ``data:`` lines, joined (JSON does not mind the leading space or the line breaks)."""
     start = block.find(b"data:")
     if start == 0 or (start > 0 and block[start - 1] == 0x0A):  # the usual one data line, found without a split

@@ -23,14 +23,14 @@ MAX_ATTACHED_NAMES = 20
 #: The longest echo of a front-end value in an error, and the longest error sent back.
 MAX_ECHO_CHARS = 80
 MAX_ERROR_CHARS = 1_000
-_MAX_PROBLEMS = 5
+MAX_PROBLEMS = 5
 
 
-class _Action(BaseModel):
+class ActionModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SyncAction(_Action):
+class SyncAction(ActionModel):
     """A view asks for what it lacks (sent once by each new view): it holds the first ``have`` finished messages,
     the last of them ``last``."""
 
@@ -43,7 +43,7 @@ class SyncAction(_Action):
 VariableName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, pattern=r"^[^\W\d]\w*$")]
 
 
-class OlderAction(_Action):
+class OlderAction(ActionModel):
     """A view asks for the finished messages before the first it holds: ``before``, at position ``at``."""
 
     type: Literal["older"]
@@ -51,7 +51,7 @@ class OlderAction(_Action):
     before: Annotated[str, Field(min_length=1, max_length=512)]
 
 
-class SendAction(_Action):
+class SendAction(ActionModel):
     """The person sends a message, with the kernel variables attached by ``@name`` (``id``: the view's own tag for
     this send, echoed in the ``sent`` or ``error`` answer)."""
 
@@ -61,7 +61,7 @@ class SendAction(_Action):
     id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
 
 
-class CompleteAction(_Action):
+class CompleteAction(ActionModel):
     """The input box asks which kernel variables start with ``prefix`` (what follows an ``@``)."""
 
     type: Literal["complete"]
@@ -69,7 +69,7 @@ class CompleteAction(_Action):
     request: Annotated[int, Field(ge=0, strict=True)]
 
 
-class DescribeAction(_Action):
+class DescribeAction(ActionModel):
     """The input box attaches ``@name`` and asks what its chip shows (kind, size, a thumbnail)."""
 
     type: Literal["describe"]
@@ -82,7 +82,7 @@ MAX_PROMPT_NAME_CHARS = 300
 MAX_PROMPT_ARGUMENTS = 50
 
 
-class PromptsAction(_Action):
+class PromptsAction(ActionModel):
     """The input box asks for the prompts of the session's MCP servers (``/`` typed at its start); ``request``
     is echoed in the ``prompts`` answer."""
 
@@ -90,7 +90,7 @@ class PromptsAction(_Action):
     request: Annotated[int, Field(ge=0, strict=True)]
 
 
-class PromptAction(_Action):
+class PromptAction(ActionModel):
     """The person sends prompt ``name`` (as the ``prompts`` answer named it) with its ``arguments`` (strings, as
     MCP prompt arguments are); ``id`` is echoed in the ``sent`` or ``error`` answer."""
 
@@ -106,13 +106,13 @@ class PromptAction(_Action):
     id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
 
 
-class StopAction(_Action):
+class StopAction(ActionModel):
     """The person stops the running turn."""
 
     type: Literal["stop"]
 
 
-class ApproveAction(_Action):
+class ApproveAction(ActionModel):
     """The person decides on a call that waits; with ``arguments``, they edited the arguments before allowing."""
 
     type: Literal["approve"]
@@ -122,7 +122,7 @@ class ApproveAction(_Action):
     arguments: dict[str, Any] | None = None
 
 
-class CancelAction(_Action):
+class CancelAction(ActionModel):
     """The person cancels one call, waiting for approval or running."""
 
     type: Literal["cancel"]
@@ -130,7 +130,7 @@ class CancelAction(_Action):
     reason: Annotated[str, Field(max_length=2000)] | None = None
 
 
-class RespondAction(_Action):
+class RespondAction(ActionModel):
     """The person answers what a waiting call's server asks (``awaiting_input``): ``accept`` (with the form's
     ``content``), ``decline`` or ``cancel``."""
 
@@ -140,20 +140,20 @@ class RespondAction(_Action):
     content: dict[str, Any] | None = None
 
 
-class RevokeAction(_Action):
+class RevokeAction(ActionModel):
     """The person withdraws "allow always" for a tool."""
 
     type: Literal["revoke"]
     tool_name: Annotated[str, Field(min_length=1, max_length=128)]
 
 
-class ContinueAction(_Action):
+class ContinueAction(ActionModel):
     """The person lets the model go on after the tool-round limit."""
 
     type: Literal["continue"]
 
 
-class EditAction(_Action):
+class EditAction(ActionModel):
     """The person edits one of their messages (``message_id``) to ``text``: the turn runs again from there."""
 
     type: Literal["edit"]
@@ -161,13 +161,13 @@ class EditAction(_Action):
     text: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
 
 
-class RegenerateAction(_Action):
+class RegenerateAction(ActionModel):
     """The person asks for another answer to their last message (Regenerate, or Retry after an error or a stop)."""
 
     type: Literal["regenerate"]
 
 
-class SwitchBranchAction(_Action):
+class SwitchBranchAction(ActionModel):
     """The person shows branch ``index`` at the place of message ``message_id`` (the ``< 1/2 >`` switcher)."""
 
     type: Literal["switch_branch"]
@@ -175,14 +175,14 @@ class SwitchBranchAction(_Action):
     index: Annotated[int, Field(ge=0, strict=True)]
 
 
-class BenchOpenAction(_Action):
+class BenchOpenAction(ActionModel):
     """The person asks to run a finished call again by hand ("Run again"): a bench entry with its arguments."""
 
     type: Literal["bench_open"]
     tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
 
 
-class BenchRunAction(_Action):
+class BenchRunAction(ActionModel):
     """The person runs a bench entry's tool with the arguments of its form."""
 
     type: Literal["bench_run"]
@@ -190,21 +190,21 @@ class BenchRunAction(_Action):
     arguments: dict[str, Any]
 
 
-class BenchCloseAction(_Action):
+class BenchCloseAction(ActionModel):
     """The person closes a bench entry (its run, if one goes on, is stopped)."""
 
     type: Literal["bench_close"]
     id: Annotated[str, Field(min_length=1, max_length=128)]
 
 
-class AppOpenAction(_Action):
+class AppOpenAction(ActionModel):
     """A card asks for the page of its tool's MCP App (the ``ui://`` resource its definition names)."""
 
     type: Literal["app_open"]
     tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
 
 
-class ResourceOpenAction(_Action):
+class ResourceOpenAction(ActionModel):
     """A card asks to read a resource its call's result links to (an MCP resource link or embedded resource), to
     show it in the card."""
 
@@ -213,7 +213,7 @@ class ResourceOpenAction(_Action):
     uri: Annotated[str, Field(min_length=1, max_length=4096)]
 
 
-class AppCallAction(_Action):
+class AppCallAction(ActionModel):
     """The MCP App in a call's card calls a tool of its server (``tools/call``): it runs like a model's call,
     approval included, and its result goes back to the app as the answer to its request ``request``."""
 
@@ -224,7 +224,7 @@ class AppCallAction(_Action):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-_ACTIONS = (
+ACTIONS = (
     SyncAction,
     OlderAction,
     SendAction,
@@ -248,7 +248,7 @@ _ACTIONS = (
     AppCallAction,
     ResourceOpenAction,
 )
-_TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in _ACTIONS)
+TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in ACTIONS)
 
 Action: TypeAlias = Annotated[
     SyncAction
@@ -276,15 +276,15 @@ Action: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 
-_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 
-_REPR = reprlib.Repr()
-_REPR.maxlevel = 2
-_REPR.maxstring = MAX_ECHO_CHARS
-_REPR.maxother = MAX_ECHO_CHARS
-_REPR.maxlong = MAX_ECHO_CHARS
+REPR = reprlib.Repr()
+REPR.maxlevel = 2
+REPR.maxstring = MAX_ECHO_CHARS
+REPR.maxother = MAX_ECHO_CHARS
+REPR.maxlong = MAX_ECHO_CHARS
 for _name in ("maxdict", "maxlist", "maxtuple", "maxset", "maxfrozenset", "maxdeque", "maxarray"):
-    setattr(_REPR, _name, 3)
+    setattr(REPR, _name, 3)
 
 
 class ActionError(ValueError):
@@ -297,25 +297,25 @@ def clip(text: str, limit: int = MAX_ECHO_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _echo(value: Any) -> str:
+def echo(value: Any) -> str:
     """A short, bounded repr of a value from the front end (never raises, whatever its size or depth)."""
     if isinstance(value, str):
         return repr(clip(value))
     try:
-        shown = _REPR.repr(value)
+        shown = REPR.repr(value)
     except Exception:
         shown = f"<{type(value).__name__}>"
     return clip(shown)
 
 
-def _problems(exc: ValidationError) -> str:
+def problems(exc: ValidationError) -> str:
     errors = exc.errors(include_url=False, include_input=False)
     shown = [
         f"{clip('.'.join(str(p) for p in error['loc']) or 'message')}: {clip(error['msg'], 200)}"
-        for error in errors[:_MAX_PROBLEMS]
+        for error in errors[:MAX_PROBLEMS]
     ]
-    if len(errors) > _MAX_PROBLEMS:
-        shown.append(f"and {len(errors) - _MAX_PROBLEMS} more")
+    if len(errors) > MAX_PROBLEMS:
+        shown.append(f"and {len(errors) - MAX_PROBLEMS} more")
     return "; ".join(shown)
 
 
@@ -329,12 +329,12 @@ def parse_action(content: Any) -> Action:
     if not isinstance(content, dict):
         raise ActionError(f"a front-end message must be an object, not {type(content).__name__}")
     kind = content.get("type")
-    if not isinstance(kind, str) or kind not in _TYPES:
-        expected = ", ".join(repr(t) for t in _TYPES)
-        raise ActionError(f"unknown front-end message type {_echo(kind)}: expected one of {expected}")
+    if not isinstance(kind, str) or kind not in TYPES:
+        expected = ", ".join(repr(t) for t in TYPES)
+        raise ActionError(f"unknown front-end message type {echo(kind)}: expected one of {expected}")
     try:
-        return _ADAPTER.validate_python(content)
+        return ADAPTER.validate_python(content)
     except ValidationError as exc:
         raise ActionError(
-            clip(f"invalid {kind!r} message from the front end: {_problems(exc)}", MAX_ERROR_CHARS)
+            clip(f"invalid {kind!r} message from the front end: {problems(exc)}", MAX_ERROR_CHARS)
         ) from None

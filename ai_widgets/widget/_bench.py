@@ -50,7 +50,7 @@ class BenchError(ValueError):
 
 
 @dataclasses.dataclass(eq=False)
-class _Entry:
+class Entry:
     id: str
     tool_name: str
     arguments: dict[str, Any]
@@ -108,9 +108,9 @@ class _Entry:
 
 
 #: The most problems shown at one field.
-_MAX_PER_FIELD = 3
+MAX_PER_FIELD = 3
 #: The longest general error an entry shows (the model's whole message can be as long as its problems).
-_MAX_GENERAL_CHARS = 1_000
+MAX_GENERAL_CHARS = 1_000
 
 
 def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], str | None] | None:
@@ -128,7 +128,7 @@ def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str],
     told = bound.outcome.message or f"Invalid arguments for {tool.name}."
     problems = bound.problems
     if problems is None:  # not about values (a schema that cannot be used): said as a whole
-        return {}, clip(told, _MAX_GENERAL_CHARS)
+        return {}, clip(told, MAX_GENERAL_CHARS)
     properties = tool.definition.parameters.get("properties")
     names = properties if isinstance(properties, dict) else {}
     shown: dict[str, list[str]] = {}
@@ -146,7 +146,7 @@ def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str],
             elsewhere = True
             continue
         texts = shown.setdefault(field, [])
-        if len(texts) < _MAX_PER_FIELD:
+        if len(texts) < MAX_PER_FIELD:
             location = problem.location
             texts.append(problem.detail if len(location) <= 1 else f"{'.'.join(location[1:])}: {problem.detail}")
         else:
@@ -156,7 +156,7 @@ def field_errors(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str],
         extra = more.pop(name, 0)
         fields[name] = "; ".join(texts) + (f"; and {extra:,} more" if extra else "")
     elsewhere = elsewhere or bool(more)  # more problems, none of them shown at a field
-    return fields, (clip(told, _MAX_GENERAL_CHARS) if elsewhere or not fields else None)
+    return fields, (clip(told, MAX_GENERAL_CHARS) if elsewhere or not fields else None)
 
 
 class Bench:
@@ -188,7 +188,7 @@ class Bench:
         self._on_run_end = on_run_end
         self._interval = interval
         self._limit = limit
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, Entry] = {}
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
         self._timer: asyncio.TimerHandle | None = None
@@ -216,7 +216,7 @@ class Bench:
         found = tool or self._host.tools.get(tool_name)
         if found is None:
             raise BenchError(f"the tool {clip(tool_name)!r} is not registered (any more): it cannot be run here")
-        shown = _as_arguments(arguments, "the arguments")
+        shown = as_arguments(arguments, "the arguments")
         session = ChatSession(  # no transport: the call is the person's, run by the session's tool round
             tools=self._host.tools if tool is None else ToolRegistry([tool]),
             approval_policy=self._host.approval_policy,
@@ -229,7 +229,7 @@ class Bench:
                 if idle is None:
                     raise BenchError(f"{self._limit} tools are running by hand already: wait for one, or close one")
                 self._drop(idle)
-            entry = _Entry(f"bench_{next(self._ids)}", found.name, shown, source, session, by_app=by_app)
+            entry = Entry(f"bench_{next(self._ids)}", found.name, shown, source, session, by_app=by_app)
             entry.unsubscribe = session.subscribe(lambda change: self._changed(entry, change))
             self._entries[entry.id] = entry
             self.flush()
@@ -262,7 +262,7 @@ class Bench:
             self._drop(self._entry(entry_id))
             self.flush()
 
-    def _drop(self, entry: _Entry) -> None:
+    def _drop(self, entry: Entry) -> None:
         entry.closed = True
         self._entries.pop(entry.id, None)
         if entry.running:
@@ -271,12 +271,12 @@ class Bench:
             entry.unsubscribe()
 
     @staticmethod
-    def _halt(entry: _Entry) -> None:
-        """Stops the entry's run: now if its turn has begun, else as it begins (see ``_Entry.halted``)."""
+    def _halt(entry: Entry) -> None:
+        """Stops the entry's run: now if its turn has begun, else as it begins (see ``Entry.halted``)."""
         entry.halted = True
         entry.session.stop()
 
-    def _entry(self, entry_id: str) -> _Entry:
+    def _entry(self, entry_id: str) -> Entry:
         entry = self._entries.get(entry_id)
         if entry is None:
             raise BenchError(f"there is no bench entry {clip(entry_id)!r} (closed, or from an earlier run of the cell)")
@@ -336,7 +336,7 @@ class Bench:
             entry = self._entry(entry_id)
             if entry.running:
                 raise BenchError(f"{entry.tool_name} is still running: wait for it, or cancel it")
-            entry.arguments = _as_arguments(arguments, "the arguments", finite=True)
+            entry.arguments = as_arguments(arguments, "the arguments", finite=True)
             entry.attempt += 1
             entry.halted = False
             entry.touch()
@@ -372,7 +372,7 @@ class Bench:
         except BaseException:
             self.release(entry_id)
             raise
-        future.add_done_callback(_log_failure)
+        future.add_done_callback(log_failure)
         return future
 
     def release(self, entry_id: str) -> None:
@@ -399,10 +399,10 @@ class Bench:
                 entry.session.clear()  # the entry shows its latest run only
             return await entry.session.run_call(entry.tool_name, entry.arguments)
         except (ValueError, SessionBusyError) as exc:
-            entry.error = clip(str(exc), _MAX_GENERAL_CHARS)
+            entry.error = clip(str(exc), MAX_GENERAL_CHARS)
             raise
         except Exception as exc:  # a source of tools (an MCP server) that could not list them
-            entry.error = clip(f"{type(exc).__name__}: {exc}", _MAX_GENERAL_CHARS)
+            entry.error = clip(f"{type(exc).__name__}: {exc}", MAX_GENERAL_CHARS)
             raise
         finally:
             with self._lock:
@@ -418,7 +418,7 @@ class Bench:
 
     # --- to the front end -------------------------------------------------------------------------------------
 
-    def _changed(self, entry: _Entry, change: SessionChange) -> None:
+    def _changed(self, entry: Entry, change: SessionChange) -> None:
         if entry.halted and isinstance(change, BusyChanged) and change.busy:
             entry.session.stop()  # stopped or closed before its turn began: it ends before its call runs
         if entry.closed:
@@ -471,7 +471,7 @@ class Bench:
                 self._drop(entry)
 
 
-def _as_arguments(arguments: Mapping[str, Any], where: str, *, finite: bool = False) -> dict[str, Any]:
+def as_arguments(arguments: Mapping[str, Any], where: str, *, finite: bool = False) -> dict[str, Any]:
     """``arguments`` made safe to keep; ``finite``: NaN and infinities are refused (what a run gets must be strict
     JSON, as a model's arguments must), else they become ``None`` (a form filled from a call as it was recorded)."""
     if not isinstance(arguments, Mapping):
@@ -484,6 +484,6 @@ def _as_arguments(arguments: Mapping[str, Any], where: str, *, finite: bool = Fa
     return checked
 
 
-def _log_failure(future: concurrent.futures.Future[Message]) -> None:
+def log_failure(future: concurrent.futures.Future[Message]) -> None:
     if not future.cancelled() and future.exception() is not None:
         logger.info("ai_widgets: a run by hand did not start: %s", future.exception())

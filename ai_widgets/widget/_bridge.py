@@ -78,7 +78,7 @@ class PatchStream:
         """Adds an op, merging it into the previous one where they touch the same thing."""
         with self._lock:
             ops = self._ops
-            if ops and _merge(ops[-1], op):
+            if ops and merge(ops[-1], op):
                 return
             ops.append(op)
             if self._timer is None:
@@ -105,7 +105,7 @@ class PatchStream:
             self._send({"type": "patch", "ops": [to_wire(op) for op in ops]})
 
 
-def _merge(last: Op, op: Op) -> bool:
+def merge(last: Op, op: Op) -> bool:
     """Merges ``op`` into ``last`` when both change the same thing; whether it did."""
     if last["op"] == "text" and op["op"] == "text":
         if last["message_id"] == op["message_id"] and last["index"] == op["index"]:
@@ -114,11 +114,11 @@ def _merge(last: Op, op: Op) -> bool:
     elif last["op"] == "answer" and op["op"] == "answer":
         if last["message_id"] == op["message_id"] and last["index"] == op["index"]:
             last["text"] += op["text"]
-            _join_patches(last["patches"], op["patches"])
+            join_patches(last["patches"], op["patches"])
             return True
     elif last["op"] == "args" and op["op"] == "args":
         if last["message_id"] == op["message_id"] and last["tool_call_id"] == op["tool_call_id"]:
-            _join_patches(last["patches"], op["patches"])
+            join_patches(last["patches"], op["patches"])
             return True
     elif last["op"] == "call" and op["op"] == "call":
         if last["message_id"] == op["message_id"] and last["tool_call_id"] == op["tool_call_id"]:
@@ -130,7 +130,7 @@ def _merge(last: Op, op: Op) -> bool:
     return False
 
 
-def _join_patches(into: list[list[Any]], more: list[list[Any]]) -> None:
+def join_patches(into: list[list[Any]], more: list[list[Any]]) -> None:
     for patch in more:
         last = into[-1] if into else None
         mergeable = last is not None and patch[0] == "append" and last[1] == patch[1]

@@ -40,25 +40,25 @@ class FrontEndBundle(anywidget.AnyWidget):
     def __init__(self, *, code: str, css: str) -> None:
         super().__init__(code=code, _css=css)
         #: Which code and style it holds: a rebuilt bundle gets a model of its own.
-        self.key = _key(code, css)
+        self.key = key(code, css)
 
 
-def _key(code: str, css: str) -> str:
+def key(code: str, css: str) -> str:
     return hashlib.sha256((code + "\0" + css).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_lock = threading.Lock()
-_shared: FrontEndBundle | None = None
+lock = threading.Lock()
+shared: FrontEndBundle | None = None
 
 
 def shared_bundle(code: str, css: str) -> FrontEndBundle:
     """The kernel's bundle model for this code and style, made on first use and again after it was closed (a
     ``Widget.close_all()``, or a rebuilt bundle)."""
-    global _shared
-    with _lock:
-        if _shared is None or _shared.comm is None or _shared.key != _key(code, css):
-            _shared = FrontEndBundle(code=code, css=css)
-        return _shared
+    global shared
+    with lock:
+        if shared is None or shared.comm is None or shared.key != key(code, css):
+            shared = FrontEndBundle(code=code, css=css)
+        return shared
 
 
 def loader_traits(bundle: FrontEndBundle) -> dict[str, Any]:

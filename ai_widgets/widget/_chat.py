@@ -488,12 +488,12 @@ class ChatWidget(SessionView):
         note, view, parts = self._show_turn(text, converted, show, live=True)
         start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
         reply = await self._await_turn(start, view, note)
-        return reply if output_type is None else _typed(reply)
+        return reply if output_type is None else typed(reply)
 
     async def _await_turn(
         self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
     ) -> Message:
-        task = asyncio.ensure_future(_shown_in(self.session, view, start, note))
+        task = asyncio.ensure_future(shown_in(self.session, view, start, note))
         try:
             return await await_with_comms(task)
         except BaseException:
@@ -553,14 +553,14 @@ class ChatWidget(SessionView):
         note, view, parts = self._show_turn(text, message_attachments(attach), show, live=False)
         start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
         reply = self._wait_turn(start, view, note)
-        return reply if output_type is None else _typed(reply)
+        return reply if output_type is None else typed(reply)
 
     def _wait_turn(
         self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
     ) -> Message:
         loop = private_loop()
         began, abandoned = threading.Event(), threading.Event()
-        future = asyncio.run_coroutine_threadsafe(_shown_in(self.session, view, start, note, began, abandoned), loop)
+        future = asyncio.run_coroutine_threadsafe(shown_in(self.session, view, start, note, began, abandoned), loop)
         try:
             return wait_with_comms(future)
         except BaseException:
@@ -598,7 +598,7 @@ class ChatWidget(SessionView):
             return note, None, parts
         from IPython.display import display
 
-        # It shows the turn the asking call's own task starts (``_shown_in``), from where the conversation stands then.
+        # It shows the turn the asking call's own task starts (``shown_in``), from where the conversation stands then.
         view = TurnView(self.session, start=None, collapse_tool_calls=self.collapse_tool_calls)
         try:
             display(view)
@@ -650,7 +650,7 @@ class ChatWidget(SessionView):
         return self.session.export(path)
 
 
-def _typed(reply: Message) -> Any:
+def typed(reply: Message) -> Any:
     """A typed turn's validated object; a turn that ended without one says how it ended."""
     if reply.output is not None:
         return reply.output
@@ -664,7 +664,7 @@ def _typed(reply: Message) -> Any:
     return None
 
 
-async def _shown_in(
+async def shown_in(
     session: ChatSession,
     view: TurnView | None,
     start: Callable[[], Coroutine[Any, Any, Message]],

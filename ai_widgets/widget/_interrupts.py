@@ -19,7 +19,7 @@ from types import FrameType
 __all__ = ["watch_interrupts"]
 
 
-class _IdleInterrupts:
+class IdleInterrupts:
     def __init__(self) -> None:
         # Replaced, never mutated: the handler may run between any two bytecodes of the main thread.
         self._watched: tuple[tuple[asyncio.AbstractEventLoop, Callable[[], object]], ...] = ()
@@ -58,7 +58,7 @@ class _IdleInterrupts:
                 pass
 
 
-_interrupts = _IdleInterrupts()
+interrupts = IdleInterrupts()
 
 
 def watch_interrupts(stop: Callable[[], object]) -> tuple[bool, Callable[[], None]]:
@@ -69,4 +69,4 @@ def watch_interrupts(stop: Callable[[], object]) -> tuple[bool, Callable[[], Non
     Returns:
         Whether an interrupt will be observed here, and the function that stops watching.
     """
-    return _interrupts.watch(asyncio.get_running_loop(), stop)
+    return interrupts.watch(asyncio.get_running_loop(), stop)

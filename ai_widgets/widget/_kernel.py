@@ -57,10 +57,10 @@ __all__ = [
 T = TypeVar("T")
 KernelKind = Literal["none", "ipykernel6", "ipykernel7", "ipykernel7-concurrent-comms", "unknown"]
 
-_COMM_TYPES = frozenset({"comm_open", "comm_msg", "comm_close"})
-_POLLIN = 1  # zmq.POLLIN, without importing zmq here
-_WAKE_INTERVAL = 0.1  # seconds; how late a kernel interrupt of an awaiting cell may be seen
-_log = logging.getLogger(__name__)
+COMM_TYPES = frozenset({"comm_open", "comm_msg", "comm_close"})
+POLLIN = 1  # zmq.POLLIN, without importing zmq here
+WAKE_INTERVAL = 0.1  # seconds; how late a kernel interrupt of an awaiting cell may be seen
+log = logging.getLogger(__name__)
 
 
 class UnsupportedKernelError(RuntimeError):
@@ -98,7 +98,7 @@ class KernelSupport:
 
 
 @dataclass(frozen=True)
-class _Internals:
+class Internals:
     """The parts of a recognised kernel the comm filter uses."""
 
     kernel: Any
@@ -108,7 +108,7 @@ class _Internals:
     queue: Any  # ipykernel 6's msg_queue, else None
 
 
-def _current_kernel() -> Any | None:
+def current_kernel() -> Any | None:
     """The kernel of this process, or ``None``; never imports IPython."""
     ipython = sys.modules.get("IPython")
     get_ipython = getattr(ipython, "get_ipython", None)
@@ -116,31 +116,31 @@ def _current_kernel() -> Any | None:
     return getattr(shell, "kernel", None)
 
 
-def _kernel_loop(kernel: Any) -> asyncio.AbstractEventLoop | None:
+def kernel_loop(kernel: Any) -> asyncio.AbstractEventLoop | None:
     loop = getattr(getattr(kernel, "io_loop", None), "asyncio_loop", None)
     return loop if isinstance(loop, asyncio.AbstractEventLoop) else None
 
 
-def _has_concurrent_comms(kernel: Any) -> bool:
+def has_concurrent_comms(kernel: Any) -> bool:
     try:
         return "concurrent" in inspect.signature(kernel.dispatch_shell).parameters
     except (AttributeError, TypeError, ValueError):
         return False
 
 
-def _find_internals(kernel: Any) -> tuple[_Internals | None, str]:
+def find_internals(kernel: Any) -> tuple[Internals | None, str]:
     """The kernel's comm-filter internals, or ``None`` and what is missing."""
     session = getattr(kernel, "session", None)
     if not all(hasattr(session, name) for name in ("feed_identities", "deserialize", "unpack")):
         return None, "no recognised message session"
     handlers = getattr(kernel, "shell_handlers", None)
-    if not isinstance(handlers, dict) or not handlers.keys() >= _COMM_TYPES:
+    if not isinstance(handlers, dict) or not handlers.keys() >= COMM_TYPES:
         return None, "no comm handlers"
     if not (callable(getattr(kernel, "set_parent", None)) and callable(getattr(kernel, "get_parent", None))):
         return None, "no set_parent/get_parent"
     if not hasattr(kernel, "_parent_ident"):
         return None, "no shell parent identity"
-    loop = _kernel_loop(kernel)
+    loop = kernel_loop(kernel)
     if loop is None:
         return None, "no asyncio loop on kernel.io_loop"
     channel_thread = getattr(kernel, "shell_channel_thread", None)
@@ -164,17 +164,17 @@ def _find_internals(kernel: Any) -> tuple[_Internals | None, str]:
         callable(getattr(stream, "_recv_callback", None)) and hasattr(stream, "flush") and hasattr(stream, "socket")
     ):
         return None, "the main shell stream is not a recognised ZMQStream"
-    return _Internals(kernel, stream, reply_stream, loop, queue), ""
+    return Internals(kernel, stream, reply_stream, loop, queue), ""
 
 
-def _probe() -> tuple[KernelSupport, _Internals | None]:
-    kernel = _current_kernel()
+def probe() -> tuple[KernelSupport, Internals | None]:
+    kernel = current_kernel()
     if kernel is None:
         return KernelSupport("none", None, "not running inside a Jupyter kernel"), None
     version = getattr(sys.modules.get("ipykernel"), "__version__", None)
     name = f"ipykernel {version}" if version else type(kernel).__qualname__
-    internals, missing = _find_internals(kernel)
-    if _has_concurrent_comms(kernel):
+    internals, missing = find_internals(kernel)
+    if has_concurrent_comms(kernel):
         if internals is None:
             detail = f"{name}: an awaiting cell receives comm messages; a blocking wait cannot ({missing})"
         else:
@@ -197,10 +197,10 @@ def kernel_support() -> KernelSupport:
     Returns:
         The kind of kernel, found from its internals rather than from its version string alone.
     """
-    return _probe()[0]
+    return probe()[0]
 
 
-_MAIN_LOOP: asyncio.AbstractEventLoop | None = None
+MAIN_LOOP: asyncio.AbstractEventLoop | None = None
 
 
 def main_loop() -> asyncio.AbstractEventLoop | None:
@@ -212,19 +212,19 @@ def main_loop() -> asyncio.AbstractEventLoop | None:
     Returns:
         The loop, or ``None`` outside a kernel.
     """
-    global _MAIN_LOOP
-    kernel = _current_kernel()
+    global MAIN_LOOP
+    kernel = current_kernel()
     if kernel is None:
         return None
-    loop = _kernel_loop(kernel)
+    loop = kernel_loop(kernel)
     if loop is None and threading.current_thread() is threading.main_thread():
         loop = running_loop()
     if loop is not None and not loop.is_closed():
-        _MAIN_LOOP = loop
-    return _MAIN_LOOP if _MAIN_LOOP is not None and not _MAIN_LOOP.is_closed() else None
+        MAIN_LOOP = loop
+    return MAIN_LOOP if MAIN_LOOP is not None and not MAIN_LOOP.is_closed() else None
 
 
-class _PrivateLoop:
+class PrivateLoop:
     """An event loop on a daemon thread, for turns that must run while the cell's thread blocks."""
 
     def __init__(self) -> None:
@@ -240,16 +240,16 @@ class _PrivateLoop:
             return self._loop
 
 
-_private_loop = _PrivateLoop()
+package_loop = PrivateLoop()
 
 
 def private_loop() -> asyncio.AbstractEventLoop:
     """An event loop of this package on a daemon thread (started on first use), for turns that must run while the
     cell's thread blocks."""
-    return _private_loop.get()
+    return package_loop.get()
 
 
-def _wrap_task(task: asyncio.Future[T], loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[T]:
+def wrap_task(task: asyncio.Future[T], loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[T]:
     """A thread-safe future that follows ``task``; cancelling it cancels the task."""
     result: concurrent.futures.Future[T] = concurrent.futures.Future()
 
@@ -295,18 +295,18 @@ def run_on_main_loop(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[
         coro.close()
         raise RuntimeError("no kernel event loop, and no running event loop in this thread")
     if running is loop:
-        return _wrap_task(loop.create_task(coro), loop)
+        return wrap_task(loop.create_task(coro), loop)
     return asyncio.run_coroutine_threadsafe(coro, loop)
 
 
-class _CommFilter:
+class CommFilter:
     """Sits on the main shell's stream: handles comm messages now, passes the rest on untouched.
 
     Used only on the kernel's main thread. Reference-counted, so nested and overlapping waits share
     one installation; the original callback comes back when the last wait ends.
     """
 
-    def __init__(self, internals: _Internals) -> None:
+    def __init__(self, internals: Internals) -> None:
         self.internals = internals
         self.depth = 0
         self._original: Callable[[Any], Any] | None = None
@@ -338,7 +338,7 @@ class _CommFilter:
         if stream._recv_callback == self._on_recv:
             stream.on_recv(self._original, copy=self._copy)
         else:  # swapped meanwhile by someone else; if they hand back to us, we only pass messages on
-            _log.warning("the kernel's shell stream callback was replaced while a cell waited")
+            log.warning("the kernel's shell stream callback was replaced while a cell waited")
 
     def _msg_type(self, frames: list[Any]) -> str | None:
         """The message type, from the header alone (no signature check: see the module docstring)."""
@@ -351,7 +351,7 @@ class _CommFilter:
         return msg_type if isinstance(msg_type, str) else None
 
     def _on_recv(self, frames: list[Any]) -> None:
-        if self.depth > 0 and self._msg_type(frames) in _COMM_TYPES:
+        if self.depth > 0 and self._msg_type(frames) in COMM_TYPES:
             self._run_comm(frames)
             return
         assert self._original is not None
@@ -366,7 +366,7 @@ class _CommFilter:
     def _task_done(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
-            _log.error("shell message handler failed", exc_info=exc)
+            log.error("shell message handler failed", exc_info=exc)
 
     def _take_queued_comms(self) -> None:
         """ipykernel 6: handle comm messages already queued behind the cell; requeue the rest in order."""
@@ -379,7 +379,7 @@ class _CommFilter:
         comms = []
         for item in items:
             _, dispatch, args = item
-            if dispatch == kernel.dispatch_shell and args and self._msg_type(args[0]) in _COMM_TYPES:
+            if dispatch == kernel.dispatch_shell and args and self._msg_type(args[0]) in COMM_TYPES:
                 comms.append(args[0])
             else:
                 queue.put_nowait(item)
@@ -391,7 +391,7 @@ class _CommFilter:
         try:
             self._context.copy().run(self._handle_comm, frames)
         except Exception:
-            _log.exception("could not handle a comm message while a cell waited")
+            log.exception("could not handle a comm message while a cell waited")
 
     def _parent_ident(self) -> Any:
         try:  # a dict on ipykernel 6, a view of context variables on 7
@@ -423,23 +423,23 @@ class _CommFilter:
             kernel.set_parent(ident, parent, channel="shell")
 
 
-_FILTER: _CommFilter | None = None
+FILTER: CommFilter | None = None
 
 
-def _filter(internals: _Internals) -> _CommFilter:
-    global _FILTER
-    if _FILTER is None or _FILTER.internals.stream is not internals.stream:
-        _FILTER = _CommFilter(internals)
-    return _FILTER
+def filter_for(internals: Internals) -> CommFilter:
+    global FILTER
+    if FILTER is None or FILTER.internals.stream is not internals.stream:
+        FILTER = CommFilter(internals)
+    return FILTER
 
 
-def _close_unawaited(awaitable: Awaitable[Any]) -> None:
+def close_unawaited(awaitable: Awaitable[Any]) -> None:
     if inspect.iscoroutine(awaitable):
         awaitable.close()
 
 
-class _Waker:
-    """Wakes the loop every ``_WAKE_INTERVAL`` seconds while a cell awaits.
+class Waker:
+    """Wakes the loop every ``WAKE_INTERVAL`` seconds while a cell awaits.
 
     SIGINT may be delivered to one of the kernel's other threads; the main thread then runs
     ipykernel's handler (which cancels the awaiting cell) only when its loop next wakes up. Without
@@ -448,10 +448,10 @@ class _Waker:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._handle = loop.call_later(_WAKE_INTERVAL, self._tick)
+        self._handle = loop.call_later(WAKE_INTERVAL, self._tick)
 
     def _tick(self) -> None:
-        self._handle = self._loop.call_later(_WAKE_INTERVAL, self._tick)
+        self._handle = self._loop.call_later(WAKE_INTERVAL, self._tick)
 
     def cancel(self) -> None:
         self._handle.cancel()
@@ -477,18 +477,18 @@ async def await_with_comms(awaitable: Awaitable[T]) -> T:
         UnsupportedKernelError: The kernel is not one this module recognises; raised before
             anything is awaited (a coroutine passed in is closed).
     """
-    support, internals = _probe()
+    support, internals = probe()
     if support.kind == "none":
         return await awaitable
     concurrent_comms = support.kind == "ipykernel7-concurrent-comms"
     if internals is None and not concurrent_comms:
-        _close_unawaited(awaitable)
+        close_unawaited(awaitable)
         raise UnsupportedKernelError(support.detail)
     loop = asyncio.get_running_loop()
     if loop is not main_loop():  # e.g. a private loop thread: this wait does not block the main shell
         return await awaitable
-    comm_filter = None if concurrent_comms or internals is None else _filter(internals)
-    waker = _Waker(loop)
+    comm_filter = None if concurrent_comms or internals is None else filter_for(internals)
+    waker = Waker(loop)
     try:
         if comm_filter is not None:
             comm_filter.acquire()
@@ -501,7 +501,7 @@ async def await_with_comms(awaitable: Awaitable[T]) -> T:
         waker.cancel()
 
 
-class _DeferredInterrupt:
+class DeferredInterrupt:
     """Turns SIGINT into a flag while comm messages are pumped, so no message is half-handled.
 
     A second SIGINT before the first is acted on raises ``KeyboardInterrupt`` at once.
@@ -517,7 +517,7 @@ class _DeferredInterrupt:
             raise KeyboardInterrupt
         self.pending = True
 
-    def __enter__(self) -> _DeferredInterrupt:
+    def __enter__(self) -> DeferredInterrupt:
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGINT)
             if callable(previous):  # respect SIG_IGN / SIG_DFL
@@ -556,22 +556,22 @@ def wait_with_comms(future: concurrent.futures.Future[T], *, poll_interval: floa
     """
     if poll_interval <= 0:
         raise ValueError("poll_interval must be positive")
-    support, internals = _probe()
+    support, internals = probe()
     if support.kind == "none" or future.done():
         return future.result()
     if internals is None:
         raise UnsupportedKernelError(support.detail)
     if running_loop() is not internals.loop:
         return future.result()
-    comm_filter = _filter(internals)
+    comm_filter = filter_for(internals)
     stream = internals.stream
     timeout_ms = max(1, round(poll_interval * 1000))
-    with _DeferredInterrupt() as interrupt:
+    with DeferredInterrupt() as interrupt:
         comm_filter.acquire()
         try:
             while not future.done() and not interrupt.pending:
-                if stream.socket.poll(timeout_ms, _POLLIN):
-                    stream.flush(_POLLIN)
+                if stream.socket.poll(timeout_ms, POLLIN):
+                    stream.flush(POLLIN)
             if interrupt.pending:
                 raise KeyboardInterrupt
         finally:

@@ -35,9 +35,9 @@ __all__ = [
 MAX_COMPLETIONS = 50
 MAX_CONSIDERED = 2_000
 #: IPython's own names in the user namespace: never offered.
-_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
-_RICH_REPRS = ("_repr_mimebundle_", "_repr_png_", "_repr_jpeg_", "_repr_html_", "_repr_markdown_", "_repr_svg_")
-_JSON_TYPES = (dict, list, tuple, int, float, bool, type(None))
+IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+RICH_REPRS = ("_repr_mimebundle_", "_repr_png_", "_repr_jpeg_", "_repr_html_", "_repr_markdown_", "_repr_svg_")
+JSON_TYPES = (dict, list, tuple, int, float, bool, type(None))
 
 
 class UnknownNameError(LookupError):
@@ -75,52 +75,52 @@ def user_namespace() -> Mapping[str, Any]:
     return vars(main) if main is not None else {}
 
 
-def _offered(name: Any, value: Any) -> bool:
+def is_offered(name: Any, value: Any) -> bool:
     """Whether a variable is one a person means: no private names, modules, functions, classes or IPython's own."""
-    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or name in _IPYTHON_NAMES:
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or name in IPYTHON_NAMES:
         return False
     if isinstance(value, (ModuleType, type)):
         return False
     return not (inspect.isroutine(value) or inspect.isclass(value))
 
 
-def _loaded(module: str, name: str) -> type | None:
+def loaded(module: str, name: str) -> type | None:
     found = getattr(sys.modules.get(module), name, None)
     return found if isinstance(found, type) else None
 
 
-def _is(value: Any, module: str, name: str) -> bool:
-    kind = _loaded(module, name)
+def is_instance_of(value: Any, module: str, name: str) -> bool:
+    kind = loaded(module, name)
     return kind is not None and isinstance(value, kind)
 
 
-def _count(n: int, what: str) -> str:
+def count(n: int, what: str) -> str:
     return f"{n:,} {what}{'s' * (n != 1)}"
 
 
-def _library_kind(value: Any) -> str | None:
+def library_kind(value: Any) -> str | None:
     """The kind of an object of a data library, or ``None``."""
     for module in ("pandas", "polars"):
-        if _is(value, module, "DataFrame"):
+        if is_instance_of(value, module, "DataFrame"):
             rows, columns = value.shape
             return f"DataFrame {int(rows):,}×{int(columns):,}"
-        if _is(value, module, "Series"):
+        if is_instance_of(value, module, "Series"):
             return f"Series {len(value):,} {value.dtype}"
-    if _is(value, "numpy", "ndarray"):
+    if is_instance_of(value, "numpy", "ndarray"):
         return f"ndarray {tuple(int(n) for n in value.shape)} {value.dtype}"
-    if _is(value, "numpy", "generic"):
+    if is_instance_of(value, "numpy", "generic"):
         return f"numpy {value.dtype}"
-    if _is(value, "matplotlib.figure", "Figure"):
+    if is_instance_of(value, "matplotlib.figure", "Figure"):
         return "Figure"
-    if _is(value, "matplotlib.axes", "Axes"):
+    if is_instance_of(value, "matplotlib.axes", "Axes"):
         return "Axes"
-    if _is(value, "PIL.Image", "Image"):
+    if is_instance_of(value, "PIL.Image", "Image"):
         width, height = value.size
         return f"Image {width}×{height} {value.mode}"
     return None
 
 
-def _plain_kind(value: Any) -> tuple[str, bool]:
+def plain_kind(value: Any) -> tuple[str, bool]:
     """The kind of a value of the standard library (or an unknown one), and whether ``attach`` converts it."""
     if isinstance(value, str):
         size = len(value.encode("utf-8", "surrogatepass")) if len(value) <= 1_000_000 else len(value)
@@ -134,10 +134,10 @@ def _plain_kind(value: Any) -> tuple[str, bool]:
     if isinstance(value, (FilePart, TextPart, Preview)):
         return type(value).__name__, True
     if isinstance(value, (dict, list, tuple)):
-        return f"{type(value).__name__} {_count(len(value), 'item')}", True
-    if isinstance(value, _JSON_TYPES):
+        return f"{type(value).__name__} {count(len(value), 'item')}", True
+    if isinstance(value, JSON_TYPES):
         return type(value).__name__, True
-    rich = not isinstance(value, type) and any(callable(getattr(value, name, None)) for name in _RICH_REPRS)
+    rich = not isinstance(value, type) and any(callable(getattr(value, name, None)) for name in RICH_REPRS)
     return type(value).__name__, rich
 
 
@@ -145,10 +145,10 @@ def describe(value: Any) -> tuple[str, bool]:
     """What a variable is, for a person (``"DataFrame 1,000×4"``, ``"ndarray (3, 4) float64"``, ``"str 2.1 KB"``),
     and whether ``attach`` converts it (a converter registered for its type counts). Never raises."""
     try:
-        kind = _library_kind(value)
+        kind = library_kind(value)
         if kind is not None:
             return kind, True
-        return _plain_kind(value)
+        return plain_kind(value)
     except Exception:  # a broken __len__ or shape: still offered, by its type
         return type(value).__name__, False
 
@@ -166,7 +166,7 @@ def completions(namespace: Mapping[str, Any], prefix: str, *, limit: int = MAX_C
     found = [
         (name, value)
         for name, value in dict(namespace).items()
-        if isinstance(name, str) and name.casefold().startswith(wanted) and _offered(name, value)
+        if isinstance(name, str) and name.casefold().startswith(wanted) and is_offered(name, value)
     ][:MAX_CONSIDERED]
     offered = [Completion(name, *describe(value)) for name, value in found]
     offered.sort(key=lambda c: (not c.attachable, not c.name.startswith(prefix), c.name.casefold(), c.name))
@@ -186,16 +186,16 @@ def resolve(namespace: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
         if name not in namespace:
             raise UnknownNameError(f"cannot attach @{name}: there is no variable {name!r} in the kernel")
         value = namespace[name]
-        if not _offered(name, value):
+        if not is_offered(name, value):
             what = "a module" if isinstance(value, ModuleType) else "a function or a class"
-            if name.startswith("_") or name in _IPYTHON_NAMES:
+            if name.startswith("_") or name in IPYTHON_NAMES:
                 what = "a private name or IPython's own"
             raise UnknownNameError(f"cannot attach @{name}: it is {what}, not a variable to attach")
         resolved[name] = namespace[name]
     return resolved
 
 
-def _sent_size(parts: list[AttachmentPart]) -> int:
+def sent_size(parts: list[AttachmentPart]) -> int:
     """Bytes of what the model gets: each file's bytes, each text view's UTF-8."""
     total = 0
     for part in parts:
@@ -210,8 +210,8 @@ def chip(name: str, value: Any, parts: list[AttachmentPart]) -> dict[str, Any]:
     """What the input box's chip for ``@name`` shows: its kind, the size of what the model gets (bytes), and a small PNG
     (``data:`` URL) for a figure or an image (``None`` otherwise)."""
     kind, _ = describe(value)
-    thumbnail = figure_thumbnail(value) if _is(value, "matplotlib.figure", "Figure") else None
+    thumbnail = figure_thumbnail(value) if is_instance_of(value, "matplotlib.figure", "Figure") else None
     if thumbnail is None:
         image = next((p for p in parts if isinstance(p, FilePart)), None)
         thumbnail = None if image is None else image_thumbnail(image, original_ok=True)
-    return {"name": name, "kind": kind, "size": _sent_size(parts), "thumbnail": thumbnail}
+    return {"name": name, "kind": kind, "size": sent_size(parts), "thumbnail": thumbnail}

@@ -41,7 +41,7 @@ class PromptError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class _Listed:
+class Listed:
     server: MCPServer
     prompt: MCPPrompt
 
@@ -51,7 +51,7 @@ class PromptCatalog:
     """The prompts of ``session``'s MCP servers, as the view last listed them."""
 
     session: ChatSession
-    _listed: dict[str, _Listed] = field(default_factory=dict)
+    _listed: dict[str, Listed] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def servers(self) -> list[MCPServer]:
@@ -63,21 +63,21 @@ class PromptCatalog:
         server, title, description and arguments) and ``errors`` (a server that could not list, and why)."""
         servers = self.servers()
         answers = await asyncio.gather(*(server.prompts() for server in servers), return_exceptions=True)
-        listed: dict[str, _Listed] = {}
+        listed: dict[str, Listed] = {}
         items: list[dict[str, Any]] = []
         errors: list[dict[str, str]] = []
         for server, answer in zip(servers, answers, strict=True):
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Exception):
                     raise answer
-                errors.append({"server": server.name, "message": _said(answer)})
+                errors.append({"server": server.name, "message": said(answer)})
                 continue
             for prompt in answer:
-                name = _shown_name(server, prompt.name, listed)
+                name = shown_name(server, prompt.name, listed)
                 if name is None or len(listed) >= MAX_LISTED:
                     continue
-                listed[name] = _Listed(server, prompt)
-                items.append(_item(name, server, prompt))
+                listed[name] = Listed(server, prompt)
+                items.append(item(name, server, prompt))
         with self._lock:
             self._listed = listed
         return {"items": items, "errors": errors[:MAX_ERRORS]}
@@ -99,24 +99,24 @@ class PromptCatalog:
                 known = ", ".join(f"/{key}" for key in list(self._listed)[:20]) or "none"
             raise PromptError(f"There is no prompt /{name} (the servers' prompts: {known}).")
         server, prompt = found.server, found.prompt
-        _check(name, prompt, arguments)
+        check(name, prompt, arguments)
         sent = {key: value for key, value in arguments.items() if value.strip()}  # a blank optional one: not given
         try:
             rendered = await server.prompt(prompt.name, **sent)
         except Exception as exc:
-            raise PromptError(f"The prompt /{name} could not be rendered: {_said(exc)}") from None
+            raise PromptError(f"The prompt /{name} could not be rendered: {said(exc)}") from None
         try:
             return rendered.to_messages()
         except ValueError as exc:
-            raise PromptError(f"The prompt /{name} cannot be sent: {_said(exc)}") from None
+            raise PromptError(f"The prompt /{name} cannot be sent: {said(exc)}") from None
 
 
-def _said(exc: BaseException) -> str:
+def said(exc: BaseException) -> str:
     """An error's text as the person sees it: UTF-8-safe, secrets redacted (a server's stderr may hold a token)."""
     return redact(safe_text(str(exc) or type(exc).__name__))
 
 
-def _shown_name(server: MCPServer, name: str, taken: dict[str, _Listed]) -> str | None:
+def shown_name(server: MCPServer, name: str, taken: dict[str, Listed]) -> str | None:
     shown = f"{server.prefix}_{name}" if server.prefix else name
     if shown not in taken:
         return shown
@@ -124,7 +124,7 @@ def _shown_name(server: MCPServer, name: str, taken: dict[str, _Listed]) -> str 
     return None if qualified in taken else qualified
 
 
-def _item(name: str, server: MCPServer, prompt: MCPPrompt) -> dict[str, Any]:
+def item(name: str, server: MCPServer, prompt: MCPPrompt) -> dict[str, Any]:
     return {
         "name": name,
         "server": server.name,
@@ -142,7 +142,7 @@ def _item(name: str, server: MCPServer, prompt: MCPPrompt) -> dict[str, Any]:
     }
 
 
-def _check(name: str, prompt: MCPPrompt, arguments: dict[str, str]) -> None:
+def check(name: str, prompt: MCPPrompt, arguments: dict[str, str]) -> None:
     known = {argument.name for argument in prompt.arguments}
     extra = sorted(key for key in arguments if key not in known)
     if extra:

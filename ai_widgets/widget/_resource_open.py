@@ -68,7 +68,7 @@ class ResourceOpener:
         async def read() -> None:
             message: dict[str, Any] = {"type": "resource", "tool_call_id": tool_call_id, "uri": uri}
             try:
-                message.update(_shown(await server.read(uri)))
+                message.update(shown(await server.read(uri)))
             except Exception as exc:  # said in the card, where the person asked
                 message["error"] = clip(redact(safe_text(f"It could not be read: {exc}")), 1_000)
             try:
@@ -79,7 +79,7 @@ class ResourceOpener:
         asyncio.run_coroutine_threadsafe(read(), self._loop())
 
 
-def _shown(read: Any) -> dict[str, Any]:
+def shown(read: Any) -> dict[str, Any]:
     """What the card shows of a read: the text items joined (bounded), and a line for each blob."""
     texts: list[str] = []
     for item in read.contents:

@@ -49,7 +49,7 @@ class RunToolView(SessionView):
         self._send_error("This runs one tool by hand: there is no conversation to continue.")
 
 
-def _cell() -> int | None:
+def cell() -> int | None:
     """The execution count of the cell running now, in IPython."""
     try:
         from IPython import get_ipython
@@ -70,7 +70,7 @@ class ToolRun:
     def __init__(self, widget: RunToolView, entry_id: str) -> None:
         self.widget = widget
         self._entry_id = entry_id
-        self._cell = _cell()
+        self._cell = cell()
 
     @property
     def tool_name(self) -> str:
@@ -93,14 +93,14 @@ class ToolRun:
         return f"ToolRun({self.tool_name!r}, {state})"
 
     def _ipython_display_(self) -> None:
-        if self._cell is not None and self._cell == _cell():
+        if self._cell is not None and self._cell == cell():
             return  # the value of the run_tool cell: the form above shows it
         from IPython.display import display
 
         display({"text/plain": repr(self)}, raw=True)
 
 
-def _prepare(
+def prepare(
     target: Tool | Callable[..., Any],
     arguments: dict[str, Any],
     approval_policy: ApprovalPolicy | None,
@@ -129,14 +129,14 @@ def _prepare(
     return widget, entry_id, complete
 
 
-def _outcome(reply: Message) -> ToolOutcome:
+def outcome(reply: Message) -> ToolOutcome:
     (part,) = reply.tool_calls
     assert part.outcome is not None, "every finished call has an outcome"
     mark_shown_by_card(part.outcome)  # as the cell's value it shows nothing more: the card above shows it
     return part.outcome
 
 
-class _NoOneToApprove:
+class NoOneToApprove:
     """Outside a Jupyter kernel (a script, marimo), a click cannot reach a cell that waits: a run that asks for
     approval while ``run_tool`` waits is stopped at once, and ``run_tool`` raises, rather than wait forever."""
 
@@ -171,7 +171,7 @@ class _NoOneToApprove:
             )
 
 
-def _show(widget: Any) -> None:
+def show(widget: Any) -> None:
     try:
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython comes with ipywidgets
@@ -213,13 +213,13 @@ def run_tool(
             a cell while it waits: the run is stopped before the tool runs. Pass an ``approval_policy`` that allows
             it there.
     """
-    widget, entry_id, complete = _prepare(target, arguments, approval_policy, context, timeout)
-    _show(widget)
+    widget, entry_id, complete = prepare(target, arguments, approval_policy, context, timeout)
+    show(widget)
     if not complete:
         return ToolRun(widget, entry_id)
     bench = widget._bench_host
     bench.prepare(entry_id, arguments, check=False)  # invalid ones run too: the call fails as the model's would
-    no_one = _NoOneToApprove(bench.session_of(entry_id))
+    no_one = NoOneToApprove(bench.session_of(entry_id))
     future = asyncio.run_coroutine_threadsafe(bench.run(entry_id), private_loop())
     try:
         reply = wait_with_comms(future)
@@ -232,7 +232,7 @@ def run_tool(
         raise
     finally:
         no_one.check()
-    return _outcome(reply)
+    return outcome(reply)
 
 
 async def arun_tool(
@@ -245,16 +245,16 @@ async def arun_tool(
     **arguments: Any,
 ) -> ToolOutcome | ToolRun:
     """Like :func:`run_tool`, awaited (``outcome = await arun_tool(tool, city="Lisbon")``)."""
-    widget, entry_id, complete = _prepare(target, arguments, approval_policy, context, timeout)
-    _show(widget)
+    widget, entry_id, complete = prepare(target, arguments, approval_policy, context, timeout)
+    show(widget)
     if not complete:
         return ToolRun(widget, entry_id)
     bench = widget._bench_host
     bench.prepare(entry_id, arguments, check=False)
-    no_one = _NoOneToApprove(bench.session_of(entry_id))
+    no_one = NoOneToApprove(bench.session_of(entry_id))
     try:
         reply = await await_with_comms(bench.run(entry_id))
     finally:
         bench.release(entry_id)  # a run that never started (this kernel cannot wait) leaves the form usable
         no_one.check()
-    return _outcome(reply)
+    return outcome(reply)

@@ -54,7 +54,7 @@ MAX_SHOWN_DEPTH = 64
 TOO_DEEP = "… (nested too deep to show)"
 TOO_LARGE = "… (too large to show)"
 CYCLE = "… (contains itself)"
-_MAX_SHOWN_ITEMS = 1_000_000  # items in nested containers; past it, containers are not shown
+MAX_SHOWN_ITEMS = 1_000_000  # items in nested containers; past it, containers are not shown
 #: The most characters of a tool result the widget shows and keeps in its state (so in the saved notebook): its
 #: value's strings together, its text, its message. The session, its history file and exports keep the whole result;
 #: a 10 MB result made 20 MB of comm messages and 10 MB in the notebook file.
@@ -64,23 +64,23 @@ MAX_SHOWN_RESULT_CHARS = 100_000
 MAX_SHOWN_RESULT_ITEMS = 10_000
 MAX_SHOWN_RESULT_ITEMS_EACH = 1_000
 #: The longest key of a result's value shown whole (a longer one is cut; it does not count against the characters).
-_MAX_SHOWN_KEY_CHARS = 200
-_REPR_CHARS = 200
-_CONTAINERS = (dict, list, tuple)
+MAX_SHOWN_KEY_CHARS = 200
+REPR_CHARS = 200
+CONTAINERS = (dict, list, tuple)
 
 
-def _text(value: str) -> str:
+def text(value: str) -> str:
     """A plain ``str`` (not a subclass) with lone surrogates replaced."""
     return safe_text(value if type(value) is str else str.__str__(value))
 
 
-def _short_key(name: str, taken: dict[str, Any]) -> str:
-    """A long key cut to :data:`_MAX_SHOWN_KEY_CHARS`, numbered when another key was cut to the same text."""
-    short = name[:_MAX_SHOWN_KEY_CHARS] + "…"
+def short_key(name: str, taken: dict[str, Any]) -> str:
+    """A long key cut to :data:`MAX_SHOWN_KEY_CHARS`, numbered when another key was cut to the same text."""
+    short = name[:MAX_SHOWN_KEY_CHARS] + "…"
     n = 1
     while short in taken:
         n += 1
-        short = f"{name[:_MAX_SHOWN_KEY_CHARS]}… #{n}"
+        short = f"{name[:MAX_SHOWN_KEY_CHARS]}… #{n}"
     return short
 
 
@@ -92,7 +92,7 @@ def clip_shown(text: str, limit: int) -> str:
     return f"{text[:limit]}… ({more:,} more character{'' if more == 1 else 's'} not shown here)"
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     """A short text for a value JSON has no form for (it is shown, not kept)."""
     try:
         shown = repr(value)
@@ -100,15 +100,15 @@ def _describe(value: Any) -> str:
         return f"<{type(value).__name__}>"
     if type(shown) is not str:
         return f"<{type(value).__name__}>"
-    return _text(shown if len(shown) <= _REPR_CHARS else shown[: _REPR_CHARS - 1] + "…")
+    return text(shown if len(shown) <= REPR_CHARS else shown[: REPR_CHARS - 1] + "…")
 
 
-def _scalar(value: Any) -> Any:
+def json_scalar(value: Any) -> Any:
     """A JSON scalar for a non-container value; never raises."""
     if value is None or value is True or value is False:
         return value
     if isinstance(value, str):
-        return _text(value)
+        return text(value)
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
@@ -120,26 +120,26 @@ def _scalar(value: Any) -> Any:
         return int(value)
     if isinstance(value, float):
         return float(value) if math.isfinite(value) else None
-    return _describe(value)
+    return describe(value)
 
 
-def _key(key: Any) -> str:
+def json_key(key: Any) -> str:
     """A dict key as JSON writes it (``json.dumps`` turns ``None``, booleans and numbers into text)."""
     if isinstance(key, str):
-        return _text(key)
+        return text(key)
     if key is None or isinstance(key, (bool, int, float)):
         try:
             return json.dumps(key)
         except ValueError:
-            return _describe(key)
-    return _describe(key)
+            return describe(key)
+    return describe(key)
 
 
 def shown_json(
     value: Any,
     *,
     max_depth: int = MAX_SHOWN_DEPTH,
-    max_items: int = _MAX_SHOWN_ITEMS,
+    max_items: int = MAX_SHOWN_ITEMS,
     max_items_each: int | None = None,
     max_chars: int | None = None,
 ) -> Any:
@@ -163,19 +163,19 @@ def shown_json(
     if max_chars is None:
         if type(value) is str:  # the common case (a text delta): no walk
             return safe_text(value)
-        scalar: Callable[[Any], Any] = _scalar
+        scalar: Callable[[Any], Any] = json_scalar
     else:
         chars = [max_chars]  # what is left of the budget, shared by the strings of the walk
 
         def scalar(item: Any) -> Any:
-            shown = _scalar(item)
+            shown = json_scalar(item)
             if type(shown) is not str:
                 return shown
             left = chars[0]
             chars[0] = max(0, left - len(shown))
             return clip_shown(shown, left)
 
-    if not isinstance(value, _CONTAINERS):
+    if not isinstance(value, CONTAINERS):
         return scalar(value)
     if max_depth < 1:
         return TOO_DEEP
@@ -205,7 +205,7 @@ def shown_json(
         stack.append((None, None, id(source)))
         children: list[tuple[Any, Any, int]] = []
         for key, item in items:
-            if isinstance(item, _CONTAINERS):
+            if isinstance(item, CONTAINERS):
                 if depth >= max_depth:
                     child: Any = TOO_DEEP
                 elif id(item) in path:
@@ -218,9 +218,9 @@ def shown_json(
             else:
                 child = scalar(item)
             if is_dict:
-                name = _key(key)
-                if max_chars is not None and len(name) > _MAX_SHOWN_KEY_CHARS:
-                    name = _short_key(name, target)
+                name = json_key(key)
+                if max_chars is not None and len(name) > MAX_SHOWN_KEY_CHARS:
+                    name = short_key(name, target)
                 target[name] = child
             else:
                 target.append(child)
@@ -265,11 +265,11 @@ def outcome_dict(outcome: ToolOutcome | None) -> dict[str, Any] | None:
     return shown
 
 
-def _progress(part: ToolCallPart) -> dict[str, Any] | None:
+def progress(part: ToolCallPart) -> dict[str, Any] | None:
     progress = part.progress
     if progress is None:
         return None
-    return {"fraction": _scalar(progress.fraction), "message": _scalar(progress.message)}
+    return {"fraction": json_scalar(progress.fraction), "message": json_scalar(progress.message)}
 
 
 #: A tool call's fields that a ``call`` op carries: the one list of them on this side (the front end's is
@@ -303,25 +303,25 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
     """The fields of a call that change after it started (everything but its id, name and arguments). Provider
     data is never among them."""
     return {
-        "state": _scalar(part.state.value),
-        "progress": _progress(part),
-        "log_lines": [_scalar(line) for line in part.log_lines],
+        "state": json_scalar(part.state.value),
+        "progress": progress(part),
+        "log_lines": [json_scalar(line) for line in part.log_lines],
         "outcome": outcome_dict(part.outcome),
         "edited_arguments": shown_json(part.edited_arguments),
-        "approval_reason": _scalar(part.approval_reason),
-        "decision": _scalar(part.decision),
-        "decision_reason": _scalar(part.decision_reason),
+        "approval_reason": json_scalar(part.approval_reason),
+        "decision": json_scalar(part.decision),
+        "decision_reason": json_scalar(part.decision_reason),
         "decision_remembered": bool(part.decision_remembered),
         "provider_executed": bool(part.provider_executed),
-        "approval_requested_at": _scalar(part.approval_requested_at),
-        "run_started_at": _scalar(part.run_started_at),
-        "finished_at": _scalar(part.finished_at),
+        "approval_requested_at": json_scalar(part.approval_requested_at),
+        "run_started_at": json_scalar(part.run_started_at),
+        "finished_at": json_scalar(part.finished_at),
         "input_request": input_request_dict(part.input_request),
     }
 
 
 #: The deepest a form's schema is shown (a flat schema is three levels: the object, a field, a list's items).
-_MAX_FORM_DEPTH = 8
+MAX_FORM_DEPTH = 8
 
 
 def input_request_dict(request: InputRequest | None) -> dict[str, Any] | None:
@@ -330,12 +330,12 @@ def input_request_dict(request: InputRequest | None) -> dict[str, Any] | None:
     if request is None:
         return None
     return {
-        "message": _scalar(request.message),
-        "mode": _scalar(request.mode),
-        "schema": None if request.schema is None else shown_json(request.schema, max_depth=_MAX_FORM_DEPTH),
-        "url": _scalar(request.url),
-        "domain": _scalar(request.domain),
-        "asker": _scalar(request.asker),
+        "message": json_scalar(request.message),
+        "mode": json_scalar(request.mode),
+        "schema": None if request.schema is None else shown_json(request.schema, max_depth=MAX_FORM_DEPTH),
+        "url": json_scalar(request.url),
+        "domain": json_scalar(request.domain),
+        "asker": json_scalar(request.asker),
     }
 
 
@@ -344,7 +344,7 @@ def after_stop_fields(phase: str, preview: str | None) -> dict[str, Any]:
     (``stopping``, ``returned`` or ``raised``) and preview."""
     if phase == "stopping":
         return {"stopping": True, "late": None}
-    return {"stopping": False, "late": {"kind": _scalar(phase), "preview": _scalar(preview or "")}}
+    return {"stopping": False, "late": {"kind": json_scalar(phase), "preview": json_scalar(preview or "")}}
 
 
 def part_dict(part: Part) -> dict[str, Any]:
@@ -360,19 +360,19 @@ def part_dict(part: Part) -> dict[str, Any]:
         case ToolCallPart():
             return {
                 "kind": "tool_call",
-                "tool_call_id": _scalar(part.tool_call_id),
-                "tool_name": _scalar(part.tool_name),
+                "tool_call_id": json_scalar(part.tool_call_id),
+                "tool_name": json_scalar(part.tool_name),
                 "parsed_arguments": shown_json(part.parsed_arguments),
-                "started_at": _scalar(part.started_at),
+                "started_at": json_scalar(part.started_at),
                 **call_fields(part),
             }
         case FilePart():
             return {
                 "kind": "file",
-                "media_type": _scalar(part.media_type),
-                "name": _scalar(part.name),
+                "media_type": json_scalar(part.media_type),
+                "name": json_scalar(part.name),
                 "size": part.size,
-                "url": _scalar(part.url),
+                "url": json_scalar(part.url),
             }
 
 
@@ -380,13 +380,13 @@ def answer_dict(answer: TypedAnswer) -> dict[str, Any]:
     """A typed answer's mark as the front end shows it: ``parsed`` is what ``answer`` ops patch as the text streams,
     ``value`` the validated object once ``state`` is ``valid``; ``parse_error`` says the text is not JSON."""
     return {
-        "type_name": _scalar(answer.type_name),
-        "state": _scalar(answer.state),
+        "type_name": json_scalar(answer.type_name),
+        "state": json_scalar(answer.state),
         "parsed": shown_json(answer.parsed),
         "value": shown_json(answer.value),
-        "errors": _scalar(answer.errors),
-        "refused": [_scalar(errors) for errors in answer.refused],
-        "parse_error": _scalar(answer.parse_error),
+        "errors": json_scalar(answer.errors),
+        "refused": [json_scalar(errors) for errors in answer.refused],
+        "parse_error": json_scalar(answer.parse_error),
     }
 
 
@@ -394,14 +394,14 @@ def message_fields(message: Message) -> dict[str, Any]:
     """The fields of a message that change while it is in progress."""
     return {
         "status": message.status.value,
-        "status_text": _scalar(message.status_text),
+        "status_text": json_scalar(message.status_text),
         "finish_reason": None if message.finish_reason is None else message.finish_reason.value,
         "usage": usage_dict(message.usage),
-        "error": _scalar(message.error),
+        "error": json_scalar(message.error),
     }
 
 
-def _attachment_marked(shown: dict[str, Any], message: Message, index: int) -> dict[str, Any]:
+def attachment_marked(shown: dict[str, Any], message: Message, index: int) -> dict[str, Any]:
     """A user message is the typed text and then its attachments' parts (``send(text, attach=...)``): a text part
     after the first is an attachment's text view, which the front end shows folded under its chip."""
     if message.role is Role.USER and index > 0 and shown["kind"] == "text":
@@ -413,11 +413,11 @@ def message_dict(message: Message, index: int) -> dict[str, Any]:
     """A whole message as the front end shows it; a user message with images also has ``thumbnails`` (part index
     -> a small PNG ``data:`` URL, for their chips: the parts themselves never carry a file's bytes)."""
     shown = {
-        "id": _scalar(message.id),
+        "id": json_scalar(message.id),
         "index": index,
         "role": message.role.value,
-        "created_at": _scalar(message.created_at),
-        "parts": [_attachment_marked(part_dict(part), message, i) for i, part in enumerate(message.parts)],
+        "created_at": json_scalar(message.created_at),
+        "parts": [attachment_marked(part_dict(part), message, i) for i, part in enumerate(message.parts)],
         **message_fields(message),
     }
     if message.role is Role.USER:
@@ -451,7 +451,11 @@ def argument_ops(patches: Iterable[ArgumentPatch]) -> list[list[Any]]:
     a view that applies them holds what :func:`part_dict` sends. A patch lands at level ``len(path) + 1``: one
     inside a container that is not shown is dropped, and its value keeps only the levels left."""
     return [
-        [patch.op, [_scalar(step) for step in patch.path], shown_json(patch.value, max_depth=MAX_SHOWN_DEPTH - depth)]
+        [
+            patch.op,
+            [json_scalar(step) for step in patch.path],
+            shown_json(patch.value, max_depth=MAX_SHOWN_DEPTH - depth),
+        ]
         for patch in patches
         if (depth := len(patch.path)) <= MAX_SHOWN_DEPTH
     ]

@@ -27,7 +27,7 @@ THUMBNAIL_PIXELS = 96
 MAX_THUMBNAIL_BYTES = 48 * 1024
 
 
-def _data_url(raw: bytes, media_type: str) -> str | None:
+def data_url(raw: bytes, media_type: str) -> str | None:
     if len(raw) > MAX_THUMBNAIL_BYTES or sniff_image(raw[:16]) != media_type:
         return None
     return f"data:{media_type};base64,{base64.b64encode(raw).decode('ascii')}"
@@ -42,7 +42,7 @@ def figure_thumbnail(figure: Any) -> str | None:
         figure.savefig(out, format="png", dpi=dpi)
     except Exception:  # a figure that cannot draw gets a chip without a picture
         return None
-    return _data_url(out.getvalue(), "image/png")
+    return data_url(out.getvalue(), "image/png")
 
 
 def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
@@ -50,10 +50,10 @@ def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
     anything else, or without PIL (``original_ok``: then a small image as it is)."""
     if part.data is None or part.media_type not in IMAGE_TYPES:
         return None
-    return _THUMBNAILS.get(part.media_type, part.data, original_ok)
+    return THUMBNAILS.get(part.media_type, part.data, original_ok)
 
 
-class _ThumbnailCache:
+class ThumbnailCache:
     """The last thumbnails made, by a digest of their image: a finished message is serialised again for every
     snapshot a view asks for. Keyed by the digest, not the base64 itself, so that the cache holds only small
     thumbnails and never keeps an attached image's megabytes alive once its message is gone."""
@@ -69,7 +69,7 @@ class _ThumbnailCache:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        thumbnail = _shrunk(media_type, data, original_ok)
+        thumbnail = shrunk(media_type, data, original_ok)
         with self._lock:
             self._entries[key] = thumbnail
             while len(self._entries) > self._size:
@@ -77,14 +77,14 @@ class _ThumbnailCache:
         return thumbnail
 
 
-_THUMBNAILS = _ThumbnailCache(64)
+THUMBNAILS = ThumbnailCache(64)
 
 
-def _shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
+def shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
     raw = base64.b64decode(data)
     pil = sys.modules.get("PIL.Image")
     if pil is None:
-        return _data_url(raw, media_type) if original_ok else None
+        return data_url(raw, media_type) if original_ok else None
     try:
         with pil.open(io.BytesIO(raw)) as image:
             image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))
@@ -94,4 +94,4 @@ def _shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
             image.save(out, format="PNG", optimize=True)
     except Exception:  # bytes PIL cannot read (the provider may still take them): no picture
         return None
-    return _data_url(out.getvalue(), "image/png")
+    return data_url(out.getvalue(), "image/png")

@@ -38,30 +38,30 @@ MAX_TRANSCRIPT_CHARS = 1_000_000
 #: Image types a browser shows from a ``data:`` URL without running anything (never SVG: it can hold script).
 RASTER_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f\"'<>`]+", re.IGNORECASE)
-_BORDER = "border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px"
+BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+URL = re.compile(r"https?://[^\s\x00-\x1f\x7f\"'<>`]+", re.IGNORECASE)
+BORDER = "border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px"
 
 
-def _who(message: Message) -> str:
+def who(message: Message) -> str:
     return "You" if message.role is Role.USER else "Assistant"
 
 
-def _state(part: ToolCallPart) -> str:
+def state(part: ToolCallPart) -> str:
     return part.state.value.replace("_", " ")
 
 
-def _status_note(message: Message) -> str | None:
+def status_note(message: Message) -> str | None:
     if message.status in (MessageStatus.COMPLETED, MessageStatus.IN_PROGRESS):
         return None
     note = message.status.value.replace("_", " ")
     return f"{note}: {message.error}" if message.error else note
 
 
-def _image_data(media_type: str, data: str | None) -> str | None:
+def image_data(media_type: str, data: str | None) -> str | None:
     """The ``data:`` URL of a file that is a raster image small enough to embed, else ``None``."""
     mime = media_type.strip().lower()
-    if data is None or mime not in RASTER_TYPES or len(data) > MAX_IMAGE_CHARS or not _BASE64.fullmatch(data):
+    if data is None or mime not in RASTER_TYPES or len(data) > MAX_IMAGE_CHARS or not BASE64.fullmatch(data):
         return None
     try:
         base64.b64decode(data, validate=True)
@@ -70,42 +70,42 @@ def _image_data(media_type: str, data: str | None) -> str | None:
     return f"data:{mime};base64,{data}"
 
 
-def _link(url: str | None) -> str | None:
+def link(url: str | None) -> str | None:
     """``url`` when it is a plain ``http(s)`` URL (nothing a browser would read as another scheme), else ``None``."""
-    return url if url is not None and _URL.fullmatch(url) else None
+    return url if url is not None and URL.fullmatch(url) else None
 
 
 # --- what a card and a file show, for both formats ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Heading:
+class Heading:
     tool_name: str
     state: str
 
 
 @dataclass(frozen=True)
-class _Note:
+class Note:
     text: str
 
 
 @dataclass(frozen=True)
-class _Label:
+class Label:
     text: str
 
 
 @dataclass(frozen=True)
-class _Code:
+class Code:
     text: str
 
 
 @dataclass(frozen=True)
-class _Prose:
+class Prose:
     text: str
 
 
 @dataclass(frozen=True)
-class _File:
+class File:
     """A file: inline as an image (``image``, a checked ``data:`` URL), else a chip (name, kind, size) that links
     to ``link`` (a plain ``http(s)`` URL) where it has one."""
 
@@ -116,10 +116,10 @@ class _File:
     link: str | None
 
 
-_Block = _Heading | _Note | _Label | _Code | _Prose | _File
+Block = Heading | Note | Label | Code | Prose | File
 
 
-def _kind(media_type: str) -> str:
+def kind(media_type: str) -> str:
     """A file's kind for a person: ``PNG image``, ``PDF``, ``CSV text``, else its media type."""
     main, _, sub = media_type.strip().lower().partition("/")
     sub = sub.split(";")[0].removeprefix("x-").split("+")[0]
@@ -132,90 +132,90 @@ def _kind(media_type: str) -> str:
     return media_type
 
 
-def _file(name: str | None, media_type: str, *, data: str | None, url: str | None, size: int | None) -> _File:
-    return _File(
-        name=clipped(safe_text(name or _kind(media_type)), 200),
-        kind=clipped(safe_text(_kind(media_type)), 100),
+def file(name: str | None, media_type: str, *, data: str | None, url: str | None, size: int | None) -> File:
+    return File(
+        name=clipped(safe_text(name or kind(media_type)), 200),
+        kind=clipped(safe_text(kind(media_type)), 100),
         size=None if size is None else human_size(size),
-        image=_image_data(media_type, data),
-        link=_link(url),
+        image=image_data(media_type, data),
+        link=link(url),
     )
 
 
-def _attachment_file(attachment: Attachment) -> _File:
+def attachment_file(attachment: Attachment) -> File:
     data = attachment.data
     size = None if data is None else len(data) * 3 // 4 - data[-2:].count("=")
-    return _file(attachment.name, attachment.mime_type, data=data, url=attachment.url, size=size)
+    return file(attachment.name, attachment.mime_type, data=data, url=attachment.url, size=size)
 
 
-def _card_blocks(part: ToolCallPart) -> list[_Block]:
+def card_blocks(part: ToolCallPart) -> list[Block]:
     """What a tool call's card shows in the transcript, in order (the one place that decides it, for both formats):
     the tool and its state, the arguments, the result (its text, its value, or the failure) and its files."""
-    blocks: list[_Block] = [
-        _Heading(part.tool_name, _state(part)),
-        _Code(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
+    blocks: list[Block] = [
+        Heading(part.tool_name, state(part)),
+        Code(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
     ]
     if part.edited_arguments is not None:
-        blocks.append(_Note("Edited by the person before it ran; the model asked for:"))
-        blocks.append(_Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
+        blocks.append(Note("Edited by the person before it ran; the model asked for:"))
+        blocks.append(Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
     asked = part.input_request
     if asked is not None:  # saved while the call's server waited for the person: what it asked, as text
         who = f"{asked.asker} asked" if asked.asker else "The tool asked"
-        blocks.append(_Note(f"{who} for your input when this was saved; it was not answered:"))
-        blocks.append(_Prose(cut(asked.message, MAX_CALL_CHARS)))
+        blocks.append(Note(f"{who} for your input when this was saved; it was not answered:"))
+        blocks.append(Prose(cut(asked.message, MAX_CALL_CHARS)))
         if asked.url is not None:
-            blocks.append(_Note(f"It asked to open a page on {asked.domain}: {cut(asked.url, 500)}"))
+            blocks.append(Note(f"It asked to open a page on {asked.domain}: {cut(asked.url, 500)}"))
     outcome = part.outcome
     if outcome is None:
         return blocks
     label, _line = outcome_summary(outcome)
-    blocks.append(_Label(label))
+    blocks.append(Label(label))
     if outcome.status == "failure":
         error = outcome.error
         failure = f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
-        blocks.append(_Code(cut(failure, MAX_CALL_CHARS)))
+        blocks.append(Code(cut(failure, MAX_CALL_CHARS)))
     else:
         if outcome.text:  # what the card shows; the value too, which is what the model was told
-            blocks.append(_Prose(cut(outcome.text, MAX_CALL_CHARS)))
+            blocks.append(Prose(cut(outcome.text, MAX_CALL_CHARS)))
         if outcome.value is not None:
             value = outcome.value if isinstance(outcome.value, str) else json_text(outcome.value)
-            blocks.append(_Code(cut(value, MAX_CALL_CHARS)))
+            blocks.append(Code(cut(value, MAX_CALL_CHARS)))
         display = outcome.display
         if display is not None:  # a figure as its image; a table, a chart or a widget as its text form
             image = display.image()
             if image is not None:
                 media_type, data = image
-                blocks.append(_file(None, media_type, data=data, url=None, size=len(data) * 3 // 4))
+                blocks.append(file(None, media_type, data=data, url=None, size=len(data) * 3 // 4))
             elif display.text and display.text != outcome.text:
-                blocks.append(_Code(cut(display.text, MAX_CALL_CHARS)))
-    blocks.extend(_attachment_file(attachment) for attachment in outcome.attachments)
+                blocks.append(Code(cut(display.text, MAX_CALL_CHARS)))
+    blocks.extend(attachment_file(attachment) for attachment in outcome.attachments)
     return blocks
 
 
-def _answer_blocks(part: TextPart) -> list[_Block] | None:
+def answer_blocks(part: TextPart) -> list[Block] | None:
     """A typed answer (``output_type=``) as its object: what its refused tries were told, then its JSON (the
     validated object once valid). ``None`` for other text."""
     answer = part.answer
     if answer is None:
         return None
     name = answer.type_name
-    blocks: list[_Block] = [_Note(f"Answer {n} did not match {name}: {e}") for n, e in enumerate(answer.refused, 1)]
+    blocks: list[Block] = [Note(f"Answer {n} did not match {name}: {e}") for n, e in enumerate(answer.refused, 1)]
     if answer.state == "invalid":
-        blocks.append(_Note(f"This answer does not match {name}: {answer.errors or ''}"))
-    blocks.append(_Label(f"Typed answer ({name})"))
+        blocks.append(Note(f"This answer does not match {name}: {answer.errors or ''}"))
+    blocks.append(Label(f"Typed answer ({name})"))
     shown = json_text(answer.value) if answer.state == "valid" else part.text
-    blocks.append(_Code(cut(shown, MAX_TEXT_CHARS)))
+    blocks.append(Code(cut(shown, MAX_TEXT_CHARS)))
     return blocks
 
 
 # --- HTML -------------------------------------------------------------------------------------------------------
 
 
-def _html_pre(text: str) -> str:
+def html_pre(text: str) -> str:
     return f'<pre style="white-space: pre-wrap; margin: 0.25em 0">{escaped(text)}</pre>'
 
 
-def _html_file(file: _File) -> str:
+def html_file(file: File) -> str:
     if file.image is not None:
         return (
             f'<div><img src="{escape(file.image, quote=True)}" alt="{escaped(file.name)}" title="{escaped(file.name)}"'
@@ -226,37 +226,37 @@ def _html_file(file: _File) -> str:
         name = f'<a href="{escape(file.link, quote=True)}" rel="noopener noreferrer nofollow">{name}</a>'
     details = " · ".join(escaped(item) for item in (file.kind, file.size) if item)
     return (
-        f'<div><span class="aiw-transcript-file" style="{_BORDER}; padding: 0 0.4em; display: inline-block">'
+        f'<div><span class="aiw-transcript-file" style="{BORDER}; padding: 0 0.4em; display: inline-block">'
         f'📎 {name} <span style="{DIM}">{details}</span></span></div>'
     )
 
 
-def _html_block(block: _Block) -> str:
+def html_block(block: Block) -> str:
     match block:
-        case _Heading(tool_name=name, state=state):
+        case Heading(tool_name=name, state=state):
             return f'<div><strong>🔧 {escaped(name)}</strong> <span style="{DIM}">— {escaped(state)}</span></div>'
-        case _Note(text=text):
+        case Note(text=text):
             return f'<div style="{DIM}">{escaped(text)}</div>'
-        case _Label(text=text):
+        case Label(text=text):
             return f"<div><strong>{escaped(text)}</strong></div>"
-        case _Code(text=text):
-            return _html_pre(text)
-        case _Prose(text=text):
+        case Code(text=text):
+            return html_pre(text)
+        case Prose(text=text):
             return f'<div style="white-space: pre-wrap">{escaped(text)}</div>'
-        case _File():
-            return _html_file(block)
+        case File():
+            return html_file(block)
 
 
-def _html_call(part: ToolCallPart) -> str:
-    rows = "".join(_html_block(block) for block in _card_blocks(part))
-    return f'<div class="aiw-transcript-call" style="{_BORDER}; padding: 0.25em 0.5em; margin: 0.25em 0">{rows}</div>'
+def html_call(part: ToolCallPart) -> str:
+    rows = "".join(html_block(block) for block in card_blocks(part))
+    return f'<div class="aiw-transcript-call" style="{BORDER}; padding: 0.25em 0.5em; margin: 0.25em 0">{rows}</div>'
 
 
-def _html_message(message: Message) -> str:
-    rows = [f"<b>{_who(message)}</b>"]
+def html_message(message: Message) -> str:
+    rows = [f"<b>{who(message)}</b>"]
     for part in message.parts:
-        if isinstance(part, TextPart) and (answer := _answer_blocks(part)) is not None:
-            rows.extend(_html_block(block) for block in answer)
+        if isinstance(part, TextPart) and (answer := answer_blocks(part)) is not None:
+            rows.extend(html_block(block) for block in answer)
         elif isinstance(part, TextPart):
             rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
         elif isinstance(part, ReasoningPart):
@@ -265,16 +265,16 @@ def _html_message(message: Message) -> str:
                 f'<div style="white-space: pre-wrap; {DIM}">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div></details>'
             )
         elif isinstance(part, ToolCallPart):
-            rows.append(_html_call(part))
+            rows.append(html_call(part))
         elif isinstance(part, FilePart):
-            rows.append(_html_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
-    note = _status_note(message)
+            rows.append(html_file(file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+    note = status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
     return f'<div style="margin:.5em 0">{"".join(rows)}</div>'
 
 
-def _newest(messages: Sequence[Message], render: Callable[[Message], str], limit: int) -> tuple[list[str], int]:
+def newest(messages: Sequence[Message], render: Callable[[Message], str], limit: int) -> tuple[list[str], int]:
     """The newest messages rendered, oldest first, that fit in ``limit`` characters (the last one always), and how
     many earlier ones are left out."""
     shown: list[str] = []
@@ -309,7 +309,7 @@ def context_cut_text(request_cut: ContextCut) -> str:
     )
 
 
-def _cut_at(messages: Sequence[Message], shown: int, request_cut: ContextCut | None) -> int | None:
+def cut_at(messages: Sequence[Message], shown: int, request_cut: ContextCut | None) -> int | None:
     """Where among the ``shown`` newest of ``messages`` the marker of ``request_cut`` goes (before the first message the last
     request carried), or ``None`` (no request_cut, or that message is not shown)."""
     if request_cut is None:
@@ -321,18 +321,18 @@ def _cut_at(messages: Sequence[Message], shown: int, request_cut: ContextCut | N
     return None
 
 
-def _left_out(count: int) -> str:
+def left_out_line(count: int) -> str:
     return f"({count:,} earlier message{'s' if count != 1 else ''} not in this static copy)"
 
 
 #: How the transcript that follows a live view's output hides the one it is not (JupyterLab and Notebook 7 classes):
 #: the view's output while it shows no live view (loading, or its model missing: "model not found"), and itself
 #: while it does. Scoped to one transcript by its id; elsewhere (nbconvert, GitHub) it matches nothing.
-_SWAP = (
+SWAP = (
     "<style>.jp-OutputArea-child:has(+* [data-aiw-transcript={id}]):not(:has(.aiw)),"
     ".jp-OutputArea-child:has(.aiw)+*:has([data-aiw-transcript={id}]){{display:none}}</style>"
 )
-_TRANSCRIPT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")  # a CSS identifier as it is: no quotes needed
+TRANSCRIPT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,99}")  # a CSS identifier as it is: no quotes needed
 
 
 def transcript_html(
@@ -346,52 +346,52 @@ def transcript_html(
     any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
     after a live view's: it carries that id, and the style that shows one of the two. With ``context_cut``, a line
     says where the last request stopped sending (before the first message it carried)."""
-    shown, left_out = _newest(messages, _html_message, limit)
-    at = _cut_at(messages, len(shown), context_cut)
+    shown, left_out = newest(messages, html_message, limit)
+    at = cut_at(messages, len(shown), context_cut)
     if at is not None and context_cut is not None:
         shown.insert(at, f'<div style="{DIM}" role="note"><em>{escape(context_cut_text(context_cut))}</em></div>')
     if left_out:
-        shown.insert(0, f'<div style="{DIM}"><em>{_left_out(left_out)}</em></div>')
+        shown.insert(0, f'<div style="{DIM}"><em>{left_out_line(left_out)}</em></div>')
     body = "<hr>".join(shown) if shown else f'<div style="{DIM}"><em>(no messages yet)</em></div>'
     if transcript_id is None:
         return f'<div class="aiw-transcript">{body}</div>'
-    if not _TRANSCRIPT_ID.fullmatch(transcript_id):
+    if not TRANSCRIPT_ID.fullmatch(transcript_id):
         raise ValueError(f"a transcript id is a letter, then letters, digits, '-' and '_', not {transcript_id!r}")
-    swap = _SWAP.format(id=transcript_id)
+    swap = SWAP.format(id=transcript_id)
     return f'{swap}<div class="aiw-transcript" data-aiw-transcript="{transcript_id}">{body}</div>'
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 # What could form a link, an image, raw HTML or a code span is escaped (a backslash; ``&`` and ``<`` as entities,
 # so no entity of the model's decodes into markup); emphasis, headings, lists and tables stay, none can run anything.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`\[\]])")
+MARKDOWN_SPECIAL = re.compile(r"([\\`\[\]])")
 
 
-def _md_plain(text: str) -> str:
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;").replace("<", "&lt;"))
+def md_plain(text: str) -> str:
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text.replace("&", "&amp;").replace("<", "&lt;"))
 
 
-def _md_line(line: str) -> str:
+def md_line(line: str) -> str:
     """One line of prose: code spans as escaped ``<code>``, everything else neutralised."""
     pieces: list[str] = []
     at = 0
-    for match in _CODE_SPAN.finditer(line):
-        pieces.append(_md_plain(line[at : match.start()]))
+    for match in CODE_SPAN.finditer(line):
+        pieces.append(md_plain(line[at : match.start()]))
         pieces.append(f"<code>{escape(match.group(2), quote=False)}</code>")
         at = match.end()
-    pieces.append(_md_plain(line[at:]))
+    pieces.append(md_plain(line[at:]))
     return "".join(pieces)
 
 
-def _md_pre(lines: list[str]) -> str:
+def md_pre(lines: list[str]) -> str:
     # An HTML block of its own (blank line before and after): markdown leaves its escaped content as it is.
     return "\n<pre><code>" + escape("\n".join(lines), quote=False) + "</code></pre>\n"
 
 
-def _md_text(text: str) -> str:
+def md_text(text: str) -> str:
     """A model's markdown made inert: fenced code becomes escaped ``<pre>``, the rest escaped line by line (its
     emphasis and links show as the characters they are written with)."""
     out: list[str] = []
@@ -399,71 +399,71 @@ def _md_text(text: str) -> str:
     code: list[str] = []
     for line in safe_text(text).split("\n"):
         if fence is None:
-            opening = _FENCE.match(line)
+            opening = FENCE.match(line)
             if opening is not None:
                 fence, code = opening.group(1), []
             else:
-                out.append(_md_line(line))
+                out.append(md_line(line))
         elif line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
-            out.append(_md_pre(code))
+            out.append(md_pre(code))
             fence = None
         else:
             code.append(line)
     if fence is not None:  # never closed: what came was code all the same
-        out.append(_md_pre(code))
+        out.append(md_pre(code))
     return "\n".join(out)
 
 
-def _md_code_block(text: str) -> str:
-    return _md_pre(text.split("\n"))
+def md_code_block(text: str) -> str:
+    return md_pre(text.split("\n"))
 
 
-def _md_file(file: _File) -> str:
+def md_file(file: File) -> str:
     if file.image is not None:
         # An image as HTML, whose only attribute values are checked base64 and an escaped name.
         return f'<img src="{file.image}" alt="{escaped(file.name)}" title="{escaped(file.name)}">'
     details = ", ".join(item for item in (file.kind, file.size) if item)
-    chip = f"📎 *{_md_plain(file.name)}* \\({_md_plain(details)}\\)"
+    chip = f"📎 *{md_plain(file.name)}* \\({md_plain(details)}\\)"
     # A plain http(s) URL as text: a renderer that links URLs links it; nothing else can come of it.
-    return chip if file.link is None else f"{chip} {_md_plain(file.link)}"
+    return chip if file.link is None else f"{chip} {md_plain(file.link)}"
 
 
-def _md_block(block: _Block) -> str:
+def md_block(block: Block) -> str:
     match block:
-        case _Heading(tool_name=name, state=state):
-            return f"🔧 **{_md_plain(name)}** — *{_md_plain(state)}*"
-        case _Note(text=text):
-            return f"*{_md_plain(text)}*"
-        case _Label(text=text):
-            return f"**{_md_plain(text)}**"
-        case _Code(text=text):
-            return _md_code_block(safe_text(text))
-        case _Prose(text=text):
-            return _md_text(text)
-        case _File():
-            return _md_file(block)
+        case Heading(tool_name=name, state=state):
+            return f"🔧 **{md_plain(name)}** — *{md_plain(state)}*"
+        case Note(text=text):
+            return f"*{md_plain(text)}*"
+        case Label(text=text):
+            return f"**{md_plain(text)}**"
+        case Code(text=text):
+            return md_code_block(safe_text(text))
+        case Prose(text=text):
+            return md_text(text)
+        case File():
+            return md_file(block)
 
 
-def _md_call(part: ToolCallPart) -> str:
-    return "\n\n".join(_md_block(block) for block in _card_blocks(part))
+def md_call(part: ToolCallPart) -> str:
+    return "\n\n".join(md_block(block) for block in card_blocks(part))
 
 
-def _md_message(message: Message) -> str:
-    blocks = [f"**{_who(message)}**"]
+def md_message(message: Message) -> str:
+    blocks = [f"**{who(message)}**"]
     for part in message.parts:
-        if isinstance(part, TextPart) and (answer := _answer_blocks(part)) is not None:
-            blocks.extend(_md_block(block) for block in answer)
+        if isinstance(part, TextPart) and (answer := answer_blocks(part)) is not None:
+            blocks.extend(md_block(block) for block in answer)
         elif isinstance(part, TextPart):
-            blocks.append(_md_text(cut(part.text, MAX_TEXT_CHARS)))
+            blocks.append(md_text(cut(part.text, MAX_TEXT_CHARS)))
         elif isinstance(part, ReasoningPart):
-            blocks.append("*Reasoning:* " + _md_plain(clipped(" ".join(safe_text(part.text).split()), 500)))
+            blocks.append("*Reasoning:* " + md_plain(clipped(" ".join(safe_text(part.text).split()), 500)))
         elif isinstance(part, ToolCallPart):
-            blocks.append(_md_call(part))
+            blocks.append(md_call(part))
         elif isinstance(part, FilePart):
-            blocks.append(_md_file(_file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
-    note = _status_note(message)
+            blocks.append(md_file(file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+    note = status_note(message)
     if note is not None:
-        blocks.append(f"*\\({_md_plain(safe_text(note))}\\)*")
+        blocks.append(f"*\\({md_plain(safe_text(note))}\\)*")
     return "\n\n".join(blocks)
 
 
@@ -472,10 +472,10 @@ def transcript_markdown(
 ) -> str:
     """The messages (the newest that fit in ``limit`` characters) as markdown with no live markup in it: no raw
     HTML, links or images from their texts; with ``context_cut``, the line where the last request stopped sending."""
-    blocks, left_out = _newest(messages, _md_message, limit)
-    at = _cut_at(messages, len(blocks), context_cut)
+    blocks, left_out = newest(messages, md_message, limit)
+    at = cut_at(messages, len(blocks), context_cut)
     if at is not None and context_cut is not None:
-        blocks.insert(at, "*" + _md_plain(context_cut_text(context_cut)).replace("~", "\\~") + "*")
+        blocks.insert(at, "*" + md_plain(context_cut_text(context_cut)).replace("~", "\\~") + "*")
     if left_out:
-        blocks.insert(0, "*" + _md_plain(_left_out(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
+        blocks.insert(0, "*" + md_plain(left_out_line(left_out)).replace("(", "\\(").replace(")", "\\)") + "*")
     return "\n\n---\n\n".join(blocks) if blocks else "*\\(no messages yet\\)*"

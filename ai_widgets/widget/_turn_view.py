@@ -55,12 +55,12 @@ class TurnView(SessionView):
         """Called by the asking call in its own turn's task, right before it sends: this view shows the turn that
         task starts, from the first message that task adds (not from where the conversation stands now: a turn the
         input box starts on another thread may add its messages first)."""
-        owner = self._owner = _current_task()
-        self._bridge.begin_with(lambda: _current_task() is owner)
+        owner = self._owner = current_task()
+        self._bridge.begin_with(lambda: current_task() is owner)
 
     def _set_busy(self, busy: bool) -> None:
         if busy:
-            if self._owner is not None and _current_task() is not self._owner:
+            if self._owner is not None and current_task() is not self._owner:
                 return  # a turn another caller started: not this view's
             self._began = True
             self._busy = True
@@ -101,7 +101,7 @@ class TurnView(SessionView):
         return bool(shown) and bool(messages) and messages[-1] is shown[-1]
 
 
-def _current_task() -> asyncio.Task[object] | None:
+def current_task() -> asyncio.Task[object] | None:
     try:
         return asyncio.current_task()
     except RuntimeError:  # no loop running in this thread

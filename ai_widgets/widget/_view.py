@@ -77,8 +77,8 @@ __all__ = ["FrontEndNotBuiltError", "SessionView"]
 logger = logging.getLogger("ai_widgets")
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
-_ESM = STATIC / "widget.js"
-_CSS = STATIC / "widget.css"
+ESM = STATIC / "widget.js"
+CSS = STATIC / "widget.css"
 
 
 class FrontEndNotBuiltError(RuntimeError):
@@ -87,14 +87,14 @@ class FrontEndNotBuiltError(RuntimeError):
 
 def check_bundle() -> None:
     """Raises :class:`FrontEndNotBuiltError` (with the command that builds it) when the bundle is missing."""
-    if not _ESM.is_file() or not _CSS.is_file():
+    if not ESM.is_file() or not CSS.is_file():
         raise FrontEndNotBuiltError(
-            f"the ChatWidget front end is not built ({_ESM} is missing). From the source tree run "
+            f"the ChatWidget front end is not built ({ESM} is missing). From the source tree run "
             "`npm --prefix js ci && npm --prefix js run build`, or reinstall the package."
         )
 
 
-def _asset(path: Path, missing: str) -> str | Path:
+def asset(path: Path, missing: str) -> str | Path:
     """What anywidget gets for a front-end file: its text (ending in a newline, so anywidget never takes it for a
     path), or the path itself while anywidget's hot reload is on."""
     if not path.is_file():
@@ -105,7 +105,7 @@ def _asset(path: Path, missing: str) -> str | Path:
     return text if text.endswith("\n") else text + "\n"
 
 
-def _front_end_traits() -> dict[str, Any]:
+def front_end_traits() -> dict[str, Any]:
     """In an IPython kernel, a view loads the front-end code from the kernel's one bundle model (so the code is sent
     and saved once, not once per widget); elsewhere (marimo, anywidget's hot reload) it carries the code itself."""
     esm, css = SessionView._esm, SessionView._css
@@ -129,8 +129,8 @@ class SessionView(anywidget.AnyWidget):
     # command that builds it). The bundle goes in as its text, not its path: anywidget connects every instance of a
     # class whose asset is a path to that file's change signal, strongly, so no widget (and no session it holds)
     # could ever be freed. Only with anywidget's hot reload on (ANYWIDGET_HMR=1, development) is the path given.
-    _esm = _asset(_ESM, "export default {};\n")
-    _css = _asset(_CSS, "/* not built */\n")
+    _esm = asset(ESM, "export default {};\n")
+    _css = asset(CSS, "/* not built */\n")
 
     # The finished messages, oldest first. Only ever appended to (or emptied by a clear) IN PLACE, which traitlets
     # does not see: each finished message travels once, as a "finish" op (bytes in proportion to that message). A
@@ -186,8 +186,8 @@ class SessionView(anywidget.AnyWidget):
         marks = branch_marks(session) if shown else {}
         super().__init__(
             # In the state the comm opens with (its newest part): a view starts from it, whenever it opens.
-            _history=[_marked(message_dict(message, index), marks) for index, message in shown],
-            **_front_end_traits(),
+            _history=[marked(message_dict(message, index), marks) for index, message in shown],
+            **front_end_traits(),
             **traits,
         )
         self.session = session
@@ -403,7 +403,7 @@ class SessionView(anywidget.AnyWidget):
             self._act(action)
         except Exception as exc:  # whatever the kernel raises, the view that asked must not wait for ever
             logger.exception("ai_widgets: a front-end %r message failed", action.type)
-            self._answer_failure(action, _described(exc))
+            self._answer_failure(action, described(exc))
 
     def _act(self, action: Action) -> None:
         match action:
@@ -567,7 +567,7 @@ class SessionView(anywidget.AnyWidget):
         if problem is None:
             answer.update(found=True, error=None, **(shown or {}))
         else:
-            message = str(problem) if isinstance(problem, (UnknownNameError, AttachmentError)) else _described(problem)
+            message = str(problem) if isinstance(problem, (UnknownNameError, AttachmentError)) else described(problem)
             answer.update(found=not isinstance(problem, UnknownNameError), error=clip(message, MAX_ERROR_CHARS))
         self._send_custom(shown_json(answer))
 
@@ -640,7 +640,7 @@ class SessionView(anywidget.AnyWidget):
             self._on_send(text, parts, send_id)
 
         if any(is_rich(value) for value in values.values()):
-            self._off_the_loop(converted, lambda exc: self._send_error(_described(exc), send_id))
+            self._off_the_loop(converted, lambda exc: self._send_error(described(exc), send_id))
         else:
             converted()
 
@@ -697,7 +697,7 @@ class SessionView(anywidget.AnyWidget):
             callback()
         except Exception as exc:
             logger.exception("ai_widgets: answering a front-end message failed")
-            self._send_error(f"Answering the view failed: {_described(exc)}")
+            self._send_error(f"Answering the view failed: {described(exc)}")
 
     def _stop_mirroring(self) -> None:
         """Stops observing the session (the messages shown so far stay, in the state and in every view)."""
@@ -714,7 +714,7 @@ class SessionView(anywidget.AnyWidget):
         super().close()
 
 
-def _described(exc: BaseException) -> str:
+def described(exc: BaseException) -> str:
     """``Type: message`` of an exception (its type alone when its message cannot be had)."""
     try:
         text = str(exc)
@@ -723,7 +723,7 @@ def _described(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _marked(shown: dict[str, Any], marks: dict[str, dict[str, int]]) -> dict[str, Any]:
+def marked(shown: dict[str, Any], marks: dict[str, dict[str, int]]) -> dict[str, Any]:
     mark = marks.get(shown["id"])
     if mark is not None:
         shown["branch"] = mark

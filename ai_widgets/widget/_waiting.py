@@ -19,7 +19,7 @@ WAITING = "Waiting for the turn in progress…"
 WAITED = "Waited for the turn in progress, then asked."
 GAVE_UP = "Stopped waiting for the turn in progress: nothing was asked."
 #: How often the wait looks at ``busy`` besides being told: a change told on another thread can race the subscribe.
-_LOOK_EVERY = 0.25
+LOOK_EVERY = 0.25
 
 
 class WaitingNote:
@@ -90,7 +90,7 @@ async def wait_until_idle(session: ChatSession) -> None:
         while session.busy:
             idle.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(idle.wait(), _LOOK_EVERY)
+                await asyncio.wait_for(idle.wait(), LOOK_EVERY)
     finally:
         unsubscribe()
 

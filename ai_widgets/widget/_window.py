@@ -31,18 +31,18 @@ CHUNK_MESSAGES = 400
 CHUNK_BYTES = 1_000_000
 
 
-def _size(message: dict[str, Any]) -> int:
+def wire_size(message: dict[str, Any]) -> int:
     """About how many bytes ``message`` takes on the wire (finished messages are JSON-safe already)."""
     return len(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
 
 
-def _start_before(history: Sequence[dict[str, Any]], end: int, *, messages: int, max_bytes: int) -> int:
+def start_before(history: Sequence[dict[str, Any]], end: int, *, messages: int, max_bytes: int) -> int:
     """Where the run of messages just before ``end`` starts that holds at most ``messages`` of them and about
     ``max_bytes`` (at least one, if there is one)."""
     start = end
     size = 0
     while start > 0 and end - start < messages:
-        size += _size(history[start - 1])
+        size += wire_size(history[start - 1])
         if size > max_bytes and start < end:
             break
         start -= 1
@@ -51,12 +51,12 @@ def _start_before(history: Sequence[dict[str, Any]], end: int, *, messages: int,
 
 def screen_start(history: Sequence[dict[str, Any]]) -> int:
     """The position of the first finished message a view's state carries (the newest ones, about a screen)."""
-    return _start_before(history, len(history), messages=SCREEN_MESSAGES, max_bytes=SCREEN_BYTES)
+    return start_before(history, len(history), messages=SCREEN_MESSAGES, max_bytes=SCREEN_BYTES)
 
 
 def chunk_start(history: Sequence[dict[str, Any]], end: int) -> int:
     """The position of the first message of the chunk that ends just before position ``end``."""
-    return _start_before(history, end, messages=CHUNK_MESSAGES, max_bytes=CHUNK_BYTES)
+    return start_before(history, end, messages=CHUNK_MESSAGES, max_bytes=CHUNK_BYTES)
 
 
 def older_state(history: Sequence[dict[str, Any]], start: int) -> dict[str, Any]:

@@ -245,7 +245,7 @@ function schedule(rate, seconds, created) {
   return { items, deltas: total };
 }
 
-// Same rules as PatchStream.push / _join_patches in ai_widgets/widget/_bridge.py.
+// Same rules as PatchStream.push / join_patches in ai_widgets/widget/_bridge.py.
 function pushMerged(ops, op) {
   const last = ops[ops.length - 1];
   if (last && last[0] === op[0]) {

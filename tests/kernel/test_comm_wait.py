@@ -73,7 +73,7 @@ probe = Probe()
 """
 
 CHECK_CLEAN = """
-f = aiw._FILTER
+f = aiw.FILTER
 assert f is None or (f.depth == 0 and f.internals.stream._recv_callback != f._on_recv), "comm filter left installed"
 """
 

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from ai_widgets.mcp import MCPServer, OAuth
-from ai_widgets.mcp._auth import _Listener
+from ai_widgets.mcp._auth import Listener
 
 
 async def _browse(url: str) -> httpx2.Response:
@@ -20,7 +20,7 @@ async def _browse(url: str) -> httpx2.Response:
 
 
 async def test_the_listener_takes_the_redirect_on_its_callback_path_only() -> None:
-    listener = _Listener(timeout=5)
+    listener = Listener(timeout=5)
     assert listener.redirect_uri == f"http://127.0.0.1:{listener.port}/callback"
     await listener.start()
     elsewhere = await _browse(f"http://127.0.0.1:{listener.port}/favicon.ico")
@@ -35,7 +35,7 @@ async def test_the_listener_takes_the_redirect_on_its_callback_path_only() -> No
 
 
 async def test_a_refused_sign_in_says_so() -> None:
-    listener = _Listener(timeout=5)
+    listener = Listener(timeout=5)
     await listener.start()
     page = await _browse(listener.redirect_uri + "?error=access_denied&error_description=The+person+said+no")
     assert page.status_code == 400
@@ -44,7 +44,7 @@ async def test_a_refused_sign_in_says_so() -> None:
 
 
 async def test_a_sign_in_nobody_finishes_times_out_and_a_second_one_listens_again() -> None:
-    listener = _Listener(timeout=0.2)
+    listener = Listener(timeout=0.2)
     await listener.start()
     with pytest.raises(TimeoutError, match=r"did not finish within 0.2 seconds"):
         await listener.result()
@@ -55,7 +55,7 @@ async def test_a_sign_in_nobody_finishes_times_out_and_a_second_one_listens_agai
 
 
 async def test_junk_on_the_port_is_dropped_and_the_listener_keeps_waiting() -> None:
-    listener = _Listener(timeout=5)
+    listener = Listener(timeout=5)
     await listener.start()
     _, writer = await asyncio.open_connection("127.0.0.1", listener.port)
     writer.write(b"\x00\xff not http\r\n\r\n")

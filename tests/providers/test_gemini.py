@@ -40,7 +40,7 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, Role, dump_messages, load_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest
-from ai_widgets.transports._gemini import _SKIP_SIGNATURE
+from ai_widgets.transports._gemini import SKIP_SIGNATURE
 from tests.helpers import wait_for
 from tests.providers import histories
 from tests.providers.histories import finished_call
@@ -253,7 +253,7 @@ async def test_a_signature_goes_back_only_to_the_api_that_issued_it() -> None:
     on_api = MockAPI().transport().request_messages(messages)
     assert on_vertex[1]["parts"][0]["thoughtSignature"] == signature_of(GEMINI_FIXTURE, "get_country")
     # The Developer API refuses Vertex AI's signatures: the documented dummy goes instead.
-    assert on_api[1]["parts"][0]["thoughtSignature"] == _SKIP_SIGNATURE
+    assert on_api[1]["parts"][0]["thoughtSignature"] == SKIP_SIGNATURE
 
 
 # --- request building -------------------------------------------------------------------------------------------------
@@ -450,7 +450,7 @@ def check_gemini_request(body: dict[str, Any], *, signed: set[str]) -> None:
             kinds = set(part) - {"thoughtSignature", "thought"}
             assert len(kinds) == 1, part
             if "thoughtSignature" in part:
-                assert part["thoughtSignature"] in signed | {_SKIP_SIGNATURE}, "a signature Gemini did not issue"
+                assert part["thoughtSignature"] in signed | {SKIP_SIGNATURE}, "a signature Gemini did not issue"
             if "text" in part and not part["text"]:
                 assert "thoughtSignature" in part, "an empty text part carries a signature, or is not sent"
         calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
@@ -542,7 +542,7 @@ async def test_anthropic_thinking_then_gemini_then_back() -> None:
         ("model", ["functionCall"]),  # Gemini's own, with its signature
         ("user", ["functionResponse"]),
     ]
-    assert gemini.bodies[1]["contents"][1]["parts"][0]["thoughtSignature"] == _SKIP_SIGNATURE
+    assert gemini.bodies[1]["contents"][1]["parts"][0]["thoughtSignature"] == SKIP_SIGNATURE
     assert gemini.bodies[1]["contents"][5]["parts"][0]["thoughtSignature"] == signature
     # Back on Anthropic, Gemini's signature is not sent (its own thinking, with its signature, is).
     last = json.dumps(anthropic.bodies[-1])

@@ -17,7 +17,7 @@ import pytest
 from ai_widgets import ChatSession, FinishReason, Message, ReasoningPart, TextPart
 from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import GeminiTransport, ProviderError
-from ai_widgets.transports._gemini import _SKIP_SIGNATURE, DEFAULT_MODEL
+from ai_widgets.transports._gemini import DEFAULT_MODEL, SKIP_SIGNATURE
 from ai_widgets.transports._gemini_arguments import ArgumentsWriter
 from tests.providers.histories import finished_call
 from tests.providers.kits import recorded
@@ -139,8 +139,8 @@ def test_the_first_call_of_each_model_content_without_a_signature_gets_the_dummy
     )
     contents = MockAPI().transport().request_messages([Message.user("q"), reply])
     signatures = [[p.get("thoughtSignature") for p in c["parts"]] for c in contents if c["role"] == "model"]
-    assert signatures == [[_SKIP_SIGNATURE, None], [None, "b3du", None]]
-    assert base64.b64decode(_SKIP_SIGNATURE) == b"skip_thought_signature_validator"
+    assert signatures == [[SKIP_SIGNATURE, None], [None, "b3du", None]]
+    assert base64.b64decode(SKIP_SIGNATURE) == b"skip_thought_signature_validator"
 
 
 # --- quirks: streamed partial arguments -------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from ai_widgets.session import HistoryError, HistoryLockedError, HistoryTakenOve
 from ai_widgets.session import _history as history_module
 from ai_widgets.session._branches import conversation_with_branches
 from ai_widgets.session._history import HistoryFile
-from ai_widgets.session._history_format import _Files, _load
+from ai_widgets.session._history_format import Files, load
 from ai_widgets.transports import EchoTransport, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import wait_for
 
@@ -754,7 +754,7 @@ async def test_a_regenerate_torn_mid_append_loses_nothing_saved_before_it(tmp_pa
 def _as_read(snapshot: bytes, journal: bytes) -> str:
     """The conversation and its branches that a history file of these contents holds (what opening it reads,
     before a session ends what a crash interrupted)."""
-    loaded = _load(_Files(Path("chat.json")), snapshot, journal)
+    loaded = load(Files(Path("chat.json")), snapshot, journal)
     return conversation_with_branches(loaded.messages, loaded.branches)
 
 
@@ -886,7 +886,7 @@ def _crash(history: HistoryFile) -> None:
     """What a process that dies leaves: the files as written so far (no compaction), the lock let go."""
     history.flush()
     history._writer.stop(compact=False, timeout=10).release()
-    history_module._OPEN.pop(str(history.path), None)
+    history_module.OPEN.pop(str(history.path), None)
 
 
 # --- export -------------------------------------------------------------------------------------------------------
@@ -911,5 +911,5 @@ async def test_export_writes_markdown_and_json(tmp_path: Path) -> None:
 def _no_history_left_open() -> Iterator[None]:
     """Each test's files are its own: what a test left open does not take over the next one's."""
     yield
-    for opened in list(history_module._OPEN.values()):
+    for opened in list(history_module.OPEN.values()):
         opened.close()

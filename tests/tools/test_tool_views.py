@@ -345,13 +345,13 @@ def test_names_each_provider_refuses() -> None:
     assert definition_tool(name="read_file-2", description="Reads.").check() == []
     # ToolDefinition refuses what OpenAI refuses, so the other rules only show on the rule itself (they stay, in case
     # a provider's rule and the definition's ever part).
-    assert [(w.provider, w.code) for w in _checks._names("fs.read")] == [
+    assert [(w.provider, w.code) for w in _checks.names("fs.read")] == [
         ("openai", "invalid-name"),
         ("anthropic", "invalid-name"),
     ]
-    assert [w.provider for w in _checks._names("a" * 65)] == ["openai", "gemini"]
-    assert [w.provider for w in _checks._names("a" * 129)] == ["openai", "anthropic", "gemini"]
-    assert _checks._names("a" * 64) == []
+    assert [w.provider for w in _checks.names("a" * 65)] == ["openai", "gemini"]
+    assert [w.provider for w in _checks.names("a" * 129)] == ["openai", "anthropic", "gemini"]
+    assert _checks.names("a" * 64) == []
 
 
 def test_an_array_without_items_for_openai() -> None:

@@ -295,7 +295,7 @@ def benches(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import ai_widgets.widget._run_tool as module
 
     displayed: list[Any] = []
-    monkeypatch.setattr(module, "_show", displayed.append)
+    monkeypatch.setattr(module, "show", displayed.append)
     return displayed
 
 
@@ -364,7 +364,7 @@ def test_a_tool_run_shows_nothing_as_its_cells_value_and_one_line_later(
     import ai_widgets.widget._run_tool as module
 
     count = [3]
-    monkeypatch.setattr(module, "_cell", lambda: count[0])
+    monkeypatch.setattr(module, "cell", lambda: count[0])
     displayed: list[Any] = []
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **kw: displayed.append(objs))
     result = run_tool(send_letter)

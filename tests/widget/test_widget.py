@@ -335,7 +335,7 @@ def test_markdown_for_front_ends_without_widgets(wire: Wire) -> None:
 def test_widget_needs_its_bundle(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     import ai_widgets.widget._view as view_module
 
-    monkeypatch.setattr(view_module, "_ESM", tmp_path / "missing.js")
+    monkeypatch.setattr(view_module, "ESM", tmp_path / "missing.js")
     with pytest.raises(FrontEndNotBuiltError, match="npm --prefix js ci"):
         ChatWidget(transport=ScriptedTransport([]))
 

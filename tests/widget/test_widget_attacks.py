@@ -226,7 +226,7 @@ def test_run_tool_interrupted_before_its_run_began_runs_nothing(monkeypatch: pyt
     interrupt."""
     import ai_widgets.widget._run_tool as module
 
-    monkeypatch.setattr(module, "_show", lambda widget: None)
+    monkeypatch.setattr(module, "show", lambda widget: None)
     loop = private_loop()
     gate, blocked = threading.Event(), threading.Event()
 
@@ -338,7 +338,7 @@ def test_a_closed_run_tool_widget_is_freed(monkeypatch: pytest.MonkeyPatch, wire
     import ai_widgets.widget._run_tool as module
 
     displayed: list[Any] = []
-    monkeypatch.setattr(module, "_show", displayed.append)
+    monkeypatch.setattr(module, "show", displayed.append)
     result = run_tool(note)
     assert isinstance(result, ToolRun)
     ref = weakref.ref(displayed[0])
@@ -444,7 +444,7 @@ def test_an_interrupt_reaches_every_watched_turn_even_if_one_loop_is_closing() -
     turn's loop closed between its check and its call, and the turns after it in the list were not stopped."""
     import signal
 
-    from ai_widgets.widget._interrupts import _IdleInterrupts
+    from ai_widgets.widget._interrupts import IdleInterrupts
 
     class Closing(asyncio.SelectorEventLoop):
         def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> Any:
@@ -452,7 +452,7 @@ def test_an_interrupt_reaches_every_watched_turn_even_if_one_loop_is_closing() -
 
     closing, live = Closing(), asyncio.new_event_loop()
     stopped: list[str] = []
-    interrupts = _IdleInterrupts()
+    interrupts = IdleInterrupts()
     try:
         interrupts._watched = ((closing, lambda: stopped.append("closing")), (live, lambda: stopped.append("live")))
         interrupts._handle(signal.SIGINT, None)  # must not raise
