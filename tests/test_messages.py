@@ -22,8 +22,18 @@ from ai_widgets import (
     Usage,
     tool,
 )
-from ai_widgets.events import ResponseCompleted, StatusUpdate, TextDelta, UsageUpdate
-from ai_widgets.messages import dump_messages, load_messages
+from ai_widgets.events import (
+    ResponseCompleted,
+    StatusUpdate,
+    TextDelta,
+    UsageUpdate,
+)
+from ai_widgets.messages import (
+    InvalidTransitionError,
+    conversation_markdown,
+    dump_messages,
+    load_messages,
+)
 from ai_widgets.transports import (
     ChatRequest,
     EchoTransport,
@@ -215,3 +225,85 @@ def test_masked_keys_that_providers_echo_are_redacted_too() -> None:
     assert "6789" not in redact(text)
     key = "sk-" + "test-SECRET123456789"  # built, so secret scanners don't flag a test value
     assert key not in redact(f"key {key} bad", key)
+
+
+# --- a call's record: its markdown, a dump that cannot be read, an older dump, the state table ------------------------
+
+
+def test_the_transcript_shows_the_arguments_a_call_ran_with_and_that_they_were_edited() -> None:
+    part = ToolCallPart("c1", "write_file", '{"path": "a.txt"}', state=ToolCallState.PENDING)
+    part.move(ToolCallState.AWAITING_APPROVAL)
+    part.edited_arguments = {"path": "b.txt"}
+    part.move(ToolCallState.RUNNING)
+    part.move(ToolCallState.COMPLETED, ToolOutcome.success("wrote b.txt"))
+    line = conversation_markdown([Message(Role.ASSISTANT, [part])]).splitlines()[-1]
+    assert line.startswith('> 🔧 `write_file` {"path": "b.txt"} *(edited by the person before it ran; the model ')
+    assert 'asked for {"path": "a.txt"})* — *completed*: wrote b.txt' in line
+    # A call nobody edited reads as before.
+    plain = ToolCallPart("c2", "write_file", '{"path": "a.txt"}', state=ToolCallState.PENDING)
+    assert conversation_markdown([Message(Role.ASSISTANT, [plain])]).endswith(
+        '`write_file` {"path": "a.txt"} — *pending*'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": [{"role": "user"}]}',
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": [5]}',
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": [{"id": "m", "role": "user", "parts": '
+        '[{"kind": "text", "text": 5}]}]}',
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": [{"id": "m", "role": "user", "parts": '
+        '[{"kind": "tool_call", "tool_call_id": "c", "tool_name": "t", "state": "completed"}]}]}',
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": [{"id": "m", "role": "user", '
+        '"usage": {"input_tokens": "many"}}]}',
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"format": "ai_widgets.conversation", "version": 2, "messages": {}}',
+        '{"format": "ai_widgets.conversation", "version": 9, "messages": []}',
+        "not json",
+    ],
+)
+def test_a_corrupt_dump_is_a_value_error(text: str) -> None:
+    with pytest.raises(ValueError, match=r"conversation|message|field|part|version|must|outcome"):
+        load_messages(text)
+
+
+def test_a_version_1_dump_loads_with_its_provider_data_moved() -> None:
+    v1 = {
+        "format": "ai_widgets.conversation",
+        "version": 1,
+        "messages": [
+            {
+                "id": "m1",
+                "role": "assistant",
+                "parts": [
+                    {"kind": "reasoning", "text": "hmm", "signature": "sig-abc"},
+                    {"kind": "reasoning", "text": "", "signature": '[{"id": "rs_1", "encrypted_content": "e"}]'},
+                    {"kind": "text", "text": "hello"},
+                ],
+            }
+        ],
+    }
+    (message,) = load_messages(json.dumps(v1))
+    first, second, _ = message.parts
+    assert (first.provider, first.provider_data) == ("anthropic", {"signature": "sig-abc"})  # type: ignore[union-attr]
+    assert (second.provider, second.provider_data) == (  # type: ignore[union-attr]
+        "openai",
+        {"items": [{"id": "rs_1", "encrypted_content": "e"}]},
+    )
+    assert json.loads(dump_messages([message]))["version"] == 2
+
+
+def test_a_move_the_state_table_does_not_allow_raises() -> None:
+    part = ToolCallPart("c", "t", "{}")
+    part.move(ToolCallState.PENDING)
+    part.move(ToolCallState.AWAITING_APPROVAL)
+    with pytest.raises(InvalidTransitionError):
+        part.move(ToolCallState.COMPLETED, ToolOutcome.success(1))
+    with pytest.raises(InvalidTransitionError):
+        part.move(ToolCallState.REJECTED)  # a terminal state needs an outcome
+    part.move(ToolCallState.REJECTED, ToolOutcome.failure("no"))
+    assert part.finished_at is not None
+    assert part.approval_requested_at is not None
+    with pytest.raises(InvalidTransitionError):
+        part.move(ToolCallState.RUNNING)

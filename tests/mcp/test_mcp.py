@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import socket
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -39,27 +37,10 @@ from ai_widgets.messages import MessageStatus, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.transports._history import outcome_images
 from tests.helpers import NeverAsk, children, wait_for
+from tests.mcp.mcp_harness import SCRIPT, call, log_lines, serving, stdio
 from tests.mcp.servers.server import PIXEL
 
 pytestmark = pytest.mark.slow  # each server is a process to start (about a second)
-
-SCRIPT = str(Path(__file__).parent / "servers" / "server.py")
-
-
-def stdio(log: Path, **kwargs: Any) -> MCPServer:
-    """The tests' own server, vouched for (``trust_annotations=True``) unless a test says otherwise: most tests are
-    about what its tools do, and the default (every call asks) has tests of its own."""
-    env = {"AIW_MCP_LOG": str(log), **kwargs.pop("env", {})}
-    kwargs.setdefault("trust_annotations", True)
-    return MCPServer.stdio(sys.executable, [SCRIPT], env=env, **kwargs)
-
-
-def call(name: str, arguments: dict[str, Any] | None = None) -> ScriptedReply:
-    return ScriptedReply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments or {})])
-
-
-def log_lines(log: Path) -> list[str]:
-    return log.read_text().splitlines() if log.exists() else []
 
 
 @pytest.fixture(scope="module")
@@ -644,29 +625,6 @@ class HttpServer:
     headers: list[dict[str, str]] = field(default_factory=list)
 
 
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[int]:
-    """Serves the ASGI ``app`` on a free loopback port (yielded), in a thread, until the block ends."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the HTTP server did not start"
-        assert thread.is_alive(), "the HTTP server stopped"
-        time.sleep(0.02)
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[HttpServer]:
     """The test server over streamable HTTP on a free loopback port, in a thread."""
@@ -800,3 +758,17 @@ def test_constructor_checks() -> None:
     with pytest.raises(ValueError, match="http"):
         MCPServer.http("ftp://example.com")
     assert repr(MCPServer.http("http://user:pw@example.com:8080/mcp?key=1")) == "MCPServer('example.com:8080/mcp')"
+
+
+async def test_a_second_close_waits_until_the_process_is_reaped() -> None:
+    """Before: a close asked for while another was under way returned at once, with the process still running."""
+    before = children()
+    server = MCPServer.stdio(sys.executable, [SCRIPT])
+    await server.list_tools()
+    assert len(children() - before) == 1
+    first = asyncio.create_task(server.aclose())
+    await asyncio.sleep(0.01)
+    await asyncio.wait_for(server.aclose(), 30)
+    assert children() - before == set()
+    await first
+    await asyncio.to_thread(server.close)  # and a close of a closed server returns at once

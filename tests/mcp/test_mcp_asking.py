@@ -9,10 +9,8 @@ What it got back it writes to a log, so an answer a stopped call never returned 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,41 +21,11 @@ pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra
 from ai_widgets import ChatSession, InputResponseError, ToolInvocation, UnknownToolCallError
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState, dump_messages, load_messages
-from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
-from tests.helpers import NeverAsk, wait_for
-from tests.mcp.test_mcp import log_lines
+from ai_widgets.transports import ScriptedTransport
+from tests.helpers import NeverAsk
+from tests.mcp.mcp_harness import ASKING, ERAS, Asking, asked, asking_server, call
 
 pytestmark = pytest.mark.slow
-
-SCRIPT = str(Path(__file__).parent / "servers" / "asking_server.py")
-
-
-def call(name: str, arguments: dict[str, Any] | None = None) -> ScriptedReply:
-    return ScriptedReply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments or {})])
-
-
-@dataclass
-class Asking:
-    server: MCPServer
-    log: Path
-    book: str  # the tool that asks with a form, in this era
-
-    def lines(self) -> list[str]:
-        return log_lines(self.log)
-
-
-ERAS = ["2025-11-25", "2026-07-28"]
-
-
-@contextlib.asynccontextmanager
-async def asking_server(era: str, log: Path) -> AsyncIterator[Asking]:
-    """The asking server over stdio, speaking protocol ``era``, writing what it got back to ``log``."""
-    legacy = era == "2025-11-25"
-    server = MCPServer.stdio(sys.executable, [SCRIPT, *(["--legacy"] if legacy else [])], env={"AIW_MCP_LOG": str(log)})
-    try:
-        yield Asking(server, log, "book" if legacy else "book_resolved")
-    finally:
-        await server.aclose()
 
 
 @pytest.fixture(params=ERAS)
@@ -69,19 +37,11 @@ async def asking(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 @pytest.fixture
 async def legacy(tmp_path: Path) -> AsyncIterator[Asking]:
     log = tmp_path / "asking.log"
-    server = MCPServer.stdio(sys.executable, [SCRIPT, "--legacy"], env={"AIW_MCP_LOG": str(log)})
+    server = MCPServer.stdio(sys.executable, [ASKING, "--legacy"], env={"AIW_MCP_LOG": str(log)})
     try:
         yield Asking(server, log, "book")
     finally:
         await server.aclose()
-
-
-async def _asked(session: ChatSession) -> ToolCallPart:
-    await wait_for(lambda: bool(session.pending_inputs), timeout=20)
-    part = session.pending_inputs[0]
-    assert part.state is ToolCallState.AWAITING_INPUT
-    assert part.input_request is not None
-    return part
 
 
 def _said(part: ToolCallPart) -> Any:
@@ -97,7 +57,7 @@ def _session(server: MCPServer, *replies: Any) -> ChatSession:
 async def test_accepted_content_reaches_the_tool(asking: Asking) -> None:
     session = _session(asking.server, call(asking.book, {"restaurant": "Chez Nous"}), "Booked.")
     turn = asyncio.ensure_future(session.send("book a table"))
-    part = await _asked(session)
+    part = await asked(session)
     request = part.input_request
     assert request is not None
     assert request.mode == "form"
@@ -119,7 +79,7 @@ async def test_decline_and_cancel_reach_the_server(asking: Asking) -> None:
     for action in ("decline", "cancel"):
         session = _session(asking.server, call(asking.book, {"restaurant": "X"}), "OK.")
         turn = asyncio.ensure_future(session.send("book"))
-        part = await _asked(session)
+        part = await asked(session)
         session.respond(part.tool_call_id, action)
         await asyncio.wait_for(turn, 20)
         assert part.state is ToolCallState.COMPLETED
@@ -130,7 +90,7 @@ async def test_decline_and_cancel_reach_the_server(asking: Asking) -> None:
 async def test_bad_answers_are_refused_and_the_call_still_waits(asking: Asking) -> None:
     session = _session(asking.server, call(asking.book, {"restaurant": "X"}), "OK.")
     turn = asyncio.ensure_future(session.send("book"))
-    part = await _asked(session)
+    part = await asked(session)
     with pytest.raises(InputResponseError, match="does not fit the form: seats: 99 is greater than the maximum of 8"):
         session.respond(part.tool_call_id, "accept", {"date": "2026-01-01", "seats": 99})
     with pytest.raises(InputResponseError, match="'date' is a required property"):
@@ -161,7 +121,7 @@ async def test_stop_or_cancel_while_waiting_answers_cancel_and_leaves_a_valid_hi
 ) -> None:
     session = _session(asking.server, call(asking.book, {"restaurant": "X"}))
     turn = asyncio.ensure_future(session.send("book"))
-    part = await _asked(session)
+    part = await asked(session)
     saved = load_messages(dump_messages(session.messages))  # saved while it waits: still waiting, with the question
     waiting = saved[-1].tool_calls[0]
     assert waiting.state is ToolCallState.AWAITING_INPUT
@@ -176,7 +136,7 @@ async def test_stop_or_cancel_while_waiting_answers_cancel_and_leaves_a_valid_hi
     # One call cancelled while it waits; the turn goes on.
     session = _session(asking.server, call(asking.book, {"restaurant": "Y"}), "Cancelled it.")
     turn = asyncio.ensure_future(session.send("book"))
-    part = await _asked(session)
+    part = await asked(session)
     session.cancel(part.tool_call_id, "changed my mind")
     reply = await asyncio.wait_for(turn, 20)
     assert part.state is ToolCallState.CANCELLED
@@ -189,7 +149,7 @@ async def test_stop_or_cancel_while_waiting_answers_cancel_and_leaves_a_valid_hi
 async def test_url_mode_shows_the_link_and_takes_no_content(legacy: Asking) -> None:
     session = _session(legacy.server, call("sign_in"), "Signed in.")
     turn = asyncio.ensure_future(session.send("sign in"))
-    part = await _asked(session)
+    part = await asked(session)
     request = part.input_request
     assert request is not None
     assert request.mode == "url"

@@ -24,12 +24,9 @@ from ai_widgets.mcp import DEFAULT_CALL_TIMEOUT, MCPServer, MCPServerError
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedTransport
 from tests.helpers import NeverAsk, children, wait_for
-from tests.mcp.test_mcp import SCRIPT, call, log_lines, serving, stdio
+from tests.mcp.mcp_harness import ASKING, ERAS, SCRIPT, call, log_lines, serving, stdio
 
 pytestmark = pytest.mark.slow
-
-ASKING = str(Path(__file__).parent / "servers" / "asking_server.py")
-ERAS = ["2025-11-25", "2026-07-28"]
 
 
 def _session(server: MCPServer, *replies: Any) -> ChatSession:

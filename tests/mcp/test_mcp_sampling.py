@@ -19,7 +19,7 @@ from ai_widgets.approval import ApprovalDecision
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState, dump_messages, load_messages
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedTransport
 from tests.helpers import NeverAsk, wait_for
-from tests.mcp.test_mcp_asking import ERAS, Asking, asking_server, call
+from tests.mcp.mcp_harness import ERAS, Asking, asking_server, call
 
 pytestmark = pytest.mark.slow
 

@@ -24,8 +24,7 @@ from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallPart, ToolCallState
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from tests.helpers import NeverAsk, wait_for
-from tests.mcp.test_mcp import call, log_lines
-from tests.mcp.test_mcp_asking import _asked
+from tests.mcp.mcp_harness import asked, call, log_lines
 
 pytestmark = pytest.mark.slow
 
@@ -173,7 +172,7 @@ async def test_the_time_a_task_waits_for_the_person_does_not_count(tmp_path: Pat
     try:
         session = _session(server, call("ask", {"what": "a colour"}), "Thanks.")
         turn = asyncio.ensure_future(session.send("ask"))
-        part = await _asked(session)
+        part = await asked(session)
         await asyncio.sleep(1.5)
         session.respond(part.tool_call_id, "accept", {"answer": "blue"})
         await asyncio.wait_for(turn, 30)

@@ -28,12 +28,12 @@ from ai_widgets import ChatSession, ToolOutcome
 from ai_widgets.changes import SessionChange, ToolCallUpdated
 from ai_widgets.mcp import MCPServer
 from ai_widgets.messages import MessageStatus, ToolCallState
-from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports import ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from tests.helpers import NeverAsk, wait_for
 from tests.mcp.installed import Installed, installed
+from tests.mcp.mcp_harness import asked, call
 from tests.mcp.servers.server import PIXEL
-from tests.mcp.test_mcp_asking import _asked
 from tests.widget.widget_harness import finished_messages, recording_comms
 
 pytestmark = pytest.mark.slow
@@ -80,10 +80,6 @@ EVERYTHING_TODAY = (
     | EVERYTHING_WITH_SAMPLING
     | EVERYTHING_TASK_ONLY
 )
-
-
-def call(name: str, arguments: dict[str, Any] | None = None) -> ScriptedReply:
-    return ScriptedReply(tool_calls=[ScriptedToolCall(name=name, arguments=arguments or {})])
 
 
 def session_for(server: MCPServer, *replies: Any) -> ChatSession:
@@ -252,7 +248,7 @@ async def test_everything_sampling_runs_on_the_sessions_model_once_allowed(every
 async def test_everything_elicitation_form_is_answered_through_respond(everything: MCPServer) -> None:
     session = session_for(everything, call("trigger-elicitation-request"), "Thanks.")
     turn = asyncio.ensure_future(session.send("ask me"))
-    part = await _asked(session)
+    part = await asked(session)
     request = part.input_request
     assert request is not None
     assert request.mode == "form"
@@ -275,7 +271,7 @@ async def test_everything_url_elicitation_shows_the_link(everything: MCPServer) 
     link = "https://example.com/authorize?state=1"
     session = session_for(everything, call("trigger-url-elicitation", {"url": link, "elicitationId": "e-1"}), "OK.")
     turn = asyncio.ensure_future(session.send("sign in"))
-    part = await _asked(session)
+    part = await asked(session)
     request = part.input_request
     assert request is not None
     assert (request.mode, request.url, request.domain) == ("url", link, "example.com")
@@ -312,7 +308,7 @@ async def test_everything_task_asks_the_person_through_its_task(everything: MCPS
     while tasks/result waits) is the call's, and the answer reaches the task, which then completes."""
     session = session_for(everything, call("simulate-research-query", {"topic": "python", "ambiguous": True}), "OK.")
     turn = asyncio.ensure_future(session.send("research python"))
-    part = await _asked(session)
+    part = await asked(session)
     request = part.input_request
     assert request is not None
     assert request.mode == "form"
@@ -351,7 +347,7 @@ async def test_everything_task_runs_over_streamable_http(servers: Installed) -> 
             arguments = {"topic": "python", "ambiguous": True}
             session = session_for(server, call("simulate-research-query", arguments), "OK.")
             turn = asyncio.ensure_future(session.send("research python"))
-            part = await _asked(session)
+            part = await asked(session)
             session.respond(part.tool_call_id, "accept", {"interpretation": "comedy"})
             await asyncio.wait_for(turn, 60)
             assert part.state is ToolCallState.COMPLETED, part.outcome

@@ -43,15 +43,18 @@ from tests.helpers import wait_for
 from tests.providers.histories import finished_call
 from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
 from tests.providers.kits import Recording, expected, recorded
-from tests.providers.kits.anthropic import FAKE_KEY, Emulator, MockAPI, reply_events, sse, tool_results
+from tests.providers.kits.anthropic import (
+    FAKE_KEY,
+    FIXTURES,
+    Emulator,
+    MockAPI,
+    anthropic_messages,
+    reply_events,
+    sse,
+    tool_results,
+)
 from tests.providers.loopback import loopback
 
-FIXTURES = [
-    "anthropic_text_then_tool_use",
-    "anthropic_thinking_tool_use",
-    "anthropic_tool_use_no_args",
-    "anthropic_server_tools_escape_split",
-]
 STOP_REASONS = {"end_turn": FinishReason.STOP, "tool_use": FinishReason.TOOL_CALLS}
 
 
@@ -272,10 +275,6 @@ def lookup(query: str) -> str:
         query: What to look up.
     """
     return "found"
-
-
-def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    return AnthropicTransport("claude-x", client=MockAPI().client()).request_messages(messages)
 
 
 def body_for(

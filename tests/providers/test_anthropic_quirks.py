@@ -25,9 +25,17 @@ from ai_widgets.transports import AnthropicTransport, ProviderError
 from ai_widgets.transports._anthropic_stream import MessagesParser
 from ai_widgets.transports._sse import SSEDecoder
 from tests.providers.kits import Body, recorded
-from tests.providers.kits.anthropic import FAKE_KEY, Emulator, MockAPI, error_response, reply_events, sse
+from tests.providers.kits.anthropic import (
+    FAKE_KEY,
+    FIXTURES,
+    Emulator,
+    MockAPI,
+    anthropic_messages,
+    error_response,
+    reply_events,
+    sse,
+)
 from tests.providers.loopback import loopback
-from tests.providers.test_anthropic import FIXTURES, anthropic_messages
 
 # --- quirks: the stream -----------------------------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """A user message's attachments through every real transport's request mapping: each kind (text views, an image
 inline and by URL, a PDF inline and by URL) as its provider takes it, what a provider would refuse refused before
-anything is sent, and a file from another provider's conversation sent as a note."""
+anything is sent, and a file from another provider's conversation sent as a note. A tool result's images too: one cut
+short or at a URL no provider can fetch stays on its card, and those a conversation gathers go, newest first, as far
+as one request may carry."""
 
 from __future__ import annotations
 
@@ -12,11 +14,31 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import AttachmentError, ChatSession, File, FilePart, Message, MessageStatus, TextPart, ToolOutcome
+from ai_widgets import (
+    AttachmentError,
+    ChatSession,
+    File,
+    FilePart,
+    Message,
+    MessageStatus,
+    TextPart,
+    ToolCallState,
+    ToolOutcome,
+)
 from ai_widgets.messages import Role, dump_messages
+from ai_widgets.transports import (
+    AnthropicTransport,
+    GeminiTransport,
+    OpenAIChatTransport,
+    OpenAIResponsesTransport,
+)
+from ai_widgets.transports._history import outcome_images
 from tests.providers.histories import finished_call
-from tests.providers.images import GIF, PDF, PNG, png_of
+from tests.providers.images import GIF, JPEG, PDF, PNG, WEBP, png_of
 from tests.providers.kits import KITS, MockAPI, ProviderKit
+from tests.providers.kits import anthropic as anthropic_kit
+from tests.providers.kits.gemini import MockAPI as GeminiAPI
+from tests.providers.kits.openai_chat import MockAPI as ChatAPI
 
 PHOTO = "https://example.com/photo.png"
 PAPER = "https://example.com/paper.pdf"
@@ -312,3 +334,120 @@ def test_a_tool_image_a_provider_refuses_for_its_pixels_stays_on_the_card_only(n
     sent = transport.request_messages([Message(Role.USER, [TextPart("look"), BIG]), Message(Role.ASSISTANT, calls)])
     assert images_sent(sent, BIG) == 1
     assert images_sent(sent, small) == (19 if name == "anthropic" else 25)
+
+
+# --- images a provider would refuse, which would fail every later request ---------------------------------------------
+
+
+def image_call(*attachments: dict[str, Any]) -> Any:
+    return finished_call(
+        "call_img", "snap", "{}", state=ToolCallState.COMPLETED, outcome=ToolOutcome.success(attachments=attachments)
+    )
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+WHOLE = {"png": PNG, "jpeg": JPEG, "gif": GIF, "webp": WEBP}
+
+
+CUT_SHORT = {
+    "empty": "",
+    "png-signature-only": b64(base64.b64decode(PNG)[:8]),
+    "png-cut-before-its-end": b64(base64.b64decode(PNG)[:40]),
+    "jpeg-three-bytes": b64(b"\xff\xd8\xff"),
+    "jpeg-without-its-end": b64(base64.b64decode(JPEG)[:-2]),
+    "gif-without-its-trailer": b64(base64.b64decode(GIF)[:-1]),
+    "webp-shorter-than-its-riff-size": b64(base64.b64decode(WEBP)[:-4]),
+}
+
+
+@pytest.mark.parametrize("data", CUT_SHORT.values(), ids=CUT_SHORT.keys())
+def test_an_image_cut_short_stays_on_the_card(data: str) -> None:
+    """Before: anything with an image's first bytes was sent, and the provider's refusal ("could not process image")
+    failed that request and every later one, as the image stays in the history."""
+    assert outcome_images(image_call({"mime_type": "image/png", "data": data}), max_chars=10**8) == []
+
+
+@pytest.mark.parametrize("data", WHOLE.values(), ids=WHOLE.keys())
+def test_whole_images_still_go_also_with_bytes_after_their_end(data: str) -> None:
+    assert len(outcome_images(image_call({"mime_type": "image/png", "data": data}), max_chars=10**8)) == 1
+    padded = b64(base64.b64decode(data) + b"\x00" * 7)  # bytes after the end: decoders ignore them
+    assert len(outcome_images(image_call({"mime_type": "image/png", "data": padded}), max_chars=10**8)) == 1
+
+
+@pytest.mark.parametrize(
+    "url", ["https://", "https://example.com/a b.png", "https://example.com/\nx.png", "http://[::1"]
+)
+def test_a_url_no_provider_can_fetch_stays_on_the_card(url: str) -> None:
+    assert outcome_images(image_call({"mime_type": "image/png", "url": url}), max_chars=10**8) == []
+
+
+def test_a_cut_short_image_is_not_in_any_providers_request() -> None:
+    cut = b64(base64.b64decode(PNG)[:40])
+    history = [Message.user("snap"), Message(Role.ASSISTANT, [image_call({"mime_type": "image/png", "data": cut})])]
+    client = ChatAPI().client()
+    for transport in (OpenAIChatTransport("m", client=client), OpenAIResponsesTransport("m", client=client)):
+        assert cut not in json.dumps(transport.request_messages(history))
+    assert cut not in json.dumps(
+        GeminiTransport("gemini-3-flash", client=GeminiAPI().client()).request_messages(history)
+    )
+
+
+# --- images a conversation gathers, past a whole request's limits -----------------------------------------------------
+
+
+def big_png(index: int, size: int) -> str:
+    """A whole PNG of about ``size`` base64 characters (a private chunk pads it; decoders skip it), unique by index."""
+    raw = base64.b64decode(PNG)
+    padding = b"\x00" * (size * 3 // 4)
+    chunk = len(padding).to_bytes(4, "big") + b"prVt" + padding + index.to_bytes(4, "big")
+    return b64(raw[:33] + chunk + raw[33:])
+
+
+def screenshots(count: int, size: int) -> tuple[list[Message], list[str]]:
+    """A conversation in which a tool returned one image per call, ``count`` calls, oldest first."""
+    images = [big_png(i, size) for i in range(count)]
+    parts = [
+        finished_call(
+            f"call_{i}",
+            "screenshot",
+            "{}",
+            outcome=ToolOutcome.success("shot", attachments=[{"mime_type": "image/png", "data": image}]),
+        )
+        for i, image in enumerate(images)
+    ]
+    return [Message.user("browse"), Message(Role.ASSISTANT, parts)], images
+
+
+#: The model each kit's transport is made for here, and the base64 characters of images its provider takes in one
+#: request (with room for text).
+LIMITS: dict[str, tuple[str, int]] = {
+    "openai_chat": ("m", 40 * 1024 * 1024),
+    "openai_responses": ("m", 40 * 1024 * 1024),
+    "anthropic": ("claude", 24 * 1024 * 1024),
+    "gemini": ("gemini-3-flash", 14 * 1024 * 1024),
+}
+
+
+@pytest.mark.parametrize("kit", KITS.values(), ids=KITS.keys())
+def test_images_gathered_over_a_conversation_stay_within_one_requests_limit(kit: ProviderKit) -> None:
+    """Before: each image was checked alone, so a conversation of screenshots (here 12 of 4.5 MB) grew past what one
+    request may carry (Gemini's 20 MB, Anthropic's 32 MB, OpenAI's 50 MB), and the provider refused that request and
+    every later one. Now the newest images that fit go; the oldest stay on their cards."""
+    model, limit = LIMITS[kit.name]
+    history, images = screenshots(12, 4_500_000)
+    body = json.dumps(kit.transport(model, client=kit.client()).request_messages(history))
+    sent = [i for i, image in enumerate(images) if image in body]
+    assert sent, "no image went at all"
+    assert sent == list(range(12 - len(sent), 12))  # the newest ones
+    assert len(sent) * 4_500_000 <= limit
+    assert len(sent) < 12
+
+
+def test_anthropics_limit_on_the_number_of_images() -> None:
+    history, images = screenshots(130, 100)
+    body = json.dumps(AnthropicTransport("claude", client=anthropic_kit.MockAPI().client()).request_messages(history))
+    sent = [i for i, image in enumerate(images) if image in body]
+    assert sent == list(range(30, 130))  # the newest 100

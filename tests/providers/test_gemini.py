@@ -46,12 +46,18 @@ from tests.providers import histories
 from tests.providers.histories import finished_call
 from tests.providers.kits import Recording, expected, recorded
 from tests.providers.kits import anthropic as anthropic_wire
-from tests.providers.kits.gemini import MockAPI, call_reply, function_responses, recorded_chunks, text_reply
+from tests.providers.kits.gemini import (
+    GEMINI_FIXTURE,
+    MockAPI,
+    call_reply,
+    function_responses,
+    get_country,
+    read_screen,
+    recorded_chunks,
+    text_reply,
+)
 from tests.providers.loopback import Response, loopback
 
-# A key no generic pattern recognises: only the transport's own redaction keeps it out.
-PLAIN_KEY = "gm" + "SECRET-plain-0123456789"
-GEMINI_FIXTURE = "gemini_function_call_empty_args_thought_signature"
 VERTEX_FIXTURE = "vertex_gemini_partial_args_multi_call"
 # A 1x1 PNG.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -141,12 +147,6 @@ async def test_recorded_stream(name: str, vertex: bool, chunk_size: int | None) 
         assert "/projects/test-project/locations/us-central1/publishers/google/models/" in api.urls[0]
 
 
-@tool
-def get_country() -> str:
-    """The country the person is in."""
-    return "Mexico"
-
-
 async def test_the_follow_up_sends_the_call_back_with_its_signature_exactly() -> None:
     api = MockAPI(recorded(GEMINI_FIXTURE), text_reply("You are in Mexico."), chunk_size=1)
     transport = api.transport()
@@ -194,16 +194,6 @@ async def test_the_follow_up_sends_the_call_back_with_its_signature_exactly() ->
 def read_theme() -> dict[str, str]:
     """Reads the theme."""
     return {"theme": "dark"}
-
-
-@tool
-def read_screen(id: str) -> str:
-    """Reads a screen.
-
-    Args:
-        id: The screen.
-    """
-    return f"screen {id}"
 
 
 async def test_parallel_streamed_calls_on_vertex_get_their_responses_in_order() -> None:

@@ -23,17 +23,20 @@ from tests.providers.histories import finished_call
 from tests.providers.kits import recorded
 from tests.providers.kits.gemini import (
     FAKE_KEY,
+    GEMINI_FIXTURE,
+    PLAIN_KEY,
     Emulator,
     MockAPI,
     call_reply,
     chunk,
     error_body,
     error_response,
+    get_country,
+    read_screen,
     sse,
     text_reply,
 )
 from tests.providers.loopback import loopback
-from tests.providers.test_gemini import GEMINI_FIXTURE, PLAIN_KEY, get_country, read_screen
 
 # --- quirks: ids ------------------------------------------------------------------------------------------------------
 

@@ -42,7 +42,17 @@ from tests.helpers import wait_for
 from tests.providers.histories import finish
 from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
 from tests.providers.kits import expected, recorded
-from tests.providers.kits.openai_chat import FAKE_KEY, Call, Emulator, MockAPI, pieces, sse_reply
+from tests.providers.kits.openai_chat import (
+    FAKE_KEY,
+    Call,
+    Emulator,
+    MockAPI,
+    collect,
+    get_time,
+    pieces,
+    sse_reply,
+    user_request,
+)
 from tests.providers.loopback import Handler, Response, Server, loopback, reframe
 
 CHAT_FIXTURES = [
@@ -82,20 +92,6 @@ def serve(_shared_server: tuple[Server, dict[str, Handler]]) -> Serve:
         yield server
 
     return serving
-
-
-def user_request(text: str = "hi", **options: Any) -> ChatRequest:
-    return ChatRequest(messages=[Message.user(text)], options=RequestOptions(**options))
-
-
-async def collect(transport: OpenAIChatTransport, request: ChatRequest) -> tuple[list[StreamEvent], Exception | None]:
-    events: list[StreamEvent] = []
-    try:
-        async for event in transport.stream(request):
-            events.append(event)
-    except Exception as exc:
-        return events, exc
-    return events, None
 
 
 def sse_payloads(body: bytes) -> Iterator[dict[str, Any]]:
@@ -247,12 +243,6 @@ def get_weather(city: str) -> dict[str, Any]:
         city: The city.
     """
     return {"city": city, "sky": "sunny", "celsius": 21}
-
-
-@tool
-def get_time() -> str:
-    """Gets the time."""
-    return "12:00"
 
 
 async def first_body(transport_kwargs: dict[str, Any], request: ChatRequest, model: str = "gpt-4o") -> dict[str, Any]:

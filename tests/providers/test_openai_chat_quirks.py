@@ -26,9 +26,8 @@ from ai_widgets.events import (
 )
 from ai_widgets.messages import MessageStatus, dump_messages
 from ai_widgets.transports import OpenAIChatTransport, ProviderError
-from tests.providers.kits.openai_chat import FAKE_KEY, Call, MockAPI, sse_reply
+from tests.providers.kits.openai_chat import FAKE_KEY, Call, MockAPI, collect, get_time, sse_reply, user_request
 from tests.providers.loopback import Request, Response, loopback
-from tests.providers.test_openai_chat import collect, get_time, user_request
 
 # --- quirks: the stream -----------------------------------------------------------------------------------------------
 

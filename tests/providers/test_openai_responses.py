@@ -43,27 +43,17 @@ from tests.providers.histories import finish
 from tests.providers.images import CHART_TEXT, JPEG, PHOTO_URL, PNG, draw, image_history
 from tests.providers.kits import expected, recorded
 from tests.providers.kits import openai_responses as wire
+from tests.providers.kits.openai_responses import (
+    CHUNKINGS,
+    REASONING_FIXTURE,
+    collect,
+    get_capital,
+    text_reply,
+    transport_for,
+)
 from tests.providers.loopback import loopback, reframe
 
-REASONING_FIXTURE = "openai_responses_reasoning_text_function_call"
 ERROR_FIXTURE = "openai_responses_error_insufficient_quota"
-CHUNKINGS = pytest.mark.parametrize("chunk_size", [None, 1], ids=["whole", "1-byte"])
-
-
-async def collect(transport: OpenAIResponsesTransport, request: ChatRequest | None = None) -> list[Any]:
-    events = []
-    async for event in transport.stream(request or ChatRequest(messages=[Message.user("hi")])):
-        events.append(event)
-    return events
-
-
-def transport_for(*bodies: bytes, chunk_size: int | None = None, **kwargs: Any) -> tuple[Any, Any]:
-    api = wire.MockAPI(*bodies, chunk_size=chunk_size)
-    return OpenAIResponsesTransport("gpt-5.5", client=api.client(), **kwargs), api
-
-
-def text_reply(text: str) -> bytes:
-    return wire.sse([wire.created(), *wire.message([text], 0), wire.completed()])
 
 
 def recorded_reasoning_item() -> dict[str, Any]:
@@ -71,16 +61,6 @@ def recorded_reasoning_item() -> dict[str, Any]:
     return next(
         e["item"] for e in events if e["type"] == "response.output_item.done" and e["item"]["type"] == "reasoning"
     )
-
-
-@tool
-def get_capital(country: str) -> str:
-    """Gets a country's capital.
-
-    Args:
-        country: The country.
-    """
-    return f"The capital of {country} is Spudville."
 
 
 # --- recorded streams -------------------------------------------------------------------------------------------------

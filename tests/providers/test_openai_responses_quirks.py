@@ -31,8 +31,7 @@ from ai_widgets.messages import MessageStatus, Role, dump_messages
 from ai_widgets.transports import ChatRequest, OpenAIResponsesTransport, ProviderError
 from tests.providers.kits import openai_responses as wire
 from tests.providers.kits import recorded
-from tests.providers.loopback import Request, Response, loopback
-from tests.providers.test_openai_responses import (
+from tests.providers.kits.openai_responses import (
     CHUNKINGS,
     REASONING_FIXTURE,
     collect,
@@ -40,6 +39,7 @@ from tests.providers.test_openai_responses import (
     text_reply,
     transport_for,
 )
+from tests.providers.loopback import Request, Response, loopback
 
 # --- quirks: the stream -----------------------------------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai._streaming import SSEDecoder as SDKDecoder
 
+from ai_widgets.transports import (
+    ProviderError,
+)
 from ai_widgets.transports._sse import SSEDecoder
 
 
@@ -138,3 +141,13 @@ def test_one_event_per_chunk_as_servers_send_them(events: list[list[tuple[str, s
     payloads = [payload for chunk in chunks for payload in decoder.feed(chunk)]
     assert [as_sdk(p) for p in payloads] == sdk_data(b"".join(chunks))
     assert decoder.close() == []
+
+
+def test_the_decoders_limit_counts_an_event_across_chunks() -> None:
+    decoder = SSEDecoder("Example", max_event=100)
+    assert decoder.feed(b"data: " + b"x" * 50) == []
+    with pytest.raises(ProviderError, match="Example sent a stream event of more than"):
+        decoder.feed(b"x" * 60)
+    fine = SSEDecoder("Example", max_event=100)
+    assert fine.feed(b"data: " + b"x" * 90 + b"\n\n" + b"data: 1") == [b" " + b"x" * 90]  # complete events are fine
+    assert fine.feed(b"\n\n") == [b" 1"]

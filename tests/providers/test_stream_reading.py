@@ -1,8 +1,11 @@
 """How the transports read a streamed body: the raw byte stream (or the SDK's decoding one for a compressed body),
-closed however the reader leaves it, and JSON read by pydantic-core with ``json.loads``'s exact results."""
+closed however the reader leaves it, and JSON read by pydantic-core with ``json.loads``'s exact results; what cannot
+be read (data Python's JSON reader refuses, an event that never ends, a Gemini chunk the SDK refuses) is a clear
+provider error, and a 50 MB data line is still read."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import math
@@ -10,15 +13,26 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anthropic
+import httpx2
 import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai_widgets import ChatSession, Message, SessionOptions
-from ai_widgets.transports import AnthropicTransport, OpenAIChatTransport, OpenAIResponsesTransport
+from ai_widgets.events import StreamEvent, TextDelta
+from ai_widgets.transports import (
+    AnthropicTransport,
+    ChatRequest,
+    OpenAIChatTransport,
+    OpenAIResponsesTransport,
+    ProviderError,
+    _sse,
+)
 from ai_widgets.transports._sse import body_chunks, load_json
 from tests.providers.kits import KITS, ProviderKit, recorded
+from tests.providers.kits import anthropic as anthropic_kit
+from tests.providers.kits.gemini import MockAPI as GeminiAPI
 from tests.providers.loopback import Response, loopback
 
 KEY = "test-key-not-secret"
@@ -202,3 +216,124 @@ def test_a_synchronous_sdk_client_is_refused_when_the_transport_is_made(
     # context manager protocol".
     with pytest.raises(ValueError, match=f"client= must be an asynchronous client, such as {example}: "):
         transport("m", client=client())
+
+
+# --- stream data no reader takes, and an event without end ------------------------------------------------------------
+
+
+def request() -> ChatRequest:
+    return ChatRequest(messages=[Message.user("hi")])
+
+
+def streaming(body: Callable[[], AsyncIterator[bytes]]) -> Callable[[httpx2.Request], httpx2.Response]:
+    """A handler whose every response streams ``body()``."""
+    return lambda _request: httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+
+async def pieces(*chunks: bytes) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+async def collect(transport: Any, timeout: float = 10) -> tuple[list[StreamEvent], BaseException | None]:
+    events: list[StreamEvent] = []
+
+    async def run() -> None:
+        async for event in transport.stream(request()):
+            events.append(event)
+
+    try:
+        await asyncio.wait_for(run(), timeout)
+    except Exception as exc:
+        return events, exc
+    return events, None
+
+
+OPENAI = [KITS["openai_chat"], KITS["openai_responses"]]
+
+
+BOTH = pytest.mark.parametrize("kit", OPENAI, ids=[kit.name for kit in OPENAI])
+
+
+UNREADABLE = {
+    # Valid JSON that Python refuses to read: an integer of more than 4,300 digits, nesting past the recursion limit.
+    "5000-digit-integer": (b'data: {"type": "x", "n": ' + b"9" * 5000 + b"}\n\n", "cannot be read"),
+    "nested-100000-deep": (b'data: {"type": "x", "n": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n", "too deeply"),
+}
+
+
+@BOTH
+@pytest.mark.parametrize("case", UNREADABLE.values(), ids=UNREADABLE.keys())
+async def test_stream_data_python_will_not_read_is_a_clear_provider_error(
+    kit: ProviderKit, case: tuple[bytes, str]
+) -> None:
+    """Before: a raw ``ValueError`` (digits) or ``RecursionError`` left the transport, not a ``ProviderError``."""
+    body, words = case
+    _, error = await collect(kit.mock(streaming(lambda: pieces(body))))
+    assert isinstance(error, ProviderError), repr(error)
+    assert str(error).startswith("OpenAI sent stream data")
+    assert words in str(error)
+
+
+@BOTH
+@pytest.mark.parametrize("case", UNREADABLE.values(), ids=UNREADABLE.keys())
+async def test_whole_json_python_will_not_read_is_an_error_also_as_the_last_event_without_its_blank_line(
+    kit: ProviderKit, case: tuple[bytes, str]
+) -> None:
+    """The last event of a body without its blank line is read when its JSON is whole (before, it was dropped): data
+    Python will not read is then the same clear error, not a reply that silently broke off."""
+    body, words = case
+    _, error = await collect(kit.mock(streaming(lambda: pieces(body.rstrip(b"\n")))))
+    assert isinstance(error, ProviderError), repr(error)
+    assert str(error).startswith("OpenAI sent stream data")
+    assert words in str(error)
+
+
+async def test_anthropic_stream_data_nested_too_deeply_is_a_clear_provider_error() -> None:
+    body = b'event: message_start\ndata: {"type": "message_start", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n"
+    transport = AnthropicTransport("claude", client=anthropic_kit.MockAPI(body).client())
+    _, error = await collect(transport)
+    assert isinstance(error, ProviderError), repr(error)
+    assert "not JSON" in str(error)
+
+
+@BOTH
+async def test_an_event_that_never_ends_is_an_error_not_a_buffer_growing_forever(
+    kit: ProviderKit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: bytes without a blank line were buffered without limit (the read timeout never fires while bytes
+    come), until memory ran out."""
+    monkeypatch.setattr(_sse, "MAX_EVENT_BYTES", 1024 * 1024)
+    sent = 0
+
+    async def endless() -> AsyncIterator[bytes]:
+        nonlocal sent
+        yield b'data: {"type": "response.output_text.delta", "delta": "'
+        while True:
+            sent += 65536
+            yield b"x" * 65536
+            await asyncio.sleep(0)
+
+    _, error = await collect(kit.mock(streaming(endless)))
+    assert isinstance(error, ProviderError), repr(error)
+    assert "sent a stream event of more than 1 MB without ending it" in str(error)
+    assert sent < 2 * 1024 * 1024
+
+
+async def test_a_50_mb_data_line_in_small_chunks_is_read() -> None:
+    text = "x" * 50_000_000
+    line = b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}).encode() + b"\n\n"
+    end = b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
+    body = line + end
+    chunks = [body[i : i + 65536] for i in range(0, len(body), 65536)]
+    events, error = await collect(KITS["openai_chat"].mock(streaming(lambda: pieces(*chunks))), timeout=60)
+    assert error is None
+    assert [len(e.text) for e in events if isinstance(e, TextDelta)] == [50_000_000]
+
+
+async def test_a_gemini_chunk_the_sdk_cannot_read_is_said_to_be_the_replys() -> None:
+    """Before: "the SDK could not read the request", for a chunk of the reply (a signature that is not base64)."""
+    body = b'data: {"candidates": [{"content": {"role": "model", "parts": [{"text": "hi", "thoughtSignature": "!!"}]}}]}\r\n\r\n'
+    _, error = await collect(GeminiAPI(body).transport())
+    assert isinstance(error, ProviderError), repr(error)
+    assert "the SDK could not read a chunk of the reply" in str(error)

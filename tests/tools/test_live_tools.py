@@ -24,8 +24,17 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import ChatSession, Tool, ToolDefinition, ToolRegistry, ToolReplacementWarning, tool
+from ai_widgets import (
+    ChatSession,
+    Tool,
+    ToolDefinition,
+    ToolRegistry,
+    ToolReplacementWarning,
+    tool,
+)
+from ai_widgets.messages import ToolCallState
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from tests.helpers import wait_for
 
 
 class Kernel:
@@ -454,3 +463,103 @@ def test_a_registry_made_not_to_warn_keeps_its_tool_quietly_and_still_follows_it
     assert quiet[NAME] is old
     again = nb.run(weather_cell("v2"), cell_id="A")[NAME]
     assert quiet[NAME] is again
+
+
+def test_methods_of_two_objects_made_tools_in_one_cell_do_not_replace_each_other(
+    kernel: Kernel,
+) -> None:
+    """Before: ``tool(alice.balance)`` and ``tool(bob.balance)`` had one place (the method's qualified name), so
+    making Bob's tool silently switched Alice's chat to Bob's account."""
+    nb = Notebook(kernel, ToolRegistry=ToolRegistry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ToolReplacementWarning)
+        ns = nb.run(
+            '''
+class Account:
+    def __init__(self, owner):
+        self.owner = owner
+
+    def balance(self, currency: str) -> str:
+        """The balance."""
+        return f"{self.owner}: 10 {currency}"
+
+alices_chat = ToolRegistry([tool(Account("alice").balance)])
+bobs_chat = ToolRegistry([tool(Account("bob").balance)])
+''',
+            cell_id="accounts",
+        )
+    assert ns["alices_chat"]["balance"]("EUR") == "alice: 10 EUR"
+    assert ns["bobs_chat"]["balance"]("EUR") == "bob: 10 EUR"
+
+
+def test_a_classmethod_tool_is_still_live(kernel: Kernel) -> None:
+    """Guards what already held: a method bound to a class (not to an object) keeps its place."""
+    nb = Notebook(kernel, ToolRegistry=ToolRegistry)
+    cell = '''
+class Rates:
+    @classmethod
+    def rate(cls, currency: str) -> str:
+        """The rate, {version}."""
+        return "{version}"
+
+rate_tool = tool(Rates.rate)
+'''
+    registry = ToolRegistry([nb.run(cell.replace("{version}", "v1"), cell_id="rates")["rate_tool"]])
+    nb.run(cell.replace("{version}", "v2"), cell_id="rates")
+    assert registry["rate"].definition.description == "The rate, v2."
+
+
+LIVE = "attack_live_weather"
+
+
+def weather(version: str, risk: str = "normal") -> str:
+    return f'''
+@tool(risk="{risk}")
+def {LIVE}(city: str) -> str:
+    """Weather, {version}."""
+    return "{version} weather in " + city
+'''
+
+
+def test_a_listener_that_raises_neither_breaks_the_cell_nor_the_other_registries(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Before: the first registry whose listener raised (a closed widget's, a bug) stopped the replacement: the cell
+    defining the tool raised, and the registries after it (in no set order) kept the old tool."""
+    nb = Notebook()
+    old = nb.run(weather("v1"), module="attack.weather")[LIVE]
+    registries = [ToolRegistry([old]) for _ in range(5)]
+    told: list[int] = []
+    for index, registry in enumerate(registries):
+        if index % 2:
+            registry.subscribe(lambda _registry: 1 / 0)
+        registry.subscribe(lambda _registry, index=index: told.append(index))
+    new = nb.run(weather("v2"), module="attack.weather")[LIVE]  # raised ZeroDivisionError here
+    assert all(registry[LIVE] is new for registry in registries)
+    assert sorted(told) == [0, 1, 2, 3, 4]  # every other listener was told too
+    assert [r.getMessage() for r in caplog.records].count("an ai_widgets tool registry listener failed") == 2
+
+
+async def test_what_waits_for_approval_is_what_runs_when_the_tool_is_redefined(kernel: Kernel) -> None:
+    """Guards what already held: a call waiting for approval keeps the tool it was resolved with."""
+    nb = Notebook(kernel)
+    old = nb.run(weather("v1", risk="destructive"), cell_id="W")[LIVE]
+    transport = ScriptedTransport(
+        [ScriptedReply(tool_calls=[ScriptedToolCall(name=LIVE, arguments={"city": "Oslo"})]), "Done."]
+    )
+    session = ChatSession(transport, tools=[old])
+    turn = asyncio.create_task(session.send("weather"))
+    await wait_for(
+        lambda: (
+            bool(session.messages and session.messages[-1].tool_calls)
+            and session.messages[-1].tool_calls[0].state is ToolCallState.AWAITING_APPROVAL
+        ),
+        timeout=10,
+    )
+    part = session.messages[-1].tool_calls[0]
+    new = nb.run(weather("v2"), cell_id="W")[LIVE]  # redefined (and no longer destructive) while it waits
+    assert session.tools[LIVE] is new
+    session.approve(part.tool_call_id, "approved")
+    reply = await asyncio.wait_for(turn, 10)
+    assert reply.tool_calls[0].outcome is not None
+    assert reply.tool_calls[0].outcome.value == "v1 weather in Oslo"  # what the person approved

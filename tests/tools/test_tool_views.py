@@ -32,8 +32,10 @@ from ai_widgets.demo import demo_tools, get_weather
 from ai_widgets.tools import _checks
 from ai_widgets.tools import _formats as formats
 from ai_widgets.tools._checks import openai_strict_problems
+from ai_widgets.tools._display import registry_html, tool_html, tool_markdown
 from ai_widgets.tools._views import estimate_tokens, provider_definitions, provider_views
 from ai_widgets.transports import ChatRequest
+from tests.helpers import raw_tool
 
 RECORDED = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "tool_requests" / "recorded_tools.json").read_text("utf-8")
@@ -702,3 +704,113 @@ def test_registry_html_shows_the_warnings_of_every_tool() -> None:
     assert "missing-parameter-description" in odd_row
     assert "openai-array-items" in odd_row
     assert escape('$.properties["<img src=x onerror=alert(1)>"]') in odd_row
+
+
+def test_the_views_of_a_tool_with_a_megabyte_description_stay_small() -> None:
+    """Before: a 1 MB description made a 9 MB HTML view (it is in the head and in each provider's JSON) and a 10 MB
+    markdown view, sent to the front end and saved in the notebook."""
+
+    @tool(description="A" * 1_000_000)
+    def big(x: Annotated[int, Field(description="B" * 1_000_000)]) -> int:
+        return x
+
+    html, markdown, table = tool_html(big), tool_markdown(big), registry_html([big])
+    assert len(html) < 150_000
+    assert len(markdown) < 150_000
+    assert len(table) < 20_000
+    assert "more characters" in html
+    assert "more characters" in markdown
+    assert "more characters" in table
+    # The sizes stay those of the whole definition, as sent.
+    assert all(view.size > 2_000_000 for view in provider_views(big))
+    assert f"{provider_views(big)[0].size:,} bytes" in html
+
+
+@pytest.mark.slow  # jsonschema checks the 5,000-parameter schema: seconds
+def test_a_five_thousand_value_enum_and_five_thousand_parameters_stay_small() -> None:
+    values = tuple(f"value-{i}" for i in range(5000))
+    enum = raw_tool(
+        {"type": "object", "properties": {"x": {"type": "string", "enum": list(values), "description": "d"}}}
+    )
+    assert len(tool_html(enum)) < 150_000
+    many = raw_tool({"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}})
+    html, markdown = tool_html(many), tool_markdown(many)
+    assert len(html) < 200_000  # 5,000 parameters and 5,000 warnings (no descriptions) were all listed
+    assert len(markdown) < 200_000
+    assert "… and 4,800 more" in html
+    assert "… and 4,950 more" in html  # the warnings
+    assert len(registry_html([many])) < 100_000
+
+
+def test_names_titles_and_descriptions_are_escaped_in_every_view() -> None:
+    """Guards what already held (and still holds with the views clipped)."""
+
+    @tool(title="<script>alert(1)</script>\u202e\u200b", icon="<img src=x onerror=alert(1)>")
+    def shady(q: Annotated[str, Field(description="</pre><script>x</script>")]) -> str:
+        """<b>bold</b> & "quoted" </details>"""
+        return q
+
+    for html in (tool_html(shady), registry_html([shady])):
+        assert "<script" not in html
+        assert "<img" not in html
+        assert "<b>" not in html
+        assert "&lt;script&gt;" in html
+
+
+def nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    inner = schema
+    for _ in range(levels):
+        child: dict[str, Any] = {"type": "object", "properties": {}, "description": "d"}
+        inner["properties"]["x"] = child
+        inner = child
+    return schema
+
+
+def test_a_schema_that_contains_itself_or_nests_thousands_deep_is_refused_at_once() -> None:
+    """Before: both were taken, and then ``check()``, the HTML and markdown views and every request that offered
+    the tool raised ``RecursionError`` (or recursed forever)."""
+    cyclic: dict[str, Any] = {"type": "object", "properties": {}}
+    cyclic["properties"]["self"] = cyclic
+    with pytest.raises(ValueError, match="nest deeper than 200 levels"):
+        ToolDefinition(name="cyclic", parameters=cyclic)
+    with pytest.raises(ValueError, match="nest deeper than 200 levels"):
+        ToolDefinition(name="deep", parameters=nested(5000))
+    deep_enough = raw_tool(nested(95))  # 191 levels: taken, and every view and check works
+    assert deep_enough.check() == []
+    tool_html(deep_enough)
+    tool_markdown(deep_enough)
+    registry_html([deep_enough])
+
+
+def test_lone_surrogates_are_reported_and_never_break_a_view() -> None:
+    """Before: ``check()`` said nothing of a lone surrogate (every request fails to encode), its warnings could not be
+    printed, and the views held it (a Jupyter display message cannot carry it)."""
+    odd = raw_tool(
+        {
+            "type": "object",
+            "properties": {
+                "x\ud800": {"type": "string", "description": "d"},
+                "y": {"default": "\udcff", "description": "d"},
+            },
+        },
+        description="Reads \udce9 bytes.",
+    )
+    warnings_ = odd.check()
+    found = {(w.code, w.path) for w in warnings_}
+    assert ("not-utf8", None) in found  # the description
+    assert ("not-utf8", '$.properties["x\\ud800"]') in found
+    assert ("not-utf8", "$.properties.y.default") in found
+    for warning in warnings_:
+        str(warning).encode("utf-8")
+    tool_html(odd).encode("utf-8")
+    tool_markdown(odd).encode("utf-8")
+    registry_html([odd]).encode("utf-8")
+
+
+def test_a_required_parameter_that_is_not_among_the_properties_is_reported() -> None:
+    ghost = raw_tool(
+        {"type": "object", "properties": {"x": {"type": "string", "description": "d"}}, "required": ["x", "ghost"]}
+    )
+    assert [(w.code, w.path) for w in ghost.check()] == [("undeclared-required", "$.required")]
+    assert "'ghost'" in ghost.check()[0].message

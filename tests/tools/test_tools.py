@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import json
 import threading
+import time
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
 from ai_widgets import (
+    ChatSession,
     Tool,
     ToolDefinition,
     ToolInvocation,
@@ -22,6 +25,11 @@ from ai_widgets import (
     ToolRisk,
     tool,
 )
+from ai_widgets._safe import UnsafeValueError
+from ai_widgets.messages import MessageStatus, ToolCallState
+from ai_widgets.tools._display import tool_html, tool_markdown
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from tests.helpers import raw_tool
 
 
 class Location(BaseModel):
@@ -885,3 +893,228 @@ def test_run_tools_outcome_is_not_shown_twice_in_its_cell(monkeypatch: pytest.Mo
     assert options == {"raw": True}
     assert bundle["text/plain"] == repr(outcome)
     assert "Result" in bundle["text/html"]
+
+
+def invocation_of(name: str, arguments: str) -> ToolInvocation:
+    return ToolInvocation(tool_call_id="call-1", tool_name=name, arguments=arguments)
+
+
+BROKEN_SCHEMAS = {
+    "ref-to-nowhere": {"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}},
+    "remote-ref": {"type": "object", "properties": {"x": {"$ref": "https://example.invalid/schema.json"}}},
+    "type-not-a-name": {"type": "object", "properties": {"x": {"type": 5}}},
+}
+
+
+@pytest.mark.parametrize("schema", BROKEN_SCHEMAS.values(), ids=BROKEN_SCHEMAS.keys())
+async def test_a_schema_that_cannot_be_evaluated_fails_that_call_not_the_turn(schema: dict[str, Any]) -> None:
+    """Before: jsonschema's exception escaped ``Tool.bind`` and failed the whole turn, the sibling call with it."""
+    broken = raw_tool(schema, name="broken")
+    ran: list[str] = []
+
+    @tool
+    def fine(x: str) -> str:
+        """Fine."""
+        ran.append(x)
+        return x
+
+    transport = ScriptedTransport(
+        [
+            ScriptedReply(
+                tool_calls=[
+                    ScriptedToolCall(name="broken", arguments={"x": "a"}),
+                    ScriptedToolCall(name="fine", arguments={"x": "b"}),
+                ]
+            ),
+            "Done.",
+        ]
+    )
+    reply = await asyncio.wait_for(ChatSession(transport, tools=[broken, fine]).send("go"), 10)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    failed, completed = reply.tool_calls
+    assert failed.state is ToolCallState.FAILED
+    assert failed.outcome is not None
+    assert "its parameters schema cannot be used to check arguments" in (failed.outcome.message or "")
+    assert failed.outcome.retryable is False
+    assert completed.state is ToolCallState.COMPLETED
+    assert ran == ["b"]
+
+
+async def test_a_backtracking_pattern_cannot_stall_the_event_loop() -> None:
+    """Before: ``pattern`` went to Python's ``re``, where ``^(a+)+$`` on 28 a's and a b takes seconds (each more
+    character doubles it) on the event loop; a model's string and a third party's schema (an MCP server) suffice."""
+    evil = raw_tool(
+        {
+            "type": "object",
+            "properties": {"x": {"type": "string", "pattern": "^(a+)+$"}},
+            "patternProperties": {"^(b+)+$": {"type": "integer"}},
+        }
+    )
+    started = time.perf_counter()
+    outcome = await evil.invoke(invocation_of("raw", '{"x": "' + "a" * 28 + 'b"}'))
+    assert time.perf_counter() - started < 1.5
+    assert outcome.status == "failure"
+    assert "does not match" in (outcome.message or "")
+    started = time.perf_counter()
+    outcome = await evil.invoke(invocation_of("raw", '{"' + "b" * 28 + 'c": "s", "bb": "not an integer"}'))
+    assert time.perf_counter() - started < 1.5
+    assert "bb: 'not an integer' is not of type 'integer'" in (outcome.message or "")
+    assert (await evil.invoke(invocation_of("raw", '{"x": "aaa", "bb": 2}'))).status == "success"
+
+
+async def test_a_pattern_python_cannot_compile_is_checked_or_left_to_the_tool() -> None:
+    r"""``\p{L}`` is valid ECMA-262 (and Rust) but not Python: checked, not a failure of every call; a pattern no
+    engine here takes is left to the tool."""
+    letters = raw_tool({"type": "object", "properties": {"x": {"type": "string", "pattern": r"^\p{L}+$"}}})
+    assert (await letters.invoke(invocation_of("raw", '{"x": "Ünïcode"}'))).status == "success"
+    assert (await letters.invoke(invocation_of("raw", '{"x": "123"}'))).status == "failure"
+    unreadable = raw_tool({"type": "object", "properties": {"x": {"type": "string", "pattern": "(("}}})
+    assert (await unreadable.invoke(invocation_of("raw", '{"x": "anything"}'))).status == "success"
+
+
+def delete(path: str, root: str = "/home") -> str:
+    """Deletes a file.
+
+    Args:
+        path: The file, under the root.
+        root: Where the files are.
+    """
+    return f"deleted {root}/{path}"
+
+
+async def test_a_partial_fixes_its_keywords_out_of_the_models_reach() -> None:
+    """Before: ``@tool`` on a ``functools.partial`` failed with "cannot resolve the type annotations ... define the types
+    at module level". Its keywords are fixed: not in the schema, and a model that sends one anyway changes nothing."""
+    safe = tool(name="safe_delete")(functools.partial(delete, root="/sandbox"))
+    assert safe.definition.description == "Deletes a file."
+    assert safe.definition.parameters == {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The file, under the root."}},
+        "required": ["path"],
+    }
+    outcome = await safe.invoke(invocation_of("safe_delete", '{"path": "notes.txt", "root": "/"}'))
+    assert outcome.value == "deleted /sandbox/notes.txt"
+
+
+class Counter:
+    """Counts."""
+
+    def __call__(self, step: Annotated[int, Field(description="How much.")]) -> int:
+        return step
+
+
+class AsyncCounter:
+    async def __call__(self, step: int) -> int:
+        await asyncio.sleep(0)
+        return step * 2
+
+
+async def test_callable_objects_take_their_schema_from_call_and_async_ones_run_on_the_loop() -> None:
+    counter = tool(name="count")(Counter())
+    assert counter.definition.parameters["properties"] == {"step": {"type": "integer", "description": "How much."}}
+    assert (await counter.invoke(invocation_of("count", '{"step": "3"}'))).value == 3
+    doubled = tool(name="double")(AsyncCounter())
+    assert not doubled.is_sync  # a coroutine on the loop, not a thread that cannot be stopped
+    assert (await doubled.invoke(invocation_of("double", '{"step": 4}'))).value == 8
+
+
+async def test_an_async_generator_tool_gives_what_it_yields() -> None:
+    """Before: the value was the generator's repr, ``'<async_generator object ...>'``, told to the model as a result."""
+
+    @tool
+    async def countdown(start: int) -> Any:
+        """Counts down."""
+        for n in range(start, 0, -1):
+            await asyncio.sleep(0)
+            yield n
+
+    assert not countdown.is_sync
+    outcome = await countdown.invoke(invocation_of("countdown", '{"start": 3}'))
+    assert outcome.value == [3, 2, 1]
+
+
+def test_literal_of_mixed_types_tuples_and_optional_lists_of_dicts_check_without_raising() -> None:
+    """Guards what already held."""
+
+    @tool
+    def mixed(
+        a: Literal[1, "a", True, None],
+        b: list[dict[str, Any]] | None = None,
+        c: tuple[int, str] = (1, "a"),
+        d: Annotated[int, Field(ge=0, le=10, multiple_of=2)] = 2,
+    ) -> str:
+        """Mixed."""
+        return "ok"
+
+    codes = {w.code for w in mixed.check()}
+    assert "openai-array-items" in codes  # the tuple's prefixItems: OpenAI refuses an array without items
+    assert "gemini-unsupported-keyword" in codes  # multipleOf
+    tool_html(mixed)
+    tool_markdown(mixed)
+
+
+def test_a_flood_of_invalid_values_gives_the_model_a_bounded_message() -> None:
+    """50,000 bad list items (or 300 strings of 1 MB) once made a 4.7 MB failure the model was sent and the history
+    kept; the model is now told the first problems, briefly, and how many more there are."""
+    from ai_widgets import tool
+
+    @tool
+    def total(xs: list[int]) -> int:
+        """Adds numbers.
+
+        Args:
+            xs: The numbers.
+        """
+        return sum(xs)
+
+    told = total.bind({"xs": ["a"] * 50_000})
+    assert not isinstance(told, dict)
+    assert told.message is not None
+    assert len(told.message) < 5_000
+    assert "and 49,980 more problems of the same kind" in told.message
+    huge = total.bind({"xs": ["x" * 1_000_000] * 300})
+    assert not isinstance(huge, dict)
+    assert huge.message is not None
+    assert len(huge.message) < 5_000
+    assert total.bind({"xs": "three"}).message == (  # type: ignore[union-attr]
+        'Invalid arguments for total: xs: Input should be a valid list (got "three"). Correct them and call again.'
+    )
+
+
+def test_a_result_with_lone_surrogates_in_its_keys_is_kept_with_replacement_characters() -> None:
+    """Defect: a dict key with a lone surrogate (``os.listdir`` gives them for file names that are not UTF-8) failed
+    the whole call ("cannot be written as JSON"), while the same text as a value became U+FFFD."""
+    shared = {"caf\udce9.txt": 3}
+    outcome = ToolOutcome.success({"files": shared, "again": shared, "\ud800": ("\udc80", 1)})
+    assert outcome.ok
+    assert outcome.value == {"files": {"caf\ufffd.txt": 3}, "again": {"caf\ufffd.txt": 3}, "\ufffd": ["\ufffd", 1]}
+    looped: list[Any] = []
+    looped.append({"\ud800": looped})
+    with pytest.raises(UnsafeValueError, match="Circular reference"):
+        ToolOutcome.success(looped)
+
+
+def test_a_result_that_shares_lists_exponentially_is_refused_before_it_is_expanded() -> None:
+    """Defect: ``[[[[0] * 100] * 100] * 100] * 100`` (100 million items in a few kilobytes) was expanded by the
+    conversion to JSON before the item limit looked at it: 1 GB and 5 s, and one level more ran the kernel out of
+    memory."""
+
+    @tool
+    def bomb() -> list[Any]:
+        """Returns a small value that is huge once copied."""
+        return [[[[[0] * 100] * 100] * 100] * 100] * 100
+
+    session = ChatSession(
+        ScriptedTransport([ScriptedReply(tool_calls=[ScriptedToolCall(name="bomb", arguments={})]), "Noted."]),
+        tools=[bomb],
+    )
+    started = time.monotonic()
+    reply = asyncio.run(session.send("go"))
+    assert time.monotonic() - started < 10
+    (call,) = reply.tool_calls
+    assert call.state is ToolCallState.FAILED
+    assert call.outcome is not None
+    assert "more than 10,000,000 values" in (call.outcome.message or "")
+    assert reply.text.endswith("Noted.")
+    square = [[0] * 1000] * 1000  # a million items, shared rows: kept
+    assert ToolOutcome.success(square).value == square

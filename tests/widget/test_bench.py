@@ -4,17 +4,30 @@ in place of the kernel's (docs/protocol.md, "The bench")."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 import time
+import weakref
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
-from ai_widgets import ApprovalError, ToolDefinition, ToolInvocation, ToolOutcome, ToolRisk, tool
+from ai_widgets import (
+    ApprovalError,
+    ToolDefinition,
+    ToolInvocation,
+    ToolOutcome,
+    ToolRisk,
+    tool,
+)
+from ai_widgets.session import ChatSession
 from ai_widgets.tools import Tool
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, ToolRun, arun_tool, run_tool
 from ai_widgets.widget._bench import field_errors
+from ai_widgets.widget._kernel import private_loop
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire, finished_messages
 
@@ -24,7 +37,7 @@ class Address(BaseModel):
     postcode: str | None = None
 
 
-ran: list[dict[str, Any]] = []
+ran: list[Any] = []
 
 
 @tool(title="Send letter", icon="✉")
@@ -436,3 +449,394 @@ def test_the_fields_and_the_models_message_come_from_one_list_of_problems() -> N
         "Invalid arguments for lookup: (arguments): 'city' is a required property. Correct them and call again."
     )
     assert field_errors(lookup, {"code": "abc"}) == ({"city": "'city' is a required property"}, None)
+
+
+# --- a run stopped or closed before its turn began --------------------------------------------------------------------
+
+
+@tool
+def note(text: str) -> str:
+    """Notes a text."""
+    ran.append(text)
+    return text
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def scale(factor: float | None = None) -> str:
+    """Scales by a factor (none: by one)."""
+    ran.append(("scaled", factor))
+    return f"scaled by {factor}"
+
+
+class GatedSource:
+    """A source of tools (no tools of its own) whose listing waits until the test opens the gate."""
+
+    def __init__(self) -> None:
+        self.listing = threading.Event()
+        self.gate = threading.Event()
+
+    async def list_tools(self) -> Sequence[Tool]:
+        self.listing.set()
+        await asyncio.to_thread(self.gate.wait, 5)
+        return []
+
+
+async def note_chat(wire: Wire, source: GatedSource) -> ChatWidget:
+    """A chat whose one finished call is of ``note``; its sources' listing is open until the test closes it."""
+    call = ScriptedToolCall(name="note", arguments={"text": "a"}, id="c1")
+    chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"]), tools=[note, source])
+    source.gate.set()
+    await chat.ask("go", show=False)
+    source.gate.clear()
+    source.listing.clear()
+    ran.clear()
+    return chat
+
+
+async def test_closing_an_entry_while_its_run_lists_its_tools_runs_nothing(wire: Wire) -> None:
+    """Defect: a bench_close (or a stop) while the run's tools were being listed (a source such as an MCP server)
+    found no turn to stop, and the run started after the entry was gone: the tool ran anyway."""
+    source = GatedSource()
+    chat = await note_chat(wire, source)
+    front = wire.comms[chat.comm.comm_id]
+    front.handle({"type": "bench_open", "tool_call_id": "c1"})
+    entry_id = chat._bench[-1]["id"]
+    entry_session = chat._bench_host._entries[entry_id].session
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"text": "after close"}})
+    assert await asyncio.to_thread(source.listing.wait, 5)
+    front.handle({"type": "bench_close", "id": entry_id})
+    assert chat._bench == []
+    source.gate.set()
+    await wait_for(lambda: bool(entry_session.messages) and not entry_session.busy)
+    (call,) = entry_session.messages[-1].tool_calls
+    assert call.state.value == "cancelled"
+    assert ran == []
+    assert not errors(wire, chat)
+
+
+async def test_closing_the_chat_while_a_run_lists_its_tools_runs_nothing(wire: Wire) -> None:
+    source = GatedSource()
+    chat = await note_chat(wire, source)
+    entry_id = chat._bench_host.open("note", {"text": "x"})
+    entry_session = chat._bench_host._entries[entry_id].session
+    wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"text": "after close"}})
+    assert await asyncio.to_thread(source.listing.wait, 5)
+    chat.close()
+    source.gate.set()
+    await wait_for(lambda: bool(entry_session.messages) and not entry_session.busy)
+    assert ran == []
+
+
+def test_run_tool_interrupted_before_its_run_began_runs_nothing(monkeypatch: pytest.MonkeyPatch, wire: Wire) -> None:
+    """Defect: an interrupt of ``run_tool`` before its run had begun stopped nothing, and the tool ran after the
+    interrupt."""
+    import ai_widgets.widget._run_tool as module
+
+    monkeypatch.setattr(module, "show", lambda widget: None)
+    loop = private_loop()
+    gate, blocked = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        blocked.set()
+        gate.wait(5)
+
+    def interrupted(future: Any, **_: Any) -> Any:
+        threading.Timer(0.05, gate.set).start()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "wait_with_comms", interrupted)
+    ran.clear()
+    loop.call_soon_threadsafe(hold)
+    assert blocked.wait(5)
+    with pytest.raises(KeyboardInterrupt):
+        run_tool(note, text="interrupted")
+    gate.set()
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0.05), loop).result(timeout=5)
+    assert ran == []
+
+
+# --- what a call's thread did after its call ended --------------------------------------------------------------------
+
+
+@tool
+def sleepy(n: int) -> int:
+    """Sleeps on a thread and never looks at a cancel."""
+    time.sleep(0.15)
+    return n * 10
+
+
+async def test_a_cancelled_bench_run_shows_its_thread_stopping_then_what_it_returned(wire: Wire) -> None:
+    """Defect: the bench entry's card never said that a cancelled (or timed-out) sync call's thread was still running,
+    nor what it returned: the entry's message had no ``stopping``/``late``."""
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[sleepy], flush_interval=0.005)
+    front = wire.comms[chat.comm.comm_id]
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
+
+    def part() -> dict[str, Any]:
+        message = chat._bench[-1]["message"] or {"parts": [{}]}
+        return message["parts"][0]  # type: ignore[no-any-return]
+
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 2}})
+    await wait_for(lambda: part().get("state") == "running")
+    front.handle({"type": "cancel", "tool_call_id": part()["tool_call_id"]})
+    await wait_for(lambda: not chat._bench[-1]["running"])
+    assert part()["state"] == "cancelled"
+    assert part()["stopping"] is True
+    await wait_for(lambda: part().get("late") is not None)
+    assert part()["stopping"] is False
+    assert part()["late"] == {"kind": "returned", "preview": "20"}
+    assert part()["state"] == "cancelled"  # the record does not change
+
+    # A new run shows itself alone: the earlier run's fields go, and a thread of an earlier run does not touch it.
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 3}})
+    await wait_for(lambda: part().get("state") == "running")
+    first = part()["tool_call_id"]
+    assert "stopping" not in part()
+    assert "late" not in part()
+    front.handle({"type": "cancel", "tool_call_id": first})
+    await wait_for(lambda: not chat._bench[-1]["running"])
+    front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 4}})  # while the thread of n=3 runs
+    await wait_for(lambda: not chat._bench[-1]["running"] and part().get("tool_call_id") != first)
+    await asyncio.sleep(0.2)  # both threads have returned
+    assert part()["state"] == "completed"
+    assert part()["outcome"]["value"] == 40
+    assert "late" not in part()
+    assert "stopping" not in part()
+
+
+# --- closing: nothing leaks -------------------------------------------------------------------------------------------
+
+
+def collectable(*refs: weakref.ref[Any]) -> bool:
+    for _ in range(3):
+        gc.collect()
+    return all(ref() is None for ref in refs)
+
+
+async def test_a_closed_chat_its_session_and_its_runs_are_freed(wire: Wire, shown: list[Any]) -> None:
+    """Defect: anywidget connected every widget to the change signal of its front-end file (given as a path), with
+    a strong reference, so no ChatWidget, turn view or run_tool widget (nor the session and conversation each holds)
+    was ever freed, closed or not."""
+    refs = await close_a_chat_mid_run(wire, shown)
+    wire.comms.clear()  # a kernel's comm manager forgets closed comms; the harness keeps them
+    shown.clear()
+    assert collectable(*refs)
+
+
+async def close_a_chat_mid_run(wire: Wire, shown: list[Any]) -> list[weakref.ref[Any]]:
+    """A chat with a turn view and a bench run going on, closed; weak references to what must be freed then."""
+    chat = ChatWidget(transport=ScriptedTransport(["hello"], repeat=True), tools=[sleepy])
+    await chat.ask("hi")
+    (view,) = shown
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
+    wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 1}})
+    await wait_for(lambda: "running" in str(chat._bench[-1]["message"]))
+    entry_session = chat._bench_host._entries[entry_id].session
+    refs = [weakref.ref(chat), weakref.ref(chat.session), weakref.ref(view), weakref.ref(entry_session)]
+    chat.close()
+    view.close()
+    await wait_for(lambda: not entry_session.busy)
+    await asyncio.sleep(0.2)  # the run's thread returns
+    return refs
+
+
+def test_a_closed_run_tool_widget_is_freed(monkeypatch: pytest.MonkeyPatch, wire: Wire) -> None:
+    import ai_widgets.widget._run_tool as module
+
+    displayed: list[Any] = []
+    monkeypatch.setattr(module, "show", displayed.append)
+    result = run_tool(note)
+    assert isinstance(result, ToolRun)
+    ref = weakref.ref(displayed[0])
+    displayed[0].close()
+    wire.comms.clear()
+    displayed.clear()
+    del result
+    assert collectable(ref)
+
+
+# --- arguments that are not strict JSON -------------------------------------------------------------------------------
+
+
+async def test_a_bench_run_with_nan_or_infinity_is_refused_and_changes_nothing(wire: Wire) -> None:
+    """Defect: NaN and Infinity in a bench_run's arguments (JSON a front end other than a browser can send; the
+    kernel's JSON reader accepts them) silently became null, and the tool ran with None."""
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[scale])
+    front = wire.comms[chat.comm.comm_id]
+    entry_id = chat._bench_host.open("scale", {"factor": 2})
+    before = chat._bench[-1]
+    ran.clear()
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        front.handle({"type": "bench_run", "id": entry_id, "arguments": {"factor": bad}})
+        message = errors(wire, chat)[-1]
+        assert message.startswith("Run refused: the arguments: ")
+        assert "not a JSON number" in message
+        assert chat._bench[-1] == before  # the form, its attempt counter and its run are as they were
+    await asyncio.sleep(0.05)
+    assert ran == []
+
+
+async def test_edited_arguments_with_nan_are_refused_and_the_call_keeps_waiting(wire: Wire) -> None:
+    """Defect: an approval with edited arguments holding NaN ran the tool with None in its place."""
+    call = ScriptedToolCall(name="scale", arguments={"factor": 2}, id="s1")
+    chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"]), tools=[scale])
+    front = wire.comms[chat.comm.comm_id]
+    ran.clear()
+    turn = asyncio.create_task(chat.ask("scale it", show=False))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    front.handle(
+        {"type": "approve", "tool_call_id": "s1", "decision": "approved", "arguments": {"factor": float("nan")}}
+    )
+    assert errors(wire, chat)[-1].startswith("Approval refused: the edited arguments: ")
+    assert [p.tool_call_id for p in chat.session.pending_approvals] == ["s1"]
+    front.handle({"type": "approve", "tool_call_id": "s1", "decision": "approved", "arguments": {"factor": 3}})
+    await turn
+    assert ran == [("scaled", 3.0)]
+
+
+async def test_run_call_refuses_nan_like_run_tool() -> None:
+    session = ChatSession(ScriptedTransport(["hi"]), tools=[scale])
+    with pytest.raises(ValueError, match="not a JSON number"):
+        await asyncio.wait_for(session.run_call("scale", {"factor": float("nan")}), 2)  # (it would wait to be approved)
+    assert session.messages == []
+
+
+# --- a large result elsewhere is not sent again with every progress report --------------------------------------------
+
+
+async def test_progress_of_one_run_does_not_resend_a_large_result_of_another_entry_30_times_a_second(
+    wire: Wire,
+) -> None:
+    """Defect: the bench trait goes whole, and it was set about 30 times a second while any run reported progress,
+    so a 1 MB result kept in one entry went over the comm with every report of another: 58 MB for a 0.6 s run."""
+
+    @tool
+    def large(n: int) -> str:
+        """Returns a large text."""
+        return "x" * 1_000_000
+
+    @tool
+    async def reporting(n: int, invocation: ToolInvocation) -> int:
+        """Reports its progress often."""
+        for i in range(60):
+            invocation.progress.report(i / 60, f"step {i}")
+            await asyncio.sleep(0.01)
+        return n
+
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[large, reporting])
+    first = chat._bench_host.open("large", {"n": 1})
+    started = chat._bench_host.start(first, {"n": 1})
+    assert started is not None
+    await asyncio.wrap_future(started)
+    second = chat._bench_host.open("reporting", {"n": 2})
+    mark = wire.mark()
+    started = chat._bench_host.start(second, {"n": 2})
+    assert started is not None
+    await asyncio.wrap_future(started)
+    sent = sum(s.nbytes for s in wire.since(mark))
+    assert sent < 10_000_000, sent
+    assert chat._bench[-1]["message"]["parts"][0]["outcome"]["value"] == 2
+    # The entry shows the first MAX_SHOWN_RESULT_CHARS of the large result, and says how much more there is.
+    assert chat._bench[0]["message"]["parts"][0]["outcome"]["value"] == (
+        "x" * 100_000 + "… (900,000 more characters not shown here)"
+    )
+
+
+# --- many problems at once --------------------------------------------------------------------------------------------
+
+
+@tool
+def total(values: list[int]) -> int:
+    """Adds the values."""
+    return sum(values)
+
+
+async def test_a_run_with_tens_of_thousands_of_bad_items_is_answered_at_once_in_a_few_lines(wire: Wire) -> None:
+    """Defect: each problem was appended to its field's text (quadratic) and searched for in the model's whole
+    message (quadratic again): 50,000 bad items blocked the kernel for 10 s and put 4 MB in the field's error."""
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[total])
+    entry_id = chat._bench_host.open("total", {})
+    started = time.monotonic()
+    wire.comms[chat.comm.comm_id].handle({"type": "bench_run", "id": entry_id, "arguments": {"values": ["x"] * 50_000}})
+    assert time.monotonic() - started < 3
+    shown = chat._bench[-1]
+    (text,) = shown["errors"].values()
+    assert text.startswith("0: Input should be a valid integer")
+    assert text.endswith("; and 49,997 more")
+    assert len(text) < 1_000
+    assert shown["error"] is None
+    assert shown["message"] is None  # nothing ran
+
+
+def test_the_general_error_of_an_entry_is_clipped() -> None:
+    from ai_widgets import ToolDefinition
+    from ai_widgets.widget._bench import field_errors
+
+    definition = ToolDefinition(
+        name="strict",
+        description="Takes nothing more.",
+        parameters={"type": "object", "properties": {}, "additionalProperties": False},
+    )
+    strict = Tool(definition, lambda invocation: "ok")
+    found = field_errors(strict, {f"k{i}" * 50: i for i in range(200)})
+    assert found is not None
+    fields, general = found
+    assert fields == {}
+    assert general is not None
+    assert len(general) <= 1_000
+
+
+async def test_two_bench_runs_of_one_entry_from_two_threads_start_one_run(wire: Wire) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]), tools=[sleepy])
+    entry_id = chat._bench_host.open("sleepy", {"n": 1})
+    front = wire.comms[chat.comm.comm_id]
+    barrier = threading.Barrier(6)
+
+    def run() -> None:
+        barrier.wait()
+        front.handle({"type": "bench_run", "id": entry_id, "arguments": {"n": 5}})
+
+    threads = [threading.Thread(target=run) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    await wait_for(lambda: not chat._bench[-1]["running"])
+    refused = [e for e in errors(wire, chat) if "still running" in e]
+    assert chat._bench[-1]["attempt"] + len(refused) == 6
+    assert chat._bench[-1]["attempt"] == 1
+    assert chat._bench[-1]["message"]["parts"][0]["outcome"]["value"] == 50
+
+
+async def test_run_again_is_refused_for_a_running_a_provider_run_or_an_unregistered_call_and_changes_nothing(
+    wire: Wire,
+) -> None:
+    @tool
+    def web_search(query: str) -> str:
+        """Searches (run by the provider)."""
+        return "never here"
+
+    calls = [
+        ScriptedToolCall(name="web_search", arguments={"query": "q"}, id="p1", provider_result="found"),
+        ScriptedToolCall(name="sleepy", arguments={"n": 1}, id="s1"),
+        ScriptedToolCall(name="note", arguments={"text": "t"}, id="n1"),
+    ]
+    chat = ChatWidget(
+        transport=ScriptedTransport([ScriptedReply(tool_calls=calls), "done"]), tools=[web_search, sleepy, note]
+    )
+    front = wire.comms[chat.comm.comm_id]
+    turn = asyncio.create_task(chat.ask("go", show=False))
+    found = chat.session.tool_call
+    await wait_for(lambda: (f := found("s1")) is not None and f.state.value == "running")
+    front.handle({"type": "bench_open", "tool_call_id": "s1"})
+    assert errors(wire, chat)[-1] == "Run again refused: the call of sleepy has not finished: it is running"
+    await turn
+    history = finished_messages(chat)
+    front.handle({"type": "bench_open", "tool_call_id": "p1"})
+    assert errors(wire, chat)[-1] == "Run again refused: web_search ran at the provider: it cannot be run again here"
+    chat.session.tools.unregister("note")
+    front.handle({"type": "bench_open", "tool_call_id": "n1"})
+    assert "the tool 'note' is not registered" in errors(wire, chat)[-1]
+    assert chat._bench == []
+    assert finished_messages(chat) == history
+    assert all(len(e) <= 1000 for e in errors(wire, chat))

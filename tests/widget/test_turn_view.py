@@ -7,13 +7,16 @@ recording ones of the widget harness.
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
 import pytest
 
-from ai_widgets import MessageStatus
-from ai_widgets.transports import ScriptedTransport
+from ai_widgets import Message, MessageStatus, SessionBusyError, ToolRisk, tool
+from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._kernel import KernelSupport, UnsupportedKernelError, private_loop
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Mirror, Wire, delete_file, finished_messages, script
@@ -115,3 +118,224 @@ def test_ask_sync_shows_the_turn_too(wire: Wire, shown: list[Any]) -> None:
     (view,) = shown
     assert [m["role"] for m in finished_messages(view)] == ["user", "assistant"]
     assert not view._busy
+
+
+ran: list[Any] = []
+
+
+@tool
+def note(text: str) -> str:
+    """Notes a text."""
+    ran.append(text)
+    return text
+
+
+@tool(name="delete_file", risk=ToolRisk.DESTRUCTIVE)
+def recorded_delete_file(path: str) -> str:
+    """Deletes a file."""
+    ran.append(("deleted", path))
+    return f"deleted {path}"
+
+
+async def test_two_concurrent_asks_run_one_after_the_other_each_view_shows_its_own_turn(
+    wire: Wire, shown: list[Any]
+) -> None:
+    """Defect: both views began on the first turn's busy signal, so the loser's view stayed open showing (a copy of)
+    the winner's turn. Since an ask waits for a turn in progress, there is no loser: the second asks after the first,
+    and each view shows only its own turn."""
+    chat = ChatWidget(transport=ScriptedTransport(["first reply", "second reply"], delay=0.002))
+    first = asyncio.create_task(chat.ask("one"))
+    second = asyncio.create_task(chat.ask("two"))
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert [r.text for r in results if isinstance(r, Message)] == ["first reply", "second reply"]
+    one, two = (view for view in shown if isinstance(view, TurnView))
+    assert [m["parts"][0]["text"] for m in finished_messages(one)] == ["one", "first reply"]
+    assert [m["parts"][0]["text"] for m in finished_messages(two)] == ["two", "second reply"]
+    assert chat.session.messages[-1].status is MessageStatus.COMPLETED
+    assert len(chat.session.messages) == 4
+
+
+async def test_a_turn_view_shows_only_its_own_turn_when_the_input_box_wins_the_race(
+    wire: Wire, shown: list[Any]
+) -> None:
+    """The chat's input box starts a turn after ``ask`` made its view and before its turn could start."""
+    chat = ChatWidget(transport=ScriptedTransport(lambda request: f"{request.last_user_text} reply"))
+    front = wire.comms[chat.comm.comm_id]
+    asked = asyncio.create_task(chat.ask("asked"))
+    await asyncio.sleep(0)  # ask has shown its view; its turn's task has not run yet
+    (view,) = shown
+    front.handle({"type": "send", "text": "boxed"})  # a turn from the input box (on the package's loop thread)
+    try:
+        await asked
+    except SessionBusyError:
+        assert view.comm is None  # lost: nothing of the other turn stays shown
+    else:
+        assert [m["parts"][0]["text"] for m in finished_messages(view)] == ["asked", "asked reply"]
+    await wait_for(lambda: not chat.session.busy and len(chat.session.messages) >= 2)
+
+
+async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_before_it_claims(
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+) -> None:
+    """Defect (seen once in CI): the view took where its turn starts from the conversation's length when its task
+    began, so a turn from the input box that ran whole in between (on the package's loop thread) showed in it."""
+    chat = ChatWidget(transport=ScriptedTransport(lambda request: f"{request.last_user_text} reply"))
+    front = wire.comms[chat.comm.comm_id]
+    checks = chat.session._check_can_send
+    calls = 0
+
+    def box_turn_first() -> None:  # the asking task's send: after its view began, before its turn claims the session
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the first check is ask's own, before its view shows
+            front.handle({"type": "send", "text": "boxed"})
+            deadline = time.monotonic() + 5
+            while len(chat.session.messages) < 2 or chat.session.busy:
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        checks()
+
+    monkeypatch.setattr(chat.session, "_check_can_send", box_turn_first)
+    await chat.ask("asked")
+    (view,) = shown
+    assert [m.parts[0].text for m in chat.session.messages] == ["boxed", "boxed reply", "asked", "asked reply"]
+    assert [m["parts"][0]["text"] for m in finished_messages(view)] == ["asked", "asked reply"]
+
+
+def test_ask_sync_that_cannot_wait_leaves_no_turn_behind(
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+) -> None:
+    """Defect: when the cell could not wait (a kernel that cannot process clicks while it blocks; an interrupt before
+    the turn began), ``ask_sync`` stopped the session before its turn had started, then blocked 5 s while that turn
+    started anyway and waited for an approval no one could give: the session stayed busy, so even ``send()``, which
+    the error recommends, failed."""
+    import ai_widgets.widget._chat as chat_module
+
+    loop = private_loop()
+    gate, blocked = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the package's loop is busy for a moment: the turn cannot start before the cell gives up
+        blocked.set()
+        gate.wait(5)
+
+    def cannot_wait(future: Any, **_: Any) -> Any:
+        threading.Timer(0.1, gate.set).start()
+        raise UnsupportedKernelError("this kernel cannot process clicks while a cell blocks")
+
+    monkeypatch.setattr(chat_module, "wait_with_comms", cannot_wait)
+    call = ScriptedToolCall(name="delete_file", arguments={"path": "a"})
+    chat = ChatWidget(
+        transport=ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"]), tools=[recorded_delete_file]
+    )
+    loop.call_soon_threadsafe(hold)
+    assert blocked.wait(5)
+    started = time.monotonic()
+    with pytest.raises(UnsupportedKernelError):
+        chat.ask_sync("delete it")
+    assert time.monotonic() - started < 2
+    gate.set()
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0.01), loop).result(timeout=5)
+    assert not chat.session.busy
+    assert chat.session.messages == []  # the turn never started
+    assert all(view.comm is None for view in shown)  # and nothing stays shown for it
+    chat.session.transport = ScriptedTransport(["fine"])
+    future = chat.send("and now?")
+    assert future is not None
+    assert future.result(timeout=5).text == "fine"
+
+
+def test_ask_sync_interrupted_while_its_call_waits_stops_that_turn_and_its_view_shows_it(
+    monkeypatch: pytest.MonkeyPatch, wire: Wire, shown: list[Any]
+) -> None:
+    import ai_widgets.widget._chat as chat_module
+
+    call = ScriptedToolCall(name="delete_file", arguments={"path": "a"})
+    chat = ChatWidget(
+        transport=ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"]), tools=[recorded_delete_file]
+    )
+
+    def interrupted_while_waiting(future: Any, **_: Any) -> Any:
+        deadline = time.monotonic() + 5
+        while not chat.session.pending_approvals and time.monotonic() < deadline:
+            time.sleep(0.005)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chat_module, "wait_with_comms", interrupted_while_waiting)
+    ran.clear()
+    with pytest.raises(KeyboardInterrupt):
+        chat.ask_sync("delete it")
+    assert not chat.session.busy  # the turn recorded its cancellation before the interrupt reached the caller
+    reply = chat.session.messages[-1]
+    assert reply.status is MessageStatus.CANCELLED
+    assert [p.state.value for p in reply.tool_calls] == ["cancelled"]
+    assert ran == []
+    (view,) = shown
+    assert not view._busy
+    assert [m["status"] for m in finished_messages(view) if m["role"] == "assistant"] == ["cancelled"]
+
+
+class Failing:
+    async def stream(self, request: Any) -> Any:
+        raise RuntimeError("the model is down")
+        yield  # pragma: no cover
+
+
+@pytest.mark.parametrize("ending", ["error", "limit_reached", "cancelled"])
+async def test_a_turn_view_shows_how_its_turn_ended_and_keeps_it(wire: Wire, shown: list[Any], ending: str) -> None:
+    from ai_widgets import SessionOptions
+
+    call = ScriptedToolCall(name="delete_file", arguments={"path": "a"})
+    if ending == "error":
+        chat = ChatWidget(transport=Failing())
+    elif ending == "limit_reached":
+        again = ScriptedToolCall(name="note", arguments={"text": "a"})
+        transport = ScriptedTransport([ScriptedReply(tool_calls=[again])], repeat=True)
+        chat = ChatWidget(transport=transport, tools=[note], options=SessionOptions(max_iterations=1))
+    else:
+        chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(tool_calls=[call])]), tools=[recorded_delete_file])
+    asked = asyncio.create_task(chat.ask("go"))
+    if ending == "cancelled":
+        await wait_for(lambda: bool(chat.session.pending_approvals))
+        wire.comms[shown[0].comm.comm_id].handle({"type": "stop"})
+    reply = await asked
+    assert reply.status.value == ending
+    (view,) = shown
+    assert not view._busy
+    turn = finished_messages(view)
+    assert [m["role"] for m in turn] == ["user", "assistant"]
+    assert turn[1]["status"] == ending
+
+    # A view of it opened later (a new page) gets the turn; the chat going on, or cleared, changes nothing there.
+    chat.session.transport = ScriptedTransport(["later"], repeat=True)
+    chat.clear()
+    await chat.ask("another", show=False)
+    sent = len(wire.custom(view.comm.comm_id))
+    wire.comms[view.comm.comm_id].handle({"type": "sync", "have": 0})
+    (snapshot,) = [c for c in wire.custom(view.comm.comm_id)[sent:] if c["type"] == "snapshot"]
+    assert snapshot["finished"] == turn
+    assert snapshot["live"] == []
+    assert finished_messages(view) == turn
+
+
+async def test_a_turn_view_that_could_not_be_displayed_is_closed(wire: Wire, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defect: when displaying the turn view failed, ``ask`` raised and left the view open, subscribed to the session
+    for good."""
+    import IPython.display
+
+    import ai_widgets.widget._chat as chat_module
+
+    def broken(*objects: Any, **_: Any) -> None:
+        raise RuntimeError("no display here")
+
+    monkeypatch.setattr(chat_module, "kernel_support", lambda: KernelSupport("ipykernel6", "6.29.5", "test"))
+    monkeypatch.setattr(IPython.display, "display", broken)
+    chat = ChatWidget(transport=ScriptedTransport(["hi"]))
+    subscribers = len(chat.session._subscribers)
+    with pytest.raises(RuntimeError, match="no display here"):
+        await chat.ask("hello")
+    opened = [s.comm_id for s in wire.sent if s.msg_type == "comm_open" and s.data["state"].get("_scope") == "turn"]
+    closed = {s.comm_id for s in wire.sent if s.msg_type == "comm_close"}
+    assert opened
+    assert set(opened) <= closed
+    assert len(chat.session._subscribers) == subscribers
+    assert chat.session.messages == []

@@ -6,6 +6,8 @@ import asyncio
 import concurrent.futures
 import json
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +20,17 @@ from jupyter_client.session import json_packer
 from ai_widgets import (
     CancelError,
     ChatSession,
+    Message,
     MessageStatus,
     SessionOptions,
+    ToolInvocation,
     ToolOutcome,
     ToolRisk,
     UnknownToolCallError,
     tool,
 )
 from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
-from ai_widgets.messages import Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState, load_messages
+from ai_widgets.messages import ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState, load_messages
 from ai_widgets.session import HistoryTakenOverError
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
@@ -897,3 +901,123 @@ async def test_a_notice_comes_again_in_each_snapshot_for_a_view_not_yet_listenin
     assert "notices" not in wire.custom(new.comm.comm_id)[-1]  # none: the snapshot is as it always was
     new.close()
     old.close()
+
+
+# --- interrupts -------------------------------------------------------------------------------------------------------
+
+
+def test_an_interrupt_reaches_every_watched_turn_even_if_one_loop_is_closing() -> None:
+    """Defect: the SIGINT handler raised RuntimeError into whatever the main thread was running when a watched
+    turn's loop closed between its check and its call, and the turns after it in the list were not stopped."""
+    import signal
+
+    from ai_widgets.widget._interrupts import IdleInterrupts
+
+    class Closing(asyncio.SelectorEventLoop):
+        def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("Event loop is closed")
+
+    closing, live = Closing(), asyncio.new_event_loop()
+    stopped: list[str] = []
+    interrupts = IdleInterrupts()
+    try:
+        interrupts._watched = ((closing, lambda: stopped.append("closing")), (live, lambda: stopped.append("live")))
+        interrupts._handle(signal.SIGINT, None)  # must not raise
+        live.run_until_complete(asyncio.sleep(0))
+        assert stopped == ["live"]
+    finally:
+        closing.close()
+        live.close()
+
+
+# --- a call's thread that returns what cannot be shown ----------------------------------------------------------------
+
+
+class Unshowable:
+    def __repr__(self) -> str:
+        raise TypeError("no repr")
+
+
+@tool
+def returns_unshowable(invocation: ToolInvocation) -> object:
+    """Returns, late, a value that cannot even be described."""
+    time.sleep(0.1)
+    return [Unshowable()]
+
+
+async def test_a_late_value_that_cannot_be_described_still_ends_the_stopping_note(wire: Wire) -> None:
+    """Defect: describing what a given-up call's thread returned raised (a value whose repr raises), the error was
+    only logged, and the card said "stopping" for ever (a view that stopped mirroring also stayed subscribed)."""
+    call = ScriptedToolCall(name="returns_unshowable", id="u1")
+    transport = ScriptedTransport([ScriptedReply(tool_calls=[call]), "ok"])
+    chat = ChatWidget(transport=transport, tools=[returns_unshowable], flush_interval=0.001)
+    turn = asyncio.create_task(chat.ask("go", show=False))
+    found = chat.session.tool_call
+    await wait_for(lambda: (f := found("u1")) is not None and f.state.value == "running")
+    wire.comms[chat.comm.comm_id].handle({"type": "cancel", "tool_call_id": "u1"})
+    await turn
+
+    def shown() -> dict[str, Any]:
+        reply = finished_messages(chat)[1]
+        return next(p for p in reply["parts"] if p.get("tool_call_id") == "u1")  # type: ignore[no-any-return]
+
+    await wait_for(lambda: shown().get("late") is not None)
+    assert shown()["stopping"] is False
+    assert shown()["late"] == {"kind": "returned", "preview": "(a list that cannot be shown: TypeError)"}
+    assert shown()["state"] == "cancelled"
+
+
+# --- large results ----------------------------------------------------------------------------------------------------
+
+
+# Each result is made by its test, not when the tests are collected: collected, the 300,000 rows would stay in
+# memory (and in every garbage collection) for the rest of the run.
+@pytest.mark.parametrize(
+    ("kind", "make"),
+    [
+        ("text", lambda: "x" * 10_000_000),
+        pytest.param(
+            "value", lambda: [{"row": n, "name": f"name {n}" * 20} for n in range(300_000)], marks=pytest.mark.slow
+        ),
+        ("markdown", lambda: ToolOutcome.success(text="# Log\n" + "line\n" * 2_000_000)),
+        ("failure", lambda: ToolOutcome.failure("E" * 5_000_000)),
+    ],
+    ids=["text", "value", "markdown", "failure"],
+)
+async def test_a_huge_tool_result_is_shown_in_part_and_kept_whole_by_the_session(
+    wire: Wire, kind: str, make: Callable[[], Any]
+) -> None:
+    """Defect: a 10 MB result went over the comm twice (the call op and the history trait: 20 MB) and into the
+    notebook file whole, for the browser to lay out as one text."""
+    result = make()
+
+    @tool
+    def dump() -> Any:
+        """Returns a huge result."""
+        return result
+
+    reply = ScriptedReply(tool_calls=[ScriptedToolCall(name="dump", arguments={})])
+    chat = ChatWidget(transport=ScriptedTransport([reply, ScriptedReply(text="Read it.")]), tools=[dump])
+    mark = wire.mark()
+    done = await chat.session.send("dump it")
+    assert done.text.endswith("Read it.")
+    sent = sum(s.nbytes for s in wire.since(mark))
+    assert sent < 1_500_000, sent
+    shown = finished_messages(chat)[-1]["parts"][0]["outcome"]
+    (call,) = done.tool_calls
+    assert call.outcome is not None
+    match kind:
+        case "text":
+            assert shown["value"] == "x" * 100_000 + "… (9,900,000 more characters not shown here)"
+            assert call.outcome.value == result
+        case "value":
+            assert shown["value"][:2] == [{"row": 0, "name": "name 0" * 20}, {"row": 1, "name": "name 1" * 20}]
+            assert len(shown["value"]) == 1_001
+            assert shown["value"][-1] == "… (299,000 more items not shown here)"
+            assert call.outcome.value == result
+        case "markdown":
+            assert shown["text"].endswith("… (9,900,006 more characters not shown here)")
+            assert call.outcome.text == result.text
+        case "failure":
+            assert shown["message"].endswith("… (4,900,000 more characters not shown here)")
+            assert call.outcome.message == result.message

@@ -1,5 +1,6 @@
 """The Anthropic kit: the transport against a loopback emulator, SDK clients answered in process, the wire format, and
-a small Messages API emulator for the loopback server.
+a small Messages API emulator for the loopback server; and what the Anthropic test files share (the recorded streams'
+names, the request mapping of a conversation).
 
 The emulator speaks the wire format of ``POST /v1/messages`` with ``stream: true``: each request goes to a script
 step (a function of the request body) that returns the content blocks of the reply, which are streamed as the
@@ -14,6 +15,9 @@ from typing import Any
 
 import anthropic
 
+from ai_widgets import (
+    Message,
+)
 from ai_widgets.transports import AnthropicTransport
 from tests.providers.kits._kit import MockAPI as _MockAPI
 from tests.providers.kits._kit import ProviderKit, Wording
@@ -193,3 +197,15 @@ KIT = ProviderKit(
         key_hint="ANTHROPIC_API_KEY or api_key=",
     ),
 )
+
+
+FIXTURES = [
+    "anthropic_text_then_tool_use",
+    "anthropic_thinking_tool_use",
+    "anthropic_tool_use_no_args",
+    "anthropic_server_tools_escape_split",
+]
+
+
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    return AnthropicTransport("claude-x", client=MockAPI().client()).request_messages(messages)

@@ -1,5 +1,6 @@
 """The Gemini kit: the transport against a loopback emulator, clients of the real SDK answered in process, the wire
-format of ``streamGenerateContent?alt=sse`` to script replies with, and an emulator for the loopback server.
+format of ``streamGenerateContent?alt=sse`` to script replies with, and an emulator for the loopback server; and
+what the Gemini test files share (a recorded stream's name, a key no generic pattern recognises, tools).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from google import genai
 from google.genai import types
 from google.oauth2.credentials import Credentials
 
+from ai_widgets import (
+    tool,
+)
 from ai_widgets.transports import GeminiTransport
 from tests.providers.kits._kit import MockAPI as _MockAPI
 from tests.providers.kits._kit import ProviderKit, Wording, recorded
@@ -194,3 +198,26 @@ KIT = ProviderKit(
         key_hint="GEMINI_API_KEY or GOOGLE_API_KEY, or api_key=",
     ),
 )
+
+
+# A key no generic pattern recognises: only the transport's own redaction keeps it out.
+PLAIN_KEY = "gm" + "SECRET-plain-0123456789"
+
+
+GEMINI_FIXTURE = "gemini_function_call_empty_args_thought_signature"
+
+
+@tool
+def get_country() -> str:
+    """The country the person is in."""
+    return "Mexico"
+
+
+@tool
+def read_screen(id: str) -> str:
+    """Reads a screen.
+
+    Args:
+        id: The screen.
+    """
+    return f"screen {id}"

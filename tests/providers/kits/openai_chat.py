@@ -1,5 +1,6 @@
 """The Chat Completions kit: the transport against a loopback emulator, SDK clients answered in process, the wire
-format to script replies with, and an OpenAI-compatible emulator (SSE in the wire format) for the loopback server.
+format to script replies with, and an OpenAI-compatible emulator (SSE in the wire format) for the loopback server;
+and what the Chat Completions test files share (a request, reading a stream whole, a tool).
 """
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ from typing import Any
 
 import openai
 
-from ai_widgets.transports import OpenAIChatTransport
+from ai_widgets import (
+    Message,
+    RequestOptions,
+    tool,
+)
+from ai_widgets.events import (
+    StreamEvent,
+)
+from ai_widgets.transports import ChatRequest, OpenAIChatTransport
 from tests.providers.kits._kit import MockAPI as _MockAPI
 from tests.providers.kits._kit import ProviderKit, Wording
 from tests.providers.loopback import Request, Response
@@ -208,3 +217,23 @@ KIT = ProviderKit(
         key_hint="api_key=",
     ),
 )
+
+
+def user_request(text: str = "hi", **options: Any) -> ChatRequest:
+    return ChatRequest(messages=[Message.user(text)], options=RequestOptions(**options))
+
+
+async def collect(transport: OpenAIChatTransport, request: ChatRequest) -> tuple[list[StreamEvent], Exception | None]:
+    events: list[StreamEvent] = []
+    try:
+        async for event in transport.stream(request):
+            events.append(event)
+    except Exception as exc:
+        return events, exc
+    return events, None
+
+
+@tool
+def get_time() -> str:
+    """Gets the time."""
+    return "12:00"

@@ -1,5 +1,6 @@
 """The OpenAI Responses kit: the transport against a loopback emulator, SDK clients answered in process, the wire
-format's event builders, and a scripted emulator for the loopback server.
+format's event builders, and a scripted emulator for the loopback server; and what the Responses test files share
+(recorded streams, chunkings, a transport and a reply made for a test, a tool).
 
 Event shapes follow the recorded stream ``openai_responses_reasoning_text_function_call.sse``.
 """
@@ -11,8 +12,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import openai
+import pytest
 
-from ai_widgets.transports import OpenAIResponsesTransport
+from ai_widgets import (
+    Message,
+    tool,
+)
+from ai_widgets.transports import ChatRequest, OpenAIResponsesTransport
 from tests.providers.kits._kit import MockAPI as _MockAPI
 from tests.providers.kits._kit import ProviderKit, Wording
 from tests.providers.kits.openai_chat import error_response  # both OpenAI APIs word errors alike
@@ -232,3 +238,35 @@ KIT = ProviderKit(
         key_hint="OPENAI_API_KEY or api_key=",
     ),
 )
+
+
+REASONING_FIXTURE = "openai_responses_reasoning_text_function_call"
+
+
+CHUNKINGS = pytest.mark.parametrize("chunk_size", [None, 1], ids=["whole", "1-byte"])
+
+
+async def collect(transport: OpenAIResponsesTransport, request: ChatRequest | None = None) -> list[Any]:
+    events = []
+    async for event in transport.stream(request or ChatRequest(messages=[Message.user("hi")])):
+        events.append(event)
+    return events
+
+
+def transport_for(*bodies: bytes, chunk_size: int | None = None, **kwargs: Any) -> tuple[Any, Any]:
+    api = MockAPI(*bodies, chunk_size=chunk_size)
+    return OpenAIResponsesTransport("gpt-5.5", client=api.client(), **kwargs), api
+
+
+def text_reply(text: str) -> bytes:
+    return sse([created(), *message([text], 0), completed()])
+
+
+@tool
+def get_capital(country: str) -> str:
+    """Gets a country's capital.
+
+    Args:
+        country: The country.
+    """
+    return f"The capital of {country} is Spudville."
