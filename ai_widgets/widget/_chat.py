@@ -30,7 +30,7 @@ from ai_widgets.session import (
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import Transport
 from ai_widgets.widget._interrupts import watch_interrupts
-from ai_widgets.widget._kernel import await_with_comms, kernel_support, private_loop, wait_with_comms
+from ai_widgets.widget._kernel import await_with_comms, copy_outcome, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._prompts import PromptError
 from ai_widgets.widget._turn_view import TurnView
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
@@ -62,22 +62,11 @@ class ReplyFuture(concurrent.futures.Future[Message]):
         """A reply future that ends as ``inner`` ends; cancelling it cancels ``inner``."""
         outer = cls()
 
-        def copy(done: concurrent.futures.Future[Message]) -> None:
-            try:
-                if done.cancelled():
-                    outer.cancel()
-                elif (exc := done.exception()) is not None:
-                    outer.set_exception(exc)
-                else:
-                    outer.set_result(done.result())
-            except concurrent.futures.InvalidStateError:  # cancelled meanwhile by its holder
-                pass
-
         def cancel_inner(done: concurrent.futures.Future[Message]) -> None:
             if done.cancelled():
                 inner.cancel()
 
-        inner.add_done_callback(copy)
+        inner.add_done_callback(lambda done: copy_outcome(done, outer))
         outer.add_done_callback(cancel_inner)
         return outer
 

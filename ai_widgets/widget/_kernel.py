@@ -47,6 +47,7 @@ __all__ = [
     "KernelSupport",
     "UnsupportedKernelError",
     "await_with_comms",
+    "copy_outcome",
     "kernel_support",
     "main_loop",
     "private_loop",
@@ -249,26 +250,29 @@ def private_loop() -> asyncio.AbstractEventLoop:
     return package_loop.get()
 
 
+def copy_outcome(done: asyncio.Future[T] | concurrent.futures.Future[T], into: concurrent.futures.Future[T]) -> None:
+    """Ends ``into`` as ``done`` ended (its result, its exception, or cancelled); nothing when ``into`` has ended
+    already (cancelled meanwhile by its holder)."""
+    try:
+        if done.cancelled():
+            into.cancel()
+        elif (exc := done.exception()) is not None:
+            into.set_exception(exc)
+        else:
+            into.set_result(done.result())
+    except concurrent.futures.InvalidStateError:
+        pass
+
+
 def wrap_task(task: asyncio.Future[T], loop: asyncio.AbstractEventLoop) -> concurrent.futures.Future[T]:
     """A thread-safe future that follows ``task``; cancelling it cancels the task."""
     result: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-    def copy_outcome(done: asyncio.Future[T]) -> None:
-        try:
-            if done.cancelled():
-                result.cancel()
-            elif (exc := done.exception()) is not None:
-                result.set_exception(exc)
-            else:
-                result.set_result(done.result())
-        except concurrent.futures.InvalidStateError:  # cancelled meanwhile by its holder
-            pass
 
     def cancel_task(done: concurrent.futures.Future[T]) -> None:
         if done.cancelled() and not task.done():
             loop.call_soon_threadsafe(task.cancel)
 
-    task.add_done_callback(copy_outcome)
+    task.add_done_callback(lambda done: copy_outcome(done, result))
     result.add_done_callback(cancel_task)
     return result
 
