@@ -90,7 +90,7 @@ def test_roots_are_declared_only_when_given() -> None:
     assert "list_roots_callback" not in Features(callers, lambda: "s", roots=()).client_options()
     given = Features(callers, lambda: "s", roots=["file:///a"])
     assert "list_roots_callback" in given.client_options()
-    assert given.root_uris() == ("file:///a",)
+    assert given.roots == ("file:///a",)
 
 
 async def test_the_roots_answer(tmp_path: Path) -> None:

@@ -125,10 +125,6 @@ class Features:
             options["list_roots_callback"] = self._on_list_roots
         return options
 
-    def root_uris(self) -> tuple[str, ...]:
-        """The roots given to the server (none unless ``roots=`` named some)."""
-        return self.roots
-
     async def _on_list_roots(self, context: Any) -> Any:
         from mcp import types
 

@@ -22,7 +22,6 @@ from ai_widgets.messages._parts import (
     dump_messages,
     load_messages,
 )
-from ai_widgets.messages._parts import iter_tool_calls as iter_tool_calls
 from ai_widgets.messages._questions import InputRequest, InputResponse, InputResponseError
 from ai_widgets.messages._typed_answer import TypedAnswer
 from ai_widgets.messages._usage import Usage

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal, TypeAlias
@@ -704,9 +704,3 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
 def clipped_json(value: Any, limit: int) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def iter_tool_calls(messages: Iterable[Message]) -> Iterator[ToolCallPart]:
-    """Every tool call in a conversation, in order."""
-    for message in messages:
-        yield from message.tool_calls
