@@ -18,7 +18,10 @@ from ai_widgets._safe import UnsafeValueError, check_size, checked_json, redact,
 from ai_widgets._traceback import user_first_traceback
 
 __all__ = [
+    "MAX_CELL_IMAGES",
     "Attachment",
+    "CellOutput",
+    "CellRun",
     "Citation",
     "DisplayBundle",
     "ToolError",
@@ -119,6 +122,71 @@ class _Bundle:
         return text if isinstance(text, str) else "(a display bundle)"
 
 
+#: The most images (figures) of one cell run that the model receives; the card shows all of them.
+MAX_CELL_IMAGES = 4
+
+
+class CellOutput(BaseModel):
+    """One output of code run as a notebook cell, as the notebook shows it.
+
+    Attributes:
+        kind: ``stream`` (printed text), ``display`` (a ``display(...)`` output or a figure), ``result`` (the value
+            of the last expression) or ``error`` (the exception that ended the run, with its traceback as ``text``).
+        name: A stream's name, ``stdout`` or ``stderr``.
+        text: A stream's or an error's text.
+        display: A display's or a result's mime bundle.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["stream", "display", "result", "error"]
+    name: Literal["stdout", "stderr"] | None = None
+    text: str = ""
+    display: DisplayBundle | None = None
+
+
+class CellRun(BaseModel):
+    """Code a tool ran as a notebook cell (``KernelTools.run_python``): what ran, what it showed, what it changed.
+
+    The card shows it as a notebook shows a cell; the model reads the outcome's bounded text and, of the outputs,
+    the first :data:`MAX_CELL_IMAGES` images (:meth:`images`). JSON, so it is kept in the history.
+
+    Attributes:
+        code: The code as it ran (the person's edit, where they edited it).
+        language: The code's language, for its colours.
+        edited: Whether the person edited the code before allowing it.
+        outputs: What it showed, in order.
+        created: Names the run bound that did not exist before.
+        rebound: Names it bound to another object.
+        deleted: Names it removed.
+        mutated: Names whose value it changed in place (where that can be seen cheaply); these cannot be undone.
+        stopped_at: Where it was stopped (``line 3 of the code``), when it was stopped before it ended.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    language: str = "python"
+    edited: bool = False
+    outputs: tuple[CellOutput, ...] = ()
+    created: tuple[str, ...] = ()
+    rebound: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    mutated: tuple[str, ...] = ()
+    stopped_at: str | None = None
+
+    def images(self, limit: int = MAX_CELL_IMAGES) -> list[tuple[str, str]]:
+        """The images of the outputs, in order, as (media type, base64 data): the first ``limit``."""
+        found: list[tuple[str, str]] = []
+        for output in self.outputs:
+            image = output.display.image() if output.display is not None else None
+            if image is not None:
+                found.append(image)
+                if len(found) >= limit:
+                    break
+        return found
+
+
 class ToolError(BaseModel):
     """An exception a tool raised, kept for the person (never sent to the model unless asked for)."""
 
@@ -179,6 +247,7 @@ class ToolOutcome(BaseModel):
     retryable: bool = False
     error: ToolError | None = None
     display: DisplayBundle | None = None
+    cell: CellRun | None = None
 
     @classmethod
     def success(
@@ -189,6 +258,7 @@ class ToolOutcome(BaseModel):
         citations: tuple[Citation | str | dict[str, Any], ...] | list[Any] = (),
         attachments: tuple[Attachment | dict[str, Any], ...] | list[Any] = (),
         display: Any = None,
+        cell: CellRun | None = None,
     ) -> ToolOutcome:
         """A successful result.
 
@@ -201,6 +271,7 @@ class ToolOutcome(BaseModel):
             attachments: Files, as :class:`Attachment` or dicts.
             display: What the card shows, as a notebook would (:meth:`DisplayBundle.of`); the model also receives
                 its text form and its image (PNG, JPEG, GIF or WebP), where it has one.
+            cell: The code the call ran as a notebook cell, with its outputs and changes (the card shows it).
         """
         if display is None and is_rich(value) and not isinstance(value, ToolOutcome):
             value, display = None, value
@@ -211,11 +282,17 @@ class ToolOutcome(BaseModel):
             citations=tuple(Citation(url=c) if isinstance(c, str) else Citation.model_validate(c) for c in citations),
             attachments=tuple(Attachment.model_validate(a) for a in attachments),
             display=None if display is None else DisplayBundle.of(display),
+            cell=cell,
         )
 
     @classmethod
     def failure(
-        cls, message: str, *, retryable: bool = True, error: BaseException | ToolError | str | None = None
+        cls,
+        message: str,
+        *,
+        retryable: bool = True,
+        error: BaseException | ToolError | str | None = None,
+        cell: CellRun | None = None,
     ) -> ToolOutcome:
         """A failed result.
 
@@ -223,6 +300,7 @@ class ToolOutcome(BaseModel):
             message: What the model is told, as written.
             retryable: Whether calling again (perhaps with other arguments) may succeed.
             error: The exception or details behind it, for the person.
+            cell: The code the call ran as a notebook cell, with what it showed before it failed.
         """
         match error:
             case BaseException():
@@ -231,7 +309,7 @@ class ToolOutcome(BaseModel):
                 tool_error = ToolError(type="Error", message=error)
             case _:
                 tool_error = error
-        return cls(status="failure", message=message, retryable=retryable, error=tool_error)
+        return cls(status="failure", message=message, retryable=retryable, error=tool_error, cell=cell)
 
     @property
     def ok(self) -> bool:
@@ -344,6 +422,8 @@ def safe_outcome(outcome: ToolOutcome) -> ToolOutcome:
             update["display"] = DisplayBundle(
                 data=shown["data"], metadata=shown["metadata"], text=safe_text(shown["text"])
             )
+        if outcome.cell is not None:
+            update["cell"] = CellRun.model_validate(checked_json(outcome.cell.model_dump(), where="the run's cell"))
         if outcome.citations or outcome.attachments:
             dumped = checked_json(
                 {

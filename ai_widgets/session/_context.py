@@ -114,16 +114,20 @@ def json_tokens(value: Any) -> int:
 
 
 def result_images(part: ToolCallPart) -> int:
-    """How many images a call's result may send (its image attachments and the image its display shows)."""
+    """How many images a call's result may send (its image attachments, the image its display shows, and the images
+    of the cell it ran)."""
     outcome = part.outcome
-    if outcome is None or not outcome.ok:
+    if outcome is None:
         return 0
+    cell = 0 if outcome.cell is None else len(outcome.cell.images())
+    if not outcome.ok:
+        return cell
     count = sum(
         1
         for attachment in outcome.attachments
         if attachment.mime_type.lower().startswith("image/") and not attachment.card_only
     )
-    return count + (1 if outcome.display is not None and outcome.display.image() is not None else 0)
+    return cell + count + (1 if outcome.display is not None and outcome.display.image() is not None else 0)
 
 
 def file_tokens(part: FilePart) -> int:

@@ -40,6 +40,8 @@ class ToolDefinition(BaseModel):
             name), so that :meth:`~ai_widgets.tools.Tool.check` says whose they are rather than advising a docstring.
         app: The ``ui://`` resource of an MCP App its card shows (the tool's ``_meta.ui.resourceUri``), or ``None``.
             The card shows the app in a sandboxed frame; the model is never told of it.
+        code_arguments: Arguments the card shows as code, by name, with their language (``{"code": "python"}``):
+            monospace with line numbers, and edited as code before Allow. The model is never told of it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,6 +57,7 @@ class ToolDefinition(BaseModel):
     annotations: dict[str, Any] | None = None
     described_by: str | None = None
     app: str | None = None
+    code_arguments: dict[str, str] = Field(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         check_name(self.name)
@@ -62,6 +65,10 @@ class ToolDefinition(BaseModel):
             raise ValueError(f"tool {self.name!r}: parameters must be a JSON Schema of type 'object'")
         if self.app is not None and not (isinstance(self.app, str) and self.app.startswith("ui://")):
             raise ValueError(f"tool {self.name!r}: app must be a ui:// URI, not {self.app!r}")
+        properties = self.parameters.get("properties")
+        for argument in self.code_arguments:
+            if not isinstance(properties, dict) or argument not in properties:
+                raise ValueError(f"tool {self.name!r}: code argument {argument!r} is not one of its parameters")
         problem = too_deep(self.parameters)
         if problem is not None:
             raise ValueError(f"tool {self.name!r}: parameters {problem}")

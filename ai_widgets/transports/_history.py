@@ -126,16 +126,24 @@ def outcome_images(part: ToolCallPart, *, max_chars: int) -> list[ModelImage]:
     so a JPEG labelled ``image/png`` still goes, as JPEG; cut short, empty or only a header, it does not: the
     providers refuse an image they cannot decode) of at most ``max_chars`` base64 characters; a URL must be http(s),
     with a host and no spaces, with one of those types, or a ``data:`` URL. Other attachments (other files, other
-    image formats, and those marked ``card_only``) stay on the card only.
+    image formats, and those marked ``card_only``) stay on the card only. A call that ran code as a cell gives the
+    first images its outputs showed (:meth:`ai_widgets.outcome.CellRun.images`), whether or not the code raised.
 
     Args:
         part: The call.
         max_chars: The provider's limit on one image, in base64 characters.
     """
     outcome = part.outcome
-    if outcome is None or not outcome.ok:
+    if outcome is None:
         return []
     images: list[ModelImage] = []
+    if outcome.cell is not None:
+        for _, data in outcome.cell.images():
+            image = inline_image(data, max_chars)
+            if image is not None:
+                images.append(image)
+    if not outcome.ok:
+        return images
     for attachment in outcome.attachments:
         if attachment.card_only or not attachment.mime_type.lower().startswith("image/"):
             continue

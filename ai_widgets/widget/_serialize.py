@@ -443,6 +443,8 @@ def tool_info(definition: ToolDefinition) -> dict[str, Any]:
     }
     if definition.app is not None:
         info["app"] = definition.app  # the ui:// page of its MCP App (the card shows it; the apps trait)
+    if definition.code_arguments:
+        info["code_arguments"] = dict(definition.code_arguments)  # shown and edited as code
     return shown_json(info)  # type: ignore[no-any-return]
 
 

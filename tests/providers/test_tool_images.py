@@ -8,6 +8,7 @@ import base64
 import pytest
 
 from ai_widgets import ToolOutcome
+from ai_widgets.outcome import MAX_CELL_IMAGES, CellOutput, CellRun, DisplayBundle, safe_outcome
 from ai_widgets.transports._history import ModelImage, outcome_images
 from tests.providers.histories import finished_call
 from tests.providers.images import GIF, JPEG, PDF, PHOTO_URL, PNG, SVG, WEBP
@@ -69,3 +70,24 @@ def test_no_images_for_a_failure_or_a_call_without_outcome() -> None:
     failed = ToolOutcome.failure("no").model_copy(update={"attachments": attachments})
     assert outcome_images(finished_call("c1", outcome=failed), max_chars=10**6) == []
     assert outcome_images(finished_call("c2", outcome=ToolOutcome.success("x")), max_chars=10**6) == []
+
+
+def test_a_cell_run_gives_its_first_images_in_order_even_when_the_code_raised() -> None:
+    figures = [DisplayBundle(data={"text/plain": f"<Figure {i}>", "image/png": PNG}) for i in range(6)]
+    outputs = [CellOutput(kind="stream", name="stdout", text="hello")]
+    outputs += [CellOutput(kind="display", display=figure) for figure in figures]
+    cell = CellRun(code="plot()", outputs=tuple(outputs))
+    failed = ToolOutcome.failure("ValueError: late", cell=cell)
+    images = outcome_images(finished_call("c1", outcome=failed), max_chars=10**6)
+    assert len(images) == MAX_CELL_IMAGES == len(cell.images())
+    ran = ToolOutcome.success(text="ok", cell=CellRun(code="1", outputs=(CellOutput(kind="stream", text="x"),)))
+    assert outcome_images(finished_call("c2", outcome=ran), max_chars=10**6) == []
+
+
+def test_a_cell_runs_texts_are_made_safe_to_keep() -> None:
+    cell = CellRun(code="print('\ud800')", outputs=(CellOutput(kind="stream", name="stdout", text="a\ud800b"),))
+    kept = safe_outcome(ToolOutcome.success(text="ok", cell=cell))
+    assert kept.cell is not None
+    assert kept.cell.outputs[0].text == "a\ufffdb"
+    assert kept.cell.code == "print('\ufffd')"
+    kept.model_dump_json()  # writable

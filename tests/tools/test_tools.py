@@ -1118,3 +1118,10 @@ def test_a_result_that_shares_lists_exponentially_is_refused_before_it_is_expand
     assert reply.text.endswith("Noted.")
     square = [[0] * 1000] * 1000  # a million items, shared rows: kept
     assert ToolOutcome.success(square).value == square
+
+
+def test_a_code_argument_must_be_one_of_the_tools_parameters() -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string"}}}
+    assert ToolDefinition(name="run", parameters=schema, code_arguments={"code": "python"}).code_arguments
+    with pytest.raises(ValueError, match="code argument 'source' is not one of its parameters"):
+        ToolDefinition(name="run", parameters=schema, code_arguments={"source": "python"})
