@@ -86,7 +86,7 @@ class ThreadRouter:
         self._lock = threading.Lock()
         self._sinks: dict[int, Sink] = {}
         self._shells: dict[int, int] = {}  # id(shell) -> how many runs use it
-        self._saved: dict[str, Any] = {}
+        self._saved: dict[str, Any] = {}  # what a shell's stand-ins replaced, by shell
 
     def sink(self) -> Sink | None:
         """The sink of the calling thread, or ``None`` when it is not a run's."""
@@ -102,8 +102,7 @@ class ThreadRouter:
             shell: The IPython shell whose display publisher and ``exit()`` the run may use, or ``None``.
         """
         with self._lock:
-            if not self._sinks:
-                self._install()
+            self._install()
             self._sinks = {**self._sinks, thread_id: sink}  # replaced, never mutated: read without the lock
             if shell is not None:
                 count = self._shells.get(id(shell), 0)
@@ -128,29 +127,34 @@ class ThreadRouter:
     # --- the process's streams and input ----------------------------------------------------------------------
 
     def _install(self) -> None:
-        sys.stdout = RoutedStream("stdout", sys.stdout, self)
-        sys.stderr = RoutedStream("stderr", sys.stderr, self)
-        previous_input = builtins.input
-        self._saved["input"] = previous_input
+        """Puts the stand-ins in place, wrapping what is there now: on every run's start, since something may have
+        replaced them since the first (a test's capture, a cell's ``redirect_stdout``)."""
+        for name in ("stdout", "stderr"):
+            current = getattr(sys, name)
+            if not (isinstance(current, RoutedStream) and current._router is self):
+                setattr(sys, name, RoutedStream(name, current, self))
+        if getattr(builtins.input, "router", None) is self:
+            return
+        previous = builtins.input
         router = self
 
         def routed_input(prompt: object = "") -> str:
             sink = router.sink()
             if sink is None:
-                return str(previous_input(prompt))
+                return str(previous(prompt))
             return sink.ask(str(prompt))
 
+        routed_input.router = self  # type: ignore[attr-defined]
+        routed_input.previous = previous  # type: ignore[attr-defined]
         builtins.input = routed_input
-        self._saved["routed_input"] = routed_input
 
     def _uninstall(self) -> None:
         for name in ("stdout", "stderr"):
             current = getattr(sys, name)
             if isinstance(current, RoutedStream) and current._router is self:
                 setattr(sys, name, current.target)
-        if builtins.input is self._saved.pop("routed_input", None):
-            builtins.input = self._saved["input"]
-        self._saved.pop("input", None)
+        if getattr(builtins.input, "router", None) is self:
+            builtins.input = builtins.input.previous  # type: ignore[attr-defined]
 
     # --- an IPython shell's display publisher and exit ----------------------------------------------------------
 
