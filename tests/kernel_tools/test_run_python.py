@@ -33,7 +33,8 @@ async def ask(tools: KernelTools, *codes: str, approve: bool = True) -> list[Too
 
 
 def cell_of(part: ToolCallPart) -> CellRun:
-    assert part.outcome is not None and part.outcome.cell is not None
+    assert part.outcome is not None
+    assert part.outcome.cell is not None
     return part.outcome.cell
 
 
@@ -59,7 +60,8 @@ async def test_prints_and_the_value_come_in_order_and_variables_stay() -> None:
         ("stream", "stdout", "three\n"),
     ]
     result = cell.outputs[3]
-    assert result.kind == "result" and result.display is not None
+    assert result.kind == "result"
+    assert result.display is not None
     assert result.display.data["text/plain"] == "42"
     assert namespace["x"] == 21
     assert told(part).startswith("one\ntwo\nthree\nOut: 42")
@@ -67,7 +69,8 @@ async def test_prints_and_the_value_come_in_order_and_variables_stay() -> None:
 
 async def test_a_none_value_and_an_assignment_show_no_result() -> None:
     [first, second] = await ask(KernelTools({}), "y = 1", "None")
-    assert cell_of(first).outputs == () and cell_of(second).outputs == ()
+    assert cell_of(first).outputs == ()
+    assert cell_of(second).outputs == ()
     assert told(first) == "The code ran and printed nothing."
 
 
@@ -75,7 +78,8 @@ async def test_a_frame_value_is_shown_as_a_notebook_shows_it_and_told_as_attach_
     pytest.importorskip("pandas")
     [part] = await ask(KernelTools({}), "import pandas as pd\npd.DataFrame({'a': range(100), 'b': 'x'})")
     result = cell_of(part).outputs[-1]
-    assert result.display is not None and "text/html" in result.display.data
+    assert result.display is not None
+    assert "text/html" in result.display.data
     assert "100 rows" in told(part) or "rows" in told(part)
     assert told(part).count("\n") < 60  # the bounded view, not the whole frame
 
@@ -91,7 +95,8 @@ async def test_a_figure_the_code_draws_comes_as_an_image_and_is_closed() -> None
     [part] = await ask(KernelTools({}), "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nprint('drawn')")
     cell = cell_of(part)
     assert [o.kind for o in cell.outputs] == ["stream", "display"]
-    assert cell.images() and cell.images()[0][0] == "image/png"
+    assert cell.images()
+    assert cell.images()[0][0] == "image/png"
     assert "(1 image sent as images)" in told(part)
     assert plt.get_fignums() == before
 
@@ -114,7 +119,14 @@ async def test_prints_of_other_threads_are_not_the_runs(capsys: pytest.CaptureFi
     [part] = [p for m in session.messages for p in m.tool_calls]
     assert [o.text for o in cell_of(part).outputs] == ["inside\nafter\n"]
     assert "outside" in capsys.readouterr().out
-    assert sys.stdout is sys.__stdout__ or not type(sys.stdout).__name__ == "RoutedStream"
+
+
+async def test_the_process_streams_and_input_are_put_back_after_a_run() -> None:
+    import builtins
+
+    before = (sys.stdout, sys.stderr, builtins.input)
+    await ask(KernelTools({}), "print('x')")
+    assert (sys.stdout, sys.stderr, builtins.input) == before
 
 
 # --- errors -------------------------------------------------------------------------------------------------------
@@ -126,10 +138,13 @@ async def test_an_error_fails_the_call_with_the_codes_own_frames() -> None:
     cell = cell_of(part)
     assert [o.kind for o in cell.outputs] == ["stream", "error"]
     error = cell.outputs[-1].text
-    assert "line 4 of the code" in error and "line 3 of the code, in f" in error
+    assert "line 4 of the code" in error
+    assert "line 3 of the code, in f" in error
     assert "ZeroDivisionError: division by zero" in error
-    assert "ai_widgets" not in error and "threading" not in error
-    assert "ZeroDivisionError" in told(part) and "ai_widgets" not in told(part)
+    assert "ai_widgets" not in error
+    assert "threading" not in error
+    assert "ZeroDivisionError" in told(part)
+    assert "ai_widgets" not in told(part)
 
 
 async def test_a_syntax_error_says_where() -> None:
@@ -187,7 +202,8 @@ async def test_cancel_stops_a_pure_python_loop_within_a_second_and_says_where() 
     cell = cell_of(part)
     assert cell.stopped_at in ("line 3 of the code", "line 4 of the code")
     assert cell.outputs[0].text == "looping\n"
-    assert "Cancelled by the person" in told(part) and f"Stopped at {cell.stopped_at}." in told(part)
+    assert "Cancelled by the person" in told(part)
+    assert f"Stopped at {cell.stopped_at}." in told(part)
     await task
     n = namespace["n"]
     await asyncio.sleep(0.1)
@@ -225,7 +241,8 @@ async def test_the_codes_own_except_does_not_swallow_a_stop() -> None:
     session, task, part = await start_loop(KernelTools(namespace), code)
     session.cancel(part.tool_call_id)
     await wait_for(lambda: part.state.terminal, timeout=3)
-    assert part.state is ToolCallState.CANCELLED and namespace["caught"] == 0
+    assert part.state is ToolCallState.CANCELLED
+    assert namespace["caught"] == 0
     await task
 
 
@@ -252,7 +269,8 @@ async def test_input_asks_the_person_in_the_card() -> None:
     await wait_for(lambda: bool(session.pending_inputs))
     [part] = session.pending_inputs
     assert part.state is ToolCallState.AWAITING_INPUT
-    assert part.input_request is not None and part.input_request.message == "Your name?"
+    assert part.input_request is not None
+    assert part.input_request.message == "Your name?"
     session.respond(part.tool_call_id, "accept", {"answer": "Ada"})
     await task
     assert namespace["name"] == "Ada"
@@ -292,7 +310,8 @@ async def test_a_stop_while_input_waits_withdraws_the_question() -> None:
     started = time.monotonic()
     session.cancel(part.tool_call_id)
     await wait_for(lambda: part.state.terminal, timeout=3)
-    assert time.monotonic() - started < 1.0 and part.state is ToolCallState.CANCELLED
+    assert time.monotonic() - started < 1.0
+    assert part.state is ToolCallState.CANCELLED
     assert session.pending_inputs == []
     await task
 
@@ -322,13 +341,15 @@ async def test_long_output_is_cut_and_read_output_gives_the_rest() -> None:
     [ran, read, unknown] = [p for m in session.messages for p in m.tool_calls]
     text = told(ran)
     assert len(text) < 1400
-    assert text.startswith("line 0\n") and text.rstrip().split("\n")[-2].endswith("line 1999")
+    assert text.startswith("line 0\n")
+    assert text.rstrip().split("\n")[-2].endswith("line 1999")
     assert 'read_output("call_1"' in text
     assert read.state is ToolCallState.COMPLETED
     whole = "".join(f"line {i}\n" for i in range(2000))
     assert told(read).split("\n", 1)[1] == whole[5000:6000]
     assert "Characters 5,000 to 6,000" in told(read)
-    assert unknown.state is ToolCallState.FAILED and "no run_python call 'nope'" in told(unknown)
+    assert unknown.state is ToolCallState.FAILED
+    assert "no run_python call 'nope'" in told(unknown)
     assert tools.read_output("call_1", 0).split("\n", 1)[1] == whole[:1000]
 
 
@@ -355,7 +376,8 @@ async def test_run_python_asks_and_runs_the_edited_code_saying_so() -> None:
     await task
     assert namespace["x"] == "person"
     cell = cell_of(part)
-    assert cell.edited and cell.code == "x = 'person'"
+    assert cell.edited
+    assert cell.code == "x = 'person'"
 
 
 async def test_the_definitions() -> None:
@@ -371,7 +393,7 @@ async def test_the_definitions() -> None:
 
 
 @pytest.mark.parametrize(
-    "options, problem",
+    ("options", "problem"),
     [
         ({"ask": "sometimes"}, "ask must be"),
         ({"max_output_chars": 10}, "max_output_chars"),
@@ -407,14 +429,14 @@ class FakeShell:
     def transform_cell(self, code: str) -> str:
         return str(self._transformer.transform_cell(code))
 
-    class alias_manager:  # noqa: N801 (as IPython names it)
+    class alias_manager:
         @staticmethod
         def is_alias(name: str) -> bool:
             return name in ("ls", "cat")
 
 
 @pytest.mark.parametrize(
-    "code, found",
+    ("code", "found"),
     [
         ("!ls -l", ["!ls -l"]),
         ("files = !ls", ["!ls"]),
@@ -440,7 +462,10 @@ async def test_plain_python_has_no_magics_and_a_shell_call_is_refused() -> None:
     ran: dict[str, Any] = {}
     [part] = await ask(KernelTools(ran), "ran = True\nget_ipython().system('ls')")
     assert part.state is ToolCallState.FAILED
-    assert "Refused, and nothing ran" in told(part) and "!ls" in told(part)
+    assert "Refused, and nothing ran" in told(part)
+    assert "!ls" in told(part)
     assert "ran" not in ran
     outcome: ToolOutcome | None = part.outcome
-    assert outcome is not None and outcome.cell is not None and outcome.cell.outputs == ()
+    assert outcome is not None
+    assert outcome.cell is not None
+    assert outcome.cell.outputs == ()
