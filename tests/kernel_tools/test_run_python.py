@@ -469,3 +469,20 @@ async def test_plain_python_has_no_magics_and_a_shell_call_is_refused() -> None:
     assert outcome is not None
     assert outcome.cell is not None
     assert outcome.cell.outputs == ()
+
+
+def test_the_output_store_is_bounded_and_says_what_it_no_longer_keeps() -> None:
+    from ai_widgets.kernel._outputs import OutputStore
+
+    store = OutputStore(max_runs=2, max_chars=100)
+    store.put("a", "x" * 10)
+    store.put("b", "y" * 10)
+    store.put("c", "z" * 95)  # over max_chars with b: b goes too, c (the newest) stays
+    with pytest.raises(KeyError, match="no longer kept"):
+        store.read("a", 0, 10)
+    with pytest.raises(KeyError, match="no longer kept"):
+        store.read("b", 0, 10)
+    assert store.read("c", 90, 10) == "[Characters 90 to 95 of 95: the end.]\nzzzzz"
+    assert "nothing from character 200" in store.read("c", 200, 10)
+    with pytest.raises(ValueError, match="start must be 0 or more"):
+        store.read("c", -1, 10)
