@@ -194,7 +194,19 @@ class CellRunner:
             if tb.tb_frame.f_code.co_filename == self.filename:
                 line = tb.tb_lineno
             tb = tb.tb_next
-        return "before the code's first line" if line is None else f"line {line} of the code"
+        if line is None:
+            return "a place where none of the code's own lines was running (a library call or an event loop)"
+        return f"line {line} of the code"
+
+    def where_now(self) -> str | None:
+        """The line of the code the run's thread is at now (its innermost frame of the code), or ``None``."""
+        thread_id = self._thread_id
+        frame = None if thread_id is None else sys._current_frames().get(thread_id)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return f"line {frame.f_lineno} of the code"
+            frame = frame.f_back
+        return None
 
     def _figures(self, before: set[int], value: Any) -> list[CellOutput]:
         """The matplotlib figures the run left open, shown as the inline backend shows them and closed (left open,

@@ -231,8 +231,8 @@ class KernelTools:
         record = runner.record
         if not done.done() and record.stopped_at is None:
             record.stopped_at = (
-                "a call that had not returned a second later (a blocking call in C, such as time.sleep, stops "
-                "when it returns; what the code does after is not shown)"
+                f"{runner.where_now() or 'the code'}, in a blocking call that had not returned a second later (a "
+                "call in C, such as time.sleep, stops when it returns; what the code does after is not shown)"
             )
         return self._outcome(invocation, cell, record, stopped=True)
 

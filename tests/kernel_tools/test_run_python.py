@@ -176,6 +176,16 @@ async def test_rebinding_print_input_display_and_chat_does_not_break_the_runs() 
     assert [o.text for o in cell_of(second).outputs] == ["fine\nand print again\n"]
 
 
+async def test_top_level_await_runs_as_in_a_notebook_and_gives_its_value() -> None:
+    namespace: dict[str, Any] = {}
+    [part] = await ask(
+        KernelTools(namespace), "import asyncio\nawait asyncio.sleep(0.01)\nx = 3\nawait asyncio.sleep(0, x + 1)"
+    )
+    assert part.state is ToolCallState.COMPLETED
+    assert "Out: 4" in told(part)
+    assert namespace["x"] == 3
+
+
 # --- stopping -----------------------------------------------------------------------------------------------------
 
 
@@ -251,7 +261,7 @@ async def test_a_blocking_call_stops_when_it_returns_and_the_call_says_so() -> N
     session.cancel(part.tool_call_id)
     await wait_for(lambda: part.state.terminal, timeout=3)
     assert part.state is ToolCallState.CANCELLED
-    assert "blocking call" in (cell_of(part).stopped_at or "")
+    assert (cell_of(part).stopped_at or "").startswith("line 2 of the code, in a blocking call")
     await task
 
 
