@@ -33,6 +33,8 @@ SECRET_PARTS = frozenset(
         "creds",
     }
 )
+# Names holding none of these (most names) are not secrets' without being split into parts.
+SECRET_HINT = re.compile(r"key|token|secret|passw|passphrase|credential|creds", re.IGNORECASE)
 # A word part: a run of capitals not followed by a lower-case letter (``API`` in ``APIKey``), a capitalised or
 # lower-case word, or a number. Underscores and other characters separate parts.
 WORD_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -49,7 +51,7 @@ def looks_secret(name: str) -> bool:
     ``password``, ``passwd``, ``credential`` (or their plurals, ``apikey``, ``passphrase``, ``creds``), in any case.
     Whole parts only: ``monkey``, ``keyboard`` and ``tokenizer`` are not secrets; ``api_key``, ``apiKey``,
     ``GITHUB_TOKEN`` and ``db_password`` are."""
-    return any(part in SECRET_PARTS for part in name_parts(name))
+    return SECRET_HINT.search(name) is not None and any(part in SECRET_PARTS for part in name_parts(name))
 
 
 def is_ipython_name(name: str) -> bool:

@@ -86,15 +86,9 @@ class UndoLog:
         Raises:
             ValueError: This call id was recorded already.
         """
-        after = dict(namespace)
-        changes = watch.changes(after)
-        before = watch.before
-        record = Record(
-            tool_call_id,
-            changes,
-            old={name: before[name] for name in (*changes.rebound, *changes.deleted)},
-            left={name: after[name] for name in (*changes.created, *changes.rebound)},
-        )
+        diff = watch.diff(namespace)
+        changes = diff.changes
+        record = Record(tool_call_id, changes, old=diff.old, left=diff.left)
         with self._lock:
             if tool_call_id in self._records or tool_call_id in self._forgotten_set:
                 raise ValueError(f"the run of call {tool_call_id} is recorded already")

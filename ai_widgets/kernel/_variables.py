@@ -19,7 +19,7 @@ from typing import Any
 from ai_widgets._rich import bounded, cell, loaded
 from ai_widgets._safe import redact, safe_text
 from ai_widgets.attachments import DEFAULT_MAX_CHARS, AttachmentError, object_parts
-from ai_widgets.kernel._names import is_ipython_name, looks_secret
+from ai_widgets.kernel._names import IPYTHON_NAMES, is_ipython_name, looks_secret
 from ai_widgets.messages import FilePart, TextPart
 from ai_widgets.outcome import Attachment
 
@@ -146,14 +146,17 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+HIDDEN_TYPES = (types.ModuleType, type, *ROUTINES)
+# Values whose size is ``sys.getsizeof`` and which are never hidden: the most common, asked the least.
+PLAIN_TYPES = frozenset({int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset, range})
+
+
 def hidden(name: Any, value: Any, *, include_functions: bool) -> bool:
     """Whether :func:`list_variables` leaves a name out: not a str, ``_private``, IPython's own, a module, or (unless
     asked for) a function or a class."""
     if not isinstance(name, str) or name.startswith("_") or is_ipython_name(name):
         return True
-    if isinstance(value, types.ModuleType):
-        return True
-    return not include_functions and isinstance(value, (type, *ROUTINES))
+    return isinstance(value, types.ModuleType if include_functions else HIDDEN_TYPES)
 
 
 def list_variables(
@@ -177,32 +180,44 @@ def list_variables(
     """
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive integer, not {limit!r}")
-    rows: list[tuple[int, str, Any]] = []
+    left_out = types.ModuleType if include_functions else HIDDEN_TYPES
+    getsizeof = sys.getsizeof
+    rows: list[tuple[int, str, Any]] = []  # (minus the size, name, value): the largest sort first, then by name
     total = 0
-    for name, value in list(namespace.items()):  # a copy: another thread may bind names meanwhile
-        if hidden(name, value, include_functions=include_functions):
+    # One pass over a copy (another thread may bind names meanwhile), the common cases first: this runs over every
+    # name of a namespace that may hold tens of thousands.
+    for name, value in list(namespace.items()):
+        if not isinstance(name, str) or name.startswith("_") or name in IPYTHON_NAMES:
+            continue  # IPython's other names (_, _i3, __builtins__) all start with _
+        if type(value) in PLAIN_TYPES:
+            size = getsizeof(value)
+        elif isinstance(value, left_out):
             continue
-        size = 0 if looks_secret(name) or is_own_object(value) else approximate_size(value)
+        else:
+            size = 0 if is_own_object(value) else approximate_size(value)
+        if looks_secret(name):
+            size = 0
         total += size
-        rows.append((size, name, value))
+        rows.append((-size, name, value))
     if not rows:
         return "No variables. (Not listed: modules, functions and classes, IPython's own and _private names.)"
-    shown = heapq.nsmallest(limit, rows, key=lambda row: (-row[0], row[1]))
+    shown = heapq.nsmallest(limit, rows)  # names are unique: values are never compared
     count = f"{len(rows):,} variable{'s' * (len(rows) != 1)}"
+    largest = f"; the {len(shown):,} largest:" if len(shown) < len(rows) else ":"
     lines = [
-        f"{count}, about {human_size(total)} in all"
-        + (f"; the {len(shown):,} largest:" if len(shown) < len(rows) else ":"),
+        f"{count}, about {human_size(total)} in all{largest}",
         "",
         "| name | type | shape or length | size |",
         "|---|---|---|---|",
     ]
-    for size, name, value in shown:
+    for minus_size, name, value in shown:
         if looks_secret(name):
             lines.append(f"| {cell(name)} | {cell(type_label(value))} | {SECRET_NOTE} |  |")
         elif is_own_object(value):
             lines.append(f"| {cell(name)} | {cell(type_label(value))} | {OWN_NOTE} |  |")
         else:
-            lines.append(f"| {cell(name)} | {cell(type_label(value))} | {shape_of(value)} | {human_size(size)} |")
+            shown_size = human_size(-minus_size)
+            lines.append(f"| {cell(name)} | {cell(type_label(value))} | {shape_of(value)} | {shown_size} |")
     if len(shown) < len(rows):
         more = len(rows) - len(shown)
         lines += ["", f"(Not shown: {more:,} smaller variable{'s' * (more != 1)}.)"]

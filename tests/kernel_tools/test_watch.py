@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 import weakref
+from collections import UserDict
 from typing import Any
 
 import numpy as np
@@ -194,3 +195,34 @@ def test_an_array_fingerprint_reads_a_bounded_sample() -> None:
     print_ = fingerprint(np.arange(10_000_000))
     assert print_ is not None
     assert len(print_.key[-1]) == MAX_SAMPLE * 8
+
+
+def test_a_namespace_that_is_a_mapping_but_no_dict() -> None:
+    class Namespace(UserDict[str, Any]):
+        pass
+
+    namespace = Namespace({"a": [1], "b": 2, "gone": 3})
+    watch = watch_start(namespace, ["a"])
+    namespace["a"].append(2)
+    namespace["b"] = 4
+    namespace["new"] = 5
+    del namespace["gone"]
+    assert watch.changes(namespace) == RunChanges(created=("new",), rebound=("b",), deleted=("gone",), mutated=("a",))
+
+
+def test_what_an_undo_needs_comes_with_the_changes() -> None:
+    old_b, gone = [2], [3]
+    namespace: dict[str, Any] = {"a": 1, "b": old_b, "gone": gone}
+    watch = watch_start(namespace, [])
+    namespace["b"] = new_b = [4]
+    namespace["c"] = c = [5]
+    diff = watch.diff(namespace)
+    assert diff.old == {"b": old_b}
+    assert diff.old["b"] is old_b
+    assert diff.left["b"] is new_b
+    assert diff.left["c"] is c
+    del namespace["gone"]
+    diff = watch.diff(namespace)
+    assert diff.changes == RunChanges(created=("c",), rebound=("b",), deleted=("gone",))
+    assert diff.old["gone"] is gone
+    assert set(diff.left) == {"b", "c"}
