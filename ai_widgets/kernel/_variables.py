@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import heapq
+import reprlib
 import sys
 import types
 from collections.abc import Mapping
@@ -268,12 +269,13 @@ def inspect_variable(namespace: Mapping[str, Any], name: str, *, max_chars: int 
     header = f"`{name}`: {what}"
     if isinstance(value, PurePath):
         return VariableView(redact(safe_text(f"{header}\n{value!s} (a path: its file is not read here)")))
-    try:
-        parts = object_parts(value, name=name, max_chars=max_chars)
-    except AttachmentError:
-        parts = [TextPart(bounded(repr_of(value), max_chars))]
     texts: list[str] = []
     images: list[Attachment] = []
+    try:
+        parts = object_parts(value, name=name, max_chars=max_chars)
+    except AttachmentError:  # nothing converts it (a set, a dict with tuple keys, an object): its repr, bounded
+        parts = []
+        texts.append(bounded(repr_of(value), max_chars))
     for part in parts:
         if isinstance(part, TextPart):
             text = part.text
@@ -288,9 +290,26 @@ def inspect_variable(namespace: Mapping[str, Any], name: str, *, max_chars: int 
     return VariableView(redact(safe_text("\n".join([header, *texts]))), tuple(images))
 
 
+def bounded_repr() -> reprlib.Repr:
+    """A ``repr`` that shows at most the first 100 items of a built-in container (a set of ten million is not
+    written out whole to show its first), and at most 4 levels of nesting."""
+    shown = reprlib.Repr()
+    shown.maxlevel = 4
+    shown.maxtuple = shown.maxlist = shown.maxarray = shown.maxdict = shown.maxset = 100
+    shown.maxfrozenset = shown.maxdeque = 100
+    shown.maxstring = shown.maxlong = 2_000
+    shown.maxother = DEFAULT_MAX_CHARS
+    return shown
+
+
+REPR = bounded_repr()
+
+
 def repr_of(value: Any) -> str:
+    """``value``'s repr, bounded for built-in containers (:func:`bounded_repr`); another object's ``repr`` is
+    written whole, then cut."""
     try:
-        return repr(value)
+        return REPR.repr(value)
     except Exception as exc:
         return f"<{type(value).__qualname__}: its repr raised {type(exc).__name__}>"
 
