@@ -48,7 +48,9 @@ class UndoLog:
     the last ``limit`` runs, dropping the oldest (undoing one of those says it is too old), and :meth:`clear`
     drops them all. A 300 MB frame that a run rebound stays in memory until then.
 
-    Thread-safe: a run may be recorded on a worker thread while the event loop undoes another.
+    The log is thread-safe (a run may be recorded on a worker thread while the event loop undoes another); the
+    namespace is not locked: an undo while code runs in the same namespace races with that code, so the caller
+    undoes only between runs.
 
     Args:
         limit: The most runs kept.
