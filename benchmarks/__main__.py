@@ -22,6 +22,7 @@ SECTIONS = [
     "bench_frontend",
     "bench_saved_notebook",
     "bench_attachments",
+    "bench_kernel_namespace",
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",
     "bench_provider_anthropic",
