@@ -141,16 +141,16 @@ class CellRunner:
         try:
             with ROUTER.route(thread_id, self, self._shell):
                 try:
-                    try:
-                        with self._lock:
-                            self._thread_id, self._phase = thread_id, "running"
-                        self._run()
-                    finally:
-                        self._end_phase()
-                except CodeStopped as stopped:  # it landed after the code had ended, before the phase did
+                    with self._lock:
+                        self._thread_id, self._phase = thread_id, "running"
+                    self._run()
                     self._end_phase()
-                    if self.record.stopped_at is None:
-                        self.record.stopped_at = self._where(stopped.__traceback__)
+                    # A stop sent just before the phase ended is raised at the thread's next check, which a loop's
+                    # backward jump makes: here, inside this try, rather than later in whatever the thread does.
+                    for _ in range(3):
+                        pass
+                except CodeStopped:  # it came after the code had ended: there was nothing left to stop
+                    self._end_phase()
         except BaseException as exc:  # a fault of ours: the run reports it rather than losing it
             self.record.error = exc
             self.record.error_text = f"{type(exc).__name__}: {exc}"
@@ -159,9 +159,10 @@ class CellRunner:
             self.done.set_result(self.record)
 
     def _end_phase(self) -> None:
+        """Ends the phase in which :meth:`stop` raises in the thread. A stop already sent is never taken back
+        (``PyThreadState_SetAsyncExc(id, NULL)`` would leave the interpreter's pending flag set, slowing every
+        thread): it is raised, and caught, before the thread leaves :meth:`_work`."""
         with self._lock:
-            if self._phase == "running" and self._thread_id is not None:
-                set_async_exception(self._thread_id, None)  # a stop sent too late is dropped
             self._phase = "done"
 
     def _run(self) -> None:
@@ -353,11 +354,9 @@ def is_own_frame(filename: str) -> bool:
     return filename.startswith(PACKAGE)
 
 
-def set_async_exception(thread_id: int, exception: type[BaseException] | None) -> None:
-    """Raises ``exception`` in the thread at its next bytecode (``None`` clears one not yet raised)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception is not None else None
-    )
+def set_async_exception(thread_id: int, exception: type[BaseException]) -> None:
+    """Raises ``exception`` in the thread at its next check between bytecodes."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
 
 
 def keep_source(filename: str, source: str) -> None:

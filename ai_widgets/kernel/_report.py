@@ -71,6 +71,8 @@ def report_of(
         notes.append(f"({record.displays_left_out} more display outputs were left out)")
     if record.stopped_at is not None:
         notes.append(f"Stopped at {record.stopped_at}.")
+    if not (printed or value or error or images):
+        notes.append("The code ran and printed nothing.")
     if changes:
         notes.append(changes)
     room = max(0, max_chars - len(value or "") - len(error or ""))
@@ -89,7 +91,7 @@ def report_of(
             f"[Not all of the output is shown here ({len(whole):,} characters in all): "
             f'read_output("{tool_call_id}", start) reads it from character start.]'
         )
-    told = "\n".join(parts) if parts else "The code ran and printed nothing."
+    told = "\n".join(parts)
     return RunReport(told=told, full=whole, cut=cut)
 
 

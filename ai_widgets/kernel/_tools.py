@@ -1,5 +1,6 @@
 """``KernelTools``: the tools that let the model work in the notebook's kernel (run Python as a cell, read the rest of
-a run's output), offered to a session as one source of tools."""
+a run's output, list and inspect the variables), offered to a session as one source of tools, and the undo of a
+run."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ai_widgets.kernel._cell import CellRunner, RunRecord
+from ai_widgets.kernel._changes import RunChanges
 from ai_widgets.kernel._outputs import OutputStore
 from ai_widgets.kernel._report import report_of
 from ai_widgets.kernel._shell import ipython_shell, running_shell, shell_escapes
+from ai_widgets.kernel._undo import UndoError, UndoLog
+from ai_widgets.kernel._variables import VariableError, inspect_variable, list_variables
+from ai_widgets.kernel._watch import NamespaceWatch, code_names, watch_start
 from ai_widgets.messages import InputRequest
 from ai_widgets.outcome import CellRun, ToolOutcome
 from ai_widgets.tools import Tool, ToolDefinition, ToolInvocation, ToolRisk
@@ -47,9 +52,18 @@ class KernelTools:
       ``allow_shell``. ``input()`` in the code asks the person in the card. Stop, the card's Cancel, a kernel
       interrupt and ``timeout`` stop the code within a second when it runs Python (a blocking call in C, such as
       ``time.sleep``, stops when it returns); the call ends ``cancelled``, saying where it stopped. ``sys.exit()``
-      and ``exit()`` end the code with an error, never the kernel.
+      and ``exit()`` end the code with an error, never the kernel. Each run says which variables it created,
+      rebound, deleted or changed in place (by identity, and bounded fingerprints of the values the code names);
+      :meth:`undo` puts them back.
     - ``read_output(tool_call_id, start=0)``: the whole output of a run, from character ``start``, when the model's
       text had to cut it (read-only, runs unasked).
+    - ``list_variables()`` and ``inspect_variable(name)``: the person's variables (type, shape or length,
+      approximate size, largest first, bounded) and one variable's bounded view, the one ``attach=`` makes
+      (read-only, run unasked). Values of names that look like secrets (``api_key``, ``password``...) are never
+      shown or sent.
+
+    It keeps the objects that runs rebound or deleted, to put them back, for its last runs (see
+    :class:`~ai_widgets.kernel.UndoLog`): a large frame a run replaced stays in memory until then.
 
     Args:
         namespace: The variables the code runs in: IPython's user namespace in a kernel, else ``__main__``'s globals;
@@ -87,6 +101,8 @@ class KernelTools:
         self.timeout = None if timeout is None else float(timeout)
         self.allow_shell = bool(allow_shell)
         self._outputs = OutputStore()
+        self._undo = UndoLog()
+        self._running = 0
         self._tools: dict[tuple[str, bool], list[Tool]] = {}
 
     @property
@@ -104,7 +120,8 @@ class KernelTools:
         """The tools as they are now (the definitions follow ``ask`` and ``allow_shell``)."""
         key = (self._ask, self.allow_shell)
         if key not in self._tools:
-            self._tools = {key: [self._run_python_tool(), self._read_output_tool()]}
+            tools = [self._run_python_tool(), self._read_output_tool(), *self._variable_tools()]
+            self._tools = {key: tools}
         return list(self._tools[key])
 
     def read_output(self, tool_call_id: str, start: int = 0) -> str:
@@ -115,6 +132,23 @@ class KernelTools:
             ValueError: ``start`` is negative.
         """
         return self._outputs.read(tool_call_id, start, self.max_output_chars)
+
+    def undo(self, tool_call_id: str) -> str:
+        """Undoes what the ``run_python`` call ``tool_call_id`` changed: puts back the objects of the names it rebound
+        or deleted, and removes the names it created. Newest first; values changed in place cannot be undone (the
+        answer says so).
+
+        Returns:
+            What it did, in one line.
+
+        Raises:
+            UndoError: Nothing was changed: the call is unknown, too old or undone already; a later run that is not
+                undone changed one of its names (the message says which to undo first); a name no longer holds what
+                the run left; or code is running now.
+        """
+        if self._running:
+            raise UndoError(f"cannot undo {tool_call_id} while run_python code runs: undo once it has ended")
+        return self._undo.undo(tool_call_id, self.namespace)
 
     def __repr__(self) -> str:
         return f"KernelTools(ask={self._ask!r}, allow_shell={self.allow_shell!r})"
@@ -173,6 +207,63 @@ class KernelTools:
         )
         return Tool(definition, self._read_output)
 
+    def _variable_tools(self) -> list[Tool]:
+        listing = ToolDefinition(
+            name="list_variables",
+            title="List variables",
+            icon="🗂",
+            description=(
+                "Lists the variables in the person's notebook kernel: name, type, shape or length and approximate "
+                "size, largest first. Leaves out modules, IPython's own and _private names, and functions and "
+                "classes unless include_functions."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "include_functions": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Also list functions and classes.",
+                    }
+                },
+                "additionalProperties": False,
+            },
+            risk=ToolRisk.READ_ONLY,
+        )
+        inspecting = ToolDefinition(
+            name="inspect_variable",
+            title="Inspect a variable",
+            icon="🔍",
+            description=(
+                "Shows one variable of the person's notebook kernel: what it is, and a bounded view of it (a "
+                "frame's columns and first rows, an array's summary, a figure as an image, a value's repr)."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "The variable's name."}},
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            risk=ToolRisk.READ_ONLY,
+        )
+        return [Tool(listing, self._list_variables), Tool(inspecting, self._inspect_variable)]
+
+    async def _list_variables(self, invocation: ToolInvocation) -> ToolOutcome:
+        arguments = invocation.get_arguments(dict)
+        namespace = self.namespace
+        include = bool(arguments.get("include_functions", False))
+        # Off the event loop: a namespace of tens of thousands of names takes milliseconds.
+        text = await asyncio.to_thread(list_variables, namespace, include_functions=include)
+        return ToolOutcome.success(text=text)
+
+    async def _inspect_variable(self, invocation: ToolInvocation) -> ToolOutcome:
+        name = invocation.get_arguments(dict)["name"]
+        try:
+            view = await asyncio.to_thread(inspect_variable, self.namespace, name, max_chars=self.max_output_chars)
+        except VariableError as exc:
+            return ToolOutcome.failure(str(exc.args[0]) if exc.args else str(exc), retryable=True)
+        return ToolOutcome.success(text=view.text, attachments=view.images)
+
     async def _read_output(self, invocation: ToolInvocation) -> ToolOutcome:
         arguments = invocation.get_arguments(dict)
         try:
@@ -208,22 +299,33 @@ class KernelTools:
             shell=shell,
             ask=answerer(invocation, asyncio.get_running_loop()),
         )
-        done = asyncio.wrap_future(runner.start())
+        watch = watch_start(self.namespace, code_names(code))
+        self._running += 1
         try:
-            finished, _ = await asyncio.wait({done}, timeout=self.timeout)
-        except asyncio.CancelledError:
-            invocation.stopped_outcome = self._outcome(invocation, cell, runner.record, stopped=True)
-            invocation.stopped_outcome = await self._stop(invocation, cell, runner, done)
-            raise
-        if not finished:
-            account = await self._stop(invocation, cell, runner, done)
-            told = f"It ran longer than timeout={self.timeout:g} seconds and was stopped. {account.message}"
-            invocation.stopped_outcome = account.model_copy(update={"message": told})
-            raise asyncio.CancelledError
-        return self._outcome(invocation, cell, runner.record, stopped=False)
+            done = asyncio.wrap_future(runner.start())
+            try:
+                finished, _ = await asyncio.wait({done}, timeout=self.timeout)
+            except asyncio.CancelledError:
+                # Said at once, in case a second cancel cuts the wait for the code to stop short.
+                invocation.stopped_outcome = self._outcome(invocation, cell, runner.record, None, stopped=True)
+                invocation.stopped_outcome = await self._stop(invocation, cell, runner, done, watch)
+                raise
+            if not finished:
+                account = await self._stop(invocation, cell, runner, done, watch)
+                told = f"It ran longer than timeout={self.timeout:g} seconds and was stopped. {account.message}"
+                invocation.stopped_outcome = account.model_copy(update={"message": told})
+                raise asyncio.CancelledError
+        finally:
+            self._running -= 1
+        return self._outcome(invocation, cell, runner.record, self._changes(invocation, watch), stopped=False)
 
     async def _stop(
-        self, invocation: ToolInvocation, cell: CellRun, runner: CellRunner, done: asyncio.Future[RunRecord]
+        self,
+        invocation: ToolInvocation,
+        cell: CellRun,
+        runner: CellRunner,
+        done: asyncio.Future[RunRecord],
+        watch: NamespaceWatch,
     ) -> ToolOutcome:
         """Stops the code, waits for it to stop (a second at most), and says what it did until then."""
         runner.stop()
@@ -234,17 +336,41 @@ class KernelTools:
                 f"{runner.where_now() or 'the code'}, in a blocking call that had not returned a second later (a "
                 "call in C, such as time.sleep, stops when it returns; what the code does after is not shown)"
             )
-        return self._outcome(invocation, cell, record, stopped=True)
+        return self._outcome(invocation, cell, record, self._changes(invocation, watch), stopped=True)
 
-    def _outcome(self, invocation: ToolInvocation, cell: CellRun, record: RunRecord, *, stopped: bool) -> ToolOutcome:
+    def _changes(self, invocation: ToolInvocation, watch: NamespaceWatch) -> RunChanges:
+        """What the run changed, recorded for :meth:`undo`."""
+        try:
+            return self._undo.record(invocation.tool_call_id, watch, self.namespace)
+        except ValueError:  # a call id run twice (a direct invoke): its first run is the one undo knows
+            return watch.changes(self.namespace)
+
+    def _outcome(
+        self,
+        invocation: ToolInvocation,
+        cell: CellRun,
+        record: RunRecord,
+        changes: RunChanges | None,
+        *,
+        stopped: bool,
+    ) -> ToolOutcome:
         report = report_of(
             record,
             filename=f"<run_python {invocation.tool_call_id}>",
             tool_call_id=invocation.tool_call_id,
             max_chars=self.max_output_chars,
+            changes=None if changes is None else changes.line(),
         )
         self._outputs.put(invocation.tool_call_id, report.full)
-        ran = cell.model_copy(update={"outputs": tuple(record.outputs), "stopped_at": record.stopped_at})
+        update: dict[str, Any] = {"outputs": tuple(record.outputs), "stopped_at": record.stopped_at}
+        if changes is not None:
+            update |= {
+                "created": changes.created,
+                "rebound": changes.rebound,
+                "deleted": changes.deleted,
+                "mutated": changes.mutated,
+            }
+        ran = cell.model_copy(update=update)
         if stopped:
             return ToolOutcome.failure(report.told, retryable=True, cell=ran)
         if record.error is not None:

@@ -53,7 +53,8 @@ def report():
     ]
     print("REPORT", json.dumps({
         "state": part.state.value, "outputs": outputs, "stopped_at": cell.stopped_at,
-        "told": part.outcome.model_content(),
+        "told": part.outcome.model_content(), "id": part.tool_call_id,
+        "changes": [cell.created, cell.rebound, cell.deleted, cell.mutated],
     }))
 """
 
@@ -96,6 +97,17 @@ def test_magics_work_and_the_value_is_the_result(fe: FakeFrontend) -> None:
     assert report["outputs"][-1]["kind"] == "result"
     assert "Out: 42" in report["told"]
     assert fe.run("print(y)").strip() == "42"
+
+
+def test_a_run_says_what_it_changed_and_undo_puts_it_back(fe: FakeFrontend) -> None:
+    fe.run("kept = [1]\nreplaced = 'old'")
+    report, _ = run_code(fe, "made_here = 1\nreplaced = 'new'\nkept.append(2)\nmade_here")
+    assert report["changes"] == [["made_here"], ["replaced"], [], ["kept"]]
+    assert report["told"].endswith(
+        "Changed: created made_here; rebound replaced; changed in place: kept (cannot be undone)."
+    )
+    out = fe.run(f"print(kt.undo({report['id']!r}))\nprint('made_here' in globals(), replaced, kept)")
+    assert out.splitlines()[-1] == "False old [1, 2]"
 
 
 def test_display_comes_to_the_card_not_to_the_cell(fe: FakeFrontend) -> None:

@@ -64,14 +64,16 @@ async def test_prints_and_the_value_come_in_order_and_variables_stay() -> None:
     assert result.display is not None
     assert result.display.data["text/plain"] == "42"
     assert namespace["x"] == 21
-    assert told(part).startswith("one\ntwo\nthree\nOut: 42")
+    assert told(part) == "one\ntwo\nthree\nOut: 42\nChanged: created sys, x."
+    assert (cell.created, cell.rebound, cell.deleted, cell.mutated) == (("sys", "x"), (), (), ())
 
 
 async def test_a_none_value_and_an_assignment_show_no_result() -> None:
     [first, second] = await ask(KernelTools({}), "y = 1", "None")
     assert cell_of(first).outputs == ()
     assert cell_of(second).outputs == ()
-    assert told(first) == "The code ran and printed nothing."
+    assert told(first) == "The code ran and printed nothing.\nChanged: created y."
+    assert told(second) == "The code ran and printed nothing.\nNo variables changed."
 
 
 async def test_a_frame_value_is_shown_as_a_notebook_shows_it_and_told_as_attach_does() -> None:
@@ -303,7 +305,7 @@ async def test_declining_input_raises_eof_in_the_code() -> None:
 
 async def test_input_with_nobody_to_ask_raises_at_once() -> None:
     tools = KernelTools({})
-    [run_python, _] = await tools.list_tools()
+    run_python = (await tools.list_tools())[0]
     invocation = ToolInvocation(tool_call_id="direct", tool_name="run_python", arguments='{"code": "input()"}')
     outcome = await asyncio.wait_for(run_python.invoke(invocation), 5)
     assert not outcome.ok
@@ -352,7 +354,8 @@ async def test_long_output_is_cut_and_read_output_gives_the_rest() -> None:
     text = told(ran)
     assert len(text) < 1400
     assert text.startswith("line 0\n")
-    assert text.rstrip().split("\n")[-2].endswith("line 1999")
+    assert text.rstrip().split("\n")[-3].endswith("line 1999")
+    assert text.rstrip().split("\n")[-2] == "Changed: created i."
     assert 'read_output("call_1"' in text
     assert read.state is ToolCallState.COMPLETED
     whole = "".join(f"line {i}\n" for i in range(2000))
@@ -392,7 +395,9 @@ async def test_run_python_asks_and_runs_the_edited_code_saying_so() -> None:
 
 async def test_the_definitions() -> None:
     tools = KernelTools({})
-    run_python, read_output = await tools.list_tools()
+    run_python, read_output, listing, inspecting = await tools.list_tools()
+    assert (listing.name, inspecting.name) == ("list_variables", "inspect_variable")
+    assert listing.definition.risk.value == inspecting.definition.risk.value == "read_only"
     assert run_python.definition.risk.value == "destructive"
     assert run_python.definition.code_arguments == {"code": "python"}
     assert run_python.definition.sequential
@@ -496,3 +501,22 @@ def test_the_output_store_is_bounded_and_says_what_it_no_longer_keeps() -> None:
     assert "nothing from character 200" in store.read("c", 200, 10)
     with pytest.raises(ValueError, match="start must be 0 or more"):
         store.read("c", -1, 10)
+
+
+def test_runs_leave_no_pending_stop_behind_even_under_a_profiler() -> None:
+    """Taking back a stop (``PyThreadState_SetAsyncExc(id, NULL)``) left the interpreter's pending flag set: under
+    cProfile the next thread never started. Runs under a profiler, in a process of their own, must all end."""
+    import subprocess
+
+    script = (
+        "import cProfile\n"
+        "from ai_widgets.kernel._cell import CellRunner\n"
+        "profile = cProfile.Profile()\n"
+        "profile.enable()\n"
+        "for n in range(100):\n"
+        "    CellRunner('x = 1', {}, filename=f'<run {n}>').start().result(10)\n"
+        "profile.disable()\n"
+        "print('ran')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout == "ran\n", done.stderr
