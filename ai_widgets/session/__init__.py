@@ -7,6 +7,7 @@ from ai_widgets.session._history import HistoryError, HistoryLockedError, Histor
 from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
+from ai_widgets.session._steering import NotDeliveredError
 
 __all__ = [
     "BranchError",
@@ -18,6 +19,7 @@ __all__ = [
     "HistoryTakenOverError",
     "NoOutputError",
     "NoTransportError",
+    "NotDeliveredError",
     "OutputValidationError",
     "SessionBusyError",
     "StreamProtocolError",
