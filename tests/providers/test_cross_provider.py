@@ -19,7 +19,17 @@ from typing import Any
 
 import pytest
 
-from ai_widgets import ChatSession, Message, ReasoningPart, RequestOptions, ToolCallPart, tool
+from ai_widgets import (
+    ChatSession,
+    Message,
+    ReasoningPart,
+    RequestOptions,
+    Role,
+    ToolCallPart,
+    ToolCallState,
+    ToolOutcome,
+    tool,
+)
 from ai_widgets.messages import MessageStatus, dump_messages, load_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, OpenAIChatTransport, OpenAIResponsesTransport
 from tests.providers import histories
@@ -528,3 +538,34 @@ async def test_a_turn_resumed_after_the_round_limit_is_a_valid_request_for_every
     assert resumed.text == "It is 21 °C in all three."
     check_request(target, body_for(target, scripted.requests[-1].messages))  # the request the resumed turn made
     check_request(target, body_for(target, [*session.messages, Message.user("Thanks.")]))  # and the next turn's
+
+
+def steered_conversation() -> list[Message]:
+    """A steered turn as the session sends it: the reply's calls with their results, then the message sent during
+    that round, then the turn's new reply (empty, in progress)."""
+    call = ToolCallPart("call_1", "get_temperature", '{"city": "Utrecht"}', state=ToolCallState.COMPLETED)
+    call.outcome = ToolOutcome.success("Utrecht: 21 °C")
+    return [
+        Message.user("How warm is it in Utrecht?"),
+        Message(Role.ASSISTANT, [call]),
+        Message.user("Also in Fahrenheit."),
+        Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS),
+    ]
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_a_steering_message_after_tool_results_makes_a_valid_request(target: str) -> None:
+    body = body_for(target, steered_conversation())
+    check_request(target, body)
+    text = json.dumps(body, ensure_ascii=False)
+    assert text.index("21 °C") < text.index("Also in Fahrenheit.")  # the results first, then the message
+
+
+def test_a_steering_message_after_tool_results_makes_a_valid_gemini_request() -> None:
+    request = ChatRequest(steered_conversation(), [get_temperature.definition], RequestOptions())
+    kit = KITS["gemini"]
+    contents = kit.transport("gemini-2.5-flash", api_key=kit.key).request_body(request)["contents"]
+    assert [c["role"] for c in contents] == ["user", "model", "user", "user"]
+    assert "functionCall" in contents[1]["parts"][0]
+    assert "functionResponse" in contents[2]["parts"][0]  # the result answers the call right after it
+    assert contents[3]["parts"] == [{"text": "Also in Fahrenheit."}]
