@@ -8,6 +8,7 @@ from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
 from ai_widgets.session._steering import NotDeliveredError
+from ai_widgets.session._unasked import UnaskedRule
 
 __all__ = [
     "BranchError",
@@ -24,6 +25,7 @@ __all__ = [
     "SessionBusyError",
     "StreamProtocolError",
     "ToolRound",
+    "UnaskedRule",
     "UnknownToolCallError",
     "read_history",
     "turn_loop",

@@ -67,6 +67,7 @@ from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
 from ai_widgets.session._steering import Steer, SteeringQueue
 from ai_widgets.session._turn import Turn, TurnHost, carry_over
+from ai_widgets.session._unasked import CODE_TOOLS, UnaskedRule
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import ModelStream, Transport, profile_of
 
@@ -186,6 +187,7 @@ class ChatSession:
         self._estimates = HistoryTokens()  # the messages' token estimates, kept from turn to turn
         #: The tools whose calls may run the model for their MCP server unasked (a person chose allow always).
         self.sampling_allowed: set[str] = set()
+        self._unasked: UnaskedRule | None = None  # this session only: never saved, never restored
         self._branches = ConversationBranches() if self._history is None else self._history.branches
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
         self._subscribers: tuple[Subscriber, ...] = ()
@@ -908,6 +910,36 @@ class ChatSession:
         return ApprovalError(
             f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         )
+
+    # --- running without asking ---------------------------------------------------------------------------------
+
+    def run_unasked(
+        self, tools: Iterable[str] | str = CODE_TOOLS, reason: str = "Run code without asking is on"
+    ) -> None:
+        """Lets calls of ``tools`` run without asking, whatever the approval policy says, in this session only (the
+        widget's "Run code without asking" switch). It is never saved: a history file, a saved notebook or an
+        export does not turn it on again. Each call it spares (one the policy would have asked about) is marked
+        with ``reason`` (``ToolCallPart.unasked_reason``), and its card says so. It applies from the next call the
+        session asks about; a call waiting for a decision still waits. Calling it again replaces the switch.
+
+        Args:
+            tools: Tool names, or ``"code"``: every tool that runs code (one with ``code_arguments``, such as
+                ``KernelTools``' ``run_python``), as the tools are when each call is asked about.
+            reason: What each spared call is marked with.
+
+        Raises:
+            ValueError: ``reason`` is empty, or ``tools`` names no tool.
+        """
+        self._unasked = UnaskedRule.of(tools, reason)
+
+    def ask_again(self) -> None:
+        """Turns :meth:`run_unasked` off: calls are asked about as the approval policy says."""
+        self._unasked = None
+
+    @property
+    def unasked(self) -> UnaskedRule | None:
+        """The switch :meth:`run_unasked` set (which tools, and the reason), or ``None`` when it is off."""
+        return self._unasked
 
     # --- questions a running call asks the person -------------------------------------------------------------
 

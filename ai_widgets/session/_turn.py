@@ -63,6 +63,7 @@ from ai_widgets.session._output import OutputSpec, OutputValidationError, descri
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.session._sampling import run_sampling
+from ai_widgets.session._unasked import UnaskedRule
 from ai_widgets.tools import ToolRegistry
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport, TransportProfile, profile_of
 
@@ -118,6 +119,11 @@ class TurnSettings(Protocol):
     def context(self) -> Any: ...
     @property
     def conversation_id(self) -> str: ...
+    @property
+    def unasked(self) -> UnaskedRule | None:
+        """The session's switch to run calls without asking, or ``None`` (off)."""
+        ...
+
     @property
     def sampling_allowed(self) -> set[str]:
         """The tools whose calls may run the model for their server unasked (a person allowed it always)."""
@@ -432,6 +438,7 @@ class Turn:
             context=host.settings.context,
             run_model=None if host.settings.transport is None else self._sampler(host.settings.transport),
             sampling_allowed=host.settings.sampling_allowed,
+            unasked=host.settings.unasked,
             remote_schemas=self.remote_schemas,
         )
         self.round = tool_round
