@@ -63,6 +63,7 @@ from ai_widgets.session._branches import (
 from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._context import HistoryTokens
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
+from ai_widgets.session._notebook import conversation_notebook
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
 from ai_widgets.session._steering import Steer, SteeringQueue
@@ -1018,11 +1019,19 @@ class ChatSession:
         with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
         branches of edits and regenerates (``.json``: under ``"branches"``; ``.md``: after the transcript).
 
+        For ``.ipynb``, a Jupyter notebook of the active path: the messages as markdown cells, and the code of each
+        call of a code-running tool that ran (allowed and started; it succeeded or failed: a tool whose
+        ``code_arguments`` are Python, such as ``KernelTools``' ``run_python``) as a code cell, as it ran (the
+        person's edit where there was one), in order; so Run All repeats the analysis. It has no outputs: opening
+        it runs nothing. A call's tool is looked up among the session's tools as they are now: the code of a tool
+        no longer registered is not known to be code, and shows as a line of markdown. Running without asking
+        (:meth:`run_unasked`) is never written to any export.
+
         Returns:
             The path written.
 
         Raises:
-            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+            ValueError: The file name ends in none of ``.md``, ``.json`` and ``.ipynb``.
         """
         target = Path(path).expanduser()
         match target.suffix.lower():
@@ -1032,10 +1041,16 @@ class ChatSession:
                 text += ("\n\n## Earlier branches\n\n" + branches if branches else "") + "\n"
             case ".json":
                 text = self._to_json()
+            case ".ipynb":
+                text = conversation_notebook(self._messages, self._code_arguments)
             case _:
-                raise ValueError(f"export() writes .md or .json, not {target.name!r}")
+                raise ValueError(f"export() writes .md, .json or .ipynb, not {target.name!r}")
         target.write_text(text, encoding="utf-8")
         return target
+
+    def _code_arguments(self, tool_name: str) -> dict[str, str]:
+        found = self.tools.get(tool_name)
+        return {} if found is None else dict(found.definition.code_arguments)
 
     async def edit(self, message_id: str, text: str, *, stop: bool = False) -> Message:
         """Replaces the user message ``message_id`` with ``text`` and runs the turn again from there.

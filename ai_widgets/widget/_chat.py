@@ -628,13 +628,15 @@ class ChatWidget(SessionView):
     def export(self, path: str | os.PathLike[str]) -> Path:
         """Writes the conversation to ``path``: a readable transcript for ``.md``, the whole conversation (loadable
         with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
-        branches of edits and regenerates (the markdown after the transcript).
+        branches of edits and regenerates (the markdown after the transcript). ``.ipynb``: a notebook whose
+        markdown cells are the messages and whose code cells are the code each run ran, in order, so Run All
+        repeats the analysis (see :meth:`ChatSession.export`).
 
         Returns:
             The path written.
 
         Raises:
-            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+            ValueError: The file name ends in none of ``.md``, ``.json`` and ``.ipynb``.
         """
         return self.session.export(path)
 
