@@ -21,7 +21,7 @@ def code_tool(namespace: dict[str, Any]) -> Tool:
     """A tool that runs Python in ``namespace`` (the test's stand-in for KernelTools' run_python)."""
 
     def run(invocation: ToolInvocation) -> str:
-        exec(invocation.get_arguments(dict)["code"], namespace)  # noqa: S102: the test's own code
+        exec(invocation.get_arguments(dict)["code"], namespace)
         return "ok"
 
     definition = ToolDefinition(
