@@ -8,9 +8,10 @@ from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
 from ai_widgets.session._steering import NotDeliveredError
-from ai_widgets.session._unasked import UnaskedRule
+from ai_widgets.session._unasked import CODE_TOOLS, UnaskedRule
 
 __all__ = [
+    "CODE_TOOLS",
     "BranchError",
     "BranchPoint",
     "CancelError",

@@ -83,7 +83,7 @@ def markdown_cell(lines: list[str]) -> dict[str, Any]:
 
 
 def code_cell(code: str, part: ToolCallPart) -> dict[str, Any]:
-    marks = {"tool_call_id": part.tool_call_id, "tool_name": part.tool_name, "state": part.state.value}
+    marks: dict[str, Any] = {"tool_call_id": part.tool_call_id, "tool_name": part.tool_name, "state": part.state.value}
     if part.edited_arguments is not None:
         marks["edited"] = True
     return {
