@@ -652,9 +652,9 @@ class ChatSession:
                 loop.call_soon_threadsafe(self._begin_following, following, messages)
             except RuntimeError:  # that sender's loop closed: nobody waits for these messages any more
                 with self._claim_lock:
-                    self._turn = None if self._turn is following else self._turn
-                    self._steering.waiting[:0] = self._steering.delivered
-                    self._steering.delivered = []
+                    if self._turn is following:
+                        self._turn = None
+                    self._steering.untake()
                     returned = self._steering.hand_back()
             else:
                 self._notify(SteeringChanged(()))
@@ -674,13 +674,10 @@ class ChatSession:
                 self._append(message)
             self._append(turn.reply)
             turn.start(asyncio.get_running_loop())
-        except BaseException:
+        except Exception:
             logger.exception("the turn for the messages sent during the last one could not start")
-            with self._claim_lock:
-                if self._turn is turn:
-                    self._turn = None
-                self._steering.settle(turn.reply)
-            raise
+            turn.end()  # its reply (if added) ends, the session is freed and the senders get that reply
+            return
         self._notify(BusyChanged(True))
 
     def _take_steering(self) -> list[Message]:

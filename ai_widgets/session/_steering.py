@@ -59,6 +59,10 @@ class SteeringQueue:
         self.delivered.extend(taken)
         return [steer.message for steer in taken]
 
+    def untake(self) -> None:
+        """The turn the delivered messages were taken for never started: they wait again, first in the queue."""
+        self.waiting[:0], self.delivered = self.delivered, []
+
     def settle(self, reply: Message) -> None:
         """The turn that delivered messages ended with ``reply``: their senders get it."""
         delivered, self.delivered = self.delivered, []

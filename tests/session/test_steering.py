@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,25 @@ def test_a_steer_from_another_thread_and_loop_is_delivered() -> None:
     reply = asyncio.run(main())
     assert results["steered"] is reply
     assert [m.text for m in session.messages][2:] == ["from a thread", "heard: from a thread"]
+
+
+async def test_a_steered_turn_is_saved_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    session = ChatSession(ScriptedTransport(model), tools=[slow_step], approval_policy=NeverAsk(), history=path)
+    first = asyncio.create_task(session.send("start"))
+    await wait_for(lambda: any(p.state is ToolCallState.RUNNING for m in session.messages for p in m.tool_calls))
+    steered = asyncio.create_task(session.send("and the units"))
+    await wait_for(lambda: bool(session.queued_messages))
+    gate.set()
+    await first
+    await steered
+    session.close()
+    reopened = ChatSession(ScriptedTransport(model), history=path)
+    assert [(m.role.value, m.status.value) for m in reopened.messages] == [
+        ("user", "completed"),
+        ("assistant", "completed"),
+        ("user", "completed"),
+        ("assistant", "completed"),
+    ]
+    assert reopened.messages[2].text == "and the units"
+    reopened.close()
