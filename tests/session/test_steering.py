@@ -204,3 +204,20 @@ async def test_a_steered_turn_is_saved_in_order(tmp_path: Path) -> None:
     ]
     assert reopened.messages[2].text == "and the units"
     reopened.close()
+
+
+async def test_several_messages_sent_during_one_round_are_delivered_together_in_order() -> None:
+    transport = ScriptedTransport(model)
+    session = ChatSession(transport, tools=[slow_step], approval_policy=NeverAsk())
+    first = asyncio.create_task(session.send("start"))
+    await wait_for(lambda: any(p.state is ToolCallState.RUNNING for m in session.messages for p in m.tool_calls))
+    one = asyncio.create_task(session.send("one"))
+    await wait_for(lambda: len(session.queued_messages) == 1)
+    two = asyncio.create_task(session.send("two"))
+    await wait_for(lambda: len(session.queued_messages) == 2)
+    gate.set()
+    reply = await first
+    assert await one is reply
+    assert await two is reply
+    assert [m.text for m in session.messages] == ["start", "", "one", "two", "heard: two"]
+    assert len(transport.requests) == 2  # both went with the round's results, in one request
