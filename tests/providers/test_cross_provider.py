@@ -11,12 +11,14 @@ searched for every foreign provider's data.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx2
 import pytest
 
 from ai_widgets import (
@@ -32,6 +34,7 @@ from ai_widgets import (
 )
 from ai_widgets.messages import MessageStatus, dump_messages, load_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, OpenAIChatTransport, OpenAIResponsesTransport
+from tests.helpers import wait_for
 from tests.providers import histories
 from tests.providers.kits import KITS, ProviderKit, expected, recorded
 from tests.providers.kits import openai_responses as wire
@@ -569,3 +572,53 @@ def test_a_steering_message_after_tool_results_makes_a_valid_gemini_request() ->
     assert "functionCall" in contents[1]["parts"][0]
     assert "functionResponse" in contents[2]["parts"][0]  # the result answers the call right after it
     assert contents[3]["parts"] == [{"text": "Also in Fahrenheit."}]
+
+
+#: Per kit, a recorded stream whose reply calls a tool.
+CALLING = {
+    "openai_chat": "openai_chat_parallel_tools_usage",
+    "openai_responses": "openai_responses_reasoning_text_function_call",
+    "anthropic": "anthropic_text_then_tool_use",
+    "gemini": "gemini_function_call_empty_args_thought_signature",
+}
+
+
+@pytest.mark.parametrize("name", list(CALLING))
+async def test_a_message_sent_during_a_recorded_tool_round_goes_with_its_results(name: str) -> None:
+    kit = KITS[name]
+    bodies: list[dict[str, Any]] = []
+    release = asyncio.Event()
+
+    async def gated(body: bytes) -> AsyncIterator[bytes]:
+        await release.wait()  # the first reply comes once the steering message is queued
+        yield body
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        bodies.append(json.loads(request.content))
+        if len(bodies) == 1:
+            content: Any = gated(recorded(CALLING[name]))
+        else:
+            content = b"".join(kit.reply("Noted."))
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=content)
+
+    session = ChatSession(kit.mock(handler))  # the recorded tools are not registered: each call fails, told so
+    turn = asyncio.create_task(session.send("Start."))
+    await wait_for(lambda: len(bodies) == 1)
+    steered = asyncio.create_task(session.send("Also in Fahrenheit."))
+    await wait_for(lambda: bool(session.queued_messages))
+    release.set()
+    reply = await turn
+    assert await steered is reply
+    assert reply.text == "Noted."
+    assert len(bodies) == 2
+    second = json.dumps(bodies[1], ensure_ascii=False)
+    calls = [p for m in session.messages for p in m.tool_calls]
+    assert calls
+    assert all(p.state is ToolCallState.FAILED for p in calls)  # answered, before the message
+    told = second.index("Also in Fahrenheit.")
+    assert all(second.index(p.outcome.message or "") < told for p in calls if p.outcome is not None)
+    if name == "anthropic":
+        check_anthropic_request(bodies[1], signed=set())
+    elif name == "openai_chat":
+        check_chat_request(bodies[1])
