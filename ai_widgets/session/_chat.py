@@ -392,9 +392,9 @@ class ChatSession:
         that round's tool results, so the model gets it with them), and the turn goes on in a new reply. One not
         delivered when the turn ends starts the next turn itself. Either way ``send`` returns the last reply of the
         turn that delivered it. :meth:`stop` hands waiting messages back instead (``SteeringChanged.returned``):
-        they are not sent, and ``send`` raises :class:`NotDeliveredError`; so does cancelling the task that awaits
-        ``send`` before delivery (it takes the message out of the queue). Cancelling it after delivery only stops
-        the waiting: the turn goes on.
+        they are not sent, and ``send`` raises :class:`NotDeliveredError`. Cancelling the task that awaits ``send``
+        before delivery takes the message out of the queue (not sent); after delivery it only stops the waiting:
+        the turn goes on.
 
         ``attach`` adds kernel objects to the message (:func:`ai_widgets.attachments.message_attachments`: parts,
         ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types): a list of
