@@ -112,6 +112,13 @@ class StopAction(ActionModel):
     type: Literal["stop"]
 
 
+class RunUnaskedAction(ActionModel):
+    """The person turns "Run code without asking" on or off (this session only)."""
+
+    type: Literal["run_unasked"]
+    on: Annotated[bool, Field(strict=True)]
+
+
 class ApproveAction(ActionModel):
     """The person decides on a call that waits; with ``arguments``, they edited the arguments before allowing."""
 
@@ -247,6 +254,7 @@ ACTIONS = (
     AppOpenAction,
     AppCallAction,
     ResourceOpenAction,
+    RunUnaskedAction,
 )
 TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in ACTIONS)
 
@@ -272,7 +280,8 @@ Action: TypeAlias = Annotated[
     | BenchCloseAction
     | AppOpenAction
     | AppCallAction
-    | ResourceOpenAction,
+    | ResourceOpenAction
+    | RunUnaskedAction,
     Field(discriminator="type"),
 ]
 

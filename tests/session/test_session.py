@@ -1108,7 +1108,7 @@ async def test_one_turn_at_a_time() -> None:
     task = asyncio.create_task(session.send("talk"))
     await asyncio.sleep(0.02)
     with pytest.raises(SessionBusyError):
-        await session.send("interleave")
+        await session.send("interleave", steer=False)
     with pytest.raises(SessionBusyError):
         session.clear()
     session.stop()
