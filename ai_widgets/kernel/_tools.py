@@ -30,6 +30,8 @@ Ask = Literal["always", "never"]
 STOP_WAIT = 1.0
 #: How often a thread waiting for the person's answer to ``input()`` looks whether it was stopped.
 ANSWER_POLL = 0.05
+#: What marks each run_python call that ran without asking, with ``ask="never"``.
+UNASKED_REASON = "KernelTools(ask='never')"
 ANSWER_FORM = {
     "type": "object",
     "properties": {"answer": {"type": "string", "title": "Answer"}},
@@ -68,7 +70,9 @@ class KernelTools:
     Args:
         namespace: The variables the code runs in: IPython's user namespace in a kernel, else ``__main__``'s globals;
             a plain dict works.
-        ask: ``"always"``: every ``run_python`` call asks the person. ``"never"``: its calls run without asking.
+        ask: ``"always"``: every ``run_python`` call asks the person. ``"never"``: its calls run without asking,
+            whatever the approval policy says, each marked "KernelTools(ask='never')" on its card
+            (:attr:`ToolDefinition.unasked <ai_widgets.tools.ToolDefinition.unasked>`); set in code only.
         max_output_chars: The most characters of a run's output the model is told (it reads the rest with
             ``read_output``).
         timeout: Seconds a run may take before it is stopped; ``None``: no limit.
@@ -182,6 +186,7 @@ class KernelTools:
             risk=ToolRisk.DESTRUCTIVE,
             sequential=True,
             code_arguments={"code": "python"},
+            unasked=UNASKED_REASON if self._ask == "never" else None,
         )
         return Tool(definition, self._run_python)
 

@@ -124,3 +124,27 @@ async def test_the_variable_tools_list_and_inspect_and_never_show_a_secret() -> 
     assert "sk-secret" not in told(secret)
     assert missing.state is ToolCallState.FAILED
     assert "did you mean sales" in told(missing)
+
+
+async def test_ask_never_runs_unasked_and_marks_the_call_and_always_asks_again() -> None:
+    namespace: dict[str, Any] = {}
+    tools = KernelTools(namespace, ask="never")
+    session = ChatSession(
+        ScriptedTransport(
+            [calling("run_python", "c1", code="x = 1"), "ok", calling("run_python", "c2", code="y = 2"), "done"]
+        )
+    )
+    session.tools.add(tools)
+    await session.send("go")
+    [first] = [p for m in session.messages for p in m.tool_calls]
+    assert first.state is ToolCallState.COMPLETED
+    assert first.unasked_reason == "KernelTools(ask='never')"
+    assert namespace["x"] == 1
+    tools.ask = "always"
+    task = asyncio.create_task(session.send("again"))
+    await wait_for(lambda: bool(session.pending_approvals))
+    [second] = session.pending_approvals
+    assert second.unasked_reason is None
+    session.approve(second.tool_call_id, "rejected")
+    await task
+    assert "y" not in namespace
