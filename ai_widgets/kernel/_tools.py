@@ -301,7 +301,7 @@ class KernelTools:
             source,
             self.namespace,
             filename=filename,
-            shell=shell,
+            shell=running_shell(),  # its display() and exit() are the run's, whichever namespace it runs in
             ask=answerer(invocation, asyncio.get_running_loop()),
         )
         watch = watch_start(self.namespace, code_names(code))

@@ -41,11 +41,14 @@ def _script(request):
 kt = KernelTools()
 chat = ChatWidget(transport=ScriptedTransport(_script), tools=[kt], approval_policy=RunAll())
 
-def last_call():
-    return [p for m in chat.session.messages for p in m.tool_calls][-1]
+own = {}
+chat_own = ChatWidget(transport=ScriptedTransport(_script), tools=[KernelTools(own)], approval_policy=RunAll())
 
-def report():
-    part = last_call()
+def last_call(widget=None):
+    return [p for m in (widget or chat).session.messages for p in m.tool_calls][-1]
+
+def report(widget=None):
+    part = last_call(widget)
     cell = part.outcome.cell
     outputs = [
         {"kind": o.kind, "name": o.name, "text": o.text, "mimes": sorted(o.display.data) if o.display else []}
@@ -121,6 +124,17 @@ def test_display_comes_to_the_card_not_to_the_cell(fe: FakeFrontend) -> None:
     assert kinds[2] == ("stream", "after\n")
     leaked = [m for m in iopub_of(fe, cell) if m["msg_type"] == "display_data" or is_printed(m)]
     assert leaked == []
+
+
+def test_code_in_a_namespace_of_its_own_shows_its_displays_in_the_card_too(fe: FakeFrontend) -> None:
+    code = "from IPython.display import HTML, display\ndisplay(HTML('<i>mine</i>'))\nhere = 1"
+    cell = fe.execute(f"codes.append({code!r})\nreply = await chat_own.ask('go', show=False)\nreport(chat_own)")
+    assert fe.reply(cell, 20)["content"]["status"] == "ok"
+    fe.wait_idle(cell)
+    report = json.loads(fe.stream_text(cell, "stdout").split("REPORT ", 1)[1])
+    assert report["outputs"][0]["kind"] == "display"
+    assert not [m for m in iopub_of(fe, cell) if m["msg_type"] == "display_data" or is_printed(m)]
+    assert fe.run("print(own['here'], 'here' in globals())").strip() == "1 False"
 
 
 def test_a_figure_is_shown_in_the_card_and_closed(fe: FakeFrontend) -> None:
