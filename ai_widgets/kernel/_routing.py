@@ -11,6 +11,7 @@ that is left alone, and the stand-in, still passing through, is harmless).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 import threading
 from collections.abc import Iterator
@@ -180,6 +181,12 @@ class ThreadRouter:
 
             publisher.publish, publisher.clear_output = routed_publish, routed_clear
             self._saved[f"publisher:{id(shell)}"] = (publisher, routed_publish, routed_clear)
+        # ipykernel puts its own input() in place as each cell starts (for that cell's front end): a cell that starts
+        # while a run goes would take the run's input() too. Its pre_run_cell event comes after that, and puts the
+        # stand-in back over it (ipykernel restores what it saved, the stand-in, when the cell ends).
+        events = getattr(shell, "events", None)
+        if events is not None:
+            events.register("pre_run_cell", self._reinstall)
         ask_exit = shell.ask_exit
 
         def routed_exit(*args: Any, **kwargs: Any) -> Any:
@@ -192,7 +199,16 @@ class ThreadRouter:
         shell.ask_exit = routed_exit
         self._saved[f"exit:{id(shell)}"] = routed_exit
 
+    def _reinstall(self, info: Any = None) -> None:
+        with self._lock:
+            if self._sinks:
+                self._install()
+
     def _uninstall_shell(self, shell: Any) -> None:
+        events = getattr(shell, "events", None)
+        if events is not None:
+            with contextlib.suppress(ValueError):
+                events.unregister("pre_run_cell", self._reinstall)
         saved = self._saved.pop(f"publisher:{id(shell)}", None)
         if saved is not None:
             publisher, routed_publish, routed_clear = saved

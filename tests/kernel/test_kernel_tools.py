@@ -185,6 +185,27 @@ def test_input_asks_the_person_and_the_answer_returns(fe: FakeFrontend) -> None:
     assert fe.run("print(name)").strip() == "Ada"
 
 
+def test_input_reaches_the_person_while_another_cell_runs(fe: FakeFrontend) -> None:
+    # ipykernel puts its own input() in place for each cell: the run's input() must still ask in the card.
+    fe.run(
+        "codes.append('import time\\ntime.sleep(0.5)\\nlater = input(\"Later?\")')\n"
+        "task = asyncio.ensure_future(chat.ask('go', show=False))"
+    )
+    code = (
+        "for _ in range(200):\n"
+        "    if chat.session.pending_inputs:\n"
+        "        break\n"
+        "    await asyncio.sleep(0.02)\n"
+        "part = chat.session.pending_inputs[0]\n"
+        "chat.session.respond(part.tool_call_id, 'accept', {'answer': 'yes'})\n"
+        "await task\n"
+        "report()"
+    )
+    report = json.loads(fe.run(code, timeout=20).split("REPORT ", 1)[1])
+    assert report["state"] == "completed"
+    assert fe.run("print(later)").strip() == "yes"
+
+
 def test_other_cells_print_in_their_cells_while_code_runs(fe: FakeFrontend) -> None:
     fe.run(
         "import threading\ngo_on = threading.Event()\n"
