@@ -29,6 +29,7 @@ SECTIONS = [
     "bench_provider_gemini",
     "bench_pydantic_ai",
     "bench_request_building",
+    "bench_run_python",
 ]
 
 

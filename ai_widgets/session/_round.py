@@ -336,6 +336,12 @@ class ToolRound:
             if part.state is ToolCallState.REJECTED:  # declined while it ran (ask_approval): ended already
                 return
         except asyncio.CancelledError:
+            account = call.invocation.stopped_outcome
+            if call.cancel_reason is None and account is not None and not part.state.terminal:
+                # The tool stopped itself and said how (KernelTools' timeout): a stop, with the tool's account.
+                self._end(call, ToolCallState.CANCELLED, account.message or "Stopped.", account)
+                self._follow_thread(call)
+                return
             if call.cancel_reason is None:
                 # Nobody cancelled this call: the tool raised CancelledError itself. That is its failure, not a stop.
                 outcome = ToolOutcome.failure(
@@ -348,7 +354,7 @@ class ToolRound:
                     message = call.cancel_reason
                     if part.state is ToolCallState.RUNNING and call.tool.is_sync:
                         message += " Its thread had not returned yet; whatever it returns is discarded."
-                    self._end(call, ToolCallState.CANCELLED, message)
+                    self._end(call, ToolCallState.CANCELLED, message, account)
                 self._follow_thread(call)
                 return
         except Exception as exc:  # a bug of ours or of the policy: this call fails, never the turn or its siblings
@@ -423,8 +429,13 @@ class ToolRound:
                 )
             return ToolOutcome.failure(message, retryable=True, error=detail or exc)
 
-    def _end(self, call: Call, state: ToolCallState, message: str) -> None:
-        move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True))
+    def _end(self, call: Call, state: ToolCallState, message: str, account: ToolOutcome | None = None) -> None:
+        """Ends a call that did not finish; ``account``: the tool's own word on where it stopped (its message is
+        added to ``message``, its cell kept)."""
+        if account is not None and account.message and account.message != message:
+            message = f"{message} {account.message}"
+        cell = None if account is None else account.cell
+        move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True, cell=cell))
 
     # --- decisions from a person ----------------------------------------------------------------------------------
 
@@ -466,6 +477,7 @@ class ToolRound:
             call.decided = True
         if arguments is not None:
             call.part.edited_arguments = arguments
+            call.invocation.edited = True
             call.invocation.parsed_arguments = arguments
             call.invocation.arguments = json.dumps(arguments, ensure_ascii=False)
         self._resolve(call, (decision, reason))
