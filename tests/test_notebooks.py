@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import nbformat
@@ -79,6 +80,36 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "messages in the chat: 4",
         ):
             assert line in printed, (line, printed)
+    if path.name == "analysis.ipynb":
+        _check_the_analysis(notebook, tmp_path)
+
+
+def _check_the_analysis(notebook: nbformat.NotebookNode, folder: Path) -> None:
+    """The scripted model inspected the data, cleaned it and plotted it in two allowed runs; the plot run was undone;
+    and the exported notebook, run again on its own in a new kernel, repeats the analysis."""
+    printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
+    for line in (
+        "call_3 completed created: ('clean', 'limit', 'outliers')",
+        "call_4 completed created: ('ax', 'fig', 'plt')",
+        "195 clean rows; 2 outliers",
+        "Undid call_4: removed ax, fig, plt.",
+        "False True",  # fig gone, clean kept
+    ):
+        assert line in printed, (line, printed)
+    outputs = json.dumps([cell.get("outputs", []) for cell in notebook.cells])
+    assert "api_key" in outputs, "the secret's name is listed"
+    assert "sk-not-a-real-key" not in outputs, "the secret's value is never shown"
+    exported = nbformat.read(folder / "analysis_export.ipynb", as_version=4)
+    code = [cell.source for cell in exported.cells if cell.cell_type == "code"]
+    assert len(code) == 2
+    assert code[0].startswith("import pandas as pd")
+    assert "plt.show()" in code[1]
+    NotebookClient(
+        exported, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute()
+    again = "".join(o.get("text", "") for cell in exported.cells for o in cell.get("outputs", []))
+    assert "kept 195 of 200 rows; 2 outliers above" in again, again
+    assert any("image/png" in o.get("data", {}) for cell in exported.cells for o in cell.get("outputs", []))
 
 
 def _check_the_data_section(notebook: nbformat.NotebookNode) -> None:
