@@ -203,6 +203,8 @@ export interface ToolInfo {
   parameters?: Json;
   /** The ui:// page of its MCP App, which its cards show (the `apps` trait has the page). */
   app?: string | null;
+  /** The arguments that are code (name -> language): shown and edited as code. */
+  code_arguments?: Record<string, string> | null;
 }
 
 /** The synced traits of a ChatWidget (kernel -> front end only). The ones behind `_` are the widget's own state,

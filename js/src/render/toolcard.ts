@@ -1,5 +1,6 @@
 // One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
-// then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
+// then the arguments (a JSON view that grows by patches; code arguments as code), the edited arguments it ran with,
+// the approval prompt,
 // the decision, the question its server asks the person (awaiting_input) and what they answered, a progress bar,
 // the server's log lines, the result, and the tool's MCP App (shown collapsed too, below the header; its text form
 // stays). Updates compare against what is shown and touch only what changed.
@@ -14,6 +15,8 @@ import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
 import { InputBox, answeredText } from "./inputbox";
 import { CancelButton, EditedArguments } from "./controls";
+import { CodeArguments, otherArguments } from "./codeargs";
+import { codeArguments } from "./codeform";
 import { JsonView } from "./json";
 import { focusFree } from "./keys";
 import type { PartView } from "./parts";
@@ -64,6 +67,8 @@ export class ToolCardView implements PartView {
   private readonly body = h("div", "aiw-tool-body");
   private readonly args: JsonView;
   private readonly argsLabel = h("div", "aiw-section-label", "Arguments");
+  private readonly code = new CodeArguments(); // the code arguments, as code
+  private codeKey = "{}"; // the code arguments' names and languages the card shows by
   private readonly edited = new EditedArguments();
   private readonly cancel: CancelButton;
   private readonly decision = h("div", "aiw-decision");
@@ -116,10 +121,10 @@ export class ToolCardView implements PartView {
     header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.remembered, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
-    this.args = new JsonView(this.isExpanded() ? part.parsed_arguments : {});
-    this.argsStale = !this.isExpanded();
+    this.args = new JsonView({});
+    this.argsStale = true;
     const argsBox = h("div", "aiw-tool-args");
-    argsBox.append(this.argsLabel, this.args.el);
+    argsBox.append(this.code.el, this.argsLabel, this.args.el);
     this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
@@ -153,7 +158,7 @@ export class ToolCardView implements PartView {
     const previous = this.part;
     this.part = part as ToolCallPart;
     if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
-      if (this.isExpanded()) this.args.render(this.part.parsed_arguments);
+      if (this.isExpanded()) this.renderArgs();
       else this.argsStale = true;
     }
     this.updateInfo();
@@ -165,7 +170,15 @@ export class ToolCardView implements PartView {
   updateArgs(part: ToolCallPart, patches: ArgPatch[] | null): void {
     this.part = part;
     if (!this.isExpanded() || this.argsStale) this.argsStale = true;
-    else if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
+    else if (!this.code.active) {
+      if (!patches || !this.args.apply(patches)) this.renderArgs();
+    } else {
+      // The code arguments follow the parsed value; the JSON view takes the patches of the others.
+      const code = this.codeNames();
+      const others = patches?.filter((p) => !(p[1].length > 0 && String(p[1][0]) in code));
+      if (!others || others.some((p) => p[1].length === 0) || !this.args.apply(others)) this.renderArgs();
+      else this.updateCode();
+    }
     this.updateSummary();
     this.updateApp();
   }
@@ -175,6 +188,12 @@ export class ToolCardView implements PartView {
     const info = this.ctx.toolInfo(this.part.tool_name);
     setText(this.icon, this.ctx.heading ? "" : (typeof info?.icon === "string" && info.icon) || "🔧");
     setText(this.title, this.ctx.heading ?? this.toolTitle());
+    const codeKey = JSON.stringify(this.codeNames());
+    if (codeKey !== this.codeKey) {
+      this.codeKey = codeKey; // the tool's info came (or changed): its code arguments show as code
+      if (this.isExpanded()) this.renderArgs();
+      else this.argsStale = true;
+    }
     const risk = typeof info?.risk === "string" ? info.risk : null;
     setHidden(this.risk, !risk);
     setAttr(this.risk, "data-risk", risk);
@@ -228,8 +247,10 @@ export class ToolCardView implements PartView {
     setAttr(this.state, "data-state", p.state);
     setText(this.state, stateLabel(p.state));
     setHidden(this.provider, !p.provider_executed);
-    const edited = this.edited.update(p.edited_arguments);
+    const code = this.codeNames();
+    const edited = this.edited.update(p.edited_arguments, (args) => otherArguments(args, code));
     setText(this.argsLabel, edited ? "Arguments from the model" : "Arguments");
+    if (this.isExpanded() && !this.argsStale && Object.keys(code).length) this.updateCode();
     this.cancel.update(p.state);
     this.renderExpanded();
 
@@ -255,6 +276,7 @@ export class ToolCardView implements PartView {
             : {
                 schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
                 values: () => this.part.parsed_arguments,
+                code: () => this.codeNames(),
               },
         );
         this.prompt.append(this.approval.el);
@@ -398,10 +420,7 @@ export class ToolCardView implements PartView {
 
   private renderExpanded(): void {
     const open = this.isExpanded();
-    if (open && this.argsStale) {
-      this.argsStale = false;
-      this.args.render(this.part.parsed_arguments);
-    }
+    if (open && this.argsStale) this.renderArgs();
     if (open && this.resultStale) this.renderResult();
     setAttr(this.toggle, "aria-expanded", String(open));
     toggleClass(this.el, "aiw-collapsed", !open);
@@ -414,7 +433,33 @@ export class ToolCardView implements PartView {
   private updateSummary(): void {
     const live = this.part.state === "streaming";
     this.args.setLive(live);
+    if (this.code.active) this.updateCode();
     if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith(), 80, live));
+  }
+
+  /** The tool's code arguments (name -> language), from its info. */
+  private codeNames(): Record<string, string> {
+    return this.part.provider_executed ? {} : codeArguments(this.ctx.toolInfo(this.part.tool_name));
+  }
+
+  /** The arguments from the value: the code ones as code, the others (the model's) in the JSON view. */
+  private renderArgs(): void {
+    this.argsStale = false;
+    const code = this.codeNames();
+    const others = otherArguments(this.part.parsed_arguments, code);
+    this.args.render(Object.keys(code).length ? others : this.part.parsed_arguments);
+    this.updateCode();
+  }
+
+  private updateCode(): void {
+    const code = this.codeNames();
+    const p = this.part;
+    const edited = p.edited_arguments && typeof p.edited_arguments === "object" && !Array.isArray(p.edited_arguments);
+    this.code.update(code, this.ranWith(), p.parsed_arguments, !!edited, p.state === "streaming");
+    // Nothing else to show: no empty JSON view under the code.
+    const bare = this.code.active && Object.keys(otherArguments(p.parsed_arguments, code)).length === 0;
+    setHidden(this.argsLabel, bare);
+    setHidden(this.args.el, bare);
   }
 
   /** The arguments the call runs with: the person's edit, else the model's. */
