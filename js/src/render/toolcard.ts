@@ -15,6 +15,8 @@ import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
 import { InputBox, answeredText } from "./inputbox";
 import { CancelButton, EditedArguments } from "./controls";
+import { CellActions } from "./cellactions";
+import { cellOf } from "./cellrun";
 import { CodeArguments, otherArguments } from "./codeargs";
 import { codeArguments } from "./codeform";
 import { JsonView } from "./json";
@@ -46,6 +48,8 @@ export interface CardContext {
   widgets?: WidgetHost | null;
   /** The page of a tool's MCP App, as the `apps` trait has it (absent: apps are not shown here). */
   appPage?: (toolName: string) => AppPageInfo | undefined;
+  /** What Undo put back, for a call whose run was undone (the `_undone` trait); absent: none was. */
+  undone?: (callId: string) => string | undefined;
 }
 
 const FINISHED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
@@ -71,6 +75,7 @@ export class ToolCardView implements PartView {
   private codeKey = "{}"; // the code arguments' names and languages the card shows by
   private readonly edited = new EditedArguments();
   private readonly cancel: CancelButton;
+  private readonly cellActions: CellActions; // Copy, Insert as cell, Undo on a finished code call
   private readonly decision = h("div", "aiw-decision");
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
   private readonly asking = h("div", "aiw-tool-asking"); // the server's question to the person
@@ -116,16 +121,17 @@ export class ToolCardView implements PartView {
     elapsed.append(this.elapsed);
     const header = h("div", "aiw-tool-header");
     this.cancel = new CancelButton(part.tool_call_id, (msg) => ctx.send(msg));
+    this.cellActions = new CellActions(part.tool_call_id, (msg) => ctx.send(msg));
     this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
     elapsed.title = "How long it ran";
-    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.remembered, this.state, elapsed);
+    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
     this.args = new JsonView({});
     this.argsStale = true;
     const argsBox = h("div", "aiw-tool-args");
     argsBox.append(this.code.el, this.argsLabel, this.args.el);
-    this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.actions);
+    this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
       const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
@@ -199,7 +205,18 @@ export class ToolCardView implements PartView {
     setAttr(this.risk, "data-risk", risk);
     setText(this.risk, risk ? (RISK_LABELS[risk] ?? risk) : "");
     this.updateRunAgain();
+    this.updateCellActions();
     this.updateApp();
+  }
+
+  /** Copy, Insert as cell and Undo: the code as it ran (the cell's, else the code argument it ran with). */
+  private updateCellActions(): void {
+    const p = this.part;
+    const cell = cellOf(p.outcome);
+    const args = this.ranWith();
+    const name = Object.keys(this.codeNames()).find((n) => typeof args[n] === "string");
+    const code = cell ? cell.code : name ? (args[name] as string) : null;
+    this.cellActions.update(p, cell, code, this.ctx.undone?.(p.tool_call_id));
   }
 
   /** The tool's MCP App: its frame once the page is there (asked of the kernel once), fed the call's state. */
@@ -299,6 +316,7 @@ export class ToolCardView implements PartView {
     }
 
     this.updateRunAgain();
+    this.updateCellActions();
 
     const decided = decisionText(p);
     setText(this.decision, decided);
@@ -330,7 +348,8 @@ export class ToolCardView implements PartView {
       setText(this.outcomeLine, line?.text ?? "");
       setAttr(this.outcomeLine, "data-kind", line?.kind ?? null);
       setHidden(this.outcomeLine, !line);
-      const display = p.outcome?.status === "success" ? JSON.stringify(p.outcome.display ?? null) : "";
+      const cell = p.outcome?.cell ?? null; // code run as a cell: its outputs show collapsed too
+      const display = p.outcome?.status === "success" || cell ? JSON.stringify([p.outcome?.display ?? null, cell?.outputs ?? null, cell?.stopped_at ?? null]) : "";
       if (display !== this.shownDisplay) {
         this.shownDisplay = display; // a state change alone keeps the shown display (and a live widget's view)
         this.renderDisplay();
@@ -470,6 +489,7 @@ export class ToolCardView implements PartView {
 
   destroy(): void {
     this.app?.destroy();
+    this.cellActions.destroy();
     disposeDisplays(this.result);
     disposeDisplays(this.display);
     if (this.ticking) this.ctx.setTicking(this, false);
