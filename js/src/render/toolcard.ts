@@ -17,9 +17,9 @@ import { InputBox, answeredText } from "./inputbox";
 import { CancelButton, EditedArguments } from "./controls";
 import { CellActions } from "./cellactions";
 import { cellOf } from "./cellrun";
-import { CodeArguments, otherArguments } from "./codeargs";
+import { CardArguments } from "./cardargs";
+import { otherArguments } from "./codeargs";
 import { codeArguments } from "./codeform";
-import { JsonView } from "./json";
 import { focusFree } from "./keys";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
@@ -69,10 +69,7 @@ export class ToolCardView implements PartView {
   private readonly afterStop = h("div", "aiw-tool-after-stop"); // its thread after the call ended: collapsed too
   private readonly elapsed = document.createTextNode("");
   private readonly body = h("div", "aiw-tool-body");
-  private readonly args: JsonView;
-  private readonly argsLabel = h("div", "aiw-section-label", "Arguments");
-  private readonly code = new CodeArguments(); // the code arguments, as code
-  private codeKey = "{}"; // the code arguments' names and languages the card shows by
+  private readonly args: CardArguments;
   private readonly edited = new EditedArguments();
   private readonly cancel: CancelButton;
   private readonly cellActions: CellActions; // Copy, Insert as cell, Undo on a finished code call
@@ -99,7 +96,6 @@ export class ToolCardView implements PartView {
   private shownOutcome: string | null = null;
   private shownDisplay = "";
   private shownAfterStop = "";
-  private argsStale = false; // the JSON view lags the arguments (collapsed since they changed)
   private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
   private ticking = false;
   private prompting = false;
@@ -127,11 +123,8 @@ export class ToolCardView implements PartView {
     header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
-    this.args = new JsonView({});
-    this.argsStale = true;
-    const argsBox = h("div", "aiw-tool-args");
-    argsBox.append(this.code.el, this.argsLabel, this.args.el);
-    this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
+    this.args = new CardArguments(() => this.part, () => this.codeNames());
+    this.body.append(this.args.el, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
       const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
@@ -164,8 +157,7 @@ export class ToolCardView implements PartView {
     const previous = this.part;
     this.part = part as ToolCallPart;
     if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
-      if (this.isExpanded()) this.renderArgs();
-      else this.argsStale = true;
+      this.args.changed(null, this.isExpanded());
     }
     this.updateInfo();
     this.updateCall();
@@ -175,16 +167,7 @@ export class ToolCardView implements PartView {
   /** The arguments changed by `patches` (null: re-render from the value). */
   updateArgs(part: ToolCallPart, patches: ArgPatch[] | null): void {
     this.part = part;
-    if (!this.isExpanded() || this.argsStale) this.argsStale = true;
-    else if (!this.code.active) {
-      if (!patches || !this.args.apply(patches)) this.renderArgs();
-    } else {
-      // The code arguments follow the parsed value; the JSON view takes the patches of the others.
-      const code = this.codeNames();
-      const others = patches?.filter((p) => !(p[1].length > 0 && String(p[1][0]) in code));
-      if (!others || others.some((p) => p[1].length === 0) || !this.args.apply(others)) this.renderArgs();
-      else this.updateCode();
-    }
+    this.args.changed(patches, this.isExpanded());
     this.updateSummary();
     this.updateApp();
   }
@@ -194,12 +177,7 @@ export class ToolCardView implements PartView {
     const info = this.ctx.toolInfo(this.part.tool_name);
     setText(this.icon, this.ctx.heading ? "" : (typeof info?.icon === "string" && info.icon) || "🔧");
     setText(this.title, this.ctx.heading ?? this.toolTitle());
-    const codeKey = JSON.stringify(this.codeNames());
-    if (codeKey !== this.codeKey) {
-      this.codeKey = codeKey; // the tool's info came (or changed): its code arguments show as code
-      if (this.isExpanded()) this.renderArgs();
-      else this.argsStale = true;
-    }
+    this.args.infoChanged(this.isExpanded()); // the tool's info came: its code arguments show as code
     const risk = typeof info?.risk === "string" ? info.risk : null;
     setHidden(this.risk, !risk);
     setAttr(this.risk, "data-risk", risk);
@@ -266,8 +244,7 @@ export class ToolCardView implements PartView {
     setHidden(this.provider, !p.provider_executed);
     const code = this.codeNames();
     const edited = this.edited.update(p.edited_arguments, (args) => otherArguments(args, code));
-    setText(this.argsLabel, edited ? "Arguments from the model" : "Arguments");
-    if (this.isExpanded() && !this.argsStale && Object.keys(code).length) this.updateCode();
+    this.args.callChanged(!!edited, this.isExpanded());
     this.cancel.update(p.state);
     this.renderExpanded();
 
@@ -439,7 +416,7 @@ export class ToolCardView implements PartView {
 
   private renderExpanded(): void {
     const open = this.isExpanded();
-    if (open && this.argsStale) this.renderArgs();
+    if (open) this.args.shown();
     if (open && this.resultStale) this.renderResult();
     setAttr(this.toggle, "aria-expanded", String(open));
     toggleClass(this.el, "aiw-collapsed", !open);
@@ -452,33 +429,12 @@ export class ToolCardView implements PartView {
   private updateSummary(): void {
     const live = this.part.state === "streaming";
     this.args.setLive(live);
-    if (this.code.active) this.updateCode();
     if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith(), 80, live));
   }
 
   /** The tool's code arguments (name -> language), from its info. */
   private codeNames(): Record<string, string> {
     return this.part.provider_executed ? {} : codeArguments(this.ctx.toolInfo(this.part.tool_name));
-  }
-
-  /** The arguments from the value: the code ones as code, the others (the model's) in the JSON view. */
-  private renderArgs(): void {
-    this.argsStale = false;
-    const code = this.codeNames();
-    const others = otherArguments(this.part.parsed_arguments, code);
-    this.args.render(Object.keys(code).length ? others : this.part.parsed_arguments);
-    this.updateCode();
-  }
-
-  private updateCode(): void {
-    const code = this.codeNames();
-    const p = this.part;
-    const edited = p.edited_arguments && typeof p.edited_arguments === "object" && !Array.isArray(p.edited_arguments);
-    this.code.update(code, this.ranWith(), p.parsed_arguments, !!edited, p.state === "streaming");
-    // Nothing else to show: no empty JSON view under the code.
-    const bare = this.code.active && Object.keys(otherArguments(p.parsed_arguments, code)).length === 0;
-    setHidden(this.argsLabel, bare);
-    setHidden(this.args.el, bare);
   }
 
   /** The arguments the call runs with: the person's edit, else the model's. */
