@@ -212,3 +212,21 @@ describe("a code call's card", () => {
     expect(document.activeElement).toBe($(card, ".aiw-edit-args"));
   });
 });
+
+describe("the code form", () => {
+  it("edits the code in a code editor and the other arguments as fields; a required code left empty still goes", async () => {
+    const { CodeEditForm } = await import("../src/render/codeform");
+    const schema = TOOLS.run_python.parameters;
+    const form = new CodeEditForm(schema, { code: "x = 1", note: "n" }, { code: "python" });
+    const area = form.el.querySelector<HTMLTextAreaElement>("textarea.aiw-code-input")!;
+    const note = form.el.querySelector<HTMLInputElement>('[data-field="note"]')!;
+    expect(area.value).toBe("x = 1");
+    expect(note.value).toBe("n");
+    expect(form.el.querySelectorAll('[data-field="code"]')).toHaveLength(1); // not a second, plain field
+    area.value = "x = 2";
+    note.value = "m";
+    expect(form.value()).toEqual({ code: "x = 2", note: "m" });
+    area.value = "";
+    expect(form.value()).toEqual({ code: "", note: "m" });
+  });
+});
