@@ -27,6 +27,7 @@ __all__ = [
     "PartsRemoved",
     "SessionChange",
     "SessionNotice",
+    "SteeringChanged",
     "TextAppended",
     "ToolCallArgumentsChanged",
     "ToolCallStraggling",
@@ -128,7 +129,8 @@ LATE_PREVIEW_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class MessageFinished:
-    """A turn ended; its reply is final (completed, limit reached, error or cancelled)."""
+    """A reply is final (completed, limit reached, error or cancelled): its turn ended, or a message sent while it
+    ran was delivered after its tool results, and the turn goes on in a new reply after that message."""
 
     message: Message
 
@@ -138,6 +140,20 @@ class BusyChanged:
     """A turn started or ended."""
 
     busy: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SteeringChanged:
+    """The messages sent while a turn runs, not yet delivered, changed: one was queued, delivered at a tool boundary
+    (it is then added to the conversation: ``MessageAdded``), taken by the next turn, or handed back by a stop.
+
+    Attributes:
+        queued: The messages waiting now, oldest first (not in the conversation).
+        returned: The messages a stop handed back, not sent: a view puts their text back where it was typed.
+    """
+
+    queued: tuple[Message, ...]
+    returned: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,4 +226,5 @@ SessionChange: TypeAlias = (
     | ConversationCleared
     | SessionNotice
     | ContextShortened
+    | SteeringChanged
 )

@@ -22,12 +22,14 @@ SECTIONS = [
     "bench_frontend",
     "bench_saved_notebook",
     "bench_attachments",
+    "bench_kernel_namespace",
     "bench_provider_openai_chat",
     "bench_provider_openai_responses",
     "bench_provider_anthropic",
     "bench_provider_gemini",
     "bench_pydantic_ai",
     "bench_request_building",
+    "bench_run_python",
 ]
 
 

@@ -4,7 +4,9 @@
 # supported ipykernel, tests against pinned MCP servers of others (scripts/mcp_servers.sh), notebooks, and browser
 # tests in JupyterLab / Notebook 7 in headless Chromium).
 #
-#   bash scripts/test.sh [pytest args]          everything, the tests one after another (what .ci/run runs)
+#   bash scripts/test.sh                        everything (what .ci/run runs): the unit tests in parallel, then the
+#                                                kernel and browser tests one after another
+#   bash scripts/test.sh [pytest args]          the checks, then pytest with these arguments alone
 #   bash scripts/test.sh --fast [pytest args]   only the tests that are neither e2e, kernel nor slow, in parallel
 #                                                (pytest-xdist, one worker per core), after scripts/setup.sh alone
 set -euo pipefail
@@ -60,5 +62,14 @@ export AIW_KERNEL_PYTHONS
 # Set, so the real-server tests run (a missing server fails them; they skip only without it, outside CI).
 export AIW_MCP_SERVERS
 
-echo "== pytest"
-run_pytest "$@"
+if [ "$#" -gt 0 ]; then
+  echo "== pytest $*"
+  run_pytest "$@"
+  exit $?
+fi
+# The tests that need neither a browser nor a kernel of their own run in parallel, one worker per core; the kernel
+# and browser tests then run one after another (each starts servers and kernels that time out under contention).
+echo "== pytest: unit tests, in parallel"
+run_pytest -n auto -m "not e2e and not kernel"
+echo "== pytest: kernel and browser tests"
+run_pytest -m "e2e or kernel"

@@ -233,6 +233,8 @@ class ToolCallPart:
         decision_reason: The reason the person gave, if any.
         decision_remembered: Whether the decision was not asked for: the call ran because the person chose "allow
             always" for its tool earlier (``decision`` is then ``approved_always``).
+        unasked_reason: Why the call ran without asking when the approval policy would have asked (its tool's
+            ``ToolDefinition.unasked``, or the session's switch: "Run code without asking is on"), or ``None``.
         edited_arguments: What the person changed the arguments to before allowing the call, or ``None``. The call
             ran with these; ``arguments`` keeps what the model sent.
         provider_executed: Whether the provider ran the tool itself (such a call never runs locally).
@@ -266,6 +268,7 @@ class ToolCallPart:
         "state",
         "tool_call_id",
         "tool_name",
+        "unasked_reason",
     )
     kind: Literal["tool_call"] = "tool_call"
 
@@ -295,6 +298,7 @@ class ToolCallPart:
         self.decision: str | None = None
         self.decision_reason: str | None = None
         self.decision_remembered = False
+        self.unasked_reason: str | None = None
         self.edited_arguments: dict[str, Any] | None = None
         self.provider_executed = provider_executed
         self.provider = provider
@@ -428,6 +432,7 @@ class ToolCallPart:
                 "decision": self.decision,
                 "decision_reason": self.decision_reason,
                 "decision_remembered": self.decision_remembered,
+                **({} if self.unasked_reason is None else {"unasked_reason": self.unasked_reason}),
                 "provider_executed": self.provider_executed,
                 "started_at": self.started_at,
                 "approval_requested_at": self.approval_requested_at,
@@ -473,6 +478,7 @@ class ToolCallPart:
         part.decision = read_field(data, "decision", (str, type(None)), None)
         part.decision_reason = read_field(data, "decision_reason", (str, type(None)), None)
         part.decision_remembered = read_field(data, "decision_remembered", bool, False)
+        part.unasked_reason = read_field(data, "unasked_reason", (str, type(None)), None)
         part.started_at = read_field(data, "started_at", (int, float), part.started_at)
         part.approval_requested_at = read_field(data, "approval_requested_at", (int, float, type(None)), None)
         part.run_started_at = read_field(data, "run_started_at", (int, float, type(None)), None)
@@ -690,6 +696,8 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
                 if part.edited_arguments is not None:
                     asked = clipped_json(part.parsed_arguments, 120)
                     line += f" *(edited by the person before it ran; the model asked for {asked})*"
+                if part.unasked_reason is not None:
+                    line += f" *(ran without asking: {part.unasked_reason})*"
                 line += f" — *{part.state.value.replace('_', ' ')}*"
                 if part.outcome is not None:
                     result = part.outcome.text or part.outcome.model_content()

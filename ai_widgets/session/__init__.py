@@ -7,8 +7,11 @@ from ai_widgets.session._history import HistoryError, HistoryLockedError, Histor
 from ai_widgets.session._output import NoOutputError, OutputValidationError
 from ai_widgets.session._reply import StreamProtocolError
 from ai_widgets.session._round import ToolRound
+from ai_widgets.session._steering import NotDeliveredError
+from ai_widgets.session._unasked import CODE_TOOLS, UnaskedRule
 
 __all__ = [
+    "CODE_TOOLS",
     "BranchError",
     "BranchPoint",
     "CancelError",
@@ -18,10 +21,12 @@ __all__ = [
     "HistoryTakenOverError",
     "NoOutputError",
     "NoTransportError",
+    "NotDeliveredError",
     "OutputValidationError",
     "SessionBusyError",
     "StreamProtocolError",
     "ToolRound",
+    "UnaskedRule",
     "UnknownToolCallError",
     "read_history",
     "turn_loop",

@@ -33,6 +33,7 @@ from ai_widgets.changes import (
     MessageUpdated,
     SessionChange,
     SessionNotice,
+    SteeringChanged,
     ToolCallStraggling,
     ToolCallUpdated,
 )
@@ -62,9 +63,12 @@ from ai_widgets.session._branches import (
 from ai_widgets.session._calls import CancelError, end_open_calls, known_call, shown_id
 from ai_widgets.session._context import HistoryTokens
 from ai_widgets.session._history import HistoryFile, HistoryTakenOverError
+from ai_widgets.session._notebook import conversation_notebook
 from ai_widgets.session._output import OutputSpec
 from ai_widgets.session._sending import checked_messages, files_of
+from ai_widgets.session._steering import Steer, SteeringQueue
 from ai_widgets.session._turn import Turn, TurnHost, carry_over
+from ai_widgets.session._unasked import CODE_TOOLS, UnaskedRule
 from ai_widgets.tools import Tool, ToolRegistry, ToolSource
 from ai_widgets.transports._base import ModelStream, Transport, profile_of
 
@@ -184,6 +188,7 @@ class ChatSession:
         self._estimates = HistoryTokens()  # the messages' token estimates, kept from turn to turn
         #: The tools whose calls may run the model for their MCP server unasked (a person chose allow always).
         self.sampling_allowed: set[str] = set()
+        self._unasked: UnaskedRule | None = None  # this session only: never saved, never restored
         self._branches = ConversationBranches() if self._history is None else self._history.branches
         # A tuple, replaced (never mutated) on subscribe/unsubscribe: a subscriber may leave while changes go out.
         self._subscribers: tuple[Subscriber, ...] = ()
@@ -193,6 +198,8 @@ class ChatSession:
         # step under this lock, so two threads (two event loops) never run two turns at once.
         self._claim_lock = threading.Lock()
         self._holding = False
+        # Messages sent while a turn runs (steering), under the claim lock.
+        self._steering = SteeringQueue()
         # The messages known to have every call answered and no turn in progress.
         self._closed = Prefix()
         # The messages no longer in progress, and their usage summed. One tuple, replaced whole, so a reader on
@@ -281,7 +288,7 @@ class ChatSession:
                 history.clear()
             case BranchesChanged(position=position):  # the path cut there, its branches and what is there now
                 history.branched(self._messages, position, branches_json(self._branches) if self._branches else None)
-            case BusyChanged() | SessionNotice() | ToolCallStraggling() | ContextShortened():
+            case BusyChanged() | SessionNotice() | ToolCallStraggling() | ContextShortened() | SteeringChanged():
                 pass  # nothing in the record changed
             case MessageAdded(message=message):
                 history.changed(message)
@@ -377,8 +384,17 @@ class ChatSession:
 
     # --- turns ----------------------------------------------------------------------------------------------------
 
-    async def send(self, text: str, *, attach: Any = (), output_type: Any = None) -> Message:
+    async def send(self, text: str, *, attach: Any = (), output_type: Any = None, steer: bool = True) -> Message:
         """Sends a user message and runs the turn: returns the assistant's reply when the turn ends.
+
+        Sent while a turn runs, the message steers that turn: it waits (``queued_messages``) for the turn's next tool
+        boundary, where it is delivered: the reply so far ends, the message follows it in the conversation (after
+        that round's tool results, so the model gets it with them), and the turn goes on in a new reply. One not
+        delivered when the turn ends starts the next turn itself. Either way ``send`` returns the last reply of the
+        turn that delivered it. :meth:`stop` hands waiting messages back instead (``SteeringChanged.returned``):
+        they are not sent, and ``send`` raises :class:`NotDeliveredError`. Cancelling the task that awaits ``send``
+        before delivery takes the message out of the queue (not sent); after delivery it only stops the waiting:
+        the turn goes on.
 
         ``attach`` adds kernel objects to the message (:func:`ai_widgets.attachments.message_attachments`: parts,
         ``File``, ``Path``, frames, figures, images, strings, rich reprs, a user's registered types): a list of
@@ -398,13 +414,19 @@ class ChatSession:
                 text reply is validated. One that does not validate leaves the reply (the next answer takes its
                 place) and is asked for again with the errors, up to ``SessionOptions.output_retries`` times, its
                 status line saying so. The validated object is the reply's ``output`` (``None``
-                when the turn ended otherwise: stopped, failed, at a limit).
+                when the turn ended otherwise: stopped, failed, at a limit). A typed question never steers: it
+                needs a turn of its own.
+            steer: Whether a message sent while a turn runs steers it; ``False`` refuses instead
+                (:class:`SessionBusyError`), for a caller that waits for the running turn and then asks
+                (``ChatWidget.ask``).
 
         Raises:
             OutputValidationError: The answer did not validate after every retry; the reply, ended in error and in
                 the conversation, keeps it as its text (``raw``), and ``errors`` says why.
             TypeError: ``output_type`` has no JSON Schema.
-            SessionBusyError: A turn is already running.
+            SessionBusyError: A turn is running and the message cannot steer it (``steer=False``, an
+                ``output_type``), or the conversation is being cleared or closed.
+            NotDeliveredError: The message waited for a tool boundary and :meth:`stop` handed it back.
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
@@ -414,11 +436,12 @@ class ChatSession:
         """
         check_text(text, "send")
         output = None if output_type is None else OutputSpec(output_type)
-        self._check_can_send()
+        steer = steer and output is None
+        self._check_can_send(steer=steer)
         parts = await self._prepare_attachments(attach)
-        self._check_can_send()  # again: the session may have changed while they were converted
+        self._check_can_send(steer=steer)  # again: the session may have changed while they were converted
         user = Message(Role.USER, [TextPart(safe_text(text)), *parts])  # lone surrogates would fail every request
-        reply = await self._start_turn(user=user, output=output)
+        reply = await self._start_turn(user=user, output=output, steer=steer)
         if output is not None and output.failure is not None:
             raise output.failure
         return reply
@@ -444,7 +467,7 @@ class ChatSession:
             raise output.failure
         return reply
 
-    def check_send(self, text: str, *, attach: Any = ()) -> list[AttachmentPart]:
+    def check_send(self, text: str, *, attach: Any = (), steer: bool = True) -> list[AttachmentPart]:
         """Checks, at once and on this thread, what :meth:`send` would check before it starts a turn, and converts
         ``attach``: a caller that shows something first (an input box, a view of the turn) learns of a refusal
         before it shows anything. It claims nothing, so ``send`` may still find the session busy.
@@ -458,14 +481,21 @@ class ChatSession:
             ValueError: ``text`` is empty, or the tool choice names a tool that is not registered.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it (the message
                 names the limit).
-            SessionBusyError: A turn is running (checked after the attachments, so a caller that waits for that
-                turn has its attachments checked already).
+            SessionBusyError: A turn is running and ``steer`` is false (checked after the attachments, so a caller
+                that waits for that turn has its attachments checked already), or the conversation is being cleared.
             HistoryTakenOverError, NoTransportError: As :meth:`send`.
         """
         check_text(text, "send")
         parts = self.check_attachments(attach)
-        self._check_can_send()
+        self._check_can_send(steer=steer)
         return parts
+
+    @property
+    def queued_messages(self) -> list[Message]:
+        """The messages sent while the turn runs that wait for its next tool boundary, oldest first (not in
+        ``messages`` yet)."""
+        with self._claim_lock:
+            return list(self._steering.queued())
 
     def check_attachments(self, attach: Any) -> list[AttachmentPart]:
         """The parts ``attach`` becomes in the next user message (as :meth:`send` takes it), checked against the
@@ -563,12 +593,15 @@ class ChatSession:
             self.context_cut = None
             self._notify(ConversationCleared())
 
-    def _check_can_send(self) -> None:
+    def _check_can_send(self, *, steer: bool = False) -> None:
         """Raises what :meth:`send` would raise about the session before it starts a turn (:meth:`check_send`
         checks the message too); it claims nothing, so ``send`` may still find the session busy.
 
+        Args:
+            steer: A running turn is no refusal: the message would steer it.
+
         Raises:
-            SessionBusyError: A turn is running.
+            SessionBusyError: A turn is running (and ``steer`` is false), or the session is held (a clear).
             HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
                 was closed).
             ValueError: The tool choice names a tool that is not registered.
@@ -580,11 +613,11 @@ class ChatSession:
                 "(run_call). Give ChatSession a transport to send messages."
             )
         self._check_history_writable()
-        self._check_can_start()
+        self._check_can_start(steer=steer)
 
-    def _check_can_start(self) -> None:
+    def _check_can_start(self, *, steer: bool = False) -> None:
         """Refuses early what cannot start (the claim itself is :meth:`_claim`)."""
-        if self.busy:
+        if self._holding or (self._turn is not None and not steer):
             raise SessionBusyError(BUSY)
         choice = self.request_options.tool_choice
         if choice.mode == "tool" and choice.tool_name is not None and self.tools.get(choice.tool_name) is None:
@@ -596,9 +629,65 @@ class ChatSession:
 
     def _turn_ended(self, turn: Turn) -> None:
         """For the turn (its :class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
-        ended, so another may start."""
-        if self._turn is turn:
-            self._turn = None
+        ended, so another may start. The senders of the messages it delivered get its last reply; messages still
+        waiting start the next turn (claimed here, in the same step, so no other caller starts one first), or, after
+        a stop or an interrupt, are handed back."""
+        returned: list[Message] = []
+        follow: tuple[Turn, list[Message], asyncio.AbstractEventLoop] | None = None
+        with self._claim_lock:
+            if self._turn is not turn:
+                return
+            self._steering.settle(turn.reply)
+            waiting = self._steering.waiting
+            if waiting and turn.reply.status is not MessageStatus.CANCELLED:
+                # On the loop of a sender that waits for it (this turn's may be about to close: asyncio.run).
+                follow = (self._new_turn(), self._steering.take(), waiting[0].loop)
+                self._turn = follow[0]
+            else:
+                returned = self._steering.hand_back()
+                self._turn = None
+        if follow is not None:
+            following, messages, loop = follow
+            try:
+                loop.call_soon_threadsafe(self._begin_following, following, messages)
+            except RuntimeError:  # that sender's loop closed: nobody waits for these messages any more
+                with self._claim_lock:
+                    if self._turn is following:
+                        self._turn = None
+                    self._steering.untake()
+                    returned = self._steering.hand_back()
+            else:
+                self._notify(SteeringChanged(()))
+        if returned:
+            self._notify(SteeringChanged((), tuple(returned)))
+
+    def _new_turn(self, **kinds: Any) -> Turn:
+        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        return Turn(self._turn_host(), reply, estimates=self._estimates, **kinds)
+
+    def _begin_following(self, turn: Turn, messages: list[Message]) -> None:
+        """On the loop of the turn that just ended: starts ``turn`` (claimed already) with the messages that turn did
+        not deliver; their senders get its last reply."""
+        try:
+            self._close_unanswered_calls()
+            for message in messages:
+                self._append(message)
+            self._append(turn.reply)
+            turn.start(asyncio.get_running_loop())
+        except Exception:
+            logger.exception("the turn for the messages sent during the last one could not start")
+            turn.end()  # its reply (if added) ends, the session is freed and the senders get that reply
+            return
+        self._notify(BusyChanged(True))
+
+    def _take_steering(self) -> list[Message]:
+        """For the turn, at a tool boundary: the messages sent meanwhile, now delivered (it adds them)."""
+        with self._claim_lock:
+            if not self._steering.waiting:
+                return []
+            messages = self._steering.take()
+        self._notify(SteeringChanged(()))
+        return messages
 
     def _turn_host(self) -> TurnHost:
         """What a new turn reaches of this session: its settings, and the session's own steps it takes."""
@@ -609,6 +698,8 @@ class ChatSession:
             save_reply=self._save_reply,
             ended=self._turn_ended,
             shortened=self._shortened,
+            take_steering=self._take_steering,
+            append=self._append,
         )
 
     def _shortened(self, cut: ContextCut | None) -> None:
@@ -617,13 +708,31 @@ class ChatSession:
             self.context_cut = cut
             self._notify(ContextShortened(cut))
 
-    def _claim(self, turn: Turn) -> None:
+    def _claim(self, turn: Turn, steer: Message | None = None) -> Steer | None:
         """Makes ``turn`` the running turn if the session is idle, in one step: a second caller, on any thread,
-        gets :class:`SessionBusyError`."""
+        gets :class:`SessionBusyError`; or, with ``steer``, has that message queued for the running turn (returned)."""
         with self._claim_lock:
-            if self._turn is not None or self._holding:
+            if self._holding or (self._turn is not None and steer is None):
                 raise SessionBusyError(BUSY)
+            if self._turn is not None and steer is not None:
+                return self._steering.add(steer, asyncio.get_running_loop())
             self._turn = turn
+        return None
+
+    async def _await_steer(self, steer: Steer) -> Message:
+        """Waits for the reply to a message queued for the running turn (see :meth:`send`)."""
+        with self._claim_lock:
+            queued = self._steering.queued()
+        self._notify(SteeringChanged(queued))
+        try:
+            return await asyncio.shield(asyncio.wrap_future(steer.reply))
+        except asyncio.CancelledError:
+            with self._claim_lock:
+                withdrawn = self._steering.withdraw(steer)
+                queued = self._steering.queued()
+            if withdrawn:
+                self._notify(SteeringChanged(queued))
+            raise
 
     def _close_unanswered_calls(self) -> None:
         """Gives every call in the history an outcome, so no provider ever sees a call without a result.
@@ -692,8 +801,10 @@ class ChatSession:
         resume: bool = False,
         output: OutputSpec | None = None,
         fork: Callable[[], None] | None = None,
+        steer: bool = False,
     ) -> Message:
-        """Claims the session for a turn, then adds the user message and the reply and runs the turn.
+        """Claims the session for a turn, then adds the user message and the reply and runs the turn; with ``steer``,
+        a running turn gets ``user`` at its next tool boundary instead (see :meth:`send`).
 
         Args:
             user: The user message that starts the turn (``send``).
@@ -704,9 +815,11 @@ class ChatSession:
             fork: Cuts the conversation where an edit or a regenerate starts its branch, once the turn is claimed.
         """
         loop = asyncio.get_running_loop()
-        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
-        turn = Turn(self._turn_host(), reply, direct=direct is not None, output=output, estimates=self._estimates)
-        self._claim(turn)
+        turn = self._new_turn(direct=direct is not None, output=output)
+        reply = turn.reply
+        queued = self._claim(turn, user if steer else None)
+        if queued is not None:
+            return await self._await_steer(queued)
         try:
             if resume and not self._messages:
                 raise ValueError("there is nothing to resume: the conversation is empty")
@@ -734,7 +847,7 @@ class ChatSession:
             cancelling = getattr(current, "cancelling", None)
             outside = cancelling() > 0 if cancelling is not None else not turn.stop_requested
             if turn.stop_requested and not outside:
-                return reply  # stop(): the reply, ended cancelled, is the answer
+                return turn.reply  # stop(): the reply, ended cancelled, is the answer
             raise
         finally:
             if task.done():
@@ -795,6 +908,36 @@ class ChatSession:
         return ApprovalError(
             f"tool call {shown!r} ({part.tool_name}) is not waiting for approval: it is {part.state.value}"
         )
+
+    # --- running without asking ---------------------------------------------------------------------------------
+
+    def run_unasked(
+        self, tools: Iterable[str] | str = CODE_TOOLS, reason: str = "Run code without asking is on"
+    ) -> None:
+        """Lets calls of ``tools`` run without asking, whatever the approval policy says, in this session only (the
+        widget's "Run code without asking" switch). It is never saved: a history file, a saved notebook or an
+        export does not turn it on again. Each call it spares (one the policy would have asked about) is marked
+        with ``reason`` (``ToolCallPart.unasked_reason``), and its card says so. It applies from the next call the
+        session asks about; a call waiting for a decision still waits. Calling it again replaces the switch.
+
+        Args:
+            tools: Tool names, or ``"code"``: every tool that runs code (one with ``code_arguments``, such as
+                ``KernelTools``' ``run_python``), as the tools are when each call is asked about.
+            reason: What each spared call is marked with.
+
+        Raises:
+            ValueError: ``reason`` is empty, or ``tools`` names no tool.
+        """
+        self._unasked = UnaskedRule.of(tools, reason)
+
+    def ask_again(self) -> None:
+        """Turns :meth:`run_unasked` off: calls are asked about as the approval policy says."""
+        self._unasked = None
+
+    @property
+    def unasked(self) -> UnaskedRule | None:
+        """The switch :meth:`run_unasked` set (which tools, and the reason), or ``None`` when it is off."""
+        return self._unasked
 
     # --- questions a running call asks the person -------------------------------------------------------------
 
@@ -873,11 +1016,19 @@ class ChatSession:
         with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
         branches of edits and regenerates (``.json``: under ``"branches"``; ``.md``: after the transcript).
 
+        For ``.ipynb``, a Jupyter notebook of the active path: the messages as markdown cells, and the code of each
+        call of a code-running tool that ran (allowed and started; it succeeded or failed: a tool whose
+        ``code_arguments`` are Python, such as ``KernelTools``' ``run_python``) as a code cell, as it ran (the
+        person's edit where there was one), in order; so Run All repeats the analysis. It has no outputs: opening
+        it runs nothing. A call's tool is looked up among the session's tools as they are now: the code of a tool
+        no longer registered is not known to be code, and shows as a line of markdown. Running without asking
+        (:meth:`run_unasked`) is never written to any export.
+
         Returns:
             The path written.
 
         Raises:
-            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+            ValueError: The file name ends in none of ``.md``, ``.json`` and ``.ipynb``.
         """
         target = Path(path).expanduser()
         match target.suffix.lower():
@@ -887,10 +1038,16 @@ class ChatSession:
                 text += ("\n\n## Earlier branches\n\n" + branches if branches else "") + "\n"
             case ".json":
                 text = self._to_json()
+            case ".ipynb":
+                text = conversation_notebook(self._messages, self._code_arguments)
             case _:
-                raise ValueError(f"export() writes .md or .json, not {target.name!r}")
+                raise ValueError(f"export() writes .md, .json or .ipynb, not {target.name!r}")
         target.write_text(text, encoding="utf-8")
         return target
+
+    def _code_arguments(self, tool_name: str) -> dict[str, str]:
+        found = self.tools.get(tool_name)
+        return {} if found is None else dict(found.definition.code_arguments)
 
     async def edit(self, message_id: str, text: str, *, stop: bool = False) -> Message:
         """Replaces the user message ``message_id`` with ``text`` and runs the turn again from there.

@@ -36,6 +36,7 @@ from ai_widgets.messages._questions import SamplingDeclinedError, SamplingReply,
 from ai_widgets.options import SessionOptions
 from ai_widgets.session._call import Asking, Call, RunModel, set_on_its_loop
 from ai_widgets.session._calls import Notify, move_call, reply_in_progress
+from ai_widgets.session._unasked import UnaskedRule
 from ai_widgets.tools import NobodyToAskError, Tool, ToolDefinition, ToolInvocation, ToolOutcome, ToolProgress, ToolRisk
 
 __all__ = ["RoundInterrupted", "ToolRound", "person_facing_error"]
@@ -67,6 +68,9 @@ class ToolRound:
         run_model: Runs the session's model for a call's sampling request; ``None``: a call cannot.
         sampling_allowed: The tools whose sampling a person allowed always (kept by the session across rounds).
         remote_schemas: The schemas edits of provider-run calls must match, by call id (where the provider gave one).
+        unasked: The session's switch to run calls without asking (``ChatSession.run_unasked``), or ``None``. A call
+            the policy would ask about runs unasked when its tool's ``unasked`` or this rule gives a reason, and
+            is marked with it (``unasked_reason``); a call its transport paused for a decision still asks.
 
     A provider-run call is in a round only when the provider paused for the person's decision on it: it is asked
     about like any other (a person's "allow always" for its tool answers later ones unasked), never run here, and
@@ -85,8 +89,10 @@ class ToolRound:
         run_model: RunModel | None = None,
         sampling_allowed: set[str] | None = None,
         remote_schemas: Mapping[str, dict[str, Any]] | None = None,
+        unasked: UnaskedRule | None = None,
     ) -> None:
         self.reply = reply
+        self._unasked = unasked
         self._remote_schemas = remote_schemas or {}
         self._run_model = run_model
         self._sampling_allowed = set() if sampling_allowed is None else sampling_allowed
@@ -167,7 +173,10 @@ class ToolRound:
                 )
                 move_call(self._notify, self.reply, part, ToolCallState.FAILED, outcome)
                 return
-            if verdict:
+            spared = self._unasked_reason(tool.definition) if verdict else None
+            if spared is not None:
+                part.unasked_reason = spared  # marked: the card and the transcript say it ran without asking
+            elif verdict:
                 needs_decision = True
                 if isinstance(verdict, str):
                     question = verdict
@@ -179,6 +188,12 @@ class ToolRound:
             # It runs unasked because of an earlier "allow always": recorded, so the card can say so.
             part.decision = ApprovalDecision.APPROVED_ALWAYS.value
             part.decision_remembered = True
+
+    def _unasked_reason(self, definition: ToolDefinition) -> str | None:
+        """Why a call of ``definition`` runs without asking (its own ``unasked``, else the session's switch)."""
+        if definition.unasked is not None:
+            return definition.unasked
+        return None if self._unasked is None else self._unasked.reason_for(definition)
 
     def _allowed_always(self, tool: Tool) -> bool:
         """Whether a call of a tool that asks by default runs unasked because a person chose "allow always"."""
@@ -321,6 +336,12 @@ class ToolRound:
             if part.state is ToolCallState.REJECTED:  # declined while it ran (ask_approval): ended already
                 return
         except asyncio.CancelledError:
+            account = call.invocation.stopped_outcome
+            if call.cancel_reason is None and account is not None and not part.state.terminal:
+                # The tool stopped itself and said how (KernelTools' timeout): a stop, with the tool's account.
+                self._end(call, ToolCallState.CANCELLED, account.message or "Stopped.", account)
+                self._follow_thread(call)
+                return
             if call.cancel_reason is None:
                 # Nobody cancelled this call: the tool raised CancelledError itself. That is its failure, not a stop.
                 outcome = ToolOutcome.failure(
@@ -333,7 +354,7 @@ class ToolRound:
                     message = call.cancel_reason
                     if part.state is ToolCallState.RUNNING and call.tool.is_sync:
                         message += " Its thread had not returned yet; whatever it returns is discarded."
-                    self._end(call, ToolCallState.CANCELLED, message)
+                    self._end(call, ToolCallState.CANCELLED, message, account)
                 self._follow_thread(call)
                 return
         except Exception as exc:  # a bug of ours or of the policy: this call fails, never the turn or its siblings
@@ -408,8 +429,13 @@ class ToolRound:
                 )
             return ToolOutcome.failure(message, retryable=True, error=detail or exc)
 
-    def _end(self, call: Call, state: ToolCallState, message: str) -> None:
-        move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True))
+    def _end(self, call: Call, state: ToolCallState, message: str, account: ToolOutcome | None = None) -> None:
+        """Ends a call that did not finish; ``account``: the tool's own word on where it stopped (its message is
+        added to ``message``, its cell kept)."""
+        if account is not None and account.message and account.message != message:
+            message = f"{message} {account.message}"
+        cell = None if account is None else account.cell
+        move_call(self._notify, self.reply, call.part, state, ToolOutcome.failure(message, retryable=True, cell=cell))
 
     # --- decisions from a person ----------------------------------------------------------------------------------
 
@@ -451,6 +477,7 @@ class ToolRound:
             call.decided = True
         if arguments is not None:
             call.part.edited_arguments = arguments
+            call.invocation.edited = True
             call.invocation.parsed_arguments = arguments
             call.invocation.arguments = json.dumps(arguments, ensure_ascii=False)
         self._resolve(call, (decision, reason))

@@ -42,6 +42,7 @@ from ai_widgets.messages import (
     ToolCallPart,
     ToolCallState,
     TypedAnswer,
+    Usage,
 )
 from ai_widgets.messages._typed_answer import AnswerState
 from ai_widgets.messages._usage import format_usd
@@ -62,6 +63,7 @@ from ai_widgets.session._output import OutputSpec, OutputValidationError, descri
 from ai_widgets.session._reply import ReplyBuilder, StreamProtocolError
 from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing_error
 from ai_widgets.session._sampling import run_sampling
+from ai_widgets.session._unasked import UnaskedRule
 from ai_widgets.tools import ToolRegistry
 from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport, TransportProfile, profile_of
 
@@ -118,6 +120,11 @@ class TurnSettings(Protocol):
     @property
     def conversation_id(self) -> str: ...
     @property
+    def unasked(self) -> UnaskedRule | None:
+        """The session's switch to run calls without asking, or ``None`` (off)."""
+        ...
+
+    @property
     def sampling_allowed(self) -> set[str]:
         """The tools whose calls may run the model for their server unasked (a person allowed it always)."""
         ...
@@ -141,14 +148,22 @@ class TurnHost:
     #: Records how a request was shortened to fit the model's context window (``None``: it carried everything),
     #: telling the observers when that changed.
     shortened: Callable[[ContextCut | None], None]
+    #: Takes the messages sent while the turn runs (steering), to deliver at a tool boundary; none by default.
+    take_steering: Callable[[], list[Message]] = list
+    #: Adds a message to the conversation, telling the observers (a delivered message, the reply that follows it).
+    append: Callable[[Message], None] = lambda message: None
 
 
 class Turn:
     """One turn of a session: its reply, its task, the round of calls in flight, and how it ended.
 
+    A message sent while the turn runs is delivered at its next tool boundary: the reply so far ends (completed),
+    the message follows it in the conversation, and the turn goes on in a new reply after it (``reply`` is then that
+    one; ``replies`` holds them all, oldest first).
+
     Args:
         host: What the turn reaches of the session it runs in.
-        reply: The assistant message the turn fills.
+        reply: The assistant message the turn fills (its first).
         output: What a typed answer must match (``send(..., output_type=...)``), or ``None``.
         estimates: The conversation's token estimates, kept by the session from turn to turn, by which each request
             is fitted to the model's context window; new ones by default.
@@ -166,6 +181,7 @@ class Turn:
     ) -> None:
         self.host = host
         self.reply = reply
+        self.replies = [reply]
         self.output = output
         self.estimates = HistoryTokens() if estimates is None else estimates
         self.direct = direct  # the reply's calls were made by a person (run_tool), not by a model: no requests
@@ -189,10 +205,9 @@ class Turn:
         return task
 
     async def _run(self) -> Message:
-        reply = self.reply
         try:
             await self._loop()
-            await self.host.save_reply(reply)  # saved (or saying it is not) before the turn ends
+            await self.host.save_reply(self.reply)  # saved (or saying it is not) before the turn ends
         except asyncio.CancelledError:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:
@@ -204,11 +219,11 @@ class Turn:
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
-            end_open_calls(self.host.notify, reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
+            end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
             self._finish(MessageStatus.ERROR, f"The turn failed: {describe(exc)}")
         finally:
             self.end()
-        return reply
+        return self.reply
 
     def end(self) -> None:
         """Makes the turn final, once: every call has an outcome, the reply a terminal status, the session idle."""
@@ -287,6 +302,8 @@ class Turn:
             if counted is None:
                 return
             failed_rounds = counted
+            self._deliver_steering()
+            reply = self.reply
         retries = 0
         retry: tuple[list[Message], str] | None = None
         while True:
@@ -331,13 +348,40 @@ class Turn:
             if counted is None:
                 return
             failed_rounds = counted
+            self._deliver_steering()
+            reply = self.reply
+
+    def _deliver_steering(self) -> None:
+        """At a tool boundary (a round's results in, the next request not yet made): delivers the messages sent
+        meanwhile. The reply so far ends, they follow it, and the turn goes on in a new reply after them, so the
+        next request carries them after the round's results."""
+        messages = self.host.take_steering()
+        if not messages:
+            return
+        host, previous = self.host, self.reply
+        self._finish(MessageStatus.COMPLETED, None)
+        host.notify(MessageFinished(previous))
+        for message in messages:
+            host.append(message)
+        reply = Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS)
+        self.reply = reply
+        self.replies.append(reply)
+        host.append(reply)
+
+    @property
+    def usage(self) -> Usage:
+        """What the turn's requests spent, over all its replies."""
+        total = Usage()
+        for reply in self.replies:
+            total = total + reply.usage
+        return total
 
     def _budget_reached(self) -> bool:
         """Whether the turn has spent its budget (``max_cost``), or cannot know what it spent: checked before every
         request after the turn's first (a tool round's, an answer asked for again, a shortened retry), so a turn ends
         after the request that reached it."""
         max_cost = self.host.settings.options.max_cost
-        usage = self.reply.usage  # the turn's own: each turn, a resumed one too, fills a new reply
+        usage = self.usage  # the turn's own: each turn, a resumed one too, fills new replies
         if max_cost is None or not usage.requests:
             return False
         return usage.cost is None or usage.cost >= Decimal(str(max_cost))
@@ -348,7 +392,7 @@ class Turn:
         max_cost = self.host.settings.options.max_cost
         assert max_cost is not None
         budget = format_usd(Decimal(str(max_cost)))
-        spent = self.reply.usage.cost
+        spent = self.usage.cost
         end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, f"{LIMIT_NOT_RUN} of {budget} (max_cost).")
         if spent is None:
             why = (
@@ -394,6 +438,7 @@ class Turn:
             context=host.settings.context,
             run_model=None if host.settings.transport is None else self._sampler(host.settings.transport),
             sampling_allowed=host.settings.sampling_allowed,
+            unasked=host.settings.unasked,
             remote_schemas=self.remote_schemas,
         )
         self.round = tool_round
@@ -515,7 +560,7 @@ class Turn:
             return None
         profile = profile_of(transport)  # read once per request: a person may switch the model between them
         window = window_of(request, profile)
-        start = current_turn_start(request.messages, reply)
+        start = current_turn_start(request.messages, self.replies[0])  # never shortened: the whole turn
         sent = self._fit(request, window, profile, start)
         parts_before = len(reply.parts)
         status = retry[1] if retry else host.settings.options.waiting_status

@@ -42,6 +42,10 @@ class ToolDefinition(BaseModel):
             The card shows the app in a sandboxed frame; the model is never told of it.
         code_arguments: Arguments the card shows as code, by name, with their language (``{"code": "python"}``):
             monospace with line numbers, and edited as code before Allow. The model is never told of it.
+        unasked: Why calls of this tool run without asking, whatever the approval policy says (e.g.
+            ``"KernelTools(ask='never')"``), or ``None``. Set in code only (never from a server's listing, a history
+            file or a notebook); every call it spares is marked with it (``ToolCallPart.unasked_reason``) and the
+            card says so. A call a transport pauses for the person's decision still asks.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,6 +62,7 @@ class ToolDefinition(BaseModel):
     described_by: str | None = None
     app: str | None = None
     code_arguments: dict[str, str] = Field(default_factory=dict)
+    unasked: str | None = None
 
     def model_post_init(self, context: Any, /) -> None:
         check_name(self.name)
@@ -69,6 +74,8 @@ class ToolDefinition(BaseModel):
         for argument in self.code_arguments:
             if not isinstance(properties, dict) or argument not in properties:
                 raise ValueError(f"tool {self.name!r}: code argument {argument!r} is not one of its parameters")
+        if self.unasked is not None and not (isinstance(self.unasked, str) and self.unasked.strip()):
+            raise ValueError(f"tool {self.name!r}: unasked must be a reason (non-empty text) or None")
         problem = too_deep(self.parameters)
         if problem is not None:
             raise ValueError(f"tool {self.name!r}: parameters {problem}")

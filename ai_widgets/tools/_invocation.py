@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 from ai_widgets._threads import running_loop
 from ai_widgets.arguments import StreamingArguments
 from ai_widgets.messages._questions import InputRequest, InputResponse, SamplingReply, SamplingRequest
+from ai_widgets.outcome import ToolOutcome
 
 __all__ = ["Approve", "AskPerson", "NobodyToAskError", "Sample", "ToolInvocation", "ToolProgress", "parse_arguments"]
 
@@ -108,6 +109,11 @@ class ToolInvocation:
         cancelled: Set when the call is cancelled, stopped or timed out; a sync tool can check it and return early.
         parsed_arguments: The one parse of ``arguments`` that the card showed and the person approved; derived from
             ``arguments`` when not given.
+        edited: Whether the person edited the arguments before allowing the call (``arguments`` hold the edit).
+        stopped_outcome: The handler's own account of a call that was stopped (cancelled, interrupted, out of
+            time): set it before letting ``CancelledError`` out (or raising it, for a stop of the handler's own),
+            and the call ends ``cancelled`` with its message after the session's and its ``cell``. ``None``: the
+            session's account alone.
     """
 
     tool_call_id: str
@@ -119,6 +125,8 @@ class ToolInvocation:
     context: Any = None
     cancelled: threading.Event = field(default_factory=threading.Event)
     parsed_arguments: dict[str, Any] | None = None
+    edited: bool = False
+    stopped_outcome: ToolOutcome | None = None
     # Told the future of a sync call whose thread goes on after the call was given up (a cancel, a stop, a
     # timeout), so the session can say when it returns; set by the session, not part of the handler's view.
     _on_abandoned: Callable[[Future[Any]], None] | None = field(default=None, init=False, repr=False, compare=False)

@@ -112,6 +112,13 @@ class StopAction(ActionModel):
     type: Literal["stop"]
 
 
+class RunUnaskedAction(ActionModel):
+    """The person turns "Run code without asking" on or off (this session only)."""
+
+    type: Literal["run_unasked"]
+    on: Annotated[bool, Field(strict=True)]
+
+
 class ApproveAction(ActionModel):
     """The person decides on a call that waits; with ``arguments``, they edited the arguments before allowing."""
 
@@ -262,6 +269,7 @@ ACTIONS = (
     AppOpenAction,
     AppCallAction,
     ResourceOpenAction,
+    RunUnaskedAction,
     UndoCallAction,
     InsertCellAction,
 )
@@ -290,6 +298,7 @@ Action: TypeAlias = Annotated[
     | AppOpenAction
     | AppCallAction
     | ResourceOpenAction
+    | RunUnaskedAction
     | UndoCallAction
     | InsertCellAction,
     Field(discriminator="type"),

@@ -28,6 +28,7 @@ from ai_widgets.changes import (
     PartsRemoved,
     SessionChange,
     SessionNotice,
+    SteeringChanged,
     TextAppended,
     ToolCallArgumentsChanged,
     ToolCallStraggling,
@@ -156,6 +157,8 @@ class SessionBridge:
             regenerate, a switch of branch), before the messages now there are told (each through ``on_finished``).
         on_context: Called with how the last request was shortened to fit the model's context window (``None``: it
             carried everything), when that changed.
+        on_steering: Called with the messages sent while the turn runs that wait for its next tool boundary, and
+            those a stop handed back (not sent), when they changed.
         start: The first message to mirror (by position): a view of one turn mirrors only the messages from
             where the conversation stood when it opened; earlier messages' changes are ignored. ``None``: nothing
             is mirrored until the first message of the turn :meth:`begin_with` names.
@@ -173,6 +176,7 @@ class SessionBridge:
         on_notice: Callable[[str], None] | None = None,
         on_branched: Callable[[int], None] | None = None,
         on_context: Callable[[ContextCut | None], None] | None = None,
+        on_steering: Callable[[tuple[Message, ...], tuple[Message, ...]], None] | None = None,
         start: int | None = 0,
     ) -> None:
         self._session = session
@@ -187,6 +191,7 @@ class SessionBridge:
         self._on_notice = on_notice
         self._on_branched = on_branched
         self._on_context = on_context
+        self._on_steering = on_steering
         self._indices: dict[str, int] = {m.id: i for i, m in enumerate(session.messages)}
         self._count = len(self._indices)
         self._unsubscribe = session.subscribe(self.observe)
@@ -301,6 +306,9 @@ class SessionBridge:
             case ContextShortened(cut=cut):
                 if self._on_context is not None:
                     self._on_context(cut)
+            case SteeringChanged(queued=queued, returned=returned):
+                if self._on_steering is not None:
+                    self._on_steering(queued, returned)
             case ConversationCleared():
                 self._indices.clear()
                 self._count = 0

@@ -24,6 +24,7 @@ from ai_widgets.session import (
     ChatSession,
     HistoryTakenOverError,
     NoOutputError,
+    NotDeliveredError,
     NoTransportError,
     SessionBusyError,
 )
@@ -221,16 +222,17 @@ class ChatWidget(SessionView):
 
     def _on_send(self, text: str, attach: list[AttachmentPart], send_id: str | None) -> None:
         """The input box's message, checked at once (``check_send``: a refusal echoes ``send_id``, so the box keeps
-        its text and chips); the turn then runs in the background with the checked parts."""
+        its text and chips); the turn then runs in the background with the checked parts. Sent while a turn runs,
+        it steers that turn (queued for its next tool boundary: see :meth:`ChatSession.send`)."""
         try:
             parts = self.session.check_send(text, attach=attach)
         except SessionBusyError:
-            self._send_error("A reply is still running: wait for it, or press Stop.", send_id)
+            self._send_error("The conversation is being changed: try again in a moment.", send_id)
             return
         except (ValueError, HistoryTakenOverError, NoTransportError) as exc:  # AttachmentError is a ValueError
             self._send_error(str(exc), send_id)
             return
-        self._start_in_background(lambda: self.session.send(text, attach=parts))
+        self._start_in_background(lambda: self.session.send(text, attach=parts), while_busy=True)
         if send_id is not None:
             self._send_custom({"type": "sent", "id": send_id})  # the view may now empty its input and chips
 
@@ -292,6 +294,8 @@ class ChatWidget(SessionView):
         if future.cancelled():
             return
         exc = future.exception()
+        if isinstance(exc, NotDeliveredError):
+            return  # a stop handed the message back: the input box has its text again
         if exc is not None:
             logger.warning("a turn started from the widget failed: %s", exc)
             self._send_error(str(exc))
@@ -300,6 +304,11 @@ class ChatWidget(SessionView):
 
     def send(self, text: str, *, attach: Any = ()) -> ReplyFuture:
         """Starts a turn with ``text`` and returns at once; the reply streams into the widget.
+
+        Sent while a turn runs, it steers that turn instead, as the input box does: the message is delivered at the
+        turn's next tool boundary (the model gets it with that round's results), or starts the next turn if the
+        turn ends first; Stop hands it back (the future then raises ``NotDeliveredError``). See
+        :meth:`ChatSession.send`.
 
         It replaces ipywidgets' ``Widget.send(content, buffers)`` (a custom message to the front end), which a chat
         does not offer: the widget sends its own messages itself.
@@ -315,7 +324,7 @@ class ChatWidget(SessionView):
         Raises:
             TypeError: ``text`` is not text.
             ValueError: ``text`` is empty.
-            SessionBusyError: A turn is already running.
+            SessionBusyError: The conversation is being cleared.
             AttachmentError: An attached object cannot be converted, or its provider would refuse it.
             HistoryTakenOverError: A newer chat in this kernel took over the ``history`` file.
             NoTransportError: The session has no transport.
@@ -326,7 +335,7 @@ class ChatWidget(SessionView):
                 "messages to the front end)"
             )
         parts = self.session.check_send(text, attach=attach)
-        return self._start_in_background(lambda: self.session.send(text, attach=parts))
+        return self._start_in_background(lambda: self.session.send(text, attach=parts), while_busy=True)
 
     def focus(self) -> None:
         """ipywidgets' focus message (through ipywidgets' own send: :meth:`send` takes only the person's text)."""
@@ -460,7 +469,8 @@ class ChatWidget(SessionView):
             The reply, or with ``output_type`` the validated object (also the reply's ``output``).
 
         A turn already running (started from the input box, or by another call) is waited for first, and the cell
-        says so ("Waiting for the turn in progress…"); :meth:`ChatSession.send` raises ``SessionBusyError`` instead.
+        says so ("Waiting for the turn in progress…"): ``ask`` never steers it (:meth:`send` and
+        :meth:`ChatSession.send` do).
 
         Raises:
             ValueError: ``text`` is empty.
@@ -475,7 +485,7 @@ class ChatWidget(SessionView):
             raise ValueError("ask() needs a non-empty message")
         converted = await message_attachments_async(attach)  # off the loop: a figure's drawing does not hold it
         note, view, parts = self._show_turn(text, converted, show, live=True)
-        start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
+        start = lambda: without_a_page(self.session, self._asked(text, parts, output_type))  # noqa: E731
         reply = await self._await_turn(start, view, note)
         return reply if output_type is None else typed(reply)
 
@@ -492,6 +502,10 @@ class ChatWidget(SessionView):
             raise
         finally:
             self._settle(view, note)
+
+    def _asked(self, text: str, parts: list[AttachmentPart], output_type: Any) -> Coroutine[Any, Any, Message]:
+        """The asking call's own turn: it never steers one that runs (it waits for that turn, then asks)."""
+        return self.session.send(text, attach=parts, output_type=output_type, steer=False)
 
     def _settle(self, view: TurnView | None, note: WaitingNote) -> None:
         """After an asking call: its note and view settle, and the outputs showing the chat and the turn get the
@@ -540,7 +554,7 @@ class ChatWidget(SessionView):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
         note, view, parts = self._show_turn(text, message_attachments(attach), show, live=False)
-        start = lambda: without_a_page(self.session, self.session.send(text, attach=parts, output_type=output_type))  # noqa: E731
+        start = lambda: without_a_page(self.session, self._asked(text, parts, output_type))  # noqa: E731
         reply = self._wait_turn(start, view, note)
         return reply if output_type is None else typed(reply)
 
@@ -578,7 +592,7 @@ class ChatWidget(SessionView):
         # Refused before anything shows: no empty view of a turn that never starts. Busy is no refusal: it waits
         # (unless the wait would block the very loop that turn runs on); check_send checked the parts before it.
         with contextlib.suppress(SessionBusyError):
-            parts = self.session.check_send(text, attach=parts)
+            parts = self.session.check_send(text, attach=parts, steer=False)
         if not live:
             check_can_block(self.session)
         in_kernel = kernel_support().kind.startswith("ipykernel")
@@ -628,13 +642,15 @@ class ChatWidget(SessionView):
     def export(self, path: str | os.PathLike[str]) -> Path:
         """Writes the conversation to ``path``: a readable transcript for ``.md``, the whole conversation (loadable
         with ``history=`` or :func:`~ai_widgets.messages.load_messages`) for ``.json``; both with the earlier
-        branches of edits and regenerates (the markdown after the transcript).
+        branches of edits and regenerates (the markdown after the transcript). ``.ipynb``: a notebook whose
+        markdown cells are the messages and whose code cells are the code each run ran, in order, so Run All
+        repeats the analysis (see :meth:`ChatSession.export`).
 
         Returns:
             The path written.
 
         Raises:
-            ValueError: The file name ends in neither ``.md`` nor ``.json``.
+            ValueError: The file name ends in none of ``.md``, ``.json`` and ``.ipynb``.
         """
         return self.session.export(path)
 

@@ -289,6 +289,7 @@ CALL_FIELDS = (
     "run_started_at",
     "finished_at",
     "input_request",
+    "unasked_reason",
 )
 #: What a ``call`` op may also carry about a sync call's thread after the call ended (cancelled, stopped, timed out):
 #: display only, never the call's record, so a view applies them to a finished message too (the front end's
@@ -317,6 +318,7 @@ def call_fields(part: ToolCallPart) -> dict[str, Any]:
         "run_started_at": json_scalar(part.run_started_at),
         "finished_at": json_scalar(part.finished_at),
         "input_request": input_request_dict(part.input_request),
+        "unasked_reason": json_scalar(part.unasked_reason),
     }
 
 

@@ -158,6 +158,8 @@ def card_blocks(part: ToolCallPart) -> list[Block]:
     if part.edited_arguments is not None:
         blocks.append(Note("Edited by the person before it ran; the model asked for:"))
         blocks.append(Code(cut(json_text(part.parsed_arguments), MAX_CALL_CHARS)))
+    if part.unasked_reason is not None:
+        blocks.append(Note(f"Ran without asking: {cut(part.unasked_reason, 300)}"))
     asked = part.input_request
     if asked is not None:  # saved while the call's server waited for the person: what it asked, as text
         who = f"{asked.asker} asked" if asked.asker else "The tool asked"

@@ -28,9 +28,10 @@ from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentPart, object_parts
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import InputResponseError, Message, MessageStatus, ToolCallPart
-from ai_widgets.session import CancelError, ChatSession, UnknownToolCallError, turn_loop
+from ai_widgets.session import CODE_TOOLS, CancelError, ChatSession, UnknownToolCallError, turn_loop
 from ai_widgets.widget._actions import (
     MAX_ERROR_CHARS,
+    MAX_MESSAGE_CHARS,
     Action,
     ActionError,
     AppCallAction,
@@ -52,6 +53,7 @@ from ai_widgets.widget._actions import (
     ResourceOpenAction,
     RespondAction,
     RevokeAction,
+    RunUnaskedAction,
     SendAction,
     StopAction,
     SwitchBranchAction,
@@ -83,6 +85,10 @@ logger = logging.getLogger("ai_widgets")
 STATIC = Path(__file__).resolve().parent.parent / "static"
 ESM = STATIC / "widget.js"
 CSS = STATIC / "widget.css"
+
+
+#: What each call "Run code without asking" spares is marked with (its card shows it).
+RUN_UNASKED_REASON = "Run code without asking is on"
 
 
 class FrontEndNotBuiltError(RuntimeError):
@@ -153,6 +159,12 @@ class SessionView(anywidget.AnyWidget):
     _tools = traitlets.Dict().tag(sync=True)
     _usage = traitlets.Dict().tag(sync=True)
     _busy = traitlets.Bool(False).tag(sync=True)
+    # The messages sent while the turn runs that wait for its next tool boundary ({"id", "text"} each): the view
+    # shows them as queued until they are delivered (then they are messages of the conversation).
+    _queued: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    # "Run code without asking" (this session only): set by the kernel alone, from the session's switch, never taken
+    # from a view's state or a saved notebook (the view asks with a ``run_unasked`` action).
+    _run_unasked = traitlets.Bool(False).tag(sync=True)
     _allowed_always = traitlets.List(traitlets.Unicode()).tag(sync=True)
     suggestions = traitlets.List(traitlets.Unicode()).tag(sync=True)
     collapse_tool_calls = traitlets.Bool(True).tag(sync=True)
@@ -231,6 +243,7 @@ class SessionView(anywidget.AnyWidget):
         self._refresh_tools()
         self._turn_ended(None)
         self._set_context_cut(session.context_cut)
+        self._run_unasked = session.unasked is not None and session.unasked.names is None
         self._kernel_mode = kernel_support().kind
         self.on_msg(self._handle_frontend_message)
 
@@ -247,6 +260,7 @@ class SessionView(anywidget.AnyWidget):
             on_notice=self._send_notice,
             on_branched=self._branched,
             on_context=self._set_context_cut,
+            on_steering=self._steering_changed,
             start=start,
         )
         self._bridge.finished_shown = lambda: self._history  # a call's thread after its call ended, kept in it too
@@ -321,6 +335,23 @@ class SessionView(anywidget.AnyWidget):
 
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
+
+    def _steering_changed(self, queued: tuple[Message, ...], returned: tuple[Message, ...]) -> None:
+        """Shows the messages waiting for a tool boundary; those a stop handed back go back into the input box."""
+        self._patches.flush()  # a delivered message's own op comes after the queue emptied: never shown twice
+        self._queued = [{"id": message.id, "text": message.text} for message in queued]
+        if returned:
+            text = "\n\n".join(message.text for message in returned)
+            self._send_custom({"type": "returned", "text": clip(text, MAX_MESSAGE_CHARS)})
+
+    def _set_run_unasked(self, on: bool) -> None:
+        """The view's "Run code without asking" switch: the session's :meth:`ChatSession.run_unasked` for every
+        tool that runs code, or asking again."""
+        if on:
+            self.session.run_unasked(CODE_TOOLS, RUN_UNASKED_REASON)
+        else:
+            self.session.ask_again()
+        self._run_unasked = on
 
     def _set_context_cut(self, cut: ContextCut | None) -> None:
         self._patches.flush()  # the messages the marker names go first
@@ -443,6 +474,8 @@ class SessionView(anywidget.AnyWidget):
                 switch_branch(self.session, message_id, index, self._send_error)
             case StopAction():
                 self.session.stop()
+            case RunUnaskedAction(on=on):
+                self._set_run_unasked(on)
             case ApproveAction(tool_call_id=call_id, decision=decision, reason=reason, arguments=arguments):
                 try:  # a call of a run by hand is its bench entry's
                     self._session_of(call_id).approve(call_id, decision, reason, arguments=arguments)

@@ -1,5 +1,6 @@
 """A cell that asks while another turn runs waits for that turn to end, then asks: the note it shows meanwhile, and
-the wait itself (``chat.ask`` and ``chat.ask_sync``; ``session.send`` still raises ``SessionBusyError``)."""
+the wait itself (``chat.ask`` and ``chat.ask_sync``, which never steer the running turn; ``session.send`` and
+``chat.send`` do)."""
 
 from __future__ import annotations
 

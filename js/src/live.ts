@@ -52,6 +52,7 @@ export const CALL_FIELDS = [
   "run_started_at",
   "finished_at",
   "input_request",
+  "unasked_reason",
 ] as const;
 /** What a `call` op may also carry about a sync call's thread after the call ended (the kernel's
  * `AFTER_STOP_FIELDS`): display only, never the call's record, so they apply to a finished message too. */

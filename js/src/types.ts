@@ -162,6 +162,9 @@ export interface ToolCallPart {
   decision_reason?: string | null;
   /** The call ran unasked because of an earlier "allow always" (`decision` is then "approved_always"). */
   decision_remembered?: boolean;
+  /** Why the call ran without asking when the approval policy would have asked ("Run code without asking is on",
+   * "KernelTools(ask='never')"), or null. */
+  unasked_reason?: string | null;
   provider_executed?: boolean;
   started_at?: number | null;
   approval_requested_at?: number | null;
@@ -228,8 +231,8 @@ export interface ToolInfo {
   parameters?: Json;
   /** The ui:// page of its MCP App, which its cards show (the `apps` trait has the page). */
   app?: string | null;
-  /** The arguments that are code (name -> language): shown and edited as code. */
-  code_arguments?: Record<string, string> | null;
+  /** Arguments its cards show as code, by name, with their language: the tool runs code. */
+  code_arguments?: Record<string, string>;
 }
 
 /** The synced traits of a ChatWidget (kernel -> front end only). The ones behind `_` are the widget's own state,
@@ -246,6 +249,10 @@ export interface WidgetTraits {
   _tools: Record<string, ToolInfo>;
   _usage: Usage;
   _busy: boolean;
+  /** Messages sent while the turn runs, waiting for its next tool boundary (raw: checked where used). */
+  _queued?: unknown[];
+  /** "Run code without asking" is on (set by the kernel only). */
+  _run_unasked?: boolean;
   _allowed_always: string[];
   suggestions: string[];
   collapse_tool_calls: boolean;
@@ -332,6 +339,7 @@ export type OutgoingMessage =
   | { type: "prompts"; request: number }
   | { type: "prompt"; name: string; arguments: Record<string, string>; id: string }
   | { type: "stop" }
+  | { type: "run_unasked"; on: boolean }
   | { type: "approve"; tool_call_id: string; decision: Decision; reason?: string; arguments?: JsonObject }
   | { type: "cancel"; tool_call_id: string; reason?: string }
   | { type: "respond"; tool_call_id: string; action: InputAction; content?: JsonObject }

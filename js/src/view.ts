@@ -11,7 +11,9 @@ import { BenchView } from "./render/bench";
 import { ContextMarker } from "./render/contextcut";
 import { MessageList } from "./render/list";
 import type { PartDirty } from "./render/message";
+import { queuedItems } from "./render/queued";
 import { Shell } from "./render/shell";
+import { hasCodeTool } from "./render/unasked";
 import type { CardContext, ToolCardView } from "./render/toolcard";
 import { type ChatStore, type StoreEvent, storeFor } from "./store";
 import type { Message, OutgoingMessage, ToolInfo, WidgetTraits } from "./types";
@@ -20,6 +22,8 @@ import { readTrait } from "./traits";
 
 const TRAITS = [
   "_busy",
+  "_queued",
+  "_run_unasked",
   "_usage",
   "_tools",
   "_allowed_always",
@@ -458,6 +462,14 @@ export class ChatView {
     if (t.has("_bench")) this.bench.update(readTrait(this.model, "_bench"));
     if (t.has("_context_cut")) this.contextMarker.set(readTrait(this.model, "_context_cut"));
     if (t.has("_busy")) this.shell.setBusy(!!readTrait(this.model, "_busy"));
+    if (t.has("_queued")) {
+      const queued = readTrait(this.model, "_queued");
+      this.shell.queued.set(queued);
+      for (const item of queuedItems(queued)) this.shell.pending.takenAs(new Set([item.text.trim()]));
+    }
+    if (t.has("_run_unasked") || t.has("_tools")) {
+      this.shell.unasked.set(!!readTrait(this.model, "_run_unasked"), hasCodeTool(readTrait(this.model, "_tools")));
+    }
     if (t.has("placeholder")) this.shell.setPlaceholder(String(this.model.get("placeholder") ?? ""));
     // Compact: one tool call on its own (run_tool): no input, no user messages, no usage line.
     if (t.has("compact")) this.shell.root.classList.toggle("aiw-compact", !!this.model.get("compact"));

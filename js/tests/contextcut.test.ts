@@ -22,7 +22,7 @@ function conversation(model: FakeModel): void {
 
 const order = (root: HTMLElement): string[] =>
   [...$(root, ".aiw-messages").children]
-    .filter((el) => !el.classList.contains("aiw-pending-sends")) // the queued sends' row, not a message
+    .filter((el) => !el.classList.contains("aiw-pending-sends") && !el.classList.contains("aiw-queued")) // the rows of sends not in the conversation yet
     .map((el) =>
     el.classList.contains("aiw-context-cut") ? "cut" : (el as HTMLElement).dataset.id ?? el.className,
   );

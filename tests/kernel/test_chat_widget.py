@@ -499,30 +499,46 @@ def test_malformed_messages_while_a_call_waits_change_nothing_and_a_second_click
 
 
 @pytest.mark.parametrize("entry", ["i", "ii", "iii"])
-def test_a_second_send_while_busy_is_refused_and_nothing_interleaves(k: ChatKernel, entry: str) -> None:
+def test_a_second_send_while_busy_steers_the_turn_and_nothing_interleaves(k: ChatKernel, entry: str) -> None:
     cell, call_id = k.start(entry)
-    error = k.wait_error(k.action({"type": "send", "text": "delete y"}))
-    assert "still running" in error or "already running" in error
+    sent = k.action({"type": "send", "text": "and say hi", "id": "s1"})
+    k.wait_custom(lambda c: c.get("type") == "sent" and c.get("id") == "s1", sent)
     mark = k.approve(call_id)
-    k.finish(cell, mark)
+    out = k.finish(cell, mark)
+    if entry == "iii":
+        # A blocking cell holds the kernel's loop, where the box's message is sent from: it is sent once the cell
+        # ends, and so starts the next turn.
+        assert out == "REPLY completed | Deleting. Result: completed."
+        k.wait_custom(
+            lambda c: (
+                c.get("type") == "patch" and any(is_reply_finish(op) and "and say hi" in str(op) for op in c["ops"])
+            ),
+            mark,
+            timeout=15,
+        )
+        expected = [("user", "delete x"), ("assistant", "Deleting. Result: completed.")]
+    else:
+        if cell is not None:
+            assert out == "REPLY completed | You said: and say hi"  # the last reply of the turn it joined
+        expected = [("user", "delete x"), ("assistant", "Deleting.")]  # then it was delivered, after the result
     state = k.state()
     assert state["calls"] == ["x"]
     assert [(m["role"], m["text"]) for m in state["messages"]] == [
-        ("user", "delete x"),
-        ("assistant", "Deleting. Result: completed."),
+        *expected,
+        ("user", "and say hi"),
+        ("assistant", "You said: and say hi"),
     ]
 
 
 def test_two_sends_at_once_start_one_turn(k: ChatKernel) -> None:
     mark = k.action({"type": "send", "text": "delete x"})
-    k.action({"type": "send", "text": "delete y"})
-    error = k.wait_error(mark)
-    assert "running" in error
+    k.action({"type": "send", "text": "and hi"})  # steers the first one's turn
     call_id = k.wait_awaiting(mark)
     k.finish(None, k.approve(call_id))
     state = k.state()
     assert state["calls"] == ["x"]
-    assert [m["text"] for m in state["messages"] if m["role"] == "user"] == ["delete x"]
+    assert [m["text"] for m in state["messages"] if m["role"] == "user"] == ["delete x", "and hi"]
+    assert not [c for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "error"]
 
 
 def _shown_text(fe: FakeFrontend, cell: str, start: int) -> list[str]:
@@ -536,7 +552,7 @@ def _shown_text(fe: FakeFrontend, cell: str, start: int) -> list[str]:
 
 def test_asking_while_the_input_box_turn_waits_waits_for_it_then_asks_and_leaves_that_turn_alone(k: ChatKernel) -> None:
     """Before: the asking cell failed at once with a SessionBusyError traceback (``chat.ask`` after Run All while a
-    turn ran). Now it says it waits, and asks once that turn has ended; ``session.send`` still refuses."""
+    turn ran). Now it says it waits, and asks once that turn has ended: ``ask`` never steers."""
     _, call_id = k.start("i")
     mark = k.fe.mark()
     cell = k.fe.execute(CELLS["ii"].format(prompt="hello") + PRINT_REPLY)
@@ -570,9 +586,17 @@ def test_a_blocking_ask_while_the_input_box_turn_waits_is_refused_saying_to_awai
     assert [m["text"] for m in k.state()["messages"]] == ["delete x", "Deleting. Result: completed."]
 
 
-def test_session_send_while_a_turn_runs_is_still_refused(k: ChatKernel) -> None:
+def test_chat_send_from_a_cell_while_a_turn_runs_steers_it(k: ChatKernel) -> None:
     _, call_id = k.start("i")
-    cell = k.fe.execute("await chat.session.send('hello')")
+    cell = k.fe.execute("steered = chat.send('and hello')")
+    assert k.fe.reply(cell, timeout=15)["content"]["status"] == "ok"
+    k.finish(None, k.approve(call_id))
+    assert [m["text"] for m in k.state()["messages"]] == ["delete x", "Deleting.", "and hello", "You said: and hello"]
+
+
+def test_session_send_that_may_not_steer_is_refused_while_a_turn_runs(k: ChatKernel) -> None:
+    _, call_id = k.start("i")
+    cell = k.fe.execute("await chat.session.send('hello', steer=False)")
     content = k.fe.reply(cell, timeout=15)["content"]
     assert (content["status"], content["ename"]) == ("error", "SessionBusyError"), content
     state = k.state(after_error=True)

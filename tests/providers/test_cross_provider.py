@@ -11,17 +11,30 @@ searched for every foreign provider's data.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx2
 import pytest
 
-from ai_widgets import ChatSession, Message, ReasoningPart, RequestOptions, ToolCallPart, tool
+from ai_widgets import (
+    ChatSession,
+    Message,
+    ReasoningPart,
+    RequestOptions,
+    Role,
+    ToolCallPart,
+    ToolCallState,
+    ToolOutcome,
+    tool,
+)
 from ai_widgets.messages import MessageStatus, dump_messages, load_messages
 from ai_widgets.transports import AnthropicTransport, ChatRequest, OpenAIChatTransport, OpenAIResponsesTransport
+from tests.helpers import wait_for
 from tests.providers import histories
 from tests.providers.kits import KITS, ProviderKit, expected, recorded
 from tests.providers.kits import openai_responses as wire
@@ -528,3 +541,84 @@ async def test_a_turn_resumed_after_the_round_limit_is_a_valid_request_for_every
     assert resumed.text == "It is 21 °C in all three."
     check_request(target, body_for(target, scripted.requests[-1].messages))  # the request the resumed turn made
     check_request(target, body_for(target, [*session.messages, Message.user("Thanks.")]))  # and the next turn's
+
+
+def steered_conversation() -> list[Message]:
+    """A steered turn as the session sends it: the reply's calls with their results, then the message sent during
+    that round, then the turn's new reply (empty, in progress)."""
+    call = ToolCallPart("call_1", "get_temperature", '{"city": "Utrecht"}', state=ToolCallState.COMPLETED)
+    call.outcome = ToolOutcome.success("Utrecht: 21 °C")
+    return [
+        Message.user("How warm is it in Utrecht?"),
+        Message(Role.ASSISTANT, [call]),
+        Message.user("Also in Fahrenheit."),
+        Message(Role.ASSISTANT, status=MessageStatus.IN_PROGRESS),
+    ]
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_a_steering_message_after_tool_results_makes_a_valid_request(target: str) -> None:
+    body = body_for(target, steered_conversation())
+    check_request(target, body)
+    text = json.dumps(body, ensure_ascii=False)
+    assert text.index("21 °C") < text.index("Also in Fahrenheit.")  # the results first, then the message
+
+
+def test_a_steering_message_after_tool_results_makes_a_valid_gemini_request() -> None:
+    request = ChatRequest(steered_conversation(), [get_temperature.definition], RequestOptions())
+    kit = KITS["gemini"]
+    contents = kit.transport("gemini-2.5-flash", api_key=kit.key).request_body(request)["contents"]
+    assert [c["role"] for c in contents] == ["user", "model", "user", "user"]
+    assert "functionCall" in contents[1]["parts"][0]
+    assert "functionResponse" in contents[2]["parts"][0]  # the result answers the call right after it
+    assert contents[3]["parts"] == [{"text": "Also in Fahrenheit."}]
+
+
+#: Per kit, a recorded stream whose reply calls a tool.
+CALLING = {
+    "openai_chat": "openai_chat_parallel_tools_usage",
+    "openai_responses": "openai_responses_reasoning_text_function_call",
+    "anthropic": "anthropic_text_then_tool_use",
+    "gemini": "gemini_function_call_empty_args_thought_signature",
+}
+
+
+@pytest.mark.parametrize("name", list(CALLING))
+async def test_a_message_sent_during_a_recorded_tool_round_goes_with_its_results(name: str) -> None:
+    kit = KITS[name]
+    bodies: list[dict[str, Any]] = []
+    release = asyncio.Event()
+
+    async def gated(body: bytes) -> AsyncIterator[bytes]:
+        await release.wait()  # the first reply comes once the steering message is queued
+        yield body
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        request.read()
+        bodies.append(json.loads(request.content))
+        if len(bodies) == 1:
+            content: Any = gated(recorded(CALLING[name]))
+        else:
+            content = b"".join(kit.reply("Noted."))
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=content)
+
+    session = ChatSession(kit.mock(handler))  # the recorded tools are not registered: each call fails, told so
+    turn = asyncio.create_task(session.send("Start."))
+    await wait_for(lambda: len(bodies) == 1)
+    steered = asyncio.create_task(session.send("Also in Fahrenheit."))
+    await wait_for(lambda: bool(session.queued_messages))
+    release.set()
+    reply = await turn
+    assert await steered is reply
+    assert reply.text == "Noted."
+    assert len(bodies) == 2
+    second = json.dumps(bodies[1], ensure_ascii=False)
+    calls = [p for m in session.messages for p in m.tool_calls]
+    assert calls
+    assert all(p.state is ToolCallState.FAILED for p in calls)  # answered, before the message
+    told = second.index("Also in Fahrenheit.")
+    assert all(second.index(p.outcome.message or "") < told for p in calls if p.outcome is not None)
+    if name == "anthropic":
+        check_anthropic_request(bodies[1], signed=set())
+    elif name == "openai_chat":
+        check_chat_request(bodies[1])

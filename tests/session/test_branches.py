@@ -456,5 +456,5 @@ async def test_an_earlier_branchs_messages_are_listed_from_its_place_without_swi
     loaded = json.loads(session.export(tmp_path / "chat.json").read_text(encoding="utf-8"))
     assert [m["id"] for m in loaded["messages"]] == [m.id for m in before]
     assert "branches" in loaded
-    with pytest.raises(ValueError, match=r"\.md or \.json"):
+    with pytest.raises(ValueError, match=r"\.md, \.json or \.ipynb"):
         session.export(tmp_path / "chat.txt")

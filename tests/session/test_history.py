@@ -902,7 +902,7 @@ async def test_export_writes_markdown_and_json(tmp_path: Path) -> None:
     restored = ChatSession(ScriptedTransport([]), history=js)
     assert [m.text for m in restored.messages] == ["weather?", "It is **sunny**."]
     restored.close()
-    with pytest.raises(ValueError, match=r"\.md or \.json"):
+    with pytest.raises(ValueError, match=r"\.md, \.json or \.ipynb"):
         chat.export(tmp_path / "chat.txt")
     chat.close()
 

@@ -79,6 +79,11 @@ def make_session(path: Path, activity: Activity) -> ChatSession:
 
 
 async def send(session: ChatSession) -> object:
+    return await session.send("hello", steer=False)
+
+
+async def steer(session: ChatSession) -> object:
+    """A send that steers a running turn (its message then starts the next turn: the model calls no tools)."""
     return await session.send("hello")
 
 
@@ -134,6 +139,8 @@ def check_history(messages: list[Message]) -> None:
     ("first", "second"),
     [
         (send, send),
+        (steer, steer),
+        (steer, run_call),
         (send, clear),
         (send, resume),
         (send, run_call),

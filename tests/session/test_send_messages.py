@@ -91,12 +91,14 @@ async def test_check_send_refuses_what_send_would_and_its_parts_are_sent_without
     assert threads == [threading.get_ident()]  # taken as they are: no worker thread to draw anything
     assert reply.text.startswith("user: the tableAttached dict `table`")
     assert [p.text for p in session.messages[0].parts[1:]] == [p.text for p in parts]  # type: ignore[union-attr]
-    # Busy is checked too, after the attachments (a caller that waits for that turn has them checked already).
+    # Busy is checked too when the message may not steer, after the attachments (a caller that waits for that turn
+    # has them checked already); a message that steers is not refused.
     started = asyncio.ensure_future(session.send("second"))
     await asyncio.sleep(0)
     assert session.busy
     with pytest.raises(SessionBusyError):
-        session.check_send("third")
+        session.check_send("third", steer=False)
+    assert session.check_send("third") == []
     with pytest.raises(AttachmentError):
-        session.check_send("third", attach=[object()])
+        session.check_send("third", attach=[object()], steer=False)
     await started

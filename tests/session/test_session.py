@@ -63,9 +63,10 @@ from ai_widgets.messages import (
     dump_messages,
     load_messages,
 )
+from ai_widgets.outcome import CellRun
 from ai_widgets.session import NoTransportError
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
-from tests.helpers import wait_for
+from tests.helpers import NeverAsk, wait_for
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 
@@ -1107,7 +1108,7 @@ async def test_one_turn_at_a_time() -> None:
     task = asyncio.create_task(session.send("talk"))
     await asyncio.sleep(0.02)
     with pytest.raises(SessionBusyError):
-        await session.send("interleave")
+        await session.send("interleave", steer=False)
     with pytest.raises(SessionBusyError):
         session.clear()
     session.stop()
@@ -1539,6 +1540,84 @@ async def test_cancel_one_call_while_its_siblings_and_the_turn_go_on() -> None:
 
 
 # --- a session is never wedged ----------------------------------------------------------------------------------------
+
+
+@tool
+async def counts_steps(invocation: ToolInvocation) -> str:
+    """Counts steps until stopped, then says where it stopped (as KernelTools' run_python does)."""
+    step = 0
+    try:
+        while True:
+            step += 1
+            await asyncio.sleep(0.01)
+    except asyncio.CancelledError:
+        cell = CellRun(code="count()", stopped_at=f"step {step}")
+        invocation.stopped_outcome = ToolOutcome.failure(f"Stopped at step {step}.", cell=cell)
+        raise
+
+
+@tool
+async def gives_up(invocation: ToolInvocation) -> str:
+    """Stops itself after a while (a timeout of its own), saying so."""
+    await asyncio.sleep(0.05)
+    invocation.stopped_outcome = ToolOutcome.failure("Ran out of its own time at step 5.")
+    raise asyncio.CancelledError
+
+
+@tool
+def says_if_edited(invocation: ToolInvocation, text: str) -> str:
+    """Echoes the text, and whether the person edited it."""
+    return f"{text} edited={invocation.edited}"
+
+
+async def test_a_stopped_tools_own_account_reaches_the_model_and_the_card() -> None:
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("counts_steps")), "ok"]), tools=[counts_steps], approval_policy=NeverAsk()
+    )
+    task = asyncio.create_task(session.send("go"))
+    await wait_for(lambda: any(p.state is ToolCallState.RUNNING for m in session.messages for p in m.tool_calls))
+    await asyncio.sleep(0.05)
+    [part] = [p for m in session.messages for p in m.tool_calls]
+    session.cancel(part.tool_call_id)
+    await task
+    assert part.state is ToolCallState.CANCELLED
+    assert part.outcome is not None
+    assert part.outcome.message is not None
+    assert part.outcome.message.startswith("Cancelled by the person. Stopped at step ")
+    assert part.outcome.cell is not None
+    assert part.outcome.cell.stopped_at is not None
+    assert part.outcome.cell.stopped_at.startswith("step ")
+
+
+async def test_a_tool_that_stops_itself_with_an_account_ends_cancelled() -> None:
+    session = ChatSession(
+        ScriptedTransport([calls_reply(call("gives_up")), "ok"]), tools=[gives_up], approval_policy=NeverAsk()
+    )
+    reply = await session.send("go")
+    [part] = [p for m in session.messages for p in m.tool_calls]
+    assert reply.status is MessageStatus.COMPLETED
+    assert part.state is ToolCallState.CANCELLED
+    assert part.outcome is not None
+    assert part.outcome.message == "Ran out of its own time at step 5."
+
+
+async def test_the_handler_knows_the_person_edited_the_arguments() -> None:
+    said = tool(risk=ToolRisk.DESTRUCTIVE)(says_if_edited.handler)
+    session = ChatSession(
+        ScriptedTransport(
+            [calls_reply(call("says_if_edited", {"text": "a"}), call("says_if_edited", {"text": "b"})), "ok"]
+        ),
+        tools=[said],
+    )
+    task = asyncio.create_task(session.send("go"))
+    await wait_for(lambda: len(session.pending_approvals) == 2)
+    first, second = session.pending_approvals
+    session.approve(first.tool_call_id, "approved", arguments={"text": "A"})
+    session.approve(second.tool_call_id, "approved")
+    await task
+    assert first.outcome is not None
+    assert second.outcome is not None
+    assert (first.outcome.value, second.outcome.value) == ("A edited=True", "b edited=False")
 
 
 async def test_stop_before_the_turn_task_ran_leaves_the_session_usable() -> None:

@@ -1,5 +1,5 @@
 """A cell that asks while a turn runs waits for it, says so in its output, and then asks (``chat.ask`` and
-``chat.ask_sync``); ``session.send`` still raises ``SessionBusyError``. In-process; the kernel tests run the grid
+``chat.ask_sync``); ``session.send(..., steer=False)`` raises ``SessionBusyError``. In-process; the kernel tests run the grid
 (tests/kernel/test_chat_widget.py).
 
 Before: ``chat.ask`` in the quickstart's "From code" cell after Run All, while the chat's turn ran, failed with a
@@ -86,11 +86,11 @@ async def test_an_ask_cancelled_while_it_waits_never_asks(wire: Wire, shown: lis
     assert [m.text for m in chat.messages] == ["delete a", "Deleting.Result: completed."]
 
 
-async def test_session_send_still_refuses_while_a_turn_runs(wire: Wire, shown: list[Any]) -> None:
+async def test_session_send_refuses_while_a_turn_runs_when_it_may_not_steer(wire: Wire, shown: list[Any]) -> None:
     chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
     call_id = await box_turn_waiting(chat)
     with pytest.raises(SessionBusyError):
-        await chat.session.send("hello")
+        await chat.session.send("hello", steer=False)
     chat.session.approve(call_id, ApprovalDecision.REJECTED)
     await wait_for(lambda: not chat.session.busy)
     assert chat.messages[-1].status is MessageStatus.COMPLETED

@@ -280,20 +280,22 @@ def test_the_thumbnail_cache_keeps_no_image_alive() -> None:
     assert kept < 1_000_000, f"{kept:,} bytes kept after the images were dropped"
 
 
-async def test_a_send_with_attachments_while_busy_is_refused_with_its_id(wire: Wire, user_ns: dict[str, Any]) -> None:
+async def test_a_send_with_attachments_while_busy_is_queued_with_them(wire: Wire, user_ns: dict[str, Any]) -> None:
+    # It steers the running turn (which calls no tools, so it starts the next one), its attachments with it.
     user_ns["df"] = pd.DataFrame({"x": [1]})
     chat = ChatWidget(transport=ScriptedTransport([ScriptedReply(text="a slow answer " * 20), echo], delay=0.02))
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "send", "text": "first"})
     await wait_for(lambda: chat.session.busy)
     front.handle({"type": "send", "text": "@df", "attach": ["df"], "id": "s9"})
-    [error] = await answered(wire, chat, "error", 1)
-    assert error["id"] == "s9"
-    assert "still running" in error["message"]
-    assert answers(wire, chat, "sent") == []
-    await wait_for(lambda: not chat.session.busy, timeout=10)
-    assert chat.session.messages[0].text == "first"
-    assert len(chat.session.messages) == 2
+    [sent] = await answered(wire, chat, "sent", 1)
+    assert sent["id"] == "s9"
+    assert answers(wire, chat, "error") == []
+    await wait_for(lambda: len(chat.session.messages) == 4 and not chat.session.busy, timeout=10)
+    first, _reply, steered, _echoed = chat.session.messages
+    assert first.text == "first"
+    assert steered.text.startswith("@df")
+    assert len(steered.parts) > 1  # the frame went with it
 
 
 def test_completion_lists_at_most_fifty(user_ns: dict[str, Any]) -> None:

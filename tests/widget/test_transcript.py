@@ -13,7 +13,7 @@ import IPython.display
 import mistune
 import pytest
 
-from ai_widgets import ChatSession, ToolOutcome, tool
+from ai_widgets import ChatSession, ToolCallPart, ToolCallState, ToolOutcome, tool
 from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.outcome import Attachment
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
@@ -263,3 +263,14 @@ def test_a_shown_chat_updates_its_display_as_turns_end_and_only_when_it_changed(
 def test_the_transcript_id_is_checked_before_it_goes_into_the_style() -> None:
     with pytest.raises(ValueError, match="transcript id"):
         transcript_html([], transcript_id='x"]{}</style><script>alert(1)</script>')
+
+
+def test_a_call_that_ran_without_asking_says_so_and_why() -> None:
+    part = ToolCallPart("c1", "run_python", '{"code": "x = 1"}', state=ToolCallState.COMPLETED)
+    part.outcome = ToolOutcome.success("ok")
+    part.unasked_reason = "Run code without asking is on"
+    messages = [Message.user("go"), Message(Role.ASSISTANT, [part])]
+    assert "Ran without asking: Run code without asking is on" in transcript_html(messages)
+    assert "Ran without asking: Run code without asking is on" in transcript_markdown(messages)
+    part.unasked_reason = None
+    assert "without asking" not in transcript_html(messages)

@@ -184,7 +184,7 @@ async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_be
     checks = chat.session._check_can_send
     calls = 0
 
-    def box_turn_first() -> None:  # the asking task's send: after its view began, before its turn claims the session
+    def box_turn_first(*, steer: bool = False) -> None:  # the asking task's send: after its view, before its claim
         nonlocal calls
         calls += 1
         if calls == 2:  # the first check is ask's own, before its view shows
@@ -193,7 +193,7 @@ async def test_a_turn_view_shows_only_its_own_turn_when_a_whole_box_turn_runs_be
             while len(chat.session.messages) < 2 or chat.session.busy:
                 assert time.monotonic() < deadline
                 time.sleep(0.005)
-        checks()
+        checks(steer=steer)
 
     monkeypatch.setattr(chat.session, "_check_can_send", box_turn_first)
     await chat.ask("asked")

@@ -256,8 +256,8 @@ async def test_actions_drive_the_session(wire: Wire) -> None:
     front.handle({"type": "send", "text": "delete a"})
     await wait_for(lambda: bool(chat.session.pending_approvals))
     assert chat._busy
-    front.handle({"type": "send", "text": "interleave?"})
-    assert "still running" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    front.handle({"type": "send", "text": "interleave?"})  # steers: delivered after the round's result
+    await wait_for(lambda: [q["text"] for q in chat._queued] == ["interleave?"])
     call_id = chat.session.pending_approvals[0].tool_call_id
     front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved_always"})
     front.handle({"type": "approve", "tool_call_id": call_id, "decision": "approved"})
@@ -271,7 +271,8 @@ async def test_actions_drive_the_session(wire: Wire) -> None:
     front.handle({"type": "stop"})
     await wait_for(lambda: not chat._busy)
     assert chat.session.messages[-1].status is MessageStatus.CANCELLED
-    assert [m["role"] for m in finished_messages(chat)] == ["user", "assistant", "user", "assistant"]
+    assert [m["role"] for m in finished_messages(chat)] == ["user", "assistant"] * 3
+    assert [m.text for m in chat.session.messages][2:4] == ["interleave?", "Deleted."]
 
 
 async def test_continue_after_the_limit(wire: Wire) -> None:

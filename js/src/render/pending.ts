@@ -66,6 +66,12 @@ export class PendingSends {
   arrived(message: Message | undefined): void {
     if (!this.items.size || message?.role !== "user") return;
     const texts = new Set(message.parts.flatMap((p) => (p.kind === "text" && typeof p.text === "string" ? [p.text.trim()] : [])));
+    this.takenAs(texts);
+  }
+
+  /** The kernel shows messages with these texts itself (queued for the running turn's next step, or arrived): the
+   * first bubble with one of them goes. */
+  takenAs(texts: Set<string>): void {
     for (const [id, item] of this.items) {
       if (texts.has(item.text.trim())) {
         this.drop(id);

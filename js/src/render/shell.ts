@@ -1,5 +1,6 @@
 // The chat shell: kernel-error banners, the message list, the turn banner (error / limit + Continue),
-// suggestion chips, the allowed-always list, the input with Send / Stop, and the usage line.
+// suggestion chips, the allowed-always list, the input with Send / Stop, the "Run code without asking" switch, and
+// the usage line. While a turn runs the input still sends: the message steers that turn (queued for its next step).
 
 import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage, priceUnknown } from "../format";
@@ -12,6 +13,8 @@ import { ApprovalKeys, FOCUSABLE, RovingGroup, focusApproval, leaveToNotebook, w
 import { watchWidth } from "./narrow";
 import { PendingSends } from "./pending";
 import { PromptForm, PromptList } from "./prompts";
+import { QueuedList } from "./queued";
+import { UnaskedSwitch } from "./unasked";
 
 const MAX_KERNEL_BANNERS = 3;
 /** How long a send with attachments waits for the kernel's answer before Send is enabled again. */
@@ -33,6 +36,10 @@ export class Shell {
   readonly follower = new Follower(this.list);
   /** Messages sent from the input box that the kernel has not taken yet (after the last message). */
   readonly pending = new PendingSends(() => this.updateEmpty());
+  /** Messages sent while the turn runs that wait for its next tool boundary (the `_queued` trait). */
+  readonly queued = new QueuedList();
+  /** "Run code without asking", in the footer. */
+  readonly unasked: UnaskedSwitch;
   /** What an empty chat says (hidden once there is a message). */
   private readonly emptyNote = h("div", "aiw-empty");
   private readonly emptyTools = h("p", "aiw-empty-tools");
@@ -77,7 +84,8 @@ export class Shell {
     this.list.setAttribute("role", "log");
     this.list.setAttribute("aria-label", "Conversation");
     this.list.setAttribute("aria-live", "off");
-    this.list.append(this.pending.el, this.anchor);
+    this.list.append(this.pending.el, this.queued.el, this.anchor);
+    this.unasked = new UnaskedSwitch(send);
     this.announcer.setAttribute("role", "status");
     this.announcer.setAttribute("aria-live", "polite");
     this.emptyNote.append(
@@ -177,7 +185,9 @@ export class Shell {
     const footer = h("div", "aiw-footer");
     // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
     // a new chat's small widget) cannot cut it off.
-    footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, this.usage);
+    const usageRow = h("div", "aiw-usage-row");
+    usageRow.append(this.unasked.el, this.usage);
+    footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, usageRow);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
     this.root.append(this.kernelBanners, listBox, this.turnBanner, footer, this.announcer);
@@ -219,7 +229,7 @@ export class Shell {
   submit(text?: string): void {
     if (text === undefined && this.promptForm) return this.promptForm.submit(); // the chosen prompt's form sends
     const value = text ?? this.input.value;
-    if (this.busy || !value.trim() || this.pendingSend || this.pendingPrompt) return;
+    if ((this.busy && text !== undefined) || !value.trim() || this.pendingSend || this.pendingPrompt) return;
     const attach = text === undefined ? this.chips.names() : [];
     // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
     const id = `send-${this.viewTag}-${++this.sendCount}`;
@@ -361,6 +371,8 @@ export class Shell {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
+    } else if (msg.type === "returned" && typeof msg.text === "string") {
+      this.giveBack(msg.text); // a stop handed back what waited for the next step: not sent, nothing lost
     } else if (msg.type === "sent" && typeof msg.id === "string") {
       this.pending.taken(msg.id);
       if (this.pendingSend?.id !== msg.id) return;
@@ -408,7 +420,10 @@ export class Shell {
   }
 
   private updateButtons(): void {
-    setDisabled(this.sendButton, this.busy || !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
+    // While a turn runs, Send steers it: the message waits for the turn's next step.
+    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
+    const title = this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "";
+    if (this.sendButton.title !== title) this.sendButton.title = title;
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);

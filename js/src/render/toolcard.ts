@@ -65,6 +65,7 @@ export class ToolCardView implements PartView {
   private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
   private readonly state = h("span", "aiw-badge aiw-state");
   private readonly remembered = h("span", "aiw-badge aiw-remembered", "allowed always");
+  private readonly unasked = h("span", "aiw-badge aiw-unasked", "ran unasked");
   private readonly outcomeLine = h("div", "aiw-tool-outcome-line"); // a failure's message: shown collapsed too
   private readonly afterStop = h("div", "aiw-tool-after-stop"); // its thread after the call ended: collapsed too
   private readonly elapsed = document.createTextNode("");
@@ -120,7 +121,7 @@ export class ToolCardView implements PartView {
     this.cellActions = new CellActions(part.tool_call_id, (msg) => ctx.send(msg));
     this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
     elapsed.title = "How long it ran";
-    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.state, elapsed);
+    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.unasked, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
     this.args = new CardArguments(() => this.part, () => this.codeNames());
@@ -300,6 +301,9 @@ export class ToolCardView implements PartView {
     setAttr(this.decision, "data-decision", p.decision ?? null);
     setHidden(this.decision, !decided);
     setHidden(this.remembered, !(p.decision_remembered && p.decision === "approved_always"));
+    const unasked = typeof p.unasked_reason === "string" && p.unasked_reason ? p.unasked_reason : "";
+    setHidden(this.unasked, !unasked);
+    if (this.unasked.title !== `Ran without asking: ${unasked}`) this.unasked.title = `Ran without asking: ${unasked}`;
 
     if (p.state === "running") {
       if (!this.progress) {

@@ -28,6 +28,7 @@ export function waitSeconds(p: ToolCallPart): number | null {
 /** The decision line: "Allowed once after 3.2s", "Declined after 12s: reason", "Allowed always earlier: not asked
  * again"; "" when nobody decided. */
 export function decisionText(p: ToolCallPart): string {
+  if (typeof p.unasked_reason === "string" && p.unasked_reason) return `Ran without asking: ${p.unasked_reason}`;
   if (p.decision_remembered && p.decision === "approved_always") {
     return "Allowed always earlier in this conversation: not asked again";
   }
