@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from ai_widgets.kernel import KernelTools, UndoError
 from ai_widgets.messages import ToolCallPart
 from ai_widgets.session import ChatSession
 from ai_widgets.widget._actions import MAX_ERROR_CHARS, clip
@@ -25,13 +26,6 @@ from ai_widgets.widget._serialize import shown_json
 from ai_widgets.widget._undone import undone_calls
 
 __all__ = ["CellActions", "ipython_shell"]
-
-
-@runtime_checkable
-class Undoes(Protocol):
-    """A source of tools that can undo what one of its calls changed."""
-
-    def undo(self, tool_call_id: str) -> str: ...
 
 
 def ipython_shell() -> Any | None:
@@ -96,18 +90,18 @@ class CellActions:
         if part.outcome is None or part.outcome.cell is None:
             self._answer("undo_call", tool_call_id, False, "This call ran no code: there is nothing to undo.")
             return
-        sources = self._undoers(session)
+        sources = self._kernel_tools(session)
         if not sources:
             self._answer(
                 "undo_call", tool_call_id, False, "No KernelTools among this chat's tools: nothing can undo it."
             )
             return
         problems: list[str] = []
-        for source in sources:
+        for source in sources:  # the one that ran the call undoes it; another does not know it
             try:
                 line = source.undo(tool_call_id)
-            except Exception as exc:  # the source's own refusal: said on the card
-                problems.append(str(exc) or type(exc).__name__)
+            except UndoError as exc:  # nothing was changed: the card says why
+                problems.append(str(exc))
                 continue
             undone_calls(self._session).add(tool_call_id, line)
             self._answer("undo_call", tool_call_id, True, line)
@@ -144,11 +138,13 @@ class CellActions:
             "insert_cell", tool_call_id, True, "The code goes into a new cell below the running cell when it ends."
         )
 
-    def _undoers(self, session: ChatSession) -> list[Undoes]:
-        found: list[Undoes] = []
+    def _kernel_tools(self, session: ChatSession) -> list[KernelTools]:
+        """The ``KernelTools`` among the tools of the call's session, then of the view's (a run by hand's session may
+        hold the tool alone)."""
+        found: list[KernelTools] = []
         for registry in (session.tools, self._session.tools):
             for source in registry.sources:
-                if isinstance(source, Undoes) and all(source is not seen for seen in found):
+                if isinstance(source, KernelTools) and all(source is not seen for seen in found):
                     found.append(source)
         return found
 

@@ -1,6 +1,7 @@
-"""Undo and Insert as cell on a code call's card (``undo_call``, ``insert_cell``): each answered to the views with a
-``cell_action`` message; an undone call shown as undone by every view of the session (``_undone``); a malformed
-message refused with an error that names it; Insert where no cell runs tells the card to copy instead."""
+"""Undo and Insert as cell on a code call's card (``undo_call``, ``insert_cell``), with ``KernelTools`` in a dict
+namespace: each answered to the views with a ``cell_action`` message; an undone call shown as undone by every view of
+the session (``_undone``); a refusal (newest first, twice) said on the card; a malformed message refused with an error
+that names it; Insert where no cell runs tells the card to copy instead."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from IPython.core.payload import PayloadManager
 
 import ai_widgets.widget._cells as cells_module
 from ai_widgets import Tool, ToolDefinition, ToolOutcome
+from ai_widgets.kernel import KernelTools
 from ai_widgets.outcome import CellRun
 from ai_widgets.tools import ToolInvocation
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
@@ -20,34 +22,6 @@ from ai_widgets.widget._kernel import KernelSupport
 from tests.widget.widget_harness import Wire
 
 CODE_SCHEMA = {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}
-
-
-class Undoing:
-    """A source of one code tool that runs code in a dict and can undo a run (what the card's Undo needs of it)."""
-
-    def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {}
-        self.runs: dict[str, tuple[str, ...]] = {}
-
-    async def list_tools(self) -> list[Tool]:
-        definition = ToolDefinition(name="run_python", parameters=CODE_SCHEMA, code_arguments={"code": "python"})
-        return [Tool(definition, self._run)]
-
-    async def _run(self, invocation: ToolInvocation) -> ToolOutcome:
-        code = invocation.get_arguments(dict)["code"]
-        before = set(self.namespace)
-        exec(code, self.namespace)
-        created = tuple(sorted(set(self.namespace) - before - {"__builtins__"}))
-        self.runs[invocation.tool_call_id] = created
-        return ToolOutcome.success(text="ran", cell=CellRun(code=code, created=created))
-
-    def undo(self, tool_call_id: str) -> str:
-        created = self.runs.pop(tool_call_id, None)
-        if created is None:
-            raise LookupError(f"call {tool_call_id} has nothing left to undo")
-        for name in created:
-            del self.namespace[name]
-        return f"Removed {', '.join(created)}."
 
 
 def answers(wire: Wire, chat: ChatWidget) -> list[dict[str, Any]]:
@@ -60,44 +34,53 @@ async def ran(chat: ChatWidget, *codes: str) -> list[str]:
     return [call.tool_call_id for call in reply.tool_calls] if codes else []
 
 
-def chat_running(source: Undoing, *codes: str) -> ChatWidget:
+def chat_running(source: KernelTools, *codes: str) -> ChatWidget:
     calls = [ScriptedToolCall(name="run_python", arguments={"code": code}) for code in codes]
     return ChatWidget(transport=ScriptedTransport([ScriptedReply(tool_calls=calls), "Done."]), tools=[source])
 
 
-async def test_undo_puts_back_and_every_view_of_the_session_shows_it(wire: Wire) -> None:
-    source = Undoing()
-    chat = chat_running(source, "x = 1", "y = 2")
-    first, second = await ran(chat, "x = 1", "y = 2")
+async def test_undo_puts_back_newest_first_and_every_view_of_the_session_shows_it(wire: Wire) -> None:
+    namespace: dict[str, Any] = {"x": 0}
+    source = KernelTools(namespace, ask="never")
+    chat = chat_running(source, "x = 1\ny = [1]", "x = 2\ndel y")
+    first, second = await ran(chat, "x = 1\ny = [1]", "x = 2\ndel y")
     other = ChatWidget(chat.session)  # another view of the same session (as a turn shown in its cell is)
-    assert source.namespace.keys() >= {"x", "y"}
+    assert namespace["x"] == 2
+    assert "y" not in namespace
     front = wire.comms[chat.comm.comm_id]
 
-    front.handle({"type": "undo_call", "tool_call_id": second})
-    assert answers(wire, chat)[-1] == {
-        "type": "cell_action",
-        "action": "undo_call",
-        "tool_call_id": second,
-        "ok": True,
-        "message": "Removed y.",
-    }
-    assert "y" not in source.namespace
-    assert source.namespace["x"] == 1
-    assert chat._undone == other._undone == {second: "Removed y."}
-
-    front.handle({"type": "undo_call", "tool_call_id": second})  # twice: the source refuses, the card says why
+    front.handle({"type": "undo_call", "tool_call_id": first})  # not the newest: refused, nothing changed
     refused = answers(wire, chat)[-1]
-    assert refused["ok"] is False
-    assert refused["message"] == f"call {second} has nothing left to undo"
-    assert chat._undone == {second: "Removed y."}
+    assert (refused["action"], refused["tool_call_id"], refused["ok"]) == ("undo_call", first, False)
+    assert f"Undo {second} first" in refused["message"]
+    assert namespace["x"] == 2
+    assert chat._undone == {}
 
-    assert ChatWidget(chat.session)._undone == {second: "Removed y."}  # a view made later: the kernel's record
-    assert first not in chat._undone
+    front.handle({"type": "undo_call", "tool_call_id": second})
+    undone = answers(wire, chat)[-1]
+    assert undone["ok"] is True
+    line = undone["message"]
+    assert line == f"Undid {second}: put back x, y."
+    assert namespace["x"] == 1
+    assert namespace["y"] == [1]
+    assert chat._undone == other._undone == {second: line}
+
+    front.handle({"type": "undo_call", "tool_call_id": second})  # twice: refused, the card says why
+    again = answers(wire, chat)[-1]
+    assert again["ok"] is False
+    assert "undone already" in again["message"]
+    assert chat._undone == {second: line}
+
+    front.handle({"type": "undo_call", "tool_call_id": first})  # now the newest
+    assert answers(wire, chat)[-1]["ok"] is True
+    assert namespace["x"] == 0
+    assert "y" not in namespace
+    assert set(chat._undone) == {first, second}
+    assert ChatWidget(chat.session)._undone == chat._undone  # a view made later: from the kernel's record
 
 
 async def test_undo_says_why_it_cannot(wire: Wire) -> None:
-    source = Undoing()
-    chat = chat_running(source, "x = 1")
+    chat = chat_running(KernelTools({}, ask="never"), "x = 1")
     await ran(chat, "x = 1")
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "undo_call", "tool_call_id": "nope"})
@@ -145,7 +128,7 @@ async def test_undo_without_a_source_that_undoes(wire: Wire) -> None:
     ],
 )
 def test_a_malformed_card_action_is_refused_with_what_is_wrong(wire: Wire, content: dict[str, Any], says: str) -> None:
-    chat = chat_running(Undoing())
+    chat = chat_running(KernelTools({}, ask="never"))
     wire.comms[chat.comm.comm_id].handle(content)
     error = answers(wire, chat)[-1]
     assert error["type"] == "error"
@@ -172,8 +155,7 @@ def in_kernel(monkeypatch: pytest.MonkeyPatch) -> Shell:
 
 
 async def test_insert_puts_the_code_as_it_ran_below_the_running_cell(wire: Wire, in_kernel: Shell) -> None:
-    source = Undoing()
-    chat = chat_running(source, "x = 1", "y = 2")
+    chat = chat_running(KernelTools({}, ask="never"), "x = 1", "y = 2")
     first, second = await ran(chat, "x = 1", "y = 2")
     front = wire.comms[chat.comm.comm_id]
     front.handle({"type": "insert_cell", "tool_call_id": first})
@@ -189,7 +171,7 @@ async def test_insert_puts_the_code_as_it_ran_below_the_running_cell(wire: Wire,
 async def test_insert_where_no_cell_runs_tells_the_card_to_copy(
     wire: Wire, in_kernel: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    chat = chat_running(Undoing(), "x = 1")
+    chat = chat_running(KernelTools({}, ask="never"), "x = 1")
     (call_id,) = await ran(chat, "x = 1")
     front = wire.comms[chat.comm.comm_id]
     in_kernel.displayhook.exec_result = None  # a turn from the input box: no cell runs
