@@ -90,6 +90,29 @@ describe("a cell's outputs", () => {
   });
 });
 
+describe("a failed run", () => {
+  it("shows its error among the outputs, not again as the card's line; the model's text under the fold", async () => {
+    const traceback = "Traceback (most recent call last):\n  line 1 of the code\n    1/0\nZeroDivisionError: division by zero\n";
+    const cell: CellRun = { code: "1/0", outputs: [{ kind: "error", text: traceback }] };
+    const { card } = await finished(cell, {
+      state: "failed",
+      outcome: { status: "failure", message: `${traceback}No variables changed.`, cell },
+    });
+    expect($(card, ".aiw-tool-outcome-line").hidden).toBe(true);
+    expect($(card, ".aiw-tool-display-slot .aiw-cell-error summary").textContent).toBe("ZeroDivisionError: division by zero");
+    expect(card.querySelector(".aiw-tool-error-message")).toBeNull();
+    expect($(card, ".aiw-cell-told pre").textContent).toContain("No variables changed.");
+  });
+
+  it("that never ran (refused) says why in the card's line", async () => {
+    const cell: CellRun = { code: "!ls", outputs: [] };
+    const message = "Refused, and nothing ran: the code runs shell commands (!ls).";
+    const { card } = await finished(cell, { state: "failed", outcome: { status: "failure", message, cell } });
+    expect($(card, ".aiw-tool-outcome-line").textContent).toBe(message);
+    expect(card.querySelector(".aiw-cell-told")).toBeNull(); // the same text: not twice
+  });
+});
+
 describe("Copy, Insert as cell, Undo", () => {
   it("are on a finished code call: Copy copies the code as it ran", async () => {
     const writeText = vi.fn(async () => {});

@@ -32,7 +32,9 @@ export function renderOutcome(
   if (cell) {
     el.classList.add("aiw-cell-result-box");
     if (outcome.status === "failure") el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
-    const headline = outcome.status === "failure" ? outcome.message || outcome.error?.message || "Failed" : "";
+    // A failure the outputs do not show as an error (a refusal before anything ran): its message.
+    const failed = outcome.status === "failure" && !hasErrorOutput(cell);
+    const headline = failed ? outcome.message || outcome.error?.message || "Failed" : "";
     if (headline && !headlineShown) el.append(h("div", "aiw-tool-error-message", headline));
     const outputs = withDisplay ? outcomeDisplay(outcome, widgets) : null;
     if (outputs) el.append(outputs);
@@ -44,7 +46,8 @@ export function renderOutcome(
     }
     const changes = renderCellChanges(cell);
     if (changes) el.append(changes);
-    const told = typeof outcome.text === "string" && outcome.text ? outcome.text : null;
+    const read = outcome.status === "failure" ? outcome.message : outcome.text;
+    const told = typeof read === "string" && read && read !== headline ? read : null;
     if (told) {
       const details = h("details", "aiw-cell-told");
       details.append(h("summary", undefined, "What the model read"), h("pre", undefined, told));
