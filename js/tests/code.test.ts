@@ -202,6 +202,17 @@ describe("a code call's card", () => {
     expect($(card, ".aiw-tool-edited").hidden).toBe(true); // no other argument was edited
   });
 
+  it("Allow from the editor with the code unchanged allows it as the model sent it (not edited)", async () => {
+    const { model, card } = await codeCard({
+      state: "awaiting_approval",
+      approval_requested_at: 1000,
+      parsed_arguments: { code: "x = 1", note: "n" }, // the form gives them back in another order
+    });
+    $<HTMLButtonElement>(card, ".aiw-edit-args").click();
+    $<HTMLButtonElement>(card, ".aiw-approve-edited").click();
+    expect(model.sent.at(-1)).toEqual({ type: "approve", tool_call_id: "c1", decision: "approved" });
+  });
+
   it("Escape twice leaves the editor and goes back to the buttons", async () => {
     const { card } = await codeCard({ state: "awaiting_approval", approval_requested_at: 1000, parsed_arguments: { code: "x" } });
     $<HTMLButtonElement>(card, ".aiw-edit-args").click();

@@ -15,6 +15,15 @@ export interface EditSource {
   code?(): Record<string, string>;
 }
 
+/** JSON with every object's keys sorted: equal for equal values, whatever order their keys came in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
 export const DECISION_LABELS: Record<string, string> = {
   approved: "Allowed once",
   approved_always: "Allowed always",
@@ -113,7 +122,9 @@ export class ApprovalBox {
     const args = this.form?.value();
     if (!args || this.buttons[0].disabled) return;
     this.setEnabled(false);
-    this.send({ type: "approve", tool_call_id: this.callId, decision: "approved", arguments: args });
+    // Nothing changed: allowed as the model sent it (the card does not say "edited").
+    const same = canonical(args) === canonical(this.editing?.values());
+    this.send({ type: "approve", tool_call_id: this.callId, decision: "approved", ...(same ? {} : { arguments: args }) });
   }
 
   /** The kernel refused the action; with the editor open, its message goes under the fields. */
