@@ -231,6 +231,21 @@ class AppCallAction(ActionModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class UndoCallAction(ActionModel):
+    """The person undoes what a finished code call's run changed (Undo on its card): the session's ``KernelTools``
+    puts back what it rebound or deleted and removes what it created."""
+
+    type: Literal["undo_call"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+
+
+class InsertCellAction(ActionModel):
+    """The person puts the code a call ran into a new notebook cell (Insert as cell on its card)."""
+
+    type: Literal["insert_cell"]
+    tool_call_id: Annotated[str, Field(min_length=1, max_length=512)]
+
+
 ACTIONS = (
     SyncAction,
     OlderAction,
@@ -255,6 +270,8 @@ ACTIONS = (
     AppCallAction,
     ResourceOpenAction,
     RunUnaskedAction,
+    UndoCallAction,
+    InsertCellAction,
 )
 TYPES: tuple[str, ...] = tuple(get_args(cls.model_fields["type"].annotation)[0] for cls in ACTIONS)
 
@@ -281,7 +298,9 @@ Action: TypeAlias = Annotated[
     | AppOpenAction
     | AppCallAction
     | ResourceOpenAction
-    | RunUnaskedAction,
+    | RunUnaskedAction
+    | UndoCallAction
+    | InsertCellAction,
     Field(discriminator="type"),
 ]
 

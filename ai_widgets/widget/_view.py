@@ -45,6 +45,7 @@ from ai_widgets.widget._actions import (
     ContinueAction,
     DescribeAction,
     EditAction,
+    InsertCellAction,
     OlderAction,
     PromptAction,
     PromptsAction,
@@ -57,6 +58,7 @@ from ai_widgets.widget._actions import (
     StopAction,
     SwitchBranchAction,
     SyncAction,
+    UndoCallAction,
     clip,
     parse_action,
 )
@@ -65,12 +67,14 @@ from ai_widgets.widget._bench import Bench, BenchError
 from ai_widgets.widget._branch_view import branch_marked, branch_marks, run_branch_turn, switch_branch
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._bundle import loader_traits, shared_bundle
+from ai_widgets.widget._cells import CellActions
 from ai_widgets.widget._kernel import kernel_support, main_loop, private_loop
 from ai_widgets.widget._namespace import UnknownNameError, chip, completions, resolve, user_namespace
 from ai_widgets.widget._prompts import PromptCatalog
 from ai_widgets.widget._resource_open import ResourceOpener
 from ai_widgets.widget._serialize import message_dict, shown_json, tool_info
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
+from ai_widgets.widget._undone import undone_calls
 from ai_widgets.widget._voila import VIEW_OPENED
 from ai_widgets.widget._window import chunk_start, older_state, screen_start
 
@@ -183,6 +187,9 @@ class SessionView(anywidget.AnyWidget):
     # The pages of the MCP Apps the cards show, by tool name (``AppPage`` as a dict, each at most a megabyte): asked
     # for by a card (``app_open``), read from the tool's server (docs/protocol.md, "MCP Apps").
     _apps = traitlets.Dict().tag(sync=True)
+    # The code calls whose run was undone (Undo on a card): call id -> what was put back. The kernel's record of the
+    # session (``undone_calls``), never read back from a saved state: a view made again starts from the session's.
+    _undone = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, session: ChatSession, *, start: int | None = 0, flush_interval: float = 1 / 30, **traits: Any
@@ -228,6 +235,10 @@ class SessionView(anywidget.AnyWidget):
             loop=self._background_loop,
         )
         self._resources = ResourceOpener(find=self._find_call, send=self._send_custom, loop=self._background_loop)
+        self._cells = CellActions(session, session_of=self._session_of, send=self._send_custom)
+        undone = undone_calls(session)
+        self._undone = undone.lines()
+        self._unsubscribe_undone = undone.subscribe(self._set_undone)
         self._mirror(start)
         self._refresh_tools()
         self._turn_ended(None)
@@ -503,6 +514,10 @@ class SessionView(anywidget.AnyWidget):
                     self._send_error(f"The resource could not be opened: {exc}")
             case AppCallAction(tool_call_id=call_id, request=request, name=name, arguments=app_arguments):
                 self._app_host.call(call_id, request, name, app_arguments)
+            case UndoCallAction(tool_call_id=call_id):
+                self._cells.undo(call_id)
+            case InsertCellAction(tool_call_id=call_id):
+                self._cells.insert(call_id)
             case RevokeAction(tool_name=name):
                 policy = self.session.approval_policy
                 if not isinstance(policy, DefaultApprovalPolicy):
@@ -533,6 +548,9 @@ class SessionView(anywidget.AnyWidget):
             case ResourceOpenAction(tool_call_id=call_id, uri=uri):
                 read = {"type": "resource", "tool_call_id": call_id, "uri": uri, "error": problem}
                 self._send_custom(shown_json(read))
+            case UndoCallAction(tool_call_id=call_id) | InsertCellAction(tool_call_id=call_id):
+                answer = {"type": "cell_action", "action": action.type, "tool_call_id": call_id, "ok": False}
+                self._send_custom(shown_json({**answer, "message": f"It failed: {problem}"}))
             case _:
                 self._send_error(f"The {action.type!r} request failed: {problem}")
 
@@ -543,6 +561,9 @@ class SessionView(anywidget.AnyWidget):
 
     def _publish_apps(self, pages: dict[str, Any]) -> None:
         self._apps = pages
+
+    def _set_undone(self, lines: dict[str, str]) -> None:
+        self._undone = lines
 
     def _session_of(self, tool_call_id: str) -> ChatSession:
         return self._bench_host.session_for(tool_call_id) or self.session
@@ -742,6 +763,8 @@ class SessionView(anywidget.AnyWidget):
     def close(self) -> None:
         """Stops mirroring the session, stops the runs by hand, and closes the widget's models."""
         self._stop_mirroring()
+        if hasattr(self, "_unsubscribe_undone"):
+            self._unsubscribe_undone()  # a view of a turn that ended still shows its calls undone, until closed
         if hasattr(self, "_bench_host"):
             self._bench_host.close()
         super().close()

@@ -97,6 +97,29 @@ export interface ToolError {
   traceback?: string | null;
 }
 
+/** One output of code run as a notebook cell (CellOutput): printed text, a display, the value, or the error. */
+export interface CellOutput {
+  kind: "stream" | "display" | "result" | "error" | string;
+  name?: "stdout" | "stderr" | string | null;
+  /** A stream's text, or an error's traceback. */
+  text?: string;
+  display?: DisplayBundle | null;
+}
+
+/** Code a tool ran as a notebook cell (CellRun): the code as it ran, its outputs in order, what it changed. */
+export interface CellRun {
+  code: string;
+  language?: string;
+  edited?: boolean;
+  outputs?: CellOutput[];
+  created?: string[];
+  rebound?: string[];
+  deleted?: string[];
+  mutated?: string[];
+  /** Where it was stopped ("line 3 of the code"), when it was stopped before it ended. */
+  stopped_at?: string | null;
+}
+
 export interface Outcome {
   status: "success" | "failure";
   value?: Json;
@@ -107,6 +130,8 @@ export interface Outcome {
   retryable?: boolean;
   error?: ToolError | null;
   display?: DisplayBundle | null;
+  /** The code the call ran as a notebook cell, with its outputs and changes. */
+  cell?: CellRun | null;
 }
 
 export interface Progress {
@@ -248,6 +273,8 @@ export interface WidgetTraits {
   _context_cut?: Partial<ContextCut>;
   /** The pages of the MCP Apps the cards show, by tool name (raw: checked where used). */
   _apps?: Record<string, unknown>;
+  /** The calls whose run was undone (Undo on the card): call id -> what was put back (raw: checked where used). */
+  _undone?: Record<string, unknown>;
 }
 
 /** How a request was shortened to fit the model's context window (the session's ContextCut). */
@@ -326,4 +353,6 @@ export type OutgoingMessage =
   | { type: "switch_branch"; message_id: string; index: number }
   | { type: "bench_open"; tool_call_id: string }
   | { type: "bench_run"; id: string; arguments: JsonObject }
-  | { type: "bench_close"; id: string };
+  | { type: "bench_close"; id: string }
+  | { type: "undo_call"; tool_call_id: string }
+  | { type: "insert_cell"; tool_call_id: string };

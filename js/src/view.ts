@@ -5,6 +5,8 @@ import type { AnyModel } from "@anywidget/types";
 import { Backfill } from "./render/backfill";
 import { type AppPageInfo, deliverAppReply } from "./render/appframe";
 import { deliverResource } from "./render/resourceopen";
+import { cellActionsRefused, deliverCellAction } from "./render/cellactions";
+import { isRecord } from "./normalize";
 import { BenchView } from "./render/bench";
 import { ContextMarker } from "./render/contextcut";
 import { MessageList } from "./render/list";
@@ -33,6 +35,7 @@ const TRAITS = [
   "_bench",
   "_context_cut",
   "_apps",
+  "_undone",
 ] as const;
 type Trait = (typeof TRAITS)[number];
 
@@ -123,6 +126,11 @@ export class ChatView {
       now: () => Date.now() / 1000,
       widgets: widgetHost(model),
       appPage: (name) => this.appPage(name),
+      undone: (callId) => {
+        const undone = readTrait(model, "_undone");
+        const line = isRecord(undone) ? undone[callId] : undefined;
+        return typeof line === "string" ? line : undefined;
+      },
     };
     // The bench: tools run by hand below the chat ("Run again"), or run_tool's form alone (scope "bench").
     const alone = readTrait(model, "_scope") === "bench";
@@ -354,6 +362,7 @@ export class ChatView {
       case "reply":
         if (ev.message.type === "app_reply") deliverAppReply(ev.message);
         else if (ev.message.type === "resource") deliverResource(ev.message);
+        else if (ev.message.type === "cell_action") deliverCellAction(ev.message);
         else this.shell.kernelReply(ev.message);
         return;
       case "error":
@@ -364,6 +373,7 @@ export class ChatView {
         this.shell.sendRefused(ev.id);
         if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.refused();
         this.bench.refused();
+        cellActionsRefused(ev.message);
         return;
     }
     this.schedule();
@@ -443,7 +453,7 @@ export class ChatView {
 
   private applyTraits(): void {
     const t = this.dirtyTraits;
-    if (t.has("_tools") || t.has("_apps")) {
+    if (t.has("_tools") || t.has("_apps") || t.has("_undone")) {
       const tools = readTrait(this.model, "_tools") ?? {};
       this.toolsLower = new Map(Object.entries(tools).map(([k, v]) => [k.toLowerCase(), v]));
       for (const view of this.list.all()) for (const card of view.cards()) card.updateInfo();

@@ -353,6 +353,16 @@ FAILING: list[tuple[dict[str, Any], str, dict[str, Any]]] = [
         "_resources.open",
         {"type": "resource", "tool_call_id": "c1", "uri": "demo://x"},
     ),
+    (
+        {"type": "undo_call", "tool_call_id": "c1"},
+        "_cells.undo",
+        {"type": "cell_action", "action": "undo_call", "tool_call_id": "c1", "ok": False},
+    ),
+    (
+        {"type": "insert_cell", "tool_call_id": "c1"},
+        "_cells.insert",
+        {"type": "cell_action", "action": "insert_cell", "tool_call_id": "c1", "ok": False},
+    ),
 ]
 
 

@@ -1,14 +1,27 @@
 // The approval prompt inside a card: the question and Allow once / Allow always / Decline (+ optional reason), and
-// Edit: the arguments as fields from the tool's schema, allowed as the person changed them.
+// Edit: the arguments as fields from the tool's schema (code arguments in a code editor), allowed as the person
+// changed them.
 
 import { button, h, setDisabled, setHidden } from "../dom";
 import type { Decision, Json, JsonObject, OutgoingMessage } from "../types";
+import { CodeEditForm } from "./codeform";
 import { EditForm } from "./editform";
 
 /** What Edit needs: the tool's parameter schema and the arguments the model sent. */
 export interface EditSource {
   schema(): Json | undefined;
   values(): JsonObject;
+  /** The arguments that are code (name -> language): edited in a code editor. */
+  code?(): Record<string, string>;
+}
+
+/** JSON with every object's keys sorted: equal for equal values, whatever order their keys came in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 export const DECISION_LABELS: Record<string, string> = {
@@ -24,7 +37,8 @@ export class ApprovalBox {
   private readonly buttons: HTMLButtonElement[];
   private readonly actions = h("div", "aiw-approval-actions");
   private readonly editActions = h("div", "aiw-approval-actions aiw-edit-actions");
-  private form: EditForm | null = null;
+  private form: EditForm | CodeEditForm | null = null;
+  private editButton: HTMLButtonElement | null = null;
 
   constructor(
     private readonly callId: string,
@@ -54,13 +68,15 @@ export class ApprovalBox {
     decline.append(this.buttons[2], this.reason);
     this.actions.append(this.buttons[0], this.buttons[1]);
     if (editing) {
-      const edit = button("aiw-btn aiw-edit-args", "Edit…", () => this.openEditor());
-      edit.title = "Change the arguments, then allow the call with them";
+      const code = Object.keys(editing.code?.() ?? {}).length > 0;
+      const edit = button("aiw-btn aiw-edit-args", code ? "Edit code" : "Edit…", () => this.openEditor());
+      edit.title = code ? "Change the code, then allow it to run as you changed it" : "Change the arguments, then allow the call with them";
+      this.editButton = edit;
       this.buttons.push(edit);
       this.actions.append(edit);
-      const allowEdited = button("aiw-btn aiw-btn-primary aiw-approve-edited", "Allow with these arguments", () =>
-        this.allowEdited(),
-      );
+      const label = code ? "Allow this code" : "Allow with these arguments";
+      const allowEdited = button("aiw-btn aiw-btn-primary aiw-approve-edited", label, () => this.allowEdited());
+      if (code) allowEdited.title = "Run the code as edited (Ctrl/Cmd+Enter in the editor)";
       const back = button("aiw-btn aiw-edit-cancel", "Back", () => this.closeEditor());
       this.buttons.push(allowEdited, back);
       this.editActions.append(allowEdited, back);
@@ -79,7 +95,16 @@ export class ApprovalBox {
   private openEditor(): void {
     if (!this.editing) return;
     this.form?.el.remove();
-    this.form = new EditForm(this.editing.schema(), this.editing.values());
+    const code = this.editing.code?.() ?? {};
+    this.form = Object.keys(code).length
+      ? new CodeEditForm(this.editing.schema(), this.editing.values(), code, {
+          onSubmit: () => this.allowEdited(),
+          onCancel: () => {
+            this.closeEditor();
+            this.editButton?.focus();
+          },
+        })
+      : new EditForm(this.editing.schema(), this.editing.values());
     this.el.insertBefore(this.form.el, this.editActions);
     setHidden(this.actions, true);
     setHidden(this.editActions, false);
@@ -97,7 +122,9 @@ export class ApprovalBox {
     const args = this.form?.value();
     if (!args || this.buttons[0].disabled) return;
     this.setEnabled(false);
-    this.send({ type: "approve", tool_call_id: this.callId, decision: "approved", arguments: args });
+    // Nothing changed: allowed as the model sent it (the card does not say "edited").
+    const same = canonical(args) === canonical(this.editing?.values());
+    this.send({ type: "approve", tool_call_id: this.callId, decision: "approved", ...(same ? {} : { arguments: args }) });
   }
 
   /** The kernel refused the action; with the editor open, its message goes under the fields. */

@@ -62,15 +62,17 @@ export class EditedArguments {
     this.badge.hidden = true;
   }
 
-  /** The edited arguments, or null when the call runs with the model's. */
-  update(edited: unknown): JsonObject | null {
+  /** The edited arguments, or null when the call runs with the model's. `listed`: which of them the section lists
+   * (the card shows code arguments as code elsewhere); none left, the section hides and the badge stays. */
+  update(edited: unknown, listed: (args: JsonObject) => JsonObject = (args) => args): JsonObject | null {
     const value = isRecord(edited) ? (edited as JsonObject) : null;
-    const key = value ? JSON.stringify(value) : null;
+    const shown = value ? listed(value) : null;
+    const key = value ? JSON.stringify([value, shown]) : null;
     if (key !== this.shown) {
       this.shown = key;
-      setHidden(this.el, !value);
+      setHidden(this.el, !shown || Object.keys(shown).length === 0);
       setHidden(this.badge, !value);
-      if (value) this.view.render(value);
+      if (shown) this.view.render(shown);
     }
     return value;
   }

@@ -1,12 +1,14 @@
 // A call's outcome: under a "Result" label, the value as JSON (a string value as plain text) or the text as
 // sanitised markdown, then what it displays (a figure, a table, a live widget: render/display), citations as
 // links, image attachments as images; a failure's message with the traceback in an expandable <details> (the
-// traceback puts the tool author's frames first: the kernel orders it).
+// traceback puts the tool author's frames first: the kernel orders it). Code run as a cell (`outcome.cell`) shows
+// its outputs as the notebook does (render/cellrun), what it changed, and what the model read of it under a fold.
 
 import { h } from "../dom";
 import { safeImageUrl, safeLinkUrl, setMarkdown } from "../markdown";
 import type { Attachment, Citation, Outcome, ToolCallPart } from "../types";
 import type { WidgetHost } from "../widgets";
+import { cellOf, hasErrorOutput, renderCellChanges, renderCellOutputs } from "./cellrun";
 import { renderDisplay } from "./display";
 import { JsonView } from "./json";
 
@@ -26,6 +28,33 @@ export function renderOutcome(
   withDisplay = true,
 ): HTMLElement {
   const el = h("div", "aiw-tool-result");
+  const cell = cellOf(outcome);
+  if (cell) {
+    el.classList.add("aiw-cell-result-box");
+    if (outcome.status === "failure") el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
+    // A failure the outputs do not show as an error (a refusal before anything ran): its message.
+    const failed = outcome.status === "failure" && !hasErrorOutput(cell);
+    const headline = failed ? outcome.message || outcome.error?.message || "Failed" : "";
+    if (headline && !headlineShown) el.append(h("div", "aiw-tool-error-message", headline));
+    const outputs = withDisplay ? outcomeDisplay(outcome, widgets) : null;
+    if (outputs) el.append(outputs);
+    const err = outcome.error;
+    if (err?.traceback && !hasErrorOutput(cell)) {
+      const details = h("details", "aiw-traceback");
+      details.append(h("summary", undefined, "Traceback"), h("pre", undefined, err.traceback));
+      el.append(details);
+    }
+    const changes = renderCellChanges(cell);
+    if (changes) el.append(changes);
+    const read = outcome.status === "failure" ? outcome.message : outcome.text;
+    const told = typeof read === "string" && read && read !== headline ? read : null;
+    if (told) {
+      const details = h("details", "aiw-cell-told");
+      details.append(h("summary", undefined, "What the model read"), h("pre", undefined, told));
+      el.append(details);
+    }
+    return el;
+  }
   if (outcome.status === "failure") {
     el.classList.add(state === "failed" ? "aiw-result-failed" : "aiw-result-quiet");
     const err = outcome.error;
@@ -59,8 +88,11 @@ export function renderOutcome(
   return el;
 }
 
-/** What a successful outcome displays (a figure, a table, a live widget), or null. */
+/** What a successful outcome displays (a figure, a table, a live widget), or the outputs of code it ran as a
+ * cell (a failed run's too); null when nothing. */
 export function outcomeDisplay(outcome: Outcome, widgets: WidgetHost | null): HTMLElement | null {
+  const cell = cellOf(outcome);
+  if (cell) return renderCellOutputs(cell, widgets);
   const shown = outcome.status === "success" && outcome.display && typeof outcome.display === "object";
   return shown ? renderDisplay(outcome.display!, widgets) : null;
 }

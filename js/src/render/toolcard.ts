@@ -1,5 +1,6 @@
 // One card per tool call: header (toggle with icon, title, args summary; risk, edited, state, elapsed, Cancel),
-// then the arguments (a JSON view that grows by patches), the edited arguments it ran with, the approval prompt,
+// then the arguments (a JSON view that grows by patches; code arguments as code), the edited arguments it ran with,
+// the approval prompt,
 // the decision, the question its server asks the person (awaiting_input) and what they answered, a progress bar,
 // the server's log lines, the result, and the tool's MCP App (shown collapsed too, below the header; its text form
 // stays). Updates compare against what is shown and touch only what changed.
@@ -14,7 +15,11 @@ import { ApprovalBox } from "./approval";
 import { CallLog } from "./calllog";
 import { InputBox, answeredText } from "./inputbox";
 import { CancelButton, EditedArguments } from "./controls";
-import { JsonView } from "./json";
+import { CellActions } from "./cellactions";
+import { cellOf } from "./cellrun";
+import { CardArguments } from "./cardargs";
+import { otherArguments } from "./codeargs";
+import { codeArguments } from "./codeform";
 import { focusFree } from "./keys";
 import type { PartView } from "./parts";
 import { ProgressBar } from "./progress";
@@ -43,6 +48,8 @@ export interface CardContext {
   widgets?: WidgetHost | null;
   /** The page of a tool's MCP App, as the `apps` trait has it (absent: apps are not shown here). */
   appPage?: (toolName: string) => AppPageInfo | undefined;
+  /** What Undo put back, for a call whose run was undone (the `_undone` trait); absent: none was. */
+  undone?: (callId: string) => string | undefined;
 }
 
 const FINISHED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
@@ -63,10 +70,10 @@ export class ToolCardView implements PartView {
   private readonly afterStop = h("div", "aiw-tool-after-stop"); // its thread after the call ended: collapsed too
   private readonly elapsed = document.createTextNode("");
   private readonly body = h("div", "aiw-tool-body");
-  private readonly args: JsonView;
-  private readonly argsLabel = h("div", "aiw-section-label", "Arguments");
+  private readonly args: CardArguments;
   private readonly edited = new EditedArguments();
   private readonly cancel: CancelButton;
+  private readonly cellActions: CellActions; // Copy, Insert as cell, Undo on a finished code call
   private readonly decision = h("div", "aiw-decision");
   private readonly prompt = h("div", "aiw-tool-prompt"); // the approval prompt
   private readonly asking = h("div", "aiw-tool-asking"); // the server's question to the person
@@ -90,7 +97,6 @@ export class ToolCardView implements PartView {
   private shownOutcome: string | null = null;
   private shownDisplay = "";
   private shownAfterStop = "";
-  private argsStale = false; // the JSON view lags the arguments (collapsed since they changed)
   private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
   private ticking = false;
   private prompting = false;
@@ -112,16 +118,14 @@ export class ToolCardView implements PartView {
     elapsed.append(this.elapsed);
     const header = h("div", "aiw-tool-header");
     this.cancel = new CancelButton(part.tool_call_id, (msg) => ctx.send(msg));
+    this.cellActions = new CellActions(part.tool_call_id, (msg) => ctx.send(msg));
     this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
     elapsed.title = "How long it ran";
-    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.remembered, this.unasked, this.state, elapsed);
+    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.unasked, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
-    this.args = new JsonView(this.isExpanded() ? part.parsed_arguments : {});
-    this.argsStale = !this.isExpanded();
-    const argsBox = h("div", "aiw-tool-args");
-    argsBox.append(this.argsLabel, this.args.el);
-    this.body.append(argsBox, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.actions);
+    this.args = new CardArguments(() => this.part, () => this.codeNames());
+    this.body.append(this.args.el, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
       const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
@@ -154,8 +158,7 @@ export class ToolCardView implements PartView {
     const previous = this.part;
     this.part = part as ToolCallPart;
     if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
-      if (this.isExpanded()) this.args.render(this.part.parsed_arguments);
-      else this.argsStale = true;
+      this.args.changed(null, this.isExpanded());
     }
     this.updateInfo();
     this.updateCall();
@@ -165,8 +168,7 @@ export class ToolCardView implements PartView {
   /** The arguments changed by `patches` (null: re-render from the value). */
   updateArgs(part: ToolCallPart, patches: ArgPatch[] | null): void {
     this.part = part;
-    if (!this.isExpanded() || this.argsStale) this.argsStale = true;
-    else if (!patches || !this.args.apply(patches)) this.args.render(part.parsed_arguments);
+    this.args.changed(patches, this.isExpanded());
     this.updateSummary();
     this.updateApp();
   }
@@ -176,12 +178,24 @@ export class ToolCardView implements PartView {
     const info = this.ctx.toolInfo(this.part.tool_name);
     setText(this.icon, this.ctx.heading ? "" : (typeof info?.icon === "string" && info.icon) || "🔧");
     setText(this.title, this.ctx.heading ?? this.toolTitle());
+    this.args.infoChanged(this.isExpanded()); // the tool's info came: its code arguments show as code
     const risk = typeof info?.risk === "string" ? info.risk : null;
     setHidden(this.risk, !risk);
     setAttr(this.risk, "data-risk", risk);
     setText(this.risk, risk ? (RISK_LABELS[risk] ?? risk) : "");
     this.updateRunAgain();
+    this.updateCellActions();
     this.updateApp();
+  }
+
+  /** Copy, Insert as cell and Undo: the code as it ran (the cell's, else the code argument it ran with). */
+  private updateCellActions(): void {
+    const p = this.part;
+    const cell = cellOf(p.outcome);
+    const args = this.ranWith();
+    const name = Object.keys(this.codeNames()).find((n) => typeof args[n] === "string");
+    const code = cell ? cell.code : name ? (args[name] as string) : null;
+    this.cellActions.update(p, cell, code, this.ctx.undone?.(p.tool_call_id));
   }
 
   /** The tool's MCP App: its frame once the page is there (asked of the kernel once), fed the call's state. */
@@ -229,8 +243,9 @@ export class ToolCardView implements PartView {
     setAttr(this.state, "data-state", p.state);
     setText(this.state, stateLabel(p.state));
     setHidden(this.provider, !p.provider_executed);
-    const edited = this.edited.update(p.edited_arguments);
-    setText(this.argsLabel, edited ? "Arguments from the model" : "Arguments");
+    const code = this.codeNames();
+    const edited = this.edited.update(p.edited_arguments, (args) => otherArguments(args, code));
+    this.args.callChanged(!!edited, this.isExpanded());
     this.cancel.update(p.state);
     this.renderExpanded();
 
@@ -256,6 +271,7 @@ export class ToolCardView implements PartView {
             : {
                 schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
                 values: () => this.part.parsed_arguments,
+                code: () => this.codeNames(),
               },
         );
         this.prompt.append(this.approval.el);
@@ -278,6 +294,7 @@ export class ToolCardView implements PartView {
     }
 
     this.updateRunAgain();
+    this.updateCellActions();
 
     const decided = decisionText(p);
     setText(this.decision, decided);
@@ -312,7 +329,8 @@ export class ToolCardView implements PartView {
       setText(this.outcomeLine, line?.text ?? "");
       setAttr(this.outcomeLine, "data-kind", line?.kind ?? null);
       setHidden(this.outcomeLine, !line);
-      const display = p.outcome?.status === "success" ? JSON.stringify(p.outcome.display ?? null) : "";
+      const cell = p.outcome?.cell ?? null; // code run as a cell: its outputs show collapsed too
+      const display = p.outcome?.status === "success" || cell ? JSON.stringify([p.outcome?.display ?? null, cell?.outputs ?? null, cell?.stopped_at ?? null]) : "";
       if (display !== this.shownDisplay) {
         this.shownDisplay = display; // a state change alone keeps the shown display (and a live widget's view)
         this.renderDisplay();
@@ -402,10 +420,7 @@ export class ToolCardView implements PartView {
 
   private renderExpanded(): void {
     const open = this.isExpanded();
-    if (open && this.argsStale) {
-      this.argsStale = false;
-      this.args.render(this.part.parsed_arguments);
-    }
+    if (open) this.args.shown();
     if (open && this.resultStale) this.renderResult();
     setAttr(this.toggle, "aria-expanded", String(open));
     toggleClass(this.el, "aiw-collapsed", !open);
@@ -421,6 +436,11 @@ export class ToolCardView implements PartView {
     if (!this.isExpanded()) setText(this.summary, summarizeArgs(this.ranWith(), 80, live));
   }
 
+  /** The tool's code arguments (name -> language), from its info. */
+  private codeNames(): Record<string, string> {
+    return this.part.provider_executed ? {} : codeArguments(this.ctx.toolInfo(this.part.tool_name));
+  }
+
   /** The arguments the call runs with: the person's edit, else the model's. */
   private ranWith(): ToolCallPart["parsed_arguments"] {
     const edited = this.part.edited_arguments;
@@ -429,6 +449,7 @@ export class ToolCardView implements PartView {
 
   destroy(): void {
     this.app?.destroy();
+    this.cellActions.destroy();
     disposeDisplays(this.result);
     disposeDisplays(this.display);
     if (this.ticking) this.ctx.setTicking(this, false);

@@ -5,6 +5,7 @@
 import { formatElapsed } from "../format";
 import type { ToolCallPart } from "../types";
 import { DECISION_LABELS } from "./approval";
+import { cellOf, hasErrorOutput } from "./cellrun";
 
 const num = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
 
@@ -44,10 +45,13 @@ export function decisionText(p: ToolCallPart): string {
 }
 
 /** The line under the header, shown collapsed too: a failure's message. (A call that did not run says so in its
- * badge; why, in its body: under a turn banner that already says it, a line per card would repeat it.) */
+ * badge; why, in its body: under a turn banner that already says it, a line per card would repeat it. Code that
+ * ended in an error shows it among its outputs, shown collapsed too.) */
 export function outcomeLine(p: ToolCallPart): { text: string; kind: "failed" } | null {
   const o = p.outcome;
   if (!o || o.status !== "failure" || p.state !== "failed") return null;
+  const cell = cellOf(o);
+  if (cell && hasErrorOutput(cell)) return null;
   const err = o.error;
   return { text: err ? `${err.type || "Error"}: ${err.message ?? ""}` : o.message || "Failed", kind: "failed" };
 }
