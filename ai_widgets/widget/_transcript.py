@@ -21,7 +21,7 @@ from ai_widgets._safe import safe_text
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
 from ai_widgets.messages._files import human_size
-from ai_widgets.outcome import Attachment, outcome_summary
+from ai_widgets.outcome import Attachment, CellRun, outcome_summary
 
 __all__ = ["transcript_html", "transcript_markdown"]
 
@@ -151,9 +151,11 @@ def attachment_file(attachment: Attachment) -> File:
 def card_blocks(part: ToolCallPart) -> list[Block]:
     """What a tool call's card shows in the transcript, in order (the one place that decides it, for both formats):
     the tool and its state, the arguments, the result (its text, its value, or the failure) and its files."""
+    cell = part.outcome.cell if part.outcome is not None else None
     blocks: list[Block] = [
         Heading(part.tool_name, state(part)),
-        Code(cut(json_text(part.effective_arguments), MAX_CALL_CHARS)),
+        # Code a call ran as a cell shows as that code, as it ran; other arguments as JSON.
+        Code(cut(cell.code if cell is not None else json_text(part.effective_arguments), MAX_CALL_CHARS)),
     ]
     if part.edited_arguments is not None:
         blocks.append(Note("Edited by the person before it ran; the model asked for:"))
@@ -172,7 +174,9 @@ def card_blocks(part: ToolCallPart) -> list[Block]:
         return blocks
     label, _line = outcome_summary(outcome)
     blocks.append(Label(label))
-    if outcome.status == "failure":
+    if cell is not None:
+        blocks.extend(cell_blocks(cell))
+    elif outcome.status == "failure":
         error = outcome.error
         failure = f"{error.type}: {error.message}" if error is not None else (outcome.message or "failed")
         blocks.append(Code(cut(failure, MAX_CALL_CHARS)))
@@ -191,6 +195,38 @@ def card_blocks(part: ToolCallPart) -> list[Block]:
             elif display.text and display.text != outcome.text:
                 blocks.append(Code(cut(display.text, MAX_CALL_CHARS)))
     blocks.extend(attachment_file(attachment) for attachment in outcome.attachments)
+    return blocks
+
+
+def cell_blocks(cell: CellRun) -> list[Block]:
+    """A cell run's outputs as the notebook showed them, in order (a figure as its image, a table or a value as its
+    text form), where it stopped, and what it changed."""
+    blocks: list[Block] = []
+    for output in cell.outputs:
+        display = output.display
+        if display is None:
+            if output.text:
+                blocks.append(Code(cut(output.text, MAX_CALL_CHARS)))
+            continue
+        image = display.image()
+        if image is not None:
+            media_type, data = image
+            blocks.append(file(None, media_type, data=data, url=None, size=len(data) * 3 // 4))
+        elif display.text:
+            blocks.append(Code(cut(display.text, MAX_CALL_CHARS)))
+    if cell.stopped_at is not None:
+        blocks.append(Note(f"Stopped at {cell.stopped_at}."))
+    changed = [
+        f"{what} {', '.join(names)}"
+        for what, names in (
+            ("created", cell.created),
+            ("rebound", cell.rebound),
+            ("deleted", cell.deleted),
+            ("changed in place", cell.mutated),
+        )
+        if names
+    ]
+    blocks.append(Note(cut(f"Changed: {'; '.join(changed)}." if changed else "No variables changed.", 1000)))
     return blocks
 
 

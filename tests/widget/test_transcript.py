@@ -15,7 +15,7 @@ import pytest
 
 from ai_widgets import ChatSession, ToolCallPart, ToolCallState, ToolOutcome, tool
 from ai_widgets.messages import Message, Role, TextPart
-from ai_widgets.outcome import Attachment
+from ai_widgets.outcome import Attachment, CellOutput, CellRun, DisplayBundle
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
@@ -274,3 +274,36 @@ def test_a_call_that_ran_without_asking_says_so_and_why() -> None:
     assert "Ran without asking: Run code without asking is on" in transcript_markdown(messages)
     part.unasked_reason = None
     assert "without asking" not in transcript_html(messages)
+
+
+def test_a_cell_run_shows_its_code_as_it_ran_its_outputs_in_order_and_what_it_changed() -> None:
+    figure = DisplayBundle(data={"text/plain": "<Figure>", "image/png": PNG})
+    cell = CellRun(
+        code="df2 = df.dropna()\nprint('<b>kept</b>')\nplot()",
+        edited=True,
+        outputs=(
+            CellOutput(kind="stream", name="stdout", text="<b>kept</b> 3 rows"),
+            CellOutput(kind="display", display=figure),
+            CellOutput(kind="result", display=DisplayBundle(data={"text/plain": "42"}, text="42")),
+        ),
+        created=("df2",),
+        mutated=("rows",),
+        stopped_at=None,
+    )
+    part = ToolCallPart("c1", "run_python", '{"code": "df2 = df"}', state=ToolCallState.COMPLETED)
+    part.edited_arguments = {"code": cell.code}
+    part.outcome = ToolOutcome.success(text="what the model read", cell=cell)
+    messages = [Message.user("go"), Message(Role.ASSISTANT, [part])]
+    html = transcript_html(messages)
+    assert html.index("df2 = df.dropna()") < html.index("&lt;b&gt;kept&lt;/b&gt; 3 rows") < html.index("data:image/png")
+    assert html.index("data:image/png") < html.index("42") < html.index("Changed: created df2; changed in place rows.")
+    assert "<b>kept</b>" not in html
+    assert "what the model read" not in html  # the outputs themselves, not the model's text of them
+    markdown = transcript_markdown(messages)
+    assert "df2 = df.dropna()" in markdown
+    assert "Changed: created df2; changed in place rows." in markdown
+    stopped = ToolCallPart("c2", "run_python", '{"code": "while True: pass"}', state=ToolCallState.CANCELLED)
+    stopped.outcome = ToolOutcome.failure(
+        "Stopped", cell=CellRun(code="while True: pass", stopped_at="line 1 of the code")
+    )
+    assert "Stopped at line 1 of the code." in transcript_html([Message(Role.ASSISTANT, [stopped])])
