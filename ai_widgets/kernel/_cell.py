@@ -39,6 +39,9 @@ HEAD_CHARS = 500_000
 TAIL_CHARS = 100_000
 #: ``display(...)`` outputs one run keeps (a loop that displays thousands keeps the first ones, and says so).
 MAX_DISPLAYS = 100
+#: Characters of all the displays one run keeps (the card, the history and the saved notebook hold them): a loop of
+#: large figures keeps the first ones that fit, and says so.
+MAX_DISPLAY_CHARS_IN_ALL = 8_000_000
 #: Runs whose code stays in ``linecache`` for tracebacks (a function defined by a run shows its lines while kept).
 KEPT_SOURCES = 256
 
@@ -62,7 +65,7 @@ class RunRecord:
         error: The exception that ended the code (not a stop), or ``None``.
         stopped_at: Where a stop reached the code (``line 3 of the code``), or ``None``.
         left_out: Printed characters that were neither in the head nor in the tail kept.
-        displays_left_out: ``display(...)`` outputs past :data:`MAX_DISPLAYS`.
+        displays_left_out: Displays and figures past :data:`MAX_DISPLAYS` or :data:`MAX_DISPLAY_CHARS_IN_ALL`.
     """
 
     outputs: list[CellOutput] = field(default_factory=list)
@@ -109,6 +112,7 @@ class CellRunner:
         self._printed = 0  # characters of printed text kept from the start
         self._tail: deque[tuple[str, str]] = deque()
         self._tail_chars = 0
+        self._display_chars = 0  # characters of the displays kept (MAX_DISPLAY_CHARS_IN_ALL)
         self.done: concurrent.futures.Future[RunRecord] = concurrent.futures.Future()
 
     # --- running --------------------------------------------------------------------------------------------------
@@ -219,8 +223,10 @@ class CellRunner:
         for number in sorted(set(pyplot.get_fignums()) - before):
             figure = pyplot.figure(number)
             if value is not figure and getattr(value, "figure", None) is not figure:
-                shown.append(CellOutput(kind="display", display=DisplayBundle.of(figure)))
                 self.record.figures += 1
+                bundle = DisplayBundle.of(figure)
+                if self.admit(bundle):
+                    shown.append(CellOutput(kind="display", display=bundle))
             pyplot.close(figure)
         return shown
 
@@ -245,11 +251,24 @@ class CellRunner:
                 self.record.left_out += len(self._tail[0][1])
                 self._tail_chars -= len(self._tail.popleft()[1])
 
+    def admit(self, bundle: DisplayBundle) -> bool:
+        """Whether one more display is kept: within :data:`MAX_DISPLAYS` and :data:`MAX_DISPLAY_CHARS_IN_ALL`
+        (else it is counted as left out)."""
+        size = sum(len(value) if isinstance(value, str) else 0 for value in bundle.data.values())
+        kept = sum(output.kind == "display" for output in self.record.outputs)
+        if kept >= MAX_DISPLAYS or self._display_chars + size > MAX_DISPLAY_CHARS_IN_ALL:
+            self.record.displays_left_out += 1
+            return False
+        self._display_chars += size
+        return True
+
     def show(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         if sum(output.kind == "display" for output in self.record.outputs) >= MAX_DISPLAYS:
             self.record.displays_left_out += 1
             return
         bundle = DisplayBundle.of(data)
+        if not self.admit(bundle):
+            return
         if metadata:
             bundle = DisplayBundle(data=bundle.data, metadata=metadata_for(bundle, metadata), text=bundle.text)
         self.record.outputs.append(CellOutput(kind="display", display=bundle))

@@ -63,9 +63,9 @@ def report_of(
     if images:
         sent = min(images, MAX_CELL_IMAGES)
         notes.append(
-            f"({images} image{'s' if images != 1 else ''} sent as images)"
+            f"({images} image{'s' if images != 1 else ''} sent with this result)"
             if sent == images
-            else f"({images} images: the first {sent} sent as images, the card shows all)"
+            else f"({images} images: the first {sent} sent with this result, the card shows all)"
         )
     if record.displays_left_out:
         notes.append(f"({record.displays_left_out} more display outputs were left out)")

@@ -142,7 +142,7 @@ def test_a_figure_is_shown_in_the_card_and_closed(fe: FakeFrontend) -> None:
     displays = [o for o in report["outputs"] if o["kind"] == "display"]
     assert len(displays) == 1
     assert "image/png" in displays[0]["mimes"]
-    assert "(1 image sent as images)" in report["told"]
+    assert "(1 image sent with this result)" in report["told"]
     assert not [m for m in iopub_of(fe, cell) if m["msg_type"] == "display_data"]
     assert fe.run("print(plt.get_fignums())").strip() == "[]"
 

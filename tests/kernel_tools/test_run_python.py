@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, ToolCallPart, ToolCallState, ToolInvocation
-from ai_widgets.kernel import KernelTools
+from ai_widgets.kernel import KernelTools, _cell
 from ai_widgets.kernel._shell import shell_escapes
 from ai_widgets.outcome import CellRun, ToolOutcome
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
@@ -99,8 +99,24 @@ async def test_a_figure_the_code_draws_comes_as_an_image_and_is_closed() -> None
     assert [o.kind for o in cell.outputs] == ["stream", "display"]
     assert cell.images()
     assert cell.images()[0][0] == "image/png"
-    assert "(1 image sent as images)" in told(part)
+    assert "(1 image sent with this result)" in told(part)
     assert plt.get_fignums() == before
+
+
+async def test_a_run_keeps_the_figures_that_fit_its_budget_and_says_how_many_it_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.setattr(_cell, "MAX_DISPLAY_CHARS_IN_ALL", 40_000)  # a figure of this size is about 15,000
+    code = "import matplotlib.pyplot as plt\nfor n in range(6):\n    plt.figure(figsize=(3, 2)).gca().plot([n, 1, n])"
+    [part] = await ask(KernelTools({}), code)
+    kept = [o for o in cell_of(part).outputs if o.kind == "display"]
+    assert 1 <= len(kept) < 6
+    assert sum(len(o.display.data["image/png"]) for o in kept if o.display is not None) <= 40_000
+    assert f"({6 - len(kept)} more display outputs were left out)" in told(part)
 
 
 async def test_prints_of_other_threads_are_not_the_runs(capsys: pytest.CaptureFixture[str]) -> None:
