@@ -11,10 +11,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ai_widgets._safe import redact
 from ai_widgets.kernel._cell import CellRunner, RunRecord
 from ai_widgets.kernel._changes import RunChanges
 from ai_widgets.kernel._outputs import OutputStore
 from ai_widgets.kernel._report import report_of
+from ai_widgets.kernel._secrets import redacted_outputs, secret_values
 from ai_widgets.kernel._shell import ipython_shell, running_shell, shell_escapes
 from ai_widgets.kernel._undo import UndoError, UndoLog
 from ai_widgets.kernel._variables import VariableError, inspect_variable, list_variables
@@ -359,6 +361,14 @@ class KernelTools:
         *,
         stopped: bool,
     ) -> ToolOutcome:
+        outputs = tuple(record.outputs)
+        secrets: list[str] = []
+        if outputs:  # what the code printed or showed may hold a secret's value: never the model's, the card's
+            secrets = secret_values(self.namespace)
+            record.outputs = list(redacted_outputs(outputs, secrets))
+            if record.value_text is not None:
+                record.value_text = redact(record.value_text, *secrets)
+            outputs = tuple(record.outputs)
         report = report_of(
             record,
             filename=f"<run_python {invocation.tool_call_id}>",
@@ -366,8 +376,11 @@ class KernelTools:
             max_chars=self.max_output_chars,
             changes=None if changes is None else changes.line(),
         )
-        self._outputs.put(invocation.tool_call_id, report.full)
-        update: dict[str, Any] = {"outputs": tuple(record.outputs), "stopped_at": record.stopped_at}
+        told, full = report.told, report.full
+        if outputs:  # the traceback is written from the exception itself
+            told, full = redact(told, *secrets), redact(full, *secrets)
+        self._outputs.put(invocation.tool_call_id, full)
+        update: dict[str, Any] = {"outputs": outputs, "stopped_at": record.stopped_at}
         if changes is not None:
             update |= {
                 "created": changes.created,
@@ -376,11 +389,9 @@ class KernelTools:
                 "mutated": changes.mutated,
             }
         ran = cell.model_copy(update=update)
-        if stopped:
-            return ToolOutcome.failure(report.told, retryable=True, cell=ran)
-        if record.error is not None:
-            return ToolOutcome.failure(report.told, retryable=True, cell=ran)
-        return ToolOutcome.success(text=report.told, cell=ran)
+        if stopped or record.error is not None:
+            return ToolOutcome.failure(told, retryable=True, cell=ran)
+        return ToolOutcome.success(text=told, cell=ran)
 
 
 def answerer(invocation: ToolInvocation, loop: asyncio.AbstractEventLoop) -> Callable[[str], str]:

@@ -536,3 +536,24 @@ def test_runs_leave_no_pending_stop_behind_even_under_a_profiler() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout == "ran\n", done.stderr
+
+
+async def test_a_secrets_value_the_code_prints_shows_or_raises_reaches_neither_the_model_nor_the_card(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "env-token-4711-abcdef")
+    namespace: dict[str, Any] = {"db_password": "hunter2-correct-horse", "monkey": "banana-split-value"}
+    tools = KernelTools(namespace)
+    [printed, raised] = await ask(
+        tools,
+        "import os\nprint(db_password, monkey)\nprint(os.environ['SOME_SERVICE_TOKEN'])\n{'pw': db_password}",
+        "raise ValueError('the password is ' + db_password)",
+    )
+    for part in (printed, raised):
+        assert part.outcome is not None
+        kept = part.outcome.model_dump_json() + tools.read_output(part.tool_call_id)
+        assert "hunter2-correct-horse" not in kept
+        assert "env-token-4711-abcdef" not in kept
+        assert "[redacted]" in kept
+    assert "banana-split-value" in told(printed)  # not a secret's name: shown as printed
+    assert namespace["db_password"] == "hunter2-correct-horse"  # the value itself is the code's to use
