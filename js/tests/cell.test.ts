@@ -68,6 +68,24 @@ describe("a cell's outputs", () => {
     expect(card.querySelector(".aiw-result-text")).toBeNull(); // the model's text is not the card's result
   });
 
+  it("read as a cell's: open, under the code and before what it changed and the buttons; closed, under the header", async () => {
+    const { card } = await finished(CELL);
+    const body = $(card, ".aiw-tool-body");
+    const slot = $(card, ".aiw-tool-display-slot");
+    const before = (a: Element, b: Element) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+    expect(slot.parentElement).toBe(body);
+    expect(before($(card, ".aiw-code-args"), slot)).toBe(true);
+    expect(before(slot, $(card, ".aiw-cell-changes"))).toBe(true);
+    expect(before(slot, $(card, ".aiw-cell-actions"))).toBe(true);
+    $<HTMLButtonElement>(card, ".aiw-tool-toggle").click(); // closed: the outputs still show, under the header
+    expect(body.hidden).toBe(true);
+    expect(slot.parentElement).toBe(card);
+    expect(slot.previousElementSibling).toBe(body);
+    expect(slot.hidden).toBe(false);
+    $<HTMLButtonElement>(card, ".aiw-tool-toggle").click();
+    expect(slot.parentElement).toBe(body);
+  });
+
   it("show the error with its traceback under a fold, and where a stopped run stopped", async () => {
     const cell: CellRun = {
       code: "while True: pass",

@@ -416,6 +416,15 @@ export class ToolCardView implements PartView {
     const shown = p.outcome ? outcomeDisplay(p.outcome, this.ctx.widgets ?? null) : null;
     this.display.replaceChildren(...(shown ? [shown] : []));
     setHidden(this.display, !shown);
+    this.placeDisplay();
+  }
+
+  /** A code run's outputs read as a notebook cell's: open, right under its code and the decision, before what it
+   * changed and its buttons; closed, under the header. Any other tool's display stays under the body. */
+  private placeDisplay(): void {
+    const inBody = this.isExpanded() && cellOf(this.part.outcome) !== null;
+    if (inBody && this.display.nextSibling !== this.result) this.body.insertBefore(this.display, this.result);
+    else if (!inBody && this.display.previousSibling !== this.body) this.body.after(this.display);
   }
 
   private renderExpanded(): void {
@@ -425,6 +434,7 @@ export class ToolCardView implements PartView {
     setAttr(this.toggle, "aria-expanded", String(open));
     toggleClass(this.el, "aiw-collapsed", !open);
     setHidden(this.body, !open);
+    this.placeDisplay();
     this.updateSummary();
   }
 
