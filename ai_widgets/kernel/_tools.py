@@ -170,7 +170,7 @@ class KernelTools:
         definition = ToolDefinition(
             name="run_python",
             title="Run Python",
-            icon="▶",
+            icon="🐍",
             description=(
                 "Runs Python code in the person's notebook kernel, as a notebook cell: in their namespace, so their "
                 "variables are there and what the code defines stays. Returns what it printed and displayed, the "
