@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -28,6 +28,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallUpdate,
 )
 from acp.schema import UsageUpdate as AgentUsage
 
@@ -58,16 +59,34 @@ MAX_RAW_OUTPUT_CHARS = 20_000
 TerminalView = Callable[[str], CallTerminal]
 
 
+AnyCall = ToolCallStart | ToolCallProgress | ToolCallUpdate
+
+
 @dataclass(slots=True)
 class CallSeen:
-    """What the mapper keeps of a call the agent announced: its name, and whether it was said to run."""
+    """What the mapper keeps of a call the agent announced: its name, whether it was said to run or ended, and what
+    it would write (its latest raw input, and the new text of each file its diffs show), by which a later
+    ``fs/write_text_file`` with no call id is matched to it."""
 
     name: str
     running: bool = False
     ended: bool = False
+    raw_input: Any = None
+    writes: dict[str, str] = field(default_factory=dict)
+
+    def would_write(self, path: str, content: str) -> bool:
+        """Whether writing ``content`` to ``path`` is what this call said it does: a diff of it, or raw input
+        naming the path (``path``, ``file_path``, ``filePath``, ``absolute_path``) with that content."""
+        if self.writes.get(path) == content:
+            return True
+        raw = self.raw_input
+        if not isinstance(raw, dict):
+            return False
+        named = any(raw.get(key) == path for key in ("path", "file_path", "filePath", "absolute_path"))
+        return named and any(raw.get(key) == content for key in ("content", "new_text", "newText"))
 
 
-def call_name(update: ToolCallStart | ToolCallProgress) -> str:
+def call_name(update: AnyCall) -> str:
     """The tool a call is of: Claude Code's own name for it (``_meta.claudeCode.toolName``), else the prefix of a
     Gemini CLI id, else its kind, else ``"tool"``."""
     meta = update.field_meta or {}
@@ -167,16 +186,43 @@ class UpdateMapper:
 
     # --- tool calls -------------------------------------------------------------------------------------------------
 
-    def _start(self, update: ToolCallStart | ToolCallProgress) -> list[StreamEvent]:
+    def announce(self, tool_call: ToolCallUpdate) -> list[StreamEvent]:
+        """The events for the call a permission request is about: its card starts when the agent never announced
+        it (Gemini CLI asks first), else what the request tells of it updates the card; its status is left alone
+        (a call asked about has not run)."""
+        seen = self.calls.get(tool_call.tool_call_id)
+        if seen is None:
+            seen = self.calls[tool_call.tool_call_id] = CallSeen(call_name(tool_call))
+            self._remember(seen, tool_call)
+            arguments = "{}" if tool_call.raw_input is None else json_text(tool_call.raw_input)
+            started = ToolCallStarted(
+                tool_call.tool_call_id, seen.name, arguments, provider_executed=True, provider=PROVIDER
+            )
+            return [started, self._revision(tool_call, with_arguments=False)]
+        self._remember(seen, tool_call)
+        revision = self._revision(tool_call)
+        return [] if revision == ToolCallUpdated(tool_call.tool_call_id) else [revision]
+
+    @staticmethod
+    def _remember(seen: CallSeen, update: AnyCall) -> None:
+        if update.raw_input is not None:
+            seen.raw_input = update.raw_input
+        for item in update.content or ():
+            if isinstance(item, FileEditToolCallContent):
+                seen.writes[item.path] = item.new_text
+
+    def _start(self, update: AnyCall) -> list[StreamEvent]:
         call_id = update.tool_call_id
         events: list[StreamEvent] = []
         seen = self.calls.get(call_id)
         if seen is None:  # a repeat of an announced call (Claude Code sends the diff so) is an update of it
             seen = self.calls[call_id] = CallSeen(call_name(update))
+            self._remember(seen, update)
             arguments = "{}" if update.raw_input is None else json_text(update.raw_input)
             events.append(ToolCallStarted(call_id, seen.name, arguments, provider_executed=True, provider=PROVIDER))
             events.append(self._revision(update, with_arguments=False))
         else:
+            self._remember(seen, update)
             events.append(self._revision(update))
         return events + self._status(update, seen)
 
@@ -187,11 +233,12 @@ class UpdateMapper:
             return self._start(update)
         if seen.ended:
             return []  # after its result: nothing more changes a finished call
+        self._remember(seen, update)
         revision = self._revision(update)
         events: list[StreamEvent] = [] if revision == ToolCallUpdated(update.tool_call_id) else [revision]
         return events + self._status(update, seen)
 
-    def _revision(self, update: ToolCallStart | ToolCallProgress, *, with_arguments: bool = True) -> ToolCallUpdated:
+    def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallUpdated:
         """The card's update: each field the agent sent replaces the card's."""
         arguments = None if update.raw_input is None or not with_arguments else json_text(update.raw_input)
         return ToolCallUpdated(
@@ -203,7 +250,7 @@ class UpdateMapper:
             content=None if update.content is None else tuple(self._item(item) for item in update.content),
         )
 
-    def _status(self, update: ToolCallStart | ToolCallProgress, seen: CallSeen) -> list[StreamEvent]:
+    def _status(self, update: AnyCall, seen: CallSeen) -> list[StreamEvent]:
         call_id = update.tool_call_id
         match update.status:
             case "in_progress" if not seen.running:
@@ -214,7 +261,7 @@ class UpdateMapper:
                 return [ProviderToolResult(call_id, self._outcome(update), provider=PROVIDER)]
         return []
 
-    def _outcome(self, update: ToolCallStart | ToolCallProgress) -> ToolOutcome:
+    def _outcome(self, update: AnyCall) -> ToolOutcome:
         texts = [
             content_text(item.content) for item in update.content or () if isinstance(item, ContentToolCallContent)
         ]
