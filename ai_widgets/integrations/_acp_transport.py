@@ -198,6 +198,12 @@ class ACPTransport:
         return NO_PROFILE
 
     @property
+    def running(self) -> bool:
+        """Whether the agent's process runs (it starts with the first request, and again after it ended)."""
+        link = self._link
+        return link is not None and link.returncode() is None and self._runner is not None and not self._runner.done()
+
+    @property
     def agent_info(self) -> InitializeResponse | None:
         """What the agent said of itself at ``initialize`` (capabilities, name), once started."""
         return self._init
@@ -216,9 +222,9 @@ class ACPTransport:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
-            link = self._link
-            if link is not None and link.returncode() is None and self._runner is not None and not self._runner.done():
-                return link
+            if self.running:
+                assert self._link is not None
+                return self._link
             await self._stop_agent()
             ready: asyncio.Future[AgentLink] = asyncio.get_running_loop().create_future()
             self._stopping = asyncio.Event()
@@ -304,6 +310,26 @@ class ACPTransport:
     async def aclose(self) -> None:
         """Ends every prompt and stops the agent (its process ends)."""
         await self._stop_agent()
+
+    def close(self) -> None:
+        """Like :meth:`aclose`, from any thread: the agent is stopped on the event loop it runs on (in the
+        background when that is this thread's)."""
+        runner = self._runner
+        if runner is None or runner.done():
+            return
+        loop = runner.get_loop()
+        if loop.is_closed():
+            return
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if current is loop:
+            loop.create_task(self.aclose())
+        elif loop.is_running():
+            asyncio.run_coroutine_threadsafe(self.aclose(), loop)
+        else:
+            loop.run_until_complete(self.aclose())
 
     # --- sessions ---------------------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("acp")
 
-from ai_widgets import ChatSession, MessageStatus, ToolCallState
+from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState
 from ai_widgets.integrations.acp import ACPTransport
 from ai_widgets.messages import (
     CallDiff,
@@ -31,6 +31,7 @@ from ai_widgets.messages import (
 )
 from ai_widgets.options import RequestOptions, ToolChoice
 from tests.helpers import wait_for
+from tests.widget.widget_harness import Wire
 
 pytestmark = pytest.mark.slow  # each test starts an agent process
 
@@ -350,3 +351,40 @@ async def test_a_forced_tool_choice_is_an_error(agent: Agent) -> None:
     reply = await session.send("hi")
     assert reply.status is MessageStatus.ERROR
     assert "tool choice" in (reply.error or "")
+
+
+async def test_chat_widget_runs_an_acp_agent_shows_its_diff_and_stops_it_on_close(wire: Wire, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    chat = ChatWidget(acp=[sys.executable, AGENT], flush_interval=0)
+    transport = chat.session.transport
+    assert isinstance(transport, ACPTransport)
+    task = asyncio.create_task(
+        chat.ask(
+            script(
+                {"diff": {"id": "e1", "path": str(target), "new": "fresh text\n"}},
+                {"permission": {"id": "e1"}},
+                {"write": {"path": str(target), "content": "fresh text\n"}},
+                {"update": {"id": "e1", "status": "completed"}},
+            ),
+            show=False,
+        )
+    )
+    await asked(chat.session, task)
+    chat.session.approve("e1", "approved")
+    reply = await asyncio.wait_for(task, 30)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert target.read_text() == "fresh text\n"
+    sent = json.dumps([s.data for s in wire.sent], default=str)
+    assert '"view"' in sent
+    assert "fresh text" in sent  # the diff reached the front end
+    assert transport.running
+    await chat.aclose()
+    assert not transport.running
+
+
+def test_chat_widget_refuses_acp_with_a_model_a_transport_or_an_agent(wire: Wire) -> None:
+    for other in ({"model": "openai:gpt-5-mini"}, {"transport": object()}, {"agent": object()}):
+        with pytest.raises(TypeError, match="acp= alone"):
+            ChatWidget(acp=["claude-code-acp"], **other)
+    with pytest.raises(TypeError, match="a list"):
+        ChatWidget(acp="claude-code-acp")  # type: ignore[arg-type]
