@@ -196,7 +196,20 @@ export interface InputRequest {
 
 export type InputAction = "accept" | "decline" | "cancel";
 
-export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart;
+/** One step of an agent's plan. */
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  priority: "high" | "medium" | "low";
+}
+
+/** An agent's plan (ACP): the latest checklist it sent, replaced in place as it goes. */
+export interface PlanPart {
+  kind: "plan";
+  entries: PlanEntry[];
+}
+
+export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart | PlanPart;
 
 export interface Message {
   id: string;
