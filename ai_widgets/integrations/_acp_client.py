@@ -124,7 +124,8 @@ class ACPClient:
 
     def __init__(self, *, serve_files: bool = True, own_tool: Callable[[str], bool] | None = None) -> None:
         self.serve_files = serve_files
-        self._own_tool = own_tool or (lambda name: False)
+        #: Whether a call name is one of the session's own tools offered over MCP (see the class's ``own_tool``).
+        self.own_tool: Callable[[str], bool] = own_tool or (lambda name: False)
         #: The agent sessions, by the agent's session id.
         self.sessions: dict[str, AgentSession] = {}
 
@@ -164,7 +165,7 @@ class ACPClient:
             return answer
         events = session.mapper.announce(tool_call)
         name = session.mapper.calls[call_id].name
-        if self._own_tool(name):
+        if self.own_tool(name):
             own = allow(options, "allow_once", "allow_always")
             if own is not None:
                 session.answers[call_id] = own

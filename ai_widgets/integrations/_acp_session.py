@@ -38,17 +38,19 @@ Item: TypeAlias = list[StreamEvent] | Pause | PromptEnded
 
 @dataclass(slots=True)
 class Question:
-    """A question of the agent's that waits for the chat: a permission request (its ``options``) or a file write
-    the person must allow (``write``: its path and content). The card is the call ``call_id``.
+    """A question of the agent's that waits for the chat: a permission request (its ``options``), a file write
+    the person must allow (``write``: its path and content), or a call of one of the session's own tools that the
+    session runs (``local``: the agent called it over MCP). The card is the call ``call_id``.
 
     The future's result is the answer: a ``RequestPermissionResponse`` for a permission, ``True`` (allowed) or
-    ``False`` for a write.
+    ``False`` for a write, the finished ``ToolCallPart`` (or ``None``: the turn ended first) for a local call.
     """
 
     call_id: str
     future: asyncio.Future[Any]
     options: list[PermissionOption] = field(default_factory=list)
     write: tuple[str, str] | None = None
+    local: bool = False
 
     def answer(self, value: Any) -> None:
         """Answers once; a second answer is ignored."""
@@ -56,8 +58,8 @@ class Question:
             self.future.set_result(value)
 
     def cancel(self) -> None:
-        """Answers as nobody decided (cancelled, or a write declined)."""
-        self.answer(False if self.write is not None else CANCELLED)
+        """Answers as nobody decided (cancelled, a write declined, a local call not run)."""
+        self.answer(None if self.local else False if self.write is not None else CANCELLED)
 
 
 class AgentSession:

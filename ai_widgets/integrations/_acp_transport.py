@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets.events import ProviderState, ResponseCompleted, ResponseStarted, StreamEvent
+from ai_widgets.events import ProviderState, ResponseCompleted, ResponseStarted, StreamEvent, ToolCallStarted
 from ai_widgets.messages import FilePart, FinishReason, Message, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
@@ -42,10 +42,10 @@ from acp.schema import (  # noqa: E402
 )
 
 from ai_widgets.integrations._acp_client import ACPClient, allow  # noqa: E402
-from ai_widgets.integrations._acp_session import CANCELLED, AgentSession, Pause, PromptEnded  # noqa: E402
+from ai_widgets.integrations._acp_session import CANCELLED, AgentSession, Pause, PromptEnded, Question  # noqa: E402
 from ai_widgets.integrations._acp_updates import PROVIDER, UpdateMapper  # noqa: E402
 
-__all__ = ["ACPTransport", "AgentLink", "Spawn"]
+__all__ = ["ACPTransport", "AgentLink", "McpServers", "Spawn"]
 
 logger = logging.getLogger("ai_widgets")
 
@@ -81,6 +81,10 @@ class AgentLink:
     returncode: Callable[[], int | None]
     stderr_tail: Callable[[], str]
 
+
+#: The MCP servers offered to an agent session (``session/new``, ``session/load``): ``(request, the agent's
+#: initialize answer)`` to a list of the SDK's MCP server models. The kernel's tool server plugs in here.
+McpServers = Callable[[ChatRequest, InitializeResponse | None], list[Any]]
 
 #: Starts an agent: ``(client, command, args, env, cwd)`` to an async context manager of its :class:`AgentLink`.
 #: The seam where the project's own wire (process groups, line caps, the stderr tail) replaces the SDK's spawn.
@@ -185,6 +189,8 @@ class ACPTransport:
         self._client = ACPClient(serve_files=serve_files)
         #: How the agent is started (the seam for the project's own wire).
         self.spawn: Spawn = spawn_with_sdk
+        #: The MCP servers each agent session is offered (none by default; the kernel's tool server plugs in here).
+        self.mcp_servers: McpServers = lambda request, init: []
         self._link: AgentLink | None = None
         self._init: InitializeResponse | None = None
         self._runner: asyncio.Task[None] | None = None
@@ -353,7 +359,10 @@ class ACPTransport:
             mapper.replaying = True  # the agent replays the history as updates before it answers: not this turn's
             try:
                 await asyncio.wait_for(
-                    connection.load_session(cwd=self._where, session_id=earlier, mcp_servers=[]), START_TIMEOUT
+                    connection.load_session(
+                        cwd=self._where, session_id=earlier, mcp_servers=self.mcp_servers(request, init)
+                    ),
+                    START_TIMEOUT,
                 )
             except Exception:
                 logger.info("ACP agent %r could not load session %r; starting a new one", self.command, earlier)
@@ -366,7 +375,10 @@ class ACPTransport:
                 session.drain()
         if session is None:
             try:
-                created = await asyncio.wait_for(connection.new_session(cwd=self._where, mcp_servers=[]), START_TIMEOUT)
+                servers = self.mcp_servers(request, init)
+                created = await asyncio.wait_for(
+                    connection.new_session(cwd=self._where, mcp_servers=servers), START_TIMEOUT
+                )
             except Exception as exc:
                 raise ProviderError(
                     f"ACP agent {self.command!r} did not open a session: {self._describe(exc)}"
@@ -375,6 +387,37 @@ class ACPTransport:
             self._client.sessions[created.session_id] = session
         self._sessions[conversation] = session
         return session
+
+    @property
+    def client(self) -> ACPClient:
+        """The client side served to the agent (its ``own_tool`` rule is set by the kernel's tool server)."""
+        return self._client
+
+    async def call_session_tool(self, session_id: str, call_id: str, name: str, arguments: str) -> ToolCallPart | None:
+        """Hands the chat a call of one of the session's own tools that the agent made over MCP: a local call in
+        the response being streamed, which ends there so the session's round runs it (its card, its approval, the
+        kernel). Returns the call with its outcome once the chat's next request carries it, or ``None`` when the
+        turn ended first.
+
+        Args:
+            session_id: The agent's session the call belongs to.
+            call_id: The call's id (the agent's own id of it where it says, else a new one).
+            name: The tool's name as the session registered it.
+            arguments: Its JSON arguments.
+
+        Raises:
+            KeyError: No such agent session.
+        """
+        session = self._client.sessions[session_id]
+        question = Question(call_id, asyncio.get_running_loop().create_future(), local=True)
+        session.questions[call_id] = question
+        session.put([ToolCallStarted(call_id, name, arguments)])
+        session.put(Pause())
+        try:
+            part = await asyncio.shield(question.future)
+        finally:
+            session.questions.pop(call_id, None)
+        return part if isinstance(part, ToolCallPart) else None
 
     # --- a request --------------------------------------------------------------------------------------------------
 
@@ -439,6 +482,10 @@ class ACPTransport:
             part = find_call(request.messages, call_id)
             if part is None:
                 continue  # not shown yet (its card's events are still queued)
+            if question.local:
+                if part.state.terminal:
+                    question.answer(part)
+                continue
             if part.decision is None and not part.state.terminal:
                 continue
             if question.write is not None:

@@ -16,6 +16,7 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"write": {"path", "content"}}``: writes through the client; says ``write: ok`` or the error.
 - ``{"usage": {"used", "cost"}}``: a usage update with a running cost in USD.
 - ``{"wait_cancel": true}``: waits for ``session/cancel`` (the prompt then ends ``cancelled``).
+- ``{"wait_file": path}``: waits until the file exists (as an agent waits for an MCP tool's answer).
 - ``{"crash": code}``: writes a last word to stderr and exits with ``code`` at once.
 - ``{"garbage": true}``: writes a line that is not JSON to stdout, then waits.
 - ``{"flood": n}``: ``n`` message chunks ``"<i> "``.
@@ -31,6 +32,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,11 @@ def log(kind: str, data: Any) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as file:
             file.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
+
+
+def wait_for_file(path: str) -> None:
+    while not os.path.exists(path):
+        time.sleep(0.02)
 
 
 class ScriptAgent(Agent):
@@ -232,6 +239,8 @@ class ScriptAgent(Agent):
             case "wait_cancel":
                 await self.cancelled[session_id].wait()
                 return "cancelled"
+            case "wait_file":
+                await asyncio.to_thread(wait_for_file, value)
             case "crash":
                 sys.stderr.write("test agent: crashing as scripted\n")
                 sys.stderr.flush()

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("acp")
 
-from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState
+from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState, ToolRisk, tool
 from ai_widgets.integrations.acp import ACPTransport
 from ai_widgets.messages import (
     CallDiff,
@@ -388,3 +388,47 @@ def test_chat_widget_refuses_acp_with_a_model_a_transport_or_an_agent(wire: Wire
             ChatWidget(acp=["claude-code-acp"], **other)
     with pytest.raises(TypeError, match="a list"):
         ChatWidget(acp="claude-code-acp")  # type: ignore[arg-type]
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Adds two numbers."""
+    return a + b
+
+
+@tool(risk=ToolRisk.DESTRUCTIVE)
+def drop_table(name: str) -> str:
+    """Drops a table."""
+    return f"dropped {name}"
+
+
+async def test_a_call_of_the_sessions_own_tool_runs_in_the_chat_with_its_card_and_approval(
+    agent: Agent, tmp_path: Path
+) -> None:
+    """What the kernel's tool server does when the agent calls one of the session's tools over MCP."""
+    session = ChatSession(agent.transport, tools=[add, drop_table])
+    go = tmp_path / "go"
+    task = asyncio.create_task(session.send(script({"text": "calling"}, {"wait_file": str(go)}, {"text": " back"})))
+    await wait_for(lambda: bool(session.messages) and session.messages[-1].text == "calling", timeout=30)
+    agent_session = session.messages[-1].provider_state["acp"]["session_id"]
+    added = await asyncio.wait_for(
+        agent.transport.call_session_tool(agent_session, "mcp_1", "add", '{"a": 2, "b": 3}'), 30
+    )
+    assert added is not None
+    assert added.outcome is not None
+    assert added.outcome.value == 5
+    dropping = asyncio.create_task(
+        agent.transport.call_session_tool(agent_session, "mcp_2", "drop_table", '{"name": "users"}')
+    )
+    card = await asked(session, task)
+    assert card.tool_call_id == "mcp_2"
+    assert not card.provider_executed  # the session's own call: its approval is the session's
+    session.approve("mcp_2", "approved")
+    dropped = await asyncio.wait_for(dropping, 30)
+    assert dropped is not None
+    assert dropped.state is ToolCallState.COMPLETED
+    go.write_text("")
+    reply = await asyncio.wait_for(task, 30)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text == "calling back"
+    assert [p.tool_call_id for p in reply.tool_calls] == ["mcp_1", "mcp_2"]
