@@ -168,8 +168,7 @@ class ACPClient:
         if self.own_tool(name):
             own = allow(options, "allow_once", "allow_always")
             if own is not None:
-                session.answers[call_id] = own
-                session.allowed.add(call_id)
+                session.answers[call_id] = own  # not "allowed" for file writes: the session's approval decides
                 if events:
                     session.put(events)
                 return own

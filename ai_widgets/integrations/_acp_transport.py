@@ -433,6 +433,7 @@ class ACPTransport:
         if session.prompting:
             self._answer(session, request)
         else:
+            session.cancel_questions()
             session.drain()
             blocks = self._prompt_blocks(session, request)
             session.prompt = asyncio.create_task(self._prompt(link, session, blocks))
@@ -574,6 +575,7 @@ class ACPTransport:
         if session is None:
             return
         if not session.prompting:
+            session.cancel_questions()  # asked outside a prompt: nobody will answer it now
             session.drain()
             return
         session.cancel_questions()
