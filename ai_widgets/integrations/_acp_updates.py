@@ -291,8 +291,9 @@ class UpdateMapper:
     # --- usage ------------------------------------------------------------------------------------------------------
 
     def _agent_usage(self, update: AgentUsage) -> list[StreamEvent]:
-        """The agent's context use and running cost: the request's cost is the change of its total since the
-        response began (in USD only; another currency leaves the request unpriced)."""
+        """The agent's running cost: the request's cost is the change of its total since the response began (in USD
+        only; another currency leaves the request unpriced). Its ``used`` is how full the context is, not what the
+        request took, so it is not counted as tokens (each request would count the whole context again)."""
         cost = None
         if update.cost is not None and update.cost.currency.upper() == "USD":
             try:
@@ -303,7 +304,7 @@ class UpdateMapper:
                 self._cost = total
                 cost = max(total - (self._cost_at_start or Decimal(0)), Decimal(0))
         self._usage = UsageUpdate(
-            input_tokens=max(update.used, 0),
+            input_tokens=self._usage.input_tokens,
             output_tokens=self._usage.output_tokens,
             cached_tokens=self._usage.cached_tokens,
             reasoning_tokens=self._usage.reasoning_tokens,

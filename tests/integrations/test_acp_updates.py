@@ -193,17 +193,17 @@ def usage(used: int, amount: float | None, currency: str = "USD") -> AgentUsage:
 def test_the_agents_running_cost_prices_each_response_by_its_change() -> None:
     mapper = UpdateMapper()
     mapper.begin_response()
-    assert mapper.map(usage(1_000, 0.01)) == [UsageUpdate(input_tokens=1_000, cost=Decimal("0.01"))]
-    assert mapper.map(usage(1_500, 0.03)) == [UsageUpdate(input_tokens=1_500, cost=Decimal("0.03"))]  # latest wins
+    assert mapper.map(usage(1_000, 0.01)) == [UsageUpdate(cost=Decimal("0.01"))]  # context use is not request tokens
+    assert mapper.map(usage(1_500, 0.03)) == [UsageUpdate(cost=Decimal("0.03"))]  # latest wins
     mapper.begin_response()
-    assert mapper.map(usage(2_000, 0.05)) == [UsageUpdate(input_tokens=2_000, cost=Decimal("0.02"))]
+    assert mapper.map(usage(2_000, 0.05)) == [UsageUpdate(cost=Decimal("0.02"))]
 
 
 def test_a_cost_in_another_currency_or_none_leaves_the_request_unpriced() -> None:
     mapper = UpdateMapper()
     mapper.begin_response()
-    assert mapper.map(usage(10, 1.0, "EUR")) == [UsageUpdate(input_tokens=10)]
-    assert mapper.map(usage(10, None)) == [UsageUpdate(input_tokens=10)]
+    assert mapper.map(usage(10, 1.0, "EUR")) == [UsageUpdate()]
+    assert mapper.map(usage(10, None)) == [UsageUpdate()]
 
 
 def test_the_prompts_usage_keeps_the_cost_said_so_far() -> None:
