@@ -241,6 +241,7 @@ class ReplyBuilder:
         self._notify = notify
         self._new_answer = new_answer
         self.calls: dict[str, ToolCallPart] = {}
+        self._indices: dict[int, int] = {}  # a part's index in the reply, by id(part): found once, not per update
         # The reply's calls from the turn's earlier responses: an id may not come back (one lookup per started call,
         # not a scan of the reply); the result of a provider-run call among them may (a remote agent that paused
         # for the person's approval runs the call in the next response).
@@ -351,7 +352,7 @@ class ReplyBuilder:
                 part.view = revised_view(part.view, event)
                 if arguments is not None and arguments != part.arguments:
                     part.replace_arguments(safe_delta("", arguments)[0])
-                self._notify(PartChanged(reply, reply.parts.index(part), part))
+                self._notify(PartChanged(reply, self._index_of(part), part))
             case PlanUpdated(entries=entries):
                 self._plan(checked_entries(entries))
             case ProviderState(provider=provider, data=data):
@@ -463,8 +464,17 @@ class ReplyBuilder:
             provider_data=data,
         )
         self.calls[call_id] = part
+        self._indices[id(part)] = len(self.reply.parts)
         self.reply.parts.append(part)
         self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
+
+    def _index_of(self, part: ToolCallPart) -> int:
+        """Where ``part`` is in the reply (remembered: an agent sends many updates of one call)."""
+        parts = self.reply.parts
+        index = self._indices.get(id(part))
+        if index is None or index >= len(parts) or parts[index] is not part:
+            index = self._indices[id(part)] = parts.index(part)
+        return index
 
     def _plan(self, entries: tuple[PlanEntry, ...]) -> None:
         """Shows the plan: the reply's plan part takes the new entries in place, or the reply gets one."""
