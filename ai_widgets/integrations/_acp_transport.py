@@ -125,6 +125,16 @@ def agent_session_id(messages: Sequence[Message]) -> str | None:
     return None
 
 
+def earlier_messages(messages: Sequence[Message]) -> list[Message]:
+    """The conversation before the person's latest message(s): all but the trailing user messages (and the empty
+    reply that follows them on a turn's first request)."""
+    kept = [m for m in messages if not (m.role is Role.ASSISTANT and not m.parts)]
+    cut = len(kept)
+    while cut > 0 and kept[cut - 1].role is Role.USER:
+        cut -= 1
+    return kept[:cut]
+
+
 def find_call(messages: Sequence[Message], call_id: str) -> ToolCallPart | None:
     for message in reversed(messages):
         if message.role is Role.ASSISTANT:
@@ -371,7 +381,7 @@ class ACPTransport:
             finally:
                 mapper.replaying = False
             if session is not None:
-                session.sent.update(m.id for m in request.messages if m.role is Role.USER)
+                session.sent.update(m.id for m in earlier_messages(request.messages))  # the loaded session has them
                 session.drain()
         if session is None:
             try:
@@ -448,6 +458,11 @@ class ACPTransport:
                         raise self._crash_error(error, link)
                     for event in session.mapper.prompt_usage(response):
                         yield event
+                    if response.stop_reason != "cancelled" and self._unsent(session, request):
+                        # Messages delivered while the prompt ran: they are the turn's next prompt.
+                        blocks = self._prompt_blocks(session, request)
+                        session.prompt = asyncio.create_task(self._prompt(link, session, blocks))
+                        continue
                     yield ResponseCompleted(STOP_REASONS.get(response.stop_reason, FinishReason.STOP))
                     return
                 case list():
@@ -506,11 +521,8 @@ class ACPTransport:
 
     def _prompt_blocks(self, session: AgentSession, request: ChatRequest) -> list[Any]:
         """The content blocks of the prompt: what of the conversation the agent has not had."""
-        messages = [m for m in request.messages if not (m.role is Role.ASSISTANT and not m.parts)]
-        cut = len(messages)
-        while cut > 0 and messages[cut - 1].role is Role.USER:
-            cut -= 1
-        new, earlier = messages[cut:], messages[:cut]
+        messages = request.messages
+        earlier = earlier_messages(messages)
         blocks: list[Any] = []
         capabilities = self._init.agent_capabilities if self._init is not None else None
         prompt_caps = capabilities.prompt_capabilities if capabilities is not None else None
@@ -527,6 +539,10 @@ class ACPTransport:
                 blocks.append(
                     self._document("ai-widgets://earlier-conversation", "The conversation so far", transcript, embedded)
                 )
+            session.sent.update(message.id for message in earlier)
+        # The person's messages the agent has not had, in order: the new one, and any delivered while a prompt ran
+        # (steering: ACP cannot add to a prompt in flight, so they follow it as the next prompt).
+        new = [m for m in messages if m.role is Role.USER and m.id not in session.sent]
         for message in new:
             session.sent.add(message.id)
             for part in message.parts:
@@ -539,9 +555,11 @@ class ACPTransport:
             blocks.append(text_block(f"Answer with only a JSON object that matches this JSON Schema:\n{schema}"))
         if not blocks:
             blocks.append(text_block("(continue)"))
-        for message in earlier:
-            session.sent.add(message.id)
         return blocks
+
+    def _unsent(self, session: AgentSession, request: ChatRequest) -> bool:
+        """Whether the request has messages of the person's the agent has not had (sent while its prompt ran)."""
+        return any(m.role is Role.USER and m.id not in session.sent for m in request.messages)
 
     @staticmethod
     def _document(uri: str, title: str, text: str, embedded: bool) -> Any:

@@ -432,3 +432,24 @@ async def test_a_call_of_the_sessions_own_tool_runs_in_the_chat_with_its_card_an
     assert reply.status is MessageStatus.COMPLETED, reply.error
     assert reply.text == "calling back"
     assert [p.tool_call_id for p in reply.tool_calls] == ["mcp_1", "mcp_2"]
+
+
+async def test_a_message_sent_while_the_agent_works_follows_as_its_next_prompt_in_the_same_turn(agent: Agent) -> None:
+    session = ChatSession(agent.transport)
+    task = asyncio.create_task(
+        session.send(
+            script({"tool_call": {"id": "c1", "title": "Edit"}}, {"permission": {"id": "c1"}}, {"text": "done. "})
+        )
+    )
+    await asked(session, task)
+    steered = asyncio.create_task(session.send("also check the units"))
+    await wait_for(lambda: bool(session.queued_messages), timeout=30)
+    session.approve("c1", "approved")
+    reply = await asyncio.wait_for(task, 30)
+    assert await asyncio.wait_for(steered, 30) is reply
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text.endswith("done. You said: also check the units")
+    prompts = agent.log("prompt")
+    assert [block["text"] for block in prompts[-1]] == ["also check the units"]
+    assert (await asyncio.wait_for(session.send("next"), 30)).text == "You said: next"
+    assert [block["text"] for block in agent.log("prompt")[-1]] == ["next"]  # nothing sent twice
