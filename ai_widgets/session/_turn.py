@@ -227,7 +227,8 @@ class Turn:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:
                 raise
-            await self._tell_transport()
+            with contextlib.suppress(asyncio.CancelledError):  # a second Stop while the transport ends its run
+                await self._tell_transport()
         except (KeyboardInterrupt, SystemExit):
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
             raise
