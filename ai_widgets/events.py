@@ -8,12 +8,15 @@ stream carries thousands of them and each must cost next to nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TypeAlias
 
-from ai_widgets.messages import FinishReason
+from ai_widgets.messages import CallLocation, CallViewItem, FinishReason, PlanEntry
 from ai_widgets.outcome import ToolOutcome
 
 __all__ = [
+    "PlanUpdated",
+    "ProviderState",
     "ProviderToolResult",
     "ReasoningDelta",
     "ResponseCompleted",
@@ -25,6 +28,7 @@ __all__ = [
     "ToolCallArgumentsDone",
     "ToolCallDelta",
     "ToolCallStarted",
+    "ToolCallUpdated",
     "ToolProgressUpdate",
     "UsageUpdate",
 ]
@@ -102,6 +106,49 @@ class ToolCallArgumentsDone:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallUpdated:
+    """An agent tells more about a call it runs (ACP's ``tool_call_update``, or its ``tool_call`` sent again for the
+    same id): each field given replaces what the call had; ``None`` leaves it.
+
+    Attributes:
+        tool_call_id: The call's id (a call this response or an earlier one of the turn started).
+        title: A human-readable title for the card.
+        kind: What sort of call it is (``read``, ``edit``, ``execute``...).
+        locations: The files it touches.
+        arguments: Its complete JSON arguments, replacing the ones it had.
+        content: What it shows (text, diffs, terminals), replacing what it showed.
+    """
+
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    locations: tuple[CallLocation, ...] | None = None
+    arguments: str | None = None
+    content: tuple[CallViewItem, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdated:
+    """The agent's plan as it is now, whole: the reply's plan shows these entries in place of the last ones."""
+
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderState:
+    """What a provider keeps of the conversation on its side and needs to find it again (an ACP agent's session id),
+    kept with the reply (``Message.provider_state``) and saved in the history. Never a secret.
+
+    Attributes:
+        provider: Whose state it is (``"acp"``).
+        data: The state, JSON; it replaces that provider's earlier state on the reply.
+    """
+
+    provider: str
+    data: object
+
+
+@dataclass(frozen=True, slots=True)
 class ToolApprovalRequested:
     """The transport asks that a person decide on this call, whatever the policy says.
 
@@ -169,6 +216,8 @@ class UsageUpdate:
         provider: genai-prices' id of the provider that answered (``"openai"``, ``"anthropic"``, ``"google"``,
             ``"groq"``, ``"deepseek"``, ``"openrouter"``...); ``None`` when not known (a local server), which leaves
             the request unpriced rather than priced as some other provider's.
+        cost: What the request cost in USD as the provider itself says (an ACP agent's cost, the change of its
+            running total), which then prices the request; ``None``: priced from the tokens.
     """
 
     input_tokens: int = 0
@@ -180,13 +229,23 @@ class UsageUpdate:
     # them (a parser drops a repeated update by comparing).
     model: str | None = field(default=None, compare=False)
     provider: str | None = field(default=None, compare=False)
+    cost: Decimal | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ResponseCompleted:
-    """The provider finished the response, and why."""
+    """The provider finished the response, and why.
+
+    Attributes:
+        finish_reason: Why it finished.
+        continues: The provider's own run goes on after the session's round (an ACP agent mid-prompt that asked a
+            question: a permission, a file write, one of the session's tools). Its calls that have no result yet
+            stay open, their results to come in a later response, and the session asks again after the round
+            even when the round had nothing to run.
+    """
 
     finish_reason: FinishReason
+    continues: bool = False
 
 
 StreamEvent: TypeAlias = (
@@ -197,6 +256,9 @@ StreamEvent: TypeAlias = (
     | ToolCallStarted
     | ToolCallDelta
     | ToolCallArgumentsDone
+    | ToolCallUpdated
+    | PlanUpdated
+    | ProviderState
     | ToolApprovalRequested
     | ToolProgressUpdate
     | ProviderToolResult

@@ -28,6 +28,7 @@ SECTIONS = [
     "bench_provider_anthropic",
     "bench_provider_gemini",
     "bench_pydantic_ai",
+    "bench_acp_updates",
     "bench_request_building",
     "bench_run_python",
 ]

@@ -3,6 +3,9 @@ imports its framework only when it is imported (``pip install "ai_widgets[pydant
 
 - :mod:`ai_widgets.integrations.pydantic_ai`: a pydantic-ai ``Agent`` (``ChatSession.from_agent``): its model, its
   instructions, its tools and toolsets.
+- :mod:`ai_widgets.integrations.acp`: an agent people already run (Claude Code, Codex, Gemini CLI) over the Agent
+  Client Protocol, as a subprocess (``ACPTransport``, ``ChatWidget(acp=[command, *args])``;
+  ``pip install "ai_widgets[acp]"``).
 
 The transports such agents talk through live in :mod:`ai_widgets.transports` (``PydanticAITransport``,
 ``AGUITransport``); :mod:`ai_widgets.integrations.ag_ui` keeps ``AGUITransport`` by the path DESIGN.md names.

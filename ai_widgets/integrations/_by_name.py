@@ -10,16 +10,17 @@ widget's state or a transcript.
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import ai_widgets.transports as provider_transports  # its provider classes load on first use
 from ai_widgets.transports import DEFAULT_MODELS, ProviderError, Transport
 
-__all__ = ["MODEL_PREFIXES", "OLLAMA_PORT", "ollama_base_url", "transport_for_model"]
+__all__ = ["MODEL_PREFIXES", "OLLAMA_PORT", "ollama_base_url", "transport_for_agent", "transport_for_model"]
 
 #: What each prefix names: the transport, and where its key or server comes from.
 MODEL_PREFIXES: dict[str, str] = {
@@ -157,3 +158,22 @@ def is_ipv6(text: str) -> bool:
         return ipaddress.ip_address(text.strip("[]")).version == 6
     except ValueError:
         return False
+
+
+def transport_for_agent(command: Sequence[str]) -> Any:
+    """The transport that runs the ACP agent ``command`` (``["claude-code-acp"]``, ``["gemini", "--acp"]``): an
+    :class:`~ai_widgets.integrations.acp.ACPTransport`, whose module (and the ``acp`` SDK) is imported only here.
+
+    Raises:
+        TypeError: ``command`` is not a sequence of text.
+        ValueError: It is empty.
+        ImportError: The ``acp`` extra is not installed (the message says how to install it).
+    """
+    if isinstance(command, str) or not isinstance(command, Sequence):
+        raise TypeError(f"an agent's command is a list: the program and its arguments, not {command!r}"[:200])
+    if not command:
+        raise ValueError("an agent's command needs at least the program")
+    if not all(isinstance(part, str) for part in command):
+        raise TypeError("an agent's command is a list of text: the program and its arguments")
+    module = importlib.import_module("ai_widgets.integrations.acp")  # optional: loads the acp SDK
+    return module.ACPTransport(command[0], list(command[1:]))

@@ -17,8 +17,10 @@ from typing import Any, Literal, TypeAlias
 
 from ai_widgets.arguments import StreamingArguments
 from ai_widgets.messages._call_log import kept_log
+from ai_widgets.messages._call_view import ToolCallView
 from ai_widgets.messages._files import FilePart
 from ai_widgets.messages._json import conversation_json, conversation_messages, read_field
+from ai_widgets.messages._plan import PlanPart
 from ai_widgets.messages._questions import InputRequest
 from ai_widgets.messages._typed_answer import TypedAnswer
 from ai_widgets.messages._usage import Usage
@@ -240,6 +242,8 @@ class ToolCallPart:
         provider_executed: Whether the provider ran the tool itself (such a call never runs locally).
         provider: Which provider ``provider_data`` belongs to, or ``None``.
         provider_data: What that provider needs back with this call (a server-tool result block), JSON.
+        view: What the agent that runs the call tells about it beyond its arguments (a title, a kind, the files it
+            touches, diffs, a terminal's output), or ``None``.
         started_at: When the call began streaming (epoch seconds).
         approval_requested_at: When it began waiting for a decision.
         run_started_at: When it began running.
@@ -269,6 +273,7 @@ class ToolCallPart:
         "tool_call_id",
         "tool_name",
         "unasked_reason",
+        "view",
     )
     kind: Literal["tool_call"] = "tool_call"
 
@@ -303,6 +308,7 @@ class ToolCallPart:
         self.provider_executed = provider_executed
         self.provider = provider
         self.provider_data = provider_data
+        self.view: ToolCallView | None = None
         self.started_at: float = time.time()
         self.approval_requested_at: float | None = None
         self.run_started_at: float | None = None
@@ -337,6 +343,13 @@ class ToolCallPart:
     def feed_arguments(self, delta: str) -> tuple[str, ...]:
         """Appends a piece of the arguments; returns the top-level keys whose view changed."""
         return self._arguments.feed(delta)
+
+    def replace_arguments(self, arguments: str) -> None:
+        """Replaces the arguments whole: a provider-run call whose agent sends them again, complete (an ACP
+        ``tool_call_update`` with its ``rawInput``)."""
+        self._arguments = StreamingArguments()
+        if arguments:
+            self._arguments.feed(arguments)
 
     def result_for_model(self, limit: int | None = None) -> str:
         """What the model is told about this call's result; when the person edited the arguments, it says so and
@@ -433,6 +446,7 @@ class ToolCallPart:
                 "decision_reason": self.decision_reason,
                 "decision_remembered": self.decision_remembered,
                 **({} if self.unasked_reason is None else {"unasked_reason": self.unasked_reason}),
+                **({} if self.view is None else {"view": self.view.to_dict()}),
                 "provider_executed": self.provider_executed,
                 "started_at": self.started_at,
                 "approval_requested_at": self.approval_requested_at,
@@ -479,6 +493,8 @@ class ToolCallPart:
         part.decision_reason = read_field(data, "decision_reason", (str, type(None)), None)
         part.decision_remembered = read_field(data, "decision_remembered", bool, False)
         part.unasked_reason = read_field(data, "unasked_reason", (str, type(None)), None)
+        view = data.get("view")
+        part.view = None if view is None else ToolCallView.from_dict(view)
         part.started_at = read_field(data, "started_at", (int, float), part.started_at)
         part.approval_requested_at = read_field(data, "approval_requested_at", (int, float, type(None)), None)
         part.run_started_at = read_field(data, "run_started_at", (int, float, type(None)), None)
@@ -498,7 +514,7 @@ def with_provider(data: dict[str, Any], part: GrowingText | ToolCallPart) -> dic
     return data
 
 
-Part: TypeAlias = TextPart | ReasoningPart | ToolCallPart | FilePart
+Part: TypeAlias = TextPart | ReasoningPart | ToolCallPart | FilePart | PlanPart
 
 
 class Message:
@@ -516,6 +532,9 @@ class Message:
         created_at: When the message was created (epoch seconds).
         output: The validated object of a typed answer (``send(..., output_type=...)``), else ``None``. Not saved
             (``dump_messages``, the history file): loaded, it is ``None``, and the text it was validated from stays.
+        provider_state: What a provider keeps of the conversation on its side and needs to find it again, by
+            provider (an ACP agent's session id, for ``session/load``), JSON; saved with the message. Never a
+            secret: a transport keeps tokens and keys to itself.
     """
 
     __slots__ = (
@@ -525,6 +544,7 @@ class Message:
         "id",
         "output",
         "parts",
+        "provider_state",
         "role",
         "status",
         "status_text",
@@ -552,6 +572,7 @@ class Message:
         self.error = error
         self.status_text: str | None = None
         self.output: Any = None
+        self.provider_state: dict[str, Any] = {}
         self.created_at = created_at if created_at is not None else time.time()
 
     @classmethod
@@ -583,7 +604,7 @@ class Message:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {
+        data = {
             "id": self.id,
             "role": self.role.value,
             "parts": [part.to_dict() for part in self.parts],
@@ -593,6 +614,9 @@ class Message:
             "error": self.error,
             "created_at": self.created_at,
         }
+        if self.provider_state:
+            data["provider_state"] = dict(self.provider_state)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
@@ -617,6 +641,7 @@ class Message:
                 error=read_field(data, "error", (str, type(None)), None),
                 created_at=read_field(data, "created_at", (int, float, type(None)), None),
             )
+            message.provider_state = dict(read_field(data, "provider_state", dict, {}))
         except ValueError:
             raise
         except Exception as exc:  # a TypeError, a pydantic error, anything a malformed dump can cause
@@ -650,6 +675,8 @@ def part_from_dict(data: Any) -> Part:
             return ToolCallPart.from_dict(data)
         case "file":
             return FilePart.from_dict(data)
+        case "plan":
+            return PlanPart.from_dict(data)
         case other:
             raise ValueError(f"unknown message part kind {other!r}")
 
@@ -689,6 +716,8 @@ def conversation_markdown(messages: Iterable[Message]) -> str:
                 lines.append("> *Reasoning:* " + " ".join(part.text.split())[:500])
             elif isinstance(part, FilePart):
                 lines.append(f"> 📎 {part.describe()}")
+            elif isinstance(part, PlanPart):
+                lines.append("*Plan:*\n" + part.markdown())
             else:
                 # What ran: the person's edit where there is one, said so, with what the model had asked for.
                 arguments = clipped_json(part.effective_arguments, 300)

@@ -11,7 +11,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ai_widgets.messages import FilePart, Message, ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.messages import (
+    FilePart,
+    Message,
+    PlanPart,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+    ToolCallState,
+)
 
 __all__ = ["conversation_notebook"]
 
@@ -41,6 +50,8 @@ def conversation_notebook(messages: Sequence[Message], code_arguments: Callable[
                 continue  # the model's notes to itself: not part of the analysis
             elif isinstance(part, FilePart):
                 pending.append(f"📎 {part.describe()}")
+            elif isinstance(part, PlanPart):
+                pending.append(part.markdown())
             else:
                 code = ran_code(part, code_arguments(part.tool_name))
                 if not code:

@@ -12,6 +12,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
@@ -24,6 +25,8 @@ from ai_widgets.changes import (
     ToolCallUpdated,
 )
 from ai_widgets.events import (
+    PlanUpdated,
+    ProviderState,
     ProviderToolResult,
     ReasoningDelta,
     ResponseCompleted,
@@ -38,17 +41,28 @@ from ai_widgets.events import (
     ToolProgressUpdate,
     UsageUpdate,
 )
+from ai_widgets.events import ToolCallUpdated as ToolCallRevised
 from ai_widgets.messages import (
+    CallDiff,
+    CallLocation,
+    CallTerminal,
+    CallText,
+    CallViewItem,
     FinishReason,
     Message,
+    PlanEntry,
+    PlanPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolCallProgress,
     ToolCallState,
+    ToolCallView,
     TypedAnswer,
     Usage,
 )
+from ai_widgets.messages._call_view import MAX_VIEW_ITEMS, clip_view_text
+from ai_widgets.messages._plan import MAX_PLAN_ENTRIES, MAX_PLAN_ENTRY_CHARS
 from ai_widgets.messages._usage import request_cost
 from ai_widgets.outcome import ToolOutcome
 from ai_widgets.session._calls import Notify, move_call
@@ -111,6 +125,13 @@ def with_request(before: Usage, event: UsageUpdate) -> Usage:
         requests=1,
         cache_write_tokens=count(event.cache_write_tokens, "UsageUpdate.cache_write_tokens"),
     )
+    if event.cost is not None:  # the provider's own price of the request wins over one from the tokens
+        check(
+            isinstance(event.cost, Decimal) and event.cost.is_finite() and event.cost >= 0,
+            f"UsageUpdate.cost must be a non-negative Decimal, not {event.cost!r}"[:200],
+        )
+        request.cost = event.cost
+        return before + request
     request.cost = request_cost(
         provider=event.provider,
         model=event.model,
@@ -120,6 +141,87 @@ def with_request(before: Usage, event: UsageUpdate) -> Usage:
         cache_write_tokens=request.cache_write_tokens,
     )
     return before + request
+
+
+def checked_entries(entries: object) -> tuple[PlanEntry, ...]:
+    """A plan's entries, checked and bounded (:data:`MAX_PLAN_ENTRIES`, :data:`MAX_PLAN_ENTRY_CHARS`)."""
+    check(isinstance(entries, tuple), "PlanUpdated.entries must be a tuple of PlanEntry")
+    assert isinstance(entries, tuple)
+    kept = []
+    for entry in entries[:MAX_PLAN_ENTRIES]:
+        check(isinstance(entry, PlanEntry), f"a plan entry must be a PlanEntry, not {type(entry).__name__}")
+        text_field(entry.content, "PlanEntry.content")
+        content = safe_delta("", entry.content[:MAX_PLAN_ENTRY_CHARS])[0]
+        kept.append(entry if content == entry.content else dataclasses.replace(entry, content=content))
+    return tuple(kept)
+
+
+def safe_text(value: object, name: str) -> str:
+    """Text from a transport, checked, made UTF-8-safe and bounded."""
+    text_field(value, name)
+    assert isinstance(value, str)
+    return safe_delta("", value)[0]
+
+
+def checked_locations(locations: object) -> tuple[CallLocation, ...]:
+    check(isinstance(locations, tuple), "ToolCallUpdated.locations must be a tuple of CallLocation")
+    assert isinstance(locations, tuple)
+    kept = []
+    for location in locations[:MAX_VIEW_ITEMS]:
+        check(isinstance(location, CallLocation), "ToolCallUpdated.locations must hold CallLocation")
+        check(
+            location.line is None or (type(location.line) is int and location.line >= 0),
+            "CallLocation.line must be a non-negative integer or None",
+        )
+        kept.append(CallLocation(safe_text(location.path, "CallLocation.path"), location.line))
+    return tuple(kept)
+
+
+def checked_item(item: object) -> CallViewItem:
+    """A view item from a transport, checked, UTF-8-safe and bounded (:data:`MAX_VIEW_CHARS` a text)."""
+    match item:
+        case CallText(text=text):
+            return CallText(clip_view_text(safe_text(text, "CallText.text")))
+        case CallDiff(path=path, old_text=old, new_text=new):
+            return CallDiff(
+                safe_text(path, "CallDiff.path"),
+                None if old is None else clip_view_text(safe_text(old, "CallDiff.old_text")),
+                clip_view_text(safe_text(new, "CallDiff.new_text")),
+            )
+        case CallTerminal():
+            check(
+                item.exit_code is None or (type(item.exit_code) is int),
+                "CallTerminal.exit_code must be an integer or None",
+            )
+            return CallTerminal(
+                safe_text(item.terminal_id, "CallTerminal.terminal_id"),
+                None if item.command is None else safe_text(item.command, "CallTerminal.command"),
+                None if item.cwd is None else safe_text(item.cwd, "CallTerminal.cwd"),
+                clip_view_text(safe_text(item.output, "CallTerminal.output"), keep_end=True),
+                item.exit_code,
+                None if item.signal is None else safe_text(item.signal, "CallTerminal.signal"),
+            )
+        case _:
+            raise StreamProtocolError(
+                f"the transport broke the stream protocol: a call view item must be CallText, CallDiff or "
+                f"CallTerminal, not {type(item).__name__}"
+            )
+
+
+def revised_view(view: ToolCallView | None, event: ToolCallRevised) -> ToolCallView:
+    """``view`` with what ``event`` gives replaced, checked."""
+    view = view or ToolCallView()
+    title, kind = view.title, view.kind
+    if event.title is not None:
+        title = safe_text(event.title, "ToolCallUpdated.title")[:500]
+    if event.kind is not None:
+        kind = safe_text(event.kind, "ToolCallUpdated.kind")[:50]
+    locations = view.locations if event.locations is None else checked_locations(event.locations)
+    content = view.content
+    if event.content is not None:
+        check(isinstance(event.content, tuple), "ToolCallUpdated.content must be a tuple of view items")
+        content = tuple(checked_item(item) for item in event.content[:MAX_VIEW_ITEMS])
+    return ToolCallView(title, kind, locations, content)
 
 
 class ReplyBuilder:
@@ -139,6 +241,7 @@ class ReplyBuilder:
         self._notify = notify
         self._new_answer = new_answer
         self.calls: dict[str, ToolCallPart] = {}
+        self._indices: dict[int, int] = {}  # a part's index in the reply, by id(part): found once, not per update
         # The reply's calls from the turn's earlier responses: an id may not come back (one lookup per started call,
         # not a scan of the reply); the result of a provider-run call among them may (a remote agent that paused
         # for the person's approval runs the call in the next response).
@@ -146,6 +249,8 @@ class ReplyBuilder:
         #: The schemas edits of provider-run calls must match, by call id (``ToolApprovalRequested.arguments_schema``).
         self.arguments_schemas: dict[str, dict[str, Any]] = {}
         self.finish_reason: FinishReason | None = None
+        #: Whether the provider's run goes on after the session's round (``ResponseCompleted.continues``).
+        self.continues = False
         self._usage_before = dataclasses.replace(reply.usage)
         #: Whether the response reported its usage (``UsageUpdate``).
         self.usage_reported = False
@@ -221,8 +326,12 @@ class ReplyBuilder:
                 if part.state is ToolCallState.STREAMING:
                     move_call(self._notify, reply, part, ToolCallState.PENDING)
             case ToolApprovalRequested(tool_call_id=call_id, reason=reason, arguments_schema=schema):
-                part = self._call(call_id, "ToolApprovalRequested")
+                part = self._call(call_id, "ToolApprovalRequested", earlier=True)
                 text_field(reason, "ToolApprovalRequested.reason", optional=True)
+                check(
+                    part.decision is None,
+                    f"approval requested again for call {call_id!r}, which the person decided on already",
+                )
                 text_field(event.provider, "ToolApprovalRequested.provider", optional=True)
                 check(not part.state.terminal, f"approval requested for call {call_id!r}, which has ended")
                 check(
@@ -237,6 +346,19 @@ class ReplyBuilder:
                 part.approval_requested_by_transport = True
                 part.approval_reason = safe_delta("", reason)[0] if reason else part.approval_reason
                 self._notify(ToolCallUpdated(reply, part))
+            case ToolCallRevised(tool_call_id=call_id, arguments=arguments):
+                part = self._call(call_id, "ToolCallUpdated", earlier=True)
+                text_field(arguments, "ToolCallUpdated.arguments", optional=True)
+                part.view = revised_view(part.view, event)
+                if arguments is not None and arguments != part.arguments:
+                    part.replace_arguments(safe_delta("", arguments)[0])
+                self._notify(PartChanged(reply, self._index_of(part), part))
+            case PlanUpdated(entries=entries):
+                self._plan(checked_entries(entries))
+            case ProviderState(provider=provider, data=data):
+                text_field(provider, "ProviderState.provider")
+                check(bool(provider), "ProviderState.provider must not be empty")
+                reply.provider_state[provider] = self._provider_data(data, "ProviderState.data")
             case ToolProgressUpdate(tool_call_id=call_id, fraction=fraction, message=message):
                 part = self._call(call_id, "ToolProgressUpdate", earlier=True)
                 check(
@@ -273,7 +395,9 @@ class ReplyBuilder:
                 reply.usage = with_request(self._usage_before, event)
                 self.usage_reported = True
                 self._notify(MessageUpdated(reply))
-            case ResponseCompleted(finish_reason=finish_reason):
+            case ResponseCompleted(finish_reason=finish_reason, continues=continues):
+                check(isinstance(continues, bool), "ResponseCompleted.continues must be a bool")
+                self.continues = continues
                 try:
                     reason = FinishReason(finish_reason)
                 except ValueError:
@@ -340,8 +464,31 @@ class ReplyBuilder:
             provider_data=data,
         )
         self.calls[call_id] = part
+        self._indices[id(part)] = len(self.reply.parts)
         self.reply.parts.append(part)
         self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
+
+    def _index_of(self, part: ToolCallPart) -> int:
+        """Where ``part`` is in the reply (remembered: an agent sends many updates of one call)."""
+        parts = self.reply.parts
+        index = self._indices.get(id(part))
+        if index is None or index >= len(parts) or parts[index] is not part:
+            index = self._indices[id(part)] = parts.index(part)
+        return index
+
+    def _plan(self, entries: tuple[PlanEntry, ...]) -> None:
+        """Shows the plan: the reply's plan part takes the new entries in place, or the reply gets one."""
+        reply = self.reply
+        for index, part in enumerate(reply.parts):
+            if isinstance(part, PlanPart):
+                part.entries = entries
+                self._notify(PartChanged(reply, index, part))
+                return
+        self._flush_held()
+        self._clear_status()
+        plan = PlanPart(entries)
+        reply.parts.append(plan)
+        self._notify(PartAdded(reply, len(reply.parts) - 1, plan))
 
     def _call(self, call_id: object, event_name: str, *, earlier: bool = False) -> ToolCallPart:
         part = self.calls.get(call_id) if isinstance(call_id, str) else None

@@ -65,7 +65,14 @@ from ai_widgets.session._round import RoundInterrupted, ToolRound, person_facing
 from ai_widgets.session._sampling import run_sampling
 from ai_widgets.session._unasked import UnaskedRule
 from ai_widgets.tools import ToolRegistry
-from ai_widgets.transports._base import ChatRequest, ContextTooLongError, Transport, TransportProfile, profile_of
+from ai_widgets.transports._base import (
+    ChatRequest,
+    ContextTooLongError,
+    Transport,
+    TransportProfile,
+    TurnAware,
+    profile_of,
+)
 
 __all__ = ["LIMIT_NOT_RUN", "Turn", "TurnHost", "TurnSettings", "carry_over"]
 
@@ -73,6 +80,11 @@ logger = logging.getLogger("ai_widgets")
 
 #: How the outcome of a call the round limit left unrun begins (it is told to the model as written).
 LIMIT_NOT_RUN = "Not run: this turn reached its limit"
+#: How many responses in a row may ask to continue with nothing for the session to settle before the turn ends in
+#: error (a transport that would otherwise be asked again for ever).
+MAX_IDLE_CONTINUES = 20
+#: Seconds the session waits for a transport's ``turn_ended`` (it ends its provider's run there) before it goes on.
+TURN_ENDED_TIMEOUT = 15.0
 
 
 def carry_over(message: Message) -> list[ToolCallPart]:
@@ -190,6 +202,8 @@ class Turn:
         self.remote_schemas: dict[str, dict[str, Any]] = {}  # what edits of provider-run calls must match, by id
         self.task: asyncio.Task[Message] | None = None
         self.round: ToolRound | None = None
+        #: Whether the last response's provider run goes on after the session's round (``ResponseCompleted.continues``).
+        self.continuing = False
         self.stop_requested = False
         self.ended = False
 
@@ -207,23 +221,41 @@ class Turn:
     async def _run(self) -> Message:
         try:
             await self._loop()
+            await self._tell_transport()
             await self.host.save_reply(self.reply)  # saved (or saying it is not) before the turn ends
         except asyncio.CancelledError:
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
             if not self.stop_requested:
                 raise
+            with contextlib.suppress(asyncio.CancelledError):  # a second Stop while the transport ends its run
+                await self._tell_transport()
         except (KeyboardInterrupt, SystemExit):
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
             raise
         except RoundInterrupted:
             self._finish_stopped("Interrupted: the kernel was interrupted.", "Interrupted before it ran.")
+            await self._tell_transport()
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
             end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
             self._finish(MessageStatus.ERROR, f"The turn failed: {describe(exc)}")
+            await self._tell_transport()
         finally:
             self.end()
         return self.reply
+
+    async def _tell_transport(self) -> None:
+        """Tells a transport that wants to know (:class:`TurnAware`) that the turn ended, its reply final; a bounded
+        wait, and what it raises is logged only. A turn of a person's calls asked no model: nothing to tell."""
+        transport: object = self.host.settings.transport  # any transport may also be TurnAware
+        if self.direct or not isinstance(transport, TurnAware):
+            return
+        try:
+            await asyncio.wait_for(
+                transport.turn_ended(self.host.settings.conversation_id, self.reply), TURN_ENDED_TIMEOUT
+            )
+        except Exception:
+            logger.warning("the transport's turn_ended failed", exc_info=True)
 
     def end(self) -> None:
         """Makes the turn final, once: every call has an outcome, the reply a terminal status, the session idle."""
@@ -305,6 +337,7 @@ class Turn:
             self._deliver_steering()
             reply = self.reply
         retries = 0
+        idle_continues = 0
         retry: tuple[list[Message], str] | None = None
         while True:
             start = len(reply.parts)  # this response's parts begin here: its text is the answer a type checks
@@ -313,6 +346,18 @@ class Turn:
             if offered is None:
                 return
             calls = [part for part in reply.tool_calls if not part.state.terminal and ours_to_settle(part)]
+            if self.continuing and options.execute_tools and not calls:
+                # The provider's run goes on with nothing for the session to settle: ask again, a bounded number of
+                # times (a transport that always says so would otherwise be asked for ever).
+                idle_continues += 1
+                if idle_continues > MAX_IDLE_CONTINUES:
+                    self._fail_request(
+                        f"The transport asked to continue {MAX_IDLE_CONTINUES} times in a row with nothing to decide "
+                        "or run."
+                    )
+                    return
+                continue
+            idle_continues = 0
             if not calls and self.output is not None:
                 retry = self._check_output(start, retries)
                 if retry is None:
@@ -325,6 +370,9 @@ class Turn:
                 for part in calls:
                     if part.state is ToolCallState.STREAMING:
                         move_call(host.notify, reply, part, ToolCallState.PENDING)
+                if self.continuing:  # nobody answers the provider's question: its open calls end here
+                    self.continuing = False
+                    self._skip_provider_calls_without_result()
                 self._finish(MessageStatus.COMPLETED, None)
                 return
             if self._budget_reached():
@@ -341,7 +389,10 @@ class Turn:
                     f"Continue runs {asked} the model asked for next.",
                 )
                 return
-            rounds += 1
+            # A round that only answers the provider's questions on calls it runs itself, its run going on, is part of
+            # that one provider run (an ACP prompt): it does not count as a round of the model's tool calls.
+            if not (self.continuing and all(part.provider_executed for part in calls)):
+                rounds += 1
             if not await self._run_round(calls, offered=offered):
                 return
             counted = self._count_failures(calls, failed_rounds)
@@ -610,7 +661,9 @@ class Turn:
             break
         builder.close()
         self.remote_schemas.update(builder.arguments_schemas)
-        self._skip_provider_calls_without_result()
+        self.continuing = builder.completed and builder.continues and builder.finish_reason is not FinishReason.ERROR
+        if not self.continuing:
+            self._skip_provider_calls_without_result()
         if not builder.completed:
             self._fail_request("The model's response broke off before it was complete.")
             return None

@@ -15,7 +15,15 @@ from ai_widgets.options import RequestOptions
 from ai_widgets.tools import ToolDefinition
 from ai_widgets.transports._errors import ContextTooLongError
 
-__all__ = ["ChatRequest", "ContextTooLongError", "ModelStream", "Transport", "TransportProfile", "profile_of"]
+__all__ = [
+    "ChatRequest",
+    "ContextTooLongError",
+    "ModelStream",
+    "Transport",
+    "TransportProfile",
+    "TurnAware",
+    "profile_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +140,19 @@ class Transport(ModelStream, Protocol):
         """What the transport is: provider, model, the model's context window, its output limit, the attachment
         limits. The default knows nothing."""
         return NO_PROFILE
+
+
+@runtime_checkable
+class TurnAware(Protocol):
+    """A transport that wants to know when a turn has ended (``turn_ended``), whether it finished, failed or was
+    stopped, Stop between two requests included: one whose provider keeps a run going across the turn's requests
+    (an ACP agent mid-prompt) ends it there. A separate protocol, so :class:`Transport` and the transports that
+    need no such word are unchanged."""
+
+    async def turn_ended(self, conversation_id: str, reply: Message) -> None:
+        """The turn that filled ``reply`` has ended (``reply`` is final: every call has its outcome). Called once a
+        turn, by the session, with a bounded wait; what it raises is logged and goes no further."""
+        ...
 
 
 def profile_of(transport: ModelStream | None) -> TransportProfile:

@@ -9,7 +9,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine, Generator, Iterable
+from collections.abc import Callable, Coroutine, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -17,6 +17,7 @@ import ipywidgets
 
 from ai_widgets.approval import ApprovalDecision, ApprovalPolicy
 from ai_widgets.attachments import AttachmentPart, message_attachments, message_attachments_async
+from ai_widgets.integrations._by_name import transport_for_agent
 from ai_widgets.messages import Message, MessageStatus, TextPart, Usage, conversation_markdown
 from ai_widgets.options import RequestOptions, SessionOptions
 from ai_widgets.session import (
@@ -95,6 +96,10 @@ class ChatWidget(SessionView):
 
         chat = ChatWidget(agent=support_agent, deps=SupportDeps(customer_id=42))
 
+    or from an agent people already run, over the Agent Client Protocol (``pip install "ai_widgets[acp]"``)::
+
+        chat = ChatWidget(acp=["claude-code-acp"])
+
     Args:
         session: The session to show; built from the other arguments when ``None``.
         model: The model as a string (when no session or transport is given): ``"openai:gpt-5-mini"``,
@@ -103,6 +108,9 @@ class ChatWidget(SessionView):
         transport: How to reach the model (when no session or model is given).
         agent: A pydantic-ai ``Agent`` to chat with (instead of a session or a transport).
         deps: The agent's dependencies (``ctx.deps`` for its tools and instructions); only with ``agent``.
+        acp: An ACP agent's command, the program and its arguments (``["gemini", "--acp"]``), to chat with
+            (instead of a session, a model, a transport or an agent): an
+            :class:`~ai_widgets.integrations.acp.ACPTransport` the widget owns, its agent stopped by :meth:`close`.
         tools: Tools, functions and sources of tools (an :class:`~ai_widgets.mcp.MCPServer`), or a
             :class:`~ai_widgets.ToolRegistry` (when no session is given).
         approval_policy: Decides which calls need a person (when no session is given).
@@ -148,8 +156,17 @@ class ChatWidget(SessionView):
         history: str | os.PathLike[str] | None = None,
         agent: Any = None,
         deps: Any = None,
+        acp: Sequence[str] | None = None,
     ) -> None:
         check_bundle()
+        self._owned_transport: Any = None
+        if acp is not None:
+            if session is not None or transport is not None or model is not None or agent is not None:
+                raise TypeError(
+                    "pass acp= alone, or a session, a model, a transport or an agent, not both: the ACP agent is the "
+                    "model"
+                )
+            transport = self._owned_transport = transport_for_agent(acp)
         if agent is not None:
             if session is not None or transport is not None or model is not None:
                 raise TypeError(
@@ -198,16 +215,22 @@ class ChatWidget(SessionView):
 
     def close(self) -> None:
         """Closes the widget; a ``history`` file it opened is written, folded into its one JSON file, and released
-        (unless a turn still runs, which goes on saving)."""
+        (unless a turn still runs, which goes on saving); an ACP agent it started (``acp=``) is stopped."""
         super().close()
         if self._closes_history():
             self.session.close()
+        owned = getattr(self, "_owned_transport", None)  # None too when __init__ failed before it was set
+        if owned is not None:
+            owned.close()
 
     async def aclose(self) -> None:
         """Like :meth:`close`, from async code: a ``history`` file it opened is folded on a worker thread."""
         super().close()
         if self._closes_history():
             await self.session.aclose()
+        owned = getattr(self, "_owned_transport", None)  # None too when __init__ failed before it was set
+        if owned is not None:
+            await owned.aclose()
 
     def _closes_history(self) -> bool:
         return getattr(self, "_owns_history", False) and not self.session.busy

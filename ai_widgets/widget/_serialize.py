@@ -20,6 +20,7 @@ from ai_widgets.messages import (
     InputRequest,
     Message,
     Part,
+    PlanPart,
     ReasoningPart,
     Role,
     TextPart,
@@ -367,7 +368,10 @@ def part_dict(part: Part) -> dict[str, Any]:
                 "parsed_arguments": shown_json(part.parsed_arguments),
                 "started_at": json_scalar(part.started_at),
                 **call_fields(part),
+                **({} if part.view is None else {"view": shown_json(part.view.to_dict())}),
             }
+        case PlanPart():
+            return {"kind": "plan", "entries": shown_json([entry.to_dict() for entry in part.entries])}
         case FilePart():
             return {
                 "kind": "file",

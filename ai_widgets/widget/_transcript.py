@@ -19,7 +19,16 @@ from html import escape
 from ai_widgets._html import DIM, clipped, cut, escaped, json_text
 from ai_widgets._safe import safe_text
 from ai_widgets.changes import ContextCut
-from ai_widgets.messages import FilePart, Message, MessageStatus, ReasoningPart, Role, TextPart, ToolCallPart
+from ai_widgets.messages import (
+    FilePart,
+    Message,
+    MessageStatus,
+    PlanPart,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCallPart,
+)
 from ai_widgets.messages._files import human_size
 from ai_widgets.outcome import Attachment, CellRun, outcome_summary
 
@@ -306,6 +315,8 @@ def html_message(message: Message) -> str:
             rows.append(html_call(part))
         elif isinstance(part, FilePart):
             rows.append(html_file(file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+        elif isinstance(part, PlanPart):
+            rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.markdown(), MAX_TEXT_CHARS))}</div>')
     note = status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
@@ -499,6 +510,8 @@ def md_message(message: Message) -> str:
             blocks.append(md_call(part))
         elif isinstance(part, FilePart):
             blocks.append(md_file(file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
+        elif isinstance(part, PlanPart):
+            blocks.append(md_text(cut(part.markdown(), MAX_TEXT_CHARS)))
     note = status_note(message)
     if note is not None:
         blocks.append(f"*\\({md_plain(safe_text(note))}\\)*")

@@ -28,6 +28,9 @@ export function normalizePart(part: unknown): Part | null {
         parsed_arguments: isRecord(part.parsed_arguments) ? (part.parsed_arguments as JsonObject) : {},
       } as Part;
     }
+    case "plan":
+      // An agent's checklist: kept (so the parts' indices stay the kernel's), its entries shaped for the view.
+      return Array.isArray(part.entries) ? (part as unknown as Part) : { kind: "plan", entries: [] };
     case "file":
       // A file of a user message: a chip. Its fields are shown as text (or a raster thumbnail) by the renderer.
       return typeof part.media_type === "string" ? (part as unknown as Part) : ({ ...part, media_type: "application/octet-stream" } as Part);

@@ -178,7 +178,30 @@ export interface ToolCallPart {
   late?: LateResult | null;
   /** What the call's server asks the person while the call is "awaiting_input" (else null). */
   input_request?: InputRequest | null;
+  /** What an agent tells about a call it runs (ACP): title, kind, files, text, diffs, terminals; absent otherwise. */
+  view?: CallView | null;
 }
+
+/** A call as its agent describes it (docs/protocol.md, the tool_call part's "view"). */
+export interface CallView {
+  title?: string | null;
+  kind?: string | null;
+  locations?: { path: string; line?: number | null }[];
+  content?: CallViewItem[];
+}
+
+export type CallViewItem =
+  | { type: "text"; text: string }
+  | { type: "diff"; path: string; old_text: string | null; new_text: string }
+  | {
+      type: "terminal";
+      terminal_id: string;
+      command?: string | null;
+      cwd?: string | null;
+      output?: string;
+      exit_code?: number | null;
+      signal?: string | null;
+    };
 
 /** A running call's question to the person (an MCP server's elicitation): data, never markup. */
 export interface InputRequest {
@@ -196,7 +219,20 @@ export interface InputRequest {
 
 export type InputAction = "accept" | "decline" | "cancel";
 
-export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart;
+/** One step of an agent's plan. */
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  priority: "high" | "medium" | "low";
+}
+
+/** An agent's plan (ACP): the latest checklist it sent, replaced in place as it goes. */
+export interface PlanPart {
+  kind: "plan";
+  entries: PlanEntry[];
+}
+
+export type Part = TextPart | ReasoningPart | ToolCallPart | FilePart | PlanPart;
 
 export interface Message {
   id: string;

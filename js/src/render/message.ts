@@ -8,6 +8,7 @@ import { BranchControls } from "./branches";
 import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
+import { PlanPartView } from "./plan";
 import { type CardContext, ToolCardView } from "./toolcard";
 
 /** What changed in a part since the last flush (built by the view). */
@@ -139,6 +140,8 @@ export class MessageView {
         return new ReasoningPartView(part);
       case "file":
         return new FileChipView(part, this.message.thumbnails?.[String(index)]);
+      case "plan":
+        return new PlanPartView(part);
       default:
         if (this.role !== "user" && AnswerPartView.shows(part)) return new AnswerPartView(part, this.message.status === "in_progress");
         if (this.role !== "user") return new MarkdownPartView(part, this.cutAt(index));

@@ -18,6 +18,7 @@ import { CancelButton, EditedArguments } from "./controls";
 import { CellActions } from "./cellactions";
 import { cellOf } from "./cellrun";
 import { CardArguments } from "./cardargs";
+import { CallViewSection } from "./callview";
 import { otherArguments } from "./codeargs";
 import { codeArguments } from "./codeform";
 import { focusFree } from "./keys";
@@ -100,6 +101,7 @@ export class ToolCardView implements PartView {
   private resultStale = false; // the result slot lags the outcome (collapsed since it changed)
   private ticking = false;
   private prompting = false;
+  private readonly callView = new CallViewSection();
 
   constructor(
     part: ToolCallPart,
@@ -125,7 +127,7 @@ export class ToolCardView implements PartView {
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
     this.args = new CardArguments(() => this.part, () => this.codeNames());
-    this.body.append(this.args.el, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
+    this.body.append(this.callView.el, this.args.el, this.edited.el, this.prompt, this.asking, this.decision, this.result, this.cellActions.el, this.actions);
     const runAgain = ctx.runAgain;
     if (runAgain) {
       const again = button("aiw-btn aiw-btn-small aiw-run-again", "Run again", () => {
@@ -160,6 +162,7 @@ export class ToolCardView implements PartView {
     if (previous !== part && JSON.stringify(previous.parsed_arguments) !== JSON.stringify(this.part.parsed_arguments)) {
       this.args.changed(null, this.isExpanded());
     }
+    this.callView.update(this.part.view);
     this.updateInfo();
     this.updateCall();
     this.updateSummary();

@@ -1,0 +1,314 @@
+"""An ACP agent's ``session/update`` notifications as this project's stream events: pure, no I/O, one mapper per
+agent session (it remembers the calls it has seen, so a repeated ``tool_call`` is an update, and the agent's running
+cost, so each request is priced by its change)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AudioContentBlock,
+    ContentToolCallContent,
+    EmbeddedResourceContentBlock,
+    FileEditToolCallContent,
+    ImageContentBlock,
+    PromptResponse,
+    ResourceContentBlock,
+    TerminalToolCallContent,
+    TextContentBlock,
+    TextResourceContents,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+from acp.schema import UsageUpdate as AgentUsage
+
+from ai_widgets.events import (
+    PlanUpdated,
+    ProviderToolResult,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallStarted,
+    ToolCallUpdated,
+    ToolProgressUpdate,
+    UsageUpdate,
+)
+from ai_widgets.messages import CallDiff, CallLocation, CallTerminal, CallText, CallViewItem, PlanEntry
+from ai_widgets.outcome import ToolOutcome
+
+__all__ = ["PROVIDER", "CallSeen", "UpdateMapper", "call_name", "content_text"]
+
+#: The provider name of everything an ACP agent sends (``ToolCallStarted.provider``, ``ProviderState``).
+PROVIDER = "acp"
+
+#: Gemini CLI's call ids are ``<tool>__<tool>_<milliseconds>_<n>``; its MCP tools are ``mcp_<server>_<tool>``.
+GEMINI_ID = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+?)__(?P=name)_\d+(?:_\d+)?$")
+#: The most characters of a finished call's raw output that become its result, when it sent no text.
+MAX_RAW_OUTPUT_CHARS = 20_000
+
+TerminalView = Callable[[str], CallTerminal]
+
+
+AnyCall = ToolCallStart | ToolCallProgress | ToolCallUpdate
+
+
+@dataclass(slots=True)
+class CallSeen:
+    """What the mapper keeps of a call the agent announced: its name, whether it was said to run or ended, and what
+    it would write (its latest raw input, and the new text of each file its diffs show), by which a later
+    ``fs/write_text_file`` with no call id is matched to it."""
+
+    name: str
+    running: bool = False
+    ended: bool = False
+    raw_input: Any = None
+    writes: dict[str, str] = field(default_factory=dict)
+
+    def would_write(self, path: str, content: str) -> bool:
+        """Whether writing ``content`` to ``path`` is what this call said it does: a diff of it, or raw input
+        naming the path (``path``, ``file_path``, ``filePath``, ``absolute_path``) with that content."""
+        if self.writes.get(path) == content:
+            return True
+        raw = self.raw_input
+        if not isinstance(raw, dict):
+            return False
+        named = any(raw.get(key) == path for key in ("path", "file_path", "filePath", "absolute_path"))
+        return named and any(raw.get(key) == content for key in ("content", "new_text", "newText"))
+
+
+def call_name(update: AnyCall) -> str:
+    """The tool a call is of: Claude Code's own name for it (``_meta.claudeCode.toolName``), else the prefix of a
+    Gemini CLI id, else its kind, else ``"tool"``."""
+    meta = update.field_meta or {}
+    claude = meta.get("claudeCode") if isinstance(meta, dict) else None
+    if isinstance(claude, dict) and isinstance(claude.get("toolName"), str) and claude["toolName"]:
+        return str(claude["toolName"])
+    found = GEMINI_ID.match(update.tool_call_id)
+    if found is not None:
+        return found.group(1)
+    return update.kind or "tool"
+
+
+def content_text(block: Any) -> str:
+    """What a content block says, as text: its text, a link for a resource, a short note for an image or audio."""
+    match block:
+        case TextContentBlock(text=text):
+            return text
+        case ResourceContentBlock(uri=uri, name=name, title=title):
+            return f"[{title or name}]({uri})"
+        case EmbeddedResourceContentBlock(resource=resource):
+            if isinstance(resource, TextResourceContents):
+                return resource.text
+            return f"[{resource.uri}]"
+        case ImageContentBlock(mime_type=mime):
+            return f"[image: {mime}]"
+        case AudioContentBlock(mime_type=mime):
+            return f"[audio: {mime}]"
+    return ""
+
+
+def json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps(str(value), ensure_ascii=False)
+
+
+class UpdateMapper:
+    """Maps one agent session's updates to stream events.
+
+    Args:
+        terminal_view: The card's view of a terminal by its id (its command and output so far), served by the
+            client side; a terminal it does not know shows by its id alone.
+    """
+
+    def __init__(self, terminal_view: TerminalView | None = None) -> None:
+        self.calls: dict[str, CallSeen] = {}
+        #: While the agent replays a loaded session's history (``session/load``): its updates are not this turn's.
+        self.replaying = False
+        self._terminal_view = terminal_view or (lambda terminal_id: CallTerminal(terminal_id))
+        self._cost: Decimal | None = None  # the agent's running total (USD) as it last said
+        self._cost_at_start: Decimal | None = None  # ... when the current response began
+        self._usage = UsageUpdate()
+
+    def begin_response(self) -> None:
+        """A new response of the session begins: its cost is the change of the agent's total from here."""
+        self._cost_at_start = self._cost
+        self._usage = UsageUpdate()
+
+    def map(self, update: Any) -> list[StreamEvent]:
+        """The events of one ``session/update``'s ``update`` (none for what the card does not show: the agent's
+        commands, modes, config, session info, a replayed user message, anything while replaying)."""
+        if self.replaying:
+            return []
+        match update:
+            case AgentMessageChunk(content=block):
+                text = content_text(block)
+                return [TextDelta(text)] if text else []
+            case AgentThoughtChunk(content=block):
+                text = content_text(block)
+                return [ReasoningDelta(text)] if text else []
+            case ToolCallStart():
+                return self._start(update)
+            case ToolCallProgress():
+                return self._progress(update)
+            case AgentPlanUpdate(entries=entries):
+                return [PlanUpdated(tuple(PlanEntry(e.content, e.status, e.priority) for e in entries))]
+            case AgentUsage():
+                return self._agent_usage(update)
+        return []
+
+    def prompt_usage(self, response: PromptResponse) -> list[StreamEvent]:
+        """The usage the prompt's answer reports (``PromptResponse.usage``, unstable in ACP), with the cost said so
+        far; none when it reports none."""
+        usage = response.usage
+        if usage is None:
+            return []
+        self._usage = UsageUpdate(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_read_tokens or 0,
+            reasoning_tokens=usage.thought_tokens or 0,
+            cache_write_tokens=usage.cached_write_tokens or 0,
+            cost=self._usage.cost,
+        )
+        return [self._usage]
+
+    # --- tool calls -------------------------------------------------------------------------------------------------
+
+    def announce(self, tool_call: ToolCallUpdate) -> list[StreamEvent]:
+        """The events for the call a permission request is about: its card starts when the agent never announced
+        it (Gemini CLI asks first), else what the request tells of it updates the card; its status is left alone
+        (a call asked about has not run)."""
+        seen = self.calls.get(tool_call.tool_call_id)
+        if seen is None:
+            seen = self.calls[tool_call.tool_call_id] = CallSeen(call_name(tool_call))
+            self._remember(seen, tool_call)
+            arguments = "{}" if tool_call.raw_input is None else json_text(tool_call.raw_input)
+            started = ToolCallStarted(
+                tool_call.tool_call_id, seen.name, arguments, provider_executed=True, provider=PROVIDER
+            )
+            return [started, self._revision(tool_call, with_arguments=False)]
+        self._remember(seen, tool_call)
+        revision = self._revision(tool_call)
+        return [] if revision == ToolCallUpdated(tool_call.tool_call_id) else [revision]
+
+    @staticmethod
+    def _remember(seen: CallSeen, update: AnyCall) -> None:
+        if update.raw_input is not None:
+            seen.raw_input = update.raw_input
+        for item in update.content or ():
+            if isinstance(item, FileEditToolCallContent):
+                seen.writes[item.path] = item.new_text
+
+    def _start(self, update: AnyCall) -> list[StreamEvent]:
+        call_id = update.tool_call_id
+        events: list[StreamEvent] = []
+        seen = self.calls.get(call_id)
+        if seen is None:  # a repeat of an announced call (Claude Code sends the diff so) is an update of it
+            seen = self.calls[call_id] = CallSeen(call_name(update))
+            self._remember(seen, update)
+            arguments = "{}" if update.raw_input is None else json_text(update.raw_input)
+            events.append(ToolCallStarted(call_id, seen.name, arguments, provider_executed=True, provider=PROVIDER))
+            events.append(self._revision(update, with_arguments=False))
+        else:
+            self._remember(seen, update)
+            events.append(self._revision(update))
+        return events + self._status(update, seen)
+
+    def _progress(self, update: ToolCallProgress) -> list[StreamEvent]:
+        seen = self.calls.get(update.tool_call_id)
+        if seen is None:
+            # An update of a call never announced: the card starts here (an agent may skip ``tool_call``).
+            return self._start(update)
+        if seen.ended:
+            return []  # after its result: nothing more changes a finished call
+        self._remember(seen, update)
+        revision = self._revision(update)
+        events: list[StreamEvent] = [] if revision == ToolCallUpdated(update.tool_call_id) else [revision]
+        return events + self._status(update, seen)
+
+    def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallUpdated:
+        """The card's update: each field the agent sent replaces the card's."""
+        arguments = None if update.raw_input is None or not with_arguments else json_text(update.raw_input)
+        return ToolCallUpdated(
+            update.tool_call_id,
+            title=update.title or None,
+            kind=update.kind,
+            locations=None if update.locations is None else tuple(self._location(loc) for loc in update.locations),
+            arguments=arguments,
+            content=None if update.content is None else tuple(self._item(item) for item in update.content),
+        )
+
+    def _status(self, update: AnyCall, seen: CallSeen) -> list[StreamEvent]:
+        call_id = update.tool_call_id
+        match update.status:
+            case "in_progress" if not seen.running:
+                seen.running = True
+                return [ToolProgressUpdate(call_id)]
+            case "completed" | "failed":
+                seen.ended = True
+                return [ProviderToolResult(call_id, self._outcome(update), provider=PROVIDER)]
+        return []
+
+    def _outcome(self, update: AnyCall) -> ToolOutcome:
+        texts = [
+            content_text(item.content) for item in update.content or () if isinstance(item, ContentToolCallContent)
+        ]
+        text = "\n".join(t for t in texts if t)
+        if not text and update.raw_output is not None:
+            raw = update.raw_output
+            text = raw if isinstance(raw, str) else json_text(raw)
+            text = text[:MAX_RAW_OUTPUT_CHARS]
+        if update.status == "failed":
+            return ToolOutcome.failure(text or "The agent's call failed.", retryable=True)
+        return ToolOutcome.success(text=text or "Done.")
+
+    def _item(self, item: Any) -> CallViewItem:
+        match item:
+            case FileEditToolCallContent(path=path, old_text=old, new_text=new):
+                return CallDiff(path, old, new)
+            case TerminalToolCallContent(terminal_id=terminal_id):
+                return self._terminal_view(terminal_id)
+            case ContentToolCallContent(content=block):
+                return CallText(content_text(block))
+        return CallText("")
+
+    @staticmethod
+    def _location(location: ToolCallLocation) -> CallLocation:
+        return CallLocation(location.path, location.line)
+
+    # --- usage ------------------------------------------------------------------------------------------------------
+
+    def _agent_usage(self, update: AgentUsage) -> list[StreamEvent]:
+        """The agent's running cost: the request's cost is the change of its total since the response began (in USD
+        only; another currency leaves the request unpriced). Its ``used`` is how full the context is, not what the
+        request took, so it is not counted as tokens (each request would count the whole context again)."""
+        cost = None
+        if update.cost is not None and update.cost.currency.upper() == "USD":
+            try:
+                total = Decimal(str(update.cost.amount))
+            except InvalidOperation:
+                total = None
+            if total is not None and total.is_finite() and total >= 0:
+                self._cost = total
+                cost = max(total - (self._cost_at_start or Decimal(0)), Decimal(0))
+        self._usage = UsageUpdate(
+            input_tokens=self._usage.input_tokens,
+            output_tokens=self._usage.output_tokens,
+            cached_tokens=self._usage.cached_tokens,
+            reasoning_tokens=self._usage.reasoning_tokens,
+            cache_write_tokens=self._usage.cache_write_tokens,
+            cost=cost,
+        )
+        return [self._usage]

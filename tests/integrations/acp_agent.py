@@ -1,0 +1,273 @@
+"""A small ACP agent on the SDK's agent side, for the tests: each prompt's text is a JSON script of steps it plays.
+
+Run as ``python tests/integrations/acp_agent.py``. A prompt whose text is ``{"steps": [...]}`` plays the steps in
+order; any other prompt is answered ``You said: <text>``. Steps (one key each):
+
+- ``{"text": s}``, ``{"thought": s}``: a message or thought chunk.
+- ``{"plan": [[content, status, priority], ...]}``: the whole plan.
+- ``{"tool_call": {"id", "title", "kind", "raw_input", "status", "tool_name"}}``: a call (``tool_name`` as Claude
+  Code's ``_meta.claudeCode.toolName``); sent again for the same id it is a repeat.
+- ``{"diff": {"id", "title", "path", "old", "new", "raw_input"}}``: ``tool_call`` again for ``id``, with the diff.
+- ``{"update": {"id", "status", "text", "raw_output"}}``: a ``tool_call_update``.
+- ``{"permission": {"id", "title", "options", "raw_input"}}``: asks; says ``permission <id>: <option id or
+  cancelled>``. ``options`` lists ``[id, kind]`` pairs (allow, allow_always, reject by default).
+- ``{"permission_twice": {"id"}}``: asks twice at once for the same call; says both answers.
+- ``{"read": {"path", "line", "limit"}}``: reads a file through the client; says ``read: <content>`` or the error.
+- ``{"write": {"path", "content"}}``: writes through the client; says ``write: ok`` or the error.
+- ``{"usage": {"used", "cost"}}``: a usage update with a running cost in USD.
+- ``{"wait_cancel": true}``: waits for ``session/cancel`` (the prompt then ends ``cancelled``).
+- ``{"wait_file": path}``: waits until the file exists (as an agent waits for an MCP tool's answer).
+- ``{"crash": code}``: writes a last word to stderr and exits with ``code`` at once.
+- ``{"garbage": true}``: writes a line that is not JSON to stdout, then waits.
+- ``{"flood": n}``: ``n`` message chunks ``"<i> "``.
+- ``{"stop": reason}``: the prompt's stop reason (``end_turn`` by default).
+
+Environment: ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
+directory: each session's history, so ``session/load`` works in a new process and replays it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    Agent,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp import text_block as agent_text
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    Cost,
+    Implementation,
+    McpCapabilities,
+    PermissionOption,
+    PromptCapabilities,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+
+DEFAULT_OPTIONS = [["allow", "allow_once"], ["allow_always", "allow_always"], ["reject", "reject_once"]]
+
+
+def log(kind: str, data: Any) -> None:
+    path = os.environ.get("ACP_AGENT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
+
+
+def wait_for_file(path: str) -> None:
+    while not os.path.exists(path):
+        time.sleep(0.02)
+
+
+class ScriptAgent(Agent):
+    def __init__(self) -> None:
+        self.conn: Client
+        self.cancelled: dict[str, asyncio.Event] = {}
+        self.sessions = 0
+
+    def on_connect(self, conn: Client) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
+        capabilities = client_capabilities
+        log("initialize", None if capabilities is None else capabilities.model_dump(by_alias=True, exclude_none=True))
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True),
+            ),
+            agent_info=Implementation(name="acp-test-agent", version="0.1"),
+        )
+
+    def _state(self, session_id: str) -> Path | None:
+        directory = os.environ.get("ACP_AGENT_STATE")
+        return None if not directory else Path(directory) / f"{session_id}.json"
+
+    def _history(self, session_id: str) -> list[list[str]]:
+        path = self._state(session_id)
+        return json.loads(path.read_text()) if path is not None and path.exists() else []
+
+    def _remember(self, session_id: str, said: str, answered: str) -> None:
+        path = self._state(session_id)
+        if path is not None:
+            path.write_text(json.dumps([*self._history(session_id), [said, answered]]))
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        self.sessions += 1
+        session_id = f"s{os.getpid()}-{self.sessions}"
+        log("new_session", {"cwd": cwd, "mcp_servers": [str(s) for s in mcp_servers or []], "id": session_id})
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
+        log("load_session", {"cwd": cwd, "id": session_id})
+        path = self._state(session_id)
+        if path is None or not path.exists():
+            raise RequestError.resource_not_found(session_id)
+        for said, answered in self._history(session_id):  # replayed before the answer, as Claude Code does
+            await self.conn.session_update(session_id, update_user_message_text(said))
+            await self.conn.session_update(session_id, update_agent_message_text(answered))
+        return LoadSessionResponse()
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        log("cancel", session_id)
+        self.cancelled.setdefault(session_id, asyncio.Event()).set()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> Any:
+        log("prompt", [block.model_dump(by_alias=True, exclude_none=True) for block in prompt])
+        self.cancelled[session_id] = asyncio.Event()
+        text = "\n".join(getattr(block, "text", "") for block in prompt if getattr(block, "type", "") == "text")
+        script = None
+        for block in prompt:
+            candidate = getattr(block, "text", "")
+            if candidate.startswith("{"):
+                try:
+                    script = json.loads(candidate)["steps"]
+                except (ValueError, KeyError, TypeError):
+                    script = None
+        said: list[str] = []
+        if script is None:
+            said.append(f"You said: {text}")
+            await self.say(session_id, said[-1])
+            self._remember(session_id, text, said[-1])
+            return PromptResponse(stop_reason="end_turn")
+        stop = "end_turn"
+        for step in script:
+            (kind, value), *_ = step.items()
+            result = await self.step(session_id, kind, value, said)
+            if result is not None:
+                stop = result
+                if stop == "cancelled":
+                    break
+        self._remember(session_id, text, "".join(said))
+        return PromptResponse(stop_reason=stop)
+
+    async def say(self, session_id: str, text: str) -> None:
+        await self.conn.session_update(session_id, update_agent_message_text(text))
+
+    async def step(self, session_id: str, kind: str, value: Any, said: list[str]) -> str | None:
+        conn = self.conn
+        match kind:
+            case "text":
+                said.append(value)
+                await self.say(session_id, value)
+            case "thought":
+                await conn.session_update(session_id, update_agent_thought_text(value))
+            case "plan":
+                entries = [plan_entry(c, status=s, priority=p) for c, s, p in value]
+                await conn.session_update(session_id, update_plan(entries))
+            case "tool_call":
+                update = start_tool_call(
+                    value["id"],
+                    value.get("title", value["id"]),
+                    kind=value.get("kind"),
+                    status=value.get("status", "pending"),
+                    raw_input=value.get("raw_input"),
+                )
+                if "tool_name" in value:
+                    update.field_meta = {"claudeCode": {"toolName": value["tool_name"]}}
+                await conn.session_update(session_id, update)
+            case "diff":
+                update = start_tool_call(
+                    value["id"],
+                    value.get("title", f"Write {value['path']}"),
+                    kind="edit",
+                    content=[tool_diff_content(value["path"], value["new"], value.get("old"))],
+                    raw_input=value.get("raw_input"),
+                )
+                await conn.session_update(session_id, update)
+            case "update":
+                content = [tool_content(agent_text(value["text"]))] if "text" in value else None
+                update = update_tool_call(
+                    value["id"], status=value.get("status"), content=content, raw_output=value.get("raw_output")
+                )
+                await conn.session_update(session_id, update)
+            case "permission":
+                answer = await self.ask(session_id, value)
+                said.append(f"permission {value['id']}: {answer}\n")
+                await self.say(session_id, said[-1])
+            case "permission_twice":
+                answers = await asyncio.gather(self.ask(session_id, value), self.ask(session_id, value))
+                said.append(f"permission {value['id']}: {' '.join(answers)}\n")
+                await self.say(session_id, said[-1])
+            case "read":
+                try:
+                    read = await conn.read_text_file(
+                        session_id=session_id, path=value["path"], line=value.get("line"), limit=value.get("limit")
+                    )
+                    said.append(f"read: {read.content}")
+                except RequestError as exc:
+                    said.append(f"read error: {exc}")
+                await self.say(session_id, said[-1])
+            case "write":
+                try:
+                    await conn.write_text_file(session_id=session_id, path=value["path"], content=value["content"])
+                    said.append("write: ok\n")
+                except RequestError as exc:
+                    said.append(f"write error: {exc}\n")
+                await self.say(session_id, said[-1])
+            case "usage":
+                cost = None if value.get("cost") is None else Cost(amount=value["cost"], currency="USD")
+                update = UsageUpdate(session_update="usage_update", used=value.get("used", 0), size=200_000, cost=cost)
+                await conn.session_update(session_id, update)
+            case "wait_cancel":
+                await self.cancelled[session_id].wait()
+                return "cancelled"
+            case "wait_file":
+                await asyncio.to_thread(wait_for_file, value)
+            case "crash":
+                sys.stderr.write("test agent: crashing as scripted\n")
+                sys.stderr.flush()
+                os._exit(int(value))
+            case "garbage":
+                sys.stdout.write("this is not json\n")
+                sys.stdout.flush()
+                await asyncio.sleep(3600)
+            case "flood":
+                for index in range(int(value)):
+                    await self.say(session_id, f"{index} ")
+            case "stop":
+                return str(value)
+        return None
+
+    async def ask(self, session_id: str, value: dict[str, Any]) -> str:
+        options = [
+            PermissionOption(option_id=option_id, name=option_id, kind=kind)
+            for option_id, kind in value.get("options", DEFAULT_OPTIONS)
+        ]
+        tool_call = ToolCallUpdate(
+            tool_call_id=value["id"], title=value.get("title"), raw_input=value.get("raw_input"), kind=value.get("kind")
+        )
+        response = await self.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options)
+        outcome = response.outcome
+        return outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
+
+
+if __name__ == "__main__":
+    asyncio.run(run_agent(ScriptAgent()))
