@@ -414,15 +414,16 @@ def start_error(
     label: str, command: str, cwd: str | os.PathLike[str] | None, error: OSError, secrets: Sequence[str]
 ) -> str:
     """What to say when the agent could not be started: not installed, not runnable, or no working directory."""
-    in_cwd = cwd is not None and error.filename == os.fspath(cwd)  # the child's chdir failed, not its exec
+    # The child's chdir failed, not its exec: the error names the directory as it was given (a path or a string).
+    in_cwd = cwd is not None and error.filename is not None and os.fspath(error.filename) == os.fspath(cwd)
     match error:
         case FileNotFoundError() if in_cwd:
-            return f"cannot start {label}: its working directory {error.filename!r} does not exist"
+            return f"cannot start {label}: its working directory {os.fspath(error.filename)!r} does not exist"
         case FileNotFoundError():
             where = "no such file" if os.sep in command else "not found on PATH"
             return f"ACP agent '{describe_command(command, (), secrets)}' is not installed ({where})"
         case PermissionError() if in_cwd:
-            return f"cannot start {label}: its working directory {error.filename!r} cannot be entered"
+            return f"cannot start {label}: its working directory {os.fspath(error.filename)!r} cannot be entered"
         case PermissionError():
             return f"{label} cannot be run: permission denied"
         case _:
