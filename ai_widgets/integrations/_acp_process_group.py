@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 
-__all__ = ["EXIT_POLL", "KILL_WAIT", "exited", "signal_group", "stop_group"]
+__all__ = ["EXIT_POLL", "KILL_WAIT", "exited", "kill_if_running", "signal_group", "stop_group"]
 
 #: Seconds between two looks at whether a process has exited.
 EXIT_POLL = 0.02
@@ -54,3 +54,10 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
             signal_group(process, signal.SIGKILL)
             await exited(process, KILL_WAIT)
     signal_group(process, signal.SIGKILL)
+
+
+def kill_if_running(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL for ``process``'s group if the process still runs (a last resort, at collection or exit: once it
+    exited, its group id may be another's)."""
+    if process.returncode is None:
+        signal_group(process, signal.SIGKILL)

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ai_widgets._safe import redact, safe_text
-from ai_widgets.integrations._acp_process_group import exited, signal_group, stop_group
+from ai_widgets.integrations._acp_process_group import exited, kill_if_running, signal_group, stop_group
 from ai_widgets.kernel import looks_secret
 
 __all__ = [
@@ -450,11 +450,6 @@ def describe_command(command: str, args: Sequence[str], secrets: Sequence[str]) 
     """The command line as messages show it: on one line, redacted, and cut short."""
     text = redact(safe_text(" ".join(" ".join(word.split()) for word in [command, *args])), *secrets)
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
-
-
-def kill_if_running(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        signal_group(process, signal.SIGKILL)
 
 
 def not_a_wire_failure(record: logging.LogRecord) -> bool:
