@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import weakref
 from collections import deque
@@ -65,6 +66,7 @@ READ_SIZE = 1024 * 1024
 READ_AHEAD = 256
 #: Environment variables shorter than this are not redacted wherever they occur ("abc" would be cut out of words).
 MIN_SECRET_CHARS = 6
+WHITESPACE = re.compile(r"\s")
 #: The longest command line an error message shows, in characters.
 LABEL_CHARS = 80
 
@@ -244,6 +246,7 @@ class AgentWire:
 
     async def _shut_down(self) -> None:
         self._closing = True
+        self._room.set()  # a reader waiting for room reads on to the end
         stdin = self._process.stdin
         assert stdin is not None
         stdin.close()
@@ -315,7 +318,7 @@ class AgentWire:
         if self._error is not None:  # nothing after the failure
             return
         self._inbox.put_nowait(message)
-        if self._inbox.qsize() >= READ_AHEAD:
+        if self._inbox.qsize() >= READ_AHEAD and not self._closing:
             self._room.clear()
             await self._room.wait()
 
@@ -390,11 +393,8 @@ class AgentWire:
             return
         while self._stderr_size - len(self._stderr[0]) >= STDERR_KEPT:
             self._stderr_size -= len(self._stderr.popleft())
-        # Cut the first piece where a line starts, so no key's tail is kept without its head (its name).
         first = self._stderr[0]
-        cut = self._stderr_size - STDERR_KEPT
-        newline = first.find("\n", cut)
-        rest = first[newline + 1 :] if newline >= 0 else ""
+        rest = first[kept_start(first, self._stderr_size - STDERR_KEPT) :]
         self._stderr_size -= len(first) - len(rest)
         if rest:
             self._stderr[0] = rest
@@ -408,6 +408,16 @@ class AgentWire:
         # Let the reader and the drain take what the agent wrote last before quoting it.
         await asyncio.wait([self._reader, self._drain], timeout=LAST_OUTPUT_WAIT)
         self._fail(self._exit_error())
+
+
+def kept_start(text: str, cut: int) -> int:
+    """Where the kept part of ``text`` starts when its first ``cut`` characters must go: at the next line's start,
+    else after the next space, so that no key's tail is kept without its head (the part the patterns know)."""
+    newline = text.find("\n", cut)
+    if newline >= 0:
+        return newline + 1
+    space = WHITESPACE.search(text, cut)
+    return space.end() if space else cut
 
 
 def start_error(

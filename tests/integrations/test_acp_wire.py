@@ -330,6 +330,33 @@ async def test_a_chatty_agent_never_blocks_and_its_last_64_kb_are_kept_from_a_li
         await wire.close()
 
 
+async def test_a_long_stderr_line_keeps_its_end() -> None:
+    # 200 KB with no newline, then a last word: the tail is cut after a space, not dropped for want of a line start.
+    code = "import sys\nsys.stderr.write('word ' * 40000 + 'the-end')\nsys.exit(1)"
+    wire = await AgentWire.start(*agent(code))
+    try:
+        with pytest.raises(AgentWireError, match=r"the-end$"):
+            await wire.receive()
+        kept = wire.output()
+        assert STDERR_KEPT - 10 <= len(kept) <= STDERR_KEPT
+        assert kept.startswith("word word")
+    finally:
+        await wire.close()
+
+
+async def test_close_is_quick_while_unread_messages_wait() -> None:
+    flood = (
+        'import sys\nsys.stdout.writelines(\'{"jsonrpc":"2.0","method":"n"}\\n\' for _ in range(5000))\n'
+        "sys.stdout.flush(); sys.stdin.read()"
+    )
+    wire = await AgentWire.start(*agent(flood))
+    await asyncio.sleep(0.5)  # the reader has filled its read-ahead and waits; nobody receives
+    started = time.monotonic()
+    await wire.close()
+    assert time.monotonic() - started < 1
+    assert wire.returncode == 0
+
+
 @pytest.mark.parametrize(
     ("command", "said"),
     [
