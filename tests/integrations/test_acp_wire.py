@@ -530,3 +530,23 @@ async def test_the_sdk_connects_over_the_wire(tmp_path: Path, caplog: pytest.Log
     finally:
         await conn.close()
         await wire.close()
+
+
+async def test_closing_the_sdk_connection_ends_an_sdk_agent_on_eof(tmp_path: Path) -> None:
+    acp = pytest.importorskip("acp")
+
+    class Silent(acp.Client):  # type: ignore[misc]
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            pass
+
+    wire = await AgentWire.start(*agent(SDK_AGENT), cwd=tmp_path)
+    try:
+        conn = acp.connect_to_agent(Silent(), wire)
+        await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), 20)
+        started = time.monotonic()
+        await conn.close()  # closes the wire: EOF, and the agent's run_agent returns
+        assert time.monotonic() - started < 1.5
+        assert wire.returncode == 0
+        assert wire.error is None
+    finally:
+        await wire.close()
