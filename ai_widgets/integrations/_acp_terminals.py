@@ -170,7 +170,7 @@ class Terminal:
         self._exit: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read())
         self._watcher = asyncio.ensure_future(self._watch())
-        # A terminal nobody released is killed when it is collected or Python exits, never left running.
+        # A terminal nobody released is killed when Python exits (a kernel shut down), never left running.
         self._finalizer = weakref.finalize(self, kill_if_running, process)
 
     @property

@@ -66,6 +66,7 @@ READ_SIZE = 1024 * 1024
 READ_AHEAD = 256
 #: Environment variables shorter than this are not redacted wherever they occur ("abc" would be cut out of words).
 MIN_SECRET_CHARS = 6
+#: Where a kept stderr tail may start when no line starts in its first piece.
 WHITESPACE = re.compile(r"\s")
 #: The longest command line an error message shows, in characters.
 LABEL_CHARS = 80
@@ -112,11 +113,10 @@ class AgentWire:
         self._send_lock = asyncio.Lock()
         self._stderr: deque[str] = deque()
         self._stderr_size = 0
-        self._stderr_cut = False
         self._reader = asyncio.ensure_future(self._read_stdout())
         self._drain = asyncio.ensure_future(self._drain_stderr())
         self._watcher = asyncio.ensure_future(self._watch_exit())
-        # An agent nobody closed is killed when the wire is collected or Python exits, never left running.
+        # An agent nobody closed is killed when Python exits (a kernel shut down), never left running.
         self._finalizer = weakref.finalize(self, kill_if_running, process)
 
     @classmethod

@@ -355,3 +355,19 @@ async def test_logging_is_quiet_for_a_normal_run(caplog: pytest.LogCaptureFixtur
         await terminal.wait()
         await terminals.close()
     assert caplog.records == []
+
+
+async def test_a_terminal_never_released_is_killed_when_python_exits() -> None:
+    script = (
+        "import asyncio\nfrom ai_widgets.integrations._acp_terminals import Terminals\n"
+        "async def main():\n"
+        "    terminal = await Terminals().create('sleep 60')\n"
+        "    print(terminal.pid, flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    host = await asyncio.create_subprocess_exec(
+        PYTHON, "-c", script, stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2]
+    )
+    out, _ = await asyncio.wait_for(host.communicate(), 20)
+    assert host.returncode == 0
+    await until_gone(int(out), 2)

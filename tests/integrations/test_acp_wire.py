@@ -550,3 +550,20 @@ async def test_closing_the_sdk_connection_ends_an_sdk_agent_on_eof(tmp_path: Pat
         assert wire.error is None
     finally:
         await wire.close()
+
+
+async def test_an_agent_never_closed_is_killed_when_python_exits() -> None:
+    # A kernel that shuts down with a chat's agent still running: the agent goes with it.
+    script = (
+        "import asyncio, sys\nfrom ai_widgets.integrations._acp_wire import AgentWire\n"
+        "async def main():\n"
+        "    wire = await AgentWire.start(sys.executable, ['-c', 'import time; time.sleep(60)'])\n"
+        "    print(wire.pid, flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    host = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE, cwd=Path(__file__).parents[2]
+    )
+    out, _ = await asyncio.wait_for(host.communicate(), 20)
+    assert host.returncode == 0
+    await until_gone(int(out), 2)
