@@ -205,7 +205,7 @@ class Terminal:
             self._pending_update.cancel()
             self._pending_update = None
         await stop_group(self._process, KILL_GRACE)
-        _, pending = await asyncio.wait([self._reader, self._watcher], timeout=OUTPUT_AFTER_EXIT + EXIT_POLL * 2)
+        _, pending = await asyncio.wait([self._reader, self._watcher], timeout=OUTPUT_AFTER_EXIT + EXIT_POLL * 4)
         for task in pending:  # a process outside the group holds the output: stop reading it
             task.cancel()
         await asyncio.gather(self._reader, self._watcher, return_exceptions=True)
@@ -224,10 +224,16 @@ class Terminal:
             self._changed()
 
     async def _watch(self) -> None:
-        await exited(self._process, None, poll=EXIT_POLL)
-        await asyncio.wait([self._reader], timeout=OUTPUT_AFTER_EXIT)
-        assert self._process.returncode is not None
-        self._exit.set_result(ExitStatus.of(self._process.returncode))
+        try:
+            await exited(self._process, None, poll=EXIT_POLL)
+            await asyncio.wait([self._reader], timeout=OUTPUT_AFTER_EXIT)
+        finally:  # cancelled too (a release that could not wait): no wait() is left hanging
+            code = self._process.returncode
+            if code is not None:
+                self._exit.set_result(ExitStatus.of(code))
+            else:
+                self._exit.set_exception(TerminalError(f"terminal {self.id} was released before its command ended"))
+                self._exit.exception()  # retrieved: nobody may be waiting
         self._changed()  # the last update shows the exit
 
     def _changed(self) -> None:
@@ -268,6 +274,11 @@ class Terminals:
     def __len__(self) -> int:
         return len(self._terminals)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: no terminal can be created."""
+        return self._closed
+
     def __iter__(self) -> Iterator[Terminal]:
         return iter(list(self._terminals.values()))
 
@@ -297,8 +308,7 @@ class Terminals:
             TerminalError: The set is closed, too many terminals are open, an argument is wrong, or the command
                 cannot be started (the message says why).
         """
-        if self._closed:
-            raise TerminalError("the terminals were closed")
+        self._refuse_if_closed()
         if len(self._terminals) >= MAX_TERMINALS:
             raise TerminalError(f"{MAX_TERMINALS} terminals are open already: release one first")
         if not isinstance(command, str) or not command.strip():
@@ -335,6 +345,9 @@ class Terminals:
                 )
         except OSError as error:
             raise TerminalError(start_error(command, where, error)) from None
+        if self.closed:  # closed while it started
+            await stop_group(process, KILL_GRACE)
+            self._refuse_if_closed()
         terminal_id = f"terminal-{next(self._ids)}"
         terminal = Terminal(
             terminal_id,
@@ -347,6 +360,10 @@ class Terminals:
         )
         self._terminals[terminal_id] = terminal
         return terminal
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise TerminalError("the terminals were closed")
 
     def get(self, terminal_id: str) -> Terminal:
         """The terminal of ``terminal_id``.

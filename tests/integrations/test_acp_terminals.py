@@ -371,3 +371,25 @@ async def test_a_terminal_never_released_is_killed_when_python_exits() -> None:
     out, _ = await asyncio.wait_for(host.communicate(), 20)
     assert host.returncode == 0
     await until_gone(int(out), 2)
+
+
+async def test_a_wait_in_progress_ends_when_the_terminal_is_released() -> None:
+    terminals = Terminals()
+    try:
+        terminal = await terminals.create("sleep 60")
+        waiting = asyncio.ensure_future(terminal.wait())
+        await asyncio.sleep(0.1)
+        await terminals.release(terminal.id)
+        assert await asyncio.wait_for(waiting, 1) == ExitStatus(None, "SIGTERM")
+    finally:
+        await terminals.close()
+
+
+async def test_a_terminal_starting_while_the_set_closes_is_ended() -> None:
+    terminals = Terminals()
+    starting = asyncio.ensure_future(terminals.create("sleep 60"))
+    await asyncio.sleep(0)  # the create is under way, waiting for its process
+    await terminals.close()
+    with pytest.raises(TerminalError, match="the terminals were closed"):
+        await starting
+    assert len(terminals) == 0
