@@ -206,9 +206,10 @@ class AgentWire:
             async with self._send_lock:  # drain() takes one waiter at a time on Python 3.10
                 stdin.write(line)
                 await stdin.drain()
-        except ConnectionError as error:  # the agent closed stdin: it is gone, or going; say why as the watcher will
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._failed.wait(), EXIT_AFTER_EOF + LAST_OUTPUT_WAIT + EXIT_WATCH_POLL)
+        except ConnectionError as error:  # stdin closed: the agent is gone or going (say why, as the watcher will)
+            if not self._closing:  # or the wire is closing, and nothing will say more
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._failed.wait(), EXIT_AFTER_EOF + LAST_OUTPUT_WAIT + EXIT_WATCH_POLL)
             raise self._error or AgentWireError(f"cannot write to {self.label}: {error}") from None
 
     async def receive(self) -> dict[str, Any] | None:

@@ -567,3 +567,15 @@ async def test_an_agent_never_closed_is_killed_when_python_exits() -> None:
     out, _ = await asyncio.wait_for(host.communicate(), 20)
     assert host.returncode == 0
     await until_gone(int(out), 2)
+
+
+async def test_a_send_blocked_on_an_agent_that_never_reads_ends_with_the_close() -> None:
+    wire = await AgentWire.start(*agent("import time; time.sleep(60)"))
+    sending = asyncio.ensure_future(wire.send({"jsonrpc": "2.0", "method": "big", "params": "x" * 4_000_000}))
+    await asyncio.sleep(0.2)
+    assert not sending.done()  # the pipe is full: the agent reads nothing
+    started = time.monotonic()
+    await wire.close()  # EOF cannot get through; SIGTERM after 2 s
+    with pytest.raises(AgentWireError, match="cannot write to ACP agent"):
+        await asyncio.wait_for(sending, 1)
+    assert time.monotonic() - started < 3.5
