@@ -295,8 +295,8 @@ class AgentWire:
         return AgentWireError(message, output=output, returncode=code)
 
     def _protocol_error(self, what: str, line: bytes) -> AgentWireError:
-        shown = safe_text(" ".join(line[:200].decode("utf-8", "replace").split()))
-        shown = redact(shown if len(shown) <= 120 else shown[:119] + "…", *self._secrets)
+        shown = redact(safe_text(" ".join(line[:200].decode("utf-8", "replace").split())), *self._secrets)
+        shown = shown if len(shown) <= 120 else shown[:119] + "…"
         return AgentWireError(
             f"{self.label} wrote {what} to stdout: {shown!r} (an ACP agent writes only JSON-RPC messages there, "
             "one a line); it was stopped",
@@ -311,6 +311,8 @@ class AgentWire:
             if not line.strip():
                 return None
             raise self._protocol_error("a line that is not JSON", line) from None
+        except RecursionError:
+            raise self._protocol_error("JSON nested too deeply", line) from None
         if not is_json_rpc(message):
             raise self._protocol_error("JSON that is not a JSON-RPC 2.0 message", line)
         return message  # type: ignore[no-any-return]
@@ -349,20 +351,19 @@ class AgentWire:
                     raise self._oversized()
         except AgentWireError as error:
             self._fail(error)
-            with contextlib.suppress(OSError):
-                while await stdout.read(READ_SIZE):
-                    pass
+        except Exception as error:  # a pipe's error, or a bug: fail the wire rather than leave receive() waiting
+            self._fail(AgentWireError(f"cannot read from {self.label}: {error!r}", output=self.output()))
+        else:
+            if self._closing or self._error is not None:
+                return
+            # The agent closed stdout: it is exiting (the watcher says how), or it is hung.
+            if not await exited(self._process, EXIT_AFTER_EOF):
+                hung = f"{self.label} closed its stdout but did not exit; it was stopped"
+                self._fail(AgentWireError(hung, output=self.output()))
             return
-        except OSError as error:
-            self._fail(AgentWireError(f"cannot read from {self.label}: {error}", output=self.output()))
-            return
-        if self._closing or self._error is not None:
-            return
-        # The agent closed stdout: it is exiting (the watcher says how), or it is hung.
-        if not await exited(self._process, EXIT_AFTER_EOF):
-            self._fail(
-                AgentWireError(f"{self.label} closed its stdout but did not exit; it was stopped", output=self.output())
-            )
+        with contextlib.suppress(OSError):  # read on to the end, so the pipe closes
+            while await stdout.read(READ_SIZE):
+                pass
 
     def _oversized(self) -> AgentWireError:
         return AgentWireError(

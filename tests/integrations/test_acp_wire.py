@@ -165,8 +165,9 @@ async def test_the_agent_runs_in_cwd(tmp_path: Path) -> None:
         (b'b\'[{"jsonrpc": "2.0", "method": "batch"}]\\n\'', "JSON that is not a JSON-RPC 2.0 message"),
         (b'b\'{"jsonrpc": "2.0", "id": 3}\\n\'', "JSON that is not a JSON-RPC 2.0 message"),
         (b'b\'{"jsonrpc": "1.0", "method": "old"}\\n\'', "JSON that is not a JSON-RPC 2.0 message"),
+        (b"b'[' * 200000 + b'\\n'", "JSON nested too deeply"),
     ],
-    ids=["text", "not-utf8", "json-log", "batch", "id-only", "wrong-version"],
+    ids=["text", "not-utf8", "json-log", "batch", "id-only", "wrong-version", "too-deep"],
 )
 async def test_a_line_that_is_no_message_fails_the_wire_at_once(bad: bytes, said: str) -> None:
     wire = await AgentWire.start(*agent(THEN_BAD, bad=bad.decode()))
@@ -193,16 +194,16 @@ async def test_a_line_that_is_no_message_fails_the_wire_at_once(bad: bytes, said
 
 
 async def test_garbage_is_quoted_short_and_redacted() -> None:
-    key = "sk-proj-" + "abcdefghijklmnopqrstuvwxyz0123456789"
-    line = f"b'using key {key} ' + b'x' * 5000 + b'\\n'"
+    # The quote is cut at 120 characters, inside the key's value: redacted first, nothing of the value shows.
+    line = "b'" + "y" * 103 + " api_key=Qx7Vb9Lm2Np4Rs6T and more' + b' x' * 5000 + b'\\n'"
     wire = await AgentWire.start(*agent(THEN_BAD, bad=line))
     try:
         await wire.receive()
         with pytest.raises(AgentWireError) as raised:
             await wire.receive()
         message = str(raised.value)
-        assert "abcdefghijklmnop" not in message
-        assert "using key [redacted]" in message
+        assert "Qx7" not in message
+        assert "api_key=[redact…" in message
         assert len(message) < 400
     finally:
         await wire.close()
