@@ -172,6 +172,7 @@ class ACPToolsServer:
         # The calls running on the session's loop, to cancel on close (added and removed on the server's loop).
         self._calls: set[concurrent.futures.Future[Any]] = set()
         self._calls_lock = threading.Lock()
+        self._posting = 0  # POST requests being answered (on the server's loop)
         self._manager: StreamableHTTPSessionManager | None = None
 
     # --- what the owner uses --------------------------------------------------------------------------------------
@@ -291,7 +292,8 @@ class ACPToolsServer:
                 left = asyncio.all_tasks(loop)
                 for task in left:
                     task.cancel()
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+                if left:
+                    loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
                 loop.close()
@@ -349,6 +351,11 @@ class ACPToolsServer:
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
+            # The calls in flight were cancelled on the session's loop: let their isError answers go out first.
+            for _ in range(100):
+                if not self._posting:
+                    break
+                await asyncio.sleep(0.01)
             self._listen.close()
             self._connections.clear()
         # The sessions have ended (their streams closed), so the web server stops at once.
@@ -376,7 +383,12 @@ class ACPToolsServer:
             await respond(send, 404, b"Not Found")
             return
         assert self._manager is not None
-        await self._manager.handle_request(scope, receive, send)
+        posting = scope["method"] == "POST"
+        self._posting += posting
+        try:
+            await self._manager.handle_request(scope, receive, send)
+        finally:
+            self._posting -= posting
         if scope["method"] == "DELETE" and session_id:
             self._connections.pop(session_id.decode("latin-1"), None)
 
