@@ -70,6 +70,8 @@ PATH = "/mcp"
 #: process at the latest).
 STOP_TIMEOUT = 10.0
 
+CLOSING = "The call was not run: the session's tools server is closing."
+
 INSTRUCTIONS = (
     "These tools run in the person's Jupyter kernel session, beside their data. A call may wait while the person is "
     "asked to allow it, and the person may decline it."
@@ -244,10 +246,11 @@ class ACPToolsServer:
         the session's tools may have changed (each request).
 
         Returns:
-            Whether the list changed.
+            Whether it told agents of a change (never before an agent listed the tools: it will list them as they
+            are).
         """
         current = self._snapshot()
-        if current == self._known:
+        if self._known is None or current == self._known:
             return False
         self._known = current
         loop = self._server_loop
@@ -258,11 +261,11 @@ class ACPToolsServer:
     async def aclose(self) -> None:
         """Stops serving: the calls in flight are cancelled (the agent gets ``isError``), the connections closed, the
         thread ended and the port freed. Closing again does nothing."""
-        previous, self._state = self._state, "closed"
+        with self._calls_lock:
+            previous, self._state = self._state, "closed"
+            running = list(self._calls)
         if previous == "closed":
             return
-        with self._calls_lock:
-            running = list(self._calls)
         for future in running:
             future.cancel()
         loop, stop = self._server_loop, self._stop
@@ -407,6 +410,8 @@ class ACPToolsServer:
     ) -> types.CallToolResult:
         self._remember(ctx)
         definitions = await self._listed()
+        if self._state == "closed":
+            return error_result(CLOSING)
         definition = next((d for d in definitions if d.name == params.name), None)
         if definition is None:
             names = ", ".join(d.name for d in definitions) or "none"
@@ -423,11 +428,12 @@ class ACPToolsServer:
         async def run() -> ToolOutcome | ToolCallPart:
             return await self._call(call)
 
-        future = self._on_session_loop(run())
+        with self._calls_lock:  # so that a close either sees this call (and cancels it) or keeps it from starting
+            future = self._on_session_loop(run())
+            if future is not None:
+                self._calls.add(future)
         if future is None:
-            return error_result("The call was not run: the session is closing.")
-        with self._calls_lock:
-            self._calls.add(future)
+            return error_result(CLOSING)
         try:
             await settled(future)
         finally:

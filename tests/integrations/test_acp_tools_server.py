@@ -21,6 +21,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types import ImageContent, TextContent
 
@@ -410,21 +411,23 @@ async def test_list_changed_reaches_a_handshake_era_agent_after_the_tools_change
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    async with serving([add]) as (server, session), connected(server, "legacy", message_handler=on_message) as client:
-        assert client.server_capabilities.tools is not None
-        assert client.server_capabilities.tools.list_changed is True
-        assert [t.name for t in (await client.list_tools()).tools] == ["add"]
-        assert await server.refresh() is False  # nothing changed
-        session.tools.append(look)
-        assert await server.refresh() is True
-        await asyncio.wait_for(changed.wait(), 10)
-        assert [t.name for t in (await client.list_tools()).tools] == ["add", "look"]
-        assert await server.refresh() is False
+    async with serving([add]) as (server, session):
+        session.tools.append(boom)
+        assert await server.refresh() is False  # no agent has listed them yet: nobody to tell
+        session.tools.remove(boom)
+        async with connected(server, "legacy", message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            assert [t.name for t in (await client.list_tools()).tools] == ["add"]
+            assert await server.refresh() is False  # nothing changed
+            session.tools.append(look)
+            assert await server.refresh() is True
+            await asyncio.wait_for(changed.wait(), 10)
+            assert [t.name for t in (await client.list_tools()).tools] == ["add", "look"]
+            assert await server.refresh() is False
 
 
 async def test_list_changed_reaches_a_2026_era_agent_listening_for_it() -> None:
-    from mcp.client.subscriptions import ToolsListChanged
-
     async with serving([add]) as (server, session), connected(server, "auto") as client:
         assert [t.name for t in (await client.list_tools()).tools] == ["add"]
         async with client.listen(tools_list_changed=True) as subscription:
