@@ -123,8 +123,8 @@ class ACPToolsServer:
     ``list_changed`` on ``subscriptions/listen`` streams.
 
     Args:
-        tools: The tools to offer, as they are now: :class:`~ai_widgets.tools.Tool`\\ s or their
-            :class:`~ai_widgets.tools.ToolDefinition`\\ s (a request's ``tools``). Called on the session's loop.
+        tools: The tools to offer, as they are now: ``Tool`` objects or their ``ToolDefinition`` (a request's
+            ``tools``). Called on the session's loop; the first tool of a name is the one offered.
         call: Runs one call on the session's loop and returns its outcome (or its ``ToolCallPart`` once ended).
         name: The name the server gives itself in ``initialize``.
         max_text_chars: The most characters of a result's text sent to the agent.
@@ -335,8 +335,10 @@ class ACPToolsServer:
             lifespan="off",
             proxy_headers=False,
             ws="none",
-            log_config=None,  # never reconfigure the process's logging (a kernel's)
-            access_log=False,
+            # Never reconfigure the process's logging (a kernel's): no logging config, and access_log left on, as
+            # turning it off empties and detaches uvicorn's access logger for the whole process. Its lines hold no
+            # header, so never the token.
+            log_config=None,
             server_header=False,
             date_header=False,
             timeout_graceful_shutdown=2,

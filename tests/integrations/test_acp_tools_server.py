@@ -9,6 +9,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -398,6 +399,8 @@ async def test_the_token_is_the_servers_own_and_never_in_its_repr() -> None:
     finally:
         await first.aclose()
     assert token not in repr(first)
+    await second.aclose()  # never started: nothing to stop
+    assert "closed" in repr(second)
 
 
 # --- the list follows the session ---------------------------------------------------------------------------------
@@ -501,6 +504,21 @@ async def test_the_main_threads_signal_handlers_are_left_alone() -> None:
         assert signal.getsignal(signal.SIGTERM) is term
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+async def test_the_processs_logging_is_left_alone() -> None:
+    loggers = ["", "uvicorn", "uvicorn.error", "uvicorn.access"]
+
+    def state() -> list[tuple[list[logging.Handler], int, bool]]:
+        return [
+            (logging.getLogger(n).handlers[:], logging.getLogger(n).level, logging.getLogger(n).propagate)
+            for n in loggers
+        ]
+
+    before = state()
+    async with serving() as (server, _), connected(server) as client:
+        await client.call_tool("add", {"a": 1, "b": 2})
+        assert state() == before
 
 
 def test_limits_are_checked() -> None:
