@@ -70,6 +70,8 @@ PATH = "/mcp"
 #: process at the latest).
 STOP_TIMEOUT = 10.0
 
+CLOSED_AS_IT_STARTED = "the tools server was closed as it started"
+
 CLOSING = "The call was not run: the session's tools server is closing."
 
 INSTRUCTIONS = (
@@ -200,6 +202,11 @@ class ACPToolsServer:
         """Whether the server is serving."""
         return self._state == "running"
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` was called (or a start failed): it never serves again."""
+        return self._state == "closed"
+
     async def start(self) -> None:
         """Binds a loopback port and serves on a thread of its own; returns once it accepts connections. Calls run
         on the loop this is awaited on. Starting a running server does nothing.
@@ -232,12 +239,15 @@ class ACPToolsServer:
             )
             self._thread.start()
             await asyncio.wrap_future(ready)
-        except BaseException as exc:
+        except BaseException as exc:  # it failed, or the start was cancelled: nothing may be left serving
             self._state = "closed"
+            self._signal_stop()
             await self._wait_stopped()
             if isinstance(exc, Exception):
                 raise RuntimeError(f"the tools server could not start: {self._redacted(repr(exc))}") from None
             raise
+        if self.closed:  # aclose() came while it started
+            raise RuntimeError(CLOSED_AS_IT_STARTED)
         self._state = "running"
 
     async def refresh(self) -> bool:
@@ -268,10 +278,7 @@ class ACPToolsServer:
             return
         for future in running:
             future.cancel()
-        loop, stop = self._server_loop, self._stop
-        if loop is not None and stop is not None:
-            with contextlib.suppress(RuntimeError):  # its loop has ended already
-                loop.call_soon_threadsafe(stop.set)
+        self._signal_stop()
         await self._wait_stopped()
 
     def __repr__(self) -> str:
@@ -310,6 +317,7 @@ class ACPToolsServer:
         self._server_loop = asyncio.get_running_loop()
         self._stop = stop = asyncio.Event()
         if self._state == "closed":  # closed while the thread started
+            ready.set_exception(RuntimeError(CLOSED_AS_IT_STARTED))
             return
         hosts = [f"127.0.0.1:{self._port}", f"localhost:{self._port}"]
         server = ToolsServer(
@@ -515,6 +523,14 @@ class ACPToolsServer:
         except RuntimeError:  # the loop closed meanwhile
             close_unawaited(coroutine)
             return None
+
+    def _signal_stop(self) -> None:
+        """Tells the server's thread to stop (once the state is ``closed``: a thread that has not yet made its stop
+        event sees that state and stops by itself)."""
+        loop, stop = self._server_loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has ended already
+                loop.call_soon_threadsafe(stop.set)
 
     async def _wait_stopped(self) -> None:
         thread = self._thread

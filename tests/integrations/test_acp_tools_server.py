@@ -489,6 +489,30 @@ async def test_close_with_an_agent_still_connected_is_quick_and_complete() -> No
         await server.start()
 
 
+async def test_a_start_cancelled_midway_leaves_nothing_serving() -> None:
+    server = ACPToolsServer(lambda: [add], Session([add]).call)
+    starting = asyncio.ensure_future(server.start())
+    await asyncio.sleep(0)  # it has bound its port and started its thread, and waits for it
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    assert server_threads() == []
+    assert not server.running
+    with pytest.raises(RuntimeError, match="was closed"):
+        await server.start()
+
+
+async def test_a_close_while_it_starts_wins() -> None:
+    server = ACPToolsServer(lambda: [add], Session([add]).call)
+    starting = asyncio.ensure_future(server.start())
+    await asyncio.sleep(0)
+    await server.aclose()
+    with pytest.raises(RuntimeError, match="closed as it started"):
+        await starting
+    assert server_threads() == []
+    assert not server.running
+
+
 async def test_the_main_threads_signal_handlers_are_left_alone() -> None:
     def handler(signum: int, frame: Any) -> None:
         pass
