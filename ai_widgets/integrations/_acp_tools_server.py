@@ -63,6 +63,9 @@ CLAUDE_TOOL_USE_ID = "claudecode/toolUseId"
 #: The largest image of a result that goes to the agent, in base64 characters (Anthropic's limit, the strictest).
 DEFAULT_MAX_IMAGE_CHARS = 5 * 1024 * 1024
 
+#: The name of the server's thread.
+THREAD_NAME = "ai_widgets-acp-tools"
+
 #: Where the server answers; any other path is 404.
 PATH = "/mcp"
 
@@ -234,11 +237,10 @@ class ACPToolsServer:
             self._port = sock.getsockname()[1]
             self._hosts = frozenset(f"{host}:{self._port}".encode("ascii") for host in ("127.0.0.1", "localhost"))
             ready = self._ready
-            self._thread = threading.Thread(
-                target=self._run_thread, args=(ready,), name="ai_widgets-acp-tools", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run_thread, args=(ready,), name=THREAD_NAME, daemon=True)
             self._thread.start()
-            await asyncio.wrap_future(ready)
+            # Shielded: a cancelled start must not cancel `ready` under the thread, which sets it.
+            await asyncio.shield(asyncio.wrap_future(ready))
         except BaseException as exc:  # it failed, or the start was cancelled: nothing may be left serving
             self._state = "closed"
             self._signal_stop()

@@ -489,7 +489,8 @@ async def test_close_with_an_agent_still_connected_is_quick_and_complete() -> No
         await server.start()
 
 
-async def test_a_start_cancelled_midway_leaves_nothing_serving() -> None:
+async def test_a_start_cancelled_midway_leaves_nothing_serving(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="ai_widgets")
     server = ACPToolsServer(lambda: [add], Session([add]).call)
     starting = asyncio.ensure_future(server.start())
     await asyncio.sleep(0)  # it has bound its port and started its thread, and waits for it
@@ -498,6 +499,7 @@ async def test_a_start_cancelled_midway_leaves_nothing_serving() -> None:
         await starting
     assert server_threads() == []
     assert not server.running
+    assert [r.getMessage() for r in caplog.records if r.name == "ai_widgets"] == []  # its thread ended cleanly
     with pytest.raises(RuntimeError, match="was closed"):
         await server.start()
 
