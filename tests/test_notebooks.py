@@ -98,7 +98,7 @@ def _check_the_analysis(notebook: nbformat.NotebookNode, folder: Path) -> None:
         assert line in printed, (line, printed)
     outputs = json.dumps([cell.get("outputs", []) for cell in notebook.cells])
     assert "api_key" in outputs, "the secret's name is listed"
-    assert "sk-not-a-real-key" not in outputs, "the secret's value is never shown"
+    assert "demo-not-a-real-key-4711" not in outputs, "the secret's value is never shown"
     exported = nbformat.read(folder / "analysis_export.ipynb", as_version=4)
     code = [cell.source for cell in exported.cells if cell.cell_type == "code"]
     assert len(code) == 2

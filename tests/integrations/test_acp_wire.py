@@ -289,7 +289,7 @@ async def test_an_exit_without_output_and_a_kill_by_signal_say_so() -> None:
 async def test_keys_in_its_output_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIW_TEST_DB_PASSWORD", "hunter2-very-secret")
     leak = (
-        "import os, sys\nsys.stderr.write('key sk-ant-api03-' + 'Z' * 40 + '\\n')\n"
+        "import os, sys\nsys.stderr.write('key sk' + '-ant-api03-' + 'Z' * 40 + '\\n')\n"
         "sys.stderr.write('db ' + os.environ['AIW_TEST_DB_PASSWORD'] + '\\n')\n"
         "sys.stderr.write('given ' + os.environ['AIW_TEST_OWN'] + '\\n')\n"
         "sys.stderr.write('token ' + 'mcp-token-1234567' + '\\n')\nsys.exit(2)"
