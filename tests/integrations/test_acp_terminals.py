@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from ai_widgets.integrations._acp_terminals import (
@@ -27,35 +26,16 @@ from ai_widgets.integrations._acp_terminals import (
     TerminalOutput,
     Terminals,
 )
-from tests.helpers import children, wait_for
+from tests.helpers import gone, no_new_children, until_gone, wait_for
 
 PYTHON = sys.executable
-
-
-def gone(pid: int) -> bool:
-    """Whether ``pid`` runs no more (an orphan's zombie counts as gone: only its new parent can reap it)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-async def until_gone(pid: int, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not gone(pid):
-        assert time.monotonic() < deadline, f"process {pid} still runs"
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture(autouse=True)
 def nothing_left_running() -> Iterator[None]:
     """Every test ends with no child process of its own left (each command was ended and reaped)."""
-    before = children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := children() - before) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not left, f"child processes left behind: {[psutil.Process(p).cmdline() for p in left]}"
+    with no_new_children():
+        yield
 
 
 async def test_a_command_with_args_runs_with_stdout_and_stderr_merged(tmp_path: Path) -> None:

@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from ai_widgets.integrations._acp_wire import LINE_LIMIT, STDERR_KEPT, AgentWire, AgentWireError
-from tests.helpers import children
+from tests.helpers import gone, no_new_children, until_gone
 
 #: Answers each request with its own params, until EOF.
 ECHO = r"""
@@ -43,30 +42,11 @@ def agent(code: str, **names: Any) -> tuple[str, list[str]]:
     return sys.executable, ["-c", code]
 
 
-def gone(pid: int) -> bool:
-    """Whether ``pid`` runs no more (an orphan's zombie counts as gone: only its new parent can reap it)."""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
-async def until_gone(pid: int, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not gone(pid):
-        assert time.monotonic() < deadline, f"process {pid} still runs"
-        await asyncio.sleep(0.02)
-
-
 @pytest.fixture(autouse=True)
 def nothing_left_running() -> Iterator[None]:
     """Every test ends with no child process of its own left (each agent was stopped and reaped)."""
-    before = children()
-    yield
-    deadline = time.monotonic() + 5
-    while (left := children() - before) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not left, f"child processes left behind: {[psutil.Process(p).cmdline() for p in left]}"
+    with no_new_children():
+        yield
 
 
 async def test_messages_go_both_ways_one_a_line() -> None:

@@ -6,7 +6,7 @@ import { h } from "../dom";
 import { isRecord } from "../normalize";
 import type { Json, JsonObject } from "../types";
 import { CodeEditor } from "./codeedit";
-import { EditForm } from "./editform";
+import { EditForm, showRefusal } from "./editform";
 
 /** The tool info's `code_arguments` (argument name -> language), checked: only string to string entries. */
 export function codeArguments(info: { code_arguments?: unknown } | undefined): Record<string, string> {
@@ -82,14 +82,7 @@ export class CodeEditForm {
   }
 
   showError(message: string): void {
-    let box = this.el.querySelector<HTMLElement>(":scope > .aiw-edit-refused");
-    if (!message) return box?.remove();
-    if (!box) {
-      box = h("p", "aiw-edit-refused");
-      box.setAttribute("role", "alert");
-      this.el.append(box);
-    }
-    box.textContent = message;
+    showRefusal(this.el, message);
   }
 
   focusFirst(): void {

@@ -88,14 +88,7 @@ export class EditForm {
 
   /** Shows the kernel's refusal under the form (it names the field, as the model would be told); "" hides it. */
   showError(message: string): void {
-    let box = this.el.querySelector<HTMLElement>(":scope > .aiw-edit-refused");
-    if (!message) return box?.remove();
-    if (!box) {
-      box = h("p", "aiw-edit-refused");
-      box.setAttribute("role", "alert");
-      this.el.append(box);
-    }
-    box.textContent = message;
+    showRefusal(this.el, message);
   }
 
   focusFirst(): void {
@@ -257,4 +250,16 @@ export class EditForm {
     if (spec.json === "array" && !Array.isArray(parsed)) return "A list, in JSON: [ … ].";
     return { value: parsed };
   }
+}
+
+/** Shows the kernel's refusal of an edit at the end of ``form`` (an alert); "" hides it. */
+export function showRefusal(form: HTMLElement, message: string): void {
+  let box = form.querySelector<HTMLElement>(":scope > .aiw-edit-refused");
+  if (!message) return box?.remove();
+  if (!box) {
+    box = h("p", "aiw-edit-refused");
+    box.setAttribute("role", "alert");
+    form.append(box);
+  }
+  box.textContent = message;
 }
