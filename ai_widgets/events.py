@@ -27,8 +27,8 @@ __all__ = [
     "ToolApprovalRequested",
     "ToolCallArgumentsDone",
     "ToolCallDelta",
+    "ToolCallRevised",
     "ToolCallStarted",
-    "ToolCallUpdated",
     "ToolProgressUpdate",
     "UsageUpdate",
 ]
@@ -106,7 +106,7 @@ class ToolCallArgumentsDone:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallUpdated:
+class ToolCallRevised:
     """An agent tells more about a call it runs (ACP's ``tool_call_update``, or its ``tool_call`` sent again for the
     same id): each field given replaces what the call had; ``None`` leaves it.
 
@@ -256,7 +256,7 @@ StreamEvent: TypeAlias = (
     | ToolCallStarted
     | ToolCallDelta
     | ToolCallArgumentsDone
-    | ToolCallUpdated
+    | ToolCallRevised
     | PlanUpdated
     | ProviderState
     | ToolApprovalRequested

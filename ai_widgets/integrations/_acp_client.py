@@ -30,8 +30,8 @@ from ai_widgets.events import (
     ProviderToolResult,
     StreamEvent,
     ToolApprovalRequested,
+    ToolCallRevised,
     ToolCallStarted,
-    ToolCallUpdated,
 )
 from ai_widgets.integrations._acp_session import AgentSession, Pause, Question
 from ai_widgets.integrations._acp_updates import PROVIDER
@@ -229,7 +229,7 @@ class ACPClient:
             ToolCallStarted(
                 call_id, "write_text_file", json.dumps({"path": path}), provider_executed=True, provider=PROVIDER
             ),
-            ToolCallUpdated(
+            ToolCallRevised(
                 call_id,
                 title=f"Write {path}",
                 kind="edit",

@@ -38,8 +38,8 @@ from ai_widgets.events import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,
+    ToolCallRevised,
     ToolCallStarted,
-    ToolCallUpdated,
     ToolProgressUpdate,
     UsageUpdate,
 )
@@ -201,7 +201,7 @@ class UpdateMapper:
             return [started, self._revision(tool_call, with_arguments=False)]
         self._remember(seen, tool_call)
         revision = self._revision(tool_call)
-        return [] if revision == ToolCallUpdated(tool_call.tool_call_id) else [revision]
+        return [] if revision == ToolCallRevised(tool_call.tool_call_id) else [revision]
 
     @staticmethod
     def _remember(seen: CallSeen, update: AnyCall) -> None:
@@ -235,13 +235,13 @@ class UpdateMapper:
             return []  # after its result: nothing more changes a finished call
         self._remember(seen, update)
         revision = self._revision(update)
-        events: list[StreamEvent] = [] if revision == ToolCallUpdated(update.tool_call_id) else [revision]
+        events: list[StreamEvent] = [] if revision == ToolCallRevised(update.tool_call_id) else [revision]
         return events + self._status(update, seen)
 
-    def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallUpdated:
+    def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallRevised:
         """The card's update: each field the agent sent replaces the card's."""
         arguments = None if update.raw_input is None or not with_arguments else json_text(update.raw_input)
-        return ToolCallUpdated(
+        return ToolCallRevised(
             update.tool_call_id,
             title=update.title or None,
             kind=update.kind,

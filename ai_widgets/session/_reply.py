@@ -37,11 +37,11 @@ from ai_widgets.events import (
     ToolApprovalRequested,
     ToolCallArgumentsDone,
     ToolCallDelta,
+    ToolCallRevised,
     ToolCallStarted,
     ToolProgressUpdate,
     UsageUpdate,
 )
-from ai_widgets.events import ToolCallUpdated as ToolCallRevised
 from ai_widgets.messages import (
     CallDiff,
     CallLocation,
@@ -164,11 +164,11 @@ def safe_text(value: object, name: str) -> str:
 
 
 def checked_locations(locations: object) -> tuple[CallLocation, ...]:
-    check(isinstance(locations, tuple), "ToolCallUpdated.locations must be a tuple of CallLocation")
+    check(isinstance(locations, tuple), "ToolCallRevised.locations must be a tuple of CallLocation")
     assert isinstance(locations, tuple)
     kept = []
     for location in locations[:MAX_VIEW_ITEMS]:
-        check(isinstance(location, CallLocation), "ToolCallUpdated.locations must hold CallLocation")
+        check(isinstance(location, CallLocation), "ToolCallRevised.locations must hold CallLocation")
         check(
             location.line is None or (type(location.line) is int and location.line >= 0),
             "CallLocation.line must be a non-negative integer or None",
@@ -213,13 +213,13 @@ def revised_view(view: ToolCallView | None, event: ToolCallRevised) -> ToolCallV
     view = view or ToolCallView()
     title, kind = view.title, view.kind
     if event.title is not None:
-        title = safe_text(event.title, "ToolCallUpdated.title")[:500]
+        title = safe_text(event.title, "ToolCallRevised.title")[:500]
     if event.kind is not None:
-        kind = safe_text(event.kind, "ToolCallUpdated.kind")[:50]
+        kind = safe_text(event.kind, "ToolCallRevised.kind")[:50]
     locations = view.locations if event.locations is None else checked_locations(event.locations)
     content = view.content
     if event.content is not None:
-        check(isinstance(event.content, tuple), "ToolCallUpdated.content must be a tuple of view items")
+        check(isinstance(event.content, tuple), "ToolCallRevised.content must be a tuple of view items")
         content = tuple(checked_item(item) for item in event.content[:MAX_VIEW_ITEMS])
     return ToolCallView(title, kind, locations, content)
 
@@ -347,8 +347,8 @@ class ReplyBuilder:
                 part.approval_reason = safe_delta("", reason)[0] if reason else part.approval_reason
                 self._notify(ToolCallUpdated(reply, part))
             case ToolCallRevised(tool_call_id=call_id, arguments=arguments):
-                part = self._call(call_id, "ToolCallUpdated", earlier=True)
-                text_field(arguments, "ToolCallUpdated.arguments", optional=True)
+                part = self._call(call_id, "ToolCallRevised", earlier=True)
+                text_field(arguments, "ToolCallRevised.arguments", optional=True)
                 part.view = revised_view(part.view, event)
                 if arguments is not None and arguments != part.arguments:
                     part.replace_arguments(safe_delta("", arguments)[0])

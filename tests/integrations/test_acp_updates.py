@@ -41,8 +41,8 @@ from ai_widgets.events import (
     ProviderToolResult,
     ReasoningDelta,
     TextDelta,
+    ToolCallRevised,
     ToolCallStarted,
-    ToolCallUpdated,
     ToolProgressUpdate,
     UsageUpdate,
 )
@@ -88,7 +88,7 @@ def test_a_tool_call_starts_a_provider_run_call_and_describes_it() -> None:
     assert events[0] == ToolCallStarted(
         c1 := "c1", "edit", '{"path": "/w/a.txt", "content": "new"}', provider_executed=True, provider=PROVIDER
     )
-    assert events[1] == ToolCallUpdated(
+    assert events[1] == ToolCallRevised(
         c1, title="Edit a.txt", kind="edit", locations=(CallLocation("/w/a.txt"),), arguments=None, content=None
     )
     assert len(events) == 2  # pending: no progress yet
@@ -110,7 +110,7 @@ def test_a_repeated_tool_call_for_the_same_id_is_an_update() -> None:
     (started, _) = mapper.map(first)
     assert started == ToolCallStarted("toolu_1", "mcp__acp__Write", "{}", provider_executed=True, provider=PROVIDER)
     assert mapper.map(second) == [
-        ToolCallUpdated(
+        ToolCallRevised(
             "toolu_1",
             title="Write /w/a.txt",
             kind="edit",
@@ -145,7 +145,7 @@ def test_progress_then_completion_runs_and_ends_the_call_with_its_text() -> None
     assert running == [ToolProgressUpdate("c")]
     assert mapper.map(update_tool_call("c", status="in_progress")) == []  # said once
     done = mapper.map(update_tool_call("c", status="completed", content=[tool_content(agent_text("a.txt"))]))
-    assert done[0] == ToolCallUpdated("c", content=(CallText("a.txt"),))
+    assert done[0] == ToolCallRevised("c", content=(CallText("a.txt"),))
     assert isinstance(done[1], ProviderToolResult)
     assert done[1].outcome.ok
     assert done[1].outcome.text == "a.txt"
@@ -171,11 +171,11 @@ def test_an_update_of_a_call_never_announced_starts_its_card() -> None:
 def test_a_terminal_shows_as_the_client_sides_view_of_it() -> None:
     mapper = UpdateMapper(lambda terminal_id: CallTerminal(terminal_id, "ls", "/w", "a.txt\n"))
     events = mapper.map(start_tool_call("c", "ls", kind="execute", content=[tool_terminal_ref("t-1")]))
-    assert events[1] == ToolCallUpdated(
+    assert events[1] == ToolCallRevised(
         "c", title="ls", kind="execute", content=(CallTerminal("t-1", "ls", "/w", "a.txt\n"),)
     )
     unknown = UpdateMapper().map(start_tool_call("c", "ls", content=[tool_terminal_ref("t-2")]))
-    assert unknown[1] == ToolCallUpdated("c", title="ls", content=(CallTerminal("t-2"),))
+    assert unknown[1] == ToolCallRevised("c", title="ls", content=(CallTerminal("t-2"),))
 
 
 def test_a_plan_is_the_whole_checklist() -> None:

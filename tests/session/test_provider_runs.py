@@ -1,6 +1,6 @@
 """A provider whose own run goes on across the session's rounds (an ACP agent mid-prompt that asks the person, or asks
 the client to do something), and what such an agent tells beyond text and calls: its calls stay open across rounds
-(``ResponseCompleted(continues=True)``), are described as they go (``ToolCallUpdated``), its plan shows in place
+(``ResponseCompleted(continues=True)``), are described as they go (``ToolCallRevised``), its plan shows in place
 (``PlanUpdated``), its own cost prices the request (``UsageUpdate.cost``), its state is kept in the history
 (``ProviderState``), and it hears when the turn ends (``TurnAware.turn_ended``)."""
 
@@ -24,8 +24,8 @@ from ai_widgets.events import (
     StreamEvent,
     TextDelta,
     ToolApprovalRequested,
+    ToolCallRevised,
     ToolCallStarted,
-    ToolCallUpdated,
     UsageUpdate,
 )
 from ai_widgets.messages import (
@@ -229,9 +229,9 @@ async def test_a_call_update_replaces_title_kind_locations_arguments_and_content
     agent = Agent(
         events(
             ToolCallStarted("w1", "Write", "{}", provider_executed=True),
-            ToolCallUpdated("w1", title="Write a.txt", kind="edit", locations=(CallLocation("/w/a.txt", 3),)),
-            ToolCallUpdated("w1", arguments='{"path": "/w/a.txt", "content": "new\\n"}', content=(diff,)),
-            ToolCallUpdated(
+            ToolCallRevised("w1", title="Write a.txt", kind="edit", locations=(CallLocation("/w/a.txt", 3),)),
+            ToolCallRevised("w1", arguments='{"path": "/w/a.txt", "content": "new\\n"}', content=(diff,)),
+            ToolCallRevised(
                 "w1", content=(CallText("writing"), CallTerminal("t1", "ls", "/w", "a.txt\n", exit_code=0))
             ),
             ProviderToolResult("w1", ToolOutcome.success("done")),
@@ -260,7 +260,7 @@ async def test_an_update_may_describe_an_open_call_of_an_earlier_response() -> N
     agent = Agent(
         asks("w1"),
         events(
-            ToolCallUpdated("w1", content=(CallDiff("/w/a", None, "x"),)),
+            ToolCallRevised("w1", content=(CallDiff("/w/a", None, "x"),)),
             ProviderToolResult("w1", ToolOutcome.success("ok")),
             ResponseCompleted(FinishReason.STOP),
         ),
@@ -280,7 +280,7 @@ async def test_a_huge_terminal_output_is_kept_bounded_its_end_kept() -> None:
     agent = Agent(
         events(
             ToolCallStarted("t", "Bash", "{}", provider_executed=True),
-            ToolCallUpdated("t", content=(CallTerminal("t1", output=output),)),
+            ToolCallRevised("t", content=(CallTerminal("t1", output=output),)),
             ProviderToolResult("t", ToolOutcome.success("ok")),
             ResponseCompleted(FinishReason.STOP),
         )
@@ -298,13 +298,13 @@ async def test_a_huge_terminal_output_is_kept_bounded_its_end_kept() -> None:
 @pytest.mark.parametrize(
     "bad",
     [
-        ToolCallUpdated("nobody", title="x"),
-        ToolCallUpdated("w1", content=["not a tuple"]),  # type: ignore[arg-type]
-        ToolCallUpdated("w1", content=("text",)),  # type: ignore[arg-type]
-        ToolCallUpdated("w1", title=5),  # type: ignore[arg-type]
+        ToolCallRevised("nobody", title="x"),
+        ToolCallRevised("w1", content=["not a tuple"]),  # type: ignore[arg-type]
+        ToolCallRevised("w1", content=("text",)),  # type: ignore[arg-type]
+        ToolCallRevised("w1", title=5),  # type: ignore[arg-type]
     ],
 )
-async def test_a_malformed_call_update_ends_the_turn_in_error_and_enters_nothing(bad: ToolCallUpdated) -> None:
+async def test_a_malformed_call_update_ends_the_turn_in_error_and_enters_nothing(bad: ToolCallRevised) -> None:
     agent = Agent(
         events(ToolCallStarted("w1", "Write", "{}", provider_executed=True), bad, ResponseCompleted(FinishReason.STOP))
     )
