@@ -72,4 +72,4 @@ fi
 echo "== pytest: unit tests, in parallel"
 run_pytest -n auto -m "not e2e and not kernel"
 echo "== pytest: kernel and browser tests"
-run_pytest -m "e2e or kernel"
+run_pytest --durations=25 -m "e2e or kernel"
