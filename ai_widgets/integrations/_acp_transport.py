@@ -399,6 +399,7 @@ class ACPTransport:
             session.cancel_questions()
             del self._sessions[conversation]
             self._client.sessions.pop(session.session_id, None)
+            session = None
         await self._close_stale_offers()
         init = self._init
         offer = await self._offer(request)

@@ -88,6 +88,11 @@ def log(kind: str, data: Any) -> None:
             file.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
 
 
+def meta(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A request's ``_meta`` as the SDK hands it over (among the keyword arguments it did not fill)."""
+    return {key: value for key, value in kwargs.items() if key != "additional_directories"}
+
+
 def describe(exc: BaseException) -> str:
     """What an exception says, through the exception groups the MCP SDK raises."""
     while getattr(exc, "exceptions", None):  # an exception group (Python 3.11+, or its backport)
@@ -140,15 +145,15 @@ class ScriptAgent(Agent):
         self.sessions += 1
         session_id = f"s{os.getpid()}-{self.sessions}"
         servers = [s.model_dump(by_alias=True, exclude_none=True) for s in mcp_servers or []]
-        log("new_session", {"cwd": cwd, "mcp_servers": servers, "id": session_id, "meta": kwargs})
+        log("new_session", {"cwd": cwd, "mcp_servers": servers, "id": session_id, "meta": meta(kwargs)})
         if os.environ.get("ACP_AGENT_REFUSE_SESSIONS"):
-            raise RequestError.invalid_params({"refused": True, "mcp_servers": servers})
+            raise RequestError(-32602, f"refused the MCP servers {json.dumps(servers)}")
         self.mcp_servers[session_id] = list(mcp_servers or [])
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
         servers = [s.model_dump(by_alias=True, exclude_none=True) for s in mcp_servers or []]
-        log("load_session", {"cwd": cwd, "id": session_id, "mcp_servers": servers, "meta": kwargs})
+        log("load_session", {"cwd": cwd, "id": session_id, "mcp_servers": servers, "meta": meta(kwargs)})
         self.mcp_servers[session_id] = list(mcp_servers or [])
         path = self._state(session_id)
         if path is None or not path.exists():

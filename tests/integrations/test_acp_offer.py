@@ -16,11 +16,13 @@ import pytest
 
 pytest.importorskip("acp")
 
-from ai_widgets import ChatSession, MessageStatus, ToolCallState, ToolRisk, tool
+from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState, ToolRisk, tool
 from ai_widgets.integrations._acp_updates import NOT_RUN
 from ai_widgets.kernel import KernelTools
+from ai_widgets.messages import dump_messages
 from tests.helpers import wait_for
 from tests.integrations.acp_harness import Agent, asked, script
+from tests.widget.widget_harness import Wire
 
 pytestmark = pytest.mark.slow  # each test starts an agent process
 
@@ -221,3 +223,66 @@ async def test_stop_while_a_call_waits_cancels_it_and_the_agent_is_told(agent: A
     assert "cancelled" in said.lower()
     again = await asyncio.wait_for(session.send("next"), 60)
     assert again.text == "You said: next"
+
+
+# --- the token -----------------------------------------------------------------------------------------------------
+
+
+def token_of(agent: Agent) -> str:
+    """The secret the agent was given for the offered server."""
+    server = offered(agent)[0]
+    if "headers" in server:
+        value: str = server["headers"][0]["value"]
+        return value.removeprefix("Bearer ")
+    return str({item["name"]: item["value"] for item in server["env"]}["AI_WIDGETS_ACP_MCP_TOKEN"])
+
+
+def history_files(where: Path) -> str:
+    """The history file and its journal, as text."""
+    return "".join(path.read_text() for path in sorted(where.glob("chat.json*")) if path.suffix != ".lock")
+
+
+async def test_the_token_is_in_no_widget_state_transcript_history_file_or_repr(wire: Wire, tmp_path: Path) -> None:
+    made = Agent(tmp_path)
+    history = tmp_path / "chat.json"
+    chat = ChatWidget(transport=made.transport, tools=[add], history=history, flush_interval=0)
+    try:
+        reply = await asyncio.wait_for(
+            chat.ask(script({"mcp_call": {"tool": "add", "arguments": {"a": 1, "b": 2}}}), show=False), 60
+        )
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert "mcp add: 3" in reply.text
+        token = token_of(made)
+        assert len(token) >= 32
+        offers = list(made.transport._offers.values())
+        assert offers
+        await asyncio.to_thread(chat.session.flush_history, 30)
+        exported = chat.export(tmp_path / "chat.md").read_text() + chat.export(tmp_path / "chat2.json").read_text()
+        seen = {
+            "widget state": json.dumps(chat.get_state(), default=str),
+            "what the widget sent": json.dumps([s.data for s in wire.sent], default=str),
+            "transcript": chat.transcript(),
+            "history file": history_files(tmp_path),
+            "exports": exported,
+            "dump_messages": json.dumps(dump_messages(chat.session.messages)),
+            "reprs": " ".join(map(repr, [made.transport, chat.session, *offers, reply, *reply.tool_calls])),
+        }
+        for where, text in seen.items():
+            assert token not in text, where
+        assert "mcp add: 3" in seen["history file"]  # the checks read the real thing
+    finally:
+        await chat.aclose()
+
+
+async def test_an_agent_error_that_repeats_the_servers_leaves_the_token_out(tmp_path: Path) -> None:
+    made = Agent(tmp_path, env={"ACP_AGENT_REFUSE_SESSIONS": "1"})
+    try:
+        reply = await asyncio.wait_for(ChatSession(made.transport, tools=[add]).send("hi"), 60)
+        assert reply.status is MessageStatus.ERROR
+        token = token_of(made)
+        assert "did not open a session" in (reply.error or "")
+        assert "127.0.0.1" in (reply.error or "")  # the agent's error did repeat what it was offered
+        assert token not in (reply.error or "")
+        assert "[token]" in (reply.error or "")
+    finally:
+        await made.transport.aclose()
