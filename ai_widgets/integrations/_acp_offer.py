@@ -6,28 +6,31 @@ stdio relay), the names the agent gives those tools, and each call the agent mak
 from __future__ import annotations
 
 import json
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, InitializeResponse, McpServerStdio
 
+from ai_widgets.integrations._acp_bridge import TOKEN_ENV, URL_ENV
 from ai_widgets.integrations._acp_session import AgentSession
 from ai_widgets.integrations._acp_tools_server import ACPToolsServer, OfferedToolCall
 from ai_widgets.messages import ToolCallPart
 from ai_widgets.tools import ToolDefinition, ToolOutcome
 
-__all__ = ["BRIDGE_MODULE", "CANCELLED_CALL", "SERVER_NAME", "TOKEN_ENV", "URL_ENV", "RunCall", "ToolOffer"]
+__all__ = ["BRIDGE_MODULE", "CANCELLED_CALL", "SERVER_NAME", "RunCall", "ToolOffer"]
 
 #: The MCP server's name as the agent sees it: Claude Code names its tools ``mcp__ai_widgets__<tool>``, Gemini CLI
 #: ``mcp_ai_widgets_<tool>``.
 SERVER_NAME = "ai_widgets"
 #: The stdio relay an agent without MCP over HTTP runs (``python -m``): stdio MCP to the loopback server.
 BRIDGE_MODULE = "ai_widgets.integrations._acp_bridge"
-#: The relay's environment: the server's URL, and its token (never in its arguments, which other users can read).
-URL_ENV = "AI_WIDGETS_ACP_MCP_URL"
-TOKEN_ENV = "AI_WIDGETS_ACP_MCP_TOKEN"
+#: Where this ``ai_widgets`` is imported from: the relay runs the same one as the kernel (the agent may not pass it
+#: the kernel's ``PYTHONPATH``).
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 #: What the agent is told of a call the chat did not run because the turn ended first (Stop, a limit, an error).
 CANCELLED_CALL = "The call was cancelled: the chat's turn ended before it ran."
 
@@ -87,7 +90,12 @@ class ToolOffer:
         if mcp is not None and mcp.http:
             headers = [HttpHeader(name=k, value=v) for k, v in self._server.headers().items()]
             return [HttpMcpServer(type="http", name=self.name, url=self._server.url, headers=headers)]
-        env = [EnvVariable(name=URL_ENV, value=self._server.url), EnvVariable(name=TOKEN_ENV, value=self._token)]
+        path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+        env = [
+            EnvVariable(name=URL_ENV, value=self._server.url),
+            EnvVariable(name=TOKEN_ENV, value=self._token),
+            EnvVariable(name="PYTHONPATH", value=path),
+        ]
         return [McpServerStdio(name=self.name, command=sys.executable, args=["-m", BRIDGE_MODULE], env=env)]
 
     def local_name(self, agent_name: str) -> str | None:

@@ -302,6 +302,8 @@ class ScriptAgent(Agent):
         try:
             if isinstance(server, McpServerStdio):
                 env = {item.name: item.value for item in server.env}
+                if value.get("token") == "wrong":
+                    env["AI_WIDGETS_ACP_MCP_TOKEN"] = "wrong"
                 transport: Any = StdioServerParameters(command=server.command, args=list(server.args), env=env)
                 async with Client(transport, mode="legacy", cache=None) as client:
                     result = await client.call_tool(tool, value.get("arguments", {}), meta=value.get("meta"))

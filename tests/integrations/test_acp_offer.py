@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 pytest.importorskip("acp")
 
 from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState, ToolRisk, tool
+from ai_widgets.integrations._acp_tools_server import THREAD_NAME
 from ai_widgets.integrations._acp_updates import NOT_RUN
 from ai_widgets.kernel import KernelTools
 from ai_widgets.messages import dump_messages
@@ -39,6 +41,13 @@ def add(a: int, b: int) -> int:
 def drop_table(name: str) -> str:
     """Drops a table."""
     return f"dropped {name}"
+
+
+@pytest.fixture(autouse=True)
+async def no_server_left() -> AsyncIterator[None]:
+    """Each test's servers are closed with its transport: no server thread outlives it."""
+    yield
+    await wait_for(lambda: not any(t.name == THREAD_NAME for t in threading.enumerate()), timeout=10)
 
 
 @pytest.fixture
@@ -272,6 +281,7 @@ async def test_the_token_is_in_no_widget_state_transcript_history_file_or_repr(w
         assert "mcp add: 3" in seen["history file"]  # the checks read the real thing
     finally:
         await chat.aclose()
+        await made.transport.aclose()  # given to the widget, not the widget's own
 
 
 async def test_an_agent_error_that_repeats_the_servers_leaves_the_token_out(tmp_path: Path) -> None:
@@ -284,5 +294,40 @@ async def test_an_agent_error_that_repeats_the_servers_leaves_the_token_out(tmp_
         assert "127.0.0.1" in (reply.error or "")  # the agent's error did repeat what it was offered
         assert token not in (reply.error or "")
         assert "[token]" in (reply.error or "")
+    finally:
+        await made.transport.aclose()
+
+
+async def test_an_agent_without_mcp_over_http_is_offered_the_stdio_relay_and_calls_through_it(tmp_path: Path) -> None:
+    made = Agent(tmp_path, env={"ACP_AGENT_NO_HTTP": "1"})
+    try:
+        session = ChatSession(made.transport, tools=[add])
+        reply = await asyncio.wait_for(
+            session.send(script({"mcp_call": {"tool": "add", "arguments": {"a": 20, "b": 22}}})), 60
+        )
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert "mcp add: 42\n" in reply.text
+        [server] = offered(made)
+        assert server["args"] == ["-m", "ai_widgets.integrations._acp_bridge"]
+        assert "type" not in server
+        assert "headers" not in server
+        env = {item["name"]: item["value"] for item in server["env"]}
+        assert env["AI_WIDGETS_ACP_MCP_URL"].startswith("http://127.0.0.1:")
+        assert token_of(made) not in json.dumps([server["command"], server["args"]])  # in its environment only
+        [call] = reply.tool_calls
+        assert (call.tool_name, call.state) == ("add", ToolCallState.COMPLETED)
+    finally:
+        await made.transport.aclose()
+
+
+async def test_the_stdio_relay_with_a_wrong_token_fails_the_call_without_hanging(tmp_path: Path) -> None:
+    made = Agent(tmp_path, env={"ACP_AGENT_NO_HTTP": "1"})
+    try:
+        session = ChatSession(made.transport, tools=[add])
+        reply = await asyncio.wait_for(
+            session.send(script({"mcp_call": {"tool": "add", "arguments": {"a": 1, "b": 1}, "token": "wrong"}})), 60
+        )
+        assert "mcp add failed:" in reply.text
+        assert reply.tool_calls == []
     finally:
         await made.transport.aclose()
