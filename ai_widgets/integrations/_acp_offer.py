@@ -100,7 +100,8 @@ class ToolOffer:
 
     def local_name(self, agent_name: str) -> str | None:
         """The offered tool an agent's name for a call stands for: Claude Code's ``mcp__<server>__<tool>``, Gemini
-        CLI's ``mcp_<server>_<tool>``, or the tool's own name; ``None`` for any other call."""
+        CLI's ``mcp_<server>_<tool>``; ``None`` for any other call (a plain name may be one of the agent's own
+        tools)."""
         for tool in self._tools:
             if agent_name in (f"mcp__{self.name}__{tool.name}", f"mcp_{self.name}_{tool.name}"):
                 return tool.name

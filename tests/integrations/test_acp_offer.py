@@ -331,3 +331,27 @@ async def test_the_stdio_relay_with_a_wrong_token_fails_the_call_without_hanging
         assert reply.tool_calls == []
     finally:
         await made.transport.aclose()
+
+
+async def test_own_tool_says_yes_for_the_agents_names_of_the_offered_tools_only(agent: Agent) -> None:
+    own = agent.transport.client.own_tool
+    assert not own("mcp__ai_widgets__add")  # nothing offered before a session
+    await asyncio.wait_for(ChatSession(agent.transport, tools=[add]).send("hi"), 60)
+    assert own("mcp__ai_widgets__add")  # Claude Code's name
+    assert own("mcp_ai_widgets_add")  # Gemini CLI's
+    for other in ("add", "mcp__ai_widgets__drop_table", "mcp__other__add", "mcp_other_add", "mcp__acp__Write"):
+        assert not own(other), other
+
+
+async def test_the_tools_offered_follow_the_sessions_tools_at_each_request(agent: Agent) -> None:
+    session = ChatSession(agent.transport, tools=[add])
+    first = await asyncio.wait_for(session.send(script({"mcp_call": {"tool": "drop_table", "arguments": {}}})), 60)
+    assert "mcp drop_table error: There is no tool named 'drop_table'" in first.text
+    session.tools.add(drop_table)
+    task = asyncio.create_task(session.send(script({"mcp_call": {"tool": "drop_table", "arguments": {"name": "t"}}})))
+    card = await asked(session, task)
+    assert card.tool_name == "drop_table"
+    session.approve(card.tool_call_id, "approved")
+    second = await asyncio.wait_for(task, 60)
+    assert "mcp drop_table: dropped t\n" in second.text
+    assert len(agent.log("new_session")) == 1  # the same server, its list refreshed
