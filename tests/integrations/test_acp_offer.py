@@ -355,3 +355,26 @@ async def test_the_tools_offered_follow_the_sessions_tools_at_each_request(agent
     second = await asyncio.wait_for(task, 60)
     assert "mcp drop_table: dropped t\n" in second.text
     assert len(agent.log("new_session")) == 1  # the same server, its list refreshed
+
+
+async def test_a_session_loaded_from_a_history_file_is_offered_the_tools_again(tmp_path: Path) -> None:
+    first = Agent(tmp_path)
+    history = tmp_path / "chat.json"
+    try:
+        await asyncio.wait_for(ChatSession(first.transport, tools=[add], history=history).send("hello"), 60)
+    finally:
+        await first.transport.aclose()
+    second = Agent(tmp_path)
+    try:
+        resumed = ChatSession(second.transport, tools=[add], history=history)
+        reply = await asyncio.wait_for(
+            resumed.send(script({"mcp_call": {"tool": "add", "arguments": {"a": 3, "b": 4}}})), 60
+        )
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert "mcp add: 7\n" in reply.text
+        [loaded] = second.log("load_session")
+        [server] = loaded["mcp_servers"]
+        assert server["type"] == "http"
+        assert server["headers"] != offered(first)[0]["headers"]  # a new server: a new token
+    finally:
+        await second.transport.aclose()
