@@ -102,8 +102,8 @@ class AgentLink:
     stderr_tail: Callable[[], str]
 
 
-#: The MCP servers offered to an agent session (``session/new``, ``session/load``): ``(request, the agent's
-#: initialize answer)`` to a list of the SDK's MCP server models. The kernel's tool server plugs in here.
+#: More MCP servers offered to an agent session (``session/new``, ``session/load``), besides the session's own tools
+#: (``offer_tools``): ``(request, the agent's initialize answer)`` to a list of the SDK's MCP server models.
 McpServers = Callable[[ChatRequest, InitializeResponse | None], list[Any]]
 
 #: Starts an agent: ``(client, command, args, env, cwd)`` to an async context manager of its :class:`AgentLink`.
@@ -229,7 +229,7 @@ class ACPTransport:
         self._client = ACPClient(serve_files=serve_files)
         #: How the agent is started (the seam for the project's own wire).
         self.spawn: Spawn = spawn_with_sdk
-        #: The MCP servers each agent session is offered (none by default; the kernel's tool server plugs in here).
+        #: More MCP servers each agent session is offered (none by default), besides the session's own tools.
         self.mcp_servers: McpServers = lambda request, init: []
         self._link: AgentLink | None = None
         self._init: InitializeResponse | None = None
@@ -500,7 +500,7 @@ class ACPTransport:
 
     @property
     def client(self) -> ACPClient:
-        """The client side served to the agent (its ``own_tool`` rule is set by the kernel's tool server)."""
+        """The client side served to the agent (its ``own_tool`` rule names the tools offered to it)."""
         return self._client
 
     async def call_session_tool(self, session_id: str, call_id: str, name: str, arguments: str) -> ToolCallPart | None:
