@@ -378,3 +378,30 @@ async def test_a_session_loaded_from_a_history_file_is_offered_the_tools_again(t
         assert server["headers"] != offered(first)[0]["headers"]  # a new server: a new token
     finally:
         await second.transport.aclose()
+
+
+async def test_chat_widget_shows_the_agents_run_python_as_one_code_card_that_runs_in_the_namespace(
+    wire: Wire, tmp_path: Path
+) -> None:
+    made = Agent(tmp_path)
+    namespace: dict[str, Any] = {}
+    chat = ChatWidget(transport=made.transport, tools=[KernelTools(namespace)], flush_interval=0)
+    try:
+        code = "total = sum(range(5))\ntotal"
+        task = asyncio.create_task(chat.ask(claude_call("toolu_w", "run_python", {"code": code}), show=False))
+        card = await asked(chat.session, task)
+        assert (card.tool_call_id, card.tool_name) == ("toolu_w", "run_python")
+        chat.session.approve("toolu_w", "approved")
+        reply = await asyncio.wait_for(task, 60)
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert namespace["total"] == 10
+        assert "mcp run_python: " in reply.text
+        sent = json.dumps([s.data for s in wire.sent], default=str)
+        assert "toolu_w" in sent
+        assert '"tool_name": "run_python"' in sent
+        assert '"tool_name": "mcp__ai_widgets__run_python"' not in sent  # the agent's own card never went out
+        [only] = reply.tool_calls
+        assert (only.tool_name, only.provider_executed, only.state) == ("run_python", False, ToolCallState.COMPLETED)
+    finally:
+        await chat.aclose()
+        await made.transport.aclose()
