@@ -25,9 +25,12 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
   (over streamable HTTP with the headers it got, or over stdio), with ``_meta``; says ``mcp <tool>: <text>`` (``mcp
   <tool> error: <text>`` for isError) or ``mcp <tool> failed: <reason>``. ``"token": "wrong"`` sends a wrong bearer.
 
-Environment: ``ACP_AGENT_NAME`` (the name it gives in ``agentInfo``), ``ACP_AGENT_NO_HTTP`` (set: it does not advertise MCP over HTTP, so it is offered stdio servers),
-``ACP_AGENT_REFUSE_SESSIONS`` (set: ``session/new`` fails, repeating the MCP servers it was offered), ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
+Environment: ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
 directory: each session's history, so ``session/load`` works in a new process and replays it).
+
+For the offered tools: ``ACP_AGENT_NAME`` (the name it gives in ``agentInfo``), ``ACP_AGENT_NO_HTTP`` (set: it does not
+advertise MCP over HTTP, so it is offered stdio servers) and ``ACP_AGENT_REFUSE_SESSIONS`` (set: ``session/new``
+fails, repeating the MCP servers it was offered).
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from acp import (
     update_user_message_text,
 )
 from acp import text_block as agent_text
-from acp.interfaces import Client as AcpClient
+from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
@@ -74,7 +77,7 @@ from acp.schema import (
     ToolCallUpdate,
     UsageUpdate,
 )
-from mcp import Client
+from mcp import Client as McpClient
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
@@ -107,12 +110,12 @@ def wait_for_file(path: str) -> None:
 
 class ScriptAgent(Agent):
     def __init__(self) -> None:
-        self.conn: AcpClient
+        self.conn: Client
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions = 0
         self.mcp_servers: dict[str, list[Any]] = {}
 
-    def on_connect(self, conn: AcpClient) -> None:
+    def on_connect(self, conn: Client) -> None:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kwargs: Any) -> Any:
@@ -305,7 +308,7 @@ class ScriptAgent(Agent):
                 if value.get("token") == "wrong":
                     env["AI_WIDGETS_ACP_MCP_TOKEN"] = "wrong"
                 transport: Any = StdioServerParameters(command=server.command, args=list(server.args), env=env)
-                async with Client(transport, mode="legacy", cache=None) as client:
+                async with McpClient(transport, mode="legacy", cache=None) as client:
                     result = await client.call_tool(tool, value.get("arguments", {}), meta=value.get("meta"))
             else:
                 headers = {header.name: header.value for header in server.headers}
@@ -313,7 +316,7 @@ class ScriptAgent(Agent):
                     headers["Authorization"] = "Bearer wrong"
                 async with httpx2.AsyncClient(headers=headers, event_hooks={"response": [seen]}) as http:
                     connection = streamable_http_client(server.url, http_client=http)
-                    async with Client(connection, mode="legacy", cache=None) as client:
+                    async with McpClient(connection, mode="legacy", cache=None) as client:
                         result = await client.call_tool(tool, value.get("arguments", {}), meta=value.get("meta"))
         except BaseException as exc:  # an agent says what failed (an ExceptionGroup from the SDK's task group)
             if not isinstance(exc, Exception):
