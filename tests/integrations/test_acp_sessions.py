@@ -1,7 +1,7 @@
 """Which agent session an ACP chat talks to, and what it is told when it begins, driven through ``ChatSession``
 against the test agent as a real subprocess: Claude Code gets the chat's system prompt in ``session/new``'s
 ``_meta.systemPrompt`` (other agents as the first prompt's resource), and a new agent session, given the
-conversation as it now is, follows an edit or a regenerate (the reply's status says so)."""
+conversation as it now is, follows an edit, a regenerate or a switch of branch (the reply's status says so)."""
 
 from __future__ import annotations
 
@@ -104,3 +104,18 @@ async def test_a_regenerate_starts_a_new_agent_session_that_answers_the_last_mes
     assert resources(prompt) == ["User: first\n\nAssistant: You said: first"]
     assert prompt[-1] == {"type": "text", "text": "second"}
     assert NEW_SESSION_NOTICE in shown
+
+
+async def test_switching_back_to_an_earlier_branch_starts_a_new_agent_session_for_it(agent: Agent) -> None:
+    session = ChatSession(agent.transport)
+    await asyncio.wait_for(session.send("first"), 60)
+    await asyncio.wait_for(session.regenerate(), 60)
+    assert len(agent.log("new_session")) == 2
+    point = session.switch_branch(session.messages[-1].id, 0)  # back to the first reply
+    assert point.active == 0
+    reply = await asyncio.wait_for(session.send("next"), 60)
+    assert reply.text == "You said: next"
+    assert len(agent.log("new_session")) == 3
+    prompt = agent.log("prompt")[-1]
+    assert resources(prompt) == ["User: first\n\nAssistant: You said: first"]
+    assert prompt[-1] == {"type": "text", "text": "next"}
