@@ -172,6 +172,8 @@ class ACPClient:
                 if events:
                     session.put(events)
                 return own
+        if session.mapper.calls[call_id].held:
+            events = [*events, *session.mapper.release(call_id)]  # the person is asked here: the card must show
         question = Question(call_id, asyncio.get_running_loop().create_future(), options=list(options))
         session.questions[call_id] = question
         title = tool_call.title or name

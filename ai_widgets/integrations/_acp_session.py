@@ -86,6 +86,14 @@ class AgentSession:
         #: The ids of the chat's messages the agent has had.
         self.sent: set[str] = set()
         self.writes = 0  # file writes asked about, for their cards' ids
+        #: The id of the latest message of the chat's the agent has had (the reply it last answered into): when a
+        #: request's history no longer holds it, the person edited or regenerated, and the agent's history diverged.
+        self.latest: str | None = None
+        #: Whether the chat's system prompt went in ``session/new`` (Claude Code's ``_meta.systemPrompt``) rather than
+        #: as the first prompt's first block.
+        self.system_in_meta = False
+        #: What the person is told when the response begins (a new agent session started for a changed history).
+        self.notice: str | None = None
 
     @property
     def prompting(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -14,7 +15,14 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets.events import ProviderState, ResponseCompleted, ResponseStarted, StreamEvent, ToolCallStarted
+from ai_widgets.events import (
+    ProviderState,
+    ResponseCompleted,
+    ResponseStarted,
+    StatusUpdate,
+    StreamEvent,
+    ToolCallStarted,
+)
 from ai_widgets.messages import FilePart, FinishReason, Message, Role, TextPart, ToolCallPart, ToolCallState
 from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
@@ -42,6 +50,7 @@ from acp.schema import (  # noqa: E402
 )
 
 from ai_widgets.integrations._acp_client import ACPClient, allow  # noqa: E402
+from ai_widgets.integrations._acp_offer import ToolOffer  # noqa: E402
 from ai_widgets.integrations._acp_session import CANCELLED, AgentSession, Pause, PromptEnded, Question  # noqa: E402
 from ai_widgets.integrations._acp_updates import PROVIDER, UpdateMapper  # noqa: E402
 
@@ -57,6 +66,17 @@ CANCEL_TIMEOUT = 5.0
 STDERR_TAIL_CHARS = 4_000
 #: The most characters of an earlier conversation sent to a new agent session that has not had it.
 MAX_TRANSCRIPT_CHARS = 100_000
+
+#: The names Claude Code's ACP adapter gives itself in ``initialize``'s ``agentInfo`` (0.16 and its renames): it takes
+#: the chat's system prompt in ``session/new``'s ``_meta.systemPrompt``.
+CLAUDE_CODE_AGENTS = frozenset(
+    {"@zed-industries/claude-code-acp", "@zed-industries/claude-agent-acp", "@agentclientprotocol/claude-agent-acp"}
+)
+#: What the person is told when the conversation changed under the agent (an edit, a regenerate, another branch).
+NEW_SESSION_NOTICE = (
+    "The conversation changed since the agent last answered (an edit, a regenerate or another branch): a new agent "
+    "session began with the conversation as it is now."
+)
 
 STOP_REASONS = {
     "end_turn": FinishReason.STOP,
@@ -82,8 +102,8 @@ class AgentLink:
     stderr_tail: Callable[[], str]
 
 
-#: The MCP servers offered to an agent session (``session/new``, ``session/load``): ``(request, the agent's
-#: initialize answer)`` to a list of the SDK's MCP server models. The kernel's tool server plugs in here.
+#: More MCP servers offered to an agent session (``session/new``, ``session/load``), besides the session's own tools
+#: (``offer_tools``): ``(request, the agent's initialize answer)`` to a list of the SDK's MCP server models.
 McpServers = Callable[[ChatRequest, InitializeResponse | None], list[Any]]
 
 #: Starts an agent: ``(client, command, args, env, cwd)`` to an async context manager of its :class:`AgentLink`.
@@ -153,6 +173,9 @@ class ACPTransport:
         cwd: The working directory of the agent and of its sessions; the kernel's when ``None``.
         env: Variables added to the kernel's environment for the agent (its key, its base URL...).
         serve_files: Serve the agent's file reads (unasked, read-only) and writes (asked, with the diff).
+        offer_tools: Offer the session's own tools (``@tool`` functions, MCP servers' tools, ``KernelTools``) to the
+            agent as an MCP server the kernel serves on loopback, with a secret token per agent session: a call of
+            one runs in the chat as when the chat's own model calls it (its card, its approval, the kernel).
 
     Raises:
         ValueError: ``command`` is empty, or ``args`` or ``env`` hold anything but text.
@@ -162,6 +185,12 @@ class ACPTransport:
     - One agent session per conversation (``session/new`` in ``cwd``), resumed with ``session/load`` where the
       agent supports it and the conversation recorded its session id (``Message.provider_state``, which holds no
       secret). A session that began without the conversation gets its earlier messages as a transcript.
+    - With ``offer_tools``, each agent session whose chat has tools is offered them in ``session/new`` and
+      ``session/load`` as one MCP server (streamable HTTP where the agent advertises it, else a stdio relay). The
+      agent's own permission request for one is allowed at once, as the chat's approval asks when the call runs
+      (the person is asked once); the card the agent announces for the call is the chat's card of it.
+    - When the history no longer holds what the agent's session had (the person edited or regenerated), a new agent
+      session begins, given the conversation as it now is, and the reply's status says so.
     - Each user message is one ``session/prompt``: its text and files as content blocks within the agent's prompt
       capabilities, the system prompt first on a session's first prompt. The agent's turn may span several of the
       session's requests: when it asks something only the chat can answer (a permission, a file write), the
@@ -185,6 +214,7 @@ class ACPTransport:
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         serve_files: bool = True,
+        offer_tools: bool = True,
     ) -> None:
         if not isinstance(command, str) or not command.strip():
             raise ValueError(f"command must be the agent's program, not {command!r}")
@@ -199,7 +229,7 @@ class ACPTransport:
         self._client = ACPClient(serve_files=serve_files)
         #: How the agent is started (the seam for the project's own wire).
         self.spawn: Spawn = spawn_with_sdk
-        #: The MCP servers each agent session is offered (none by default; the kernel's tool server plugs in here).
+        #: More MCP servers each agent session is offered (none by default), besides the session's own tools.
         self.mcp_servers: McpServers = lambda request, init: []
         self._link: AgentLink | None = None
         self._init: InitializeResponse | None = None
@@ -207,6 +237,10 @@ class ACPTransport:
         self._stopping: asyncio.Event | None = None
         self._starting: asyncio.Lock | None = None
         self._sessions: dict[str, AgentSession] = {}  # by the chat's conversation id
+        #: Whether the session's own tools are offered to the agent (see the class's notes).
+        self.offer_tools = offer_tools
+        self._offers: dict[str, ToolOffer] = {}  # by the agent's session id
+        self._client.own_tool = self._own_tool
 
     @property
     def profile(self) -> TransportProfile:
@@ -324,8 +358,12 @@ class ACPTransport:
             runner.cancel()
 
     async def aclose(self) -> None:
-        """Ends every prompt and stops the agent (its process ends)."""
+        """Ends every prompt and stops the agent (its process ends), and the servers of the tools offered to it."""
         await self._stop_agent()
+        offers = list(self._offers.values())
+        self._offers.clear()
+        for offer in offers:
+            await offer.aclose()
 
     def close(self) -> None:
         """Like :meth:`aclose`, from any thread: the agent is stopped on the event loop it runs on (in the
@@ -352,11 +390,25 @@ class ACPTransport:
     async def _session_for(self, request: ChatRequest, link: AgentLink) -> AgentSession:
         conversation = request.conversation_id or ""
         session = self._sessions.get(conversation)
+        diverged = False
         if session is not None:
-            return session
+            if session.prompting or not self._diverged(session, request):
+                return session
+            # The person edited or regenerated: the agent's session holds a history the chat no longer has.
+            diverged = True
+            session.cancel_questions()
+            del self._sessions[conversation]
+            self._client.sessions.pop(session.session_id, None)
+            session = None
+        await self._close_stale_offers()
         init = self._init
+        offer = await self._offer(request)
         mapper = UpdateMapper()
-        earlier = agent_session_id(request.messages)
+        if offer is not None:
+            mapper.offered = offer.local_name  # its calls' cards are the chat's own
+        servers = self.mcp_servers(request, init) + ([] if offer is None else offer.servers(init))
+        meta = self._session_meta(request)
+        earlier = None if diverged else agent_session_id(request.messages)
         connection = link.connection
         if (
             earlier is not None
@@ -369,9 +421,7 @@ class ACPTransport:
             mapper.replaying = True  # the agent replays the history as updates before it answers: not this turn's
             try:
                 await asyncio.wait_for(
-                    connection.load_session(
-                        cwd=self._where, session_id=earlier, mcp_servers=self.mcp_servers(request, init)
-                    ),
+                    connection.load_session(cwd=self._where, session_id=earlier, mcp_servers=servers, **meta),
                     START_TIMEOUT,
                 )
             except Exception:
@@ -385,22 +435,72 @@ class ACPTransport:
                 session.drain()
         if session is None:
             try:
-                servers = self.mcp_servers(request, init)
                 created = await asyncio.wait_for(
-                    connection.new_session(cwd=self._where, mcp_servers=servers), START_TIMEOUT
+                    connection.new_session(cwd=self._where, mcp_servers=servers, **meta), START_TIMEOUT
                 )
             except Exception as exc:
-                raise ProviderError(
-                    f"ACP agent {self.command!r} did not open a session: {self._describe(exc)}"
-                ) from exc
+                said = self._describe(exc)
+                if offer is not None:
+                    said = offer.redact(said)
+                    await offer.aclose()
+                raise ProviderError(f"ACP agent {self.command!r} did not open a session: {said}") from None
             session = AgentSession(created.session_id, mapper, fresh=True)
             self._client.sessions[created.session_id] = session
+        session.system_in_meta = bool(meta)
+        if diverged:
+            session.notice = NEW_SESSION_NOTICE
+        if offer is not None:
+            offer.bind(session, functools.partial(self.call_session_tool, session.session_id))
+            self._offers[session.session_id] = offer
         self._sessions[conversation] = session
         return session
 
+    @staticmethod
+    def _diverged(session: AgentSession, request: ChatRequest) -> bool:
+        """Whether the latest message the agent's session had is gone from the history (an edit, a regenerate)."""
+        return session.latest is not None and all(message.id != session.latest for message in request.messages)
+
+    @property
+    def is_claude_code(self) -> bool:
+        """Whether the agent said it is Claude Code's ACP adapter (in ``initialize``'s ``agentInfo``)."""
+        info = self._init.agent_info if self._init is not None else None
+        return info is not None and info.name in CLAUDE_CODE_AGENTS
+
+    def _session_meta(self, request: ChatRequest) -> dict[str, Any]:
+        """The ``_meta`` of ``session/new``: Claude Code takes the chat's system prompt there, added to its own."""
+        system = request.options.system_prompt
+        if system and self.is_claude_code:
+            return {"systemPrompt": {"append": system}}
+        return {}
+
+    async def _offer(self, request: ChatRequest) -> ToolOffer | None:
+        """A started server offering the request's tools to a new agent session, or ``None`` (no tools, or
+        ``offer_tools`` is off)."""
+        if not self.offer_tools or not request.tools:
+            return None
+        offer = ToolOffer(request.tools)
+        try:
+            await offer.start()
+        except RuntimeError as exc:
+            raise ProviderError(
+                f"the session's tools could not be offered to ACP agent {self.command!r}: {exc}"
+            ) from None
+        return offer
+
+    async def _close_stale_offers(self) -> None:
+        """Stops the servers offered to agent sessions the transport no longer keeps (the agent restarted, the
+        history diverged)."""
+        kept = {session.session_id for session in self._sessions.values()}
+        for session_id in [s for s in self._offers if s not in kept]:
+            await self._offers.pop(session_id).aclose()
+
+    def _own_tool(self, name: str) -> bool:
+        """Whether an agent's call name is one of the session's tools offered to it (``client.own_tool``)."""
+        return any(offer.local_name(name) is not None for offer in self._offers.values())
+
     @property
     def client(self) -> ACPClient:
-        """The client side served to the agent (its ``own_tool`` rule is set by the kernel's tool server)."""
+        """The client side served to the agent (its ``own_tool`` rule names the tools offered to it)."""
         return self._client
 
     async def call_session_tool(self, session_id: str, call_id: str, name: str, arguments: str) -> ToolCallPart | None:
@@ -437,8 +537,17 @@ class ACPTransport:
             raise ProviderError("an ACP agent decides its own tool calls: a forced tool choice cannot be kept")
         link = await self._start()
         session = await self._session_for(request, link)
+        offer = self._offers.get(session.session_id)
+        if offer is not None:
+            await offer.refresh(request.tools)  # the session's tools as they are now
+        replies = [m.id for m in request.messages if m.role is Role.ASSISTANT]
+        if replies:
+            session.latest = replies[-1]  # the reply it answers into
         yield ResponseStarted()
         yield ProviderState(PROVIDER, {"session_id": session.session_id})
+        if session.notice is not None:
+            yield StatusUpdate(session.notice)
+            session.notice = None
         session.mapper.begin_response()
         if session.prompting:
             self._answer(session, request)
@@ -456,6 +565,8 @@ class ACPTransport:
                 case PromptEnded(response=response, error=error):
                     if error is not None or response is None:
                         raise self._crash_error(error, link)
+                    for event in session.mapper.release_held():  # calls of its tools the agent never made
+                        yield event
                     for event in session.mapper.prompt_usage(response):
                         yield event
                     if response.stop_reason != "cancelled" and self._unsent(session, request):
@@ -529,7 +640,7 @@ class ACPTransport:
         embedded = bool(prompt_caps and prompt_caps.embedded_context)
         if session.fresh and not session.sent:
             system = request.options.system_prompt
-            if system:
+            if system and not session.system_in_meta:
                 blocks.append(
                     self._document("ai-widgets://system-prompt", "Instructions for this chat", system, embedded)
                 )

@@ -46,7 +46,7 @@ from ai_widgets.events import (
 from ai_widgets.messages import CallDiff, CallLocation, CallTerminal, CallText, CallViewItem, PlanEntry
 from ai_widgets.outcome import ToolOutcome
 
-__all__ = ["PROVIDER", "CallSeen", "UpdateMapper", "call_name", "content_text"]
+__all__ = ["NOT_RUN", "PROVIDER", "CallSeen", "UpdateMapper", "call_name", "content_text"]
 
 #: The provider name of everything an ACP agent sends (``ToolCallStarted.provider``, ``ProviderState``).
 PROVIDER = "acp"
@@ -56,7 +56,12 @@ GEMINI_ID = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+?)__(?P=name)_\d+(?:_\d+)?$")
 #: The most characters of a finished call's raw output that become its result, when it sent no text.
 MAX_RAW_OUTPUT_CHARS = 20_000
 
+#: What a held call of the session's own tools ends with when the agent's turn ended and it never called the tool.
+NOT_RUN = "The agent did not run this call (it was not allowed, or the agent changed its mind)."
+
 TerminalView = Callable[[str], CallTerminal]
+#: The session's own tool an agent's call name stands for (``mcp__<server>__<tool>``...), or ``None``.
+OfferedName = Callable[[str], str | None]
 
 
 AnyCall = ToolCallStart | ToolCallProgress | ToolCallUpdate
@@ -73,6 +78,11 @@ class CallSeen:
     ended: bool = False
     raw_input: Any = None
     writes: dict[str, str] = field(default_factory=dict)
+    #: A call of one of the session's own tools offered over MCP: its card is held back until the chat runs it as a
+    #: local call of the same id (``claimed``), or released as a provider-run card when the agent never calls it.
+    held: bool = False
+    claimed: bool = False
+    pending: list[Any] = field(default_factory=list)
 
     def would_write(self, path: str, content: str) -> bool:
         """Whether writing ``content`` to ``path`` is what this call said it does: a diff of it, or raw input
@@ -134,6 +144,9 @@ class UpdateMapper:
 
     def __init__(self, terminal_view: TerminalView | None = None) -> None:
         self.calls: dict[str, CallSeen] = {}
+        #: The session's own tool a call name stands for, when the session's tools are offered to the agent: such a
+        #: call's card is held back, as the chat shows the call itself (its code card, its approval) when it runs.
+        self.offered: OfferedName = lambda name: None
         #: While the agent replays a loaded session's history (``session/load``): its updates are not this turn's.
         self.replaying = False
         self._terminal_view = terminal_view or (lambda terminal_id: CallTerminal(terminal_id))
@@ -191,6 +204,10 @@ class UpdateMapper:
         it (Gemini CLI asks first), else what the request tells of it updates the card; its status is left alone
         (a call asked about has not run)."""
         seen = self.calls.get(tool_call.tool_call_id)
+        if seen is None and self.offered(call_name(tool_call)) is not None:
+            seen = self.calls[tool_call.tool_call_id] = CallSeen(call_name(tool_call), held=True)
+        if seen is not None and seen.held:
+            return self._hold(seen, tool_call)
         if seen is None:
             seen = self.calls[tool_call.tool_call_id] = CallSeen(call_name(tool_call))
             self._remember(seen, tool_call)
@@ -211,10 +228,14 @@ class UpdateMapper:
             if isinstance(item, FileEditToolCallContent):
                 seen.writes[item.path] = item.new_text
 
-    def _start(self, update: AnyCall) -> list[StreamEvent]:
+    def _start(self, update: AnyCall, *, hold: bool = True) -> list[StreamEvent]:
         call_id = update.tool_call_id
         events: list[StreamEvent] = []
         seen = self.calls.get(call_id)
+        if seen is None and hold and self.offered(call_name(update)) is not None:
+            seen = self.calls[call_id] = CallSeen(call_name(update), held=True)
+        if seen is not None and seen.held:
+            return self._hold(seen, update)
         if seen is None:  # a repeat of an announced call (Claude Code sends the diff so) is an update of it
             seen = self.calls[call_id] = CallSeen(call_name(update))
             self._remember(seen, update)
@@ -228,6 +249,8 @@ class UpdateMapper:
 
     def _progress(self, update: ToolCallProgress) -> list[StreamEvent]:
         seen = self.calls.get(update.tool_call_id)
+        if seen is not None and seen.held:
+            return self._hold(seen, update)
         if seen is None:
             # An update of a call never announced: the card starts here (an agent may skip ``tool_call``).
             return self._start(update)
@@ -237,6 +260,70 @@ class UpdateMapper:
         revision = self._revision(update)
         events: list[StreamEvent] = [] if revision == ToolCallRevised(update.tool_call_id) else [revision]
         return events + self._status(update, seen)
+
+    # --- calls of the session's own tools ------------------------------------------------------------------------
+
+    def _hold(self, seen: CallSeen, update: AnyCall) -> list[StreamEvent]:
+        """A held call's update: swallowed once the chat runs the call (its card is the chat's); before that, kept,
+        and the card released when the agent says the call ended without calling the tool (its permission
+        refused)."""
+        if seen.claimed:
+            return []
+        self._remember(seen, update)
+        seen.pending.append(update)
+        if update.status in ("completed", "failed"):
+            return self.release(update.tool_call_id)
+        return []
+
+    def claim(self, call_id: str | None, tool: str) -> str | None:
+        """The id under which the chat runs a call of its own tool ``tool`` that the agent made over MCP: the held
+        call ``call_id`` (the card the agent announced, linked by Claude Code's ``claudecode/toolUseId``), or, with
+        no id, the oldest held call of that tool (Gemini CLI links by name only); an id the agent never announced is
+        taken as it is. ``None`` when no held call fits (the chat then gives the call an id of its own). Later
+        updates of a claimed call are swallowed: the chat's card is the call's."""
+        if call_id is None:
+            call_id = next(
+                (
+                    c
+                    for c, seen in self.calls.items()
+                    if seen.held and not seen.claimed and self.offered(seen.name) == tool
+                ),
+                None,
+            )
+            if call_id is None:
+                return None
+        seen = self.calls.get(call_id)
+        if seen is None:
+            self.calls[call_id] = CallSeen(tool, held=True, claimed=True)
+            return call_id
+        if not seen.held or seen.claimed:
+            return None
+        seen.claimed = True
+        seen.pending.clear()
+        return call_id
+
+    def release(self, call_id: str) -> list[StreamEvent]:
+        """The events of a held call that the chat will not run, as a provider-run card (its updates so far)."""
+        seen = self.calls.get(call_id)
+        if seen is None or not seen.held or seen.claimed:
+            return []
+        del self.calls[call_id]
+        events: list[StreamEvent] = []
+        for update in seen.pending:
+            events += self._start(update, hold=False)
+        return events
+
+    def release_held(self) -> list[StreamEvent]:
+        """At the end of the agent's prompt: each held call the chat never ran, as a provider-run card closed with
+        :data:`NOT_RUN` (it must not vanish without a word)."""
+        events: list[StreamEvent] = []
+        for call_id in [c for c, seen in self.calls.items() if seen.held and not seen.claimed]:
+            events += self.release(call_id)
+            seen = self.calls.get(call_id)
+            if seen is not None and not seen.ended:
+                seen.ended = True
+                events.append(ProviderToolResult(call_id, ToolOutcome.failure(NOT_RUN), provider=PROVIDER))
+        return events
 
     def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallRevised:
         """The card's update: each field the agent sent replaces the card's."""

@@ -21,9 +21,16 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"garbage": true}``: writes a line that is not JSON to stdout, then waits.
 - ``{"flood": n}``: ``n`` message chunks ``"<i> "``.
 - ``{"stop": reason}``: the prompt's stop reason (``end_turn`` by default).
+- ``{"mcp_call": {"tool", "arguments", "meta", "token"}}``: calls a tool of the MCP server the session was offered
+  (over streamable HTTP with the headers it got, or over stdio), with ``_meta``; says ``mcp <tool>: <text>`` (``mcp
+  <tool> error: <text>`` for isError) or ``mcp <tool> failed: <reason>``. ``"token": "wrong"`` sends a wrong bearer.
 
 Environment: ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
 directory: each session's history, so ``session/load`` works in a new process and replays it).
+
+For the offered tools: ``ACP_AGENT_NAME`` (the name it gives in ``agentInfo``), ``ACP_AGENT_NO_HTTP`` (set: it does not
+advertise MCP over HTTP, so it is offered stdio servers) and ``ACP_AGENT_REFUSE_SESSIONS`` (set: ``session/new``
+fails, repeating the MCP servers it was offered).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from acp import (
     PROTOCOL_VERSION,
     Agent,
@@ -63,11 +71,15 @@ from acp.schema import (
     Cost,
     Implementation,
     McpCapabilities,
+    McpServerStdio,
     PermissionOption,
     PromptCapabilities,
     ToolCallUpdate,
     UsageUpdate,
 )
+from mcp import Client as McpClient
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 DEFAULT_OPTIONS = [["allow", "allow_once"], ["allow_always", "allow_always"], ["reject", "reject_once"]]
 
@@ -77,6 +89,18 @@ def log(kind: str, data: Any) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as file:
             file.write(json.dumps({"kind": kind, "data": data}, default=str) + "\n")
+
+
+def meta(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A request's ``_meta`` as the SDK hands it over (among the keyword arguments it did not fill)."""
+    return {key: value for key, value in kwargs.items() if key != "additional_directories"}
+
+
+def describe(exc: BaseException) -> str:
+    """What an exception says, through the exception groups the MCP SDK raises."""
+    while getattr(exc, "exceptions", None):  # an exception group (Python 3.11+, or its backport)
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def wait_for_file(path: str) -> None:
@@ -89,6 +113,7 @@ class ScriptAgent(Agent):
         self.conn: Client
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions = 0
+        self.mcp_servers: dict[str, list[Any]] = {}
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -101,9 +126,9 @@ class ScriptAgent(Agent):
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=True),
+                mcp_capabilities=McpCapabilities(http=not os.environ.get("ACP_AGENT_NO_HTTP")),
             ),
-            agent_info=Implementation(name="acp-test-agent", version="0.1"),
+            agent_info=Implementation(name=os.environ.get("ACP_AGENT_NAME", "acp-test-agent"), version="0.1"),
         )
 
     def _state(self, session_id: str) -> Path | None:
@@ -122,11 +147,17 @@ class ScriptAgent(Agent):
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
         self.sessions += 1
         session_id = f"s{os.getpid()}-{self.sessions}"
-        log("new_session", {"cwd": cwd, "mcp_servers": [str(s) for s in mcp_servers or []], "id": session_id})
+        servers = [s.model_dump(by_alias=True, exclude_none=True) for s in mcp_servers or []]
+        log("new_session", {"cwd": cwd, "mcp_servers": servers, "id": session_id, "meta": meta(kwargs)})
+        if os.environ.get("ACP_AGENT_REFUSE_SESSIONS"):
+            raise RequestError(-32602, f"refused the MCP servers {json.dumps(servers)}")
+        self.mcp_servers[session_id] = list(mcp_servers or [])
         return NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
-        log("load_session", {"cwd": cwd, "id": session_id})
+        servers = [s.model_dump(by_alias=True, exclude_none=True) for s in mcp_servers or []]
+        log("load_session", {"cwd": cwd, "id": session_id, "mcp_servers": servers, "meta": meta(kwargs)})
+        self.mcp_servers[session_id] = list(mcp_servers or [])
         path = self._state(session_id)
         if path is None or not path.exists():
             raise RequestError.resource_not_found(session_id)
@@ -254,7 +285,47 @@ class ScriptAgent(Agent):
                     await self.say(session_id, f"{index} ")
             case "stop":
                 return str(value)
+            case "mcp_call":
+                said.append(await self.mcp_call(session_id, value) + "\n")
+                await self.say(session_id, said[-1])
         return None
+
+    async def mcp_call(self, session_id: str, value: dict[str, Any]) -> str:
+        """Calls a tool of the first MCP server the session was offered, as an agent does."""
+        tool = value["tool"]
+        servers = self.mcp_servers.get(session_id) or []
+        if not servers:
+            return f"mcp {tool} failed: no MCP server was offered"
+        server = servers[0]
+        statuses: list[int] = []
+
+        async def seen(response: httpx2.Response) -> None:
+            statuses.append(response.status_code)
+
+        try:
+            if isinstance(server, McpServerStdio):
+                env = {item.name: item.value for item in server.env}
+                if value.get("token") == "wrong":
+                    env["AI_WIDGETS_ACP_MCP_TOKEN"] = "wrong"
+                transport: Any = StdioServerParameters(command=server.command, args=list(server.args), env=env)
+                async with McpClient(transport, mode="legacy", cache=None) as client:
+                    result = await client.call_tool(tool, value.get("arguments", {}), meta=value.get("meta"))
+            else:
+                headers = {header.name: header.value for header in server.headers}
+                if value.get("token") == "wrong":
+                    headers["Authorization"] = "Bearer wrong"
+                async with httpx2.AsyncClient(headers=headers, event_hooks={"response": [seen]}) as http:
+                    connection = streamable_http_client(server.url, http_client=http)
+                    async with McpClient(connection, mode="legacy", cache=None) as client:
+                        result = await client.call_tool(tool, value.get("arguments", {}), meta=value.get("meta"))
+        except BaseException as exc:  # an agent says what failed (an ExceptionGroup from the SDK's task group)
+            if not isinstance(exc, Exception):
+                raise
+            return f"mcp {tool} failed: {describe(exc)} (HTTP statuses {statuses})"
+        text = "\n".join(getattr(block, "text", "") for block in result.content)
+        said = f"mcp {tool}{' error' if result.is_error else ''}: {text}"
+        log("mcp_result", said)  # also when the turn ended before it came (the chat no longer reads the reply)
+        return said
 
     async def ask(self, session_id: str, value: dict[str, Any]) -> str:
         options = [

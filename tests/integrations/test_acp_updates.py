@@ -32,6 +32,7 @@ from acp.schema import (
     PromptResponse,
     ResourceContentBlock,
     ToolCallLocation,
+    ToolCallUpdate,
     Usage,
 )
 from acp.schema import UsageUpdate as AgentUsage
@@ -218,3 +219,91 @@ def test_the_prompts_usage_keeps_the_cost_said_so_far() -> None:
         UsageUpdate(20, 10, cached_tokens=5, reasoning_tokens=4, cost=Decimal("0.5"))
     ]
     assert mapper.prompt_usage(PromptResponse(stop_reason="end_turn")) == []
+
+
+# --- calls of the session's own tools, offered over MCP ------------------------------------------------------------
+
+
+def offering(*tools: str) -> UpdateMapper:
+    """A mapper whose session offers ``tools`` (Claude Code's names for them)."""
+    mapper = UpdateMapper()
+    mapper.offered = lambda name: (
+        name.removeprefix("mcp__ai_widgets__") if name.startswith("mcp__ai_widgets__") else None
+    )
+    return mapper
+
+
+def claude(call_id: str, tool: str, **fields: object) -> object:
+    update = start_tool_call(call_id, tool, **fields)  # type: ignore[arg-type]
+    update.field_meta = {"claudeCode": {"toolName": f"mcp__ai_widgets__{tool}"}}
+    return update
+
+
+def test_a_call_of_an_offered_tool_is_held_and_its_updates_swallowed_once_the_chat_runs_it() -> None:
+    mapper = offering("add")
+    assert mapper.map(claude("toolu_1", "add")) == []
+    assert mapper.map(start_tool_call("toolu_1", "add", raw_input={"a": 1})) == []  # its repeat, too
+    assert mapper.claim("toolu_1", "add") == "toolu_1"
+    assert mapper.map(update_tool_call("toolu_1", status="completed", content=[tool_content(agent_text("3"))])) == []
+    assert mapper.release_held() == []
+    assert mapper.claim("toolu_1", "add") is None  # claimed once
+
+
+def test_a_held_call_the_agent_ends_without_calling_shows_as_its_own_card() -> None:
+    mapper = offering("add")
+    assert mapper.map(claude("toolu_1", "add")) == []
+    events = mapper.map(update_tool_call("toolu_1", status="failed", content=[tool_content(agent_text("refused"))]))
+    assert [type(e) for e in events] == [ToolCallStarted, ToolCallRevised, ToolCallRevised, ProviderToolResult]
+    started, result = events[0], events[-1]
+    assert isinstance(started, ToolCallStarted)
+    assert (started.tool_call_id, started.tool_name, started.provider_executed) == (
+        "toolu_1",
+        "mcp__ai_widgets__add",
+        True,
+    )
+    assert isinstance(result, ProviderToolResult)
+    assert result.outcome.status == "failure"
+    assert mapper.claim("toolu_1", "add") is None  # shown as the agent's: the chat runs it under an id of its own
+
+
+def test_a_held_call_never_called_nor_ended_is_closed_when_the_prompt_ends() -> None:
+    mapper = offering("add")
+    mapper.map(claude("toolu_1", "add"))
+    events = mapper.release_held()
+    assert [type(e) for e in events] == [ToolCallStarted, ToolCallRevised, ProviderToolResult]
+    result = events[-1]
+    assert isinstance(result, ProviderToolResult)
+    assert result.outcome.status == "failure"
+    assert mapper.release_held() == []
+
+
+def test_a_call_without_an_id_claims_the_oldest_held_call_of_its_tool() -> None:
+    mapper = offering("add", "look")
+    mapper.map(claude("toolu_1", "look"))
+    mapper.map(claude("toolu_2", "add"))
+    mapper.map(claude("toolu_3", "add"))
+    assert mapper.claim(None, "add") == "toolu_2"
+    assert mapper.claim(None, "add") == "toolu_3"
+    assert mapper.claim(None, "add") is None
+    assert mapper.claim(None, "look") == "toolu_1"
+
+
+def test_an_id_the_agent_never_announced_is_taken_and_its_later_cards_swallowed() -> None:
+    mapper = offering("add")
+    assert mapper.claim("toolu_9", "add") == "toolu_9"  # the MCP call came before the notification was mapped
+    assert mapper.map(claude("toolu_9", "add")) == []
+
+
+def test_an_id_already_shown_as_the_agents_card_is_not_taken() -> None:
+    mapper = UpdateMapper()  # nothing offered: cards show
+    assert mapper.map(start_tool_call("c1", "Edit"))
+    assert mapper.claim("c1", "add") is None
+
+
+def test_a_permission_for_an_offered_tool_never_announced_is_held() -> None:
+    """Gemini CLI asks first; its names are ``mcp_<server>_<tool>``."""
+    mapper = UpdateMapper()
+    mapper.offered = lambda name: "add" if name == "mcp_ai_widgets_add" else None
+    call = ToolCallUpdate(tool_call_id="mcp_ai_widgets_add__mcp_ai_widgets_add_1796411865540_0", title="add")
+    assert mapper.announce(call) == []
+    assert mapper.claim(None, "add") == call.tool_call_id
