@@ -169,9 +169,11 @@ class ACPTransport:
       answers the waiting question and goes on reading the same prompt.
     - Message and thought chunks stream as text and reasoning; tool calls are provider-run calls whose cards show
       title, kind, locations, diffs and text; the plan is a checklist; the agent's cost prices the requests.
-    - A permission request is an approval in the card: Allow is the agent's ``allow_once`` option, Allow always its
-      ``allow_always`` (what the agent says it means), Decline its ``reject_once``; a call cancelled or skipped is
-      answered ``cancelled``. The protocol has no room for a decline's reason.
+    - A permission request is an approval in the card: Allow is the agent's ``allow_once`` option, Decline its
+      ``reject_once``; a call cancelled or skipped is answered ``cancelled``. Allow always is kept to this chat: the
+      agent hears ``allow_once`` (its ``allow_always`` may outlive the chat: Claude Code writes it into the
+      project's settings), and the session answers the tool's later requests of this chat unasked. The protocol
+      has no room for a decline's reason.
     - Stop (and any turn that ends mid-prompt) sends ``session/cancel``, answers open questions ``cancelled``, and
       waits a few seconds for the prompt to end, else restarts the agent.
     - The protocol has no tool choice: a forced one is an error. A typed answer is asked for in text.
@@ -509,14 +511,19 @@ class ACPTransport:
                 continue
             options = question.options
             match part.decision, part.state:
-                case "approved", ToolCallState.RUNNING:
+                case "approved" | "approved_always", ToolCallState.RUNNING:
+                    # "Allow always" is kept to this chat by the session, which answers the agent's later asks of the
+                    # tool itself; the agent's own allow_always may outlive the chat (Claude Code writes the rule
+                    # into the project's .claude/settings.local.json), so the agent hears "once".
                     answer = allow(options, "allow_once", "allow_always")
-                case "approved_always", ToolCallState.RUNNING:
-                    answer = allow(options, "allow_always", "allow_once")
                 case "rejected", _:
                     answer = allow(options, "reject_once", "reject_always")
                 case _:
                     answer = None
+            if part.state is not ToolCallState.RUNNING and (seen := session.mapper.calls.get(call_id)) is not None:
+                seen.ended = (
+                    True  # its card is closed (declined, cancelled): what the agent says of it later is not shown
+                )
             question.answer(answer or CANCELLED)
 
     def _prompt_blocks(self, session: AgentSession, request: ChatRequest) -> list[Any]:

@@ -151,9 +151,9 @@ async def test_an_edit_asks_in_its_card_shows_the_diff_and_allow_writes_the_file
 
 @pytest.mark.parametrize(
     ("decision", "said", "state"),
-    [("rejected", "reject", ToolCallState.REJECTED), ("approved_always", "allow_always", ToolCallState.COMPLETED)],
+    [("rejected", "reject", ToolCallState.REJECTED), ("approved_always", "yes", ToolCallState.COMPLETED)],
 )
-async def test_decline_and_allow_always_choose_the_agents_options_by_kind(
+async def test_decline_and_allow_always_choose_the_agents_options_by_kind_allow_always_as_once(
     agent: Agent, decision: str, said: str, state: ToolCallState
 ) -> None:
     session = ChatSession(agent.transport)
