@@ -51,6 +51,7 @@ def claude_code_env(home: Path, anthropic_url: str, proxy_url: str) -> dict[str,
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_FAST_MODE": "1",  # else it asks api.anthropic.com whether fast mode is on
         "IS_SANDBOX": "1",
         "HTTPS_PROXY": proxy_url,
         "HTTP_PROXY": proxy_url,

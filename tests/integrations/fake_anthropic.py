@@ -113,9 +113,7 @@ def reframe(reply: Reply, model: str) -> bytes:
         elif kind == "content_block_delta" and index == 1:
             if event["delta"]["partial_json"] == "":  # the recording opens with an empty piece; keep it, then ours
                 out.append(event)
-                out.extend(
-                    dict(event, delta={"type": "input_json_delta", "partial_json": piece}) for piece in pieces
-                )
+                out.extend(dict(event, delta={"type": "input_json_delta", "partial_json": piece}) for piece in pieces)
         elif kind == "message_delta":
             stop = "tool_use" if reply.tool_use is not None else "end_turn"
             out.append(dict(event, delta=dict(event["delta"], stop_reason=stop)))
