@@ -14,8 +14,16 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ai_widgets.events import ProviderState, ResponseCompleted, ResponseStarted, StreamEvent, ToolCallStarted
+from ai_widgets.events import (
+    ProviderState,
+    ProviderToolResult,
+    ResponseCompleted,
+    ResponseStarted,
+    StreamEvent,
+    ToolCallStarted,
+)
 from ai_widgets.messages import FilePart, FinishReason, Message, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.outcome import ToolOutcome
 from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
 from ai_widgets.transports._errors import ProviderError
@@ -57,6 +65,12 @@ CANCEL_TIMEOUT = 5.0
 STDERR_TAIL_CHARS = 4_000
 #: The most characters of an earlier conversation sent to a new agent session that has not had it.
 MAX_TRANSCRIPT_CHARS = 100_000
+
+#: The result of a call the person allowed with changed arguments: ACP has no room for them (the agent would run its
+#: own version), so it is declined instead.
+EDIT_REFUSED = ToolOutcome.failure(
+    "Not run: an ACP agent cannot take changed arguments, so the edited call was declined.", retryable=False
+)
 
 STOP_REASONS = {
     "end_turn": FinishReason.STOP,
@@ -507,10 +521,22 @@ class ACPTransport:
             if part.decision is None and not part.state.terminal:
                 continue
             if question.write is not None:
-                question.answer(part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved"))
+                allowed = part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved")
+                if allowed and part.edited_arguments is not None:
+                    session.put([ProviderToolResult(call_id, EDIT_REFUSED, provider=PROVIDER)])
+                    allowed = False
+                question.answer(allowed)
                 continue
             options = question.options
+            edited = part.edited_arguments is not None
             match part.decision, part.state:
+                case "approved", ToolCallState.RUNNING if edited:
+                    # ACP has no room for changed input: allowed, the agent would run its own version. Declined, and
+                    # the card says why (what the agent says of it later is not shown).
+                    answer = allow(options, "reject_once", "reject_always")
+                    session.put([ProviderToolResult(call_id, EDIT_REFUSED, provider=PROVIDER)])
+                    if (seen := session.mapper.calls.get(call_id)) is not None:
+                        seen.ended = True
                 case "approved" | "approved_always", ToolCallState.RUNNING:
                     # "Allow always" is kept to this chat by the session, which answers the agent's later asks of the
                     # tool itself; the agent's own allow_always may outlive the chat (Claude Code writes the rule

@@ -201,3 +201,20 @@ async def test_allow_always_is_kept_to_this_chat(claude: Claude) -> None:
     other.approve(card.tool_call_id, "rejected")
     await asyncio.wait_for(task, 60)
     assert not third.exists()
+
+
+async def test_an_edit_of_its_arguments_is_not_allowed_as_the_original(claude: Claude) -> None:
+    """ACP has no room for changed input: allowing an edited call must not let the agent run its own version."""
+    target = claude.write_turn("edited.txt", "the agent's\n", call_id="toolu_01edit", after="unused")
+    claude.anthropic.replies.pop()  # refused: Claude Code ends the turn there
+    session = ChatSession(claude.transport)
+    task = asyncio.create_task(session.send("Write edited.txt"))
+    card = await asked(session, task)
+    session.approve(card.tool_call_id, "approved", arguments={"file_path": str(target), "content": "mine\n"})
+    reply = await asyncio.wait_for(task, 60)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert not target.exists()
+    (call,) = reply.tool_calls
+    assert call.state is ToolCallState.FAILED
+    assert call.outcome is not None
+    assert "cannot take changed arguments" in (call.outcome.message or "")
