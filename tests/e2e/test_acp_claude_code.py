@@ -65,6 +65,8 @@ def test_claude_codes_write_waits_in_its_card_with_the_diff_and_allow_writes_the
             expect(diff).to_contain_text("rows,mean")
             expect(diff).to_contain_text("3,2.0")
             expect(last_assistant(widget).locator(".aiw-text").first).to_contain_text("I'll save the summary.")
+            expect(card.locator(".aiw-approve-always")).to_be_visible()
+            expect(card.locator(".aiw-edit-args")).to_have_count(0)  # ACP has no room for changed arguments
             assert not target.exists()  # nothing written before the person allows it
             screenshot(widget, artifacts, "acp-claude-code-asking")
 
