@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything (idempotently) and runs every check: lint, format, types, the import contracts of DESIGN.md's
 # floors, the front end's type check and unit tests, then the whole pytest suite (unit, kernel tests against each
-# supported ipykernel, tests against pinned MCP servers of others (scripts/mcp_servers.sh), notebooks, and browser
+# supported ipykernel, tests against pinned MCP servers and ACP agents of others (scripts/mcp_servers.sh,
+# scripts/acp_agents.sh), notebooks, and browser
 # tests in JupyterLab / Notebook 7 in headless Chromium).
 #
 #   bash scripts/test.sh                        everything (what .ci/run runs): the unit tests in parallel, then the
@@ -56,11 +57,15 @@ echo "== kernels for the kernel tests"
 AIW_KERNEL_PYTHONS="$(AI_WIDGETS_SKIP_JS_BUILD=1 bash scripts/kernel_envs.sh)"
 echo "== MCP servers of others (pinned) for tests/mcp/test_real_servers.py and test_conformance.py"
 AIW_MCP_SERVERS="$(bash scripts/mcp_servers.sh)"
+echo "== ACP agents of others (pinned) for tests/integrations/test_acp_claude_code.py and its browser test"
+AIW_ACP_AGENTS="$(bash scripts/acp_agents.sh)"
 # Browser tests must run here, not skip: chromium was installed above.
 export AIW_E2E_REQUIRED=1
 export AIW_KERNEL_PYTHONS
 # Set, so the real-server tests run (a missing server fails them; they skip only without it, outside CI).
 export AIW_MCP_SERVERS
+# Set, so the real-agent tests run (a missing agent fails them; they skip only without it, outside CI).
+export AIW_ACP_AGENTS
 
 if [ "$#" -gt 0 ]; then
   echo "== pytest $*"

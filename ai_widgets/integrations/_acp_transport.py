@@ -17,6 +17,7 @@ from typing import Any
 
 from ai_widgets.events import (
     ProviderState,
+    ProviderToolResult,
     ResponseCompleted,
     ResponseStarted,
     StatusUpdate,
@@ -24,6 +25,7 @@ from ai_widgets.events import (
     ToolCallStarted,
 )
 from ai_widgets.messages import FilePart, FinishReason, Message, Role, TextPart, ToolCallPart, ToolCallState
+from ai_widgets.outcome import ToolOutcome
 from ai_widgets.transports._base import NO_PROFILE, ChatRequest, TransportProfile
 from ai_widgets.transports._client import import_sdk
 from ai_widgets.transports._errors import ProviderError
@@ -76,6 +78,11 @@ CLAUDE_CODE_AGENTS = frozenset(
 NEW_SESSION_NOTICE = (
     "The conversation changed since the agent last answered (an edit, a regenerate or another branch): a new agent "
     "session began with the conversation as it is now."
+)
+#: The result of a call the person allowed with changed arguments: ACP has no room for them (the agent would run its
+#: own version), so it is declined instead.
+EDIT_REFUSED = ToolOutcome.failure(
+    "Not run: an ACP agent cannot take changed arguments, so the edited call was declined.", retryable=False
 )
 
 STOP_REASONS = {
@@ -198,9 +205,11 @@ class ACPTransport:
       answers the waiting question and goes on reading the same prompt.
     - Message and thought chunks stream as text and reasoning; tool calls are provider-run calls whose cards show
       title, kind, locations, diffs and text; the plan is a checklist; the agent's cost prices the requests.
-    - A permission request is an approval in the card: Allow is the agent's ``allow_once`` option, Allow always its
-      ``allow_always`` (what the agent says it means), Decline its ``reject_once``; a call cancelled or skipped is
-      answered ``cancelled``. The protocol has no room for a decline's reason.
+    - A permission request is an approval in the card: Allow is the agent's ``allow_once`` option, Decline its
+      ``reject_once``; a call cancelled or skipped is answered ``cancelled``. Allow always is kept to this chat: the
+      agent hears ``allow_once`` (its ``allow_always`` may outlive the chat: Claude Code writes it into the
+      project's settings), and the session answers the tool's later requests of this chat unasked. The protocol
+      has no room for a decline's reason.
     - Stop (and any turn that ends mid-prompt) sends ``session/cancel``, answers open questions ``cancelled``, and
       waits a few seconds for the prompt to end, else restarts the agent.
     - The protocol has no tool choice: a forced one is an error. A typed answer is asked for in text.
@@ -616,18 +625,35 @@ class ACPTransport:
             if part.decision is None and not part.state.terminal:
                 continue
             if question.write is not None:
-                question.answer(part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved"))
+                allowed = part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved")
+                if allowed and part.edited_arguments is not None:
+                    session.put([ProviderToolResult(call_id, EDIT_REFUSED, provider=PROVIDER)])
+                    allowed = False
+                question.answer(allowed)
                 continue
             options = question.options
+            edited = part.edited_arguments is not None
             match part.decision, part.state:
-                case "approved", ToolCallState.RUNNING:
+                case "approved", ToolCallState.RUNNING if edited:
+                    # ACP has no room for changed input: allowed, the agent would run its own version. Declined, and
+                    # the card says why (what the agent says of it later is not shown).
+                    answer = allow(options, "reject_once", "reject_always")
+                    session.put([ProviderToolResult(call_id, EDIT_REFUSED, provider=PROVIDER)])
+                    if (seen := session.mapper.calls.get(call_id)) is not None:
+                        seen.ended = True
+                case "approved" | "approved_always", ToolCallState.RUNNING:
+                    # "Allow always" is kept to this chat by the session, which answers the agent's later asks of the
+                    # tool itself; the agent's own allow_always may outlive the chat (Claude Code writes the rule
+                    # into the project's .claude/settings.local.json), so the agent hears "once".
                     answer = allow(options, "allow_once", "allow_always")
-                case "approved_always", ToolCallState.RUNNING:
-                    answer = allow(options, "allow_always", "allow_once")
                 case "rejected", _:
                     answer = allow(options, "reject_once", "reject_always")
                 case _:
                     answer = None
+            if part.state is not ToolCallState.RUNNING and (seen := session.mapper.calls.get(call_id)) is not None:
+                seen.ended = (
+                    True  # its card is closed (declined, cancelled): what the agent says of it later is not shown
+                )
             question.answer(answer or CANCELLED)
 
     def _prompt_blocks(self, session: AgentSession, request: ChatRequest) -> list[Any]:

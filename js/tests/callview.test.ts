@@ -65,3 +65,25 @@ describe("a call's view in its card", () => {
     expect($(root, ".aiw-call-view").hidden).toBe(true);
   });
 });
+
+describe("an agent's call awaiting approval", () => {
+  it("offers Allow once, Allow always and Decline, but no Edit: ACP has no room for changed arguments", async () => {
+    const model = new FakeModel({});
+    const { view, root } = await mount(model);
+    const callView = { title: "Write /w/a.txt", kind: "edit", content: [{ type: "diff" as const, path: "/w/a.txt", old_text: null, new_text: "a\n" }] };
+    model.patch([
+      "start",
+      assistant("a1", 0, [
+        call("c1", "mcp__acp__Write", { state: "awaiting_approval", provider_executed: true, view: callView }),
+        call("c2", "sell", { state: "awaiting_approval", provider_executed: true }),
+      ]),
+    ]);
+    view.flush();
+    const agents = $(root, '.aiw-tool-card[data-call-id="c1"]');
+    expect(agents.querySelector(".aiw-approve-once")).not.toBeNull();
+    expect(agents.querySelector(".aiw-approve-always")).not.toBeNull();
+    expect(agents.querySelector(".aiw-decline")).not.toBeNull();
+    expect(agents.querySelector(".aiw-edit-args")).toBeNull();
+    expect($(root, '.aiw-tool-card[data-call-id="c2"]').querySelector(".aiw-edit-args")).not.toBeNull(); // AG-UI's can
+  });
+});

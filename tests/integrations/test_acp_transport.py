@@ -151,9 +151,9 @@ async def test_an_edit_asks_in_its_card_shows_the_diff_and_allow_writes_the_file
 
 @pytest.mark.parametrize(
     ("decision", "said", "state"),
-    [("rejected", "reject", ToolCallState.REJECTED), ("approved_always", "allow_always", ToolCallState.COMPLETED)],
+    [("rejected", "reject", ToolCallState.REJECTED), ("approved_always", "yes", ToolCallState.COMPLETED)],
 )
-async def test_decline_and_allow_always_choose_the_agents_options_by_kind(
+async def test_decline_and_allow_always_choose_the_agents_options_by_kind_allow_always_as_once(
     agent: Agent, decision: str, said: str, state: ToolCallState
 ) -> None:
     session = ChatSession(agent.transport)
@@ -202,6 +202,24 @@ async def test_a_write_no_allowed_call_announced_asks_with_the_diff_against_the_
     assert target.read_text() == "after\n"
     assert "write error" in reply.text
     assert reply.tool_calls[0].state is ToolCallState.REJECTED
+
+
+async def test_a_write_allowed_with_changed_arguments_is_declined_not_written_as_asked(agent: Agent) -> None:
+    """ACP has no room for changed input: the agent's own content must not be written as if the edit were allowed."""
+    target = agent.work / "notes.md"
+    session = ChatSession(agent.transport)
+    task = asyncio.create_task(session.send(script({"write": {"path": str(target), "content": "agent's\n"}})))
+    card = await asked(session, task)
+    session.approve(card.tool_call_id, "approved", arguments={"path": str(agent.work / "other.md")})
+    reply = await asyncio.wait_for(task, 30)
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert not target.exists()
+    assert not (agent.work / "other.md").exists()
+    assert "write error" in reply.text
+    (call,) = reply.tool_calls
+    assert call.state is ToolCallState.FAILED
+    assert call.outcome is not None
+    assert "cannot take changed arguments" in (call.outcome.message or "")
 
 
 async def test_reads_run_unasked_with_line_and_limit(agent: Agent) -> None:

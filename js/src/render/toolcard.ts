@@ -264,12 +264,13 @@ export class ToolCardView implements PartView {
       this.approvalAsked = p.approval_requested_at ?? null;
       if (!this.approval) {
         // Waiting while it runs: its server asks to use the model (sampling), allowed or declined as asked, no Edit.
+        // Nor for a call its agent describes (ACP): the protocol has no room for changed arguments.
         const sampling = p.run_started_at != null;
         this.approval = new ApprovalBox(
           p.tool_call_id,
           (msg) => this.ctx.send(msg),
           question,
-          sampling
+          sampling || p.view
             ? undefined
             : {
                 schema: () => this.ctx.toolInfo(this.part.tool_name)?.parameters,
