@@ -315,9 +315,11 @@ class ACPClient:
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
         """The terminal's output so far (its end, within its limit), and its exit once it ended."""
-        _, terminal = self._terminal(session_id, terminal_id)
+        session, terminal = self._terminal(session_id, terminal_id)
         output = terminal.output()
         status = output.exit_status
+        if status is not None:
+            self.terminals.show(session, terminal)
         return TerminalOutputResponse(
             output=output.output,
             truncated=output.truncated,
@@ -330,17 +332,19 @@ class ACPClient:
         self, session_id: str, terminal_id: str, **kwargs: Any
     ) -> WaitForTerminalExitResponse:
         """Waits for the terminal's command to end."""
-        _, terminal = self._terminal(session_id, terminal_id)
+        session, terminal = self._terminal(session_id, terminal_id)
         try:
             status = await terminal.wait()
         except TerminalError as error:  # released while waited for
             raise RequestError.invalid_params({"terminalId": str(error)}) from None
+        self.terminals.show(session, terminal)
         return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
         """Ends the terminal's command; its output stays readable until it is released."""
-        _, terminal = self._terminal(session_id, terminal_id)
+        session, terminal = self._terminal(session_id, terminal_id)
         await terminal.kill()
+        self.terminals.show(session, terminal)
         return KillTerminalResponse()
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:

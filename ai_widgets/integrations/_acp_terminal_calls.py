@@ -201,8 +201,13 @@ class TerminalCalls:
     def _changed(self, terminal: Terminal) -> None:
         """Live output: the cards that show the terminal are revised; the card that asked ends with the command."""
         session = self._owners.get(terminal.id)
-        if session is None:
-            return
+        if session is not None:
+            self.show(session, terminal)
+
+    def show(self, session: AgentSession, terminal: Terminal) -> None:
+        """Shows the terminal as it is now in the cards that show it, and ends the card that asked once it exited.
+        Called before the agent hears of an exit too (the live updates lag by up to a tenth of a second), so that its
+        cards show the exit before what the agent says next."""
         events = session.mapper.terminal_revisions(terminal.id)
         status = terminal.exit_status
         card = self._cards.get(terminal.id)

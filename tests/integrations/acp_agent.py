@@ -20,6 +20,14 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"crash": code}``: writes a last word to stderr and exits with ``code`` at once.
 - ``{"garbage": true}``: writes a line that is not JSON to stdout, then waits.
 - ``{"flood": n}``: ``n`` message chunks ``"<i> "``.
+- ``{"terminal": {"command", "args", "cwd", "limit", "show", "kill", "wait", "release"}}``: runs a command in a client
+  terminal; ``show`` names a call whose card gets the terminal, ``kill`` kills it after that many seconds, ``wait``
+  (true by default) waits for its exit, ``release`` releases it; says ``terminal <id>: exit <code> signal <name>
+  truncated <bool> output <repr>`` or ``terminal error: <code> <message>`` (the error is logged as ``terminal_error``).
+- ``{"terminal_op": {"op", "id"}}``: ``output``, ``wait``, ``kill`` or ``release`` of the terminal ``id`` (``"last"``:
+  the last one created); says ``<op> <id>: ok`` or ``<op> <id> error: <code>``.
+- ``{"huge_line": mib}``: writes one line of ``mib`` MiB to stdout, then waits.
+- ``{"stderr": text}``: writes ``text`` to stderr, ``$NAME`` replaced by the environment's value.
 - ``{"stop": reason}``: the prompt's stop reason (``end_turn`` by default).
 
 Environment: ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
@@ -49,6 +57,7 @@ from acp import (
     start_tool_call,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_plan,
@@ -89,6 +98,7 @@ class ScriptAgent(Agent):
         self.conn: Client
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions = 0
+        self.last_terminal = ""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -252,9 +262,80 @@ class ScriptAgent(Agent):
             case "flood":
                 for index in range(int(value)):
                     await self.say(session_id, f"{index} ")
+            case "terminal":
+                await self.terminal(session_id, value, said)
+            case "terminal_op":
+                await self.terminal_op(session_id, value, said)
+            case "huge_line":
+                await self.huge_line(value)
+            case "stderr":
+                self.stderr(value)
             case "stop":
                 return str(value)
         return None
+
+    async def terminal(self, session_id: str, value: dict[str, Any], said: list[str]) -> None:
+        conn = self.conn
+        try:
+            created = await conn.create_terminal(
+                session_id=session_id,
+                command=value["command"],
+                args=value.get("args"),
+                cwd=value.get("cwd"),
+                output_byte_limit=value.get("limit"),
+            )
+        except RequestError as exc:
+            log("terminal_error", {"code": exc.code, "message": str(exc)})
+            said.append(f"terminal error: {exc.code} {exc}\n")
+            await self.say(session_id, said[-1])
+            return
+        terminal_id = self.last_terminal = created.terminal_id
+        if "show" in value:
+            await conn.session_update(
+                session_id, update_tool_call(value["show"], content=[tool_terminal_ref(terminal_id)])
+            )
+        if value.get("kill") is not None:
+            await asyncio.sleep(float(value["kill"]))
+            await conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+        if value.get("wait", True):
+            await conn.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal_id)
+        out = await conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+        status = out.exit_status
+        code, signal = (None, None) if status is None else (status.exit_code, status.signal)
+        said.append(
+            f"terminal {terminal_id}: exit {code} signal {signal} truncated {out.truncated} output {out.output!r}\n"
+        )
+        await self.say(session_id, said[-1])
+        if value.get("release"):
+            await conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
+
+    async def terminal_op(self, session_id: str, value: dict[str, Any], said: list[str]) -> None:
+        op, terminal_id = value["op"], value["id"]
+        if terminal_id == "last":
+            terminal_id = self.last_terminal
+        call = {
+            "output": self.conn.terminal_output,
+            "wait": self.conn.wait_for_terminal_exit,
+            "kill": self.conn.kill_terminal,
+            "release": self.conn.release_terminal,
+        }[op]
+        try:
+            await call(session_id=session_id, terminal_id=terminal_id)
+            said.append(f"{op} {terminal_id}: ok\n")
+        except RequestError as exc:
+            said.append(f"{op} {terminal_id} error: {exc.code}\n")
+        await self.say(session_id, said[-1])
+
+    @staticmethod
+    async def huge_line(mib: float) -> None:
+        sys.stdout.write("x" * int(mib * 1024 * 1024) + "\n")
+        sys.stdout.flush()
+        await asyncio.sleep(3600)
+
+    @staticmethod
+    def stderr(text: str) -> None:
+        sys.stderr.write(os.path.expandvars(text) + "\n")
+        sys.stderr.flush()
 
     async def ask(self, session_id: str, value: dict[str, Any]) -> str:
         options = [
