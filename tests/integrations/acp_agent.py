@@ -328,8 +328,13 @@ class ScriptAgent(Agent):
 
     @staticmethod
     async def huge_line(mib: float) -> None:
-        sys.stdout.write("x" * int(mib * 1024 * 1024) + "\n")
-        sys.stdout.flush()
+        # Straight to the pipe: the SDK made stdout non-blocking, so a long write goes a piece at a time.
+        rest = memoryview(b"x" * int(mib * 1024 * 1024) + b"\n")
+        while rest:
+            try:
+                rest = rest[os.write(sys.stdout.fileno(), rest) :]
+            except BlockingIOError:
+                await asyncio.sleep(0.001)
         await asyncio.sleep(3600)
 
     @staticmethod
