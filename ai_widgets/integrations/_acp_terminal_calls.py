@@ -128,7 +128,7 @@ class TerminalCalls:
         if allowed is not None:
             self._used.add((session.session_id, allowed))
             terminal = await self._start(session, command, arguments, where, env, output_byte_limit)
-            session.put([session.mapper.show_terminal(allowed, terminal.id)])
+            session.put(session.mapper.show_terminal(allowed, terminal.id))
             return terminal
         call_id = await self._ask(session, line, where)
         try:
@@ -140,7 +140,7 @@ class TerminalCalls:
             )
             raise
         self._cards[terminal.id] = call_id
-        session.put([session.mapper.show_terminal(call_id, terminal.id)])
+        session.put(session.mapper.show_terminal(call_id, terminal.id))
         return terminal
 
     def _allowed_call(self, session: AgentSession, command: str, args: tuple[str, ...]) -> str | None:

@@ -270,9 +270,12 @@ class UpdateMapper:
 
     # --- terminals shown in cards -----------------------------------------------------------------------------------
 
-    def show_terminal(self, call_id: str, terminal_id: str) -> ToolCallRevised:
+    def show_terminal(self, call_id: str, terminal_id: str) -> list[StreamEvent]:
         """The revision that makes the card of ``call_id`` show the terminal: in place of a terminal not yet started
-        (an empty id: the card that asked to run it), else after what the card shows."""
+        (an empty id: the card that asked to run it), else after what the card shows; none for a finished card."""
+        seen = self.calls.get(call_id)
+        if seen is not None and seen.ended:
+            return []
         content = self._content.get(call_id, ())
         view = self._terminal_view(terminal_id)
         if any(isinstance(item, CallTerminal) and item.terminal_id == terminal_id for item in content):
@@ -284,7 +287,7 @@ class UpdateMapper:
         else:
             content = (*content, view)
         self._content[call_id] = content
-        return ToolCallRevised(call_id, content=content)
+        return [ToolCallRevised(call_id, content=content)]
 
     def show_content(self, call_id: str, content: tuple[CallViewItem, ...]) -> None:
         """Remembers what a card the client opened shows (its terminals are then refreshed like an agent's)."""
