@@ -18,6 +18,7 @@ pytest.importorskip("acp")
 from ai_widgets import ChatSession, MessageStatus
 from ai_widgets.integrations.acp import ACPTransport
 from tests.helpers import no_new_children, until_gone, wait_for
+from tests.integrations.test_acp_terminal_calls import sleeper
 from tests.integrations.test_acp_transport import AGENT, Agent, script
 
 pytestmark = pytest.mark.slow  # each test starts an agent process
@@ -81,7 +82,11 @@ async def test_a_crash_ends_the_commands_the_agent_ran(agent: Agent) -> None:
     session = ChatSession(agent.transport)
     task = asyncio.create_task(
         session.send(
-            script({"terminal": {"command": f"echo $$ > {pid_file}; exec sleep 60", "wait": False}}, {"crash": 5})
+            script(
+                {"terminal": {"command": sleeper(pid_file, 60), "wait": False}},
+                {"wait_file": str(pid_file)},
+                {"crash": 5},
+            )
         )
     )
     await wait_for(lambda: bool(session.pending_approvals) or task.done(), timeout=30)

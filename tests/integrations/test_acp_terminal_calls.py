@@ -37,6 +37,11 @@ async def agent(tmp_path: Path) -> AsyncIterator[Agent]:
     await made.transport.aclose()
 
 
+def sleeper(pid_file: Path, seconds: int) -> str:
+    """A command line that writes its pid to ``pid_file`` (whole, at once) and sleeps."""
+    return f"echo $$ > {pid_file}.new; mv {pid_file}.new {pid_file}; exec sleep {seconds}"
+
+
 def terminal_of(part: ToolCallPart | None) -> CallTerminal | None:
     if part is None or part.view is None:
         return None
@@ -170,7 +175,9 @@ async def test_kill_and_release_end_the_command_and_a_released_or_unknown_id_is_
                 {"terminal": {"command": "echo started; sleep 30", "kill": 0.5, "release": True}},
                 {"terminal_op": {"op": "output", "id": "last"}},
                 {"terminal_op": {"op": "release", "id": "terminal-99"}},
-                {"terminal": {"command": f"echo $$ > {pid_file}; exec sleep 30", "wait": False, "release": True}},
+                {"terminal": {"command": sleeper(pid_file, 30), "wait": False}},
+                {"wait_file": str(pid_file)},
+                {"terminal_op": {"op": "release", "id": "last"}},
                 {"terminal_op": {"op": "wait", "id": "last"}},
             )
         )
@@ -181,6 +188,7 @@ async def test_kill_and_release_end_the_command_and_a_released_or_unknown_id_is_
     assert "terminal terminal-1: exit None signal SIGTERM truncated False output 'started\\n'" in reply.text
     assert "output terminal-1 error: -32602" in reply.text
     assert "release terminal-99 error: -32602" in reply.text
+    assert "release terminal-2: ok" in reply.text
     assert "wait terminal-2 error: -32602" in reply.text
     assert gone(int(pid_file.read_text()))  # released while it ran: ended
     killed, released = reply.tool_calls
@@ -211,7 +219,7 @@ async def test_output_is_bounded_and_keeps_its_end(agent: Agent) -> None:
 
 async def test_stop_ends_a_running_command(agent: Agent) -> None:
     pid_file = agent.work / "pid"
-    line = f"echo $$ > {pid_file}; exec sleep 60"
+    line = sleeper(pid_file, 60)
     session = ChatSession(agent.transport)
     task = asyncio.create_task(
         session.send(
@@ -225,7 +233,7 @@ async def test_stop_ends_a_running_command(agent: Agent) -> None:
     )
     await asked(session, task)
     session.approve("b1", "approved")
-    await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "", timeout=30)
+    await wait_for(pid_file.exists, timeout=30)
     pid = int(pid_file.read_text())
     assert not gone(pid)
     session.stop()
@@ -238,7 +246,9 @@ async def test_stopping_the_agent_closes_its_terminals(agent: Agent) -> None:
     pid_file = agent.work / "pid"
     session = ChatSession(agent.transport)
     task = asyncio.create_task(
-        session.send(script({"terminal": {"command": f"echo $$ > {pid_file}; exec sleep 60", "wait": False}}))
+        session.send(
+            script({"terminal": {"command": sleeper(pid_file, 60), "wait": False}}, {"wait_file": str(pid_file)})
+        )
     )
     await allow_each(session, task)
     reply = await asyncio.wait_for(task, 30)
