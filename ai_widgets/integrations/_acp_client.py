@@ -1,7 +1,7 @@
 """The client side of ACP that the chat serves to its agent, under the session's approvals: its updates handed to the
 response being streamed, its permission requests as approvals in the card, file reads (read-only, unasked) and file
-writes (asked, with the diff against the file on disk, unless the person already allowed the call that makes it).
-Terminals are not served here yet, so they are not advertised."""
+writes (asked, with the diff against the file on disk, unless the person already allowed the call that makes it),
+and terminals (``terminal/*``, served by :class:`TerminalCalls`: asked unless allowed already, shown live)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,15 @@ from acp.schema import (
     CreateTerminalResponse,
     ElicitationMode,
     EnvVariable,
+    KillTerminalResponse,
     PermissionOption,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -34,6 +39,8 @@ from ai_widgets.events import (
     ToolCallStarted,
 )
 from ai_widgets.integrations._acp_session import AgentSession, Pause, Question
+from ai_widgets.integrations._acp_terminal_calls import TerminalCalls, TerminalRefused
+from ai_widgets.integrations._acp_terminals import Terminal, TerminalError
 from ai_widgets.integrations._acp_updates import PROVIDER
 from ai_widgets.messages import CallDiff, CallLocation
 from ai_widgets.outcome import ToolOutcome
@@ -44,6 +51,8 @@ __all__ = ["MAX_READ_BYTES", "ACPClient", "allow"]
 MAX_READ_BYTES = 10 * 1024 * 1024
 #: The largest file the card diffs against: a longer one shows as a new text only.
 MAX_DIFF_BYTES = 1024 * 1024
+#: The JSON-RPC error code of a request answered "cancelled" (a command nobody allowed before Stop).
+REQUEST_CANCELLED = -32800
 
 
 def allow(options: list[PermissionOption], *kinds: str) -> RequestPermissionResponse | None:
@@ -117,13 +126,19 @@ class ACPClient:
 
     Args:
         serve_files: Serve ``fs/read_text_file`` and ``fs/write_text_file`` (advertised only then).
+        serve_terminals: Serve ``terminal/*`` (advertised only then).
         own_tool: Whether a call name is one of the session's own tools offered to the agent over MCP: the agent's
             permission request for it is allowed at once, since the session's own approval asks the person when the
             call runs (so they are asked once).
     """
 
-    def __init__(self, *, serve_files: bool = True, own_tool: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, *, serve_files: bool = True, serve_terminals: bool = True, own_tool: Callable[[str], bool] | None = None
+    ) -> None:
         self.serve_files = serve_files
+        self.serve_terminals = serve_terminals
+        #: The agent's terminals, under the session's approvals (a new set for each agent connection).
+        self.terminals = TerminalCalls()
         #: Whether a call name is one of the session's own tools offered over MCP (see the class's ``own_tool``).
         self.own_tool: Callable[[str], bool] = own_tool or (lambda name: False)
         #: The agent sessions, by the agent's session id.
@@ -257,7 +272,16 @@ class ACPClient:
         session.put([ProviderToolResult(call_id, ToolOutcome.success(text=f"Wrote {path}."), provider=PROVIDER)])
         return WriteTextFileResponse()
 
-    # --- what is not served -----------------------------------------------------------------------------------------
+    # --- terminals --------------------------------------------------------------------------------------------------
+
+    def _terminal(self, session_id: str, terminal_id: str) -> tuple[AgentSession, Terminal]:
+        session = self._session(session_id)
+        if not self.serve_terminals:
+            raise RequestError.method_not_found("terminal/*")
+        try:
+            return session, self.terminals.get(session, terminal_id)
+        except TerminalError as error:
+            raise RequestError.invalid_params({"terminalId": str(error)}) from None
 
     async def create_terminal(
         self,
@@ -269,24 +293,72 @@ class ACPClient:
         output_byte_limit: int | None = None,
         **kwargs: Any,
     ) -> CreateTerminalResponse:
-        """Not served (not advertised): terminals come with the wire."""
-        raise RequestError.method_not_found("terminal/create")
+        """Runs a command once the person allowed it (see :class:`TerminalCalls`): a decline is an error, a question
+        Stop left open is answered cancelled."""
+        session = self._session(session_id)
+        if not self.serve_terminals:
+            raise RequestError.method_not_found("terminal/create")
+        try:
+            terminal = await self.terminals.create(
+                session,
+                command,
+                args or (),
+                cwd=cwd,
+                env={variable.name: variable.value for variable in env or ()},
+                output_byte_limit=output_byte_limit,
+            )
+        except TerminalError as error:
+            raise RequestError.invalid_params({"command": str(command)[:300], "reason": str(error)[:500]}) from None
+        except TerminalRefused as refused:
+            if refused.cancelled:
+                raise RequestError(REQUEST_CANCELLED, "Request cancelled", {"reason": str(refused)}) from None
+            raise RequestError.invalid_request({"command": str(command)[:300], "reason": str(refused)}) from None
+        return CreateTerminalResponse(terminal_id=terminal.id)
 
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        """Not served."""
-        raise RequestError.method_not_found("terminal/output")
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        """The terminal's output so far (its end, within its limit), and its exit once it ended."""
+        session, terminal = self._terminal(session_id, terminal_id)
+        output = terminal.output()
+        status = output.exit_status
+        if status is not None:
+            self.terminals.show(session, terminal)
+        return TerminalOutputResponse(
+            output=output.output,
+            truncated=output.truncated,
+            exit_status=None
+            if status is None
+            else TerminalExitStatus(exit_code=status.exit_code, signal=status.signal),
+        )
 
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        """Not served."""
-        raise RequestError.method_not_found("terminal/release")
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        """Waits for the terminal's command to end."""
+        session, terminal = self._terminal(session_id, terminal_id)
+        try:
+            status = await terminal.wait()
+        except TerminalError as error:  # released while waited for
+            raise RequestError.invalid_params({"terminalId": str(error)}) from None
+        self.terminals.show(session, terminal)
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        """Not served."""
-        raise RequestError.method_not_found("terminal/wait_for_exit")
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
+        """Ends the terminal's command; its output stays readable until it is released."""
+        session, terminal = self._terminal(session_id, terminal_id)
+        await terminal.kill()
+        self.terminals.show(session, terminal)
+        return KillTerminalResponse()
 
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        """Not served."""
-        raise RequestError.method_not_found("terminal/kill")
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        """Kills the terminal's command if it runs and forgets the terminal."""
+        session, _ = self._terminal(session_id, terminal_id)
+        try:
+            await self.terminals.release(session, terminal_id)
+        except TerminalError as error:  # released twice at once
+            raise RequestError.invalid_params({"terminalId": str(error)}) from None
+        return ReleaseTerminalResponse()
+
+    # --- what is not served -----------------------------------------------------------------------------------------
 
     async def create_elicitation(self, message: str, mode: ElicitationMode, **kwargs: Any) -> CreateElicitationResponse:
         """Not served (not advertised): the protocol's elicitation is unstable."""

@@ -39,17 +39,20 @@ Item: TypeAlias = list[StreamEvent] | Pause | PromptEnded
 @dataclass(slots=True)
 class Question:
     """A question of the agent's that waits for the chat: a permission request (its ``options``), a file write
-    the person must allow (``write``: its path and content), or a call of one of the session's own tools that the
-    session runs (``local``: the agent called it over MCP). The card is the call ``call_id``.
+    the person must allow (``write``: its path and content), a command the person must allow to run in a terminal
+    (``command``: its command line), or a call of one of the session's own tools that the session runs (``local``:
+    the agent called it over MCP). The card is the call ``call_id``.
 
     The future's result is the answer: a ``RequestPermissionResponse`` for a permission, ``True`` (allowed) or
-    ``False`` for a write, the finished ``ToolCallPart`` (or ``None``: the turn ended first) for a local call.
+    ``False`` for a write, ``True``, ``False`` (declined) or ``None`` (nobody decided: Stop) for a command, the
+    finished ``ToolCallPart`` (or ``None``: the turn ended first) for a local call.
     """
 
     call_id: str
     future: asyncio.Future[Any]
     options: list[PermissionOption] = field(default_factory=list)
     write: tuple[str, str] | None = None
+    command: str | None = None
     local: bool = False
 
     def answer(self, value: Any) -> None:
@@ -59,7 +62,7 @@ class Question:
 
     def cancel(self) -> None:
         """Answers as nobody decided (cancelled, a write declined, a local call not run)."""
-        self.answer(None if self.local else False if self.write is not None else CANCELLED)
+        self.answer(None if self.local or self.command is not None else False if self.write is not None else CANCELLED)
 
 
 class AgentSession:

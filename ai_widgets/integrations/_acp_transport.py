@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import json
@@ -35,12 +34,12 @@ import_sdk("acp", "acp")  # says which extra to install when the SDK is missing
 from acp import (  # noqa: E402
     PROTOCOL_VERSION,
     audio_block,
+    connect_to_agent,
     embedded_blob_resource,
     embedded_text_resource,
     image_block,
     resource_block,
     resource_link_block,
-    spawn_agent_process,
     text_block,
 )
 from acp.schema import (  # noqa: E402
@@ -55,6 +54,7 @@ from ai_widgets.integrations._acp_client import ACPClient, allow  # noqa: E402
 from ai_widgets.integrations._acp_offer import ToolOffer  # noqa: E402
 from ai_widgets.integrations._acp_session import CANCELLED, AgentSession, Pause, PromptEnded, Question  # noqa: E402
 from ai_widgets.integrations._acp_updates import PROVIDER, UpdateMapper  # noqa: E402
+from ai_widgets.integrations._acp_wire import AgentWire, AgentWireError  # noqa: E402
 
 __all__ = ["ACPTransport", "AgentLink", "McpServers", "Spawn"]
 
@@ -64,8 +64,6 @@ logger = logging.getLogger("ai_widgets")
 START_TIMEOUT = 60.0
 #: Seconds a cancelled prompt may take to answer ``cancelled`` before the agent is restarted.
 CANCEL_TIMEOUT = 5.0
-#: The most characters of the agent's stderr kept for error messages.
-STDERR_TAIL_CHARS = 4_000
 #: The most characters of an earlier conversation sent to a new agent session that has not had it.
 MAX_TRANSCRIPT_CHARS = 100_000
 
@@ -101,46 +99,43 @@ class AgentLink:
     Attributes:
         connection: The SDK's client-side connection (``initialize``, ``new_session``, ``prompt``, ``cancel``...).
         returncode: The process's exit code once it exited, else ``None``.
-        stderr_tail: The end of what the agent wrote to stderr, for error messages.
+        stderr_tail: The end of what the agent wrote to stderr (redacted), for error messages.
+        failure: Why the agent's pipe failed (it exited, or wrote what is not a JSON-RPC message, or too long a
+            line), with its last output; ``None`` while it works. The SDK itself only says "Connection closed".
     """
 
     connection: Any
     returncode: Callable[[], int | None]
     stderr_tail: Callable[[], str]
+    failure: Callable[[], BaseException | None]
 
 
 #: More MCP servers offered to an agent session (``session/new``, ``session/load``), besides the session's own tools
 #: (``offer_tools``): ``(request, the agent's initialize answer)`` to a list of the SDK's MCP server models.
 McpServers = Callable[[ChatRequest, InitializeResponse | None], list[Any]]
 
-#: Starts an agent: ``(client, command, args, env, cwd)`` to an async context manager of its :class:`AgentLink`.
-#: The seam where the project's own wire (process groups, line caps, the stderr tail) replaces the SDK's spawn.
+#: Starts an agent: ``(client, command, args, env, cwd)`` to an async context manager of its :class:`AgentLink`;
+#: ``env`` holds the variables added to the kernel's environment. Raises ``AgentWireError`` when it cannot start.
 Spawn = Callable[
     [ACPClient, str, Sequence[str], Mapping[str, str], str], contextlib.AbstractAsyncContextManager[AgentLink]
 ]
 
 
 @contextlib.asynccontextmanager
-async def spawn_with_sdk(
+async def spawn_over_wire(
     client: ACPClient, command: str, args: Sequence[str], env: Mapping[str, str], cwd: str
 ) -> AsyncIterator[AgentLink]:
-    """Starts the agent with the SDK's own ``spawn_agent_process``, reading its stderr all the time (a chatty agent
-    would block on a full pipe) into a bounded tail."""
-    async with spawn_agent_process(client, command, *args, env=dict(env), cwd=cwd) as (connection, process):
-        tail: collections.deque[str] = collections.deque(maxlen=200)
-
-        async def drain() -> None:
-            stream = process.stderr
-            if stream is None:
-                return
-            while line := await stream.readline():
-                tail.append(line.decode("utf-8", "replace"))
-
-        reader = asyncio.create_task(drain())
-        try:
-            yield AgentLink(connection, lambda: process.returncode, lambda: "".join(tail)[-STDERR_TAIL_CHARS:])
-        finally:
-            reader.cancel()
+    """Starts the agent over the project's own pipe (``AgentWire``: the kernel's environment plus ``env``, its
+    process group, a line cap, its stderr read all the time and redacted) and connects the SDK's client side to it;
+    on leaving, the connection and the agent (its whole process group) are closed."""
+    wire = await AgentWire.start(command, args, cwd=cwd, env=env)
+    connection = connect_to_agent(client, wire)
+    try:
+        yield AgentLink(connection, lambda: wire.returncode, wire.output, lambda: wire.error)
+    finally:
+        with contextlib.suppress(Exception):
+            await connection.close()
+        await wire.close()
 
 
 def agent_session_id(messages: Sequence[Message]) -> str | None:
@@ -180,6 +175,9 @@ class ACPTransport:
         cwd: The working directory of the agent and of its sessions; the kernel's when ``None``.
         env: Variables added to the kernel's environment for the agent (its key, its base URL...).
         serve_files: Serve the agent's file reads (unasked, read-only) and writes (asked, with the diff).
+        serve_terminals: Serve the agent's terminals (``terminal/*``): a command runs once the person allowed it
+            (the call that runs it, or a card of its own that shows the command and its directory), its card shows
+            its output live, and Stop ends it.
         offer_tools: Offer the session's own tools (``@tool`` functions, MCP servers' tools, ``KernelTools``) to the
             agent as an MCP server the kernel serves on loopback, with a secret token per agent session: a call of
             one runs in the chat as when the chat's own model calls it (its card, its approval, the kernel).
@@ -210,8 +208,11 @@ class ACPTransport:
       agent hears ``allow_once`` (its ``allow_always`` may outlive the chat: Claude Code writes it into the
       project's settings), and the session answers the tool's later requests of this chat unasked. The protocol
       has no room for a decline's reason.
-    - Stop (and any turn that ends mid-prompt) sends ``session/cancel``, answers open questions ``cancelled``, and
-      waits a few seconds for the prompt to end, else restarts the agent.
+    - Stop (and any turn that ends mid-prompt) ends the commands the agent runs in its terminals, sends
+      ``session/cancel``, answers open questions ``cancelled``, and waits a few seconds for the prompt to end, else
+      restarts the agent. Stopping the agent closes its terminals.
+    - An agent that is not installed, exits, or writes anything but JSON-RPC messages (or too long a line) is an
+      error that says so with its last output (key-shaped text redacted); the next message starts it again.
     - The protocol has no tool choice: a forced one is an error. A typed answer is asked for in text.
     """
 
@@ -223,6 +224,7 @@ class ACPTransport:
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         serve_files: bool = True,
+        serve_terminals: bool = True,
         offer_tools: bool = True,
     ) -> None:
         if not isinstance(command, str) or not command.strip():
@@ -235,9 +237,9 @@ class ACPTransport:
         self.args = tuple(args)
         self.cwd = None if cwd is None else os.fspath(cwd)
         self._env = dict(env or {})
-        self._client = ACPClient(serve_files=serve_files)
-        #: How the agent is started (the seam for the project's own wire).
-        self.spawn: Spawn = spawn_with_sdk
+        self._client = ACPClient(serve_files=serve_files, serve_terminals=serve_terminals)
+        #: How the agent is started.
+        self.spawn: Spawn = spawn_over_wire
         #: More MCP servers each agent session is offered (none by default), besides the session's own tools.
         self.mcp_servers: McpServers = lambda request, init: []
         self._link: AgentLink | None = None
@@ -260,7 +262,13 @@ class ACPTransport:
     def running(self) -> bool:
         """Whether the agent's process runs (it starts with the first request, and again after it ended)."""
         link = self._link
-        return link is not None and link.returncode() is None and self._runner is not None and not self._runner.done()
+        return (
+            link is not None
+            and link.returncode() is None
+            and link.failure() is None
+            and self._runner is not None
+            and not self._runner.done()
+        )
 
     @property
     def agent_info(self) -> InitializeResponse | None:
@@ -292,10 +300,11 @@ class ACPTransport:
             return self._link
 
     async def _run_agent(self, ready: asyncio.Future[AgentLink], stopping: asyncio.Event) -> None:
-        """Holds the agent's process open until it is stopped (one task enters and leaves the SDK's context)."""
-        env = {**os.environ, **self._env}  # the SDK passes the agent only a few variables of its own
+        """Holds the agent's process open until it is stopped (one task enters and leaves the SDK's context), and
+        the terminals it runs, which close with it."""
+        terminals = self._client.terminals.open(self._where)
         try:
-            async with self.spawn(self._client, self.command, self.args, env, self._where) as link:
+            async with self.spawn(self._client, self.command, self.args, self._env, self._where) as link:
                 try:
                     self._init = await asyncio.wait_for(
                         link.connection.initialize(
@@ -304,22 +313,19 @@ class ACPTransport:
                                 fs=FileSystemCapabilities(
                                     read_text_file=self._client.serve_files, write_text_file=self._client.serve_files
                                 ),
-                                terminal=False,
+                                terminal=self._client.serve_terminals,
                             ),
                             client_info=Implementation(name="ai_widgets", title="ai_widgets chat", version="1"),
                         ),
                         START_TIMEOUT,
                     )
                 except Exception as exc:
-                    await asyncio.sleep(0.2)  # its exit code and last words, when it is exiting
                     raise self._start_error(exc, link) from None
                 ready.set_result(link)
                 await stopping.wait()
-        except FileNotFoundError:
+        except AgentWireError as exc:  # not installed, not runnable, no such working directory
             if not ready.done():
-                ready.set_exception(
-                    ProviderError(f"ACP agent {self.command!r} is not installed (not found on PATH, or not a program)")
-                )
+                ready.set_exception(ProviderError(str(exc)))
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, ProviderError) else ProviderError(self._describe(exc)))
@@ -333,14 +339,15 @@ class ACPTransport:
                     session.put(PromptEnded(error=ConnectionError("the agent process ended")))
             if not ready.done():
                 ready.set_exception(ProviderError(f"ACP agent {self.command!r} ended before it started"))
+            await terminals.close()
 
     def _start_error(self, exc: BaseException, link: AgentLink) -> ProviderError:
-        code = link.returncode()
+        failure = link.failure()
+        if failure is not None:  # it exited, or broke the protocol: the wire says how, with its last output
+            return ProviderError(f"The agent did not start: {failure}")
         said = link.stderr_tail().strip()
         if isinstance(exc, TimeoutError):
             what = f"did not answer initialize within {START_TIMEOUT:g} s"
-        elif code is not None:
-            what = f"exited at start with code {code}"
         else:
             what = f"failed at start: {self._describe(exc)}"
         return ProviderError(f"ACP agent {self.command!r} {what}" + (f"; its last output: {said}" if said else ""))
@@ -412,7 +419,7 @@ class ACPTransport:
         await self._close_stale_offers()
         init = self._init
         offer = await self._offer(request)
-        mapper = UpdateMapper()
+        mapper = UpdateMapper(terminal_view=self._client.terminals.view)
         if offer is not None:
             mapper.offered = offer.local_name  # its calls' cards are the chat's own
         servers = self.mcp_servers(request, init) + ([] if offer is None else offer.servers(init))
@@ -573,7 +580,10 @@ class ACPTransport:
                     return
                 case PromptEnded(response=response, error=error):
                     if error is not None or response is None:
-                        raise self._crash_error(error, link)
+                        crash = self._crash_error(error, link)
+                        if link.failure() is not None:
+                            await self._stop_agent()  # it is gone: its terminals go too (the next request restarts it)
+                        raise crash
                     for event in session.mapper.release_held():  # calls of its tools the agent never made
                         yield event
                     for event in session.mapper.prompt_usage(response):
@@ -602,9 +612,12 @@ class ACPTransport:
     def _crash_error(self, error: BaseException | None, link: AgentLink) -> ProviderError:
         """The error a prompt ended with, with the agent's exit code and last output; the agent is started again
         (and its session loaded, where it can) by the next request."""
+        failure = link.failure()
         code = link.returncode()
         said = link.stderr_tail().strip()
         self._link = None  # the next request starts the agent again, and loads its session where it can
+        if failure is not None:
+            return ProviderError(f"The agent stopped during the turn: {failure}")
         if code is not None or isinstance(error, ConnectionError):
             what = f"exited with code {code}" if code is not None else "closed the connection"
             message = f"ACP agent {self.command!r} {what} during the turn"
@@ -624,12 +637,13 @@ class ACPTransport:
                 continue
             if part.decision is None and not part.state.terminal:
                 continue
-            if question.write is not None:
+            if question.write is not None or question.command is not None:
                 allowed = part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved")
                 if allowed and part.edited_arguments is not None:
                     session.put([ProviderToolResult(call_id, EDIT_REFUSED, provider=PROVIDER)])
-                    allowed = False
-                question.answer(allowed)
+                    question.answer(False)
+                    continue
+                question.answer(True if allowed else False if part.decision == "rejected" else None)
                 continue
             options = question.options
             edited = part.edited_arguments is not None
@@ -724,16 +738,19 @@ class ACPTransport:
     # --- the end of a turn ------------------------------------------------------------------------------------------
 
     async def turn_ended(self, conversation_id: str, reply: Message) -> None:
-        """Ends the agent's prompt when the turn ended before it did (Stop, a limit, an error): ``session/cancel``,
-        open questions answered ``cancelled``, a few seconds for the prompt to end, else the agent is restarted."""
+        """Ends the agent's prompt when the turn ended before it did (Stop, a limit, an error): the commands it runs
+        in its terminals are ended, ``session/cancel``, open questions answered ``cancelled``, a few seconds for the
+        prompt to end, else the agent is restarted."""
         session = self._sessions.get(conversation_id)
         if session is None:
             return
+        session.mapper.forget_content()  # the turn's cards take no more live output
         if not session.prompting:
             session.cancel_questions()  # asked outside a prompt: nobody will answer it now
             session.drain()
             return
         session.cancel_questions()
+        await self._client.terminals.kill_running(session)
         link = self._link
         prompt = session.prompt
         assert prompt is not None

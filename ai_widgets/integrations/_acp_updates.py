@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -46,7 +47,7 @@ from ai_widgets.events import (
 from ai_widgets.messages import CallDiff, CallLocation, CallTerminal, CallText, CallViewItem, PlanEntry
 from ai_widgets.outcome import ToolOutcome
 
-__all__ = ["NOT_RUN", "PROVIDER", "CallSeen", "UpdateMapper", "call_name", "content_text"]
+__all__ = ["NOT_RUN", "PROVIDER", "CallSeen", "UpdateMapper", "call_name", "command_line", "content_text"]
 
 #: The provider name of everything an ACP agent sends (``ToolCallStarted.provider``, ``ProviderState``).
 PROVIDER = "acp"
@@ -94,6 +95,19 @@ class CallSeen:
             return False
         named = any(raw.get(key) == path for key in ("path", "file_path", "filePath", "absolute_path"))
         return named and any(raw.get(key) == content for key in ("content", "new_text", "newText"))
+
+    def would_run(self, command: str, args: tuple[str, ...]) -> bool:
+        """Whether running ``command`` with ``args`` is what this call said it does: its raw input's ``command`` is
+        that command line (Claude Code's Bash tool sends the line, then creates a terminal of it with no args)."""
+        raw = self.raw_input
+        if not isinstance(raw, dict) or not isinstance(raw.get("command"), str):
+            return False
+        return bool(raw["command"]) and raw["command"] == command_line(command, args)
+
+
+def command_line(command: str, args: tuple[str, ...]) -> str:
+    """The command line a terminal runs: ``command`` alone is already one (it runs by ``/bin/sh -c``)."""
+    return shlex.join([command, *args]) if args else command
 
 
 def call_name(update: AnyCall) -> str:
@@ -150,6 +164,7 @@ class UpdateMapper:
         #: While the agent replays a loaded session's history (``session/load``): its updates are not this turn's.
         self.replaying = False
         self._terminal_view = terminal_view or (lambda terminal_id: CallTerminal(terminal_id))
+        self._content: dict[str, tuple[CallViewItem, ...]] = {}  # what each card of this turn shows, by call id
         self._cost: Decimal | None = None  # the agent's running total (USD) as it last said
         self._cost_at_start: Decimal | None = None  # ... when the current response began
         self._usage = UsageUpdate()
@@ -328,14 +343,65 @@ class UpdateMapper:
     def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallRevised:
         """The card's update: each field the agent sent replaces the card's."""
         arguments = None if update.raw_input is None or not with_arguments else json_text(update.raw_input)
+        content = None if update.content is None else tuple(self._item(item) for item in update.content)
+        if content is not None:
+            self._content[update.tool_call_id] = content
         return ToolCallRevised(
             update.tool_call_id,
             title=update.title or None,
             kind=update.kind,
             locations=None if update.locations is None else tuple(self._location(loc) for loc in update.locations),
             arguments=arguments,
-            content=None if update.content is None else tuple(self._item(item) for item in update.content),
+            content=content,
         )
+
+    # --- terminals shown in cards -----------------------------------------------------------------------------------
+
+    def show_terminal(self, call_id: str, terminal_id: str) -> list[StreamEvent]:
+        """The revision that makes the card of ``call_id`` show the terminal: in place of a terminal not yet started
+        (an empty id: the card that asked to run it), else after what the card shows; none for a finished card."""
+        seen = self.calls.get(call_id)
+        if seen is not None and seen.ended:
+            return []
+        content = self._content.get(call_id, ())
+        view = self._terminal_view(terminal_id)
+        if any(isinstance(item, CallTerminal) and item.terminal_id == terminal_id for item in content):
+            content = tuple(self._fresh(item, terminal_id) for item in content)
+        elif any(isinstance(item, CallTerminal) and not item.terminal_id for item in content):
+            content = tuple(
+                view if isinstance(item, CallTerminal) and not item.terminal_id else item for item in content
+            )
+        else:
+            content = (*content, view)
+        self._content[call_id] = content
+        return [ToolCallRevised(call_id, content=content)]
+
+    def show_content(self, call_id: str, content: tuple[CallViewItem, ...]) -> None:
+        """Remembers what a card the client opened shows (its terminals are then refreshed like an agent's)."""
+        self._content[call_id] = content
+
+    def terminal_revisions(self, terminal_id: str) -> list[StreamEvent]:
+        """The revisions of the open cards that show the terminal, with its output and exit as they are now."""
+        events: list[StreamEvent] = []
+        for call_id, content in self._content.items():
+            seen = self.calls.get(call_id)
+            if seen is not None and seen.ended:
+                continue  # a finished card takes no more revisions
+            if not any(isinstance(item, CallTerminal) and item.terminal_id == terminal_id for item in content):
+                continue
+            fresh = tuple(self._fresh(item, terminal_id) for item in content)
+            self._content[call_id] = fresh
+            events.append(ToolCallRevised(call_id, content=fresh))
+        return events
+
+    def forget_content(self) -> None:
+        """The turn ended: its cards take no more live revisions (a later response could not revise them)."""
+        self._content.clear()
+
+    def _fresh(self, item: CallViewItem, terminal_id: str) -> CallViewItem:
+        if isinstance(item, CallTerminal) and item.terminal_id == terminal_id:
+            return self._terminal_view(terminal_id)
+        return item
 
     def _status(self, update: AnyCall, seen: CallSeen) -> list[StreamEvent]:
         call_id = update.tool_call_id

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { lineDiff } from "../src/diff";
+import { CallViewSection, MAX_TERMINAL_CHARS } from "../src/render/callview";
 import { $, FakeModel, assistant, call, mount } from "./helpers";
 
 describe("lineDiff", () => {
@@ -85,5 +86,86 @@ describe("an agent's call awaiting approval", () => {
     expect(agents.querySelector(".aiw-decline")).not.toBeNull();
     expect(agents.querySelector(".aiw-edit-args")).toBeNull();
     expect($(root, '.aiw-tool-card[data-call-id="c2"]').querySelector(".aiw-edit-args")).not.toBeNull(); // AG-UI's can
+  });
+});
+
+describe("a terminal in a call's card", () => {
+  const command = "pytest -q";
+  const terminal = (extra: Record<string, unknown> = {}) => ({
+    type: "terminal" as const,
+    terminal_id: "terminal-1",
+    command,
+    cwd: "/work",
+    output: "",
+    exit_code: null,
+    signal: null,
+    ...extra,
+  });
+  const viewOf = (item: ReturnType<typeof terminal>) => ({ title: `Run ${command}`, kind: "execute", content: [item] });
+  /** jsdom lays nothing out: each line of the output is 20 px high, its box 40 px. */
+  function layOut(pre: HTMLElement): void {
+    Object.defineProperty(pre, "scrollHeight", { configurable: true, get: () => 20 * (pre.textContent ?? "").split("\n").length });
+    Object.defineProperty(pre, "clientHeight", { configurable: true, get: () => 40 });
+  }
+
+  it("shows the command and its cwd before it runs, then its output growing in place, followed to its end", () => {
+    const section = new CallViewSection();
+    section.update(viewOf(terminal({ terminal_id: "" })));
+    expect($(section.el, ".aiw-terminal-command").textContent).toBe("$ pytest -q");
+    expect($(section.el, ".aiw-terminal-cwd").textContent).toBe("in /work");
+    expect($(section.el, ".aiw-terminal-exit").textContent).toBe("not run yet");
+    expect($(section.el, ".aiw-terminal-output").hidden).toBe(true);
+
+    section.update(viewOf(terminal({ output: "a\n" })));
+    const pre = $(section.el, ".aiw-terminal-output");
+    layOut(pre);
+    expect(pre.hidden).toBe(false);
+    expect($(section.el, ".aiw-terminal-exit").textContent).toBe("running…");
+    section.update(viewOf(terminal({ output: "a\nb\nc\nd\n" })));
+    expect($(section.el, ".aiw-terminal-output")).toBe(pre); // the same element: updated, not drawn again
+    expect(pre.textContent).toBe("a\nb\nc\nd\n");
+    expect(pre.scrollTop).toBe(100);
+    section.update(viewOf(terminal({ output: "a\nb\nc\nd\ne\n", exit_code: 0 })));
+    expect(pre.scrollTop).toBe(120);
+    expect($(section.el, ".aiw-terminal-exit").textContent).toBe("exit code 0");
+    section.update(viewOf(terminal({ output: "a\n", signal: "SIGTERM" })));
+    expect($(section.el, ".aiw-terminal-exit").textContent).toBe("killed by SIGTERM");
+  });
+
+  it("stays where the person scrolled up to read while the output grows", () => {
+    const section = new CallViewSection();
+    section.update(viewOf(terminal({ output: "1\n2\n3\n4\n5\n" })));
+    const pre = $(section.el, ".aiw-terminal-output");
+    layOut(pre);
+    pre.scrollTop = 20;
+    pre.dispatchEvent(new Event("scroll"));
+    section.update(viewOf(terminal({ output: "1\n2\n3\n4\n5\n6\n7\n" })));
+    expect(pre.scrollTop).toBe(20);
+    pre.scrollTop = pre.scrollHeight - pre.clientHeight; // back at the end: it follows again
+    pre.dispatchEvent(new Event("scroll"));
+    section.update(viewOf(terminal({ output: "1\n2\n3\n4\n5\n6\n7\n8\n" })));
+    expect(pre.scrollTop).toBe(180);
+  });
+
+  it("caps the output it shows, keeping the end and saying the start was left out", () => {
+    const section = new CallViewSection();
+    const long = "x".repeat(MAX_TERMINAL_CHARS) + "the end\n";
+    section.update(viewOf(terminal({ output: long })));
+    const shown = $(section.el, ".aiw-terminal-output").textContent ?? "";
+    expect(shown).toHaveLength(MAX_TERMINAL_CHARS);
+    expect(shown.endsWith("the end\n")).toBe(true);
+    expect($(section.el, ".aiw-terminal-cut").hidden).toBe(false);
+    section.update(viewOf(terminal({ output: "short\n" })));
+    expect($(section.el, ".aiw-terminal-cut").hidden).toBe(true);
+  });
+
+  it("keeps a terminal's box when the rest of the view changes", () => {
+    const section = new CallViewSection();
+    section.update(viewOf(terminal({ output: "a\n" })));
+    const box = $(section.el, ".aiw-terminal");
+    section.update({ title: "Ran it", kind: "execute", content: [{ type: "text" as const, text: "note" }, terminal({ output: "a\nb\n" })] });
+    expect($(section.el, ".aiw-terminal")).toBe(box);
+    expect($(section.el, ".aiw-call-view-title").textContent).toBe("Ran it");
+    expect($(section.el, ".aiw-terminal-output").textContent).toBe("a\nb\n");
   });
 });

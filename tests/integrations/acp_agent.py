@@ -20,6 +20,14 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"crash": code}``: writes a last word to stderr and exits with ``code`` at once.
 - ``{"garbage": true}``: writes a line that is not JSON to stdout, then waits.
 - ``{"flood": n}``: ``n`` message chunks ``"<i> "``.
+- ``{"terminal": {"command", "args", "cwd", "limit", "show", "kill", "wait", "release"}}``: runs a command in a client
+  terminal; ``show`` names a call whose card gets the terminal, ``kill`` kills it after that many seconds, ``wait``
+  (true by default) waits for its exit, ``release`` releases it; says ``terminal <id>: exit <code> signal <name>
+  truncated <bool> output <repr>`` or ``terminal error: <code> <message>`` (the error is logged as ``terminal_error``).
+- ``{"terminal_op": {"op", "id"}}``: ``output``, ``wait``, ``kill`` or ``release`` of the terminal ``id`` (``"last"``:
+  the last one created); says ``<op> <id>: ok`` or ``<op> <id> error: <code>``.
+- ``{"huge_line": mib}``: writes one line of ``mib`` MiB to stdout, then waits.
+- ``{"stderr": text}``: writes ``text`` to stderr, ``$NAME`` replaced by the environment's value.
 - ``{"stop": reason}``: the prompt's stop reason (``end_turn`` by default).
 - ``{"mcp_call": {"tool", "arguments", "meta", "token"}}``: calls a tool of the MCP server the session was offered
   (over streamable HTTP with the headers it got, or over stdio), with ``_meta``; says ``mcp <tool>: <text>`` (``mcp
@@ -57,6 +65,7 @@ from acp import (
     start_tool_call,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_plan,
@@ -114,6 +123,7 @@ class ScriptAgent(Agent):
         self.cancelled: dict[str, asyncio.Event] = {}
         self.sessions = 0
         self.mcp_servers: dict[str, list[Any]] = {}
+        self.last_terminal = ""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -283,6 +293,14 @@ class ScriptAgent(Agent):
             case "flood":
                 for index in range(int(value)):
                     await self.say(session_id, f"{index} ")
+            case "terminal":
+                await self.terminal(session_id, value, said)
+            case "terminal_op":
+                await self.terminal_op(session_id, value, said)
+            case "huge_line":
+                await self.huge_line(value)
+            case "stderr":
+                self.stderr(value)
             case "stop":
                 return str(value)
             case "mcp_call":
@@ -326,6 +344,74 @@ class ScriptAgent(Agent):
         said = f"mcp {tool}{' error' if result.is_error else ''}: {text}"
         log("mcp_result", said)  # also when the turn ended before it came (the chat no longer reads the reply)
         return said
+
+    async def terminal(self, session_id: str, value: dict[str, Any], said: list[str]) -> None:
+        conn = self.conn
+        try:
+            created = await conn.create_terminal(
+                session_id=session_id,
+                command=value["command"],
+                args=value.get("args"),
+                cwd=value.get("cwd"),
+                output_byte_limit=value.get("limit"),
+            )
+        except RequestError as exc:
+            log("terminal_error", {"code": exc.code, "message": str(exc)})
+            said.append(f"terminal error: {exc.code} {exc}\n")
+            await self.say(session_id, said[-1])
+            return
+        terminal_id = self.last_terminal = created.terminal_id
+        if "show" in value:
+            await conn.session_update(
+                session_id, update_tool_call(value["show"], content=[tool_terminal_ref(terminal_id)])
+            )
+        if value.get("kill") is not None:
+            await asyncio.sleep(float(value["kill"]))
+            await conn.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+        if value.get("wait", True):
+            await conn.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal_id)
+        out = await conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+        status = out.exit_status
+        code, signal = (None, None) if status is None else (status.exit_code, status.signal)
+        said.append(
+            f"terminal {terminal_id}: exit {code} signal {signal} truncated {out.truncated} output {out.output!r}\n"
+        )
+        await self.say(session_id, said[-1])
+        if value.get("release"):
+            await conn.release_terminal(session_id=session_id, terminal_id=terminal_id)
+
+    async def terminal_op(self, session_id: str, value: dict[str, Any], said: list[str]) -> None:
+        op, terminal_id = value["op"], value["id"]
+        if terminal_id == "last":
+            terminal_id = self.last_terminal
+        call = {
+            "output": self.conn.terminal_output,
+            "wait": self.conn.wait_for_terminal_exit,
+            "kill": self.conn.kill_terminal,
+            "release": self.conn.release_terminal,
+        }[op]
+        try:
+            await call(session_id=session_id, terminal_id=terminal_id)
+            said.append(f"{op} {terminal_id}: ok\n")
+        except RequestError as exc:
+            said.append(f"{op} {terminal_id} error: {exc.code}\n")
+        await self.say(session_id, said[-1])
+
+    @staticmethod
+    async def huge_line(mib: float) -> None:
+        # Straight to the pipe: the SDK made stdout non-blocking, so a long write goes a piece at a time.
+        rest = memoryview(b"x" * int(mib * 1024 * 1024) + b"\n")
+        while rest:
+            try:
+                rest = rest[os.write(sys.stdout.fileno(), rest) :]
+            except BlockingIOError:
+                await asyncio.sleep(0.001)
+        await asyncio.sleep(3600)
+
+    @staticmethod
+    def stderr(text: str) -> None:
+        sys.stderr.write(os.path.expandvars(text) + "\n")
+        sys.stderr.flush()
 
     async def ask(self, session_id: str, value: dict[str, Any]) -> str:
         options = [

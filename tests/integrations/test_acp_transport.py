@@ -98,13 +98,14 @@ async def test_text_thoughts_a_plan_and_cost_stream_into_the_reply(agent: Agent)
 
 
 async def test_it_advertises_only_what_it_serves(tmp_path: Path) -> None:
-    served, unserved = Agent(tmp_path / "a"), Agent(tmp_path / "b", serve_files=False)
+    served, unserved = Agent(tmp_path / "a"), Agent(tmp_path / "b", serve_files=False, serve_terminals=False)
     try:
         for made in (served, unserved):
             await ChatSession(made.transport).send("hello")
         assert served.log("initialize")[0]["fs"] == {"readTextFile": True, "writeTextFile": True}
-        assert served.log("initialize")[0]["terminal"] is False
+        assert served.log("initialize")[0]["terminal"] is True
         assert unserved.log("initialize")[0]["fs"] == {"readTextFile": False, "writeTextFile": False}
+        assert unserved.log("initialize")[0]["terminal"] is False
         assert served.log("new_session")[0]["cwd"] == str(served.work)
     finally:
         await served.transport.aclose()
@@ -358,7 +359,8 @@ async def test_an_agent_that_exits_at_start_says_its_code_and_output(tmp_path: P
     try:
         reply = await asyncio.wait_for(ChatSession(transport).send("hi"), 60)
         assert reply.status is MessageStatus.ERROR
-        assert "exited at start with code 4" in (reply.error or "")
+        assert "did not start" in (reply.error or "")
+        assert "exited with code 4" in (reply.error or "")
         assert "no key configured" in (reply.error or "")
     finally:
         await transport.aclose()

@@ -307,3 +307,39 @@ def test_a_permission_for_an_offered_tool_never_announced_is_held() -> None:
     call = ToolCallUpdate(tool_call_id="mcp_ai_widgets_add__mcp_ai_widgets_add_1796411865540_0", title="add")
     assert mapper.announce(call) == []
     assert mapper.claim(None, "add") == call.tool_call_id
+
+
+def test_a_terminal_in_a_card_is_revised_as_its_output_grows_until_the_card_ends() -> None:
+    output = {"terminal-1": ""}
+    mapper = UpdateMapper(terminal_view=lambda tid: CallTerminal(tid, command="make", output=output[tid]))
+    mapper.map(start_tool_call("b1", "make", kind="execute", content=[tool_content(agent_text("building"))]))
+    assert mapper.terminal_revisions("terminal-1") == []  # no card shows it yet
+    shown = mapper.show_terminal("b1", "terminal-1")  # the client ran the allowed call's command: shown after the text
+    assert shown == [ToolCallRevised("b1", content=(CallText("building"), CallTerminal("terminal-1", command="make")))]
+    output["terminal-1"] = "ok\n"
+    assert mapper.terminal_revisions("terminal-1") == [
+        ToolCallRevised("b1", content=(CallText("building"), CallTerminal("terminal-1", command="make", output="ok\n")))
+    ]
+    mapper.map(update_tool_call("b1", status="completed"))
+    assert mapper.terminal_revisions("terminal-1") == []  # a finished card takes no more revisions
+    assert mapper.show_terminal("b1", "terminal-1") == []
+
+
+def test_a_card_that_asked_to_run_a_command_shows_its_terminal_in_place_of_the_one_not_yet_started() -> None:
+    mapper = UpdateMapper(terminal_view=lambda tid: CallTerminal(tid, command="ls", output="a\n"))
+    mapper.show_content("ask_1", (CallTerminal("", command="ls"),))
+    assert mapper.show_terminal("ask_1", "terminal-2") == [
+        ToolCallRevised("ask_1", content=(CallTerminal("terminal-2", command="ls", output="a\n"),))
+    ]
+    mapper.forget_content()  # the turn ended: its cards take no more live output
+    assert mapper.terminal_revisions("terminal-2") == []
+
+
+def test_an_allowed_call_would_run_the_command_line_its_raw_input_names() -> None:
+    mapper = UpdateMapper()
+    mapper.map(start_tool_call("b1", "ls", kind="execute", raw_input={"command": "ls -la 'my dir'"}))
+    seen = mapper.calls["b1"]
+    assert seen.would_run("ls -la 'my dir'", ())  # Claude Code: the whole line, no args
+    assert seen.would_run("ls", ("-la", "my dir"))
+    assert not seen.would_run("ls -la", ())
+    assert not seen.would_run("rm", ("-rf", "/"))

@@ -5,10 +5,19 @@ import { lineDiff } from "../diff";
 import { h, setHidden } from "../dom";
 import type { CallView, CallViewItem } from "../types";
 
+/** The most characters of a terminal's output the card shows: its end (the kernel already bounds it). */
+export const MAX_TERMINAL_CHARS = 50_000;
+/** How close to the bottom (in pixels) a terminal's output counts as following its end. */
+const AT_END_SLACK = 8;
+
+type TerminalItem = Extract<CallViewItem, { type: "terminal" }>;
+
 /** The card's section for a call's view; hidden when the call has none. */
 export class CallViewSection {
   readonly el = h("div", "aiw-call-view");
   private shown = "";
+  private shape = "";
+  private terminals: TerminalBox[] = [];
 
   constructor() {
     setHidden(this.el, true);
@@ -21,15 +30,84 @@ export class CallViewSection {
     setHidden(this.el, !view);
     if (!view) {
       this.el.replaceChildren();
+      this.shape = "";
+      this.terminals = [];
       return;
     }
+    const items = view.content ?? [];
+    const shape = JSON.stringify({ ...view, content: items.map((i) => (i.type === "terminal" ? { t: i.terminal_id } : i)) });
+    const live = items.filter((i): i is TerminalItem => i.type === "terminal");
+    if (shape === this.shape) {
+      // Only terminals changed (live output): update them in place, so their scroll and the diffs stay as they are.
+      live.forEach((item, index) => this.terminals[index].update(item));
+      return;
+    }
+    this.shape = shape;
+    const kept = this.terminals;
+    this.terminals = [];
     const children: HTMLElement[] = [];
     if (view.title) children.push(h("div", "aiw-call-view-title", view.title));
     const paths = (view.locations ?? []).map((l) => (typeof l.line === "number" ? `${l.path}:${l.line}` : l.path));
     if (paths.length) children.push(h("div", "aiw-call-view-locations", paths.join("\n")));
-    for (const item of view.content ?? []) children.push(renderItem(item));
+    for (const item of items) {
+      if (item.type === "terminal") {
+        const box = kept.find((b) => b.id === item.terminal_id && !this.terminals.includes(b)) ?? new TerminalBox();
+        this.terminals.push(box);
+        children.push(box.el);
+      } else {
+        children.push(renderItem(item));
+      }
+    }
     this.el.replaceChildren(...children);
+    live.forEach((item, index) => this.terminals[index].update(item));
   }
+}
+
+/** A terminal in a card: its command, where it runs, its output (the end, following it as it grows unless the
+ * person scrolled up to read) and how it ended. Updated in place as its output streams. */
+class TerminalBox {
+  readonly el = h("div", "aiw-terminal");
+  id = "";
+  private readonly command = h("div", "aiw-terminal-command");
+  private readonly cwd = h("div", "aiw-terminal-cwd");
+  private readonly cut = h("div", "aiw-terminal-cut", "… earlier output not shown");
+  private readonly output = h("pre", "aiw-terminal-output");
+  private readonly exit = h("div", "aiw-terminal-exit");
+  private following = true;
+  private readAt = 0; // where the person scrolled to, when not following the end
+
+  constructor() {
+    this.el.append(this.command, this.cwd, this.cut, this.output, this.exit);
+    this.output.addEventListener("scroll", () => {
+      const out = this.output;
+      this.following = out.scrollHeight - out.scrollTop - out.clientHeight <= AT_END_SLACK;
+      this.readAt = out.scrollTop;
+    });
+  }
+
+  update(item: TerminalItem): void {
+    this.id = item.terminal_id;
+    setText(this.command, item.command ? `$ ${item.command}` : "");
+    setHidden(this.command, !item.command);
+    setText(this.cwd, item.cwd ? `in ${item.cwd}` : "");
+    setHidden(this.cwd, !item.cwd);
+    const text = item.output ?? "";
+    const capped = text.length > MAX_TERMINAL_CHARS;
+    setHidden(this.cut, !capped);
+    setText(this.output, capped ? text.slice(text.length - MAX_TERMINAL_CHARS) : text);
+    setHidden(this.output, !text && !item.terminal_id);
+    const ended = item.signal ? `killed by ${item.signal}` : typeof item.exit_code === "number" ? `exit code ${item.exit_code}` : "";
+    const state = ended || (!item.command ? "" : item.terminal_id ? "running…" : "not run yet");
+    setText(this.exit, state);
+    setHidden(this.exit, !state);
+    this.exit.dataset.state = ended ? "ended" : item.terminal_id ? "running" : "waiting";
+    // Set again each time: a box moved by a re-render starts at the top.
+    this.output.scrollTop = this.following ? this.output.scrollHeight : this.readAt;
+  }
+}
+
+function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }
 
 function renderItem(item: CallViewItem): HTMLElement {
@@ -45,14 +123,6 @@ function renderItem(item: CallViewItem): HTMLElement {
         body.append(line);
       }
       box.append(body);
-      return box;
-    }
-    case "terminal": {
-      const box = h("div", "aiw-terminal");
-      if (item.command) box.append(h("div", "aiw-terminal-command", `$ ${item.command}${item.cwd ? `   (in ${item.cwd})` : ""}`));
-      box.append(h("pre", "aiw-terminal-output", item.output ?? ""));
-      const exit = item.signal ? `killed by ${item.signal}` : typeof item.exit_code === "number" ? `exit code ${item.exit_code}` : "";
-      if (exit) box.append(h("div", "aiw-terminal-exit", exit));
       return box;
     }
     default:
