@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import json
@@ -64,6 +65,8 @@ logger = logging.getLogger("ai_widgets")
 START_TIMEOUT = 60.0
 #: Seconds a cancelled prompt may take to answer ``cancelled`` before the agent is restarted.
 CANCEL_TIMEOUT = 5.0
+#: How many offers' tokens are kept to be redacted from the agent's output (one per agent session).
+MAX_REMEMBERED_TOKENS = 64
 #: The most characters of an earlier conversation sent to a new agent session that has not had it.
 MAX_TRANSCRIPT_CHARS = 100_000
 
@@ -251,6 +254,8 @@ class ACPTransport:
         #: Whether the session's own tools are offered to the agent (see the class's notes).
         self.offer_tools = offer_tools
         self._offers: dict[str, ToolOffer] = {}  # by the agent's session id
+        #: Every offer's token this transport made: the agent may repeat one on stderr, quoted in an error later.
+        self._said_tokens: collections.deque[Callable[[str], str]] = collections.deque(maxlen=MAX_REMEMBERED_TOKENS)
         self._client.own_tool = self._own_tool
 
     @property
@@ -344,13 +349,21 @@ class ACPTransport:
     def _start_error(self, exc: BaseException, link: AgentLink) -> ProviderError:
         failure = link.failure()
         if failure is not None:  # it exited, or broke the protocol: the wire says how, with its last output
-            return ProviderError(f"The agent did not start: {failure}")
+            return ProviderError(self._redact(f"The agent did not start: {failure}"))
         said = link.stderr_tail().strip()
         if isinstance(exc, TimeoutError):
             what = f"did not answer initialize within {START_TIMEOUT:g} s"
         else:
             what = f"failed at start: {self._describe(exc)}"
-        return ProviderError(f"ACP agent {self.command!r} {what}" + (f"; its last output: {said}" if said else ""))
+        return ProviderError(
+            self._redact(f"ACP agent {self.command!r} {what}" + (f"; its last output: {said}" if said else ""))
+        )
+
+    def _redact(self, text: str) -> str:
+        """``text`` without any token an offer of this transport made (the wire redacts key-shaped text itself)."""
+        for redact in self._said_tokens:
+            text = redact(text)
+        return text
 
     @staticmethod
     def _describe(exc: BaseException) -> str:
@@ -495,6 +508,7 @@ class ACPTransport:
         if not self.offer_tools or not request.tools:
             return None
         offer = ToolOffer(request.tools)
+        self._said_tokens.append(offer.redact)
         try:
             await offer.start()
         except RuntimeError as exc:
@@ -617,13 +631,13 @@ class ACPTransport:
         said = link.stderr_tail().strip()
         self._link = None  # the next request starts the agent again, and loads its session where it can
         if failure is not None:
-            return ProviderError(f"The agent stopped during the turn: {failure}")
+            return ProviderError(self._redact(f"The agent stopped during the turn: {failure}"))
         if code is not None or isinstance(error, ConnectionError):
             what = f"exited with code {code}" if code is not None else "closed the connection"
             message = f"ACP agent {self.command!r} {what} during the turn"
         else:
             message = f"ACP agent {self.command!r} failed: {self._describe(error or RuntimeError('no answer'))}"
-        return ProviderError(message + (f"; its last output: {said}" if said else ""))
+        return ProviderError(self._redact(message + (f"; its last output: {said}" if said else "")))
 
     def _answer(self, session: AgentSession, request: ChatRequest) -> None:
         """Answers the agent's questions the chat has settled since the last response (its cards' decisions)."""

@@ -27,7 +27,8 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"terminal_op": {"op", "id"}}``: ``output``, ``wait``, ``kill`` or ``release`` of the terminal ``id`` (``"last"``:
   the last one created); says ``<op> <id>: ok`` or ``<op> <id> error: <code>``.
 - ``{"huge_line": mib}``: writes one line of ``mib`` MiB to stdout, then waits.
-- ``{"stderr": text}``: writes ``text`` to stderr, ``$NAME`` replaced by the environment's value.
+- ``{"stderr": text}``: writes ``text`` to stderr, ``$NAME`` replaced by the environment's value (``$ACP_OFFERED``:
+  the MCP servers the session was offered, as JSON).
 - ``{"stop": reason}``: the prompt's stop reason (``end_turn`` by default).
 - ``{"mcp_call": {"tool", "arguments", "meta", "token"}}``: calls a tool of the MCP server the session was offered
   (over streamable HTTP with the headers it got, or over stdio), with ``_meta``; says ``mcp <tool>: <text>`` (``mcp
@@ -300,7 +301,7 @@ class ScriptAgent(Agent):
             case "huge_line":
                 await self.huge_line(value)
             case "stderr":
-                self.stderr(value)
+                self.stderr(session_id, value)
             case "stop":
                 return str(value)
             case "mcp_call":
@@ -408,8 +409,9 @@ class ScriptAgent(Agent):
                 await asyncio.sleep(0.001)
         await asyncio.sleep(3600)
 
-    @staticmethod
-    def stderr(text: str) -> None:
+    def stderr(self, session_id: str, text: str) -> None:
+        # What the session was offered is at hand as $ACP_OFFERED, as a careless agent would log it.
+        os.environ["ACP_OFFERED"] = json.dumps([server.model_dump() for server in self.mcp_servers.get(session_id, [])])
         sys.stderr.write(os.path.expandvars(text) + "\n")
         sys.stderr.flush()
 

@@ -284,6 +284,22 @@ async def test_the_token_is_in_no_widget_state_transcript_history_file_or_repr(w
         await made.transport.aclose()  # given to the widget, not the widget's own
 
 
+@pytest.mark.parametrize("over", ["http", "stdio"])
+async def test_an_agent_that_logs_its_servers_and_crashes_is_quoted_without_the_token(
+    over: str, tmp_path: Path
+) -> None:
+    made = Agent(tmp_path, env={"ACP_AGENT_NO_HTTP": "1"} if over == "stdio" else None)
+    try:
+        steps = script({"stderr": "offered: $ACP_OFFERED"}, {"crash": 3})
+        reply = await asyncio.wait_for(ChatSession(made.transport, tools=[add]).send(steps), 60)
+        assert reply.status is MessageStatus.ERROR
+        error = reply.error or ""
+        assert "offered:" in error and "AI_WIDGETS_ACP_MCP" in error or "127.0.0.1" in error  # its last output, quoted
+        assert token_of(made) not in error
+    finally:
+        await made.transport.aclose()
+
+
 async def test_an_agent_error_that_repeats_the_servers_leaves_the_token_out(tmp_path: Path) -> None:
     made = Agent(tmp_path, env={"ACP_AGENT_REFUSE_SESSIONS": "1"})
     try:
