@@ -289,6 +289,7 @@ async def demo(conn: Client, session_id: str, name: str, said: list[str]) -> Non
     """Tidies the file ``name`` as a coding agent would: thinks, plans, reads it through the client, proposes the
     edit with its diff, asks permission, writes it through the client when allowed, and says what it did."""
     path = str(Path.cwd() / (name or "hello.py"))
+    name = Path(path).name  # as it speaks of the file
     steps = ["Read the file", "Propose the edit", "Write it once allowed"]
 
     async def plan(done: int) -> None:  # the checklist as it is now: ``done`` steps completed, the next one running
