@@ -66,27 +66,27 @@ class InlineUpdates:
     async def receive(self) -> dict[str, Any] | None:
         """The next message that is not an update notification (those are handled on the way), ``None`` at the
         end."""
+        transport, parse, client = self._transport, self._parse, self._client
         while True:
-            message = await self._transport.receive()
+            message = await transport.receive()
             if message is None or message.get("method") != SESSION_UPDATE or "id" in message:
                 return message
-            await self._take(message.get("params"))
+            # As the SDK's dispatch: an update that does not validate, or whose handling fails, is logged and skipped
+            # (a notification has no answer to carry the error), and the stream goes on.
+            try:
+                notification = parse(message.get("params"))
+            except ValueError as exc:
+                logger.warning("an ACP agent sent a session/update that is not valid; skipped: %s", str(exc)[:500])
+                continue
+            meta = notification.field_meta
+            try:
+                if meta:
+                    await client.session_update(notification.session_id, notification.update, **meta)
+                else:
+                    await client.session_update(notification.session_id, notification.update)
+            except Exception:
+                logger.exception("handling an ACP agent's session/update failed")
 
     async def close(self) -> None:
         """Closes the transport to the agent."""
         await self._transport.close()
-
-    async def _take(self, params: Any) -> None:
-        # As the SDK's dispatch: an update that does not validate, or whose handling fails, is logged and skipped
-        # (a notification has no answer to carry the error), and the stream goes on.
-        try:
-            notification = self._parse(params)
-        except ValueError as exc:
-            logger.warning("an ACP agent sent a session/update that is not valid; skipped: %s", str(exc)[:500])
-            return
-        try:
-            await self._client.session_update(
-                notification.session_id, notification.update, **(notification.field_meta or {})
-            )
-        except Exception:
-            logger.exception("handling an ACP agent's session/update failed")
