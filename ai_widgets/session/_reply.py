@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
 from ai_widgets.changes import (
@@ -282,7 +282,7 @@ class ReplyBuilder:
             # starting a part after one of the other kind (an agent may switch between them chunk by chunk), at the
             # least cost. Anything else (a status to clear, surrogates, a typed answer, provider data) takes the
             # general path.
-            chunk = cast("TextDelta | ReasoningDelta", event)
+            chunk: TextDelta | ReasoningDelta = event  # type: ignore[assignment]  # its type was just looked up
             text, reply = chunk.text, self.reply
             parts = reply.parts
             if (
