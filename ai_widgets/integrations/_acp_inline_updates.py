@@ -6,7 +6,9 @@ updates that makes up nearly all of an agent's traffic (a chunk of a few words e
 times the message's parse, and the order of the updates rests on the order the loop runs those tasks in. Here each
 update is validated with the SDK's own model (``SessionNotification``, as the SDK's router does) and given to the
 client's ``session_update`` on the reading task, one after the other; every other message (requests, responses,
-other notifications) goes on to the SDK unchanged.
+other notifications) goes on to the SDK unchanged. After such a message the next read first lets the loop run once,
+so the SDK's task for it (a permission request's handler, which puts its card's events at once) starts before any
+update read after it is handed over: the order the agent wrote stays the order the chat sees.
 
 Connect it as ``acp.connect_to_agent(client, InlineUpdates(wire, client, SessionNotification.model_validate))``.
 This module imports no SDK type (the model is handed in), so the SDK stays inside the modules that map it.
@@ -14,6 +16,7 @@ This module imports no SDK type (the model is handed in), so the SDK stays insid
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -58,6 +61,7 @@ class InlineUpdates:
         self._transport = transport
         self._client = client
         self._parse = parse
+        self._handed_on = False  # the last message read went to the SDK, whose task for it has not started yet
 
     async def send(self, message: dict[str, Any]) -> None:
         """Sends ``message`` to the agent."""
@@ -67,9 +71,13 @@ class InlineUpdates:
         """The next message that is not an update notification (those are handled on the way), ``None`` at the
         end."""
         transport, parse, client = self._transport, self._parse, self._client
+        if self._handed_on:
+            self._handed_on = False
+            await asyncio.sleep(0)  # the SDK's task for the message before starts first
         while True:
             message = await transport.receive()
             if message is None or message.get("method") != SESSION_UPDATE or "id" in message:
+                self._handed_on = True
                 return message
             # As the SDK's dispatch: an update that does not validate, or whose handling fails, is logged and skipped
             # (a notification has no answer to carry the error), and the stream goes on.

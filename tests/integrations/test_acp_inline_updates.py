@@ -3,6 +3,7 @@ everything else goes on to the SDK unchanged; a bad update is skipped, not the s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -99,3 +100,24 @@ async def test_an_invalid_update_or_a_failing_client_is_logged_and_the_stream_go
     said = caplog.text
     assert "session/update that is not valid; skipped" in said
     assert "handling an ACP agent's session/update failed" in said
+
+
+async def test_an_update_after_a_request_follows_what_the_sdks_task_for_the_request_does_first() -> None:
+    # The SDK runs each request in a task of its own; a handler that puts its card's events before it awaits
+    # (request_permission) must put them before the updates the agent wrote after the request.
+    request = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {}}
+    seen: list[str] = []
+
+    class Recording(Client):
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            seen.append(update.content.text)
+
+    async def handle(message: dict[str, Any]) -> None:
+        seen.append(f"request {message['id']}")
+
+    inline = InlineUpdates(Script(update("a"), request, update("b")), Recording(), SessionNotification.model_validate)
+    tasks = []
+    while (message := await inline.receive()) is not None:  # as the SDK's receive loop: a task per request
+        tasks.append(asyncio.ensure_future(handle(message)))
+    await asyncio.gather(*tasks)
+    assert seen == ["a", "request 7", "b"]
