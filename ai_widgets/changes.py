@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ai_widgets._quick_init import quick_init
 from ai_widgets.arguments import ArgumentPatch
 from ai_widgets.messages import Message, Part, ToolCallPart
 
@@ -49,6 +50,7 @@ class MessageUpdated:
     message: Message
 
 
+@quick_init  # one per part: a reply that switches between thought and text makes many
 @dataclass(frozen=True, slots=True)
 class PartAdded:
     """A part was added to a reply at ``index``."""
@@ -58,6 +60,7 @@ class PartAdded:
     part: Part
 
 
+@quick_init  # one per delta of text
 @dataclass(frozen=True, slots=True)
 class TextAppended:
     """Text (or reasoning) was appended to the part at ``index``; for a typed answer's part (``TextPart.answer``),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TypeAlias
 
+from ai_widgets._quick_init import quick_init
 from ai_widgets.messages import CallLocation, CallViewItem, FinishReason, PlanEntry
 from ai_widgets.outcome import ToolOutcome
 
@@ -46,6 +47,7 @@ class StatusUpdate:
     text: str
 
 
+@quick_init  # one per delta of the reply's text
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """The next piece of the reply's text."""
@@ -53,6 +55,7 @@ class TextDelta:
     text: str
 
 
+@quick_init  # one per delta of reasoning
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     """The next piece of the model's reasoning.

@@ -11,14 +11,14 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
-# Notebooks that need an optional extra (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an MCP server).
-NEEDS = {"cluster.ipynb": "distributed", "mcp.ipynb": "mcp", "agents.ipynb": "pydantic_ai"}
+# Notebooks that need optional extras (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an MCP server,
+# agents.ipynb a pydantic-ai agent and an ACP agent).
+NEEDS = {"cluster.ipynb": ("distributed",), "mcp.ipynb": ("mcp",), "agents.ipynb": ("pydantic_ai", "acp")}
 
 
 def _notebook_param(path: Path) -> object:
     marks = [pytest.mark.slow]  # each starts a kernel and runs every cell: seconds
-    needs = NEEDS.get(path.name)
-    if needs is not None:
+    for needs in NEEDS.get(path.name, ()):
         missing = importlib.util.find_spec(needs) is None
         marks.append(pytest.mark.skipif(missing, reason=f"{needs} is not installed"))
     return pytest.param(path, id=path.stem, marks=marks)
@@ -65,6 +65,15 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert "stock_of ran on the server: True -> There are 12 apples in stock." in printed, printed
         assert "The server asks: sell {'item': 'pears', 'count': 3}" in printed, printed
         assert "the server's stock: {'apples': 12, 'pears': 1}" in printed, printed
+        # Over ACP: the test agent's edit asked with its diff, nothing written before Allow, then written.
+        assert "The agent asks: Edit hello.py (edit)" in printed, printed
+        assert "+    return 'hello ' + name" in printed, printed
+        assert "on disk, still: \"def greet(name):   \\n\\treturn 'hello ' + name\\n\\n\\n\"" in printed, printed
+        assert "I tidied hello.py: no trailing spaces or tabs, one newline at the end." in printed, printed
+        assert "plan: [('Read the file', 'completed'), ('Propose the edit', 'completed'), " in printed, printed
+        assert "calls: [('read', 'completed'), ('edit', 'completed')]" in printed, printed
+        assert "the file now: \"def greet(name):\\n    return 'hello ' + name\\n\"" in printed, printed
+        assert len(widget_views) >= 3, "the ACP chat shows too"
         assert len(widget_views) >= 2, "both chats show (and the asking cells their turns)"
     if path.name == "tool_workbench.ipynb":
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))

@@ -651,6 +651,9 @@ class ACPTransport:
                 continue
             if part.decision is None and not part.state.terminal:
                 continue
+            if part.state.terminal and call_id in session.mapper.calls:
+                # The chat ended the card (declined, skipped): what the agent says of the call later changes nothing.
+                session.mapper.calls[call_id].ended = True
             if question.write is not None or question.command is not None:
                 allowed = part.state is ToolCallState.RUNNING and (part.decision or "").startswith("approved")
                 if allowed and part.edited_arguments is not None:

@@ -141,6 +141,18 @@ def content_text(block: Any) -> str:
     return ""
 
 
+def says_nothing(update: AnyCall) -> bool:
+    """Whether a call's update gives none of the fields a card's revision takes (its title, kind, locations, raw
+    input, content)."""
+    return (
+        not update.title
+        and update.kind is None
+        and update.locations is None
+        and update.raw_input is None
+        and update.content is None
+    )
+
+
 def json_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -179,6 +191,13 @@ class UpdateMapper:
         commands, modes, config, session info, a replayed user message, anything while replaying)."""
         if self.replaying:
             return []
+        kind = type(update)
+        if kind is AgentMessageChunk or kind is AgentThoughtChunk:  # nearly every update: a chunk of text
+            block = update.content
+            text = block.text if type(block) is TextContentBlock else content_text(block)
+            if not text:
+                return []
+            return [TextDelta(text)] if kind is AgentMessageChunk else [ReasoningDelta(text)]
         match update:
             case AgentMessageChunk(content=block):
                 text = content_text(block)
@@ -232,8 +251,7 @@ class UpdateMapper:
             )
             return [started, self._revision(tool_call, with_arguments=False)]
         self._remember(seen, tool_call)
-        revision = self._revision(tool_call)
-        return [] if revision == ToolCallRevised(tool_call.tool_call_id) else [revision]
+        return [] if says_nothing(tool_call) else [self._revision(tool_call)]
 
     @staticmethod
     def _remember(seen: CallSeen, update: AnyCall) -> None:
@@ -272,9 +290,9 @@ class UpdateMapper:
         if seen.ended:
             return []  # after its result: nothing more changes a finished call
         self._remember(seen, update)
-        revision = self._revision(update)
-        events: list[StreamEvent] = [] if revision == ToolCallRevised(update.tool_call_id) else [revision]
-        return events + self._status(update, seen)
+        if says_nothing(update):  # most updates only move the status: no revision to build and apply
+            return self._status(update, seen)
+        return [self._revision(update), *self._status(update, seen)]
 
     # --- calls of the session's own tools ------------------------------------------------------------------------
 

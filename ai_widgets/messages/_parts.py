@@ -116,28 +116,9 @@ class MessageStatus(str, Enum):
     CANCELLED = "cancelled"
 
 
-class Pieces:
-    """Text that grows by appends and is joined only when read."""
-
-    __slots__ = ("_joined", "_pieces")
-
-    def __init__(self, text: str = "") -> None:
-        self._pieces: list[str] = [text] if text else []
-        self._joined: str | None = text
-
-    def append(self, text: str) -> None:
-        self._pieces.append(text)
-        self._joined = None
-
-    def get(self) -> str:
-        if self._joined is None:
-            self._joined = "".join(self._pieces)
-            self._pieces = [self._joined] if self._joined else []
-        return self._joined
-
-
 class GrowingText:
-    """A part whose text grows by appended deltas.
+    """A part whose text grows by appended deltas, joined only when read (and no list kept for a part of one delta:
+    a reply of many short parts keeps one object each for the garbage collector to visit, not three).
 
     Attributes:
         provider: Which provider ``provider_data`` belongs to (``"anthropic"``, ``"openai"``...), or ``None``.
@@ -145,21 +126,30 @@ class GrowingText:
             JSON; a transport sends back only its own provider's data.
     """
 
-    __slots__ = ("_text", "provider", "provider_data")
+    __slots__ = ("_joined", "_pieces", "provider", "provider_data")
 
     def __init__(self, text: str = "", *, provider: str | None = None, provider_data: Any = None) -> None:
-        self._text = Pieces(text)
+        self._joined = text  # the text, when ``_pieces`` is None
+        self._pieces: list[str] | None = None  # the text in the pieces appended since it was last read
         self.provider = provider
         self.provider_data = provider_data
 
     @property
     def text(self) -> str:
         """The text so far."""
-        return self._text.get()
+        pieces = self._pieces
+        if pieces is not None:
+            self._joined = "".join(pieces)
+            self._pieces = None
+        return self._joined
 
     def append(self, text: str) -> None:
         """Appends a delta."""
-        self._text.append(text)
+        pieces = self._pieces
+        if pieces is None:
+            self._pieces = [self._joined, text] if self._joined else [text]
+        else:
+            pieces.append(text)
 
 
 class TextPart(GrowingText):

@@ -69,6 +69,9 @@ from ai_widgets.session._calls import Notify, move_call
 
 __all__ = ["ReplyBuilder", "StreamProtocolError"]
 
+#: The events that take :meth:`ReplyBuilder.apply`'s fast path, and the part each one grows.
+FAST_KINDS: dict[type, type[TextPart] | type[ReasoningPart]] = {TextDelta: TextPart, ReasoningDelta: ReasoningPart}
+
 PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 LONE = re.compile("[\ud800-\udfff]")
 
@@ -273,10 +276,14 @@ class ReplyBuilder:
         Raises:
             StreamProtocolError: The event is malformed or out of order; nothing of it was applied.
         """
-        if type(event) is TextDelta:
-            # Nearly every event of a reply: plain text added to the text part this response is writing, at the
-            # least cost. Anything else (a new part, a status to clear, surrogates) takes the general path.
-            text, reply = event.text, self.reply
+        grows = FAST_KINDS.get(type(event))
+        if grows is not None:
+            # Nearly every event of a reply: plain text or reasoning, added to the part this response is writing, or
+            # starting a part after one of the other kind (an agent may switch between them chunk by chunk), at the
+            # least cost. Anything else (a status to clear, surrogates, a typed answer, provider data) takes the
+            # general path.
+            chunk: TextDelta | ReasoningDelta = event  # type: ignore[assignment]  # its type was just looked up
+            text, reply = chunk.text, self.reply
             parts = reply.parts
             if (
                 type(text) is str
@@ -284,13 +291,19 @@ class ReplyBuilder:
                 and text.isascii()
                 and not self._held
                 and self._appended
-                and self._new_answer is None
                 and self.finish_reason is None
                 and reply.status_text is None
-                and type(parts[-1]) is TextPart
+                and (grows is ReasoningPart or self._new_answer is None)
+                and (isinstance(chunk, TextDelta) or (chunk.provider is None and chunk.provider_data is None))
             ):
-                parts[-1].append(text)
-                self._notify(TextAppended(reply, len(parts) - 1, text))
+                last = parts[-1]
+                if type(last) is grows:
+                    last.append(text)
+                    self._notify(TextAppended(reply, len(parts) - 1, text))
+                    return
+                started = grows(text)
+                parts.append(started)
+                self._notify(PartAdded(reply, len(parts) - 1, started))
                 return
         if self.finish_reason is not None:
             raise StreamProtocolError(

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { lineDiff } from "../src/diff";
-import { CallViewSection, MAX_TERMINAL_CHARS } from "../src/render/callview";
+import { CallViewSection, MAX_TERMINAL_CHARS, callHeading } from "../src/render/callview";
 import { $, FakeModel, assistant, call, mount } from "./helpers";
 
 describe("lineDiff", () => {
@@ -167,5 +167,82 @@ describe("a terminal in a call's card", () => {
     expect($(section.el, ".aiw-terminal")).toBe(box);
     expect($(section.el, ".aiw-call-view-title").textContent).toBe("Ran it");
     expect($(section.el, ".aiw-terminal-output").textContent).toBe("a\nb\n");
+  });
+});
+
+describe("an agent's call in its card's header", () => {
+  const header = (card: HTMLElement) => ({
+    icon: $(card, ".aiw-tool-icon"),
+    title: $(card, ".aiw-tool-title"),
+    kind: $(card, ".aiw-call-kind"),
+    location: $(card, ".aiw-tool-location"),
+  });
+
+  it("shows the agent's title, its kind and its first file; the tool's name is the title's tooltip", async () => {
+    const model = new FakeModel({ collapse_tool_calls: true });
+    const { view, root } = await mount(model);
+    const callView = { title: "Tidy hello.py", kind: "edit", locations: [{ path: "/w/hello.py", line: 3 }, { path: "/w/b.py" }] };
+    model.patch(["start", assistant("a1", 0, [call("c1", "Edit", { state: "running", provider_executed: true, view: callView })])]);
+    view.flush();
+    const shown = header($(root, '.aiw-tool-card[data-call-id="c1"]'));
+    expect(shown.title.textContent).toBe("Tidy hello.py");
+    expect(shown.title.title).toBe("Tool: Edit");
+    expect(shown.icon.textContent).toBe("✏️");
+    expect(shown.icon.title).toBe("edit");
+    expect(shown.kind.hidden).toBe(false);
+    expect(shown.kind.textContent).toBe("edit");
+    expect(shown.kind.dataset.kind).toBe("edit");
+    expect(shown.location.hidden).toBe(false);
+    expect(shown.location.textContent).toBe("/w/hello.py:3 +1");
+    expect(shown.location.title).toBe("/w/hello.py:3\n/w/b.py");
+  });
+
+  it("keeps the tool's name until the agent gives a title, then takes it in place", async () => {
+    const model = new FakeModel({ collapse_tool_calls: true });
+    const { view, root } = await mount(model);
+    model.patch(["start", assistant("a1", 0, [call("c1", "write_text_file", { state: "running", provider_executed: true })])]);
+    view.flush();
+    const card = $(root, '.aiw-tool-card[data-call-id="c1"]');
+    let shown = header(card);
+    expect(shown.title.textContent).toBe("write_text_file");
+    expect(shown.title.hasAttribute("title")).toBe(false);
+    expect(shown.icon.textContent).toBe("🔧");
+    expect(shown.kind.hidden).toBe(true);
+    expect(shown.location.hidden).toBe(true);
+
+    const callView = { title: "Write /tmp/x/a.txt", kind: "edit", locations: [{ path: "/tmp/x/a.txt" }] };
+    const revised = call("c1", "write_text_file", { state: "awaiting_approval", provider_executed: true, view: callView });
+    model.patch(["part", "a1", 0, revised]);
+    view.flush();
+    expect($(root, '.aiw-tool-card[data-call-id="c1"]')).toBe(card);
+    shown = header(card);
+    expect(shown.title.textContent).toBe("Write /tmp/x/a.txt");
+    expect(shown.title.title).toBe("Tool: write_text_file");
+    expect(shown.kind.textContent).toBe("edit");
+    expect(shown.location.hidden).toBe(true); // the title names the file already
+    expect(shown.location.title).toBe("/tmp/x/a.txt");
+  });
+});
+
+describe("callHeading", () => {
+  it("is null without a title, and names a kind ACP does not know by its label alone", () => {
+    expect(callHeading(null)).toBeNull();
+    expect(callHeading({ title: "  ", kind: "edit" })).toBeNull();
+    expect(callHeading({ title: "Think", kind: "pondering" })).toEqual({
+      title: "Think",
+      kind: "pondering",
+      icon: null,
+      location: null,
+      locations: null,
+    });
+  });
+
+  it("says the first file, with a line number even when the title names the file, and how many more", () => {
+    const at = (locations: { path: string; line?: number | null }[]) => callHeading({ title: "Read /w/a.py", locations });
+    expect(at([{ path: "/w/a.py" }])?.location).toBeNull();
+    expect(at([{ path: "/w/a.py", line: 12 }])?.location).toBe("/w/a.py:12");
+    expect(at([{ path: "/w/a.py" }, { path: "/w/b.py" }, { path: "/w/c.py" }])?.location).toBe("+2");
+    expect(at([{ path: "/w/other.py" }])?.location).toBe("/w/other.py");
+    expect(at([{ path: "" }, { path: "/w/z.py" }])?.location).toBe("/w/z.py");
   });
 });

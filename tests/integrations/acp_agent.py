@@ -1,7 +1,8 @@
 """A small ACP agent on the SDK's agent side, for the tests: each prompt's text is a JSON script of steps it plays.
 
 Run as ``python tests/integrations/acp_agent.py``. A prompt whose text is ``{"steps": [...]}`` plays the steps in
-order; any other prompt is answered ``You said: <text>``. Steps (one key each):
+order; a prompt ``demo <file>`` plays the step ``{"demo": "<file>"}``; any other prompt is answered
+``You said: <text>``. Steps (one key each):
 
 - ``{"text": s}``, ``{"thought": s}``: a message or thought chunk.
 - ``{"plan": [[content, status, priority], ...]}``: the whole plan.
@@ -33,6 +34,9 @@ order; any other prompt is answered ``You said: <text>``. Steps (one key each):
 - ``{"mcp_call": {"tool", "arguments", "meta", "token"}}``: calls a tool of the MCP server the session was offered
   (over streamable HTTP with the headers it got, or over stdio), with ``_meta``; says ``mcp <tool>: <text>`` (``mcp
   <tool> error: <text>`` for isError) or ``mcp <tool> failed: <reason>``. ``"token": "wrong"`` sends a wrong bearer.
+- ``{"demo": file}``: a whole edit, as a coding agent makes one (:func:`demo`): it thinks, shows a plan that updates,
+  reads the file (relative to its working directory) through the client, proposes an edit with a diff, asks
+  permission, writes the file when allowed, and answers.
 
 Environment: ``ACP_AGENT_LOG`` (a file: each request the agent gets, as a JSON line) and ``ACP_AGENT_STATE`` (a
 directory: each session's history, so ``session/load`` works in a new process and replays it).
@@ -84,6 +88,7 @@ from acp.schema import (
     McpServerStdio,
     PermissionOption,
     PromptCapabilities,
+    ToolCallLocation,
     ToolCallUpdate,
     UsageUpdate,
 )
@@ -194,6 +199,7 @@ class ScriptAgent(Agent):
                 except (ValueError, KeyError, TypeError):
                     script = None
         said: list[str] = []
+        script = [{"demo": text[5:].strip()}] if script is None and text.startswith("demo ") else script
         if script is None:
             said.append(f"You said: {text}")
             await self.say(session_id, said[-1])
@@ -307,6 +313,8 @@ class ScriptAgent(Agent):
             case "mcp_call":
                 said.append(await self.mcp_call(session_id, value) + "\n")
                 await self.say(session_id, said[-1])
+            case "demo":
+                await demo(conn, session_id, str(value), said)
         return None
 
     async def mcp_call(self, session_id: str, value: dict[str, Any]) -> str:
@@ -426,6 +434,91 @@ class ScriptAgent(Agent):
         response = await self.conn.request_permission(session_id=session_id, tool_call=tool_call, options=options)
         outcome = response.outcome
         return outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
+
+
+def tidied(text: str) -> str:
+    """The demo's edit: trailing spaces go, tabs become four spaces, and the file ends with one newline."""
+    lines = [line.rstrip().replace("\t", "    ") for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+async def demo(conn: Client, session_id: str, name: str, said: list[str]) -> None:
+    """Tidies the file ``name`` as a coding agent would: thinks, plans, reads it through the client, proposes the
+    edit with its diff, asks permission, writes it through the client when allowed, and says what it did."""
+    path = str(Path.cwd() / (name or "hello.py"))
+    name = Path(path).name  # as it speaks of the file
+    steps = ["Read the file", "Propose the edit", "Write it once allowed"]
+
+    async def plan(done: int) -> None:  # the checklist as it is now: ``done`` steps completed, the next one running
+        statuses = ["completed" if i < done else "in_progress" if i == done else "pending" for i in range(3)]
+        await conn.session_update(
+            session_id, update_plan([plan_entry(s, status=t) for s, t in zip(steps, statuses, strict=True)])
+        )
+
+    async def say(text: str) -> None:
+        said.append(text)
+        await conn.session_update(session_id, update_agent_message_text(text))
+
+    await conn.session_update(session_id, update_agent_thought_text(f"I should read {name} before I change it. "))
+    await plan(0)
+    read_id, edit_id = f"read-{os.getpid()}-{time.monotonic_ns()}", f"edit-{os.getpid()}-{time.monotonic_ns()}"
+    where = [ToolCallLocation(path=path)]
+    await conn.session_update(
+        session_id, start_tool_call(read_id, f"Read {path}", kind="read", status="in_progress", locations=where)
+    )
+    try:
+        before = (await conn.read_text_file(session_id=session_id, path=path)).content
+    except RequestError as exc:
+        failed = [tool_content(agent_text(f"Could not read it: {exc}"))]
+        await conn.session_update(session_id, update_tool_call(read_id, status="failed", content=failed))
+        await say(f"I could not read {name}: {exc}")
+        return
+    shown = [tool_content(agent_text(f"{len(before.splitlines())} lines"))]
+    await conn.session_update(session_id, update_tool_call(read_id, status="completed", content=shown))
+    after = tidied(before)
+    await conn.session_update(
+        session_id, update_agent_thought_text("Trailing spaces and tabs: I will tidy them and keep the rest. ")
+    )
+    await plan(1)
+    if after == before:
+        await plan(3)
+        await say(f"{name} is tidy already: nothing to change.")
+        return
+    await conn.session_update(
+        session_id,
+        start_tool_call(
+            edit_id,
+            f"Edit {path}",
+            kind="edit",
+            status="pending",
+            locations=where,
+            content=[tool_diff_content(path, after, before)],
+            raw_input={"path": path, "content": after},
+        ),
+    )
+    await plan(2)
+    options = [PermissionOption(option_id=i, name=i, kind=k) for i, k in DEFAULT_OPTIONS]  # type: ignore[arg-type]
+    asked = ToolCallUpdate(tool_call_id=edit_id, title=f"Edit {path}", kind="edit", raw_input={"path": path})
+    answer = (await conn.request_permission(session_id=session_id, tool_call=asked, options=options)).outcome
+    if not isinstance(answer, AllowedOutcome) or answer.option_id == "reject":
+        declined = [tool_content(agent_text("Not allowed: the file is unchanged."))]
+        await conn.session_update(session_id, update_tool_call(edit_id, status="failed", content=declined))
+        await say(f"As you wish: I left {name} as it was.")
+        return
+    await conn.session_update(session_id, update_tool_call(edit_id, status="in_progress"))
+    try:
+        await conn.write_text_file(session_id=session_id, path=path, content=after)
+    except RequestError as exc:
+        failed = [tool_content(agent_text(f"Could not write it: {exc}"))]
+        await conn.session_update(session_id, update_tool_call(edit_id, status="failed", content=failed))
+        await say(f"I could not write {name}: {exc}")
+        return
+    wrote = [tool_content(agent_text(f"Wrote {path}."))]
+    await conn.session_update(session_id, update_tool_call(edit_id, status="completed", content=wrote))
+    await plan(3)
+    await say(f"I tidied {name}: no trailing spaces or tabs, one newline at the end.")
 
 
 if __name__ == "__main__":

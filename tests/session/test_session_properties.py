@@ -218,6 +218,12 @@ class _GeneralText(TextDelta):
     __slots__ = ()
 
 
+class _GeneralReasoning(ReasoningDelta):
+    """A ``ReasoningDelta`` the session's fast path does not take: the general path's result."""
+
+    __slots__ = ()
+
+
 class _EventsTransport:
     def __init__(self, events: list[StreamEvent]) -> None:
         self.events = events
@@ -240,14 +246,16 @@ _STREAM_EVENTS = st.lists(
 )
 
 
-def _events(drawn: list[tuple[str, Any]], text_type: type[TextDelta]) -> list[StreamEvent]:
+def _events(
+    drawn: list[tuple[str, Any]], text_type: type[TextDelta], reasoning_type: type[ReasoningDelta] = ReasoningDelta
+) -> list[StreamEvent]:
     events: list[StreamEvent] = [ResponseStarted()]
     for kind, value in drawn:
         match kind:
             case "text":
                 events.append(text_type(value))
             case "reasoning":
-                events.append(ReasoningDelta(value))
+                events.append(reasoning_type(value))
             case "status":
                 events.append(StatusUpdate(value))
             case "call":
@@ -277,9 +285,11 @@ async def _run(events: list[StreamEvent]) -> tuple[list[Any], Any]:
 @example(drawn=[("text", "plain"), ("status", "Thinking…"), ("text", "plain")])  # a status to clear mid-text
 @example(drawn=[("text", "a\ud83d"), ("text", "\ude00"), ("text", "b")])  # a pair split across deltas
 @example(drawn=[("text", "a"), ("call", "c1"), ("text", "b"), ("reasoning", "r"), ("text", "c")])
+@example(drawn=[("reasoning", "r"), ("text", "a"), ("reasoning", "s"), ("text", "b"), ("reasoning", "t")])  # switches
 def test_the_text_fast_path_changes_nothing_but_the_cost(drawn: list[tuple[str, Any]]) -> None:
-    # The same stream, its text deltas taken by the fast path and by the general one: the same changes, in the same
-    # order, and the same reply (odd text, surrogates split across deltas, statuses, parts of every kind between).
+    # The same stream, its text and reasoning deltas taken by the fast path and by the general one: the same changes,
+    # in the same order, and the same reply (odd text, surrogates split across deltas, statuses, a switch between
+    # text and reasoning at every delta, parts of every kind between).
     fast = asyncio.run(_run(_events(drawn, TextDelta)))
-    general = asyncio.run(_run(_events(drawn, _GeneralText)))
+    general = asyncio.run(_run(_events(drawn, _GeneralText, _GeneralReasoning)))
     assert fast == general

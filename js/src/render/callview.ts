@@ -1,5 +1,6 @@
 // What an agent tells about a call it runs (ACP): its title, the files it touches, text, diffs shown as diffs, and a
-// terminal's command and output. Data only, shown as text.
+// terminal's command and output; and what the card's header shows of it (its title, kind and first file). Data only,
+// shown as text.
 
 import { lineDiff } from "../diff";
 import { h, setHidden } from "../dom";
@@ -11,6 +12,53 @@ export const MAX_TERMINAL_CHARS = 50_000;
 const AT_END_SLACK = 8;
 
 type TerminalItem = Extract<CallViewItem, { type: "terminal" }>;
+
+/** Icons for the kinds of call ACP names (`ToolKind`). */
+const KIND_ICONS: Record<string, string> = {
+  read: "📖",
+  edit: "✏️",
+  delete: "🗑️",
+  move: "📦",
+  search: "🔎",
+  execute: "▶️",
+  think: "💭",
+  fetch: "🌐",
+  switch_mode: "🔀",
+  other: "🔧",
+};
+
+/** What a card's header shows of an agent's call: its title, its kind (a label, and an icon for a kind ACP names),
+ * its first file (`path:line`, "+N" when there are more; left out when the title names it already) and all its files
+ * (a tooltip). `null` when the view gives no title: the header keeps the tool's own. */
+export interface CallHeading {
+  title: string;
+  kind: string | null;
+  icon: string | null;
+  location: string | null;
+  locations: string | null;
+}
+
+export function callHeading(view: CallView | null | undefined): CallHeading | null {
+  const title = typeof view?.title === "string" ? view.title.trim() : "";
+  if (!view || !title) return null;
+  const kind = typeof view.kind === "string" && view.kind ? view.kind : null;
+  const files = (Array.isArray(view.locations) ? view.locations : []).filter((l) => typeof l?.path === "string" && l.path);
+  const paths = files.map((l) => (typeof l.line === "number" ? `${l.path}:${l.line}` : l.path));
+  let location: string | null = null;
+  if (files.length) {
+    const more = files.length > 1 ? `+${files.length - 1}` : "";
+    // "Write /w/a.txt" names its file: the header does not say it twice (a line number still shows).
+    const named = typeof files[0].line !== "number" && title.includes(files[0].path);
+    location = named ? more || null : more ? `${paths[0]} ${more}` : paths[0];
+  }
+  return {
+    title,
+    kind,
+    icon: kind ? (KIND_ICONS[kind] ?? null) : null,
+    location,
+    locations: paths.length ? paths.join("\n") : null,
+  };
+}
 
 /** The card's section for a call's view; hidden when the call has none. */
 export class CallViewSection {

@@ -18,7 +18,7 @@ import { CancelButton, EditedArguments } from "./controls";
 import { CellActions } from "./cellactions";
 import { cellOf } from "./cellrun";
 import { CardArguments } from "./cardargs";
-import { CallViewSection } from "./callview";
+import { CallViewSection, callHeading } from "./callview";
 import { otherArguments } from "./codeargs";
 import { codeArguments } from "./codeform";
 import { focusFree } from "./keys";
@@ -62,6 +62,8 @@ export class ToolCardView implements PartView {
   private readonly icon = h("span", "aiw-tool-icon");
   private readonly title = h("span", "aiw-tool-title");
   private readonly summary = h("span", "aiw-tool-summary");
+  private readonly location = h("span", "aiw-tool-location"); // the first file an agent's call touches
+  private readonly callKind = h("span", "aiw-badge aiw-call-kind"); // what sort of call an agent says it is
   private readonly risk = h("span", "aiw-badge aiw-risk");
   private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
   private readonly state = h("span", "aiw-badge aiw-state");
@@ -111,7 +113,7 @@ export class ToolCardView implements PartView {
     this.expanded = !ctx.collapseByDefault();
     this.el.dataset.callId = part.tool_call_id;
     this.toggle.type = "button";
-    this.toggle.append(this.icon, this.title, this.summary);
+    this.toggle.append(this.icon, this.title, this.location, this.summary);
     this.toggle.addEventListener("click", () => {
       this.expanded = !this.isExpanded();
       this.renderExpanded();
@@ -123,7 +125,7 @@ export class ToolCardView implements PartView {
     this.cellActions = new CellActions(part.tool_call_id, (msg) => ctx.send(msg));
     this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
     elapsed.title = "How long it ran";
-    header.append(this.toggle, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.unasked, this.state, elapsed);
+    header.append(this.toggle, this.callKind, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.unasked, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
     this.args = new CardArguments(() => this.part, () => this.codeNames());
@@ -176,11 +178,22 @@ export class ToolCardView implements PartView {
     this.updateApp();
   }
 
-  /** Title, icon and risk from the `tools` trait. */
+  /** Title, icon and risk from the `tools` trait; an agent's own title for the call (its view's), with its kind and
+   * first file, in their place where it gives one (the tool's name then in the title's tooltip). */
   updateInfo(): void {
     const info = this.ctx.toolInfo(this.part.tool_name);
-    setText(this.icon, this.ctx.heading ? "" : (typeof info?.icon === "string" && info.icon) || "🔧");
-    setText(this.title, this.ctx.heading ?? this.toolTitle());
+    const toolIcon = (typeof info?.icon === "string" && info.icon) || "🔧";
+    const heading = this.ctx.heading ? null : callHeading(this.part.view);
+    setText(this.icon, this.ctx.heading ? "" : (heading?.icon ?? toolIcon));
+    setAttr(this.icon, "title", heading?.kind ?? null);
+    setText(this.title, this.ctx.heading ?? heading?.title ?? this.toolTitle());
+    setAttr(this.title, "title", heading ? `Tool: ${this.toolTitle()}` : null);
+    setText(this.callKind, heading?.kind ?? "");
+    setHidden(this.callKind, !heading?.kind);
+    setAttr(this.callKind, "data-kind", heading?.kind ?? null);
+    setText(this.location, heading?.location ?? "");
+    setHidden(this.location, !heading?.location);
+    setAttr(this.location, "title", heading?.locations ?? null);
     this.args.infoChanged(this.isExpanded()); // the tool's info came: its code arguments show as code
     const risk = typeof info?.risk === "string" ? info.risk : null;
     setHidden(this.risk, !risk);
