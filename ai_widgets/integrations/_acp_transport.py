@@ -49,9 +49,11 @@ from acp.schema import (  # noqa: E402
     Implementation,
     InitializeResponse,
     PromptResponse,
+    SessionNotification,
 )
 
 from ai_widgets.integrations._acp_client import ACPClient, allow  # noqa: E402
+from ai_widgets.integrations._acp_inline_updates import InlineUpdates  # noqa: E402
 from ai_widgets.integrations._acp_offer import ToolOffer  # noqa: E402
 from ai_widgets.integrations._acp_session import CANCELLED, AgentSession, Pause, PromptEnded, Question  # noqa: E402
 from ai_widgets.integrations._acp_updates import PROVIDER, UpdateMapper  # noqa: E402
@@ -130,9 +132,10 @@ async def spawn_over_wire(
 ) -> AsyncIterator[AgentLink]:
     """Starts the agent over the project's own pipe (``AgentWire``: the kernel's environment plus ``env``, its
     process group, a line cap, its stderr read all the time and redacted) and connects the SDK's client side to it;
-    on leaving, the connection and the agent (its whole process group) are closed."""
+    on leaving, the connection and the agent (its whole process group) are closed. The agent's updates reach the
+    client as they are read, in order (``InlineUpdates``), the rest of its messages through the SDK's dispatch."""
     wire = await AgentWire.start(command, args, cwd=cwd, env=env)
-    connection = connect_to_agent(client, wire)
+    connection = connect_to_agent(client, InlineUpdates(wire, client, SessionNotification.model_validate))
     try:
         yield AgentLink(connection, lambda: wire.returncode, wire.output, lambda: wire.error)
     finally:
