@@ -19,9 +19,8 @@ Seeded streams of JSON-RPC notification lines, as bytes, as an agent writes them
   ``session/prompt`` (with the stream's lines, then the prompt's answer). The turn's setup is a few requests, noise
   against the stream.
 - (b) the alternative: (a) with the SDK's own dispatch of each update (a task per message, its tracing spans, its
-  router's validation). It is the path of ``ACPTransport`` while it starts its agent with the SDK's own
-  ``spawn_agent_process`` (its byte streams leave no message transport to put ``InlineUpdates`` in front of); path
-  (a) is the transport's once it reads through the project's wire (``AgentWire``) with ``InlineUpdates`` in front.
+  router's validation), as a client on the SDK's ``spawn_agent_process`` gets. Path (a) is ``ACPTransport``'s: it
+  reads through the project's wire (``AgentWire``) with ``InlineUpdates`` in front.
 
 CPU of the process (``time.process_time``), the fastest of the rounds.
 
@@ -213,7 +212,7 @@ def in_process(lines: list[bytes], *, inline: bool) -> Callable[..., contextlib.
             client, InlineUpdates(agent, client, SessionNotification.model_validate) if inline else agent
         )
         try:
-            yield AgentLink(connection, lambda: None, lambda: "")
+            yield AgentLink(connection, lambda: None, lambda: "", lambda: None)
         finally:
             await connection.close()
 
@@ -270,8 +269,8 @@ def run(*, quick: bool = False) -> str:
             "(0) the SDK's parse of each line (`json.loads` + `SessionNotification.model_validate`), the floor; "
             "(a) the line through the wire's parse, `InlineUpdates` to the client (the SDK's model), the "
             "`UpdateMapper`, `ACPTransport.stream` and `ChatSession`'s turn; (b) the same with the SDK's own "
-            "dispatch of each update (a task per message, its tracing spans, its router), the path while the agent is "
-            f"started with the SDK's own spawn. `time.process_time`, fastest of {repeats}. Goal: (a) / (0) at most 2×.",
+            "dispatch of each update (a task per message, its tracing spans, its router), as a client on the SDK's own "
+            f"spawn gets it. `time.process_time`, fastest of {repeats}. Goal: (a) / (0) at most 2×.",
             "",
             "| stream | (0) µs | (a) µs | (b) µs | (a) / (0) | (b) / (0) |",
             "|---|---:|---:|---:|---:|---:|",

@@ -86,6 +86,11 @@ describe("an agent's call awaiting approval", () => {
     expect(agents.querySelector(".aiw-decline")).not.toBeNull();
     expect(agents.querySelector(".aiw-edit-args")).toBeNull();
     expect($(root, '.aiw-tool-card[data-call-id="c2"]').querySelector(".aiw-edit-args")).not.toBeNull(); // AG-UI's can
+    const other = $(root, '.aiw-tool-card[data-call-id="c2"]');
+    expect(agents.querySelector(".aiw-decline-reason")).toBeNull(); // nowhere in the protocol to take it
+    expect(other.querySelector(".aiw-decline-reason")).not.toBeNull();
+    expect($(agents, ".aiw-tool-args").hidden).toBe(true); // the diff says what the arguments would
+    expect($(other, ".aiw-tool-args").hidden).toBe(false);
   });
 });
 

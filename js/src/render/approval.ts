@@ -45,6 +45,7 @@ export class ApprovalBox {
     private readonly send: (msg: OutgoingMessage) => void,
     question: string,
     private readonly editing?: EditSource,
+    withReason = true,
   ) {
     this.el.setAttribute("role", "group");
     this.el.setAttribute("aria-label", "Approval");
@@ -65,7 +66,8 @@ export class ApprovalBox {
       button("aiw-btn aiw-btn-danger aiw-decline", "Decline", () => this.decide("rejected")),
     ];
     const decline = h("span", "aiw-decline-group");
-    decline.append(this.buttons[2], this.reason);
+    decline.append(this.buttons[2]);
+    if (withReason) decline.append(this.reason); // an agent's call (ACP) has nowhere to take a reason
     this.actions.append(this.buttons[0], this.buttons[1]);
     if (editing) {
       const code = Object.keys(editing.code?.() ?? {}).length > 0;

@@ -262,6 +262,8 @@ export class ToolCardView implements PartView {
     const code = this.codeNames();
     const edited = this.edited.update(p.edited_arguments, (args) => otherArguments(args, code));
     this.args.callChanged(!!edited, this.isExpanded());
+    // An agent's edit shows as its diff: its arguments (the path and the whole new text) would say it again.
+    setHidden(this.args.el, !!p.view?.content?.some((item) => item.type === "diff"));
     this.cancel.update(p.state);
     this.renderExpanded();
 
@@ -290,6 +292,7 @@ export class ToolCardView implements PartView {
                 values: () => this.part.parsed_arguments,
                 code: () => this.codeNames(),
               },
+          !p.view,
         );
         this.prompt.append(this.approval.el);
         const box = this.approval;
