@@ -56,6 +56,24 @@ describe("a call's view in its card", () => {
     expect($(card, ".aiw-terminal-command").textContent).toContain("$ ls");
     expect($(card, ".aiw-terminal-output").textContent).toBe("a.txt\n");
     expect($(card, ".aiw-call-view").hidden).toBe(false);
+    // A file its diff shows is not listed again (without a line number to add).
+    model.patch([
+      "start",
+      assistant("a2", 1, [call("c2", "Write", { state: "awaiting_approval", provider_executed: true, view: { ...callView, locations: [{ path: "/w/a.txt" }, { path: "/w/b.txt" }] } })]),
+    ]);
+    view.flush();
+    expect($($(root, '.aiw-tool-card[data-call-id="c2"]'), ".aiw-call-view-locations").textContent).toBe("/w/b.txt");
+    // Nor the directory its terminal says it runs in; and its arguments (the command, the directory) are not shown.
+    const run = { title: "Run ls", kind: "execute", locations: [{ path: "/w" }], content: [{ ...terminal, exit_code: null }] };
+    model.patch([
+      "start",
+      assistant("a3", 2, [call("c3", "terminal", { state: "awaiting_approval", provider_executed: true, view: run })]),
+    ]);
+    view.flush();
+    const asking = $(root, '.aiw-tool-card[data-call-id="c3"]');
+    expect(asking.querySelector(".aiw-call-view-locations")).toBeNull();
+    expect($(asking, ".aiw-terminal-cwd").textContent).toBe("in /w");
+    expect($(asking, ".aiw-tool-args").hidden).toBe(true);
   });
 
   it("is hidden for a call without one", async () => {
@@ -198,7 +216,7 @@ describe("an agent's call in its card's header", () => {
     expect(shown.kind.textContent).toBe("edit");
     expect(shown.kind.dataset.kind).toBe("edit");
     expect(shown.location.hidden).toBe(false);
-    expect(shown.location.textContent).toBe("/w/hello.py:3 +1");
+    expect(shown.location.textContent).toBe("hello.py:3 +1"); // its name: the tooltip has the paths
     expect(shown.location.title).toBe("/w/hello.py:3\n/w/b.py");
   });
 
@@ -242,12 +260,14 @@ describe("callHeading", () => {
     });
   });
 
-  it("says the first file, with a line number even when the title names the file, and how many more", () => {
+  it("says the first file by its name, with a line number even when the title names the file, and how many more", () => {
     const at = (locations: { path: string; line?: number | null }[]) => callHeading({ title: "Read /w/a.py", locations });
     expect(at([{ path: "/w/a.py" }])?.location).toBeNull();
-    expect(at([{ path: "/w/a.py", line: 12 }])?.location).toBe("/w/a.py:12");
+    expect(at([{ path: "/w/a.py", line: 12 }])?.location).toBe("a.py:12");
     expect(at([{ path: "/w/a.py" }, { path: "/w/b.py" }, { path: "/w/c.py" }])?.location).toBe("+2");
-    expect(at([{ path: "/w/other.py" }])?.location).toBe("/w/other.py");
-    expect(at([{ path: "" }, { path: "/w/z.py" }])?.location).toBe("/w/z.py");
+    expect(at([{ path: "/w/other.py" }])?.location).toBe("other.py");
+    expect(at([{ path: "" }, { path: "/w/z.py" }])?.location).toBe("z.py");
+    expect(at([{ path: "/w/work/" }])?.location).toBe("work"); // a directory (a command's cwd) by its own name
+    expect(at([{ path: "C:\\w\\b.py" }])?.location).toBe("b.py");
   });
 });

@@ -87,6 +87,15 @@ describe("decisions and time", () => {
     expect($(card, ".aiw-decision").textContent).toBe("Allowed once after 30s");
   });
 
+  it("shows no 0.0s for a call its agent ran whose news came in one piece, and its time when it took some", async () => {
+    const quick = await cardOf({ state: "completed", provider_executed: true, run_started_at: 1000, finished_at: 1000.01 });
+    expect($(quick.card, ".aiw-elapsed").textContent).toBe("");
+    const slow = await cardOf({ state: "completed", provider_executed: true, run_started_at: 1000, finished_at: 1002.5 });
+    expect($(slow.card, ".aiw-elapsed").textContent).toBe("2.5s");
+    const local = await cardOf({ state: "completed", run_started_at: 1000, finished_at: 1000.01 });
+    expect($(local.card, ".aiw-elapsed").textContent).toBe("0.0s"); // the kernel timed its own run
+  });
+
   it("counts no run time for a declined call, and says how long the decision took", async () => {
     const { card } = await cardOf({
       state: "rejected",

@@ -38,6 +38,12 @@ export interface CallHeading {
   locations: string | null;
 }
 
+/** The last part of a path (`/w/src/a.py` → `a.py`; a directory's own name; the path itself when it has no other). */
+function baseName(path: string): string {
+  const parts = path.split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : path;
+}
+
 export function callHeading(view: CallView | null | undefined): CallHeading | null {
   const title = typeof view?.title === "string" ? view.title.trim() : "";
   if (!view || !title) return null;
@@ -49,7 +55,9 @@ export function callHeading(view: CallView | null | undefined): CallHeading | nu
     const more = files.length > 1 ? `+${files.length - 1}` : "";
     // "Write /w/a.txt" names its file: the header does not say it twice (a line number still shows).
     const named = typeof files[0].line !== "number" && title.includes(files[0].path);
-    location = named ? more || null : more ? `${paths[0]} ${more}` : paths[0];
+    // The file's own name (and line): a whole path squeezed into a narrow header says nothing; the tooltip has it.
+    const first = baseName(files[0].path) + (typeof files[0].line === "number" ? `:${files[0].line}` : "");
+    location = named ? more || null : more ? `${first} ${more}` : first;
   }
   return {
     title,
@@ -95,7 +103,11 @@ export class CallViewSection {
     this.terminals = [];
     const children: HTMLElement[] = [];
     if (view.title) children.push(h("div", "aiw-call-view-title", view.title));
-    const paths = (view.locations ?? []).map((l) => (typeof l.line === "number" ? `${l.path}:${l.line}` : l.path));
+    // A file its diff shows already (under its path), or a terminal's directory, is not listed again.
+    const diffed = new Set(items.flatMap((i) => (i.type === "diff" ? [i.path] : i.type === "terminal" && i.cwd ? [i.cwd] : [])));
+    const paths = (view.locations ?? [])
+      .filter((l) => typeof l.line === "number" || !diffed.has(l.path))
+      .map((l) => (typeof l.line === "number" ? `${l.path}:${l.line}` : l.path));
     if (paths.length) children.push(h("div", "aiw-call-view-locations", paths.join("\n")));
     for (const item of items) {
       if (item.type === "terminal") {

@@ -262,8 +262,9 @@ export class ToolCardView implements PartView {
     const code = this.codeNames();
     const edited = this.edited.update(p.edited_arguments, (args) => otherArguments(args, code));
     this.args.callChanged(!!edited, this.isExpanded());
-    // An agent's edit shows as its diff: its arguments (the path and the whole new text) would say it again.
-    setHidden(this.args.el, !!p.view?.content?.some((item) => item.type === "diff"));
+    // An agent's edit shows as its diff, a command as its terminal: their arguments (the path and the whole new
+    // text, the command and its directory) would say it again.
+    setHidden(this.args.el, !!p.view?.content?.some((item) => item.type === "diff" || item.type === "terminal"));
     this.cancel.update(p.state);
     this.renderExpanded();
 

@@ -14,7 +14,10 @@ export function runTime(p: ToolCallPart, now: number): string {
   const start = num(p.run_started_at);
   if (start === null) return "";
   const end = num(p.finished_at) ?? (p.state === "running" ? now : null);
-  return end === null ? "" : formatElapsed(end - start);
+  if (end === null) return "";
+  // A call its agent ran is timed by when its news arrived: "0.0s" would only say that it came in one piece.
+  if (p.provider_executed && end - start < 0.05) return "";
+  return formatElapsed(end - start);
 }
 
 /** How long the call waited for a decision: from `approval_requested_at` to the decision (the run's start, or the
