@@ -253,6 +253,7 @@ class ACPTransport:
         self._runner: asyncio.Task[None] | None = None
         self._stopping: asyncio.Event | None = None
         self._starting: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the one the agent was started on: close() stops it there
         self._sessions: dict[str, AgentSession] = {}  # by the chat's conversation id
         #: Whether the session's own tools are offered to the agent (see the class's notes).
         self.offer_tools = offer_tools
@@ -301,7 +302,8 @@ class ACPTransport:
                 assert self._link is not None
                 return self._link
             await self._stop_agent()
-            ready: asyncio.Future[AgentLink] = asyncio.get_running_loop().create_future()
+            self._loop = asyncio.get_running_loop()
+            ready: asyncio.Future[AgentLink] = self._loop.create_future()
             self._stopping = asyncio.Event()
             self._runner = asyncio.create_task(self._run_agent(ready, self._stopping))
             self._link = await ready
@@ -400,12 +402,10 @@ class ACPTransport:
     def close(self) -> None:
         """Like :meth:`aclose`, from any thread: the agent is stopped on the event loop it runs on (in the
         background when that is this thread's)."""
-        runner = self._runner
-        if runner is None or runner.done():
-            return
-        loop = runner.get_loop()
-        if loop.is_closed():
-            return
+        runner, loop = self._runner, self._loop
+        agent_runs = runner is not None and not runner.done()
+        if loop is None or loop.is_closed() or not (agent_runs or self._offers):
+            return  # nothing runs (an agent that crashed may have left its tools' servers, closed here too)
         try:
             current = asyncio.get_running_loop()
         except RuntimeError:

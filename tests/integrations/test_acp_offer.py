@@ -422,3 +422,17 @@ async def test_chat_widget_shows_the_agents_run_python_as_one_code_card_that_run
     finally:
         await chat.aclose()
         await made.transport.aclose()
+
+
+async def test_close_after_the_agent_crashed_stops_the_servers_of_the_tools_it_was_offered(tmp_path: Path) -> None:
+    """``close()`` (sync, what ``ChatWidget.close`` calls) once the agent is gone: its tools' servers still listen."""
+    made = Agent(tmp_path)
+    reply = await asyncio.wait_for(ChatSession(made.transport, tools=[add]).send(script({"crash": 3})), 60)
+    assert reply.status is MessageStatus.ERROR
+    offers = list(made.transport._offers.values())
+    assert offers
+    assert all(offer.running for offer in offers)
+    assert not made.transport.running
+    made.transport.close()
+    await wait_for(lambda: not any(offer.running for offer in offers))
+    await wait_for(lambda: not any(t.name == THREAD_NAME for t in threading.enumerate()))
