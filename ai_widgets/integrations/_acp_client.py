@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -65,12 +66,28 @@ def allow(options: list[PermissionOption], *kinds: str) -> RequestPermissionResp
     return None
 
 
+def read_bytes(path: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file at ``path``: the caller knows it is too large by the length.
+    A device, a pipe or a directory is refused before anything is read (``/dev/zero`` never ends, a pipe's reader
+    waits for a writer), and ``/proc``'s files, which say their size is 0, are read within the limit too.
+
+    Raises:
+        FileNotFoundError: There is no such file.
+        IsADirectoryError: ``path`` is not a regular file.
+        OSError: It cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe's open does not wait for a writer
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path} is not a regular file (a directory, a device or a pipe)")
+        return file.read(limit + 1)
+
+
 def on_disk(path: str) -> str | None:
-    """The text of the file at ``path`` for the card's diff, or ``None`` when there is none (or it is too large or
-    not text)."""
+    """The text of the file at ``path`` for the card's diff, or ``None`` when there is none (or it is too large, not
+    a regular file, or not text)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_DIFF_BYTES + 1)
+        data = read_bytes(path, MAX_DIFF_BYTES)
     except OSError:
         return None
     if len(data) > MAX_DIFF_BYTES:
@@ -98,21 +115,20 @@ def read_text(path: str) -> str:
     """The text of the file at ``path`` (undecodable bytes replaced), within :data:`MAX_READ_BYTES`.
 
     Raises:
-        RequestError: There is no such file, it is too large, or it cannot be read.
+        RequestError: There is no such file, it is too large or not a regular file, or it cannot be read.
     """
     try:
-        size = os.path.getsize(path)
+        data = read_bytes(path, MAX_READ_BYTES)
     except FileNotFoundError:
         raise RequestError.resource_not_found(path) from None
+    except IsADirectoryError as exc:
+        raise RequestError.invalid_params({"path": path, "reason": str(exc)}) from None
     except OSError as exc:
         raise RequestError.internal_error({"path": path, "reason": f"{type(exc).__name__}: {exc}"[:300]}) from None
-    if size > MAX_READ_BYTES:
-        reason = f"the file is {size:,} bytes; at most {MAX_READ_BYTES:,} are read"
+    if len(data) > MAX_READ_BYTES:
+        reason = f"the file is larger than {MAX_READ_BYTES:,} bytes, the most that are read"
         raise RequestError.invalid_params({"path": path, "reason": reason})
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise RequestError.internal_error({"path": path, "reason": f"{type(exc).__name__}: {exc}"[:300]}) from None
+    return data.decode("utf-8", "replace")
 
 
 def absolute(path: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -18,6 +19,7 @@ import pytest
 pytest.importorskip("acp")
 
 from ai_widgets import ChatSession, ChatWidget, MessageStatus, ToolCallState, ToolRisk, tool
+from ai_widgets.integrations._acp_client import MAX_READ_BYTES
 from ai_widgets.integrations.acp import ACPTransport
 from ai_widgets.messages import (
     CallDiff,
@@ -233,6 +235,26 @@ async def test_reads_run_unasked_with_line_and_limit(agent: Agent) -> None:
     assert "read: b\nc\n" in reply.text
     assert "read error" in reply.text
     assert reply.tool_calls == []
+
+
+HAS_PROC = os.path.exists("/proc/self/status")
+
+
+async def test_reads_of_what_never_ends_or_waits_are_refused_and_a_large_file_too(agent: Agent) -> None:
+    """``/dev/zero`` reports size 0 and never ends; a pipe's open waits for a writer; a directory is no text."""
+    fifo = agent.work / "pipe"
+    os.mkfifo(fifo)
+    large = agent.work / "large.bin"
+    with large.open("wb") as file:
+        file.truncate(MAX_READ_BYTES + 1)  # sparse: nothing written
+    paths = ["/dev/zero", str(fifo), str(agent.work), str(large)] + (["/proc/self/status"] if HAS_PROC else [])
+    reply = await asyncio.wait_for(
+        ChatSession(agent.transport).send(script(*({"read": {"path": p}} for p in paths))), 30
+    )
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    assert reply.text.count("read error") == 4, reply.text
+    if HAS_PROC:
+        assert "read: Name:" in reply.text  # a /proc file says its size is 0, and is read within the limit
 
 
 async def test_a_permission_for_a_call_never_announced_starts_its_card(agent: Agent) -> None:
