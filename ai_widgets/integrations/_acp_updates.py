@@ -83,7 +83,9 @@ class CallSeen:
     #: local call of the same id (``claimed``), or released as a provider-run card when the agent never calls it.
     held: bool = False
     claimed: bool = False
-    pending: list[Any] = field(default_factory=list)
+    #: Its updates kept while it is held, oldest first (a tuple until there is one: most calls are never held, and a
+    #: chat keeps every call it saw).
+    pending: list[Any] | tuple[()] = ()
 
     def would_write(self, path: str, content: str) -> bool:
         """Whether writing ``content`` to ``path`` is what this call said it does: a diff of it, or raw input
@@ -308,7 +310,10 @@ class UpdateMapper:
         if seen.claimed:
             return []
         self._remember(seen, update)
-        seen.pending.append(update)
+        if isinstance(seen.pending, list):
+            seen.pending.append(update)
+        else:
+            seen.pending = [update]
         if update.status in ("completed", "failed"):
             return self.release(update.tool_call_id)
         return []
@@ -337,7 +342,7 @@ class UpdateMapper:
         if not seen.held or seen.claimed:
             return None
         seen.claimed = True
-        seen.pending.clear()
+        seen.pending = ()
         return call_id
 
     def release(self, call_id: str) -> list[StreamEvent]:

@@ -223,14 +223,24 @@ def checked_item(item: object) -> CallViewItem:
             )
 
 
+#: The view of a call no revision has described yet.
+NO_VIEW = ToolCallView()
+
+
 def revised_view(view: ToolCallView | None, event: ToolCallRevised) -> ToolCallView:
     """``view`` with what ``event`` gives replaced, checked."""
-    view = view or ToolCallView()
+    view = view or NO_VIEW
     title, kind = view.title, view.kind
     if event.title is not None:
-        title = safe_text(event.title, "ToolCallRevised.title")[:500]
+        title = event.title
+        if not (type(title) is str and title.isascii()):  # plain ASCII text is safe as it is
+            title = safe_text(title, "ToolCallRevised.title")
+        title = title[:500]
     if event.kind is not None:
-        kind = safe_text(event.kind, "ToolCallRevised.kind")[:50]
+        kind = event.kind
+        if not (type(kind) is str and kind.isascii()):
+            kind = safe_text(kind, "ToolCallRevised.kind")
+        kind = kind[:50]
     locations = view.locations if event.locations is None else checked_locations(event.locations)
     content = view.content
     if event.content is not None:
