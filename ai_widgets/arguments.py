@@ -175,6 +175,9 @@ _NUM_EXPECTED: Final = {
 _LITERALS: Final[dict[str, tuple[str, object]]] = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 _MISSING: Final = object()
+#: What an ended parser's empty working lists become (:meth:`StreamingArguments._settle`): nothing appends to them
+#: then, and a tuple would say so loudly if anything did.
+_SETTLED: Final[Any] = ()
 
 _RawPatch = tuple[Literal["set", "append"], tuple[str | int, ...], Any]
 
@@ -465,6 +468,8 @@ class StreamingArguments:
             return ()
         self._raw = []
         self._run(s)
+        if self._state >= _END:
+            self._settle()
         raw = self._raw
         if not raw:
             self._patch_cache = ()
@@ -474,6 +479,21 @@ class StreamingArguments:
         if len(raw) == 1:
             return (cast(str, raw[0][1][0]),)
         return tuple(dict.fromkeys(cast(str, path[0]) for _, path, _ in raw))
+
+    def _settle(self) -> None:
+        """The text has ended (closed, or invalid): the working lists that are empty are let go for one shared empty
+        tuple, as nothing adds to them any more (a chat keeps every call's parser: fewer objects for the collector
+        to walk). One that holds what the view still reads is kept."""
+        if not self._stack:
+            self._stack = _SETTLED
+        if not self._key_parts:
+            self._key_parts = _SETTLED
+        if not self._str_parts:
+            self._str_parts = _SETTLED
+        if not self._num_parts:
+            self._num_parts = _SETTLED
+        if not self._unjoined:
+            self._unjoined = _SETTLED
 
     def _fail(self, s: str, i: int, message: str) -> None:
         """Record an error at ``s[i]`` and stop parsing."""

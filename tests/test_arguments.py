@@ -732,3 +732,23 @@ def test_per_delta_work_is_bounded_on_a_1mb_stream() -> None:
             held = len(parser._pending)
         assert parser.complete
         assert parser.value == {"path": "src/app/handler.py", "content": content}
+
+
+def test_once_the_object_closes_only_whitespace_may_follow_and_the_view_stays() -> None:
+    parser = StreamingArguments()
+    parser.feed('{"a": "')
+    for char in "y" * 50:  # a string in many pieces: joined when the view is read
+        parser.feed(char)
+    parser.feed('", "b": [1, {"c": 2}]}')
+    assert parser.complete
+    view = parser.value
+    assert view == {"a": "y" * 50, "b": [1, {"c": 2}]}
+    assert parser.feed(" \n") == ()
+    assert parser.last_patches == ()
+    assert parser.complete
+    assert parser.value == view
+    assert parser.feed("x") == ()
+    assert parser.error == "invalid JSON at offset 81: unexpected 'x' after the end of the arguments object"
+    assert not parser.complete
+    assert parser.value == view
+    assert parser.text == '{"a": "' + "y" * 50 + '", "b": [1, {"c": 2}]} \nx'

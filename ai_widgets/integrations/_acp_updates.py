@@ -83,7 +83,9 @@ class CallSeen:
     #: local call of the same id (``claimed``), or released as a provider-run card when the agent never calls it.
     held: bool = False
     claimed: bool = False
-    pending: list[Any] = field(default_factory=list)
+    #: Its updates kept while it is held, oldest first (a tuple until there is one: most calls are never held, and a
+    #: chat keeps every call it saw).
+    pending: list[Any] | tuple[()] = ()
 
     def would_write(self, path: str, content: str) -> bool:
         """Whether writing ``content`` to ``path`` is what this call said it does: a diff of it, or raw input
@@ -153,9 +155,13 @@ def says_nothing(update: AnyCall) -> bool:
     )
 
 
+#: ``json.dumps(value, ensure_ascii=False, allow_nan=False)`` without building an encoder each time.
+JSON_TEXT = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def json_text(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return JSON_TEXT(value)
     except (TypeError, ValueError):
         return json.dumps(str(value), ensure_ascii=False)
 
@@ -265,12 +271,13 @@ class UpdateMapper:
         call_id = update.tool_call_id
         events: list[StreamEvent] = []
         seen = self.calls.get(call_id)
-        if seen is None and hold and self.offered(call_name(update)) is not None:
-            seen = self.calls[call_id] = CallSeen(call_name(update), held=True)
+        name = call_name(update) if seen is None else ""  # looked up once (its meta, its id's pattern)
+        if seen is None and hold and self.offered(name) is not None:
+            seen = self.calls[call_id] = CallSeen(name, held=True)
         if seen is not None and seen.held:
             return self._hold(seen, update)
         if seen is None:  # a repeat of an announced call (Claude Code sends the diff so) is an update of it
-            seen = self.calls[call_id] = CallSeen(call_name(update))
+            seen = self.calls[call_id] = CallSeen(name)
             self._remember(seen, update)
             arguments = "{}" if update.raw_input is None else json_text(update.raw_input)
             events.append(ToolCallStarted(call_id, seen.name, arguments, provider_executed=True, provider=PROVIDER))
@@ -303,7 +310,10 @@ class UpdateMapper:
         if seen.claimed:
             return []
         self._remember(seen, update)
-        seen.pending.append(update)
+        if isinstance(seen.pending, list):
+            seen.pending.append(update)
+        else:
+            seen.pending = [update]
         if update.status in ("completed", "failed"):
             return self.release(update.tool_call_id)
         return []
@@ -332,7 +342,7 @@ class UpdateMapper:
         if not seen.held or seen.claimed:
             return None
         seen.claimed = True
-        seen.pending.clear()
+        seen.pending = ()
         return call_id
 
     def release(self, call_id: str) -> list[StreamEvent]:
@@ -361,7 +371,7 @@ class UpdateMapper:
     def _revision(self, update: AnyCall, *, with_arguments: bool = True) -> ToolCallRevised:
         """The card's update: each field the agent sent replaces the card's."""
         arguments = None if update.raw_input is None or not with_arguments else json_text(update.raw_input)
-        content = None if update.content is None else tuple(self._item(item) for item in update.content)
+        content = None if update.content is None else tuple([self._item(item) for item in update.content])
         if content is not None:
             self._content[update.tool_call_id] = content
         return ToolCallRevised(
@@ -443,7 +453,7 @@ class UpdateMapper:
             text = text[:MAX_RAW_OUTPUT_CHARS]
         if update.status == "failed":
             return ToolOutcome.failure(text or "The agent's call failed.", retryable=True)
-        return ToolOutcome.success(text=text or "Done.")
+        return ToolOutcome(status="success", text=text or "Done.")  # as ``success(text=...)``, built directly
 
     def _item(self, item: Any) -> CallViewItem:
         match item:

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
+from operator import is_
 from typing import Any
 
 from ai_widgets._safe import UnsafeValueError, checked_json
@@ -181,16 +182,27 @@ def checked_locations(locations: object) -> tuple[CallLocation, ...]:
 
 
 def checked_item(item: object) -> CallViewItem:
-    """A view item from a transport, checked, UTF-8-safe and bounded (:data:`MAX_VIEW_CHARS` a text)."""
+    """A view item from a transport, checked, UTF-8-safe and bounded (:data:`MAX_VIEW_CHARS` a text); the item
+    itself when it was so already (they are frozen: an agent that sends the same diff again costs no copy)."""
     match item:
         case CallText(text=text):
-            return CallText(clip_view_text(safe_text(text, "CallText.text")))
+            kept = clip_view_text(safe_text(text, "CallText.text"))
+            if kept is text and type(item) is CallText and item.type == "text":
+                return item
+            return CallText(kept)
         case CallDiff(path=path, old_text=old, new_text=new):
-            return CallDiff(
-                safe_text(path, "CallDiff.path"),
-                None if old is None else clip_view_text(safe_text(old, "CallDiff.old_text")),
-                clip_view_text(safe_text(new, "CallDiff.new_text")),
-            )
+            safe_path = safe_text(path, "CallDiff.path")
+            safe_old = None if old is None else clip_view_text(safe_text(old, "CallDiff.old_text"))
+            safe_new = clip_view_text(safe_text(new, "CallDiff.new_text"))
+            if (
+                safe_path is path
+                and safe_old is old
+                and safe_new is new
+                and type(item) is CallDiff
+                and item.type == "diff"
+            ):
+                return item
+            return CallDiff(safe_path, safe_old, safe_new)
         case CallTerminal():
             check(
                 item.exit_code is None or (type(item.exit_code) is int),
@@ -211,19 +223,35 @@ def checked_item(item: object) -> CallViewItem:
             )
 
 
+#: The view of a call no revision has described yet.
+NO_VIEW = ToolCallView()
+
+
 def revised_view(view: ToolCallView | None, event: ToolCallRevised) -> ToolCallView:
     """``view`` with what ``event`` gives replaced, checked."""
-    view = view or ToolCallView()
+    view = view or NO_VIEW
     title, kind = view.title, view.kind
     if event.title is not None:
-        title = safe_text(event.title, "ToolCallRevised.title")[:500]
+        title = event.title
+        if not (type(title) is str and title.isascii()):  # plain ASCII text is safe as it is
+            title = safe_text(title, "ToolCallRevised.title")
+        title = title[:500]
     if event.kind is not None:
-        kind = safe_text(event.kind, "ToolCallRevised.kind")[:50]
+        kind = event.kind
+        if not (type(kind) is str and kind.isascii()):
+            kind = safe_text(kind, "ToolCallRevised.kind")
+        kind = kind[:50]
     locations = view.locations if event.locations is None else checked_locations(event.locations)
     content = view.content
     if event.content is not None:
         check(isinstance(event.content, tuple), "ToolCallRevised.content must be a tuple of view items")
-        content = tuple(checked_item(item) for item in event.content[:MAX_VIEW_ITEMS])
+        content = tuple([checked_item(item) for item in event.content[:MAX_VIEW_ITEMS]])
+        if (
+            type(event.content) is tuple
+            and len(content) == len(event.content)
+            and all(map(is_, content, event.content))
+        ):
+            content = event.content  # nothing changed: the agent's tuple is kept, not a copy of it
     return ToolCallView(title, kind, locations, content)
 
 
@@ -309,6 +337,11 @@ class ReplyBuilder:
             raise StreamProtocolError(
                 f"the transport broke the stream protocol: {type(event).__name__} arrived after the response completed"
             )
+        handle = CALL_KINDS.get(type(event))
+        if handle is not None:  # a call's events (an agent sends several of each call): no walk down the match
+            handle(self, event)
+            self._started = True
+            return
         reply = self.reply
         match event:
             case TextDelta(text=text):
@@ -359,51 +392,18 @@ class ReplyBuilder:
                 part.approval_requested_by_transport = True
                 part.approval_reason = safe_delta("", reason)[0] if reason else part.approval_reason
                 self._notify(ToolCallUpdated(reply, part))
-            case ToolCallRevised(tool_call_id=call_id, arguments=arguments):
-                part = self._call(call_id, "ToolCallRevised", earlier=True)
-                text_field(arguments, "ToolCallRevised.arguments", optional=True)
-                part.view = revised_view(part.view, event)
-                if arguments is not None and arguments != part.arguments:
-                    part.replace_arguments(safe_delta("", arguments)[0])
-                self._notify(PartChanged(reply, self._index_of(part), part))
+            case ToolCallRevised():
+                self._revise(event)
             case PlanUpdated(entries=entries):
                 self._plan(checked_entries(entries))
             case ProviderState(provider=provider, data=data):
                 text_field(provider, "ProviderState.provider")
                 check(bool(provider), "ProviderState.provider must not be empty")
                 reply.provider_state[provider] = self._provider_data(data, "ProviderState.data")
-            case ToolProgressUpdate(tool_call_id=call_id, fraction=fraction, message=message):
-                part = self._call(call_id, "ToolProgressUpdate", earlier=True)
-                check(
-                    fraction is None
-                    or (
-                        isinstance(fraction, (int, float))
-                        and not isinstance(fraction, bool)
-                        and math.isfinite(fraction)
-                        and 0 <= fraction <= 1
-                    ),
-                    f"ToolProgressUpdate.fraction must be a number from 0 to 1, not {fraction!r}"[:200],
-                )
-                text_field(message, "ToolProgressUpdate.message", optional=True)
-                if not part.state.terminal:
-                    part.provider_executed = True
-                    if part.state is not ToolCallState.RUNNING:
-                        move_call(self._notify, reply, part, ToolCallState.RUNNING)
-                    shown = None if message is None else safe_delta("", message)[0]
-                    part.progress = ToolCallProgress(None if fraction is None else float(fraction), shown)
-                    self._notify(ToolCallUpdated(reply, part))
-            case ProviderToolResult(tool_call_id=call_id, outcome=outcome, provider=provider, provider_data=data):
-                part = self._call(call_id, "ProviderToolResult", earlier=True)
-                check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
-                text_field(provider, "ProviderToolResult.provider", optional=True)
-                check(not part.state.terminal, f"a second result for call {call_id!r}")
-                safe_data = self._provider_data(data, "ProviderToolResult.provider_data")
-                part.provider_executed = True
-                if data is not None:
-                    part.provider, part.provider_data = provider, safe_data
-                state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
-                move_call(self._notify, reply, part, state, outcome)
-                self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
+            case ToolProgressUpdate():
+                self._provider_progress(event)
+            case ProviderToolResult():
+                self._provider_result(event)
             case UsageUpdate():
                 reply.usage = with_request(self._usage_before, event)
                 self.usage_reported = True
@@ -455,15 +455,15 @@ class ReplyBuilder:
 
     def _start_call(self, event: ToolCallStarted) -> None:
         call_id, name, arguments = event.tool_call_id, event.tool_name, event.arguments
-        check(isinstance(call_id, str) and bool(call_id), f"ToolCallStarted.tool_call_id must be text, not {call_id!r}")
-        check(isinstance(name, str) and bool(name), f"ToolCallStarted.tool_name must be text, not {name!r}"[:200])
+        if not (isinstance(call_id, str) and call_id):
+            check(False, f"ToolCallStarted.tool_call_id must be text, not {call_id!r}")
+        if not (isinstance(name, str) and name):
+            check(False, f"ToolCallStarted.tool_name must be text, not {name!r}"[:200])
         text_field(arguments, "ToolCallStarted.arguments", optional=True)
         check(isinstance(event.provider_executed, bool), "ToolCallStarted.provider_executed must be a bool")
         text_field(event.provider, "ToolCallStarted.provider", optional=True)
-        check(
-            call_id not in self.calls and call_id not in self._earlier,
-            f"tool call id {call_id!r} was used twice",
-        )
+        if call_id in self.calls or call_id in self._earlier:
+            check(False, f"tool call id {call_id!r} was used twice")
         data = self._provider_data(event.provider_data, "ToolCallStarted.provider_data")
         self._flush_held()
         self._clear_status()
@@ -480,6 +480,50 @@ class ReplyBuilder:
         self._indices[id(part)] = len(self.reply.parts)
         self.reply.parts.append(part)
         self._notify(PartAdded(self.reply, len(self.reply.parts) - 1, part))
+
+    def _revise(self, event: ToolCallRevised) -> None:
+        call_id, arguments, reply = event.tool_call_id, event.arguments, self.reply
+        part = self._call(call_id, "ToolCallRevised", earlier=True)
+        text_field(arguments, "ToolCallRevised.arguments", optional=True)
+        part.view = revised_view(part.view, event)
+        if arguments is not None and arguments != part.arguments:
+            part.replace_arguments(safe_delta("", arguments)[0])
+        self._notify(PartChanged(reply, self._index_of(part), part))
+
+    def _provider_progress(self, event: ToolProgressUpdate) -> None:
+        call_id, fraction, message, reply = event.tool_call_id, event.fraction, event.message, self.reply
+        part = self._call(call_id, "ToolProgressUpdate", earlier=True)
+        if fraction is not None and not (
+            isinstance(fraction, (int, float))
+            and not isinstance(fraction, bool)
+            and math.isfinite(fraction)
+            and 0 <= fraction <= 1
+        ):  # the message is built only when it is needed: an agent sends several updates of each call
+            check(False, f"ToolProgressUpdate.fraction must be a number from 0 to 1, not {fraction!r}"[:200])
+        text_field(message, "ToolProgressUpdate.message", optional=True)
+        if not part.state.terminal:
+            part.provider_executed = True
+            if part.state is not ToolCallState.RUNNING:
+                move_call(self._notify, reply, part, ToolCallState.RUNNING)
+            shown = None if message is None else safe_delta("", message)[0]
+            part.progress = ToolCallProgress(None if fraction is None else float(fraction), shown)
+            self._notify(ToolCallUpdated(reply, part))
+
+    def _provider_result(self, event: ProviderToolResult) -> None:
+        call_id, outcome, provider, data = event.tool_call_id, event.outcome, event.provider, event.provider_data
+        reply = self.reply
+        part = self._call(call_id, "ProviderToolResult", earlier=True)
+        check(isinstance(outcome, ToolOutcome), "ProviderToolResult.outcome must be a ToolOutcome")
+        text_field(provider, "ProviderToolResult.provider", optional=True)
+        if part.state.terminal:
+            check(False, f"a second result for call {call_id!r}")
+        safe_data = self._provider_data(data, "ProviderToolResult.provider_data")
+        part.provider_executed = True
+        if data is not None:
+            part.provider, part.provider_data = provider, safe_data
+        state = ToolCallState.COMPLETED if outcome.ok else ToolCallState.FAILED
+        move_call(self._notify, reply, part, state, outcome)
+        self._clear_status()  # a status the provider's call set ("Searching the web…") ends with it
 
     def _index_of(self, part: ToolCallPart) -> int:
         """Where ``part`` is in the reply (remembered: an agent sends many updates of one call)."""
@@ -575,3 +619,12 @@ class ReplyBuilder:
         self._notify(TextAppended(self.reply, index, text, answer.feed(text)))
         if was_json and answer.parse_error is not None:  # not JSON after all (prose, a code fence): shown as text
             self._notify(PartChanged(self.reply, index, part))
+
+
+#: The events of a call that :meth:`ReplyBuilder.apply` hands straight to their handler, by their exact type.
+CALL_KINDS: dict[type, Callable[[ReplyBuilder, Any], None]] = {
+    ToolCallStarted: ReplyBuilder._start_call,
+    ToolCallRevised: ReplyBuilder._revise,
+    ToolProgressUpdate: ReplyBuilder._provider_progress,
+    ProviderToolResult: ReplyBuilder._provider_result,
+}

@@ -275,6 +275,30 @@ async def test_an_update_may_describe_an_open_call_of_an_earlier_response() -> N
     assert view.content == (CallDiff("/w/a", None, "x"),)
 
 
+async def test_a_revision_is_made_safe_where_it_is_not_and_an_item_safe_already_is_kept_as_sent() -> None:
+    safe = CallDiff("/w/a", "old", "new")
+    agent = Agent(
+        events(
+            ToolCallStarted("w1", "Write", "{}", provider_executed=True),
+            ToolCallRevised(
+                "w1",
+                title="Écrire \ud800 a",
+                kind="ed\udc00it",
+                content=(safe, CallDiff("/w/\ud800b", None, "x"), CallText("t\udfff")),
+            ),
+            ProviderToolResult("w1", ToolOutcome.success("done")),
+            ResponseCompleted(FinishReason.STOP),
+        )
+    )
+    reply = await ChatSession(agent).send("go")
+    assert reply.status is MessageStatus.COMPLETED, reply.error
+    view = reply.tool_calls[0].view
+    assert view is not None
+    assert (view.title, view.kind) == ("Écrire \ufffd a", "ed\ufffdit")
+    assert view.content == (safe, CallDiff("/w/\ufffdb", None, "x"), CallText("t\ufffd"))
+    assert view.content[0] is safe  # frozen and safe: not copied
+
+
 async def test_a_huge_terminal_output_is_kept_bounded_its_end_kept() -> None:
     output = "x" * 300_000 + "THE END"
     agent = Agent(
