@@ -39,7 +39,7 @@ from ai_widgets.events import (
     ToolCallRevised,
     ToolCallStarted,
 )
-from ai_widgets.integrations._acp_session import AgentSession, Pause, Question
+from ai_widgets.integrations._acp_session import AgentSession, Question
 from ai_widgets.integrations._acp_terminal_calls import TerminalCalls, TerminalRefused
 from ai_widgets.integrations._acp_terminals import Terminal, TerminalError
 from ai_widgets.integrations._acp_updates import PROVIDER
@@ -206,14 +206,8 @@ class ACPClient:
         if session.mapper.calls[call_id].held:
             events = [*events, *session.mapper.release(call_id)]  # the person is asked here: the card must show
         question = Question(call_id, asyncio.get_running_loop().create_future(), options=list(options))
-        session.questions[call_id] = question
         title = tool_call.title or name
-        session.put([*events, ToolApprovalRequested(call_id, f"Allow {title}?")])
-        session.put(Pause())
-        try:
-            answer = await asyncio.shield(question.future)
-        finally:
-            session.questions.pop(call_id, None)
+        answer = await session.ask(question, [*events, ToolApprovalRequested(call_id, f"Allow {title}?")])
         assert isinstance(answer, RequestPermissionResponse)
         session.answers[call_id] = answer
         if answer.outcome.outcome == "selected" and any(
@@ -256,7 +250,7 @@ class ACPClient:
         session.writes += 1
         call_id = f"acp_write_{session.writes}"
         question = Question(call_id, asyncio.get_running_loop().create_future(), write=(path, content))
-        session.questions[call_id] = question
+        session.questions[call_id] = question  # open already while the disk is read: Stop then answers it
         before = await asyncio.to_thread(on_disk, path)
         events: list[StreamEvent] = [
             ToolCallStarted(
@@ -271,12 +265,7 @@ class ACPClient:
             ),
             ToolApprovalRequested(call_id, f"Allow the agent to write {path}?"),
         ]
-        session.put(events)
-        session.put(Pause())
-        try:
-            allowed = await asyncio.shield(question.future)
-        finally:
-            session.questions.pop(call_id, None)
+        allowed = await session.ask(question, events)
         if not allowed:
             raise RequestError.invalid_request({"path": path, "reason": "the person did not allow this write"})
         try:

@@ -108,6 +108,17 @@ class AgentSession:
         so order holds only if nothing awaits before this)."""
         self.queue.put_nowait(item)
 
+    async def ask(self, question: Question, events: list[StreamEvent]) -> Any:
+        """Asks the chat: ``events`` show the question's card, the response ends there, and the answer comes with
+        the chat's next request (or ``cancel_questions``). The question is open until then."""
+        self.questions[question.call_id] = question
+        self.put(events)
+        self.put(Pause())
+        try:
+            return await asyncio.shield(question.future)
+        finally:
+            self.questions.pop(question.call_id, None)
+
     def cancel_questions(self) -> None:
         """Answers every open question as nobody decided."""
         for question in list(self.questions.values()):

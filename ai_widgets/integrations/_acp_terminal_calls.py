@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ai_widgets.events import ProviderToolResult, StreamEvent, ToolApprovalRequested, ToolCallRevised, ToolCallStarted
-from ai_widgets.integrations._acp_session import AgentSession, Pause, Question
+from ai_widgets.integrations._acp_session import AgentSession, Question
 from ai_widgets.integrations._acp_terminals import ExitStatus, Terminal, TerminalError, Terminals
 from ai_widgets.integrations._acp_updates import PROVIDER, CallSeen, command_line
 from ai_widgets.messages import CallLocation, CallTerminal
@@ -160,7 +160,6 @@ class TerminalCalls:
         session.mapper.show_content(call_id, content)
         arguments = json.dumps({"command": line, "cwd": where}, ensure_ascii=False)
         question = Question(call_id, asyncio.get_running_loop().create_future(), command=line)
-        session.questions[call_id] = question
         events: list[StreamEvent] = [
             ToolCallStarted(call_id, "terminal", arguments, provider_executed=True, provider=PROVIDER),
             ToolCallRevised(
@@ -168,12 +167,7 @@ class TerminalCalls:
             ),
             ToolApprovalRequested(call_id, f"Allow the agent to run {line} in {where}?"),
         ]
-        session.put(events)
-        session.put(Pause())
-        try:
-            allowed = await asyncio.shield(question.future)
-        finally:
-            session.questions.pop(call_id, None)
+        allowed = await session.ask(question, events)
         if allowed is None:
             session.mapper.calls[call_id].ended = True
             raise TerminalRefused("the turn was stopped before the person decided", cancelled=True)

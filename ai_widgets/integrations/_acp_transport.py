@@ -553,13 +553,7 @@ class ACPTransport:
         """
         session = self._client.sessions[session_id]
         question = Question(call_id, asyncio.get_running_loop().create_future(), local=True)
-        session.questions[call_id] = question
-        session.put([ToolCallStarted(call_id, name, arguments)])
-        session.put(Pause())
-        try:
-            part = await asyncio.shield(question.future)
-        finally:
-            session.questions.pop(call_id, None)
+        part = await session.ask(question, [ToolCallStarted(call_id, name, arguments)])
         return part if isinstance(part, ToolCallPart) else None
 
     # --- a request --------------------------------------------------------------------------------------------------
