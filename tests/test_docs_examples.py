@@ -64,7 +64,6 @@ def examples() -> list[Example]:
 
 EXAMPLES = examples()
 PREVIOUS = {b.id: a for a, b in itertools.pairwise(EXAMPLES) if a.page == b.page}
-NAMESPACES: dict[str, dict[str, Any]] = {}
 
 
 def weather_model(body: JSON) -> Turn:
@@ -117,24 +116,26 @@ def test_every_example_is_run_or_says_why_not() -> None:
     assert all(e.mode in ("run", "openai") for e in readme), "the README's examples all run"
 
 
+def chain(example: Example) -> list[Example]:
+    """The example, after the ones it continues (each test runs them itself, so tests may run in any order)."""
+    blocks = [example]
+    while blocks[0].mode == "continues":
+        blocks.insert(0, PREVIOUS[blocks[0].id])
+    return blocks
+
+
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if not e.mode.startswith("not run")], ids=lambda e: e.id)
 async def test_example_runs_as_pasted(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    if example.mode == "continues":
-        previous = PREVIOUS[example.id]
-        namespace = NAMESPACES.get(previous.id)
-        if namespace is None:
-            pytest.fail(f"{previous.id}, which {example.id} continues, did not run first")
-    else:
-        namespace = {"__name__": "__main__"}
+    namespace: dict[str, Any] = {"__name__": "__main__"}
     with openai_like(monkeypatch) as emulator:
         try:
-            await run(example.code, namespace, example.id)
+            for block in chain(example):
+                await run(block.code, namespace, block.id)
             if example.mode == "openai":
                 await chat_through_the_loopback(namespace, emulator)
         finally:
-            NAMESPACES[example.id] = namespace
-    close_all(namespace)
+            close_all(namespace)
 
 
 async def chat_through_the_loopback(namespace: dict[str, Any], emulator: VLLMEmulator) -> None:
