@@ -1,6 +1,6 @@
-"""The documentation site's API reference (docs/reference/) covers every public module, and every name it shows has
+"""The documentation site: its API reference (docs/reference/) covers every public module, and every name it shows has
 a docstring of its own: mkdocstrings leaves an undocumented name out without a word, which `mkdocs build --strict`
-cannot catch."""
+cannot catch; and its troubleshooting page has a place for every error class."""
 
 from __future__ import annotations
 
@@ -57,3 +57,18 @@ def test_every_name_the_reference_shows_has_a_docstring(module_name: str) -> Non
                 and not member.__doc__
             ]
     assert missing == [], f"{module_name}: no docstring for {missing}"
+
+
+def test_every_error_class_has_its_place_in_troubleshooting() -> None:
+    """Each error class of the package, public or met in a card, has an anchor there (messages may link to it)."""
+    page = (ROOT / "docs" / "troubleshooting.md").read_text()
+    anchors = set(re.findall(r'<a id="(\w+)"></a>', page))
+    defined = {
+        match
+        for path in (ROOT / "ai_widgets").rglob("*.py")
+        for match in re.findall(
+            r"^class (\w+(?:Error|Warning))\((?:\w*(?:Error|Exception|Warning)\b)", path.read_text(), flags=re.M
+        )
+    }
+    assert defined, "the package's error classes were found"
+    assert sorted(name for name in defined if name.lower() not in anchors) == []
