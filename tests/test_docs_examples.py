@@ -15,6 +15,7 @@ OpenAI builds it). An HTML comment on the line before a block says how else to r
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import itertools
 import re
@@ -27,10 +28,12 @@ from typing import Any
 import pytest
 
 from ai_widgets import ChatSession, ChatWidget, MessageStatus
+from tests.helpers import wait_for
 from tests.providers.local_server_emulators import JSON, Turn, VLLMEmulator
 from tests.providers.loopback import Request, Response, loopback
 
 ROOT = Path(__file__).resolve().parent.parent
+NOTES = Path("notes.txt")  # what the README's delete_file is asked to delete, in the test's own folder
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKER = re.compile(r"<!-- example: (openai|continues|not run: .+?)(?: \(.*\))? -->")
 FENCE = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
@@ -67,9 +70,13 @@ PREVIOUS = {b.id: a for a, b in itertools.pairwise(EXAMPLES) if a.page == b.page
 
 
 def weather_model(body: JSON) -> Turn:
-    """Calls get_weather when the request offers it and has no result yet; otherwise answers from the result."""
+    """Calls the tool the last question is about when the request offers it and has no result yet; otherwise answers
+    from the result."""
     offered = {tool["function"]["name"] for tool in body.get("tools") or []}
-    answered = any(message.get("role") == "tool" for message in body["messages"])
+    asked = [message for message in body["messages"] if message.get("role") == "user"][-1]["content"]
+    answered = body["messages"][-1].get("role") == "tool"
+    if "delete" in str(asked):
+        return Turn(text="Deleted.") if answered else Turn(calls=[("delete_file", {"path": "notes.txt"})])
     if "get_weather" in offered and not answered:
         return Turn(calls=[("get_weather", {"city": "Lisbon"})])
     return Turn(text="Sunny in Lisbon.")
@@ -152,3 +159,14 @@ async def chat_through_the_loopback(namespace: dict[str, Any], emulator: VLLMEmu
         assert call.tool_name == "get_weather"
         assert call.outcome is not None
         assert call.outcome.value == {"city": "Lisbon", "forecast": "sunny"}
+    if "delete_file" in namespace:  # the README's risky tool asks in its card, and runs once allowed
+        await asyncio.to_thread(NOTES.write_text, "x")
+        turn = asyncio.ensure_future(session.send("Please delete notes.txt"))
+        await wait_for(lambda: bool(session.pending_approvals) or turn.done())
+        [waiting] = session.pending_approvals
+        assert waiting.tool_name == "delete_file"
+        assert await asyncio.to_thread(NOTES.is_file)  # nothing ran before the decision
+        session.approve(waiting.tool_call_id, "approved")
+        reply = await turn
+        assert reply.status is MessageStatus.COMPLETED, reply.error
+        assert not await asyncio.to_thread(NOTES.is_file)
