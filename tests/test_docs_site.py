@@ -72,3 +72,13 @@ def test_every_error_class_has_its_place_in_troubleshooting() -> None:
     }
     assert defined, "the package's error classes were found"
     assert sorted(name for name in defined if name.lower() not in anchors) == []
+
+
+def test_the_readmes_links_lead_somewhere() -> None:
+    """The README is outside the site mkdocs checks: its links into docs/ (and its screenshot) are checked here."""
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    local = [target for target in targets if "://" not in target]
+    assert "docs/getting-started.md" in local
+    assert "docs/images/turn-approval.png" in local
+    assert [target for target in local if not (ROOT / target).is_file()] == []
