@@ -55,7 +55,15 @@ class ReplyFuture(concurrent.futures.Future[Message]):
     ``cancel()`` stops the turn), that a cell can also await: ``reply = await chat.send("hi")`` waits for the reply
     while clicks in the chat keep reaching the kernel, as ``await chat.ask(...)`` does. Cancelling the await (a kernel
     interrupt) stops the turn.
+
+    As a cell's last expression (``chat.send("hi")``) it shows nothing, in every host: the reply shows in the chat.
     """
+
+    def _ipython_display_(self) -> None:
+        """Jupyter's display (the kernel's output in JupyterLab, Notebook, VS Code and Voilà): nothing to show."""
+
+    def _display_(self) -> None:
+        """marimo's display: ``None``, which shows nothing."""
 
     def __await__(self) -> Generator[Any, None, Message]:
         return await_with_comms(asyncio.wrap_future(self)).__await__()

@@ -649,7 +649,22 @@ def test_send_then_ask_in_one_cell_answers_both_in_order(k: ChatKernel, asking: 
     k.fe.wait_idle(cell)
     assert k.fe.stream_text(cell).strip() == "REPLY You said: two"
     assert k.fe.stream_text(cell, "stderr") == ""
-    printed = k.fe.run("print('FIRST', pending.result(timeout=10).text)", timeout=15)
+    printed = k.fe.run("print('FIRST', (await pending).text)", timeout=15)
     assert printed.strip() == "FIRST You said: one"
     assert [m["text"] for m in k.state()["messages"]] == ["one", "You said: one", "two", "You said: two"]
     assert not [c for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "error"]
+
+
+def test_send_as_a_cells_last_expression_shows_nothing(k: ChatKernel) -> None:
+    """Before: ``<ReplyFuture at 0x… state=pending>`` showed under the cell (and in Voilà's page)."""
+    mark = k.fe.mark()
+    cell = k.fe.execute("chat.send('hi')")
+    assert k.fe.reply(cell, timeout=15)["content"]["status"] == "ok"
+    k.fe.wait_idle(cell)
+    shown = [
+        m["msg_type"]
+        for _, m in k.fe.iopub[mark:]
+        if m["parent_header"].get("msg_id") == cell and m["msg_type"] in ("execute_result", "display_data")
+    ]
+    assert shown == []
+    assert k.fe.run("print('SENT', (await _).text)", timeout=15).strip() == "SENT You said: hi"

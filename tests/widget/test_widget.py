@@ -401,6 +401,21 @@ async def test_what_send_returns_is_a_future_a_cell_can_await(wire: Wire) -> Non
     assert (await asyncio.wait_for(waiting, 5)).text == "Three."
 
 
+async def test_what_send_returns_shows_nothing_as_a_cells_last_expression(wire: Wire) -> None:
+    """Before: ``chat.send(...)`` as a cell's last expression showed ``<ReplyFuture at 0x… state=pending>`` under the
+    cell (in Voilà's page too). Jupyter's display formatter (Voilà and VS Code use the kernel's) and marimo's
+    ``_display_`` now get nothing to show; ``repr`` still says what it is, for print and a debugger."""
+    from IPython.core.formatters import DisplayFormatter
+
+    chat = ChatWidget(transport=ScriptedTransport(["One."]))
+    future = chat.send("first")
+    assert DisplayFormatter().format(future) == ({}, {})
+    assert future._display_() is None  # marimo shows a None as nothing
+    assert "ReplyFuture" in repr(future)
+    assert (await future).text == "One."
+    assert DisplayFormatter().format(future) == ({}, {})
+
+
 async def _awaited(future: Any) -> Message:
     reply: Message = await future
     return reply
