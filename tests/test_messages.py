@@ -29,6 +29,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import (
+    ErrorKind,
     InvalidTransitionError,
     conversation_markdown,
     dump_messages,
@@ -307,3 +308,13 @@ def test_a_move_the_state_table_does_not_allow_raises() -> None:
     assert part.approval_requested_at is not None
     with pytest.raises(InvalidTransitionError):
         part.move(ToolCallState.RUNNING)
+
+
+def test_a_replys_error_kind_is_saved_and_loaded_and_an_unknown_one_is_left_out() -> None:
+    reply = Message(Role.ASSISTANT, status=MessageStatus.LIMIT_REACHED, error="Paused.", error_kind=ErrorKind.MAX_COST)
+    (loaded,) = load_messages(dump_messages([reply]))
+    assert loaded.error_kind is ErrorKind.MAX_COST
+    assert "error_kind" not in Message(Role.ASSISTANT).to_dict()  # files without errors do not change
+    newer = {**reply.to_dict(), "error_kind": "a_kind_from_a_newer_version"}
+    assert Message.from_dict(newer).error_kind is None
+    assert Message.from_dict(newer).error == "Paused."  # the text still says it

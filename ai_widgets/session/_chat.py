@@ -39,6 +39,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.integrations._by_name import transport_for_model
 from ai_widgets.messages import (
+    ErrorKind,
     InputResponseError,
     Message,
     MessageStatus,
@@ -316,6 +317,7 @@ class ChatSession:
             return
         if reply.status is MessageStatus.COMPLETED:
             reply.status = MessageStatus.ERROR
+            reply.error_kind = ErrorKind.HISTORY_UNSAVED
         reply.error = problem if not reply.error else f"{reply.error} {problem}"
         self._notify(MessageUpdated(reply))
 

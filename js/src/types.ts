@@ -242,6 +242,10 @@ export interface Message {
   finish_reason?: string | null;
   usage?: Usage | null;
   error?: string | null;
+  /** What kind of failure or limit ended the reply (the kernel's ErrorKind: "request", "max_iterations", ...). */
+  error_kind?: string | null;
+  /** The troubleshooting page's entry for that error (a link), or null. */
+  error_help?: string | null;
   status_text?: string | null;
   created_at?: number | null;
   parts: Part[];

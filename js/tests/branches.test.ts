@@ -2,21 +2,35 @@
 // shows (render/branches.ts), and the store's "cut" op, which drops what left the active path.
 
 import { describe, expect, it } from "vitest";
-import { branchLabel, branchOf, branchTarget, editKey, editableText, replyAction } from "../src/branches";
+import { branchLabel, branchOf, branchTarget, editKey, editableText, errorAction, replyAction } from "../src/branches";
 import { $, FakeModel, assistant, mount, user } from "./helpers";
 
 const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
   ({ key: k, shiftKey: false, altKey: false, ctrlKey: false, metaKey: false, isComposing: false, keyCode: 0, ...extra }) as KeyboardEvent;
 
 describe("the rules", () => {
-  it("offers Regenerate on the last finished reply and Retry on one that failed or was stopped", () => {
+  it("offers Regenerate on the last finished reply and Retry on one that was stopped", () => {
     expect(replyAction({ role: "assistant", status: "completed" }, true)).toBe("regenerate");
     expect(replyAction({ role: "assistant", status: "limit_reached" }, true)).toBe("regenerate");
-    expect(replyAction({ role: "assistant", status: "error" }, true)).toBe("retry");
+    expect(replyAction({ role: "assistant", status: "error" }, true)).toBeNull(); // its error offers Retry
     expect(replyAction({ role: "assistant", status: "cancelled" }, true)).toBe("retry");
     expect(replyAction({ role: "assistant", status: "in_progress" }, true)).toBeNull();
     expect(replyAction({ role: "assistant", status: "completed" }, false)).toBeNull();
     expect(replyAction({ role: "user", status: "completed" }, true)).toBeNull();
+  });
+
+  it("gives the last reply's error the one action for its kind: Retry after a failure, Continue after a limit", () => {
+    const last = (status: string, error_kind: string | null) => errorAction({ role: "assistant", status, error_kind } as never, true);
+    expect(last("error", "request")).toBe("retry"); // a connection failure: never Continue
+    expect(last("error", "context_too_long")).toBe("retry");
+    expect(last("error", null)).toBe("retry"); // a reply saved before kinds were kept
+    expect(last("error", "history_unsaved")).toBeNull(); // the reply was answered: asking again would not help
+    expect(last("limit_reached", "max_iterations")).toBe("continue");
+    expect(last("limit_reached", "max_cost")).toBe("continue");
+    expect(last("limit_reached", null)).toBe("continue");
+    expect(last("completed", null)).toBeNull();
+    expect(last("cancelled", null)).toBeNull();
+    expect(errorAction({ role: "assistant", status: "error", error_kind: "request" } as never, false)).toBeNull();
   });
 
   it("reads a branch mark strictly, and steps within it", () => {
@@ -88,17 +102,21 @@ describe("the controls", () => {
     expect($(root, ".aiw-banner-kernel").textContent).toContain("A reply is still running");
   });
 
-  it("offer Retry on a last reply that failed, and Regenerate only on the last one", async () => {
+  it("offer Retry on a last reply that failed (in its error, once), and Regenerate only on the last one", async () => {
     const { model, view, root } = await chat();
     model.finish(user("u2", 2, "again"));
-    model.finish(assistant("a2", 3, [{ kind: "text", text: "half" }], { status: "error", error: "boom" }));
+    model.finish(assistant("a2", 3, [{ kind: "text", text: "half" }], { status: "error", error: "boom", error_kind: "request" }));
     view.flush();
     expect($(root, '.aiw-message[data-id="a1"] .aiw-regenerate').hidden).toBe(true);
-    const retry = $<HTMLButtonElement>(root, '.aiw-message[data-id="a2"] .aiw-regenerate');
+    expect($(root, '.aiw-message[data-id="a2"] .aiw-regenerate').hidden).toBe(true); // the error has it
+    const retry = $<HTMLButtonElement>(root, '.aiw-message[data-id="a2"] .aiw-error-action');
     expect(retry.hidden).toBe(false);
     expect(retry.dataset.label).toBe("Retry");
     expect(retry.getAttribute("aria-label")).toBe("Retry: answer the last message again");
-    expect($(root, ".aiw-continue").hidden).toBe(false); // the banner's Continue after an error too
+    expect([...root.querySelectorAll("button")].some((b) => b.dataset.label === "Continue")).toBe(false);
+    retry.click();
+    expect(model.sent.at(-1)).toEqual({ type: "regenerate" });
+    expect(retry.disabled).toBe(true);
   });
 
   it("edit in place: Enter sends the new text, Escape puts the message back", async () => {

@@ -155,6 +155,49 @@ describe("approvals and the keyboard", () => {
     expect(document.activeElement).toBe($(root, ".aiw-input"));
   });
 
+  // Before: "Approval needed: …" stayed in the live region after the decision, read again by a screen reader.
+  it("the announcement is cleared once the approval is decided here", async () => {
+    const { root, model, view } = await conversation();
+    waitingCall(model, view);
+    await settle();
+    const announcer = $(root, ".aiw-announce");
+    expect(announcer.textContent).toContain("Approval needed: Delete notes.txt?");
+    $<HTMLButtonElement>(root, ".aiw-approve-once").click();
+    await settle();
+    expect(announcer.textContent).toBe("");
+  });
+
+  it("the announcement is cleared when the decision comes from elsewhere (another view, the kernel)", async () => {
+    const { root, model, view } = await conversation();
+    waitingCall(model, view);
+    await settle();
+    model.patch(["call", "a2", "c9", { state: "running", decision: "approved" }]);
+    view.flush();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toBe("");
+  });
+
+  it("after one of two decisions, the one still waiting is announced", async () => {
+    const { root, model, view } = await conversation();
+    model.patch([
+      "start",
+      assistant("a2", 2, [
+        call("c8", "delete", { state: "awaiting_approval", approval_reason: "Delete a?" }),
+        call("c9", "delete", { state: "awaiting_approval", approval_reason: "Delete b?" }),
+      ]),
+    ]);
+    view.flush();
+    await settle();
+    const [first, second] = root.querySelectorAll<HTMLButtonElement>(".aiw-approve-once");
+    expect($(root, ".aiw-announce").textContent).toContain("Delete b?"); // the newest
+    second.click();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toContain("Delete a?");
+    first.click();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toBe("");
+  });
+
   it("does not take the focus from the notebook when it appears", async () => {
     const { model, view } = await conversation();
     const cell = document.createElement("div");

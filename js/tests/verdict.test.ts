@@ -146,7 +146,7 @@ describe("a result", () => {
 });
 
 describe("the tool-call limit", () => {
-  it("is said once: no note on the reply, the sentence in the banner, the unrun call marked not run", async () => {
+  it("is said once: the sentence in the reply's error, no note, the unrun call marked not run", async () => {
     const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: true });
     const { view, root } = await mount(model);
     const sentence =
@@ -171,9 +171,10 @@ describe("the tool-call limit", () => {
     expect($(message, ".aiw-tool-error-message").textContent).toBe(
       "Not run: this turn reached its limit of 1 round of tool calls.",
     );
-    const banner = $(root, ".aiw-turn-banner");
-    expect(banner.hidden).toBe(false);
-    expect(banner.textContent?.match(/limit of 1 round/g)?.length).toBe(1);
+    const error = $(message, ".aiw-reply-error"); // in the reply, with Continue: no banner says it again
+    expect(error.hidden).toBe(false);
+    expect(error.textContent?.match(/limit of 1 round/g)?.length).toBe(1);
+    expect($(error, ".aiw-error-action").dataset.label).toBe("Continue");
     expect(root.textContent?.match(/rounds? of tool calls per turn/g)?.length).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage, priceUnknown } from "../format";
 import { CompletionState, completionItems, insertMention, mentionEndedAt } from "../mention";
 import { type PromptItem, SlashState, promptErrors, promptItems } from "../slash";
-import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
+import type { OutgoingMessage, ToolInfo, Usage } from "../types";
 import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
 import { ApprovalKeys, FOCUSABLE, RovingGroup, focusApproval, leaveToNotebook, waitingApprovals } from "./keys";
@@ -50,9 +50,6 @@ export class Shell {
   private readonly approvals: ApprovalKeys;
   private readonly unwatchWidth: () => void;
   private readonly kernelBanners = h("div", "aiw-kernel-banners");
-  private readonly turnBanner = h("div", "aiw-banner aiw-turn-banner");
-  private readonly turnText = h("span", "aiw-banner-text");
-  private readonly continueButton: HTMLButtonElement;
   private readonly suggestions = h("div", "aiw-suggestions");
   private readonly allowed = h("div", "aiw-allowed");
   readonly input = h("textarea", "aiw-input");
@@ -94,14 +91,6 @@ export class Shell {
       h("p", "aiw-empty-keys", "Shift+Enter: new line · Tab: a waiting approval · Esc: back to the notebook"),
     );
     this.emptyTools.hidden = true;
-
-    this.continueButton = button("aiw-btn aiw-btn-primary aiw-continue", "Continue", () => {
-      setDisabled(this.continueButton, true);
-      this.send({ type: "continue" });
-    });
-    this.turnBanner.setAttribute("role", "status");
-    this.turnBanner.append(this.turnText, this.continueButton);
-    this.turnBanner.hidden = true;
 
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Message");
@@ -190,7 +179,7 @@ export class Shell {
     footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, usageRow);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
-    this.root.append(this.kernelBanners, listBox, this.turnBanner, footer, this.announcer);
+    this.root.append(this.kernelBanners, listBox, footer, this.announcer);
     // One tab stop each: the conversation (its newest message first; arrows reach every message and control in
     // it), the suggestions, the tools allowed always, the attached names.
     this.groups.push(new RovingGroup(this.list, { items: `.aiw-message, ${FOCUSABLE}`, stops: ".aiw-message", home: "last" }));
@@ -486,22 +475,6 @@ export class Shell {
     if (this.usage.title !== title) this.usage.title = title;
   }
 
-  /** The banner for the last turn: an error, or the tool-call limit with Continue. */
-  setTurnBanner(last: Message | undefined): void {
-    const status = last?.role === "assistant" ? last.status : null;
-    let text = "";
-    if (status === "error") text = `The last turn ended with an error${last?.error ? `: ${last.error}` : "."}`;
-    else if (status === "limit_reached") {
-      text = last?.error || "Paused at the tool-call limit.";
-    }
-    setText(this.turnText, text);
-    setAttr(this.turnBanner, "data-kind", status);
-    const show = status === "error" || status === "limit_reached";
-    if (show && this.turnBanner.hidden) setDisabled(this.continueButton, false);
-    setHidden(this.turnBanner, !show);
-    setHidden(this.continueButton, !show); // after an error too: the kernel goes on from where it stopped
-  }
-
   /** Empties the input box if it still holds `text` (a message the kernel took after all). */
   clearInputIf(text: string): void {
     if (this.input.value !== text) return;
@@ -518,7 +491,6 @@ export class Shell {
     banner.append(h("span", "aiw-banner-text", message), close);
     this.kernelBanners.append(banner);
     while (this.kernelBanners.children.length > MAX_KERNEL_BANNERS) this.kernelBanners.firstElementChild?.remove();
-    setDisabled(this.continueButton, false);
     return banner;
   }
 
