@@ -166,3 +166,21 @@ describe("the cut op", () => {
     expect(root.querySelectorAll(".aiw-message").length).toBe(2);
   });
 });
+
+const branchCss = import.meta.glob<string>("../src/styles/branches.css", { eager: true, query: "?raw", import: "default" })[
+  "../src/styles/branches.css"
+];
+
+describe("the controls' size", () => {
+  it("makes the branch arrows, Edit and Regenerate targets of at least 24 px each way", () => {
+    const rule = (selector: string): string => {
+      const at = branchCss.indexOf(`${selector} {`);
+      expect(at, selector).toBeGreaterThan(-1);
+      return branchCss.slice(at, branchCss.indexOf("}", at));
+    };
+    expect(rule(".aiw-branch-row button")).toMatch(/min-height:\s*24px/);
+    const arrows = rule(".aiw-branch-next");
+    expect(arrows).toMatch(/min-width:\s*24px/);
+    expect(arrows).toMatch(/min-height:\s*24px/);
+  });
+});

@@ -117,3 +117,16 @@ describe("code block colour", () => {
     await vi.waitFor(() => expect(writeText).toHaveBeenLastCalledWith("def f():\n    return 1\n"));
   });
 });
+
+const css = import.meta.glob<string>("../src/styles/highlight.css", { eager: true, query: "?raw", import: "default" })[
+  "../src/styles/highlight.css"
+];
+
+describe("code block colour's style", () => {
+  it("takes every colour from the notebook editor's theme variables, so light and dark themes both read", () => {
+    const colors = [...css.matchAll(/(?:^|[\s;{])color\s*:\s*([^;]+);/g)].map((m) => m[1]);
+    expect(colors.length).toBeGreaterThan(15);
+    for (const value of colors) expect(value).toMatch(/^var\(--jp-mirror-editor-[a-z0-9-]+-color,/);
+    expect(css).not.toMatch(/background/);
+  });
+});
