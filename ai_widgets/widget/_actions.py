@@ -182,6 +182,12 @@ class SwitchBranchAction(ActionModel):
     index: Annotated[int, Field(ge=0, strict=True)]
 
 
+class NewChatAction(ActionModel):
+    """The person starts a new chat (New chat): the conversation so far is kept as an earlier branch at its start."""
+
+    type: Literal["new_chat"]
+
+
 class BenchOpenAction(ActionModel):
     """The person asks to run a finished call again by hand ("Run again"): a bench entry with its arguments."""
 
@@ -263,6 +269,7 @@ ACTIONS = (
     EditAction,
     RegenerateAction,
     SwitchBranchAction,
+    NewChatAction,
     BenchOpenAction,
     BenchRunAction,
     BenchCloseAction,
@@ -292,6 +299,7 @@ Action: TypeAlias = Annotated[
     | EditAction
     | RegenerateAction
     | SwitchBranchAction
+    | NewChatAction
     | BenchOpenAction
     | BenchRunAction
     | BenchCloseAction

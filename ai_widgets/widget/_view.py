@@ -46,6 +46,7 @@ from ai_widgets.widget._actions import (
     DescribeAction,
     EditAction,
     InsertCellAction,
+    NewChatAction,
     OlderAction,
     PromptAction,
     PromptsAction,
@@ -64,7 +65,7 @@ from ai_widgets.widget._actions import (
 )
 from ai_widgets.widget._apps import AppHost
 from ai_widgets.widget._bench import Bench, BenchError
-from ai_widgets.widget._branch_view import branch_marked, branch_marks, run_branch_turn, switch_branch
+from ai_widgets.widget._branch_view import branch_marked, branch_marks, new_chat, run_branch_turn, switch_branch
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._cells import CellActions
@@ -276,6 +277,13 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             return super().get_state(key, drop_defaults)  # type: ignore[no-any-return]
 
+    def _told_new_chat(self, kept: int) -> None:
+        """Tells every view that a new chat started, and how many messages the earlier one kept (0: none); the transcript
+        beside the view follows the empty conversation, as it follows a switch of branch."""
+        if kept:
+            self._turn_ended(None)
+        self._send_custom(shown_json({"type": "new_chat", "kept": kept}))
+
     def _send_custom(self, content: dict[str, Any]) -> None:
         if self.comm is not None:
             ipywidgets.Widget.send(self, content)
@@ -472,6 +480,11 @@ class SessionView(anywidget.AnyWidget):
                 self._on_branch_turn(self.session.regenerate, regenerate=True)
             case SwitchBranchAction(message_id=message_id, index=index):
                 switch_branch(self.session, message_id, index, self._send_error)
+            case NewChatAction():
+                if self._scope != "chat":  # the asking cell's view shows one turn; the bench, a tool's form
+                    self._send_error("New chat is in the chat itself, not in this view.")
+                else:
+                    new_chat(self.session, self._send_error, self._told_new_chat)
             case StopAction():
                 self.session.stop()
             case RunUnaskedAction(on=on):

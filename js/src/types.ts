@@ -387,6 +387,7 @@ export type OutgoingMessage =
   | { type: "edit"; message_id: string; text: string }
   | { type: "regenerate" }
   | { type: "switch_branch"; message_id: string; index: number }
+  | { type: "new_chat" }
   | { type: "bench_open"; tool_call_id: string }
   | { type: "bench_run"; id: string; arguments: JsonObject }
   | { type: "bench_close"; id: string }

@@ -43,6 +43,10 @@ export class Shell {
   /** What an empty chat says (hidden once there is a message). */
   private readonly emptyNote = h("div", "aiw-empty");
   private readonly emptyTools = h("p", "aiw-empty-tools");
+  /** After New chat: where the conversation before it went. */
+  private readonly emptyKept = h("p", "aiw-empty-kept");
+  /** New chat: a fresh conversation, the one so far kept as an earlier branch (shown once there are messages). */
+  private readonly newChatButton: HTMLButtonElement;
   private hasMessages = false;
   /** Said to screen readers: an approval that appeared. */
   private readonly announcer = h("div", "aiw-announce");
@@ -90,10 +94,15 @@ export class Shell {
     this.announcer.setAttribute("aria-live", "polite");
     this.emptyNote.append(
       h("p", "aiw-empty-title", "Ask anything: type below and press Enter."),
+      this.emptyKept,
       this.emptyTools,
       h("p", "aiw-empty-keys", "Shift+Enter: new line · Tab: a waiting approval · Esc: back to the notebook"),
     );
     this.emptyTools.hidden = true;
+    this.emptyKept.hidden = true;
+    this.newChatButton = button("aiw-btn aiw-btn-small aiw-new-chat", "New chat", () => this.newChat());
+    this.newChatButton.title = "Start a fresh conversation; this one is kept, and its first message's ‹ › switches back";
+    this.newChatButton.hidden = true;
 
     this.continueButton = button("aiw-btn aiw-btn-primary aiw-continue", "Continue", () => {
       setDisabled(this.continueButton, true);
@@ -186,7 +195,7 @@ export class Shell {
     // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
     // a new chat's small widget) cannot cut it off.
     const usageRow = h("div", "aiw-usage-row");
-    usageRow.append(this.unasked.el, this.usage);
+    usageRow.append(this.unasked.el, this.usage, this.newChatButton);
     footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, usageRow);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
@@ -217,6 +226,7 @@ export class Shell {
   /** The empty chat's greeting: shown until the first message (or a message sent, not yet taken). */
   setEmpty(empty: boolean, toolTitles: string[]): void {
     this.hasMessages = !empty;
+    if (!empty) setHidden(this.emptyKept, true); // said until the new chat's first message
     setText(this.emptyTools, toolTitles.length ? `It can use: ${toolTitles.join(", ")}.` : "");
     setHidden(this.emptyTools, toolTitles.length === 0);
     this.updateEmpty();
@@ -224,6 +234,13 @@ export class Shell {
 
   private updateEmpty(): void {
     setHidden(this.emptyNote, this.hasMessages || this.pending.size > 0);
+    setHidden(this.newChatButton, !this.hasMessages);
+  }
+
+  /** New chat: the kernel starts a fresh conversation and answers `new_chat` (a turn that runs: refused). */
+  private newChat(): void {
+    if (this.busy || !this.hasMessages) return;
+    this.send({ type: "new_chat" });
   }
 
   submit(text?: string): void {
@@ -371,6 +388,12 @@ export class Shell {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
+    } else if (msg.type === "new_chat") {
+      const kept = typeof msg.kept === "number" ? msg.kept : 0;
+      if (kept > 0) {
+        setText(this.emptyKept, "Started a new chat. The previous one is kept: once you send a message here, ‹ › on it switches back.");
+        setHidden(this.emptyKept, false);
+      }
     } else if (msg.type === "returned" && typeof msg.text === "string") {
       this.giveBack(msg.text); // a stop handed back what waited for the next step: not sent, nothing lost
     } else if (msg.type === "sent" && typeof msg.id === "string") {
@@ -426,6 +449,7 @@ export class Shell {
     if (this.sendButton.title !== title) this.sendButton.title = title;
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
+    setDisabled(this.newChatButton, this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);
   }
 
