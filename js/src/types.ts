@@ -369,7 +369,7 @@ export type PatchOp =
 export type OutgoingMessage =
   | { type: "sync"; have: number; last?: string }
   | { type: "older"; at: number; before: string }
-  | { type: "send"; text: string; attach?: string[]; id?: string }
+  | { type: "send"; text: string; attach?: string[]; files?: { name: string; media_type: string; data: string }[]; id?: string }
   | { type: "complete"; prefix: string; request: number }
   | { type: "describe"; name: string; request: number }
   | { type: "prompts"; request: number }

@@ -157,6 +157,30 @@ export class Shell {
       ev.preventDefault();
       this.submit();
     });
+    // A file pasted (a screenshot, a copied file) is attached like `@name`; pasted text stays text.
+    this.input.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files ?? [])];
+      if (!files.length) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
+    // So is a file dropped anywhere on the chat.
+    this.root.addEventListener("dragover", (ev) => {
+      if (!this.takesFiles() || !ev.dataTransfer || ![...ev.dataTransfer.types].includes("Files")) return;
+      ev.preventDefault();
+      ev.dataTransfer.dropEffect = "copy";
+      this.root.classList.add("aiw-drop-target");
+    });
+    this.root.addEventListener("dragleave", (ev) => {
+      if (!(ev.relatedTarget instanceof Node && this.root.contains(ev.relatedTarget))) this.root.classList.remove("aiw-drop-target");
+    });
+    this.root.addEventListener("drop", (ev) => {
+      this.root.classList.remove("aiw-drop-target");
+      const files = [...(ev.dataTransfer?.files ?? [])];
+      if (!files.length || !this.takesFiles()) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
     this.input.addEventListener("input", () => {
       this.updateButtons();
       this.onMentionInput(true);
@@ -180,7 +204,10 @@ export class Shell {
     this.mentionList = new CompletionList(this.input, (index) => this.acceptMention(index));
     this.promptList = new PromptList(this.input, (index) => this.acceptPrompt(index));
     this.promptBox.hidden = true;
-    this.chips = new InputChips(() => this.input.focus());
+    this.chips = new InputChips(() => {
+      this.updateButtons(); // a removed file may have held the send
+      this.input.focus();
+    });
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
     const inputRow = h("div", "aiw-input-row");
@@ -248,12 +275,15 @@ export class Shell {
     const value = text ?? this.input.value;
     if ((this.busy && text !== undefined) || !value.trim() || this.pendingSend || this.pendingPrompt) return;
     const attach = text === undefined ? this.chips.names() : [];
+    const files = text === undefined ? this.chips.files() : [];
+    if (text === undefined && this.chips.filesProblem() !== null) return; // a file still read, or refused: its chip says
     // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
     const id = `send-${this.viewTag}-${++this.sendCount}`;
-    if (attach.length) {
+    if (attach.length || files.length) {
       // The kernel converts the attachments first: the text and chips stay until it answers "sent" (or an error).
       this.pendingSend = { id, text: value };
-      if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
+      const sent = files.length ? { type: "send" as const, text: value, attach, files, id } : { type: "send" as const, text: value, attach, id };
+      if (!this.send(sent)) this.pendingSend = null;
       // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
       else {
         this.pending.add(id, value);
@@ -293,6 +323,19 @@ export class Shell {
     this.input.focus();
     this.updateButtons();
     this.attach(item.name);
+  }
+
+  /** Whether this view has an input box to attach files to (not the asking cell's view of one turn, a tool's form
+   * alone, or a saved notebook without a kernel). */
+  private takesFiles(): boolean {
+    return !["aiw-turn", "aiw-bench-only", "aiw-offline"].some((c) => this.root.classList.contains(c));
+  }
+
+  /** Files pasted or dropped: a chip each, read in the background; Send waits until they are read. */
+  attachFiles(files: File[]): void {
+    if (!this.takesFiles()) return;
+    this.chips.addFiles(files, () => this.updateButtons());
+    this.input.focus();
   }
 
   /** Adds a chip for `name` and asks the kernel what it shows. */
@@ -444,8 +487,9 @@ export class Shell {
 
   private updateButtons(): void {
     // While a turn runs, Send steers it: the message waits for the turn's next step.
-    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
-    const title = this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "";
+    const filesProblem = this.chips.filesProblem();
+    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null || filesProblem !== null);
+    const title = filesProblem ?? (this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "");
     if (this.sendButton.title !== title) this.sendButton.title = title;
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
