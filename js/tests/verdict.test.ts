@@ -98,21 +98,21 @@ describe("decisions and time", () => {
     for (const [extra, label, title] of cases) {
       const { card } = await cardOf({ state: "completed", outcome: { status: "success", value: 1 }, ...extra });
       expect($(card, ".aiw-tool-body").hidden).toBe(true); // collapsed
-      const shown = [...card.querySelectorAll<HTMLElement>(".aiw-allowed, .aiw-remembered, .aiw-unasked")].filter((b) => !b.hidden);
+      const shown = [...card.querySelectorAll<HTMLElement>(".aiw-allowed-by-you, .aiw-remembered, .aiw-unasked")].filter((b) => !b.hidden);
       expect(shown.map((b) => b.textContent)).toEqual(label ? [label] : []);
       if (label) expect(shown[0].title).toBe(title);
     }
     const declined = await cardOf({ state: "rejected", decision: "rejected", outcome: { status: "failure", message: "no" } });
-    expect([...declined.card.querySelectorAll<HTMLElement>(".aiw-allowed, .aiw-remembered, .aiw-unasked")].every((b) => b.hidden)).toBe(true);
+    expect([...declined.card.querySelectorAll<HTMLElement>(".aiw-allowed-by-you, .aiw-remembered, .aiw-unasked")].every((b) => b.hidden)).toBe(true);
   });
 
   it("shows its decision badge once the person allows a call that waited", async () => {
     const { model, view, card } = await cardOf({ state: "awaiting_approval", approval_requested_at: 1000 });
-    expect($(card, ".aiw-allowed").hidden).toBe(true);
+    expect($(card, ".aiw-allowed-by-you").hidden).toBe(true);
     model.patch(["call", "a1", "c1", { state: "running", decision: "approved", run_started_at: 1003 }]);
     view.flush();
-    expect($(card, ".aiw-allowed").hidden).toBe(false);
-    expect($(card, ".aiw-allowed").title).toBe("Allowed once after 3.0s");
+    expect($(card, ".aiw-allowed-by-you").hidden).toBe(false);
+    expect($(card, ".aiw-allowed-by-you").title).toBe("Allowed once after 3.0s");
   });
 
   it("shows no 0.0s for a call its agent ran whose news came in one piece, and its time when it took some", async () => {

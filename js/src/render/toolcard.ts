@@ -68,7 +68,7 @@ export class ToolCardView implements PartView {
   private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
   private readonly state = h("span", "aiw-badge aiw-state");
   // Who let the call run, one of the three at most (verdict's whoAllowed): seen collapsed.
-  private readonly allowed = h("span", "aiw-badge aiw-allowed", "allowed by you");
+  private readonly allowed = h("span", "aiw-badge aiw-allowed-by-you", "allowed by you");
   private readonly remembered = h("span", "aiw-badge aiw-remembered", "allowed always");
   private readonly unasked = h("span", "aiw-badge aiw-unasked", "ran without asking");
   private readonly outcomeLine = h("div", "aiw-tool-outcome-line"); // a failure's message: shown collapsed too
