@@ -38,7 +38,7 @@ describe("pasted and dropped files", () => {
     const { model, root, input, send } = await connected();
     const ev = paste(input, [new File([PNG], "image.png", { type: "image/png" })]);
     expect(ev.defaultPrevented).toBe(true); // not pasted as text
-    const chip = $(root, ".aiw-chip-file");
+    const chip = $(root, ".aiw-chip-pasted");
     expect(chip.querySelector(".aiw-chip-kind")!.textContent).toBe("…");
     expect(send.disabled).toBe(true); // still being read
     await read();
@@ -50,7 +50,7 @@ describe("pasted and dropped files", () => {
     expect(dropped.defaultPrevented).toBe(true);
     paste(input, [new File([PNG], "image.png", { type: "image/png" })]); // the same name again
     await read();
-    expect([...root.querySelectorAll(".aiw-chip-file .aiw-chip-name")].map((n) => n.textContent)).toEqual(["image.png", "data.csv", "image (2).png"]);
+    expect([...root.querySelectorAll(".aiw-chip-pasted .aiw-chip-name")].map((n) => n.textContent)).toEqual(["image.png", "data.csv", "image (2).png"]);
     send.click();
     const [sent] = sends(model);
     expect(sent.text).toBe("what is in these?");
@@ -60,16 +60,16 @@ describe("pasted and dropped files", () => {
     expect(Uint8Array.from(atob(files[0].data), (c) => c.charCodeAt(0))).toEqual(PNG);
     expect(atob(files[1].data)).toBe("a,b\n1,2\n");
     // The chips stay until the kernel takes the message.
-    expect(root.querySelectorAll(".aiw-chip-file").length).toBe(3);
+    expect(root.querySelectorAll(".aiw-chip-pasted").length).toBe(3);
     model.custom({ type: "sent", id: sent.id });
-    expect(root.querySelectorAll(".aiw-chip-file").length).toBe(0);
+    expect(root.querySelectorAll(".aiw-chip-pasted").length).toBe(0);
     expect(input.value).toBe("");
   });
 
   it("leave pasted text as text", async () => {
     const { root, input } = await connected();
     expect(paste(input, []).defaultPrevented).toBe(false);
-    expect(root.querySelector(".aiw-chip-file")).toBeNull();
+    expect(root.querySelector(".aiw-chip-pasted")).toBeNull();
   });
 
   it("refuse a file over the limit with a chip that says why, and send once it is removed", async () => {
@@ -77,7 +77,7 @@ describe("pasted and dropped files", () => {
     const big = new File([new Uint8Array(MAX_PASTED_BYTES + 1)], "huge.bin", { type: "" });
     paste(input, [big, new File(["hi"], "note.txt", { type: "text/plain" })]);
     await read();
-    const chip = $(root, ".aiw-chip-file.aiw-chip-error");
+    const chip = $(root, ".aiw-chip-pasted.aiw-chip-error");
     expect(chip.title).toBe("huge.bin is 5.0 MB: a file may be at most 5.0 MB.");
     expect(chip.querySelector(".aiw-chip-kind")!.textContent).toBe("cannot attach");
     expect(send.disabled).toBe(true);
@@ -96,7 +96,7 @@ describe("pasted and dropped files", () => {
     const { root, input } = await connected();
     paste(input, Array.from({ length: MAX_PASTED_FILES + 1 }, (_, i) => new File(["x"], `f${i}.txt`, { type: "text/plain" })));
     await read();
-    const refused = [...root.querySelectorAll<HTMLElement>(".aiw-chip-file.aiw-chip-error")];
+    const refused = [...root.querySelectorAll<HTMLElement>(".aiw-chip-pasted.aiw-chip-error")];
     expect(refused.map((c) => c.title)).toEqual([`Too many files: a message takes at most ${MAX_PASTED_FILES}.`]);
   });
 
@@ -105,6 +105,6 @@ describe("pasted and dropped files", () => {
     const { root } = await mount(model); // no kernel answered: a saved notebook
     const ev = paste($(root, ".aiw-messages"), [new File(["x"], "a.txt", { type: "text/plain" })], "drop");
     expect(ev.defaultPrevented).toBe(false);
-    expect(root.querySelector(".aiw-chip-file")).toBeNull();
+    expect(root.querySelector(".aiw-chip-pasted")).toBeNull();
   });
 });

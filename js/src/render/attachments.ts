@@ -168,7 +168,7 @@ export class InputChips {
       const given = file.name.replace(/[\x00-\x1f\x7f/\\]/g, "_").slice(0, 200);
       let name = given || `pasted-${++this.fileCount}${extension(file.type)}`;
       for (let n = 2; taken.has(name); n++) name = numbered(given || name, n);
-      const chip: FileChip = { name, size: file.size, mediaType: mediaTypeOf(file.type), data: null, error: null, el: h("span", "aiw-chip aiw-chip-input aiw-chip-file") };
+      const chip: FileChip = { name, size: file.size, mediaType: mediaTypeOf(file.type), data: null, error: null, el: h("span", "aiw-chip aiw-chip-input aiw-chip-pasted") };
       chip.el.setAttribute("role", "listitem");
       const total = this.pasted.reduce((sum, c) => sum + (c.error ? 0 : c.size), 0) + file.size;
       if (this.pasted.length >= MAX_PASTED_FILES) chip.error = `Too many files: a message takes at most ${MAX_PASTED_FILES}.`;
