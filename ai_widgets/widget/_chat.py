@@ -492,6 +492,18 @@ class ChatWidget(SessionView):
         """
         return self.session.switch_branch(message_id, index)
 
+    def new_chat(self) -> int:
+        """Starts a fresh conversation, as the New chat button does (:meth:`ChatSession.new_chat`): the one so far is
+        kept as an earlier branch at the start, which the first message's ``< 1/2 >`` switches back to.
+
+        Returns:
+            How many messages were set aside (0 when the conversation was empty).
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        return self.session.new_chat()
+
     def _refuse_busy(self, stop: bool) -> None:
         if self.session.busy and not stop:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")

@@ -184,3 +184,62 @@ describe("the cut op", () => {
     expect(root.querySelectorAll(".aiw-message").length).toBe(2);
   });
 });
+
+const branchCss = import.meta.glob<string>("../src/styles/branches.css", { eager: true, query: "?raw", import: "default" })[
+  "../src/styles/branches.css"
+];
+
+describe("the controls' size", () => {
+  it("makes the branch arrows, Edit and Regenerate targets of at least 24 px each way", () => {
+    const rule = (selector: string): string => {
+      const at = branchCss.indexOf(`${selector} {`);
+      expect(at, selector).toBeGreaterThan(-1);
+      return branchCss.slice(at, branchCss.indexOf("}", at));
+    };
+    expect(rule(".aiw-branch-row button")).toMatch(/min-height:\s*24px/);
+    const arrows = rule(".aiw-branch-next");
+    expect(arrows).toMatch(/min-width:\s*24px/);
+    expect(arrows).toMatch(/min-height:\s*24px/);
+  });
+});
+
+describe("New chat", () => {
+  it("asks the kernel for a fresh conversation, then says where the one before went", async () => {
+    const { model, view, root } = await chat();
+    const button = $<HTMLButtonElement>(root, ".aiw-new-chat");
+    expect(button.hidden).toBe(false);
+    expect(button.textContent).toBe("New chat");
+    model.set("_busy", true);
+    view.flush();
+    expect(button.disabled).toBe(true); // a running turn: the kernel would refuse it
+    model.set("_busy", false);
+    view.flush();
+    button.click();
+    expect(model.sent.filter((m) => (m as { type: string }).type === "new_chat")).toEqual([{ type: "new_chat" }]);
+    // The kernel: a cut at 0 (every message left the active path), then its answer.
+    model.patch(["cut", 0]);
+    model.finishedCount = 0;
+    model.custom({ type: "new_chat", kept: 2 });
+    view.flush();
+    expect(root.querySelectorAll(".aiw-message").length).toBe(0);
+    expect($(root, ".aiw-empty").hidden).toBe(false);
+    const kept = $(root, ".aiw-empty-kept");
+    expect(kept.hidden).toBe(false);
+    expect(kept.textContent).toContain("The previous one is kept");
+    expect(button.hidden).toBe(true); // nothing to set aside in an empty chat
+    // The new chat's first message: the note goes and the button is back.
+    model.finish(user("u2", 0, "hello"));
+    view.flush();
+    expect(kept.hidden).toBe(true);
+    expect(button.hidden).toBe(false);
+  });
+
+  it("says nothing of a kept conversation when there was none", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    expect($(root, ".aiw-new-chat").hidden).toBe(true);
+    model.custom({ type: "new_chat", kept: 0 });
+    view.flush();
+    expect($(root, ".aiw-empty-kept").hidden).toBe(true);
+  });
+});

@@ -43,10 +43,10 @@ function waitingCall(model: FakeModel, view: { flush(): void }, id = "c9", index
 }
 
 describe("the tab order", () => {
-  it("is the conversation, the suggestions, the input box, Send: one stop each, whatever the cards hold", async () => {
+  it("is the conversation, the suggestions, the input box, Send, New chat: one stop each, whatever the cards hold", async () => {
     const { root } = await conversation();
     const stops = tabStops(root);
-    expect(stops.map((el) => el.className)).toEqual(["aiw-message", "aiw-suggestion", "aiw-input"]);
+    expect(stops.map((el) => el.className)).toEqual(["aiw-message", "aiw-suggestion", "aiw-input", "aiw-btn aiw-btn-small aiw-new-chat"]);
     expect((stops[0] as HTMLElement).dataset.id).toBe("a1"); // the newest message
     expect(root.querySelectorAll(".aiw-messages button").length).toBeGreaterThan(2); // toggles and copy, not stops
   });

@@ -43,6 +43,10 @@ export class Shell {
   /** What an empty chat says (hidden once there is a message). */
   private readonly emptyNote = h("div", "aiw-empty");
   private readonly emptyTools = h("p", "aiw-empty-tools");
+  /** After New chat: where the conversation before it went. */
+  private readonly emptyKept = h("p", "aiw-empty-kept");
+  /** New chat: a fresh conversation, the one so far kept as an earlier branch (shown once there are messages). */
+  private readonly newChatButton: HTMLButtonElement;
   private hasMessages = false;
   /** Said to screen readers: an approval that appeared. */
   private readonly announcer = h("div", "aiw-announce");
@@ -87,10 +91,15 @@ export class Shell {
     this.announcer.setAttribute("aria-live", "polite");
     this.emptyNote.append(
       h("p", "aiw-empty-title", "Ask anything: type below and press Enter."),
+      this.emptyKept,
       this.emptyTools,
       h("p", "aiw-empty-keys", "Shift+Enter: new line · Tab: a waiting approval · Esc: back to the notebook"),
     );
     this.emptyTools.hidden = true;
+    this.emptyKept.hidden = true;
+    this.newChatButton = button("aiw-btn aiw-btn-small aiw-new-chat", "New chat", () => this.newChat());
+    this.newChatButton.title = "Start a fresh conversation; this one is kept, and its first message's ‹ › switches back";
+    this.newChatButton.hidden = true;
 
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Message");
@@ -137,6 +146,30 @@ export class Shell {
       ev.preventDefault();
       this.submit();
     });
+    // A file pasted (a screenshot, a copied file) is attached like `@name`; pasted text stays text.
+    this.input.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files ?? [])];
+      if (!files.length) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
+    // So is a file dropped anywhere on the chat.
+    this.root.addEventListener("dragover", (ev) => {
+      if (!this.takesFiles() || !ev.dataTransfer || ![...ev.dataTransfer.types].includes("Files")) return;
+      ev.preventDefault();
+      ev.dataTransfer.dropEffect = "copy";
+      this.root.classList.add("aiw-drop-target");
+    });
+    this.root.addEventListener("dragleave", (ev) => {
+      if (!(ev.relatedTarget instanceof Node && this.root.contains(ev.relatedTarget))) this.root.classList.remove("aiw-drop-target");
+    });
+    this.root.addEventListener("drop", (ev) => {
+      this.root.classList.remove("aiw-drop-target");
+      const files = [...(ev.dataTransfer?.files ?? [])];
+      if (!files.length || !this.takesFiles()) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
     this.input.addEventListener("input", () => {
       this.updateButtons();
       this.onMentionInput(true);
@@ -160,7 +193,10 @@ export class Shell {
     this.mentionList = new CompletionList(this.input, (index) => this.acceptMention(index));
     this.promptList = new PromptList(this.input, (index) => this.acceptPrompt(index));
     this.promptBox.hidden = true;
-    this.chips = new InputChips(() => this.input.focus());
+    this.chips = new InputChips(() => {
+      this.updateButtons(); // a removed file may have held the send
+      this.input.focus();
+    });
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
     const inputRow = h("div", "aiw-input-row");
@@ -175,7 +211,7 @@ export class Shell {
     // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
     // a new chat's small widget) cannot cut it off.
     const usageRow = h("div", "aiw-usage-row");
-    usageRow.append(this.unasked.el, this.usage);
+    usageRow.append(this.unasked.el, this.usage, this.newChatButton);
     footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, usageRow);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
@@ -206,6 +242,7 @@ export class Shell {
   /** The empty chat's greeting: shown until the first message (or a message sent, not yet taken). */
   setEmpty(empty: boolean, toolTitles: string[]): void {
     this.hasMessages = !empty;
+    if (!empty) setHidden(this.emptyKept, true); // said until the new chat's first message
     setText(this.emptyTools, toolTitles.length ? `It can use: ${toolTitles.join(", ")}.` : "");
     setHidden(this.emptyTools, toolTitles.length === 0);
     this.updateEmpty();
@@ -213,6 +250,13 @@ export class Shell {
 
   private updateEmpty(): void {
     setHidden(this.emptyNote, this.hasMessages || this.pending.size > 0);
+    setHidden(this.newChatButton, !this.hasMessages);
+  }
+
+  /** New chat: the kernel starts a fresh conversation and answers `new_chat` (a turn that runs: refused). */
+  private newChat(): void {
+    if (this.busy || !this.hasMessages) return;
+    this.send({ type: "new_chat" });
   }
 
   submit(text?: string): void {
@@ -220,12 +264,15 @@ export class Shell {
     const value = text ?? this.input.value;
     if ((this.busy && text !== undefined) || !value.trim() || this.pendingSend || this.pendingPrompt) return;
     const attach = text === undefined ? this.chips.names() : [];
+    const files = text === undefined ? this.chips.files() : [];
+    if (text === undefined && this.chips.filesProblem() !== null) return; // a file still read, or refused: its chip says
     // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
     const id = `send-${this.viewTag}-${++this.sendCount}`;
-    if (attach.length) {
+    if (attach.length || files.length) {
       // The kernel converts the attachments first: the text and chips stay until it answers "sent" (or an error).
       this.pendingSend = { id, text: value };
-      if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
+      const sent = files.length ? { type: "send" as const, text: value, attach, files, id } : { type: "send" as const, text: value, attach, id };
+      if (!this.send(sent)) this.pendingSend = null;
       // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
       else {
         this.pending.add(id, value);
@@ -265,6 +312,19 @@ export class Shell {
     this.input.focus();
     this.updateButtons();
     this.attach(item.name);
+  }
+
+  /** Whether this view has an input box to attach files to (not the asking cell's view of one turn, a tool's form
+   * alone, or a saved notebook without a kernel). */
+  private takesFiles(): boolean {
+    return !["aiw-turn", "aiw-bench-only", "aiw-offline"].some((c) => this.root.classList.contains(c));
+  }
+
+  /** Files pasted or dropped: a chip each, read in the background; Send waits until they are read. */
+  attachFiles(files: File[]): void {
+    if (!this.takesFiles()) return;
+    this.chips.addFiles(files, () => this.updateButtons());
+    this.input.focus();
   }
 
   /** Adds a chip for `name` and asks the kernel what it shows. */
@@ -360,6 +420,12 @@ export class Shell {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
+    } else if (msg.type === "new_chat") {
+      const kept = typeof msg.kept === "number" ? msg.kept : 0;
+      if (kept > 0) {
+        setText(this.emptyKept, "Started a new chat. The previous one is kept: once you send a message here, ‹ › on it switches back.");
+        setHidden(this.emptyKept, false);
+      }
     } else if (msg.type === "returned" && typeof msg.text === "string") {
       this.giveBack(msg.text); // a stop handed back what waited for the next step: not sent, nothing lost
     } else if (msg.type === "sent" && typeof msg.id === "string") {
@@ -410,11 +476,13 @@ export class Shell {
 
   private updateButtons(): void {
     // While a turn runs, Send steers it: the message waits for the turn's next step.
-    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
-    const title = this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "";
+    const filesProblem = this.chips.filesProblem();
+    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null || filesProblem !== null);
+    const title = filesProblem ?? (this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "");
     if (this.sendButton.title !== title) this.sendButton.title = title;
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
+    setDisabled(this.newChatButton, this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);
   }
 
