@@ -303,10 +303,10 @@ def checked_script(script: object) -> Sequence[ScriptStep] | Callable[[ChatReque
     if callable(script):
         return script
     if isinstance(script, str | bytes) or not isinstance(script, Sequence):
-        raise TypeError(f"the script is a list of steps or a function, not {_a(script)}")
+        raise TypeError(f"the script is a list of steps or a function, not {a_type(script)}")
     for number, step in enumerate(script, 1):
         if not isinstance(step, ScriptedReply | str) and not callable(step):
-            what = "Ellipsis (...)" if step is Ellipsis else _a(step)
+            what = "Ellipsis (...)" if step is Ellipsis else a_type(step)
             raise TypeError(
                 f"step {number} of the script is {what}: a step is a ScriptedReply, a str, or a function of the "
                 "request that returns one (replace any '...' placeholder with the reply)"
@@ -314,7 +314,8 @@ def checked_script(script: object) -> Sequence[ScriptStep] | Callable[[ChatReque
     return script
 
 
-def _a(value: object) -> str:
+def a_type(value: object) -> str:
+    """``value``'s type with its article, for a message: ``an int``, ``a list``."""
     name = type(value).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
