@@ -6,9 +6,10 @@ import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
-from ai_widgets.demo import HONEST, analyst_transport, demo_tools, demo_transport, pick_transport
+from ai_widgets.demo import HONEST, analyst_transport, demo_chat, demo_tools, demo_transport, pick_transport
 from ai_widgets.transports import ScriptedTransport
 from tests.helpers import wait_for
+from tests.widget.widget_harness import Wire
 
 
 async def test_demo_weather_delete_write_and_search() -> None:
@@ -200,3 +201,24 @@ async def test_the_first_reply_says_it_is_a_scripted_model_and_the_later_ones_do
     assert HONEST.strip() not in later.text
     again = await session.regenerate()
     assert HONEST.strip() not in again.text
+
+
+async def test_the_quickstart_chat_answers_an_at_mention_of_a_dataframe_from_the_frame(wire: Wire) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    pandas = pytest.importorskip("pandas")
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns["sales"] = pandas.DataFrame({"region": ["North", "East"], "revenue": [120, 60]})
+        chat = demo_chat(transport=demo_transport(realistic=False))
+        front = wire.comms[chat.comm.comm_id]
+        front.handle({"type": "send", "text": "what is in @sales?", "attach": ["sales"], "id": "s1"})
+        await wait_for(lambda: not chat.session.busy and len(chat.session.messages) == 2)
+    finally:
+        InteractiveShell.clear_instance()
+    reply = chat.session.messages[-1].text
+    assert reply.startswith(HONEST)
+    assert "2 rows × 2 columns" in reply
+    assert "`revenue` (int64)" in reply
+    assert "`revenue` runs from 60 to 120" in reply
+    assert "Try:" not in reply  # not the canned tour
