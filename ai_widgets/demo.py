@@ -32,7 +32,15 @@ from ai_widgets.tools import Citation, Tool, ToolDefinition, ToolInvocation, Too
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport, default_model
 from ai_widgets.widget import ChatWidget
 
-__all__ = ["SANDBOX", "analyst_transport", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
+__all__ = [
+    "SANDBOX",
+    "SCRIPTED_NOTICE",
+    "analyst_transport",
+    "demo_chat",
+    "demo_tools",
+    "demo_transport",
+    "pick_transport",
+]
 
 SANDBOX = Path(tempfile.gettempdir()) / "ai_widgets-demo"
 
@@ -256,7 +264,7 @@ def demo_transport(*, realistic: bool = True) -> ScriptedTransport:
 # --- the person's own things: their tools, their DataFrames, and an answer worded anew on each attempt -----------------
 
 #: The first line of a conversation's first reply: what answers is a script, whatever it seems to do.
-HONEST = "*Scripted demo model: no AI and no network; it plays its part with your tools and data.*\n\n"
+SCRIPTED_NOTICE = "*Scripted demo model: no AI and no network; it plays its part with your tools and data.*\n\n"
 _GREETINGS = ("Hi!", "Hello!", "Welcome!", "Hi there!")
 _CALLING = (
     "Your tool `{name}` fits; calling it. ",
@@ -313,7 +321,7 @@ def _attempts(reply: Callable[[ChatRequest, random.Random], ScriptedReply]) -> C
         answer = reply(request, random.Random(zlib.crc32(f"{_words(request)}\x00{attempt}".encode())))
         first = not any(m.role is Role.ASSISTANT and m is not request.reply for m in request.messages)
         if first and opening:
-            return dataclasses.replace(answer, text=HONEST + answer.text)
+            return dataclasses.replace(answer, text=SCRIPTED_NOTICE + answer.text)
         return answer
 
     return play
@@ -353,7 +361,7 @@ def _own_tool(tools: list[ToolDefinition], text: str) -> ToolDefinition | None:
 
 
 def _quoted(text: str) -> list[str]:
-    """The quoted pieces of the message (``'…'``, ``"…"``, ``“…”`` or ``\u0060…\u0060``), in order."""
+    """The quoted pieces of the message (in straight, curly or back quotes), in order."""
     return [
         next(g for g in m.groups() if g is not None)
         for m in re.finditer(r"\"([^\"]+)\"|“([^”]+)”|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)", text)

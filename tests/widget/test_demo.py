@@ -6,7 +6,7 @@ import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
-from ai_widgets.demo import HONEST, analyst_transport, demo_chat, demo_tools, demo_transport, pick_transport
+from ai_widgets.demo import SCRIPTED_NOTICE, analyst_transport, demo_chat, demo_tools, demo_transport, pick_transport
 from ai_widgets.transports import ScriptedTransport
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire
@@ -195,12 +195,12 @@ async def test_a_regenerate_words_the_answer_differently_the_same_way_every_run(
 async def test_the_first_reply_says_it_is_a_scripted_model_and_the_later_ones_do_not_repeat_it() -> None:
     session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
     first = await session.send("What's the weather in Oslo?")
-    assert first.text.splitlines()[0] == HONEST.strip()
+    assert first.text.splitlines()[0] == SCRIPTED_NOTICE.strip()
     assert "snow" in first.text
     later = await session.send("hello")
-    assert HONEST.strip() not in later.text
+    assert SCRIPTED_NOTICE.strip() not in later.text
     again = await session.regenerate()
-    assert HONEST.strip() not in again.text
+    assert SCRIPTED_NOTICE.strip() not in again.text
 
 
 async def test_the_quickstart_chat_answers_an_at_mention_of_a_dataframe_from_the_frame(wire: Wire) -> None:
@@ -217,7 +217,7 @@ async def test_the_quickstart_chat_answers_an_at_mention_of_a_dataframe_from_the
     finally:
         InteractiveShell.clear_instance()
     reply = chat.session.messages[-1].text
-    assert reply.startswith(HONEST)
+    assert reply.startswith(SCRIPTED_NOTICE)
     assert "2 rows × 2 columns" in reply
     assert "`revenue` (int64)" in reply
     assert "`revenue` runs from 60 to 120" in reply
