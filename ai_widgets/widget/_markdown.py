@@ -52,7 +52,8 @@ SAFE_URL = re.compile(r"(?:https?://|mailto:)[^\s\x00-\x1f\x7f\"'<>`\\]+", re.IG
 LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,30}")
 CELL = "border: 1px solid var(--jp-border-color2, #ddd); padding: 0.15em 0.5em"
 TABLE = "border-collapse: collapse; margin: 0.25em 0"
-MAX_CACHED = 512
+MAX_CACHED = 256
+MAX_CACHED_CHARS = 20_000
 
 
 def safe_url(url: object) -> str | None:
@@ -127,11 +128,19 @@ def sanitised(tokens: list[Token]) -> list[Token]:
     return out
 
 
-@functools.lru_cache(maxsize=MAX_CACHED)
 def markdown_html(text: str) -> str:
     """``text`` (a model's or a tool's markdown) as HTML in which nothing can run: what it formats is rendered, and
-    every text, raw HTML included, is escaped. Remembered for the texts rendered most recently (a transcript
-    renders every message again at each turn's end)."""
+    every text, raw HTML included, is escaped. The most recent short texts are remembered (a transcript renders every
+    message again at each turn's end); a long one is rendered each time, so the memory held stays small."""
+    return remembered(text) if len(text) <= MAX_CACHED_CHARS else rendered(text)
+
+
+@functools.lru_cache(maxsize=MAX_CACHED)
+def remembered(text: str) -> str:
+    return rendered(text)
+
+
+def rendered(text: str) -> str:
     tokens = sanitised(PARSER.parse(safe_text(text)))
     html: str = PARSER.renderer.render(tokens, PARSER.options, {})
     return html
