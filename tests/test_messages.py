@@ -211,6 +211,17 @@ def test_scripted_transport_checks_its_options() -> None:
         ScriptedTransport(["x"], delay=-1)
 
 
+def test_a_script_with_a_placeholder_left_in_fails_when_it_is_built() -> None:
+    # An example pasted with its "..." still in it: said at once, naming the step, not as a TypeError mid-turn.
+    with pytest.raises(TypeError, match=r"step 2 of the script is Ellipsis \(\.\.\.\)"):
+        ScriptedTransport(["Hello!", ...])
+    with pytest.raises(TypeError, match="step 1 of the script is an int"):
+        ScriptedTransport([3])
+    with pytest.raises(TypeError, match="the script is a list of steps or a function, not a str"):
+        ScriptedTransport("hello")  # type: ignore[arg-type]
+    ScriptedTransport(["text", ScriptedReply(text="x"), lambda request: "y"])  # every kind of step is taken
+
+
 def test_message_user_and_lookup() -> None:
     message = Message(Role.ASSISTANT, [TextPart("hi "), ToolCallPart("c1", "t"), TextPart("there")])
     assert message.text == "hi there"
