@@ -5,6 +5,7 @@ import importlib
 from ai_widgets.approval import ApprovalDecision, ApprovalError, ApprovalPolicy, DefaultApprovalPolicy
 from ai_widgets.attachments import AttachmentError, AttachmentLimits, File, Preview, register_converter
 from ai_widgets.messages import (
+    ErrorKind,
     FilePart,
     FinishReason,
     InputRequest,
@@ -64,6 +65,7 @@ __all__ = [
     "Citation",
     "DefaultApprovalPolicy",
     "DisplayBundle",
+    "ErrorKind",
     "File",
     "FilePart",
     "FinishReason",

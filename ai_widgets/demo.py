@@ -3,16 +3,23 @@
 ``demo_chat()`` builds a ``ChatWidget`` whose model answers by keyword: "weather" calls a tool and answers from its
 result, "delete" calls a destructive tool that asks for approval (and answers differently when declined), "write"
 streams a long file into a card, "search" runs a provider-side search with progress, anything else gets a short
-markdown tour.
+markdown tour. It plays its part with the person's own things too: a tool they registered that the message names is
+called with arguments built from its JSON schema (and answered from its result), and an attached DataFrame is
+described from its text view (shape, columns, dtypes, the rows sent). A regenerate answers differently (the wording
+is picked by the message and the attempt), and its first reply says it is a scripted model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
+import random
 import re
 import tempfile
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,12 +27,20 @@ from typing import Annotated, Any
 from pydantic import Field
 
 import ai_widgets.transports as transports
-from ai_widgets.messages import Role, TextPart, ToolCallState
-from ai_widgets.tools import Citation, Tool, ToolInvocation, ToolOutcome, ToolRisk, tool
+from ai_widgets.messages import Message, Role, TextPart, ToolCallState
+from ai_widgets.tools import Citation, Tool, ToolDefinition, ToolInvocation, ToolOutcome, ToolRisk, tool
 from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport, default_model
 from ai_widgets.widget import ChatWidget
 
-__all__ = ["SANDBOX", "analyst_transport", "demo_chat", "demo_tools", "demo_transport", "pick_transport"]
+__all__ = [
+    "SANDBOX",
+    "SCRIPTED_NOTICE",
+    "analyst_transport",
+    "demo_chat",
+    "demo_tools",
+    "demo_transport",
+    "pick_transport",
+]
 
 SANDBOX = Path(tempfile.gettempdir()) / "ai_widgets-demo"
 
@@ -146,7 +161,7 @@ def _city(text: str) -> str:
     return match.group(1) if match else "Lisbon"
 
 
-def _answer_from_tools(request: ChatRequest) -> ScriptedReply:
+def _answer_from_tools(request: ChatRequest, variety: random.Random) -> ScriptedReply:
     call = request.tool_results()[-1]
     outcome = call.outcome
     if call.state is ToolCallState.REJECTED:
@@ -163,15 +178,28 @@ def _answer_from_tools(request: ChatRequest) -> ScriptedReply:
                 text=f"It is **{value['sky']}** in {value['city']}, {value['temperature']}{degree}. "
                 "Ask about *Oslo* for something colder."
             )
-        case _:
+        case "delete_file" | "write_file":
             return ScriptedReply(text=f"Done: {outcome.text or outcome.model_content()}")
+        case _:
+            return ScriptedReply(text=_from_result(call.tool_name, outcome, variety))
 
 
-def _reply(request: ChatRequest) -> ScriptedReply:
+def _reply(request: ChatRequest, variety: random.Random) -> ScriptedReply:
     if request.tool_results():
-        return _answer_from_tools(request)
-    text = request.last_user_text
+        return _answer_from_tools(request, variety)
+    text = _words(request)
     lowered = text.casefold()
+    tables = _attached_tables(request)
+    if tables:
+        return _about_tables(tables, text, variety)
+    own = _own_tool(request.tools, text)
+    if own is not None:
+        arguments = _example_arguments(own.parameters, text)
+        return ScriptedReply(
+            status=f"Picking the arguments of {own.name}…",
+            text=variety.choice(_CALLING).format(name=own.name),
+            tool_calls=[ScriptedToolCall(name=own.name, arguments=arguments)],
+        )
     if "weather" in lowered or "forecast" in lowered:
         return ScriptedReply(
             status="Checking the forecast…",
@@ -211,7 +239,7 @@ def _reply(request: ChatRequest) -> ScriptedReply:
         status="Thinking…",
         reasoning="The user said something open-ended; offer a tour of what this demo can do.",
         text=(
-            "Hi! I'm a **scripted** model (no API key needed). Try:\n\n"
+            f"{variety.choice(_GREETINGS)} I'm a **scripted** model (no API key needed). Try:\n\n"
             "| ask | what you'll see |\n|---|---|\n"
             "| *What's the weather in Oslo?* | a tool card filling in, running, and an answer from its result |\n"
             "| *Delete my notes* | a destructive tool that waits for your approval |\n"
@@ -223,10 +251,282 @@ def _reply(request: ChatRequest) -> ScriptedReply:
 
 
 def demo_transport(*, realistic: bool = True) -> ScriptedTransport:
-    """The scripted model. With ``realistic``, it pauses like a real model (status line, streaming speed)."""
+    """The scripted model. With ``realistic``, it pauses like a real model (status line, streaming speed).
+
+    Each transport counts the attempts at each user message, so a regenerate words its answer differently (the same
+    way every run: the wording is picked by the message and the attempt)."""
+    play = _attempts(_reply)
     if realistic:
-        return ScriptedTransport(_reply, delay=0.02, decide_delay=0.8)
-    return ScriptedTransport(_reply)
+        return ScriptedTransport(play, delay=0.02, decide_delay=0.8)
+    return ScriptedTransport(play)
+
+
+# --- the person's own things: their tools, their DataFrames, and an answer worded anew on each attempt -----------------
+
+#: The first line of a conversation's first reply: what answers is a script, whatever it seems to do.
+SCRIPTED_NOTICE = "*Scripted demo model: no AI and no network; it plays its part with your tools and data.*\n\n"
+_GREETINGS = ("Hi!", "Hello!", "Welcome!", "Hi there!")
+_CALLING = (
+    "Your tool `{name}` fits; calling it. ",
+    "I'll ask `{name}` for that. ",
+    "That's a job for your `{name}` tool. ",
+)
+_RESULT = (
+    "`{name}` says: {value}.",
+    "Your tool `{name}` answered: {value}.",
+    "From `{name}`: {value}.",
+)
+_DEMO_TOOLS = frozenset({"get_weather", "delete_file", "write_file", "web_search"})
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "for",
+        "from",
+        "get",
+        "how",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "this",
+        "to",
+        "what",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+def _attempts(reply: Callable[[ChatRequest, random.Random], ScriptedReply]) -> Callable[[ChatRequest], ScriptedReply]:
+    """``reply`` with its wording seeded by the user message and the attempt at it (the first request of a turn on a
+    message seen before is a regenerate: the next attempt), and the conversation's first reply saying what it is."""
+    attempts: dict[str, int] = {}
+
+    def play(request: ChatRequest) -> ScriptedReply:
+        user = _last_user(request.messages)
+        key = (user.id or user.text) if user is not None else ""
+        opening = request.reply is None or not request.reply.parts  # a turn's first request, not a follow-up
+        if opening:
+            attempts[key] = attempts.get(key, -1) + 1
+        attempt = attempts.get(key, 0)
+        answer = reply(request, random.Random(zlib.crc32(f"{_words(request)}\x00{attempt}".encode())))
+        first = not any(m.role is Role.ASSISTANT and m is not request.reply for m in request.messages)
+        if first and opening:
+            return dataclasses.replace(answer, text=SCRIPTED_NOTICE + answer.text)
+        return answer
+
+    return play
+
+
+def _last_user(messages: list[Message]) -> Message | None:
+    return next((m for m in reversed(messages) if m.role is Role.USER), None)
+
+
+def _words(request: ChatRequest) -> str:
+    """What the person wrote in their last message (its first text part; the rest are attachments' text views)."""
+    user = _last_user(request.messages)
+    if user is None or not user.parts or not isinstance(user.parts[0], TextPart):
+        return ""
+    return user.parts[0].text
+
+
+def _stems(text: str) -> set[str]:
+    """The words of ``text`` that say something (``count_words`` and "Count the words" share ``count`` and ``word``)."""
+    words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).casefold())
+    return {w.removesuffix("s") if len(w) > 3 else w for w in words if len(w) > 1 and w not in _STOP_WORDS}
+
+
+def _own_tool(tools: list[ToolDefinition], text: str) -> ToolDefinition | None:
+    """The person's own tool (one this demo has no script for) that the message names best, by the words of its name
+    and title (its description's words count for less); ``None`` when none shares a word with the message."""
+    asked = _stems(text)
+    best: tuple[int, ToolDefinition] | None = None
+    for definition in tools:
+        if definition.name in _DEMO_TOOLS:
+            continue
+        named = _stems(definition.name) | _stems(definition.title or "")
+        score = 3 * len(asked & named) + len(asked & _stems(definition.description))
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, definition)
+    return None if best is None else best[1]
+
+
+def _quoted(text: str) -> list[str]:
+    """The quoted pieces of the message (in straight, curly or back quotes), in order."""
+    return [
+        next(g for g in m.groups() if g is not None)
+        for m in re.finditer(r"\"([^\"]+)\"|“([^”]+)”|`([^`]+)`|(?<!\w)'([^']+)'(?!\w)", text)
+    ]
+
+
+def _example_arguments(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    """Arguments for a tool's JSON schema: each required field, from the message where it fits (a quoted piece for
+    text, a number in it for a number, an enum value it names), else an example of the field's type and format."""
+    quoted = _quoted(text)
+    numbers = [float(n) for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", text)]
+    return _example_object(schema, schema.get("$defs", {}), text, quoted, numbers)
+
+
+def _example_object(
+    schema: dict[str, Any], defs: dict[str, Any], text: str, quoted: list[str], numbers: list[float]
+) -> dict[str, Any]:
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = [name for name in schema.get("required", []) if name in properties]
+    return {name: _example(properties[name], defs, text, quoted, numbers) for name in required}
+
+
+def _example(schema: dict[str, Any], defs: dict[str, Any], text: str, quoted: list[str], numbers: list[float]) -> Any:
+    """A value for one field (``quoted`` and ``numbers`` are used up as they are taken)."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = defs.get(ref.removeprefix("#/$defs/"), {})
+    if "const" in schema:
+        return schema["const"]
+    if "default" in schema:
+        return schema["default"]
+    if schema.get("enum"):
+        options = schema["enum"]
+        return next((o for o in options if isinstance(o, str) and o.casefold() in text.casefold()), options[0])
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            branches = [b for b in schema[key] if b.get("type") != "null"] or schema[key]
+            return _example(branches[0], defs, text, quoted, numbers)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    match kind:
+        case "integer" | "number":
+            value = numbers.pop(0) if numbers else float(schema.get("minimum", 3))
+            value = min(max(value, float(schema.get("minimum", value))), float(schema.get("maximum", value)))
+            return int(value) if kind == "integer" else value
+        case "boolean":
+            return True
+        case "array":
+            return [_example(schema.get("items", {}), defs, text, quoted, numbers)]
+        case "object":
+            return _example_object(schema, defs, text, quoted, numbers)
+        case "null":
+            return None
+        case _:
+            return _example_text(schema, text, quoted)
+
+
+def _example_text(schema: dict[str, Any], text: str, quoted: list[str]) -> str:
+    formats = {
+        "date": "2025-01-31",
+        "date-time": "2025-01-31T12:00:00Z",
+        "time": "12:00:00",
+        "email": "ada@example.com",
+        "uri": "https://example.com",
+        "url": "https://example.com",
+        "uuid": "00000000-0000-4000-8000-000000000000",
+    }
+    example = formats.get(schema.get("format", ""))
+    if example is not None:
+        return example
+    value = quoted.pop(0) if quoted else (text.partition(":")[2].strip() or text.strip() or "example")
+    return value[: schema["maxLength"]] if isinstance(schema.get("maxLength"), int) else value
+
+
+def _from_result(name: str, outcome: ToolOutcome, variety: random.Random) -> str:
+    """An answer made of a tool's result: its fields in bold with their values, or its text."""
+    value = outcome.value
+    if isinstance(value, dict) and value:
+        shown = ", ".join(
+            f"**{key}** = {json.dumps(item, ensure_ascii=False, default=str)}" for key, item in value.items()
+        )
+    elif value is not None and not isinstance(value, dict):
+        shown = f"**{value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)}**"
+    else:
+        shown = outcome.text or outcome.model_content()
+    return variety.choice(_RESULT).format(name=name, value=shown)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """An attached DataFrame as the model got it: its text view's name, kind, shape, columns (with dtypes) and the
+    rows sent."""
+
+    name: str
+    kind: str
+    shape: str
+    dtypes: dict[str, str]
+    header: list[str]
+    rows: list[list[str]]
+
+    def column(self, name: str) -> list[str]:
+        at = self.header.index(name)
+        return [row[at] for row in self.rows if at < len(row)]
+
+
+def _frame(text: str) -> _Frame | None:
+    """The DataFrame in an attachment's text view (``attachments.table_text``), or ``None`` for any other."""
+    lines = text.splitlines()
+    title = re.fullmatch(r"Attached (.*(?:DataFrame|Series)) `([^`]+)`:", lines[0]) if lines else None
+    if title is None or len(lines) < 3 or not lines[2].startswith("Columns (dtype): "):
+        return None
+    dtypes = dict(re.findall(r"(.+?) \(([^()]*)\)(?:, |$)", lines[2].removeprefix("Columns (dtype): ")))
+    table = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.startswith("|")]
+    header = table[0] if table else []
+    first = 1 if header and header[0] == "" else 0  # the index column, when the frame has one
+    rows = [row[first:] for row in table[2:]]
+    return _Frame(title.group(2), title.group(1), lines[1], dtypes, header[first:], rows)
+
+
+def _attached_tables(request: ChatRequest) -> list[_Frame]:
+    """The DataFrames attached to the last user message (``attach=`` or ``@name``)."""
+    user = _last_user(request.messages)
+    parts = user.parts[1:] if user is not None else []
+    found = (_frame(part.text) for part in parts if isinstance(part, TextPart))
+    return [frame for frame in found if frame is not None]
+
+
+def _about_column(frame: _Frame, column: str) -> str | None:
+    """What the rows sent say of one column: a number column's range, total and mean; a text column's values."""
+    cells = frame.column(column) if column in frame.header else []
+    if not cells:
+        return None
+    numbers = [n for n in (_number(cell) for cell in cells) if n is not None]
+    if len(numbers) == len(cells):
+        return (
+            f"`{column}` runs from {min(numbers):g} to {max(numbers):g} "
+            f"(total {sum(numbers):g}, mean {sum(numbers) / len(numbers):.4g})"
+        )
+    values = list(dict.fromkeys(cells))
+    listed = ", ".join(values[:5]) + (", …" if len(values) > 5 else "")
+    return f"`{column}` has {len(values)} distinct value{'s' if len(values) != 1 else ''} ({listed})"
+
+
+def _about_tables(frames: list[_Frame], text: str, variety: random.Random) -> ScriptedReply:
+    """An answer about the attached DataFrames from their text views: shape, columns and dtypes, then what the rows
+    sent say of the columns the message names (else of every column, in an order picked by the attempt)."""
+    paragraphs: list[str] = []
+    asked = _stems(text)
+    for frame in frames:
+        columns = ", ".join(f"`{c}` ({t})" for c, t in frame.dtypes.items())
+        opening = variety.choice(
+            (
+                f"**`{frame.name}`** is a {frame.kind} of {frame.shape}: {columns}.",
+                f"`{frame.name}` ({frame.kind}) has {frame.shape}; its columns are {columns}.",
+                f"I got **`{frame.name}`**, {frame.shape}, with the columns {columns}.",
+            )
+        )
+        named = [c for c in frame.header if _stems(c) & asked] or list(frame.header)
+        if len(named) > 1:
+            named = variety.sample(named, len(named))
+        facts = [fact for fact in (_about_column(frame, c) for c in named) if fact is not None]
+        seen = f"In the {len(frame.rows)} row{'s' if len(frame.rows) != 1 else ''} I was sent: "
+        paragraphs.append(opening + ("\n\n" + seen + "; ".join(facts) + "." if facts else ""))
+    return ScriptedReply(status="Reading the table…", text="\n\n".join(paragraphs))
 
 
 # --- the quickstart's data section: a scripted analyst that reads the tables it is shown ------------------------------

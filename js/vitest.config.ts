@@ -7,7 +7,7 @@ export default defineConfig({
     environment: "jsdom",
     include: ["tests/**/*.test.ts"],
     globals: false,
-    // The theme's style sheets are read as text by the test of their colors (others are stubbed empty).
-    css: { include: [/src\/styles\/(agent|base)\.css/] },
+    // Style sheets read as text by tests of their colours and sizes (others are stubbed empty).
+    css: { include: [/src\/styles\/(agent|base|branches|highlight)\.css/] },
   },
 });

@@ -47,6 +47,8 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== import contracts (DESIGN.md's floors)"
 .venv/bin/lint-imports --no-logo --no-cache
+echo "== documentation site (a broken link or reference fails)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet  # into site/ (git ignores it)
 echo "== front end: kernel-side fixtures, tsc, vitest"
 # Fresh from the Python serialiser, so a change there cannot leave the JS tests green on a stale recording.
 rm -rf js/tests/fixtures/generated

@@ -29,6 +29,7 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import (
+    ErrorKind,
     InvalidTransitionError,
     conversation_markdown,
     dump_messages,
@@ -210,6 +211,17 @@ def test_scripted_transport_checks_its_options() -> None:
         ScriptedTransport(["x"], delay=-1)
 
 
+def test_a_script_with_a_placeholder_left_in_fails_when_it_is_built() -> None:
+    # An example pasted with its "..." still in it: said at once, naming the step, not as a TypeError mid-turn.
+    with pytest.raises(TypeError, match=r"step 2 of the script is Ellipsis \(\.\.\.\)"):
+        ScriptedTransport(["Hello!", ...])
+    with pytest.raises(TypeError, match="step 1 of the script is an int"):
+        ScriptedTransport([3])
+    with pytest.raises(TypeError, match="the script is a list of steps or a function, not a str"):
+        ScriptedTransport("hello")  # type: ignore[arg-type]
+    ScriptedTransport(["text", ScriptedReply(text="x"), lambda request: "y"])  # every kind of step is taken
+
+
 def test_message_user_and_lookup() -> None:
     message = Message(Role.ASSISTANT, [TextPart("hi "), ToolCallPart("c1", "t"), TextPart("there")])
     assert message.text == "hi there"
@@ -307,3 +319,13 @@ def test_a_move_the_state_table_does_not_allow_raises() -> None:
     assert part.approval_requested_at is not None
     with pytest.raises(InvalidTransitionError):
         part.move(ToolCallState.RUNNING)
+
+
+def test_a_replys_error_kind_is_saved_and_loaded_and_an_unknown_one_is_left_out() -> None:
+    reply = Message(Role.ASSISTANT, status=MessageStatus.LIMIT_REACHED, error="Paused.", error_kind=ErrorKind.MAX_COST)
+    (loaded,) = load_messages(dump_messages([reply]))
+    assert loaded.error_kind is ErrorKind.MAX_COST
+    assert "error_kind" not in Message(Role.ASSISTANT).to_dict()  # files without errors do not change
+    newer = {**reply.to_dict(), "error_kind": "a_kind_from_a_newer_version"}
+    assert Message.from_dict(newer).error_kind is None
+    assert Message.from_dict(newer).error == "Paused."  # the text still says it

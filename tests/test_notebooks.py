@@ -14,6 +14,14 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 # Notebooks that need optional extras (cluster.ipynb starts a Dask LocalCluster, mcp.ipynb an MCP server,
 # agents.ipynb a pydantic-ai agent and an ACP agent).
 NEEDS = {"cluster.ipynb": ("distributed",), "mcp.ipynb": ("mcp",), "agents.ipynb": ("pydantic_ai", "acp")}
+# What a person does after Run All, run as one more cell: in agents.ipynb, click the remote chat's suggestion (its
+# AG-UI server must still run; before, Run All's last cells stopped it: "Could not reach The AG-UI agent").
+AFTER_RUN_ALL = {
+    "agents.ipynb": (
+        "after = await remote.ask('How many apples?', show=False)\n"
+        "print('after Run All:', after.status.value, '|', after.text.strip())"
+    ),
+}
 
 
 def _notebook_param(path: Path) -> object:
@@ -37,6 +45,8 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), (
         "notebooks are committed without outputs"
     )
+    if path.name in AFTER_RUN_ALL:
+        notebook.cells.append(nbformat.v4.new_code_cell(AFTER_RUN_ALL[path.name]))
     NotebookClient(
         notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
@@ -75,6 +85,8 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert "the file now: \"def greet(name):\\n    return 'hello ' + name\\n\"" in printed, printed
         assert len(widget_views) >= 3, "the ACP chat shows too"
         assert len(widget_views) >= 2, "both chats show (and the asking cells their turns)"
+        # The AG-UI server lives as long as the kernel: the remote chat still answers after Run All.
+        assert "after Run All: completed | There are 12 apples in stock." in printed, printed
     if path.name == "tool_workbench.ipynb":
         printed = "".join(o.get("text", "") for cell in notebook.cells for o in cell.get("outputs", []))
         # A clean tool, a sloppy one warned about; the model's call works, breaks after the bad edit, and the failed

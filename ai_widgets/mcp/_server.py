@@ -160,12 +160,14 @@ class MCPServer:
     ) -> MCPServer:
         """A server the library starts as a child process and talks to over its stdin and stdout.
 
+        ``prefix``, ``trust_annotations``, ``name``, ``timeout``, ``call_timeout`` and ``roots`` are
+        :class:`MCPServer`'s.
+
         Args:
             command: The program (``"python"``, ``"uvx"``, ``"npx"``, a path).
             args: Its arguments.
             env: Environment variables for it, over the SDK's safe defaults (``PATH``, ``HOME``, ...).
             cwd: Its working directory.
-            prefix, trust_annotations, name, timeout, call_timeout, roots: See :class:`MCPServer`.
         """
         return cls(
             command=command,
@@ -196,12 +198,14 @@ class MCPServer:
     ) -> MCPServer:
         """A server reached over streamable HTTP.
 
+        ``prefix``, ``trust_annotations``, ``name``, ``timeout``, ``call_timeout`` and ``roots`` are
+        :class:`MCPServer`'s.
+
         Args:
             url: Its endpoint (``http://127.0.0.1:8000/mcp``).
             headers: Sent with every request (``{"Authorization": "Bearer ..."}``).
             auth: Sign-in: :class:`OAuth` (the authorization link shows in the cell; the redirect comes back to a
                 loopback listener), or any ``httpx`` authentication flow (the MCP SDK's ``OAuthClientProvider``).
-            prefix, trust_annotations, name, timeout, call_timeout, roots: See :class:`MCPServer`.
         """
         return cls(
             url=url,

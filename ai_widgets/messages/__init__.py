@@ -8,6 +8,7 @@ from ai_widgets.messages._json import FORMAT_VERSION as FORMAT_VERSION
 from ai_widgets.messages._json import upgrade_v1_message as upgrade_v1_message
 from ai_widgets.messages._parts import (
     TRANSITIONS,
+    ErrorKind,
     FinishReason,
     InvalidTransitionError,
     Message,
@@ -35,6 +36,7 @@ __all__ = [
     "CallTerminal",
     "CallText",
     "CallViewItem",
+    "ErrorKind",
     "FilePart",
     "FinishReason",
     "InputRequest",

@@ -116,6 +116,38 @@ class MessageStatus(str, Enum):
     CANCELLED = "cancelled"
 
 
+class ErrorKind(str, Enum):
+    """What kind of failure or limit ended a reply (``Message.error_kind``): what a person can do about it (Retry
+    after a failure, Continue after a limit) and where the troubleshooting page explains it follow from it."""
+
+    #: The model's request failed: the provider refused it or could not be reached (``ProviderError``), timed
+    #: out, broke off, or reported an error.
+    REQUEST = "request"
+    #: The provider refused the request as longer than the model's context window, even shortened.
+    CONTEXT_TOO_LONG = "context_too_long"
+    #: The transport sent events that do not fit together (``StreamProtocolError``).
+    STREAM_PROTOCOL = "stream_protocol"
+    #: A source of tools (an MCP server) could not list its tools.
+    TOOLS_UNAVAILABLE = "tools_unavailable"
+    #: Tool calls failed in too many rounds in a row (``max_consecutive_errors``).
+    TOOL_FAILURES = "tool_failures"
+    #: The model called a tool that is not registered, and ``terminate_on_unknown_calls`` is on.
+    UNKNOWN_TOOL = "unknown_tool"
+    #: A typed answer did not validate after every retry (``OutputValidationError``).
+    OUTPUT_INVALID = "output_invalid"
+    #: Something else failed in the turn (a bug, or a tool source or transport raising the unexpected).
+    TURN_FAILED = "turn_failed"
+    #: The reply itself was answered, but the ``history`` file could not be written (asking again would not help).
+    HISTORY_UNSAVED = "history_unsaved"
+    #: ``limit_reached``: the turn's rounds of tool calls (``max_iterations``); Continue goes on.
+    MAX_ITERATIONS = "max_iterations"
+    #: ``limit_reached``: the turn's budget (``max_cost``); Continue goes on with a fresh one.
+    MAX_COST = "max_cost"
+
+
+ERROR_KINDS = frozenset(kind.value for kind in ErrorKind)
+
+
 class GrowingText:
     """A part whose text grows by appended deltas, joined only when read (and no list kept for a part of one delta:
     a reply of many short parts keeps one object each for the garbage collector to visit, not three).
@@ -518,6 +550,8 @@ class Message:
         finish_reason: Why the model stopped its last response.
         usage: Tokens and cost of every request of the turn, summed.
         error: What went wrong, when ``status`` is ``error`` (or why the limit was reached).
+        error_kind: What kind of failure or limit that was (:class:`ErrorKind`), or ``None`` (no error, or a message
+            saved before kinds were kept).
         status_text: The status line while the model decides (transient).
         created_at: When the message was created (epoch seconds).
         output: The validated object of a typed answer (``send(..., output_type=...)``), else ``None``. Not saved
@@ -530,6 +564,7 @@ class Message:
     __slots__ = (
         "created_at",
         "error",
+        "error_kind",
         "finish_reason",
         "id",
         "output",
@@ -551,6 +586,7 @@ class Message:
         finish_reason: FinishReason | None = None,
         usage: Usage | None = None,
         error: str | None = None,
+        error_kind: ErrorKind | None = None,
         created_at: float | None = None,
     ) -> None:
         self.id = id or f"msg_{uuid.uuid4().hex[:16]}"
@@ -560,6 +596,7 @@ class Message:
         self.finish_reason = finish_reason
         self.usage = usage or Usage()
         self.error = error
+        self.error_kind = error_kind
         self.status_text: str | None = None
         self.output: Any = None
         self.provider_state: dict[str, Any] = {}
@@ -604,6 +641,8 @@ class Message:
             "error": self.error,
             "created_at": self.created_at,
         }
+        if self.error_kind is not None:
+            data["error_kind"] = self.error_kind.value
         if self.provider_state:
             data["provider_state"] = dict(self.provider_state)
         return data
@@ -632,6 +671,9 @@ class Message:
                 created_at=read_field(data, "created_at", (int, float, type(None)), None),
             )
             message.provider_state = dict(read_field(data, "provider_state", dict, {}))
+            kind = read_field(data, "error_kind", (str, type(None)), None)
+            # A kind this version does not know (a newer file's) is left out: the error's text still says it.
+            message.error_kind = ErrorKind(kind) if kind in ERROR_KINDS else None
         except ValueError:
             raise
         except Exception as exc:  # a TypeError, a pydantic error, anything a malformed dump can cause

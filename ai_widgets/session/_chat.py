@@ -39,6 +39,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.integrations._by_name import transport_for_model
 from ai_widgets.messages import (
+    ErrorKind,
     InputResponseError,
     Message,
     MessageStatus,
@@ -316,6 +317,7 @@ class ChatSession:
             return
         if reply.status is MessageStatus.COMPLETED:
             reply.status = MessageStatus.ERROR
+            reply.error_kind = ErrorKind.HISTORY_UNSAVED
         reply.error = problem if not reply.error else f"{reply.error} {problem}"
         self._notify(MessageUpdated(reply))
 
@@ -592,6 +594,32 @@ class ChatSession:
             self._branches.clear()
             self.context_cut = None
             self._notify(ConversationCleared())
+
+    def new_chat(self) -> int:
+        """Starts a fresh conversation and keeps the one so far as an earlier branch at the conversation's start.
+
+        ``messages`` becomes empty; once the new conversation has a first message, :meth:`branches` of it lists the
+        earlier conversations there (each New chat adds one), and :meth:`switch_branch` brings one back whole.
+        :meth:`export` and the ``history`` file keep them with the other branches. Nothing is deleted; an empty
+        conversation is left as it is.
+
+        Returns:
+            How many messages were set aside (0 when the conversation was empty).
+
+        Raises:
+            SessionBusyError: A turn is running.
+            HistoryTakenOverError: A newer session in this process took over the ``history`` file (or this session
+                was closed).
+        """
+        with self._held("start a new chat"):
+            self._check_history_writable()
+            kept = len(self._messages)
+            if not kept:
+                return 0
+            self._branches.replace_from(self._messages, 0)
+            self._notify(BranchesChanged(0))
+            self._shortened(None)  # a cut of the earlier conversation says nothing about the new one
+            return kept
 
     def _check_can_send(self, *, steer: bool = False) -> None:
         """Raises what :meth:`send` would raise about the session before it starts a turn (:meth:`check_send`

@@ -34,6 +34,7 @@ from ai_widgets.changes import (
 )
 from ai_widgets.events import StreamEvent
 from ai_widgets.messages import (
+    ErrorKind,
     FinishReason,
     Message,
     MessageStatus,
@@ -238,7 +239,7 @@ class Turn:
         except Exception as exc:
             logger.exception("an ai_widgets turn failed")
             end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the turn failed.")
-            self._finish(MessageStatus.ERROR, f"The turn failed: {describe(exc)}")
+            self._finish(MessageStatus.ERROR, f"The turn failed: {describe(exc)}", ErrorKind.TURN_FAILED)
             await self._tell_transport()
         finally:
             self.end()
@@ -301,12 +302,13 @@ class Turn:
             move_call(notify, self.reply, part, ToolCallState.CANCELLED, ToolOutcome.failure(message, retryable=True))
         self._finish(MessageStatus.CANCELLED, None)
 
-    def _finish(self, status: MessageStatus, error: str | None) -> None:
+    def _finish(self, status: MessageStatus, error: str | None, kind: ErrorKind | None = None) -> None:
         reply = self.reply
         if reply.status is not MessageStatus.IN_PROGRESS:
             return
         reply.status = status
         reply.error = None if error is None else redact(error)
+        reply.error_kind = kind
         reply.status_text = None
         self.host.notify(MessageUpdated(reply))
 
@@ -387,6 +389,7 @@ class Turn:
                     MessageStatus.LIMIT_REACHED,
                     f"Paused at the limit of {rounds_text} per turn (max_iterations); "
                     f"Continue runs {asked} the model asked for next.",
+                    ErrorKind.MAX_ITERATIONS,
                 )
                 return
             # A round that only answers the provider's questions on calls it runs itself, its run going on, is part of
@@ -456,7 +459,7 @@ class Turn:
         if calls:
             asked = "the call" if len(calls) == 1 else f"the {len(calls)} calls"
             instead = f"Continue runs {asked} the model asked for next, with a fresh budget"
-        self._finish(MessageStatus.LIMIT_REACHED, f"{why}; {instead}." if instead else f"{why}.")
+        self._finish(MessageStatus.LIMIT_REACHED, f"{why}; {instead}." if instead else f"{why}.", ErrorKind.MAX_COST)
 
     def _count_failures(self, calls: list[ToolCallPart], failed_rounds: int) -> int | None:
         """The failed rounds in a row after this round; ``None`` when that ended the turn."""
@@ -468,6 +471,7 @@ class Turn:
                 MessageStatus.ERROR,
                 f"Tool calls failed in {failed_rounds} rounds in a row (max_consecutive_errors); "
                 f"the last: {last.tool_name}: {person_facing_error(last)}",
+                ErrorKind.TOOL_FAILURES,
             )
             return None
         return failed_rounds
@@ -506,6 +510,7 @@ class Turn:
                 self._finish(
                     MessageStatus.ERROR,
                     f"The model called a tool that is not registered ({names}), and terminate_on_unknown_calls is on.",
+                    ErrorKind.UNKNOWN_TOOL,
                 )
                 return False
             await tool_round.run()
@@ -548,7 +553,7 @@ class Turn:
             message = f"The answer did not match {spec.name} ({tries}, output_retries): {errors}"
             spec.failure = OutputValidationError(message, reply=reply, raw=raw, errors=errors)
             self._mark_answer(start, "invalid", errors=redact(errors))  # shown and saved, like the reply's error
-            self._finish(MessageStatus.ERROR, message)
+            self._finish(MessageStatus.ERROR, message, ErrorKind.OUTPUT_INVALID)
             return None
         self._mark_answer(start, "valid", value=spec.shown(reply.output))
         self._finish(MessageStatus.COMPLETED, None)
@@ -646,13 +651,14 @@ class Turn:
                         continue
                 alone = attempt == 1 and again is None and len(reply.parts) == parts_before
                 self._fail_request(
-                    too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1, alone=alone)
+                    too_long_error(exc, sent=estimate, window=window, shortened=attempt > 1, alone=alone),
+                    ErrorKind.CONTEXT_TOO_LONG,
                 )
                 return None
             except StreamProtocolError as exc:
                 builder.close()
                 message = str(exc)
-                self._fail_request(message[:1].upper() + message[1:] + ".")
+                self._fail_request(message[:1].upper() + message[1:] + ".", ErrorKind.STREAM_PROTOCOL)
                 return None
             except Exception as exc:
                 builder.close()
@@ -698,7 +704,9 @@ class Turn:
             end_open_calls(
                 self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the tools could not be listed."
             )
-            self._finish(MessageStatus.ERROR, f"The tools could not be listed: {describe(exc)}")
+            self._finish(
+                MessageStatus.ERROR, f"The tools could not be listed: {describe(exc)}", ErrorKind.TOOLS_UNAVAILABLE
+            )
             return False
         return True
 
@@ -713,9 +721,9 @@ class Turn:
             outcome = ToolOutcome.failure("The provider did not send a result for this call.", retryable=True)
             move_call(self.host.notify, self.reply, part, state, outcome)
 
-    def _fail_request(self, error: str) -> None:
+    def _fail_request(self, error: str, kind: ErrorKind = ErrorKind.REQUEST) -> None:
         end_open_calls(self.host.notify, self.reply, ToolCallState.SKIPPED, "Not run: the model's response failed.")
-        self._finish(MessageStatus.ERROR, error)
+        self._finish(MessageStatus.ERROR, error, kind)
 
 
 def ours_to_settle(part: ToolCallPart) -> bool:

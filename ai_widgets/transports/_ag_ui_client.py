@@ -102,7 +102,8 @@ class AGUIClient:
         self.url = url
         self.headers = given
         self.timeout = float(timeout)
-        self.label = f"The AG-UI agent at {url}"
+        self.label = f"The AG-UI agent at {url}"  # where a sentence starts with it
+        self.named = f"the AG-UI agent at {url}"  # within a sentence
         self._secrets = tuple(value for value in given.values() if value)
 
     async def run(self, run_input: RunAgentInput) -> AsyncGenerator[BaseEvent, None]:
@@ -187,11 +188,11 @@ class AGUIClient:
             case Failure.TIMEOUT:
                 message = f"{self.label} did not answer within {self.timeout:g} s."
             case Failure.CONNECTION if responded:
-                message = f"The connection to {self.label} broke off mid-run: {cause}."
+                message = f"The connection to {self.named} broke off mid-run: {cause}."
             case Failure.CONNECTION:
-                message = f"Could not reach {self.label}: {cause}. Is the server running, and is the URL right?"
+                message = f"Could not reach {self.named}: {cause}. Is the server running, and is the URL right?"
             case _:
-                message = f"The request to {self.label} failed: {type(exc).__name__}: {cause}"
+                message = f"The request to {self.named} failed: {type(exc).__name__}: {cause}"
         return ProviderError(redact(message, *self._secrets))
 
 

@@ -127,7 +127,8 @@ class ScriptedTransport:
             keeps to as it would for that model; by default nothing is known.
 
     Raises:
-        TypeError: ``profile`` is not a :class:`TransportProfile`.
+        TypeError: ``profile`` is not a :class:`TransportProfile`, or a step of the script is not a reply, a string
+            or a function (an example's ``...`` left in it, say): said here rather than when its turn comes.
         ValueError: ``slice_size`` is not a range of at least one character, or a delay is negative.
 
     A scripted model has no native structured output: it ignores ``request.output_schema``, and a typed turn's
@@ -150,7 +151,7 @@ class ScriptedTransport:
             raise ValueError(f"slice_size must be (low, high) with 1 <= low <= high, not {slice_size!r}")
         if delay < 0 or decide_delay < 0:
             raise ValueError("delays must not be negative")
-        self._script = script
+        self._script = checked_script(script)
         self._delay = delay
         self._decide_delay = decide_delay
         self._slice_size = slice_size
@@ -291,6 +292,32 @@ class EchoTransport:
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Echoes the last user message."""
         return self._scripted.stream(request)
+
+
+def checked_script(script: object) -> Sequence[ScriptStep] | Callable[[ChatRequest], ScriptedReply | str]:
+    """``script``, when it is a function or a sequence of steps that are each a reply, a string or a function.
+
+    Raises:
+        TypeError: It is not; the message names the first bad step.
+    """
+    if callable(script):
+        return script
+    if isinstance(script, str | bytes) or not isinstance(script, Sequence):
+        raise TypeError(f"the script is a list of steps or a function, not {a_type(script)}")
+    for number, step in enumerate(script, 1):
+        if not isinstance(step, ScriptedReply | str) and not callable(step):
+            what = "Ellipsis (...)" if step is Ellipsis else a_type(step)
+            raise TypeError(
+                f"step {number} of the script is {what}: a step is a ScriptedReply, a str, or a function of the "
+                "request that returns one (replace any '...' placeholder with the reply)"
+            )
+    return script
+
+
+def a_type(value: object) -> str:
+    """``value``'s type with its article, for a message: ``an int``, ``a list``."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def checked_profile(profile: object) -> TransportProfile:

@@ -6,6 +6,8 @@ deeply nested field never makes a huge reply.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import reprlib
 from typing import Annotated, Any, Literal, TypeAlias, get_args
 
@@ -13,13 +15,19 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ai_widgets._safe import safe_text
 from ai_widgets.approval import ApprovalDecision
+from ai_widgets.attachments import File
 
-__all__ = ["Action", "ActionError", "clip", "parse_action"]
+__all__ = ["Action", "ActionError", "PastedFile", "clip", "parse_action"]
 
 MAX_MESSAGE_CHARS = 200_000
 #: The longest variable name after ``@``, and the most names one message attaches.
 MAX_NAME_CHARS = 200
 MAX_ATTACHED_NAMES = 20
+#: A file pasted or dropped into the input box: the largest, the most bytes of them in one message, and the most
+#: files. They come base64 in the ``send`` (a third larger): Jupyter's websocket takes 10 MiB a message by default.
+MAX_PASTED_BYTES = 5 * 1024 * 1024
+MAX_PASTED_TOTAL_BYTES = 7 * 1024 * 1024
+MAX_PASTED_FILES = 10
 #: The longest echo of a front-end value in an error, and the longest error sent back.
 MAX_ECHO_CHARS = 80
 MAX_ERROR_CHARS = 1_000
@@ -51,14 +59,49 @@ class OlderAction(ActionModel):
     before: Annotated[str, Field(min_length=1, max_length=512)]
 
 
+class PastedFile(ActionModel):
+    """A file the person pasted or dropped into the input box: its name, its media type (as the browser says it)
+    and its bytes, base64."""
+
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f/\\]+$")]
+    media_type: Annotated[str, Field(max_length=255, pattern=r"^[\w.+-]+/[\w.+-]+$")]
+    data: Annotated[str, Field(max_length=(MAX_PASTED_BYTES + 2) // 3 * 4)]
+
+    def file(self) -> File:
+        """The file, its bytes decoded.
+
+        Raises:
+            ValueError: ``data`` is not base64, or holds more than ``MAX_PASTED_BYTES``.
+        """
+        try:
+            raw = base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{self.name}: its data is not base64") from None
+        if len(raw) > MAX_PASTED_BYTES:
+            raise ValueError(f"{self.name} is larger than {MAX_PASTED_BYTES // (1024 * 1024)} MB")
+        return File(raw, self.media_type, name=self.name)
+
+
 class SendAction(ActionModel):
-    """The person sends a message, with the kernel variables attached by ``@name`` (``id``: the view's own tag for
-    this send, echoed in the ``sent`` or ``error`` answer)."""
+    """The person sends a message, with the kernel variables attached by ``@name`` and the files pasted or dropped
+    into the input box (``id``: the view's own tag for this send, echoed in the ``sent`` or ``error`` answer)."""
 
     type: Literal["send"]
     text: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
     attach: Annotated[tuple[VariableName, ...], Field(max_length=MAX_ATTACHED_NAMES)] = ()
+    files: Annotated[tuple[PastedFile, ...], Field(max_length=MAX_PASTED_FILES)] = ()
     id: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+
+    def pasted(self) -> list[File]:
+        """The pasted files, decoded.
+
+        Raises:
+            ValueError: One is not base64 or too large, or together they hold more than ``MAX_PASTED_TOTAL_BYTES``.
+        """
+        files = [pasted.file() for pasted in self.files]
+        if sum(len(f.data) for f in files) > MAX_PASTED_TOTAL_BYTES:
+            raise ValueError(f"the files come to more than {MAX_PASTED_TOTAL_BYTES // (1024 * 1024)} MB together")
+        return files
 
 
 class CompleteAction(ActionModel):
@@ -182,6 +225,12 @@ class SwitchBranchAction(ActionModel):
     index: Annotated[int, Field(ge=0, strict=True)]
 
 
+class NewChatAction(ActionModel):
+    """The person starts a new chat (New chat): the conversation so far is kept as an earlier branch at its start."""
+
+    type: Literal["new_chat"]
+
+
 class BenchOpenAction(ActionModel):
     """The person asks to run a finished call again by hand ("Run again"): a bench entry with its arguments."""
 
@@ -263,6 +312,7 @@ ACTIONS = (
     EditAction,
     RegenerateAction,
     SwitchBranchAction,
+    NewChatAction,
     BenchOpenAction,
     BenchRunAction,
     BenchCloseAction,
@@ -292,6 +342,7 @@ Action: TypeAlias = Annotated[
     | EditAction
     | RegenerateAction
     | SwitchBranchAction
+    | NewChatAction
     | BenchOpenAction
     | BenchRunAction
     | BenchCloseAction

@@ -1,5 +1,5 @@
 """What a view shows of the conversation's branches: the ``< 1/2 >`` of a message that has alternatives (its dict's
-``branch``), and the person's Edit, Regenerate / Retry and switch clicks, run on the session."""
+``branch``), and the person's Edit, Regenerate / Retry, switch and New chat clicks, run on the session."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ai_widgets.messages import Message
-from ai_widgets.session import BranchError, ChatSession, SessionBusyError
+from ai_widgets.session import BranchError, ChatSession, HistoryTakenOverError, SessionBusyError
 
-__all__ = ["BUSY_REFUSAL", "branch_marked", "branch_marks", "run_branch_turn", "switch_branch"]
+__all__ = ["BUSY_REFUSAL", "branch_marked", "branch_marks", "new_chat", "run_branch_turn", "switch_branch"]
 
 #: What a click that races a running turn is told.
 BUSY_REFUSAL = "A reply is still running: wait for it, or press Stop, then try again."
@@ -70,3 +70,17 @@ def switch_branch(session: ChatSession, message_id: str, index: int, refuse: Cal
         refuse(BUSY_REFUSAL)
     except BranchError as exc:
         refuse(f"Switch refused: {exc}")
+
+
+def new_chat(session: ChatSession, refuse: Callable[[str], None], told: Callable[[int], None]) -> None:
+    """Starts a new chat (the conversation so far kept as an earlier branch at its start); ``told`` gets how many
+    messages were set aside, and one that cannot be done is told through ``refuse``."""
+    try:
+        kept = session.new_chat()
+    except SessionBusyError:
+        refuse(BUSY_REFUSAL)
+        return
+    except HistoryTakenOverError as exc:
+        refuse(f"New chat refused: {exc}")
+        return
+    told(kept)

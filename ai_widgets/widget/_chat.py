@@ -35,6 +35,7 @@ from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, copy_outcome, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._prompts import PromptError
 from ai_widgets.widget._turn_view import TurnView
+from ai_widgets.widget._unstarted import Unstarted, UnstartedTurns, run_ahead
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 from ai_widgets.widget._voila import without_a_page
 from ai_widgets.widget._waiting import WaitingNote, check_can_block, start_when_idle
@@ -54,7 +55,15 @@ class ReplyFuture(concurrent.futures.Future[Message]):
     ``cancel()`` stops the turn), that a cell can also await: ``reply = await chat.send("hi")`` waits for the reply
     while clicks in the chat keep reaching the kernel, as ``await chat.ask(...)`` does. Cancelling the await (a kernel
     interrupt) stops the turn.
+
+    As a cell's last expression (``chat.send("hi")``) it shows nothing, in every host: the reply shows in the chat.
     """
+
+    def _ipython_display_(self) -> None:
+        """Jupyter's display (the kernel's output in JupyterLab, Notebook, VS Code and Voilà): nothing to show."""
+
+    def _display_(self) -> None:
+        """marimo's display: ``None``, which shows nothing."""
 
     def __await__(self) -> Generator[Any, None, Message]:
         return await_with_comms(asyncio.wrap_future(self)).__await__()
@@ -160,6 +169,7 @@ class ChatWidget(SessionView):
     ) -> None:
         check_bundle()
         self._owned_transport: Any = None
+        self._unstarted = UnstartedTurns()  # turns started and not begun yet: an asking call runs them first
         if acp is not None:
             if session is not None or transport is not None or model is not None or agent is not None:
                 raise TypeError(
@@ -301,9 +311,27 @@ class ChatWidget(SessionView):
         if self.session.busy and not while_busy:
             self._send_error("A reply is still running: wait for it, or press Stop.")
             return ReplyFuture.failed(SessionBusyError("a turn is already running"))
-        future = asyncio.run_coroutine_threadsafe(self._interruptible(start), self._background_loop())
-        future.add_done_callback(self._report_background_failure)
-        return ReplyFuture.following(future)
+        # Queued until it begins: an asking call made meanwhile runs it first, so the two are answered in order.
+        turn = self._unstarted.add(lambda: self._interruptible(start))
+        turn.reply.add_done_callback(self._report_background_failure)
+        reply = ReplyFuture.following(turn.reply)
+        self._begin_in_background([turn])
+        return reply
+
+    def _begin_in_background(self, turns: list[Unstarted]) -> None:
+        """Has ``turns`` (queued) begun on the kernel's loop (a private one outside a kernel), unless an asking
+        call takes them first.
+
+        Raises:
+            RuntimeError: There is no loop to run on (the kernel is shutting down); the turns are withdrawn.
+        """
+        for turn in turns:
+            try:
+                asyncio.run_coroutine_threadsafe(self._unstarted.run_if_waiting(turn), self._background_loop())
+            except RuntimeError:
+                for left in turns[turns.index(turn) :]:
+                    self._unstarted.withdraw(left)
+                raise
 
     async def _interruptible(self, start: Callable[[], Coroutine[Any, Any, Message]]) -> Message:
         """Runs a turn no cell waits for, so that a kernel interrupt stops it (where the kernel lets us see one)."""
@@ -464,6 +492,18 @@ class ChatWidget(SessionView):
         """
         return self.session.switch_branch(message_id, index)
 
+    def new_chat(self) -> int:
+        """Starts a fresh conversation, as the New chat button does (:meth:`ChatSession.new_chat`): the one so far is
+        kept as an earlier branch at the start, which the first message's ``< 1/2 >`` switches back to.
+
+        Returns:
+            How many messages were set aside (0 when the conversation was empty).
+
+        Raises:
+            SessionBusyError: A turn is running.
+        """
+        return self.session.new_chat()
+
     def _refuse_busy(self, stop: bool) -> None:
         if self.session.busy and not stop:
             raise SessionBusyError("a turn is already running: wait for its reply, or stop() it first")
@@ -507,24 +547,35 @@ class ChatWidget(SessionView):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
         converted = await message_attachments_async(attach)  # off the loop: a figure's drawing does not hold it
-        note, view, parts = self._show_turn(text, converted, show, live=True)
+        note, view, parts, ahead = self._show_turn(text, converted, show, live=True)
         start = lambda: without_a_page(self.session, self._asked(text, parts, output_type))  # noqa: E731
-        reply = await self._await_turn(start, view, note)
+        reply = await self._await_turn(start, view, note, ahead)
         return reply if output_type is None else typed(reply)
 
     async def _await_turn(
-        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
+        self,
+        start: Callable[[], Coroutine[Any, Any, Message]],
+        view: TurnView | None,
+        note: WaitingNote,
+        ahead: tuple[list[Unstarted], list[Unstarted]],
     ) -> Message:
-        task = asyncio.ensure_future(shown_in(self.session, view, start, note))
+        task = asyncio.ensure_future(run_ahead(*ahead, lambda: shown_in(self.session, view, start, note)))
         try:
             return await await_with_comms(task)
         except BaseException:
             # Stop this call's own turn only: a SessionBusyError from the task means another caller's turn runs.
             if not task.done():
                 task.cancel()
+            self._give_back(ahead[0])
             raise
         finally:
             self._settle(view, note)
+
+    def _give_back(self, turns: list[Unstarted]) -> None:
+        """The turns an asking call took and never ran (it was cancelled first) begin in the background after all,
+        as if it had never taken them."""
+        with contextlib.suppress(RuntimeError):  # no loop left to run them on: they were withdrawn (cancelled)
+            self._begin_in_background(self._unstarted.give_back(turns))
 
     def _asked(self, text: str, parts: list[AttachmentPart], output_type: Any) -> Coroutine[Any, Any, Message]:
         """The asking call's own turn: it never steers one that runs (it waits for that turn, then asks)."""
@@ -576,17 +627,23 @@ class ChatWidget(SessionView):
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
-        note, view, parts = self._show_turn(text, message_attachments(attach), show, live=False)
+        note, view, parts, ahead = self._show_turn(text, message_attachments(attach), show, live=False)
         start = lambda: without_a_page(self.session, self._asked(text, parts, output_type))  # noqa: E731
-        reply = self._wait_turn(start, view, note)
+        reply = self._wait_turn(start, view, note, ahead)
         return reply if output_type is None else typed(reply)
 
     def _wait_turn(
-        self, start: Callable[[], Coroutine[Any, Any, Message]], view: TurnView | None, note: WaitingNote
+        self,
+        start: Callable[[], Coroutine[Any, Any, Message]],
+        view: TurnView | None,
+        note: WaitingNote,
+        ahead: tuple[list[Unstarted], list[Unstarted]],
     ) -> Message:
+        # On a loop of its own: this cell blocks the kernel's, where the turns sent before it were to begin.
         loop = private_loop()
         began, abandoned = threading.Event(), threading.Event()
-        future = asyncio.run_coroutine_threadsafe(shown_in(self.session, view, start, note, began, abandoned), loop)
+        then = lambda: shown_in(self.session, view, start, note, began, abandoned)  # noqa: E731
+        future = asyncio.run_coroutine_threadsafe(run_ahead(*ahead, then), loop)
         try:
             return wait_with_comms(future)
         except BaseException:
@@ -601,15 +658,17 @@ class ChatWidget(SessionView):
                 session, deadline = self.session, time.monotonic() + 5
                 while session.busy and time.monotonic() < deadline:
                     time.sleep(0.01)
+            self._give_back(ahead[0])
             raise
         finally:
             self._settle(view, note)
 
     def _show_turn(
         self, text: str, parts: list[AttachmentPart], show: bool, *, live: bool
-    ) -> tuple[WaitingNote, TurnView | None, list[AttachmentPart]]:
+    ) -> tuple[WaitingNote, TurnView | None, list[AttachmentPart], tuple[list[Unstarted], list[Unstarted]]]:
         """Checks that a turn can start with ``parts`` (converted already; a running turn is waited for: the note
-        says so in the calling cell); with ``show``, displays the view of that turn in the calling cell."""
+        says so in the calling cell); with ``show``, displays the view of that turn in the calling cell. Takes the
+        turns started before and not begun yet (``send``'s), which the asking call runs first, in order."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError("ask() needs a non-empty message")
         # Refused before anything shows: no empty view of a turn that never starts. Busy is no refusal: it waits
@@ -619,9 +678,14 @@ class ChatWidget(SessionView):
         if not live:
             check_can_block(self.session)
         in_kernel = kernel_support().kind.startswith("ipykernel")
-        note = WaitingNote(self.session, in_kernel=in_kernel, live=live)
+        ahead = self._unstarted.take_all()
+        try:
+            note = WaitingNote(self.session, in_kernel=in_kernel, live=live, ahead=bool(ahead[0] or ahead[1]))
+        except BaseException:
+            self._give_back(ahead[0])
+            raise
         if not show or not in_kernel:
-            return note, None, parts
+            return note, None, parts, ahead
         from IPython.display import display
 
         # It shows the turn the asking call's own task starts (``shown_in``), from where the conversation stands then.
@@ -631,8 +695,9 @@ class ChatWidget(SessionView):
         except BaseException:
             view.close()  # no turn will settle it
             note.settle()
+            self._give_back(ahead[0])
             raise
-        return note, view, parts
+        return note, view, parts, ahead
 
     def stop(self) -> bool:
         """Stops the running turn; returns whether one was running."""

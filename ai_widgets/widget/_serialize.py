@@ -29,6 +29,7 @@ from ai_widgets.messages import (
     Usage,
 )
 from ai_widgets.tools import ToolDefinition, ToolOutcome
+from ai_widgets.widget._help import troubleshooting_link
 from ai_widgets.widget._thumbnail import image_thumbnail
 
 __all__ = [
@@ -298,7 +299,7 @@ CALL_FIELDS = (
 #: "raised", "preview": text}``, what it returned or raised after the stop (discarded), or ``None``.
 AFTER_STOP_FIELDS = ("stopping", "late")
 #: A message's fields that a ``msg`` op carries (the front end's ``MESSAGE_FIELDS``).
-MESSAGE_FIELDS = ("status", "status_text", "finish_reason", "usage", "error")
+MESSAGE_FIELDS = ("status", "status_text", "finish_reason", "usage", "error", "error_kind", "error_help")
 
 
 def call_fields(part: ToolCallPart) -> dict[str, Any]:
@@ -404,6 +405,9 @@ def message_fields(message: Message) -> dict[str, Any]:
         "finish_reason": None if message.finish_reason is None else message.finish_reason.value,
         "usage": usage_dict(message.usage),
         "error": json_scalar(message.error),
+        # What kind of failure or limit (the view's action: Retry or Continue), and its troubleshooting entry.
+        "error_kind": None if message.error_kind is None else message.error_kind.value,
+        "error_help": troubleshooting_link(message),
     }
 
 

@@ -2,9 +2,11 @@
 messages it shows, for every reader that cannot run the widget (a notebook saved without widget state, GitHub,
 nbviewer, ``jupyter nbconvert``).
 
-Nothing here trusts what a model or a tool wrote: every text is escaped (HTML) or neutralised (markdown: no raw
-HTML, no links, code as escaped ``<code>``), links are only ever ``http(s)`` and images only inline raster data, so
-nothing in a transcript can run script, whichever renderer shows it, trusted or not.
+Nothing here trusts what a model or a tool wrote. In the HTML, its markdown is rendered through an allow-list
+(``_markdown``: tables, code blocks, emphasis, lists, ``http(s)`` links; raw HTML and the rest as escaped text) and
+every other text is escaped; in the markdown, it is neutralised (no raw HTML, no links, code as escaped ``<code>``).
+Links are only ever ``http(s)`` (or ``mailto:`` in rendered markdown) and images only inline raster data, so nothing
+in a transcript can run script, whichever renderer shows it, trusted or not.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ai_widgets.messages import (
 )
 from ai_widgets.messages._files import human_size
 from ai_widgets.outcome import Attachment, CellRun, outcome_summary
+from ai_widgets.widget._markdown import markdown_html
 
 __all__ = ["transcript_html", "transcript_markdown"]
 
@@ -289,9 +292,15 @@ def html_block(block: Block) -> str:
         case Code(text=text):
             return html_pre(text)
         case Prose(text=text):
-            return f'<div style="white-space: pre-wrap">{escaped(text)}</div>'
+            return html_markdown(text)
         case File():
             return html_file(block)
+
+
+def html_markdown(text: str, style: str = "") -> str:
+    """A model's or a tool's markdown, rendered with nothing in it that can run."""
+    shown = f' style="{style}"' if style else ""
+    return f'<div class="aiw-transcript-text"{shown}>{markdown_html(text)}</div>'
 
 
 def html_call(part: ToolCallPart) -> str:
@@ -305,18 +314,18 @@ def html_message(message: Message) -> str:
         if isinstance(part, TextPart) and (answer := answer_blocks(part)) is not None:
             rows.extend(html_block(block) for block in answer)
         elif isinstance(part, TextPart):
-            rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div>')
+            rows.append(html_markdown(cut(part.text, MAX_TEXT_CHARS)))
         elif isinstance(part, ReasoningPart):
             rows.append(
                 f'<details><summary style="{DIM}">Reasoning</summary>'
-                f'<div style="white-space: pre-wrap; {DIM}">{escaped(cut(part.text, MAX_TEXT_CHARS))}</div></details>'
+                f"{html_markdown(cut(part.text, MAX_TEXT_CHARS), DIM)}</details>"
             )
         elif isinstance(part, ToolCallPart):
             rows.append(html_call(part))
         elif isinstance(part, FilePart):
             rows.append(html_file(file(part.name, part.media_type, data=part.data, url=part.url, size=part.size)))
         elif isinstance(part, PlanPart):
-            rows.append(f'<div style="white-space:pre-wrap">{escaped(cut(part.markdown(), MAX_TEXT_CHARS))}</div>')
+            rows.append(html_markdown(cut(part.markdown(), MAX_TEXT_CHARS)))
     note = status_note(message)
     if note is not None:
         rows.append(f'<div style="{DIM}"><em>({escaped(note)})</em></div>')
@@ -391,8 +400,8 @@ def transcript_html(
     transcript_id: str | None = None,
     context_cut: ContextCut | None = None,
 ) -> str:
-    """The messages (the newest that fit in ``limit`` characters) as HTML in which every text is escaped: safe in
-    any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
+    """The messages (the newest that fit in ``limit`` characters) as HTML in which their markdown is rendered through an
+    allow-list and every other text escaped: safe in any renderer, trusted or not. With ``transcript_id`` (a letter, then letters, digits, ``-`` and ``_``), it is the output shown
     after a live view's: it carries that id, and the style that shows one of the two. With ``context_cut``, a line
     says where the last request stopped sending (before the first message it carried)."""
     shown, left_out = newest(messages, html_message, limit)

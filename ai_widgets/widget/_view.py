@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import traitlets
 from ai_widgets._rich import is_rich
 from ai_widgets._threads import running_loop
 from ai_widgets.approval import ApprovalError, DefaultApprovalPolicy
-from ai_widgets.attachments import AttachmentError, AttachmentPart, object_parts
+from ai_widgets.attachments import AttachmentError, AttachmentPart, File, object_parts
 from ai_widgets.changes import ContextCut
 from ai_widgets.messages import InputResponseError, Message, MessageStatus, ToolCallPart
 from ai_widgets.session import CODE_TOOLS, CancelError, ChatSession, UnknownToolCallError, turn_loop
@@ -46,6 +46,7 @@ from ai_widgets.widget._actions import (
     DescribeAction,
     EditAction,
     InsertCellAction,
+    NewChatAction,
     OlderAction,
     PromptAction,
     PromptsAction,
@@ -64,7 +65,7 @@ from ai_widgets.widget._actions import (
 )
 from ai_widgets.widget._apps import AppHost
 from ai_widgets.widget._bench import Bench, BenchError
-from ai_widgets.widget._branch_view import branch_marked, branch_marks, run_branch_turn, switch_branch
+from ai_widgets.widget._branch_view import branch_marked, branch_marks, new_chat, run_branch_turn, switch_branch
 from ai_widgets.widget._bridge import PatchStream, SessionBridge
 from ai_widgets.widget._bundle import loader_traits, shared_bundle
 from ai_widgets.widget._cells import CellActions
@@ -276,6 +277,13 @@ class SessionView(anywidget.AnyWidget):
         with self._patches.lock:
             return super().get_state(key, drop_defaults)  # type: ignore[no-any-return]
 
+    def _told_new_chat(self, kept: int) -> None:
+        """Tells every view that a new chat started, and how many messages the earlier one kept (0: none); the transcript
+        beside the view follows the empty conversation, as it follows a switch of branch."""
+        if kept:
+            self._turn_ended(None)
+        self._send_custom(shown_json({"type": "new_chat", "kept": kept}))
+
     def _send_custom(self, content: dict[str, Any]) -> None:
         if self.comm is not None:
             ipywidgets.Widget.send(self, content)
@@ -455,7 +463,12 @@ class SessionView(anywidget.AnyWidget):
             case OlderAction(at=at, before=before):
                 self._on_turn_thread(lambda: self._send_older(at, before))
             case SendAction(text=text, attach=names, id=send_id):
-                self._send_with(text, names, send_id)
+                try:
+                    files = action.pasted()
+                except ValueError as exc:
+                    self._send_error(f"Not sent: {exc}", send_id)
+                    return
+                self._send_with(text, names, send_id, files)
             case CompleteAction(prefix=prefix, request=request):
                 self._complete(prefix, request)
             case DescribeAction(name=name, request=request):
@@ -472,6 +485,11 @@ class SessionView(anywidget.AnyWidget):
                 self._on_branch_turn(self.session.regenerate, regenerate=True)
             case SwitchBranchAction(message_id=message_id, index=index):
                 switch_branch(self.session, message_id, index, self._send_error)
+            case NewChatAction():
+                if self._scope != "chat":  # the asking cell's view shows one turn; the bench, a tool's form
+                    self._send_error("New chat is in the chat itself, not in this view.")
+                else:
+                    new_chat(self.session, self._send_error, self._told_new_chat)
             case StopAction():
                 self.session.stop()
             case RunUnaskedAction(on=on):
@@ -666,16 +684,14 @@ class SessionView(anywidget.AnyWidget):
         del name, arguments
         self._send_error("This view has no input box: send prompts from the chat's own.", send_id)
 
-    def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None) -> None:
+    def _send_with(self, text: str, names: tuple[str, ...], send_id: str | None, files: Sequence[File] = ()) -> None:
         """A ``send``: its ``@names`` resolved now and converted (off the kernel's loop when one must be drawn: a
-        figure, an image, a rich repr), so that one that cannot be refuses the whole message (an ``error`` echoing
-        ``id``: the view keeps its text and chips) before anything is sent; the provider's limits, for all of them
-        together, are the chat's ``check_send``."""
-        if not names:
-            self._on_send(text, [], send_id)
-            return
-        if self._scope != "chat":
-            self._on_send(text, [], send_id)  # refused there, with that view's own reason
+        figure, an image, a rich repr), then the files pasted or dropped into the input box (an image or a PDF by
+        what its bytes are, text as text), so that one that cannot be refuses the whole message (an ``error``
+        echoing ``id``: the view keeps its text and chips) before anything is sent; the provider's limits, for all
+        of them together, are the chat's ``check_send``."""
+        if (not names and not files) or self._scope != "chat":
+            self._on_send(text, [], send_id)  # elsewhere refused with that view's own reason
             return
         try:
             values = resolve(user_namespace(), list(names))
@@ -690,6 +706,12 @@ class SessionView(anywidget.AnyWidget):
                     parts += object_parts(value, name=name)
                 except AttachmentError as exc:
                     self._send_error(f"@{name}: {exc}", send_id)  # which chip it is
+                    return
+            for file in files:
+                try:
+                    parts += object_parts(file, name=file.name)
+                except AttachmentError as exc:
+                    self._send_error(f"{file.name}: {exc}", send_id)
                     return
             self._on_send(text, parts, send_id)
 

@@ -34,13 +34,14 @@ class WaitingNote:
         in_kernel: Whether this runs in a Jupyter kernel, whose cell output shows the note.
         live: The turn starts on the asking cell's own thread (``ask``), so the note changes as it starts; else
             (``ask_sync``, whose turn starts on another thread) when the call returns.
+        ahead: Turns started before this call and not begun yet (``chat.send``'s) go first: it waits for them too.
     """
 
-    def __init__(self, session: ChatSession, *, in_kernel: bool, live: bool) -> None:
+    def __init__(self, session: ChatSession, *, in_kernel: bool, live: bool, ahead: bool = False) -> None:
         self._handle: Any = None
         self._live = live
         self._started = False
-        if in_kernel and session.busy:
+        if in_kernel and (session.busy or ahead):
             from IPython.display import display
 
             self._handle = display({"text/plain": WAITING}, raw=True, display_id=True)

@@ -1,17 +1,31 @@
 // Branches of the conversation, as the message controls show them (pure logic, no DOM): which action a message
-// offers (Edit on a person's message; Regenerate on the last reply, Retry on a last reply that failed or was
-// stopped), the `< 1/2 >` switcher's label and targets, and what a key does in the inline editor.
+// offers (Edit on a person's message; Regenerate on the last reply, Retry on a last reply that was stopped; a
+// failed one's error offers Retry, a paused one's Continue), the `< 1/2 >` switcher's label and targets, and what a
+// key does in the inline editor.
 
 import type { Branch, Message } from "./types";
 
 export type ReplyAction = "regenerate" | "retry" | null;
 
-/** What the last reply offers: Retry when it ended in error or was stopped, Regenerate when it finished
- * otherwise; nothing for a reply in progress, or one that is not the last. */
+/** What the last reply offers under it: Retry when it was stopped, Regenerate when it finished otherwise; nothing
+ * for a reply in progress, one that is not the last, or one that failed (its error offers Retry: see
+ * `errorAction`). */
 export function replyAction(message: Pick<Message, "role" | "status">, isLast: boolean): ReplyAction {
   if (message.role !== "assistant" || !isLast) return null;
-  if (message.status === "error" || message.status === "cancelled") return "retry";
+  if (message.status === "cancelled") return "retry";
   if (message.status === "completed" || message.status === "limit_reached") return "regenerate";
+  return null;
+}
+
+export type ErrorAction = "retry" | "continue" | null;
+
+/** The one action the last reply's error offers, by its kind: Retry (answer the last message again) after a
+ * failure, Continue (go on from where it stopped) only after a loop or budget limit; nothing for a reply that was
+ * answered but not saved (asking again would not help), or one that is not the last. */
+export function errorAction(message: Pick<Message, "role" | "status" | "error_kind">, isLast: boolean): ErrorAction {
+  if (message.role !== "assistant" || !isLast) return null;
+  if (message.status === "limit_reached") return "continue";
+  if (message.status === "error") return message.error_kind === "history_unsaved" ? null : "retry";
   return null;
 }
 

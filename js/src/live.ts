@@ -35,7 +35,7 @@ export type StoreEvent =
 
 /** A message's fields that a `msg` op carries: the one list of them on this side (the kernel's is
  * `MESSAGE_FIELDS` in ai_widgets/widget/_serialize.py; a test checks the two agree). */
-export const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage", "error"] as const;
+export const MESSAGE_FIELDS = ["status", "status_text", "finish_reason", "usage", "error", "error_kind", "error_help"] as const;
 /** A tool call's fields that a `call` op carries (the kernel's `CALL_FIELDS`, same order). */
 export const CALL_FIELDS = [
   "state",

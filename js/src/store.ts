@@ -296,7 +296,7 @@ export class ChatStore {
       const call = typeof msg.tool_call_id === "string" ? { callId: msg.tool_call_id } : {};
       const fields = typeof msg.tool_call_id === "string" || msg.fields !== undefined ? { fields: textFields(msg.fields) } : {};
       this.emit({ kind: "error", message: String(msg.message ?? "error"), ...id, ...call, ...fields });
-    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent" || msg.type === "returned" || msg.type === "prompts" || msg.type === "app_reply" || msg.type === "resource" || msg.type === "cell_action") {
+    } else if (msg.type === "completions" || msg.type === "attachment" || msg.type === "sent" || msg.type === "returned" || msg.type === "new_chat" || msg.type === "prompts" || msg.type === "app_reply" || msg.type === "resource" || msg.type === "cell_action") {
       this.emit({ kind: "reply", message: msg });
     }
   }

@@ -242,6 +242,10 @@ export interface Message {
   finish_reason?: string | null;
   usage?: Usage | null;
   error?: string | null;
+  /** What kind of failure or limit ended the reply (the kernel's ErrorKind: "request", "max_iterations", ...). */
+  error_kind?: string | null;
+  /** The troubleshooting page's entry for that error (a link), or null. */
+  error_help?: string | null;
   status_text?: string | null;
   created_at?: number | null;
   parts: Part[];
@@ -369,7 +373,7 @@ export type PatchOp =
 export type OutgoingMessage =
   | { type: "sync"; have: number; last?: string }
   | { type: "older"; at: number; before: string }
-  | { type: "send"; text: string; attach?: string[]; id?: string }
+  | { type: "send"; text: string; attach?: string[]; files?: { name: string; media_type: string; data: string }[]; id?: string }
   | { type: "complete"; prefix: string; request: number }
   | { type: "describe"; name: string; request: number }
   | { type: "prompts"; request: number }
@@ -387,6 +391,7 @@ export type OutgoingMessage =
   | { type: "edit"; message_id: string; text: string }
   | { type: "regenerate" }
   | { type: "switch_branch"; message_id: string; index: number }
+  | { type: "new_chat" }
   | { type: "bench_open"; tool_call_id: string }
   | { type: "bench_run"; id: string; arguments: JsonObject }
   | { type: "bench_close"; id: string }

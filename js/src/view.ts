@@ -484,7 +484,7 @@ export class ChatView {
     }
   }
 
-  /** The parts of the shell that depend on the conversation: suggestions, turn banner, usage. */
+  /** The parts of the shell that depend on the conversation: suggestions, the last message's mark, usage. */
   private updateShell(): void {
     const at = (offset: number): Message | undefined => {
       const id = this.list.lastId(offset);
@@ -492,7 +492,6 @@ export class ChatView {
     };
     const suggestions = this.model.get("suggestions");
     this.shell.setSuggestions(Array.isArray(suggestions) ? suggestions : []);
-    this.shell.setTurnBanner(at(0));
     const lastId = this.list.lastId(0);
     if (lastId !== this.lastMarked) {
       if (this.lastMarked !== undefined && this.list.has(this.lastMarked)) this.list.get(this.lastMarked)?.setLast(false);

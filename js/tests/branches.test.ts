@@ -2,21 +2,35 @@
 // shows (render/branches.ts), and the store's "cut" op, which drops what left the active path.
 
 import { describe, expect, it } from "vitest";
-import { branchLabel, branchOf, branchTarget, editKey, editableText, replyAction } from "../src/branches";
+import { branchLabel, branchOf, branchTarget, editKey, editableText, errorAction, replyAction } from "../src/branches";
 import { $, FakeModel, assistant, mount, user } from "./helpers";
 
 const key = (k: string, extra: Partial<KeyboardEvent> = {}) =>
   ({ key: k, shiftKey: false, altKey: false, ctrlKey: false, metaKey: false, isComposing: false, keyCode: 0, ...extra }) as KeyboardEvent;
 
 describe("the rules", () => {
-  it("offers Regenerate on the last finished reply and Retry on one that failed or was stopped", () => {
+  it("offers Regenerate on the last finished reply and Retry on one that was stopped", () => {
     expect(replyAction({ role: "assistant", status: "completed" }, true)).toBe("regenerate");
     expect(replyAction({ role: "assistant", status: "limit_reached" }, true)).toBe("regenerate");
-    expect(replyAction({ role: "assistant", status: "error" }, true)).toBe("retry");
+    expect(replyAction({ role: "assistant", status: "error" }, true)).toBeNull(); // its error offers Retry
     expect(replyAction({ role: "assistant", status: "cancelled" }, true)).toBe("retry");
     expect(replyAction({ role: "assistant", status: "in_progress" }, true)).toBeNull();
     expect(replyAction({ role: "assistant", status: "completed" }, false)).toBeNull();
     expect(replyAction({ role: "user", status: "completed" }, true)).toBeNull();
+  });
+
+  it("gives the last reply's error the one action for its kind: Retry after a failure, Continue after a limit", () => {
+    const last = (status: string, error_kind: string | null) => errorAction({ role: "assistant", status, error_kind } as never, true);
+    expect(last("error", "request")).toBe("retry"); // a connection failure: never Continue
+    expect(last("error", "context_too_long")).toBe("retry");
+    expect(last("error", null)).toBe("retry"); // a reply saved before kinds were kept
+    expect(last("error", "history_unsaved")).toBeNull(); // the reply was answered: asking again would not help
+    expect(last("limit_reached", "max_iterations")).toBe("continue");
+    expect(last("limit_reached", "max_cost")).toBe("continue");
+    expect(last("limit_reached", null)).toBe("continue");
+    expect(last("completed", null)).toBeNull();
+    expect(last("cancelled", null)).toBeNull();
+    expect(errorAction({ role: "assistant", status: "error", error_kind: "request" } as never, false)).toBeNull();
   });
 
   it("reads a branch mark strictly, and steps within it", () => {
@@ -88,17 +102,21 @@ describe("the controls", () => {
     expect($(root, ".aiw-banner-kernel").textContent).toContain("A reply is still running");
   });
 
-  it("offer Retry on a last reply that failed, and Regenerate only on the last one", async () => {
+  it("offer Retry on a last reply that failed (in its error, once), and Regenerate only on the last one", async () => {
     const { model, view, root } = await chat();
     model.finish(user("u2", 2, "again"));
-    model.finish(assistant("a2", 3, [{ kind: "text", text: "half" }], { status: "error", error: "boom" }));
+    model.finish(assistant("a2", 3, [{ kind: "text", text: "half" }], { status: "error", error: "boom", error_kind: "request" }));
     view.flush();
     expect($(root, '.aiw-message[data-id="a1"] .aiw-regenerate').hidden).toBe(true);
-    const retry = $<HTMLButtonElement>(root, '.aiw-message[data-id="a2"] .aiw-regenerate');
+    expect($(root, '.aiw-message[data-id="a2"] .aiw-regenerate').hidden).toBe(true); // the error has it
+    const retry = $<HTMLButtonElement>(root, '.aiw-message[data-id="a2"] .aiw-error-action');
     expect(retry.hidden).toBe(false);
     expect(retry.dataset.label).toBe("Retry");
     expect(retry.getAttribute("aria-label")).toBe("Retry: answer the last message again");
-    expect($(root, ".aiw-continue").hidden).toBe(false); // the banner's Continue after an error too
+    expect([...root.querySelectorAll("button")].some((b) => b.dataset.label === "Continue")).toBe(false);
+    retry.click();
+    expect(model.sent.at(-1)).toEqual({ type: "regenerate" });
+    expect(retry.disabled).toBe(true);
   });
 
   it("edit in place: Enter sends the new text, Escape puts the message back", async () => {
@@ -164,5 +182,64 @@ describe("the cut op", () => {
     model.patch(["cut", "1"], ["cut"], ["cut", -1]);
     view.flush();
     expect(root.querySelectorAll(".aiw-message").length).toBe(2);
+  });
+});
+
+const branchCss = import.meta.glob<string>("../src/styles/branches.css", { eager: true, query: "?raw", import: "default" })[
+  "../src/styles/branches.css"
+];
+
+describe("the controls' size", () => {
+  it("makes the branch arrows, Edit and Regenerate targets of at least 24 px each way", () => {
+    const rule = (selector: string): string => {
+      const at = branchCss.indexOf(`${selector} {`);
+      expect(at, selector).toBeGreaterThan(-1);
+      return branchCss.slice(at, branchCss.indexOf("}", at));
+    };
+    expect(rule(".aiw-branch-row button")).toMatch(/min-height:\s*24px/);
+    const arrows = rule(".aiw-branch-next");
+    expect(arrows).toMatch(/min-width:\s*24px/);
+    expect(arrows).toMatch(/min-height:\s*24px/);
+  });
+});
+
+describe("New chat", () => {
+  it("asks the kernel for a fresh conversation, then says where the one before went", async () => {
+    const { model, view, root } = await chat();
+    const button = $<HTMLButtonElement>(root, ".aiw-new-chat");
+    expect(button.hidden).toBe(false);
+    expect(button.textContent).toBe("New chat");
+    model.set("_busy", true);
+    view.flush();
+    expect(button.disabled).toBe(true); // a running turn: the kernel would refuse it
+    model.set("_busy", false);
+    view.flush();
+    button.click();
+    expect(model.sent.filter((m) => (m as { type: string }).type === "new_chat")).toEqual([{ type: "new_chat" }]);
+    // The kernel: a cut at 0 (every message left the active path), then its answer.
+    model.patch(["cut", 0]);
+    model.finishedCount = 0;
+    model.custom({ type: "new_chat", kept: 2 });
+    view.flush();
+    expect(root.querySelectorAll(".aiw-message").length).toBe(0);
+    expect($(root, ".aiw-empty").hidden).toBe(false);
+    const kept = $(root, ".aiw-empty-kept");
+    expect(kept.hidden).toBe(false);
+    expect(kept.textContent).toContain("The previous one is kept");
+    expect(button.hidden).toBe(true); // nothing to set aside in an empty chat
+    // The new chat's first message: the note goes and the button is back.
+    model.finish(user("u2", 0, "hello"));
+    view.flush();
+    expect(kept.hidden).toBe(true);
+    expect(button.hidden).toBe(false);
+  });
+
+  it("says nothing of a kept conversation when there was none", async () => {
+    const model = new FakeModel();
+    const { view, root } = await mount(model);
+    expect($(root, ".aiw-new-chat").hidden).toBe(true);
+    model.custom({ type: "new_chat", kept: 0 });
+    view.flush();
+    expect($(root, ".aiw-empty-kept").hidden).toBe(true);
   });
 });

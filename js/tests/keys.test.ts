@@ -43,10 +43,10 @@ function waitingCall(model: FakeModel, view: { flush(): void }, id = "c9", index
 }
 
 describe("the tab order", () => {
-  it("is the conversation, the suggestions, the input box, Send: one stop each, whatever the cards hold", async () => {
+  it("is the conversation, the suggestions, the input box, Send, New chat: one stop each, whatever the cards hold", async () => {
     const { root } = await conversation();
     const stops = tabStops(root);
-    expect(stops.map((el) => el.className)).toEqual(["aiw-message", "aiw-suggestion", "aiw-input"]);
+    expect(stops.map((el) => el.className)).toEqual(["aiw-message", "aiw-suggestion", "aiw-input", "aiw-btn aiw-btn-small aiw-new-chat"]);
     expect((stops[0] as HTMLElement).dataset.id).toBe("a1"); // the newest message
     expect(root.querySelectorAll(".aiw-messages button").length).toBeGreaterThan(2); // toggles and copy, not stops
   });
@@ -153,6 +153,49 @@ describe("approvals and the keyboard", () => {
     expect(document.activeElement).toBe(second);
     second.click();
     expect(document.activeElement).toBe($(root, ".aiw-input"));
+  });
+
+  // Before: "Approval needed: …" stayed in the live region after the decision, read again by a screen reader.
+  it("the announcement is cleared once the approval is decided here", async () => {
+    const { root, model, view } = await conversation();
+    waitingCall(model, view);
+    await settle();
+    const announcer = $(root, ".aiw-announce");
+    expect(announcer.textContent).toContain("Approval needed: Delete notes.txt?");
+    $<HTMLButtonElement>(root, ".aiw-approve-once").click();
+    await settle();
+    expect(announcer.textContent).toBe("");
+  });
+
+  it("the announcement is cleared when the decision comes from elsewhere (another view, the kernel)", async () => {
+    const { root, model, view } = await conversation();
+    waitingCall(model, view);
+    await settle();
+    model.patch(["call", "a2", "c9", { state: "running", decision: "approved" }]);
+    view.flush();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toBe("");
+  });
+
+  it("after one of two decisions, the one still waiting is announced", async () => {
+    const { root, model, view } = await conversation();
+    model.patch([
+      "start",
+      assistant("a2", 2, [
+        call("c8", "delete", { state: "awaiting_approval", approval_reason: "Delete a?" }),
+        call("c9", "delete", { state: "awaiting_approval", approval_reason: "Delete b?" }),
+      ]),
+    ]);
+    view.flush();
+    await settle();
+    const [first, second] = root.querySelectorAll<HTMLButtonElement>(".aiw-approve-once");
+    expect($(root, ".aiw-announce").textContent).toContain("Delete b?"); // the newest
+    second.click();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toContain("Delete a?");
+    first.click();
+    await settle();
+    expect($(root, ".aiw-announce").textContent).toBe("");
   });
 
   it("does not take the focus from the notebook when it appears", async () => {

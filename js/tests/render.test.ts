@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { safeLink } from "../src/render/replyerror";
 import type { ToolCallState } from "../src/types";
 import { $, FakeModel, assistant, call, mount, settle, user } from "./helpers";
 
@@ -56,26 +57,67 @@ describe("messages and parts", () => {
     expect(line.hidden).toBe(true);
   });
 
-  it("shows notes and the turn banner for error and limit (both with Continue) and cancel", async () => {
+  // Before: every error showed twice, an inline note and a banner whose primary button was Continue (after a
+  // connection failure, the wrong action).
+  it("says a reply's error once, in the reply, with the action for its kind and a troubleshooting link", async () => {
     const model = new FakeModel();
     const { view, root } = await mount(model);
-    model.patch(["start", assistant("a1", 0)], ["msg", "a1", { status: "error", error: "boom" }]);
+    const help = "docs/troubleshooting.md#providererror";
+    model.patch(["start", assistant("a1", 0)], ["msg", "a1", { status: "error", error: "Could not reach the server.", error_kind: "request", error_help: help }]);
     view.flush();
-    const banner = $(root, ".aiw-turn-banner");
-    expect(banner.hidden).toBe(false);
-    expect(banner.textContent).toContain("boom");
-    expect($(root, ".aiw-continue").hidden).toBe(false); // the kernel goes on after an error too (issue 20)
-    model.patch(["msg", "a1", { status: "limit_reached", error: null }]);
+    const error = $(root, ".aiw-message[data-id='a1'] .aiw-reply-error");
+    expect(error.hidden).toBe(false);
+    expect(error.getAttribute("role")).toBe("alert");
+    expect(error.textContent).toContain("Could not reach the server.");
+    expect(root.textContent!.split("Could not reach the server.").length).toBe(2); // said once
+    const action = $<HTMLButtonElement>(error, ".aiw-error-action");
+    expect(action.dataset.label).toBe("Retry"); // drawn by CSS: not part of the reply's text
+    expect(root.querySelector(".aiw-continue, .aiw-turn-banner")).toBeNull(); // no banner for one reply
+    const link = $<HTMLAnchorElement>(error, "a.aiw-error-help");
+    expect(link.getAttribute("href")).toBe(help);
+    expect(link.target).toBe("_blank");
+    expect(link.rel).toContain("noopener");
+    action.click();
+    expect(model.sent.at(-1)).toEqual({ type: "regenerate" });
+
+    model.patch(["msg", "a1", { status: "limit_reached", error: "Paused at the limit (max_iterations).", error_kind: "max_iterations", error_help: "docs/troubleshooting.md#max-iterations" }]);
     view.flush();
-    const cont = $<HTMLButtonElement>(root, ".aiw-continue");
-    expect(cont.hidden).toBe(false);
-    cont.click();
+    expect(action.dataset.label).toBe("Continue"); // only after a loop or budget limit
+    expect(action.disabled).toBe(false);
+    expect(error.dataset.kind).toBe("limit_reached");
+    action.click();
     expect(model.sent.at(-1)).toEqual({ type: "continue" });
-    expect(cont.disabled).toBe(true);
-    model.patch(["msg", "a1", { status: "cancelled" }]);
+    expect(action.disabled).toBe(true);
+    model.custom({ type: "error", message: "A reply is still running" }); // the kernel refused it: click again
     view.flush();
-    expect(banner.hidden).toBe(true);
+    expect(action.disabled).toBe(false);
+
+    model.patch(["msg", "a1", { status: "cancelled", error: null, error_kind: null, error_help: null }]);
+    view.flush();
+    expect(error.hidden).toBe(true);
     expect($(root, ".aiw-note").textContent).toBe("Stopped");
+  });
+
+  it("a reply's error that is not the last offers no action, and one with no link shows none", async () => {
+    const model = new FakeModel();
+    model.finish(assistant("a1", 0, [], { status: "error", error: "boom" }), { notify: false });
+    model.finish(user("u1", 1, "again"), { notify: false });
+    model.finish(assistant("a2", 2, [{ kind: "text", text: "ok" }], { status: "completed" }), { notify: false });
+    const { view, root } = await mount(model);
+    model.custom({ type: "snapshot", live: [] });
+    view.flush();
+    // The earlier messages are built when idle (render/backfill.ts).
+    for (let i = 0; i < 100 && root.querySelector(".aiw-unbuilt"); i++) await new Promise((r) => setTimeout(r, 20));
+    const error = $(root, ".aiw-message[data-id='a1'] .aiw-reply-error");
+    expect(error.textContent).toContain("boom");
+    expect($(error, ".aiw-error-action").hidden).toBe(true);
+    expect($(error, ".aiw-error-help").hidden).toBe(true);
+    // A saved notebook's state is not trusted: only a web address or a relative path becomes the link.
+    expect(safeLink("docs/troubleshooting.md#providererror")).toBe(true);
+    expect(safeLink("https://example.org/troubleshooting/#max-cost")).toBe(true);
+    expect(safeLink("javascript:alert(1)")).toBe(false);
+    expect(safeLink(" JavaScript:alert(1)")).toBe(false);
+    expect(safeLink("data:text/html,<b>x</b>")).toBe(false);
   });
 
   it("shows kernel errors as dismissible banners", async () => {

@@ -87,6 +87,34 @@ describe("decisions and time", () => {
     expect($(card, ".aiw-decision").textContent).toBe("Allowed once after 30s");
   });
 
+  it("says who let it run while collapsed: you, an earlier Allow always, or nobody asked", async () => {
+    const cases: [Partial<ToolCallPart>, string | null, string][] = [
+      [{ decision: "approved", approval_requested_at: 1000, run_started_at: 1002 }, "allowed by you", "Allowed once after 2.0s"],
+      [{ decision: "approved_always", approval_requested_at: 1000, run_started_at: 1001 }, "allowed by you", "Allowed always after 1.0s"],
+      [{ decision: "approved_always", decision_remembered: true }, "allowed always", "Ran without asking: a person chose Allow always for this tool earlier"],
+      [{ unasked_reason: "KernelTools(ask='never')" }, "ran without asking", "Ran without asking: KernelTools(ask='never')"],
+      [{}, null, ""], // a tool that asks nobody
+    ];
+    for (const [extra, label, title] of cases) {
+      const { card } = await cardOf({ state: "completed", outcome: { status: "success", value: 1 }, ...extra });
+      expect($(card, ".aiw-tool-body").hidden).toBe(true); // collapsed
+      const shown = [...card.querySelectorAll<HTMLElement>(".aiw-allowed-by-you, .aiw-remembered, .aiw-unasked")].filter((b) => !b.hidden);
+      expect(shown.map((b) => b.textContent)).toEqual(label ? [label] : []);
+      if (label) expect(shown[0].title).toBe(title);
+    }
+    const declined = await cardOf({ state: "rejected", decision: "rejected", outcome: { status: "failure", message: "no" } });
+    expect([...declined.card.querySelectorAll<HTMLElement>(".aiw-allowed-by-you, .aiw-remembered, .aiw-unasked")].every((b) => b.hidden)).toBe(true);
+  });
+
+  it("shows its decision badge once the person allows a call that waited", async () => {
+    const { model, view, card } = await cardOf({ state: "awaiting_approval", approval_requested_at: 1000 });
+    expect($(card, ".aiw-allowed-by-you").hidden).toBe(true);
+    model.patch(["call", "a1", "c1", { state: "running", decision: "approved", run_started_at: 1003 }]);
+    view.flush();
+    expect($(card, ".aiw-allowed-by-you").hidden).toBe(false);
+    expect($(card, ".aiw-allowed-by-you").title).toBe("Allowed once after 3.0s");
+  });
+
   it("shows no 0.0s for a call its agent ran whose news came in one piece, and its time when it took some", async () => {
     const quick = await cardOf({ state: "completed", provider_executed: true, run_started_at: 1000, finished_at: 1000.01 });
     expect($(quick.card, ".aiw-elapsed").textContent).toBe("");
@@ -146,7 +174,7 @@ describe("a result", () => {
 });
 
 describe("the tool-call limit", () => {
-  it("is said once: no note on the reply, the sentence in the banner, the unrun call marked not run", async () => {
+  it("is said once: the sentence in the reply's error, no note, the unrun call marked not run", async () => {
     const model = new FakeModel({ _tools: TOOLS, collapse_tool_calls: true });
     const { view, root } = await mount(model);
     const sentence =
@@ -171,9 +199,10 @@ describe("the tool-call limit", () => {
     expect($(message, ".aiw-tool-error-message").textContent).toBe(
       "Not run: this turn reached its limit of 1 round of tool calls.",
     );
-    const banner = $(root, ".aiw-turn-banner");
-    expect(banner.hidden).toBe(false);
-    expect(banner.textContent?.match(/limit of 1 round/g)?.length).toBe(1);
+    const error = $(message, ".aiw-reply-error"); // in the reply, with Continue: no banner says it again
+    expect(error.hidden).toBe(false);
+    expect(error.textContent?.match(/limit of 1 round/g)?.length).toBe(1);
+    expect($(error, ".aiw-error-action").dataset.label).toBe("Continue");
     expect(root.textContent?.match(/rounds? of tool calls per turn/g)?.length).toBe(1);
   });
 });

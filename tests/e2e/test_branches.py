@@ -105,13 +105,15 @@ def test_edit_regenerate_retry_and_switch(chromium_page, server, notebook_name, 
         "Answer 1 to: first question",
     ]
 
-    # Retry after an error: the banner offers Continue too; Retry answers again.
+    # Retry after an error: the reply's error offers it, once (no banner offers Continue); Retry answers again.
     send_from_input(widget, "fail")
     failed = last_assistant(widget)
     expect(failed).to_have_attribute("data-status", "error")
-    expect(widget.locator(".aiw-turn-banner .aiw-continue")).to_be_visible()
-    retry = failed.locator(".aiw-regenerate")
+    expect(widget.locator(".aiw-error-action[data-action='continue']")).to_have_count(0)
+    expect(failed.locator(".aiw-regenerate")).to_be_hidden()
+    retry = failed.locator(".aiw-reply-error .aiw-error-action")
     expect(retry).to_have_attribute("data-label", "Retry")
+    expect(failed.locator(".aiw-error-help")).to_be_visible()
     screenshot(widget, artifacts, "test_branches-retry-light")
     retry.click()
     expect(last_assistant(widget)).to_contain_text("to: fail")

@@ -231,9 +231,10 @@ def test_chat_cards_lab(chromium_page, server, notebook_name, artifacts):
     send_from_input(widget, "steps")
     reply = last_assistant(widget)
     expect(reply).to_have_attribute("data-status", "limit_reached", timeout=WAIT)
-    banner = widget.locator(".aiw-turn-banner")
-    expect(banner).to_be_visible()
+    error = reply.locator(".aiw-reply-error")  # said in the reply, with Continue: no banner says it again
+    expect(error).to_be_visible()
     expect(reply.locator(".aiw-note")).to_be_hidden()
+    expect(widget.locator(".aiw-banner")).to_have_count(0)
     assert widget.inner_text().count("Continue runs the 2 calls the model asked for next.") == 1
     skipped = reply.locator(".aiw-tool-card[data-state='skipped']")
     expect(skipped).to_have_count(2)
@@ -242,12 +243,12 @@ def test_chat_cards_lab(chromium_page, server, notebook_name, artifacts):
     requests = srv.kernel_json(nb, "len(transport.requests)")
     screenshot(widget, artifacts, "test_chat_cards_lab-limit")
 
-    widget.locator(".aiw-continue").click()
+    error.locator(".aiw-error-action[data-action='continue']").click()
     resumed = last_assistant(widget)
     expect(resumed).to_contain_text("Finished: did first, did second, did third.", timeout=WAIT)
     wait_idle(widget)
     expect(resumed.locator(".aiw-tool-card[data-state='completed']")).to_have_count(2)
-    expect(banner).to_be_hidden()
+    expect(resumed.locator(".aiw-reply-error")).to_be_hidden()
     assert srv.kernel_json(nb, "ran") == ["first", "second", "third"]
     assert srv.kernel_json(nb, "len(transport.requests)") == requests + 1  # the model did not redo the step
     screenshot(widget, artifacts, "test_chat_cards_lab-continued")

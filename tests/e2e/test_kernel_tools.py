@@ -261,7 +261,7 @@ def test_kernel_tools_lab(chromium_page, server, notebook_name, artifacts):
     screenshot(chat, artifacts, f"{name}-stopped")
     print(f"[timing] Stop to cancelled {took:.2f}s")
 
-    # "Run code without asking": the next card never asks and says it ran unasked.
+    # "Run code without asking": the next card never asks and says it ran without asking.
     switch = chat.locator(".aiw-unasked-switch")
     expect(switch).to_be_visible()
     switch.locator(".aiw-unasked-input").click()
@@ -271,7 +271,7 @@ def test_kernel_tools_lab(chromium_page, server, notebook_name, artifacts):
     card = chat.locator(".aiw-tool-card").nth(4)
     expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
     expect(card.locator(".aiw-unasked")).to_be_visible()
-    expect(card.locator(".aiw-unasked")).to_have_text("ran unasked")
+    expect(card.locator(".aiw-unasked")).to_have_text("ran without asking")
     expect(card.locator(".aiw-approve-once")).to_have_count(0)
     assert "awaiting_approval" not in page.evaluate("() => window.aiwStates"), "the unasked run asked"
     expect(card.locator(".aiw-cell-result")).to_contain_text("42")

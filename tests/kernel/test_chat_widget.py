@@ -633,3 +633,38 @@ def test_a_typed_answer_lands_in_a_variable_for_the_next_cell(k: ChatKernel, cel
         "print('CITY', type(city).__name__, city.population + 1, typed.session.messages[-1].output is city)"
     )
     assert printed.strip() == "CITY City 545001 True"
+
+
+# --- a cell that sends, then asks -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("asking", ["await chat.ask('two')", "chat.ask_sync('two')"], ids=["ii", "iii"])
+def test_send_then_ask_in_one_cell_answers_both_in_order(k: ChatKernel, asking: str) -> None:
+    """Before: the cell's ask took the session first (a blocking one before the sent turn could even begin), and
+    the sent message was answered after it, or lost with a stderr line "a turn started from the widget failed"."""
+    mark = k.fe.mark()
+    cell = k.fe.execute(f"pending = chat.send('one')\nreply = {asking}\nprint('REPLY', reply.text)")
+    content = k.fe.reply(cell, timeout=15)["content"]
+    assert content["status"] == "ok", content
+    k.fe.wait_idle(cell)
+    assert k.fe.stream_text(cell).strip() == "REPLY You said: two"
+    assert k.fe.stream_text(cell, "stderr") == ""
+    printed = k.fe.run("print('FIRST', (await pending).text)", timeout=15)
+    assert printed.strip() == "FIRST You said: one"
+    assert [m["text"] for m in k.state()["messages"]] == ["one", "You said: one", "two", "You said: two"]
+    assert not [c for c in k.fe.custom_messages(k.comm_id, mark) if c["type"] == "error"]
+
+
+def test_send_as_a_cells_last_expression_shows_nothing(k: ChatKernel) -> None:
+    """Before: ``<ReplyFuture at 0x… state=pending>`` showed under the cell (and in Voilà's page)."""
+    mark = k.fe.mark()
+    cell = k.fe.execute("chat.send('hi')")
+    assert k.fe.reply(cell, timeout=15)["content"]["status"] == "ok"
+    k.fe.wait_idle(cell)
+    shown = [
+        m["msg_type"]
+        for _, m in k.fe.iopub[mark:]
+        if m["parent_header"].get("msg_id") == cell and m["msg_type"] in ("execute_result", "display_data")
+    ]
+    assert shown == []
+    assert k.fe.run("print('SENT', (await _).text)", timeout=15).strip() == "SENT You said: hi"

@@ -20,6 +20,11 @@ from tests.widget.transcript_checks import HOSTILE, HOSTILE_NAMES, PNG, image_na
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+#: A reply in markdown: a saved notebook shows it formatted (a table, a code block, emphasis), not as its characters.
+ANSWER_THREE = (
+    "Answer three.\n\n| region | revenue |\n|---|--:|\n| East | **118** |\n\n```python\nprint('grew most')\n```\n\n"
+    "[see](javascript:alert('aiw-xss-md-link')) <img src=x onerror=alert('aiw-xss-md-img')>"
+)
 
 SETUP = f"""
 import base64
@@ -30,6 +35,7 @@ from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTrans
 HOSTILE = {HOSTILE!r}
 NAMES = {HOSTILE_NAMES!r}
 PNG = {PNG!r}
+ANSWER_THREE = {ANSWER_THREE!r}
 
 @tool
 def lookup(query: str) -> ToolOutcome:
@@ -46,7 +52,7 @@ def script(request):
     if "first" in request.last_user_text:
         return "Answer one."
     if "third" in request.last_user_text:
-        return "Answer three."
+        return ANSWER_THREE
     return ScriptedReply(tool_calls=[ScriptedToolCall(name="lookup", arguments={{"query": HOSTILE}})])
 
 chat = ChatWidget(transport=ScriptedTransport(script), tools=[lookup])
@@ -119,6 +125,9 @@ def test_saved_outputs_hold_the_conversation_as_of_the_last_turn(saved: Path) ->
     assert image_names(third["text/html"]) == [HOSTILE_NAMES[0]]
     assert HOSTILE_NAMES[1] in visible_text(third["text/html"])
     assert HOSTILE_NAMES[3] in image_names(chat["text/html"])
+    # The markdown output keeps the markdown (a renderer of the raw .ipynb formats it); the HTML has it rendered.
+    assert "| East | **118** |" in third["text/markdown"]
+    assert "<table" in third["text/html"]
     for data in (chat, first, second, third):
         assert script_problems(data["text/html"]) == []
         assert "<script" not in data["text/html"]
@@ -138,6 +147,12 @@ def test_nbconvert_html_shows_the_conversation_and_runs_none_of_it(saved: Path) 
     for said in ("the first question", "Answer one.", "the second question", "Answer two.", "tool says"):
         assert said in text, said
     assert "<script>alert('aiw-xss-script')</script>" in text  # the model's markup shows as the text it is
+    # Its markdown formatted: the table, the code block and the emphasis, as nbviewer shows them.
+    assert '<td style="border: 1px solid var(--jp-border-color2, #ddd); padding: 0.15em 0.5em">East</td>' in page
+    assert "<strong>118</strong>" in page
+    assert "<code class=\"language-python\">print('grew most')\n</code>" in page
+    assert "| East | **118** |" not in text
+    assert "[see](javascript:alert('aiw-xss-md-link'))" in text
     assert HOSTILE_NAMES[1] in text  # an attachment's hostile name too
     assert HOSTILE_NAMES[0] in image_names(page)
     # nbconvert's page has scripts of its own; none of ours, and no handler or script URL from the conversation.

@@ -364,7 +364,8 @@ async def test_a_server_that_is_down_is_a_clear_error() -> None:
     reply = await ChatSession(AGUITransport(url)).send("hi")
     assert reply.status is MessageStatus.ERROR
     assert reply.error is not None
-    assert f"Could not reach The AG-UI agent at {url}" in reply.error
+    # Before: "Could not reach The AG-UI agent at ...", a capital mid-sentence.
+    assert f"Could not reach the AG-UI agent at {url}: " in reply.error
     assert "Is the server running" in reply.error
     assert time.monotonic() - started < 10
 

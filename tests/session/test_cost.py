@@ -13,7 +13,7 @@ import pytest
 
 from ai_widgets import ChatSession, MessageStatus, SessionOptions, ToolCallState, tool
 from ai_widgets.events import UsageUpdate
-from ai_widgets.messages import Message, Role, TextPart
+from ai_widgets.messages import ErrorKind, Message, Role, TextPart
 from ai_widgets.messages._usage import format_usd
 from ai_widgets.transports import ChatRequest, ContextTooLongError, ScriptedReply, ScriptedToolCall, ScriptedTransport
 
@@ -105,6 +105,7 @@ async def test_max_cost_ends_the_turn_after_the_request_that_reached_it_and_cont
         "Paused at the budget of this turn: it spent $0.0006 of $0.0005 (max_cost); "
         "Continue runs the call the model asked for next, with a fresh budget."
     )
+    assert reply.error_kind is ErrorKind.MAX_COST  # the reply's error offers Continue
     resumed = await session.resume()
     # The skipped call runs first, then the model again: three more requests, a budget of its own.
     assert resumed.tool_calls[0].parsed_arguments == skipped.parsed_arguments

@@ -59,13 +59,21 @@ from ai_widgets.events import (
     UsageUpdate,
 )
 from ai_widgets.messages import (
+    ErrorKind,
     conversation_markdown,
     dump_messages,
     load_messages,
 )
 from ai_widgets.outcome import CellRun
-from ai_widgets.session import NoTransportError
-from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.session import NoTransportError, StreamProtocolError
+from ai_widgets.transports import (
+    ChatRequest,
+    ContextTooLongError,
+    ProviderError,
+    ScriptedReply,
+    ScriptedToolCall,
+    ScriptedTransport,
+)
 from tests.helpers import NeverAsk, wait_for
 
 # --- helpers ------------------------------------------------------------------------------------------------------
@@ -262,6 +270,7 @@ async def test_max_iterations_ends_the_turn_with_every_call_answered() -> None:
     assert reply.status is MessageStatus.LIMIT_REACHED
     assert reply.error is not None
     assert "max_iterations" in reply.error
+    assert reply.error_kind is ErrorKind.MAX_ITERATIONS  # the reply's error offers Continue
     last = reply.tool_calls[-1]
     assert last.state is ToolCallState.SKIPPED
     assert last.outcome is not None
@@ -274,6 +283,7 @@ async def test_max_iterations_ends_the_turn_with_every_call_answered() -> None:
     assert len(transport.requests) == 5  # one request: the model is not asked to redo the step
     assert resumed.text == "All done."
     assert resumed.status is MessageStatus.COMPLETED
+    assert resumed.error_kind is None
 
 
 async def test_the_limit_message_is_one_sentence_with_the_right_plural() -> None:
@@ -388,6 +398,25 @@ async def test_resume_after_the_limit_asks_about_a_skipped_call_that_needs_appro
     assert_every_call_answered(session.messages)
 
 
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (ProviderError("Could not reach the server at http://127.0.0.1:9"), ErrorKind.REQUEST),
+        (ConnectionError("refused"), ErrorKind.REQUEST),
+        (ContextTooLongError("too long for the model"), ErrorKind.CONTEXT_TOO_LONG),
+        (StreamProtocolError("a delta for a call that never started"), ErrorKind.STREAM_PROTOCOL),
+    ],
+    ids=["provider", "connection", "too-long", "protocol"],
+)
+async def test_a_failed_request_says_what_kind_of_failure_it_was(error: Exception, kind: ErrorKind) -> None:
+    """The reply's error says which kind it is, so the widget offers the action that fits (Retry) and the
+    troubleshooting page's entry for it."""
+    session = ChatSession(ScriptedTransport([ScriptedReply(error=error)]))
+    reply = await session.send("hi")
+    assert reply.status is MessageStatus.ERROR
+    assert reply.error_kind is kind
+
+
 async def test_resume_after_other_endings_only_asks_the_model() -> None:
     transport = ScriptedTransport([ScriptedReply(error=RuntimeError("down")), "Back."])
     session = ChatSession(transport)
@@ -440,6 +469,7 @@ async def test_consecutive_failures_end_the_turn_showing_the_error() -> None:
     assert len(reply.tool_calls) == 2
     assert reply.error is not None
     assert "2 rounds in a row" in reply.error
+    assert reply.error_kind is ErrorKind.TOOL_FAILURES
     assert "RuntimeError: secret token sk-1 leaked" in reply.error  # the person sees it
     assert_every_call_answered(session.messages)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import ai_widgets.widget._view as view_module
 from ai_widgets import ApprovalDecision, MessageStatus, SessionBusyError
 from ai_widgets.transports import ScriptedTransport
 from ai_widgets.widget import ChatWidget
@@ -94,3 +95,117 @@ async def test_session_send_refuses_while_a_turn_runs_when_it_may_not_steer(wire
     chat.session.approve(call_id, ApprovalDecision.REJECTED)
     await wait_for(lambda: not chat.session.busy)
     assert chat.messages[-1].status is MessageStatus.COMPLETED
+
+
+# --- a cell that sends, then asks ---------------------------------------------------------------------------------
+# Before: the asking call took the session first; the sent message was answered after it, or (where the session was
+# busy when the send's turn began) lost with a stderr line "a turn started from the widget failed: a turn is already
+# running".
+
+
+@pytest.fixture
+def on_this_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat's turns from ``send`` run on the test's loop, as in a kernel they run on the loop cells run on."""
+    monkeypatch.setattr(view_module, "main_loop", asyncio.get_running_loop)
+
+
+def conversation(chat: ChatWidget) -> list[str]:
+    return [m.text for m in chat.messages]
+
+
+BOTH_IN_ORDER = ["one", "You said: one", "two", "You said: two"]
+
+
+async def test_send_then_ask_answers_both_in_order(wire: Wire, shown: list[Any], on_this_loop: None) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("one")
+    reply = await chat.ask("two")
+    assert reply.text == "You said: two"
+    assert (await pending).text == "You said: one"
+    assert conversation(chat) == BOTH_IN_ORDER
+    note, view = shown
+    assert isinstance(note, Handle)
+    assert note.texts == [WAITING, WAITED]  # the cell says it waits for the message sent before
+    assert [m["parts"][0]["text"] for m in finished_messages(view)] == ["two", "You said: two"]  # its own turn only
+
+
+async def test_send_then_ask_from_another_loop_answers_both_in_order(wire: Wire, shown: list[Any]) -> None:
+    """Outside a kernel the chat's turns run on a loop of its own, on another thread."""
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("one")
+    reply = await chat.ask("two", show=False)
+    assert reply.text == "You said: two"
+    assert pending.result(timeout=5).text == "You said: one"
+    assert conversation(chat) == BOTH_IN_ORDER
+
+
+async def test_send_then_ask_sync_answers_both_in_order(wire: Wire, shown: list[Any], on_this_loop: None) -> None:
+    """The blocking cell holds the loop the sent turn was to start on: the asking call runs it first."""
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("one")
+    reply = chat.ask_sync("two", show=False)  # blocks this loop, as a cell blocks the kernel's
+    assert reply.text == "You said: two"
+    assert pending.result(timeout=0).text == "You said: one"
+    assert conversation(chat) == BOTH_IN_ORDER
+    await asyncio.sleep(0.05)  # the loop's own start of the sent turn finds it taken: nothing runs twice
+    assert conversation(chat) == BOTH_IN_ORDER
+
+
+async def test_a_sent_turn_that_needs_approval_is_waited_for_then_the_ask_runs(
+    wire: Wire, shown: list[Any], on_this_loop: None
+) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("delete a")
+    asked = asyncio.create_task(chat.ask("two", show=False))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    assert not asked.done()
+    chat.approve(chat.session.pending_approvals[0].tool_call_id, ApprovalDecision.APPROVED)
+    assert (await asked).text == "You said: two"
+    assert (await pending).text == "Deleting.Result: completed."
+    assert conversation(chat) == ["delete a", "Deleting.Result: completed.", "two", "You said: two"]
+
+
+async def test_a_sent_turn_cancelled_before_it_starts_never_runs(
+    wire: Wire, shown: list[Any], on_this_loop: None
+) -> None:
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("one")
+    assert pending.cancel()
+    reply = await chat.ask("two", show=False)
+    assert reply.text == "You said: two"
+    assert conversation(chat) == ["two", "You said: two"]
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+
+
+async def test_an_ask_cancelled_before_the_sent_turn_ran_leaves_that_turn_to_run(
+    wire: Wire, shown: list[Any], on_this_loop: None
+) -> None:
+    """The asking call took the sent turn over; cancelled before it ran it, it hands it back: the sent message is
+    answered as if nothing had asked after it, and the asking call's own message is never sent."""
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("one")
+    asked = asyncio.ensure_future(chat.ask("two", show=False))
+    await asyncio.sleep(0)  # the asking call has taken the sent turn (its first step), not run it
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    assert (await pending).text == "You said: one"
+    assert conversation(chat) == ["one", "You said: one"]
+
+
+async def test_an_ask_cancelled_while_the_sent_turn_runs_stops_that_turn(
+    wire: Wire, shown: list[Any], on_this_loop: None
+) -> None:
+    """An interrupt of the asking cell while the sent turn (which it runs) waits for approval stops that turn."""
+    chat = ChatWidget(transport=ScriptedTransport(script), tools=[delete_file])
+    pending = chat.send("delete a")
+    asked = asyncio.ensure_future(chat.ask("two", show=False))
+    await wait_for(lambda: bool(chat.session.pending_approvals))
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+    await wait_for(lambda: not chat.session.busy)
+    assert [m.status for m in chat.messages] == [MessageStatus.COMPLETED, MessageStatus.CANCELLED]

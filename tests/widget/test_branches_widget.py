@@ -106,8 +106,9 @@ async def test_a_click_racing_a_running_turn_is_refused(wire: Wire) -> None:
     front.handle({"type": "regenerate"})
     front.handle({"type": "edit", "message_id": before[0], "text": "no"})
     front.handle({"type": "switch_branch", "message_id": before[0], "index": 0})
+    front.handle({"type": "new_chat"})
     errors = [c["message"] for c in wire.custom(chat.comm.comm_id) if c["type"] == "error"]
-    assert errors == [BUSY_REFUSAL] * 3
+    assert errors == [BUSY_REFUSAL] * 4
     assert _ids(chat) == before
     assert chat.session.pending_approvals  # the call still waits
     front.handle({"type": "stop"})
@@ -145,6 +146,48 @@ async def test_retry_and_edit_in_the_asking_cells_view(wire: Wire, monkeypatch: 
     seen = _follow(wire, view, mirror, seen)
     assert [m["id"] for m in mirror.finished] == _ids(chat)
     assert mirror.finished[0]["branch"] == {"active": 1, "count": 2}
+    assert mirror.errors == []
+    # New chat is the chat's own: the asking cell's view shows one turn.
+    cell.handle({"type": "new_chat"})
+    errors = [c["message"] for c in wire.custom(view.comm.comm_id) if c["type"] == "error"]
+    assert errors == ["New chat is in the chat itself, not in this view."]
+    assert [m.text for m in chat.session.messages] == ["hello again", "edited answer"]
+
+
+async def test_new_chat_from_the_view_keeps_the_old_conversation_to_switch_back_to(wire: Wire) -> None:
+    chat = ChatWidget(transport=EchoTransport(prefix="echo: "))
+    front = wire.comms[chat.comm.comm_id]
+    await chat.ask("one", show=False)
+    old = _ids(chat)
+    mirror = Mirror(finished_messages(chat))
+    seen = len(wire.custom(chat.comm.comm_id))
+
+    front.handle({"type": "new_chat"})
+    told = wire.custom(chat.comm.comm_id)[seen:]
+    seen = _follow(wire, chat, mirror, seen)
+    assert {"type": "new_chat", "kept": 2} in told
+    assert mirror.finished == []
+    assert chat.session.messages == []
+    assert finished_messages(chat) == []  # a view that opens now shows the empty chat
+    assert chat._usage == chat.session.usage.to_dict()  # what the earlier conversation spent still counts
+
+    front.handle({"type": "send", "text": "two"})
+    await wait_for(lambda: not chat._busy and len(chat.session.messages) == 2)
+    seen = _follow(wire, chat, mirror, seen)
+    assert mirror.finished[0]["parts"][0]["text"] == "two"
+    assert mirror.finished[0]["branch"] == {"active": 1, "count": 2}
+
+    front.handle({"type": "switch_branch", "message_id": chat.session.messages[0].id, "index": 0})
+    seen = _follow(wire, chat, mirror, seen)
+    assert _ids(chat) == old
+    assert [m["id"] for m in mirror.finished] == old
+    assert mirror.finished[0]["branch"] == {"active": 0, "count": 2}
+
+    front.handle({"type": "new_chat", "keep": False})  # an unknown field: refused, nothing changed
+    assert "invalid 'new_chat' message" in wire.custom(chat.comm.comm_id)[-1]["message"]
+    assert _ids(chat) == old
+    assert chat.new_chat() == 2  # the same from code
+    assert chat.session.messages == []
     assert mirror.errors == []
 
 

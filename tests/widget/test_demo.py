@@ -6,9 +6,10 @@ import pydantic
 import pytest
 
 from ai_widgets import ChatSession, MessageStatus, ToolCallState, tool
-from ai_widgets.demo import analyst_transport, demo_tools, demo_transport, pick_transport
+from ai_widgets.demo import SCRIPTED_NOTICE, analyst_transport, demo_chat, demo_tools, demo_transport, pick_transport
 from ai_widgets.transports import ScriptedTransport
 from tests.helpers import wait_for
+from tests.widget.widget_harness import Wire
 
 
 async def test_demo_weather_delete_write_and_search() -> None:
@@ -102,3 +103,122 @@ async def test_the_analyst_reads_the_table_it_was_sent_plots_and_answers_typed_q
     assert chart.text.endswith("**East**'s revenue rose from 50 to 80 (+60%).")
     reply = await session.send("Which grew most?", output_type=Growth)
     assert reply.output == Growth(region="East", first=50, last=80, total_revenue=130)
+
+
+# --- the person's own things: their tool, their DataFrame, a regenerate, and an honest first line --------------------
+
+
+async def test_the_demo_calls_the_persons_own_tool_with_arguments_from_its_schema_and_answers_from_its_result() -> None:
+    session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
+
+    @session.tools.tool
+    def count_words(text: str) -> dict[str, int]:
+        """Counts the words in a text."""
+        return {"words": len(text.split())}
+
+    reply = await session.send("Count the words in 'the quick brown fox jumps'")
+    (call,) = reply.tool_calls
+    assert call.tool_name == "count_words"
+    assert call.state is ToolCallState.COMPLETED
+    assert call.parsed_arguments == {"text": "the quick brown fox jumps"}  # the quoted piece of the message
+    assert "**words** = 5" in reply.text  # the answer is the tool's result, not canned text
+
+
+async def test_the_demo_fills_a_schema_of_every_kind_from_the_message_or_with_examples() -> None:
+    from typing import Literal
+
+    seen: list[dict[str, object]] = []
+
+    class Window(pydantic.BaseModel):
+        start: str = pydantic.Field(json_schema_extra={"format": "date"})
+        days: int
+
+    @tool
+    def book_room(
+        room: Literal["small", "large"], guests: int, window: Window, contact: str, tags: list[str], vip: bool = False
+    ) -> str:
+        """Books a room."""
+        seen.append({"room": room, "guests": guests, "window": window.model_dump(), "contact": contact, "tags": tags})
+        return "booked"
+
+    session = ChatSession(demo_transport(realistic=False), tools=[book_room])
+    reply = await session.send('Book the large room for 12 guests, "Ada"')
+    assert reply.tool_calls[0].state is ToolCallState.COMPLETED, reply.tool_calls[0].outcome
+    # The enum value and the number the message names; the quoted name; examples for what it does not say; the
+    # optional field left to its default.
+    assert seen == [
+        {
+            "room": "large",
+            "guests": 12,
+            "window": {"start": "2025-01-31", "days": 3},
+            "contact": "Ada",
+            "tags": ['Book the large room for 12 guests, "Ada"'],
+        }
+    ]
+    assert "vip" not in reply.tool_calls[0].parsed_arguments
+    assert "**booked**" in reply.text
+
+
+async def test_the_demo_describes_an_attached_dataframe_from_its_shape_columns_and_dtypes() -> None:
+    pandas = pytest.importorskip("pandas")
+    sales = pandas.DataFrame(
+        {"region": ["North", "South", "North"], "revenue": [120.0, 98.5, 132.0], "units": [3, 4, 5]}
+    )
+    session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
+    reply = await session.send("@sales how is revenue doing?", attach={"sales": sales})
+    assert reply.tool_calls == []
+    assert "3 rows × 3 columns" in reply.text
+    assert "`region` (str)" in reply.text or "`region` (object)" in reply.text
+    assert "`revenue` (float64)" in reply.text
+    assert "`units` (int64)" in reply.text
+    # The column the message names, from the rows sent.
+    assert "`revenue` runs from 98.5 to 132 (total 350.5, mean 116.8)" in reply.text
+    assert "units` runs" not in reply.text
+    overview = await session.send("And this one?", attach={"sales": sales})
+    assert "`units` runs from 3 to 5" in overview.text
+    assert "`region` has 2 distinct values (North, South)" in overview.text
+
+
+async def test_a_regenerate_words_the_answer_differently_the_same_way_every_run() -> None:
+    async def texts() -> list[str]:
+        session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
+        answers = [(await session.send("hello")).text]
+        for _ in range(3):
+            answers.append((await session.regenerate()).text)
+        return answers
+
+    first = await texts()
+    assert len(set(first)) > 1, first
+    assert first == await texts()  # deterministic: the message and the attempt pick the wording
+
+
+async def test_the_first_reply_says_it_is_a_scripted_model_and_the_later_ones_do_not_repeat_it() -> None:
+    session = ChatSession(demo_transport(realistic=False), tools=demo_tools())
+    first = await session.send("What's the weather in Oslo?")
+    assert first.text.splitlines()[0] == SCRIPTED_NOTICE.strip()
+    assert "snow" in first.text
+    later = await session.send("hello")
+    assert SCRIPTED_NOTICE.strip() not in later.text
+    again = await session.regenerate()
+    assert SCRIPTED_NOTICE.strip() not in again.text
+
+
+async def test_the_quickstart_chat_answers_an_at_mention_of_a_dataframe_from_the_frame(wire: Wire) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    pandas = pytest.importorskip("pandas")
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns["sales"] = pandas.DataFrame({"region": ["North", "East"], "revenue": [120, 60]})
+        chat = demo_chat(transport=demo_transport(realistic=False))
+        front = wire.comms[chat.comm.comm_id]
+        front.handle({"type": "send", "text": "what is in @sales?", "attach": ["sales"], "id": "s1"})
+        await wait_for(lambda: not chat.session.busy and len(chat.session.messages) == 2)
+    finally:
+        InteractiveShell.clear_instance()
+    reply = chat.session.messages[-1].text
+    assert reply.startswith(SCRIPTED_NOTICE)
+    assert "2 rows × 2 columns" in reply
+    assert "`revenue` (int64)" in reply
+    assert "`revenue` runs from 60 to 120" in reply
+    assert "Try:" not in reply  # not the canned tour

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import re
 from typing import Any
 
 import IPython.display
@@ -18,6 +19,7 @@ from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.outcome import Attachment, CellOutput, CellRun, DisplayBundle
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
+from ai_widgets.widget._markdown import markdown_html
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from tests.widget.transcript_checks import (
     HOSTILE,
@@ -76,12 +78,17 @@ def conversation() -> list[Message]:
     return session.messages
 
 
-def test_html_shows_every_text_as_text(conversation: list[Message]) -> None:
+def test_html_shows_every_attack_as_text(conversation: list[Message]) -> None:
     html = transcript_html(conversation)
     assert script_problems(html) == []
     text = visible_text(html)
     for hostile in HOSTILE_TEXTS[:-1]:
-        assert hostile in text  # shown as written, never as markup
+        # Rendered as markdown (a code span's text as code, an escape as the character), the attack only ever as text.
+        attack = re.search(r"aiw-xss-[a-z0-9]+", hostile)
+        assert attack is not None
+        assert attack.group() in text, hostile
+    for written in ("<script>alert('aiw-xss-script')</script>", "<img src=x onerror=alert('aiw-xss-img')>"):
+        assert written in text  # raw HTML shows as written
     assert "lone \ufffd surrogate" in text
     for shown in ("You", "Assistant", "look", "explode", "found", "completed", "failed", "RuntimeError"):
         assert shown in text
@@ -307,3 +314,88 @@ def test_a_cell_run_shows_its_code_as_it_ran_its_outputs_in_order_and_what_it_ch
         "Stopped", cell=CellRun(code="while True: pass", stopped_at="line 1 of the code")
     )
     assert "Stopped at line 1 of the code." in transcript_html([Message(Role.ASSISTANT, [stopped])])
+
+
+# --- a reply's markdown, rendered for the HTML output through an allow-list, kept as markdown for the other ---------
+
+FORMATTED = (
+    "Some **bold**, *emphasis* and ~~struck~~ text, `inline code` and a [link](https://example.com/a?b=1&c=2).\n\n"
+    "| region | revenue |\n|:---|---:|\n| East | 118 |\n\n"
+    "```python\nprint('a < b')\n```\n\n"
+    "1. one\n2. two\n\n"
+    "<script>alert('aiw-xss-md-script')</script>\n\n"
+    "<img src=x onerror=alert('aiw-xss-md-img')>\n\n"
+    "[bad](javascript:alert('aiw-xss-md-link')) [VBS](vbscript:alert('aiw-xss-md-vbs')) "
+    "[data](data:text/html;base64,PHNjcmlwdD4=) ![pic](javascript:alert('aiw-xss-md-pic')) "
+    "![remote](https://example.com/pixel.png)\n\n"
+    "```js\" onmouseover=\"alert('aiw-xss-md-info')\nx\n```"
+)
+
+
+def _reply(text: str) -> list[Message]:
+    return [Message.user("show me"), Message(Role.ASSISTANT, [TextPart(text)])]
+
+
+def test_html_renders_a_replys_markdown_tables_code_emphasis_lists_and_links() -> None:
+    html = transcript_html(_reply(FORMATTED))
+    assert "<strong>bold</strong>" in html
+    assert "<em>emphasis</em>" in html
+    assert "<s>struck</s>" in html
+    assert "<code>inline code</code>" in html
+    assert '<a href="https://example.com/a?b=1&amp;c=2" rel="noopener noreferrer nofollow">link</a>' in html
+    assert '<table style="border-collapse: collapse; margin: 0.25em 0">' in html
+    assert 'text-align:left">region</th>' in html
+    assert 'text-align:right">118</td>' in html
+    assert "<pre><code class=\"language-python\">print('a &lt; b')\n</code></pre>" in html
+    assert "<ol>\n<li>one</li>" in html
+    assert "**bold**" not in visible_text(html)
+
+
+def test_html_of_a_replys_markdown_runs_nothing_and_shows_the_attacks_as_text() -> None:
+    html = transcript_html(_reply(FORMATTED))
+    assert script_problems(html) == []
+    assert "<script" not in html
+    assert "onerror=" not in html.replace("onerror=alert(&#x27;", "").replace("onerror=alert('", "")
+    for scheme in ("javascript:", "vbscript:", "data:text"):
+        assert f'href="{scheme}' not in html
+        assert f'src="{scheme}' not in html
+    text = visible_text(html)
+    assert "<script>alert('aiw-xss-md-script')</script>" in text  # raw HTML is its text
+    assert "<img src=x onerror=alert('aiw-xss-md-img')>" in text
+    assert "[bad](javascript:alert('aiw-xss-md-link'))" in text  # a link that is not http(s) is its text
+    assert "![pic](javascript:alert('aiw-xss-md-pic'))" in text
+    # A remote image is a link to it: a saved notebook fetches nothing when it is opened.
+    assert "<img" not in html
+    assert '<a href="https://example.com/pixel.png" rel="noopener noreferrer nofollow">🖼 remote</a>' in html
+    assert 'class="language-js' not in html  # a code block's language that is not a plain name is dropped
+
+
+def test_the_markdown_output_keeps_the_markdown_that_a_renderer_formats() -> None:
+    markdown = transcript_markdown(_reply(FORMATTED))
+    assert "Some **bold**, *emphasis*" in markdown
+    assert "| region | revenue |" in markdown
+    rendered = _markdown(markdown)
+    assert isinstance(rendered, str)
+    assert "<table>" in rendered
+    assert "<strong>bold</strong>" in rendered
+    assert "print(&#x27;a &lt; b&#x27;)" in rendered or "print('a &lt; b')" in rendered
+    assert script_problems(rendered) == []
+
+
+@pytest.mark.parametrize(
+    ("markdown", "html"),
+    [
+        ("[a](mailto:ada@example.com)", '<a href="mailto:ada@example.com" rel="noopener noreferrer nofollow">a</a>'),
+        (
+            "[![x](https://e.com/i.png)](https://e.com)",
+            '<a href="https://e.com" rel="noopener noreferrer nofollow">x</a>',
+        ),
+        ("[a](/relative/path)", "<p>a</p>"),
+        ("[a](JaVaScRiPt:alert(1))", "<p>[a](JaVaScRiPt:alert(1))</p>"),
+        ("<https://e.com/x>", '<a href="https://e.com/x" rel="noopener noreferrer nofollow">https://e.com/x</a>'),
+        ("5. five", '<ol start="5">'),
+        ("# Title {onclick=x}", "<h1>Title {onclick=x}</h1>"),
+    ],
+)
+def test_the_allow_list_keeps_only_plain_links_and_known_attributes(markdown: str, html: str) -> None:
+    assert html in markdown_html(markdown)

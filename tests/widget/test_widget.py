@@ -32,8 +32,9 @@ from ai_widgets import (
 from ai_widgets.changes import MessageAdded, MessageFinished, MessageUpdated, ToolCallUpdated
 from ai_widgets.messages import ReasoningPart, Role, TextPart, ToolCallPart, ToolCallState, load_messages
 from ai_widgets.session import HistoryTakenOverError
-from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
+from ai_widgets.transports import ProviderError, ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget, FrontEndNotBuiltError
+from ai_widgets.widget._help import TROUBLESHOOTING
 from ai_widgets.widget._serialize import CYCLE, MAX_SHOWN_DEPTH, TOO_DEEP, message_dict, outcome_dict, shown_json
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Mirror, Wire, finished_messages
@@ -290,6 +291,29 @@ async def test_continue_after_the_limit(wire: Wire) -> None:
     await wait_for(lambda: chat.session.messages[-1].text == "Finally." and not chat._busy)
 
 
+async def test_a_replys_error_reaches_the_view_with_its_kind_and_its_troubleshooting_link(wire: Wire) -> None:
+    """Before: every error showed twice, inline with Retry and in a banner offering Continue (after a connection
+    failure, the wrong action). The reply now carries its kind, which the view's one inline error turns into the
+    action that fits (Retry after a failure, Continue after a limit), and the troubleshooting page's entry for it."""
+    transport = ScriptedTransport(
+        [
+            ScriptedReply(error=ProviderError("Could not reach the server at http://127.0.0.1:9")),
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "A"})]),
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="get_weather", arguments={"city": "B"})]),
+        ]
+    )
+    chat = ChatWidget(transport=transport, tools=[get_weather], options=SessionOptions(max_iterations=1))
+    failed = await chat.ask("hi", show=False)
+    paused = await chat.ask("go", show=False)
+    failed_shown, paused_shown = [m for m in finished_messages(chat) if m["role"] == "assistant"]
+    assert (failed_shown["status"], failed_shown["error_kind"]) == ("error", "request")
+    assert failed_shown["error_help"] == f"{TROUBLESHOOTING}#providererror"
+    assert (paused_shown["status"], paused_shown["error_kind"]) == ("limit_reached", "max_iterations")
+    assert paused_shown["error_help"] == f"{TROUBLESHOOTING}#max-iterations"
+    assert (failed.status, paused.status) == (MessageStatus.ERROR, MessageStatus.LIMIT_REACHED)
+    assert message_dict(Message(Role.ASSISTANT), 0)["error_help"] is None  # no error, no link
+
+
 async def test_values_a_kernel_cannot_send_are_made_safe(wire: Wire) -> None:
     @tool
     def odd() -> dict[str, Any]:
@@ -399,6 +423,21 @@ async def test_what_send_returns_is_a_future_a_cell_can_await(wire: Wire) -> Non
     assert (await future).text == "Two."  # a finished one too
     waiting = asyncio.ensure_future(_awaited(chat.send("third")))
     assert (await asyncio.wait_for(waiting, 5)).text == "Three."
+
+
+async def test_what_send_returns_shows_nothing_as_a_cells_last_expression(wire: Wire) -> None:
+    """Before: ``chat.send(...)`` as a cell's last expression showed ``<ReplyFuture at 0x… state=pending>`` under the
+    cell (in Voilà's page too). Jupyter's display formatter (Voilà and VS Code use the kernel's) and marimo's
+    ``_display_`` now get nothing to show; ``repr`` still says what it is, for print and a debugger."""
+    from IPython.core.formatters import DisplayFormatter
+
+    chat = ChatWidget(transport=ScriptedTransport(["One."]))
+    future = chat.send("first")
+    assert DisplayFormatter().format(future) == ({}, {})
+    assert future._display_() is None  # marimo shows a None as nothing
+    assert "ReplyFuture" in repr(future)
+    assert (await future).text == "One."
+    assert DisplayFormatter().format(future) == ({}, {})
 
 
 async def _awaited(future: Any) -> Message:

@@ -1,4 +1,5 @@
-// Attachments as chips: the input box's `@name` chips (with their remove button) and completion list, and the
+// Attachments as chips: the input box's `@name` chips and pasted or dropped files (with their remove button) and
+// completion list, and the
 // attachments of a sent user message (a file part, an attachment's text view folded under its chip). Names,
 // kinds and texts are untrusted: set as text; an image only from a raster `data:` URL.
 
@@ -46,10 +47,47 @@ export interface ChipInfo {
   pending: boolean;
 }
 
-/** The chips above the input: one per attached name, in the order attached. */
+/** A file pasted or dropped into the input box, as a send carries it (`data`: its bytes, base64). */
+export interface PastedFile {
+  name: string;
+  media_type: string;
+  data: string;
+}
+
+/** The kernel's limits for pasted files (ai_widgets/widget/_actions.py): the largest, all of one message, how many. */
+export const MAX_PASTED_BYTES = 5 * 1024 * 1024;
+export const MAX_PASTED_TOTAL_BYTES = 7 * 1024 * 1024;
+export const MAX_PASTED_FILES = 10;
+const MB = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MB`;
+
+interface FileChip {
+  name: string;
+  size: number;
+  mediaType: string;
+  data: string | null; // null until it is read
+  error: string | null;
+  el: HTMLElement;
+}
+
+/** A file's bytes, base64 (a data: URL's payload). */
+export function readBase64(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const url = typeof reader.result === "string" ? reader.result : "";
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    reader.onerror = () => reject(reader.error ?? new Error("the file could not be read"));
+    reader.readAsDataURL(file);
+  });
+}
+
+/** The chips above the input: one per attached name and one per pasted or dropped file, in the order attached. */
 export class InputChips {
   readonly el = h("div", "aiw-chips");
   private readonly chips = new Map<string, { info: ChipInfo; el: HTMLElement }>();
+  private readonly pasted: FileChip[] = [];
+  private fileCount = 0;
 
   constructor(private readonly onRemove: (name: string) => void) {
     this.el.setAttribute("role", "list");
@@ -105,13 +143,86 @@ export class InputChips {
     if (!chip) return;
     chip.el.remove();
     this.chips.delete(name);
-    this.el.hidden = this.chips.size === 0;
+    this.updateHidden();
   }
 
   clear(): void {
     this.chips.clear();
+    this.pasted.length = 0;
     this.el.replaceChildren();
     this.el.hidden = true;
+  }
+
+  private updateHidden(): void {
+    this.el.hidden = this.chips.size === 0 && this.pasted.length === 0;
+  }
+
+  // ---- pasted and dropped files ----
+
+  /** Adds a chip per file and reads each (the chip says "…" until it is read); a file over the limits gets a chip
+   * that says why, and the message cannot be sent until it is removed. `changed` runs once each is read. */
+  addFiles(files: Iterable<File>, changed: () => void): void {
+    for (const file of files) {
+      const taken = new Set(this.pasted.map((c) => c.name));
+      // As the kernel takes a name: no control characters or path separators, at most 255 characters.
+      const given = file.name.replace(/[\x00-\x1f\x7f/\\]/g, "_").slice(0, 200);
+      let name = given || `pasted-${++this.fileCount}${extension(file.type)}`;
+      for (let n = 2; taken.has(name); n++) name = numbered(given || name, n);
+      const chip: FileChip = { name, size: file.size, mediaType: mediaTypeOf(file.type), data: null, error: null, el: h("span", "aiw-chip aiw-chip-input aiw-chip-pasted") };
+      chip.el.setAttribute("role", "listitem");
+      const total = this.pasted.reduce((sum, c) => sum + (c.error ? 0 : c.size), 0) + file.size;
+      if (this.pasted.length >= MAX_PASTED_FILES) chip.error = `Too many files: a message takes at most ${MAX_PASTED_FILES}.`;
+      else if (file.size > MAX_PASTED_BYTES) chip.error = `${name} is ${MB(file.size)}: a file may be at most ${MB(MAX_PASTED_BYTES)}.`;
+      else if (total > MAX_PASTED_TOTAL_BYTES) chip.error = `The files would come to ${MB(total)}: a message takes at most ${MB(MAX_PASTED_TOTAL_BYTES)}.`;
+      this.pasted.push(chip);
+      this.el.append(chip.el);
+      this.renderFile(chip);
+      if (chip.error === null) {
+        readBase64(file).then(
+          (data) => {
+            chip.data = data;
+            this.renderFile(chip);
+            changed();
+          },
+          (err: unknown) => {
+            chip.error = `${name} could not be read: ${err instanceof Error ? err.message : String(err)}`;
+            this.renderFile(chip);
+            changed();
+          },
+        );
+      }
+    }
+    this.updateHidden();
+    changed();
+  }
+
+  /** The files read, as a send carries them. */
+  files(): PastedFile[] {
+    return this.pasted.filter((c) => c.data !== null && c.error === null).map((c) => ({ name: c.name, media_type: c.mediaType, data: c.data as string }));
+  }
+
+  /** Why the message cannot be sent now because of its files (one still being read, one refused), or null. */
+  filesProblem(): string | null {
+    const refused = this.pasted.find((c) => c.error !== null);
+    if (refused) return `${refused.error} Remove it to send.`;
+    return this.pasted.some((c) => c.data === null) ? "A file is still being read." : null;
+  }
+
+  private renderFile(chip: FileChip): void {
+    const body = h("span", "aiw-chip-body");
+    const thumbnail = chip.data !== null && /^image\/(?:png|jpeg|gif|webp)$/.test(chip.mediaType) && chip.data.length <= 200_000 ? `data:${chip.mediaType};base64,${chip.data}` : null;
+    chipBody(body, chip.name, chip.error ? "cannot attach" : chip.data === null ? "…" : kindOf(chip.mediaType), formatSize(chip.size), thumbnail);
+    chip.el.classList.toggle("aiw-chip-error", chip.error !== null);
+    setAttr(chip.el, "title", chip.error);
+    const remove = button("aiw-chip-remove", "×", () => {
+      const at = this.pasted.indexOf(chip);
+      if (at >= 0) this.pasted.splice(at, 1);
+      chip.el.remove();
+      this.updateHidden();
+      this.onRemove(chip.name);
+    });
+    remove.setAttribute("aria-label", `Remove attachment ${chip.name}`);
+    chip.el.replaceChildren(body, remove);
   }
 
   private render(info: ChipInfo, el: HTMLElement): void {
@@ -126,6 +237,30 @@ export class InputChips {
     remove.setAttribute("aria-label", `Remove attachment ${info.name}`);
     el.replaceChildren(body, remove);
   }
+}
+
+/** What the browser says a file is, as the kernel takes it (type/subtype), or a byte stream. */
+function mediaTypeOf(type: string): string {
+  const base = type.split(";")[0].trim().toLowerCase();
+  return /^[\w.+-]+\/[\w.+-]+$/.test(base) ? base : "application/octet-stream";
+}
+
+function kindOf(mediaType: string): string {
+  if (mediaType.startsWith("image/")) return "image";
+  if (mediaType === "application/pdf") return "PDF";
+  if (mediaType.startsWith("text/") || mediaType === "application/json") return "text";
+  return "file";
+}
+
+function extension(type: string): string {
+  const sub = /^image\/(png|jpeg|gif|webp)$/.exec(type)?.[1];
+  return sub ? `.${sub === "jpeg" ? "jpg" : sub}` : "";
+}
+
+/** `name` with ` (n)` before its extension: a second `image.png` pasted is `image (2).png`. */
+function numbered(name: string, n: number): string {
+  const dot = name.lastIndexOf(".");
+  return dot > 0 ? `${name.slice(0, dot)} (${n})${name.slice(dot)}` : `${name} (${n})`;
 }
 
 let listCount = 0;

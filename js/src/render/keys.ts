@@ -211,6 +211,9 @@ export interface ApprovalKeysOptions {
  * a decision the focus goes to the next waiting approval or the input box. */
 export class ApprovalKeys {
   private readonly observer: MutationObserver;
+  /** The approval the live region speaks of now, if any: once it is decided (here, in another view, from the
+   * kernel) the region speaks of the next one still waiting, or is emptied. */
+  private announced: HTMLElement | null = null;
 
   constructor(
     private readonly list: HTMLElement,
@@ -224,8 +227,10 @@ export class ApprovalKeys {
           for (const box of boxes) this.announceBox(box);
         }
       }
+      this.settleAnnouncement();
     });
-    this.observer.observe(list, { childList: true, subtree: true });
+    // Attributes too: a decision disables the box's buttons before the kernel's answer replaces the card.
+    this.observer.observe(list, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
     list.addEventListener("keydown", (ev) => this.onKey(ev));
     // After the box's own handler has sent the decision (and disabled its buttons).
     list.addEventListener("click", (ev) => {
@@ -237,7 +242,22 @@ export class ApprovalKeys {
 
   private announceBox(box: HTMLElement): void {
     const question = box.querySelector(".aiw-approval-question")?.textContent?.trim() || "A tool call needs your decision.";
+    this.announced = box;
     this.options.announce(`Approval needed: ${question} Press Tab in the message box to decide.`);
+  }
+
+  /** The announced approval was decided: the newest still waiting is announced, else the region is emptied. */
+  private settleAnnouncement(): void {
+    if (this.announced === null) return;
+    const waiting = waitingApprovals(this.list);
+    if (waiting.includes(this.announced)) return;
+    const next = waiting.at(-1);
+    if (next) {
+      this.announceBox(next);
+    } else {
+      this.announced = null;
+      this.options.announce("");
+    }
   }
 
   private onKey(ev: KeyboardEvent): void {

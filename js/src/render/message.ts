@@ -1,4 +1,5 @@
-// One message: its parts, the status line while the model decides, and a note when the turn did not complete.
+// One message: its parts, the status line while the model decides, its error when the turn failed or paused at a
+// limit (render/replyerror.ts), and a note when it was stopped.
 
 import { h, setAttr, setHidden, setText, toggleClass } from "../dom";
 import type { ArgPatch, Message, Part } from "../types";
@@ -9,6 +10,7 @@ import { builtinToolInfo } from "./builtin";
 import { copyButton } from "./copy";
 import { MarkdownPartView, type PartView, PlainTextPartView, ReasoningPartView } from "./parts";
 import { PlanPartView } from "./plan";
+import { ReplyErrorView } from "./replyerror";
 import { type CardContext, ToolCardView } from "./toolcard";
 
 /** What changed in a part since the last flush (built by the view). */
@@ -30,6 +32,8 @@ export class MessageView {
   private parts: PartView[] = [];
   /** Edit, Regenerate / Retry and the branch switcher (render/branches.ts). */
   private readonly branches: BranchControls;
+  /** The error, with Retry or Continue and its troubleshooting link. */
+  private readonly error: ReplyErrorView;
   private role: string;
   private message: Message;
 
@@ -48,9 +52,10 @@ export class MessageView {
     // Copy the reply: its text parts' markdown, as the model wrote it.
     this.actions.append(copyButton("aiw-copy-message", "Copy message", () => textOf(this.message)));
     this.branches = new BranchControls(message, this.partsEl, (msg) => ctx.send(msg));
+    this.error = new ReplyErrorView(message, (msg) => ctx.send(msg));
     const footer = h("div", "aiw-message-footer"); // Copy, then the branch controls, on one line
     footer.append(this.actions, this.branches.el);
-    this.el.append(this.partsEl, this.statusLine, this.note, footer);
+    this.el.append(this.partsEl, this.statusLine, this.error.el, this.note, footer);
     this.sync(message);
   }
 
@@ -68,6 +73,7 @@ export class MessageView {
     if (wasInProgress && message.status !== "in_progress") this.parts.forEach((p, i) => p.finish?.(this.cutAt(i)));
     setHidden(this.actions, this.role !== "assistant" || message.status === "in_progress" || !textOf(message).trim());
     this.branches?.update(message); // (not yet there during the first sync's fields: it updates itself)
+    this.error?.update(message);
     const inProgress = message.status === "in_progress" && this.role === "assistant";
     const status = typeof message.status_text === "string" ? message.status_text : "";
     // While the reply is in progress the line keeps its space, so text below it does not jump.
@@ -75,10 +81,8 @@ export class MessageView {
     toggleClass(this.statusLine, "aiw-status-active", inProgress && !!status);
     if (this.statusText.data !== status) this.statusText.data = status;
 
-    // limit_reached has no note: the turn banner says it once, with Continue; the calls it left show "not run".
-    let note = "";
-    if (message.status === "cancelled") note = "Stopped";
-    else if (message.status === "error") note = message.error ? `Error: ${message.error}` : "Error";
+    // An error or a limit is said by the reply's error (with its action); the calls it left show "not run".
+    const note = message.status === "cancelled" ? "Stopped" : "";
     setText(this.note, note);
     setAttr(this.note, "data-kind", note ? message.status : null);
     setHidden(this.note, !note);
@@ -172,11 +176,13 @@ export class MessageView {
   /** Whether this is the last message shown (its reply offers Regenerate / Retry). */
   setLast(last: boolean): void {
     this.branches.setLast(last);
+    this.error.setLast(last);
   }
 
   /** The kernel refused an action: its controls can be clicked again. */
   refused(): void {
     this.branches.refused();
+    this.error.refused();
   }
 
   /** Every tool card (for trait-wide refreshes such as `tools`). */

@@ -3,6 +3,7 @@
 
 import { h } from "../dom";
 import { addCodeCopyButtons } from "./copy";
+import { highlightCodeBlocks } from "./highlight";
 import { StreamingMarkdown } from "./mdstream";
 import type { Part, ReasoningPart, TextPart } from "../types";
 
@@ -16,12 +17,18 @@ export interface PartView {
   destroy?(): void;
 }
 
+/** A reply's complete code blocks: coloured by their language, each with a copy button for its code. */
+function decorateCode(fragment: DocumentFragment): void {
+  highlightCodeBlocks(fragment);
+  addCodeCopyButtons(fragment);
+}
+
 /** Assistant text: sanitised markdown; while it streams only its growing block is re-rendered. Text cut short
- * (streaming, or stopped) shows its open emphasis closed; code blocks get a copy button once complete. */
+ * (streaming, or stopped) shows its open emphasis closed; code blocks get colour and a copy button once complete. */
 export class MarkdownPartView implements PartView {
   readonly kind = "text" as const;
   readonly el = h("div", "aiw-part aiw-text aiw-md");
-  private readonly md = new StreamingMarkdown(this.el, addCodeCopyButtons);
+  private readonly md = new StreamingMarkdown(this.el, decorateCode);
 
   constructor(
     part: TextPart,

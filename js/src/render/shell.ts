@@ -6,7 +6,7 @@ import { button, h, setAttr, setDisabled, setHidden, setText } from "../dom";
 import { formatUsage, hasUsage, priceUnknown } from "../format";
 import { CompletionState, completionItems, insertMention, mentionEndedAt } from "../mention";
 import { type PromptItem, SlashState, promptErrors, promptItems } from "../slash";
-import type { Message, OutgoingMessage, ToolInfo, Usage } from "../types";
+import type { OutgoingMessage, ToolInfo, Usage } from "../types";
 import { CompletionList, InputChips } from "./attachments";
 import { Follower } from "./follow";
 import { ApprovalKeys, FOCUSABLE, RovingGroup, focusApproval, leaveToNotebook, waitingApprovals } from "./keys";
@@ -43,6 +43,10 @@ export class Shell {
   /** What an empty chat says (hidden once there is a message). */
   private readonly emptyNote = h("div", "aiw-empty");
   private readonly emptyTools = h("p", "aiw-empty-tools");
+  /** After New chat: where the conversation before it went. */
+  private readonly emptyKept = h("p", "aiw-empty-kept");
+  /** New chat: a fresh conversation, the one so far kept as an earlier branch (shown once there are messages). */
+  private readonly newChatButton: HTMLButtonElement;
   private hasMessages = false;
   /** Said to screen readers: an approval that appeared. */
   private readonly announcer = h("div", "aiw-announce");
@@ -50,9 +54,6 @@ export class Shell {
   private readonly approvals: ApprovalKeys;
   private readonly unwatchWidth: () => void;
   private readonly kernelBanners = h("div", "aiw-kernel-banners");
-  private readonly turnBanner = h("div", "aiw-banner aiw-turn-banner");
-  private readonly turnText = h("span", "aiw-banner-text");
-  private readonly continueButton: HTMLButtonElement;
   private readonly suggestions = h("div", "aiw-suggestions");
   private readonly allowed = h("div", "aiw-allowed");
   readonly input = h("textarea", "aiw-input");
@@ -90,18 +91,15 @@ export class Shell {
     this.announcer.setAttribute("aria-live", "polite");
     this.emptyNote.append(
       h("p", "aiw-empty-title", "Ask anything: type below and press Enter."),
+      this.emptyKept,
       this.emptyTools,
       h("p", "aiw-empty-keys", "Shift+Enter: new line · Tab: a waiting approval · Esc: back to the notebook"),
     );
     this.emptyTools.hidden = true;
-
-    this.continueButton = button("aiw-btn aiw-btn-primary aiw-continue", "Continue", () => {
-      setDisabled(this.continueButton, true);
-      this.send({ type: "continue" });
-    });
-    this.turnBanner.setAttribute("role", "status");
-    this.turnBanner.append(this.turnText, this.continueButton);
-    this.turnBanner.hidden = true;
+    this.emptyKept.hidden = true;
+    this.newChatButton = button("aiw-btn aiw-btn-small aiw-new-chat", "New chat", () => this.newChat());
+    this.newChatButton.title = "Start a fresh conversation; this one is kept, and its first message's ‹ › switches back";
+    this.newChatButton.hidden = true;
 
     this.input.rows = 2;
     this.input.setAttribute("aria-label", "Message");
@@ -148,6 +146,30 @@ export class Shell {
       ev.preventDefault();
       this.submit();
     });
+    // A file pasted (a screenshot, a copied file) is attached like `@name`; pasted text stays text.
+    this.input.addEventListener("paste", (ev) => {
+      const files = [...(ev.clipboardData?.files ?? [])];
+      if (!files.length) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
+    // So is a file dropped anywhere on the chat.
+    this.root.addEventListener("dragover", (ev) => {
+      if (!this.takesFiles() || !ev.dataTransfer || ![...ev.dataTransfer.types].includes("Files")) return;
+      ev.preventDefault();
+      ev.dataTransfer.dropEffect = "copy";
+      this.root.classList.add("aiw-drop-target");
+    });
+    this.root.addEventListener("dragleave", (ev) => {
+      if (!(ev.relatedTarget instanceof Node && this.root.contains(ev.relatedTarget))) this.root.classList.remove("aiw-drop-target");
+    });
+    this.root.addEventListener("drop", (ev) => {
+      this.root.classList.remove("aiw-drop-target");
+      const files = [...(ev.dataTransfer?.files ?? [])];
+      if (!files.length || !this.takesFiles()) return;
+      ev.preventDefault();
+      this.attachFiles(files);
+    });
     this.input.addEventListener("input", () => {
       this.updateButtons();
       this.onMentionInput(true);
@@ -171,7 +193,10 @@ export class Shell {
     this.mentionList = new CompletionList(this.input, (index) => this.acceptMention(index));
     this.promptList = new PromptList(this.input, (index) => this.acceptPrompt(index));
     this.promptBox.hidden = true;
-    this.chips = new InputChips(() => this.input.focus());
+    this.chips = new InputChips(() => {
+      this.updateButtons(); // a removed file may have held the send
+      this.input.focus();
+    });
     this.sendButton = button("aiw-btn aiw-btn-primary aiw-send", "Send", () => this.submit());
     this.stopButton = button("aiw-btn aiw-btn-danger aiw-stop", "Stop", () => this.send({ type: "stop" }));
     const inputRow = h("div", "aiw-input-row");
@@ -186,11 +211,11 @@ export class Shell {
     // The list is in the flow, just above the input: an output area that clips what overflows it (JupyterLab's,
     // a new chat's small widget) cannot cut it off.
     const usageRow = h("div", "aiw-usage-row");
-    usageRow.append(this.unasked.el, this.usage);
+    usageRow.append(this.unasked.el, this.usage, this.newChatButton);
     footer.append(this.suggestions, this.allowed, this.chips.el, this.promptBox, this.promptList.el, this.mentionList.el, inputRow, usageRow);
     const listBox = h("div", "aiw-list-box");
     listBox.append(this.list, this.emptyNote, this.follower.jumpButton);
-    this.root.append(this.kernelBanners, listBox, this.turnBanner, footer, this.announcer);
+    this.root.append(this.kernelBanners, listBox, footer, this.announcer);
     // One tab stop each: the conversation (its newest message first; arrows reach every message and control in
     // it), the suggestions, the tools allowed always, the attached names.
     this.groups.push(new RovingGroup(this.list, { items: `.aiw-message, ${FOCUSABLE}`, stops: ".aiw-message", home: "last" }));
@@ -217,6 +242,7 @@ export class Shell {
   /** The empty chat's greeting: shown until the first message (or a message sent, not yet taken). */
   setEmpty(empty: boolean, toolTitles: string[]): void {
     this.hasMessages = !empty;
+    if (!empty) setHidden(this.emptyKept, true); // said until the new chat's first message
     setText(this.emptyTools, toolTitles.length ? `It can use: ${toolTitles.join(", ")}.` : "");
     setHidden(this.emptyTools, toolTitles.length === 0);
     this.updateEmpty();
@@ -224,6 +250,13 @@ export class Shell {
 
   private updateEmpty(): void {
     setHidden(this.emptyNote, this.hasMessages || this.pending.size > 0);
+    setHidden(this.newChatButton, !this.hasMessages);
+  }
+
+  /** New chat: the kernel starts a fresh conversation and answers `new_chat` (a turn that runs: refused). */
+  private newChat(): void {
+    if (this.busy || !this.hasMessages) return;
+    this.send({ type: "new_chat" });
   }
 
   submit(text?: string): void {
@@ -231,12 +264,15 @@ export class Shell {
     const value = text ?? this.input.value;
     if ((this.busy && text !== undefined) || !value.trim() || this.pendingSend || this.pendingPrompt) return;
     const attach = text === undefined ? this.chips.names() : [];
+    const files = text === undefined ? this.chips.files() : [];
+    if (text === undefined && this.chips.filesProblem() !== null) return; // a file still read, or refused: its chip says
     // Every send has an id, which the kernel's answer ("sent", or an error) echoes.
     const id = `send-${this.viewTag}-${++this.sendCount}`;
-    if (attach.length) {
+    if (attach.length || files.length) {
       // The kernel converts the attachments first: the text and chips stay until it answers "sent" (or an error).
       this.pendingSend = { id, text: value };
-      if (!this.send({ type: "send", text: value, attach, id })) this.pendingSend = null;
+      const sent = files.length ? { type: "send" as const, text: value, attach, files, id } : { type: "send" as const, text: value, attach, id };
+      if (!this.send(sent)) this.pendingSend = null;
       // A kernel that never answers (it died meanwhile) must not leave Send disabled for good.
       else {
         this.pending.add(id, value);
@@ -276,6 +312,19 @@ export class Shell {
     this.input.focus();
     this.updateButtons();
     this.attach(item.name);
+  }
+
+  /** Whether this view has an input box to attach files to (not the asking cell's view of one turn, a tool's form
+   * alone, or a saved notebook without a kernel). */
+  private takesFiles(): boolean {
+    return !["aiw-turn", "aiw-bench-only", "aiw-offline"].some((c) => this.root.classList.contains(c));
+  }
+
+  /** Files pasted or dropped: a chip each, read in the background; Send waits until they are read. */
+  attachFiles(files: File[]): void {
+    if (!this.takesFiles()) return;
+    this.chips.addFiles(files, () => this.updateButtons());
+    this.input.focus();
   }
 
   /** Adds a chip for `name` and asks the kernel what it shows. */
@@ -371,6 +420,12 @@ export class Shell {
       if (this.mentions.receive(msg.request, msg.prefix, completionItems(msg.items))) this.mentionList.render(this.mentions);
     } else if (msg.type === "attachment") {
       this.chips.describe(msg);
+    } else if (msg.type === "new_chat") {
+      const kept = typeof msg.kept === "number" ? msg.kept : 0;
+      if (kept > 0) {
+        setText(this.emptyKept, "Started a new chat. The previous one is kept: once you send a message here, ‹ › on it switches back.");
+        setHidden(this.emptyKept, false);
+      }
     } else if (msg.type === "returned" && typeof msg.text === "string") {
       this.giveBack(msg.text); // a stop handed back what waited for the next step: not sent, nothing lost
     } else if (msg.type === "sent" && typeof msg.id === "string") {
@@ -421,11 +476,13 @@ export class Shell {
 
   private updateButtons(): void {
     // While a turn runs, Send steers it: the message waits for the turn's next step.
-    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null);
-    const title = this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "";
+    const filesProblem = this.chips.filesProblem();
+    setDisabled(this.sendButton, !this.input.value.trim() || this.pendingSend !== null || this.pendingPrompt !== null || filesProblem !== null);
+    const title = filesProblem ?? (this.busy ? "Send now: the model gets it at its next step, with the results of the tools it runs" : "");
     if (this.sendButton.title !== title) this.sendButton.title = title;
     setHidden(this.stopButton, !this.busy);
     setDisabled(this.stopButton, !this.busy);
+    setDisabled(this.newChatButton, this.busy);
     for (const chip of this.suggestions.children) setDisabled(chip as HTMLButtonElement, this.busy);
   }
 
@@ -486,22 +543,6 @@ export class Shell {
     if (this.usage.title !== title) this.usage.title = title;
   }
 
-  /** The banner for the last turn: an error, or the tool-call limit with Continue. */
-  setTurnBanner(last: Message | undefined): void {
-    const status = last?.role === "assistant" ? last.status : null;
-    let text = "";
-    if (status === "error") text = `The last turn ended with an error${last?.error ? `: ${last.error}` : "."}`;
-    else if (status === "limit_reached") {
-      text = last?.error || "Paused at the tool-call limit.";
-    }
-    setText(this.turnText, text);
-    setAttr(this.turnBanner, "data-kind", status);
-    const show = status === "error" || status === "limit_reached";
-    if (show && this.turnBanner.hidden) setDisabled(this.continueButton, false);
-    setHidden(this.turnBanner, !show);
-    setHidden(this.continueButton, !show); // after an error too: the kernel goes on from where it stopped
-  }
-
   /** Empties the input box if it still holds `text` (a message the kernel took after all). */
   clearInputIf(text: string): void {
     if (this.input.value !== text) return;
@@ -518,7 +559,6 @@ export class Shell {
     banner.append(h("span", "aiw-banner-text", message), close);
     this.kernelBanners.append(banner);
     while (this.kernelBanners.children.length > MAX_KERNEL_BANNERS) this.kernelBanners.firstElementChild?.remove();
-    setDisabled(this.continueButton, false);
     return banner;
   }
 

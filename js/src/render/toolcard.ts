@@ -27,7 +27,7 @@ import { ProgressBar } from "./progress";
 import type { WidgetHost } from "../widgets";
 import { disposeDisplays } from "./display";
 import { outcomeDisplay, renderAfterStop, renderOutcome } from "./result";
-import { decisionText, outcomeLine, runTime } from "./verdict";
+import { decisionText, outcomeLine, runTime, whoAllowed } from "./verdict";
 
 /** The states a call ends in: its log then moves into the body (seen when the card is opened). */
 const ENDED = new Set(["completed", "failed", "rejected", "cancelled", "skipped"]);
@@ -67,8 +67,10 @@ export class ToolCardView implements PartView {
   private readonly risk = h("span", "aiw-badge aiw-risk");
   private readonly provider = h("span", "aiw-badge aiw-provider", "provider");
   private readonly state = h("span", "aiw-badge aiw-state");
+  // Who let the call run, one of the three at most (verdict's whoAllowed): seen collapsed.
+  private readonly allowed = h("span", "aiw-badge aiw-allowed-by-you", "allowed by you");
   private readonly remembered = h("span", "aiw-badge aiw-remembered", "allowed always");
-  private readonly unasked = h("span", "aiw-badge aiw-unasked", "ran unasked");
+  private readonly unasked = h("span", "aiw-badge aiw-unasked", "ran without asking");
   private readonly outcomeLine = h("div", "aiw-tool-outcome-line"); // a failure's message: shown collapsed too
   private readonly afterStop = h("div", "aiw-tool-after-stop"); // its thread after the call ended: collapsed too
   private readonly elapsed = document.createTextNode("");
@@ -123,9 +125,8 @@ export class ToolCardView implements PartView {
     const header = h("div", "aiw-tool-header");
     this.cancel = new CancelButton(part.tool_call_id, (msg) => ctx.send(msg));
     this.cellActions = new CellActions(part.tool_call_id, (msg) => ctx.send(msg));
-    this.remembered.title = "Ran without asking: a person chose Allow always for this tool earlier";
     elapsed.title = "How long it ran";
-    header.append(this.toggle, this.callKind, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.remembered, this.unasked, this.state, elapsed);
+    header.append(this.toggle, this.callKind, this.risk, this.provider, this.edited.badge, this.cellActions.badge, this.allowed, this.remembered, this.unasked, this.state, elapsed);
     header.append(this.cancel.el);
     // A collapsed card builds its arguments and result when first opened: a long conversation renders fast.
     this.args = new CardArguments(() => this.part, () => this.codeNames());
@@ -321,10 +322,12 @@ export class ToolCardView implements PartView {
     setText(this.decision, decided);
     setAttr(this.decision, "data-decision", p.decision ?? null);
     setHidden(this.decision, !decided);
-    setHidden(this.remembered, !(p.decision_remembered && p.decision === "approved_always"));
-    const unasked = typeof p.unasked_reason === "string" && p.unasked_reason ? p.unasked_reason : "";
-    setHidden(this.unasked, !unasked);
-    if (this.unasked.title !== `Ran without asking: ${unasked}`) this.unasked.title = `Ran without asking: ${unasked}`;
+    const who = whoAllowed(p);
+    for (const [kind, badge] of [["you", this.allowed], ["always", this.remembered], ["unasked", this.unasked]] as const) {
+      const shown = who?.kind === kind;
+      setHidden(badge, !shown);
+      if (shown && badge.title !== who.title) badge.title = who.title;
+    }
 
     if (p.state === "running") {
       if (!this.progress) {

@@ -1,5 +1,5 @@
-// How a call went, in words, for its card: the decision and how long the person took to make it, a remembered
-// "allow always", the run time (the wait for a decision is not part of it), and the line shown under the header
+// How a call went, in words, for its card: the decision and how long the person took to make it, who let it run
+// (you, a remembered "allow always", or nobody asked), the run time (the wait for a decision is not part of it), and the line shown under the header
 // (collapsed too) for a call that failed.
 
 import { formatElapsed } from "../format";
@@ -45,6 +45,22 @@ export function decisionText(p: ToolCallPart): string {
   const after = waited === null ? "" : ` after ${formatElapsed(waited)}`;
   const reason = p.decision === "rejected" && p.decision_reason ? `: ${p.decision_reason}` : "";
   return label + after + reason;
+}
+
+/** Who let a call run, for the badge its card shows collapsed too: "allowed by you" (a decision made for this
+ * call), "allowed always" (an earlier Allow always, remembered) or "ran without asking" (its tool or the session's
+ * switch spared it: `unasked_reason`); null for a call nobody had to allow, or one declined or still waiting. */
+export function whoAllowed(p: ToolCallPart): { kind: "you" | "always" | "unasked"; label: string; title: string } | null {
+  if (typeof p.unasked_reason === "string" && p.unasked_reason) {
+    return { kind: "unasked", label: "ran without asking", title: `Ran without asking: ${p.unasked_reason}` };
+  }
+  if (p.decision === "approved_always" && p.decision_remembered) {
+    return { kind: "always", label: "allowed always", title: "Ran without asking: a person chose Allow always for this tool earlier" };
+  }
+  if (p.decision === "approved" || p.decision === "approved_always") {
+    return { kind: "you", label: "allowed by you", title: decisionText(p) };
+  }
+  return null;
 }
 
 /** The line under the header, shown collapsed too: a failure's message. (A call that did not run says so in its
