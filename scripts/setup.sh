@@ -14,7 +14,10 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -c requirements/dev.lock uv
 
 echo "== front end (js/)"
-(cd js && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; } && npm run --silent build)
+# npm ci again whenever the lock changed since the last one (a pull that adds a dependency), not only on a fresh clone.
+(cd js && { cmp -s package-lock.json node_modules/.installed-lock.json \
+  || { npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock.json; }; } \
+  && npm run --silent build)
 
 echo "== python packages"
 # --compile-bytecode: every run of the tests then imports site-packages from .pyc, even where PYTHONDONTWRITEBYTECODE
