@@ -7,9 +7,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from ai_widgets.messages import ErrorKind
+from ai_widgets.widget._help import ANCHORS, DOCS_URL, TROUBLESHOOTING
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
@@ -82,3 +86,23 @@ def test_the_readmes_links_lead_somewhere() -> None:
     assert "docs/getting-started.md" in local
     assert "docs/images/turn-approval.png" in local
     assert [target for target in local if not (ROOT / target).is_file()] == []
+
+
+def test_every_kind_of_reply_error_links_to_an_entry_of_the_troubleshooting_page() -> None:
+    """The link in a reply's error opens the published page at an anchor the page has, for every kind."""
+    page = (ROOT / "docs" / "troubleshooting.md").read_text()
+    anchors = set(re.findall(r'<a id="([\w-]+)"></a>', page))
+    assert set(ANCHORS) == set(ErrorKind)
+    assert sorted(anchor for anchor in ANCHORS.values() if anchor not in anchors) == []
+    for kind in ErrorKind:  # the page names each kind, so a reader who met it finds it
+        assert f"(`{kind.value}`)" in page, kind
+
+
+def test_the_documentation_address_is_the_same_everywhere_it_is_given() -> None:
+    """The widget's links, the site's own address and the package's metadata name one site."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    mkdocs = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
+    assert mkdocs is not None
+    assert pyproject["project"]["urls"]["Documentation"] == mkdocs.group(1) == DOCS_URL
+    assert DOCS_URL.startswith("https://") and DOCS_URL.endswith("/")
+    assert TROUBLESHOOTING == f"{DOCS_URL}troubleshooting/"  # mkdocs' directory URL for troubleshooting.md

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from ai_widgets.messages import ErrorKind, Message, MessageStatus
 
-__all__ = ["ANCHORS", "TROUBLESHOOTING", "troubleshooting_link"]
+__all__ = ["ANCHORS", "DOCS_URL", "TROUBLESHOOTING", "troubleshooting_link"]
 
-#: The troubleshooting page. The documentation's file in the source tree: where the documentation site is
-#: published, its address replaces this (one place; each kind's anchor is appended).
-TROUBLESHOOTING = "docs/troubleshooting.md"
+#: Where the documentation site is published (``site_url`` in mkdocs.yml, ``Documentation`` in pyproject.toml: a
+#: test keeps the three equal). A link must open from a notebook in any host, so it is absolute.
+DOCS_URL = "https://ai-widgets.readthedocs.io/en/latest/"
+#: The troubleshooting page (docs/troubleshooting.md) on that site.
+TROUBLESHOOTING = f"{DOCS_URL}troubleshooting/"
 
 #: Each kind's anchor on that page: an error class's name in lower case where one is raised for it (as the page
 #: names its entries), else the option or the situation's name.

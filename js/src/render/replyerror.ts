@@ -5,6 +5,7 @@
 
 import { errorAction } from "../branches";
 import { button, h, setAttr, setHidden, setText } from "../dom";
+import { safeLinkUrl } from "../markdown";
 import type { Message, OutgoingMessage } from "../types";
 
 const LABELS = {
@@ -72,14 +73,8 @@ export class ReplyErrorView {
       if (this.shownStatus !== message.status) this.action.disabled = false;
       this.shownStatus = message.status;
     }
-    const link = typeof message.error_help === "string" && safeLink(message.error_help) ? message.error_help : "";
+    const link = safeLinkUrl(message.error_help) ? message.error_help : "";
     setHidden(this.help, !link);
     if (link && this.help.getAttribute("href") !== link) this.help.setAttribute("href", link);
   }
-}
-
-/** Whether `link` may be an href: a web address or a relative path, never another scheme (`javascript:`), whatever
- * a saved notebook's state holds. */
-export function safeLink(link: string): boolean {
-  return /^https?:\/\//i.test(link) || !/^[a-z][a-z0-9+.-]*:/i.test(link.trim());
 }
