@@ -97,7 +97,7 @@ describe("messages and parts", () => {
       model.patch(["msg", "a1", { status: "error", error: "bad link", error_kind: "request", error_help: bad }]);
       view.flush();
       expect(error.textContent).toContain("bad link"); // the patch applied
-      expect($(error, ".aiw-error-help").hidden).toBe(true);
+      expect(error.querySelector("a")).toBeNull(); // no address, no anchor
     }
     model.patch(["msg", "a1", { status: "cancelled", error: null, error_kind: null, error_help: null }]);
     view.flush();
@@ -118,7 +118,7 @@ describe("messages and parts", () => {
     const error = $(root, ".aiw-message[data-id='a1'] .aiw-reply-error");
     expect(error.textContent).toContain("boom");
     expect($(error, ".aiw-error-action").hidden).toBe(true);
-    expect($(error, ".aiw-error-help").hidden).toBe(true);
+    expect(error.querySelector("a")).toBeNull(); // no address, no anchor
   });
 
   it("shows kernel errors as dismissible banners", async () => {

@@ -294,7 +294,8 @@ class JupyterServer:
 
     def kernel_eval(self, nb_path: str, expr: str, timeout: float = 15) -> str:
         """Evaluate ``expr`` in the notebook's kernel (silently, via ZMQ) and
-        return its ``text/plain`` repr. Nothing shows up in the notebook."""
+        return its ``text/plain`` repr ("" for a value that shows nothing, such as what ``chat.send`` returns).
+        Nothing shows up in the notebook."""
         from jupyter_client import BlockingKernelClient
 
         kid = self.kernel_id_for(nb_path)
@@ -309,7 +310,7 @@ class JupyterServer:
             res = reply["content"]["user_expressions"]["v"]
             if res["status"] != "ok":
                 raise RuntimeError(f"{res.get('ename')}: {res.get('evalue')}")
-            return res["data"]["text/plain"]
+            return res["data"].get("text/plain", "")
         finally:
             kc.stop_channels()
 

@@ -91,11 +91,12 @@ APP = textwrap.dedent(
 
 # Turns started by the notebook's own cells, which Voilà runs before the page connects: two a cell awaits (each
 # shows under its cell; the approval of the second cannot be given, so it is cancelled instead of holding the page
-# back for ever), one started with chat.send that is waiting for approval when the page arrives.
+# back for ever), one started with chat.send that is waiting for approval when the page arrives (the cell's last
+# expression: what send returns shows nothing under it).
 FROM_CODE = [
     'reply = await chat.ask("What\'s the weather?")\nprint("asked:", reply.text)',
     'reply = await chat.ask("delete my notes")\nprint("asked:", reply.text)',
-    'pending = chat.send("delete my notes, please")',
+    'chat.send("delete my notes, please")',
 ]
 
 STREAMED = "You said: hello from Voilà. " + "Streaming word by word. " * 11 + "Streaming word by word."
@@ -392,6 +393,7 @@ def test_voila_turns_started_by_the_notebook(chromium_page, voila, artifacts):
         card = chat.locator(".aiw-tool-card").nth(2)
         expect(card).to_have_attribute("data-state", "awaiting_approval")
         screenshot(chat, artifacts, "test_voila_from_code")
+        expect(page.locator("body")).not_to_contain_text("Future")  # the sending cell shows no <Future ...>
         card.locator(".aiw-approve-once").click()
         expect(card).to_have_attribute("data-state", "completed")
         expect(last_assistant(chat)).to_contain_text("Done: Deleted notes.txt. (1 deleted)")

@@ -39,7 +39,7 @@ export class ReplyErrorView {
     this.help.target = "_blank";
     this.help.rel = "noopener noreferrer";
     this.el.setAttribute("role", "alert");
-    this.el.append(this.text, this.action, this.help);
+    this.el.append(this.text, this.action);
     this.update(message);
   }
 
@@ -74,7 +74,11 @@ export class ReplyErrorView {
       this.shownStatus = message.status;
     }
     const link = safeLinkUrl(message.error_help) ? message.error_help : "";
-    setHidden(this.help, !link);
-    if (link && this.help.getAttribute("href") !== link) this.help.setAttribute("href", link);
+    // In the page only with its address: an anchor without one is no link, and every anchor shown has a safe href.
+    if (!link) this.help.remove();
+    else {
+      if (this.help.getAttribute("href") !== link) this.help.setAttribute("href", link);
+      if (this.help.parentNode !== this.el) this.el.append(this.help);
+    }
   }
 }
