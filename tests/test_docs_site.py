@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -100,9 +99,11 @@ def test_every_kind_of_reply_error_links_to_an_entry_of_the_troubleshooting_page
 
 def test_the_documentation_address_is_the_same_everywhere_it_is_given() -> None:
     """The widget's links, the site's own address and the package's metadata name one site."""
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    mkdocs = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
-    assert mkdocs is not None
-    assert pyproject["project"]["urls"]["Documentation"] == mkdocs.group(1) == DOCS_URL
-    assert DOCS_URL.startswith("https://") and DOCS_URL.endswith("/")
-    assert TROUBLESHOOTING == f"{DOCS_URL}troubleshooting/"  # mkdocs' directory URL for troubleshooting.md
+    documentation = re.search(r'^Documentation = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), flags=re.M)
+    site_url = re.search(r"^site_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
+    assert documentation is not None
+    assert site_url is not None
+    assert documentation.group(1) == site_url.group(1) == DOCS_URL
+    assert DOCS_URL.startswith("https://")
+    assert DOCS_URL.endswith("/")
+    assert f"{DOCS_URL}troubleshooting/" == TROUBLESHOOTING  # mkdocs' directory URL for troubleshooting.md
