@@ -127,6 +127,9 @@ def test_edit_regenerate_retry_and_switch(chromium_page, server, notebook_name, 
     expect(retry).to_have_attribute("data-label", "Retry")
     expect(retry).to_have_attribute("data-action", "retry")
     expect(retry).to_be_enabled()
+    size = retry.bounding_box()
+    assert size is not None
+    assert min(size["width"], size["height"]) >= 24, size  # a target big enough to hit
     help_link = error.locator("a.aiw-error-help")
     expect(help_link).to_be_visible()
     expect(help_link).to_have_attribute("href", f"{TROUBLESHOOTING}#providererror")

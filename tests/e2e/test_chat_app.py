@@ -46,6 +46,8 @@ CHAT_APP = IMPORTS + textwrap.dedent(
         text = request.last_user_text
         if text.startswith("delete"):
             return ScriptedReply(status=None, tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "a.txt"})])
+        if text.startswith("fail"):
+            return ScriptedReply(status=None, text="Half", error=ConnectionError("the provider is unreachable"))
         if text.startswith("code"):
             return ScriptedReply(status=None, text="Here:\\n\\n```python\\ndef f(x):\\n    return x + 1  # one more\\n```\\n")
         user = [m for m in request.messages if m.role.value == "user"][-1]
@@ -130,6 +132,7 @@ def test_highlight_allowed_by_you_paste_and_new_chat(
     expect(chip.locator(".aiw-chip-name")).to_have_text("screenshot.png")
     expect(chip.locator("img.aiw-chip-thumb")).to_be_visible()
     box.fill("what is this?")
+    screenshot(widget, artifacts, f"test_chat_app-paste-{look}")
     box.press("Enter")
     expect(last_assistant(widget)).to_contain_text("Got: screenshot.png image/png")
     wait_idle(widget)
@@ -137,11 +140,21 @@ def test_highlight_allowed_by_you_paste_and_new_chat(
     expect(messages(widget, "user").last.locator(".aiw-chip-file")).to_contain_text("screenshot.png")
     assert srv.kernel_json(nb, "chat.session.messages[-2].parts[1].media_type") == "image/png"
 
+    # A failed request: its error in the reply, with Retry and the troubleshooting link (how it looks).
+    send_from_input(widget, "fail now")
+    failed = last_assistant(widget)
+    expect(failed).to_have_attribute("data-status", "error")
+    expect(failed.locator(".aiw-reply-error .aiw-error-action")).to_have_attribute("data-action", "retry")
+    expect(failed.locator(".aiw-reply-error .aiw-error-help")).to_be_visible()
+    wait_idle(widget)
+    screenshot(widget, artifacts, f"test_chat_app-error-{look}")
+
     # New chat: an empty chat that says where the conversation went; the first message switches back to it.
     before = srv.kernel_json(nb, "len(chat.session.messages)")
     widget.locator(".aiw-new-chat").click()
     expect(messages(widget)).to_have_count(0)
     expect(widget.locator(".aiw-empty-kept")).to_contain_text("The previous one is kept")
+    screenshot(widget, artifacts, f"test_chat_app-new-chat-empty-{look}")
     assert srv.kernel_json(nb, "len(chat.session.messages)") == 0
     send_from_input(widget, "hello again")
     expect(last_assistant(widget)).to_contain_text("Got: no files")
