@@ -1,6 +1,7 @@
 """What a chat-app user expects, in JupyterLab: a reply's code block coloured (its Copy button kept), the card of a
-call the person allowed saying "allowed by you", an image pasted into the input box and sent with the message, the
-branch arrows' size, and New chat keeping the conversation before it to switch back to."""
+call the person allowed saying "allowed by you", an image pasted into the input box and sent with the message, an
+image and a CSV dropped on it, a failed request's error in the reply, the branch arrows' size, and New chat keeping
+the conversation before it to switch back to."""
 
 from __future__ import annotations
 
