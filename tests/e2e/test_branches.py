@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -16,6 +17,8 @@ from chat_ui import (
     wait_idle,
 )
 from playwright.sync_api import expect
+
+from ai_widgets.widget._help import TROUBLESHOOTING
 
 pytestmark = pytest.mark.e2e
 
@@ -105,19 +108,40 @@ def test_edit_regenerate_retry_and_switch(chromium_page, server, notebook_name, 
         "Answer 1 to: first question",
     ]
 
-    # Retry after an error: the reply's error offers it, once (no banner offers Continue); Retry answers again.
+    # Retry after an error: the error is said once, in the reply, with its one action, Retry (no banner, no
+    # Continue), and a link to its entry on the published troubleshooting page; Retry answers again.
     send_from_input(widget, "fail")
     failed = last_assistant(widget)
     expect(failed).to_have_attribute("data-status", "error")
+    error = failed.locator(".aiw-reply-error")
+    expect(error).to_be_visible()
+    expect(error).to_have_attribute("role", "alert")
+    expect(error.locator(".aiw-error-text")).to_contain_text("provider down")
+    assert widget.inner_text().count("provider down") == 1, widget.inner_text()  # said once
+    expect(widget.locator(".aiw-banner, .aiw-turn-banner")).to_have_count(0)
+    expect(widget.locator(".aiw-error-action:visible")).to_have_count(1)  # one action in the whole chat
     expect(widget.locator(".aiw-error-action[data-action='continue']")).to_have_count(0)
+    expect(widget.get_by_role("button", name=re.compile("^Continue"))).to_have_count(0)
     expect(failed.locator(".aiw-regenerate")).to_be_hidden()
-    retry = failed.locator(".aiw-reply-error .aiw-error-action")
+    retry = error.locator(".aiw-error-action")
     expect(retry).to_have_attribute("data-label", "Retry")
-    expect(failed.locator(".aiw-error-help")).to_be_visible()
+    expect(retry).to_have_attribute("data-action", "retry")
+    expect(retry).to_be_enabled()
+    size = retry.bounding_box()
+    assert size is not None
+    assert min(size["width"], size["height"]) >= 24, size  # a target big enough to hit
+    help_link = error.locator("a.aiw-error-help")
+    expect(help_link).to_be_visible()
+    expect(help_link).to_have_attribute("href", f"{TROUBLESHOOTING}#providererror")
+    assert TROUBLESHOOTING.startswith("https://")
+    expect(help_link).to_have_attribute("target", "_blank")
+    expect(help_link).to_have_attribute("rel", "noopener noreferrer")
     screenshot(widget, artifacts, "test_branches-retry-light")
     retry.click()
     expect(last_assistant(widget)).to_contain_text("to: fail")
     expect(last_assistant(widget)).to_have_attribute("data-status", "completed")
+    expect(widget.locator(".aiw-reply-error:visible")).to_have_count(0)  # the answer replaced the failed reply
+    assert srv.kernel_json(nb, "[m.status.value for m in chat.session.messages][-2:]") == ["completed", "completed"]
     expect(_label(last_assistant(widget))).to_have_attribute("data-label", "2/2")
 
     # Narrow: the controls stay inside the widget.

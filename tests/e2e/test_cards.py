@@ -12,6 +12,8 @@ import pytest
 from chat_ui import WAIT, assert_no_widget_errors, last_assistant, open_and_run, screenshot, send_from_input, wait_idle
 from playwright.sync_api import expect
 
+from ai_widgets.widget._help import TROUBLESHOOTING
+
 pytestmark = pytest.mark.e2e
 
 TOOLS = textwrap.dedent(
@@ -236,6 +238,11 @@ def test_chat_cards_lab(chromium_page, server, notebook_name, artifacts):
     expect(reply.locator(".aiw-note")).to_be_hidden()
     expect(widget.locator(".aiw-banner")).to_have_count(0)
     assert widget.inner_text().count("Continue runs the 2 calls the model asked for next.") == 1
+    action = error.locator(".aiw-error-action")  # its one action is Continue, not Retry
+    expect(action).to_have_attribute("data-action", "continue")
+    expect(action).to_have_attribute("data-label", "Continue")
+    expect(widget.locator(".aiw-error-action:visible")).to_have_count(1)
+    expect(error.locator("a.aiw-error-help")).to_have_attribute("href", f"{TROUBLESHOOTING}#max-iterations")
     skipped = reply.locator(".aiw-tool-card[data-state='skipped']")
     expect(skipped).to_have_count(2)
     expect(skipped.first.locator(".aiw-state")).to_have_text("not run")

@@ -1,14 +1,18 @@
 """What a chat-app user expects, in JupyterLab: a reply's code block coloured (its Copy button kept), the card of a
-call the person allowed saying "allowed by you", an image pasted into the input box and sent with the message, the
-branch arrows' size, and New chat keeping the conversation before it to switch back to."""
+call the person allowed saying "allowed by you", an image pasted into the input box and sent with the message, an
+image and a CSV dropped on it, a failed request's error in the reply, the branch arrows' size, and New chat keeping
+the conversation before it to switch back to."""
 
 from __future__ import annotations
 
+import base64
+import re
 import textwrap
 
 import pytest
 from chat_ui import (
     IMPORTS,
+    WAIT,
     assert_no_widget_errors,
     last_assistant,
     messages,
@@ -24,7 +28,7 @@ pytestmark = pytest.mark.e2e
 # A model that answers with code, calls a destructive tool when asked, and says what files it was sent.
 CHAT_APP = IMPORTS + textwrap.dedent(
     """\
-    from ai_widgets.messages import FilePart
+    from ai_widgets.messages import FilePart, TextPart
 
 
     @tool(title="Delete file", icon="🗑", risk=ToolRisk.DESTRUCTIVE)
@@ -43,11 +47,15 @@ CHAT_APP = IMPORTS + textwrap.dedent(
         text = request.last_user_text
         if text.startswith("delete"):
             return ScriptedReply(status=None, tool_calls=[ScriptedToolCall(name="delete_file", arguments={"path": "a.txt"})])
+        if text.startswith("fail"):
+            return ScriptedReply(status=None, text="Half", error=ConnectionError("the provider is unreachable"))
         if text.startswith("code"):
             return ScriptedReply(status=None, text="Here:\\n\\n```python\\ndef f(x):\\n    return x + 1  # one more\\n```\\n")
         user = [m for m in request.messages if m.role.value == "user"][-1]
         files = [f"{p.name} {p.media_type}" for p in user.parts if isinstance(p, FilePart)]
-        return ScriptedReply(status=None, text=f"Got: {', '.join(files) or 'no files'}")
+        # A text file comes as text: the line that names it, then its first row.
+        files += [" ".join(p.text.splitlines()[:2]) for p in user.parts if isinstance(p, TextPart) and p.text.startswith("Attached file")]
+        return ScriptedReply(status=None, text=f"Got: {'; '.join(files) or 'no files'}")
 
 
     chat = ChatWidget(transport=ScriptedTransport(model, delay=0.005), tools=[delete_file])
@@ -125,6 +133,7 @@ def test_highlight_allowed_by_you_paste_and_new_chat(
     expect(chip.locator(".aiw-chip-name")).to_have_text("screenshot.png")
     expect(chip.locator("img.aiw-chip-thumb")).to_be_visible()
     box.fill("what is this?")
+    screenshot(widget, artifacts, f"test_chat_app-paste-{look}")
     box.press("Enter")
     expect(last_assistant(widget)).to_contain_text("Got: screenshot.png image/png")
     wait_idle(widget)
@@ -132,11 +141,21 @@ def test_highlight_allowed_by_you_paste_and_new_chat(
     expect(messages(widget, "user").last.locator(".aiw-chip-file")).to_contain_text("screenshot.png")
     assert srv.kernel_json(nb, "chat.session.messages[-2].parts[1].media_type") == "image/png"
 
+    # A failed request: its error in the reply, with Retry and the troubleshooting link (how it looks).
+    send_from_input(widget, "fail now")
+    failed = last_assistant(widget)
+    expect(failed).to_have_attribute("data-status", "error")
+    expect(failed.locator(".aiw-reply-error .aiw-error-action")).to_have_attribute("data-action", "retry")
+    expect(failed.locator(".aiw-reply-error .aiw-error-help")).to_be_visible()
+    wait_idle(widget)
+    screenshot(widget, artifacts, f"test_chat_app-error-{look}")
+
     # New chat: an empty chat that says where the conversation went; the first message switches back to it.
     before = srv.kernel_json(nb, "len(chat.session.messages)")
     widget.locator(".aiw-new-chat").click()
     expect(messages(widget)).to_have_count(0)
     expect(widget.locator(".aiw-empty-kept")).to_contain_text("The previous one is kept")
+    screenshot(widget, artifacts, f"test_chat_app-new-chat-empty-{look}")
     assert srv.kernel_json(nb, "len(chat.session.messages)") == 0
     send_from_input(widget, "hello again")
     expect(last_assistant(widget)).to_contain_text("Got: no files")
@@ -151,4 +170,73 @@ def test_highlight_allowed_by_you_paste_and_new_chat(
     first.locator(".aiw-branch-prev").click()
     expect(messages(widget, "user").first).to_contain_text("code please")
     assert srv.kernel_json(nb, "len(chat.session.messages)") == before
+    assert_no_widget_errors(page)
+
+
+# Files dragged from the desktop and dropped on `target`: a DragEvent whose DataTransfer holds them (dragover first,
+# as a browser sends it; it must be accepted for the drop to count). Returns [dragover accepted, drop taken].
+DROP_FILES = """(target, [files, dropIt]) => {
+  const data = new DataTransfer();
+  for (const [name, type, b64] of files) {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    data.items.add(new File([bytes], name, { type }));
+  }
+  const over = new DragEvent("dragover", { dataTransfer: data, bubbles: true, cancelable: true });
+  target.dispatchEvent(over);
+  if (!dropIt) return [over.defaultPrevented, false];
+  const drop = new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true });
+  target.dispatchEvent(drop);
+  return [over.defaultPrevented, drop.defaultPrevented];
+}"""
+RED_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAwMAAAAAPAAH/Wv5A2gAAAABJRU5ErkJggg=="
+CSV = base64.b64encode(b"city,sales\nLisbon,12\nPorto,7\n").decode()
+
+
+def test_drop_an_image_and_a_csv_on_the_input_box(chromium_page, server, notebook_name, artifacts):
+    page, srv, nb = chromium_page, server("lab"), notebook_name
+    page.set_viewport_size({"width": 1000, "height": 900})
+    srv.write_notebook(nb, [CHAT_APP])
+    widget = open_and_run(page, srv, nb)
+    box = widget.locator(".aiw-input")
+    image = ["chart.png", "image/png", RED_PNG]
+    table = ["sales.csv", "text/csv", CSV]
+
+    # Dragged over the box: the chat shows it takes the files; nothing is attached until they are dropped.
+    assert box.evaluate(DROP_FILES, [[image], False]) == [True, False]
+    expect(widget).to_have_class(re.compile(r"\baiw-drop-target\b"))
+    screenshot(widget, artifacts, "test_chat_app-drag-over-light")
+    assert box.evaluate(DROP_FILES, [[image], True]) == [True, True]
+    expect(widget).not_to_have_class(re.compile(r"\baiw-drop-target\b"))
+    chips = widget.locator(".aiw-chips .aiw-chip-pasted")
+    expect(chips).to_have_count(1)
+    expect(chips.first.locator(".aiw-chip-name")).to_have_text("chart.png")
+    expect(chips.first.locator("img.aiw-chip-thumb")).to_be_visible()
+    # A file that is not an image is attached too (as text, for a CSV).
+    assert box.evaluate(DROP_FILES, [[table], True]) == [True, True]
+    expect(chips).to_have_count(2)
+    expect(chips.nth(1).locator(".aiw-chip-name")).to_have_text("sales.csv")
+    expect(chips.nth(1)).to_contain_text("text")
+    expect(box).to_be_focused()
+    box.fill("what are these?")
+    screenshot(widget, artifacts, "test_chat_app-drop-light")
+    box.press("Enter")
+
+    # Sent with the message, and answered: the model got the PNG and the CSV's text.
+    expect(last_assistant(widget)).to_contain_text(
+        "Got: chart.png image/png; Attached file sales.csv: city,sales", timeout=WAIT
+    )
+    wait_idle(widget)
+    expect(chips).to_have_count(0)
+    sent = messages(widget, "user").last
+    expect(sent).to_contain_text("what are these?")
+    expect(sent.locator(".aiw-chip-file")).to_have_text(re.compile(r"^chart\.png\s*image/png"))
+    csv = sent.locator(".aiw-attachment")
+    expect(csv.locator(".aiw-chip-text .aiw-chip-name")).to_have_text("sales.csv")
+    csv.locator("summary").click()  # the chip opens to show what the model got
+    expect(csv.locator(".aiw-attachment-body")).to_have_text("city,sales\nLisbon,12\nPorto,7\n")
+    parts = srv.kernel_json(nb, "[type(p).__name__ for p in chat.session.messages[-2].parts]")
+    assert parts == ["TextPart", "FilePart", "TextPart"], parts
+    assert srv.kernel_json(nb, "chat.session.messages[-2].parts[1].data") == RED_PNG  # the dropped bytes
+    assert srv.kernel_json(nb, "chat.session.messages[-2].parts[2].text").endswith("Porto,7\n")
+    screenshot(widget, artifacts, "test_chat_app-drop-sent-light")
     assert_no_widget_errors(page)

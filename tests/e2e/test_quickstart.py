@@ -1,9 +1,11 @@
 """notebooks/quickstart.ipynb runs top to bottom without errors, leaves its suggestions to click, and its "From
-code" cell continues the conversation once the reader has started it."""
+code" cell continues the conversation once the reader has started it. The README's picture of a turn waiting for
+approval is taken from it."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -129,3 +131,56 @@ def _check_the_data_section(page, cells, code, artifacts):
     expect(cells.nth(len(code) - 1).locator(".jp-OutputArea-output")).to_have_text("East grew 97%: from 60 to 118")
     screenshot(analyst, artifacts, "test_quickstart_runs-your-data")
     screenshot(typed_cell.locator(".aiw-turn"), artifacts, "test_quickstart_runs-typed-answer")
+
+
+#: The README's (and the docs' home page's) picture of a turn: a tool card waiting for approval.
+README_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "turn-approval.png"
+#: The widget's width in that picture, in CSS pixels.
+README_IMAGE_WIDTH = 800
+
+
+def test_readme_screenshot_of_a_turn_waiting_for_approval(chromium_page, server, artifacts):
+    """The quickstart in the light theme, the suggestion "Delete my notes" clicked: the destructive call's card
+    waits with its approval buttons. The widget, about 800 px wide, is saved to the artifacts, and to
+    docs/images/turn-approval.png when AIW_UPDATE_DOCS_IMAGES=1 (so the README's picture is the widget as it is)."""
+    page, srv = chromium_page, server("lab")
+    nb = "quickstart-screenshot.ipynb"
+    shutil.copy(QUICKSTART, srv.root / nb)
+    try:
+        widget = open_and_run(page, srv, nb)
+        # The file browser closed and the window sized so the chat is README_IMAGE_WIDTH wide.
+        current = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
+        if current.count():
+            current.click()
+        expect(page.locator("#jp-left-stack")).to_be_hidden()
+        for _ in range(3):  # the notebook's margins depend on the width; settles in one or two steps
+            width = widget.bounding_box()["width"]  # type: ignore[index]
+            if abs(width - README_IMAGE_WIDTH) < 1:
+                break
+            viewport = page.viewport_size or {"width": 1280, "height": 900}
+            page.set_viewport_size({"width": round(viewport["width"] + README_IMAGE_WIDTH - width), "height": 900})
+            page.wait_for_timeout(300)
+        assert abs(widget.bounding_box()["width"] - README_IMAGE_WIDTH) < 2  # type: ignore[index]
+
+        widget.get_by_role("button", name="Delete my notes").click()
+        card = widget.locator(".aiw-tool-card").first
+        expect(card).to_have_attribute("data-state", "awaiting_approval", timeout=WAIT)
+        expect(card.locator(".aiw-tool-title")).to_have_text("Delete file")
+        approval = card.locator(".aiw-approval")
+        for name in ("Allow once", "Allow always", "Decline"):
+            expect(approval.get_by_role("button", name=name)).to_be_visible()
+        expect(card.locator(".aiw-tool-args")).to_contain_text("notes.txt")
+        expect(widget.locator(".aiw-stop")).to_be_visible()
+        page.mouse.move(0, 0)  # no hover state in the picture
+        page.wait_for_timeout(300)  # the card's entrance has settled
+        shot = screenshot(widget, artifacts, "test_quickstart-turn-approval")
+        if os.environ.get("AIW_UPDATE_DOCS_IMAGES") == "1":
+            shutil.copy(shot, README_IMAGE)
+
+        # The picture shows a real wait: Allow once runs the call and the reply ends.
+        approval.get_by_role("button", name="Allow once").click()
+        expect(card).to_have_attribute("data-state", "completed", timeout=WAIT)
+        wait_idle(widget)
+        assert_no_widget_errors(page)
+    finally:
+        srv.shutdown_kernels(nb)
