@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from ai_widgets._safe import safe_text
 
@@ -52,6 +55,10 @@ SAFE_URL = re.compile(r"(?:https?://|mailto:)[^\s\x00-\x1f\x7f\"'<>`\\]+", re.IG
 LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,30}")
 CELL = "border: 1px solid var(--jp-border-color2, #ddd); padding: 0.15em 0.5em"
 TABLE = "border-collapse: collapse; margin: 0.25em 0"
+CODE_BLOCK = (
+    "background: var(--jp-layout-color2, #f5f5f5); border: 1px solid var(--jp-border-color2, #ddd);"
+    " border-radius: 3px; padding: 0.4em 0.6em; overflow-x: auto"
+)
 MAX_CACHED = 256
 MAX_CACHED_CHARS = 20_000
 
@@ -126,6 +133,17 @@ def sanitised(tokens: list[Token]) -> list[Token]:
         elif token.content:
             out.append(text_token(token.content))
     return out
+
+
+def framed_code(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """A code block as markdown-it renders it, framed, so code stands out from prose where the notebook's own CSS
+    does not reach (GitHub, nbviewer, nbconvert)."""
+    rule = RendererHTML.fence if tokens[idx].type == "fence" else RendererHTML.code_block
+    return rule(renderer, tokens, idx, options, env).replace("<pre>", f'<pre style="{CODE_BLOCK}">', 1)
+
+
+PARSER.add_render_rule("fence", framed_code)
+PARSER.add_render_rule("code_block", framed_code)
 
 
 def markdown_html(text: str) -> str:

@@ -213,5 +213,5 @@ def chip(name: str, value: Any, parts: list[AttachmentPart]) -> dict[str, Any]:
     thumbnail = figure_thumbnail(value) if is_instance_of(value, "matplotlib.figure", "Figure") else None
     if thumbnail is None:
         image = next((p for p in parts if isinstance(p, FilePart)), None)
-        thumbnail = None if image is None else image_thumbnail(image, original_ok=True)
+        thumbnail = None if image is None else image_thumbnail(image)
     return {"name": name, "kind": kind, "size": sent_size(parts), "thumbnail": thumbnail}

@@ -1,19 +1,21 @@
 """Small PNG thumbnails (``data:`` URLs) of attached images and figures, for the chips that show them: a chip
 carries at most :data:`MAX_THUMBNAIL_BYTES`, never the attachment's own megabytes.
 
-An image is shrunk with PIL and a figure drawn at a low resolution with matplotlib, each only when its library is
-loaded already (matplotlib loads PIL). Without PIL a sent message shows no picture (its file's bytes never go to
-the front end), and an input chip a small image as it is.
+An image is shrunk with PIL (loaded the first time an image needs it, where it is installed) and a figure drawn at
+a low resolution with matplotlib (only when a figure exists, so matplotlib is loaded already). Without PIL a small
+image is shown as it is and a larger one has no picture (its file's bytes never go to the front end).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
+import importlib
 import io
-import sys
 import threading
 from collections import OrderedDict
+from types import ModuleType
 from typing import Any
 
 from ai_widgets._media import IMAGE_TYPES, sniff_image
@@ -45,12 +47,12 @@ def figure_thumbnail(figure: Any) -> str | None:
     return data_url(out.getvalue(), "image/png")
 
 
-def image_thumbnail(part: FilePart, *, original_ok: bool = False) -> str | None:
+def image_thumbnail(part: FilePart) -> str | None:
     """A raster image part (PNG, JPEG, GIF, WebP with inline data) shrunk to a PNG ``data:`` URL; ``None`` for
-    anything else, or without PIL (``original_ok``: then a small image as it is)."""
+    anything else, or for an image too large to show as it is where PIL is not installed."""
     if part.data is None or part.media_type not in IMAGE_TYPES:
         return None
-    return THUMBNAILS.get(part.media_type, part.data, original_ok)
+    return THUMBNAILS.get(part.media_type, part.data)
 
 
 class ThumbnailCache:
@@ -60,16 +62,16 @@ class ThumbnailCache:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._entries: OrderedDict[tuple[str, bytes, bool], str | None] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, bytes], str | None] = OrderedDict()
         self._lock = threading.Lock()  # views ask from the kernel's thread, turns serialise from theirs
 
-    def get(self, media_type: str, data: str, original_ok: bool) -> str | None:
-        key = (media_type, hashlib.blake2b(data.encode("ascii"), digest_size=20).digest(), original_ok)
+    def get(self, media_type: str, data: str) -> str | None:
+        key = (media_type, hashlib.blake2b(data.encode("ascii"), digest_size=20).digest())
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        thumbnail = shrunk(media_type, data, original_ok)
+        thumbnail = shrunk(media_type, data)
         with self._lock:
             self._entries[key] = thumbnail
             while len(self._entries) > self._size:
@@ -80,11 +82,21 @@ class ThumbnailCache:
 THUMBNAILS = ThumbnailCache(64)
 
 
-def shrunk(media_type: str, data: str, original_ok: bool) -> str | None:
+@functools.cache
+def pil_image() -> ModuleType | None:
+    """PIL's ``Image`` module, loaded on first use (not with ai_widgets: most chats never show an image); ``None``
+    where PIL is not installed."""
+    try:
+        return importlib.import_module("PIL.Image")
+    except ImportError:
+        return None
+
+
+def shrunk(media_type: str, data: str) -> str | None:
     raw = base64.b64decode(data)
-    pil = sys.modules.get("PIL.Image")
+    pil = pil_image()
     if pil is None:
-        return data_url(raw, media_type) if original_ok else None
+        return data_url(raw, media_type)
     try:
         with pil.open(io.BytesIO(raw)) as image:
             image.thumbnail((THUMBNAIL_PIXELS, THUMBNAIL_PIXELS))

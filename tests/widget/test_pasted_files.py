@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import io
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -15,8 +17,9 @@ from ai_widgets.attachments import AttachmentLimits
 from ai_widgets.messages import FilePart, Role, TextPart
 from ai_widgets.transports import ScriptedTransport, TransportProfile
 from ai_widgets.transports._base import ChatRequest
-from ai_widgets.widget import ChatWidget
+from ai_widgets.widget import ChatWidget, _thumbnail
 from ai_widgets.widget._actions import MAX_PASTED_BYTES, MAX_PASTED_FILES
+from ai_widgets.widget._thumbnail import MAX_THUMBNAIL_BYTES
 from ai_widgets.widget._turn_view import TurnView
 from tests.helpers import wait_for
 from tests.widget.widget_harness import Wire
@@ -128,3 +131,36 @@ async def test_too_many_files_and_a_view_of_one_turn_are_refused(wire: Wire) -> 
     assert error["id"] == "t1"
     assert "chat's own input box" in error["message"]
     assert len(chat.session.messages) == 2
+
+
+def test_a_sent_image_keeps_its_picture_in_a_kernel_that_had_not_loaded_pil() -> None:
+    """Defect: the sent message's chip lost the picture its input chip showed, as PIL was used only when something
+    else had loaded it (a fresh kernel, a pasted screenshot). PIL is now loaded for the first image that needs it."""
+    code = """
+import sys
+from ai_widgets.messages import FilePart, Message, Role, TextPart
+from ai_widgets.widget._serialize import message_dict
+raw = sys.stdin.buffer.read()
+assert "PIL.Image" not in sys.modules
+shown = message_dict(Message(Role.USER, [TextPart("look"), FilePart.from_bytes(raw, "image/png", name="a.png")]), 0)
+print(shown["thumbnails"]["1"][:22], "PIL.Image" in sys.modules)
+"""
+    large = Image.effect_noise((400, 400), 64).convert("RGB")  # beyond a thumbnail's bytes: shrunk, not sent as is
+    out = io.BytesIO()
+    large.save(out, format="PNG")
+    assert len(out.getvalue()) > MAX_THUMBNAIL_BYTES
+    result = subprocess.run([sys.executable, "-c", code], input=out.getvalue(), capture_output=True, check=True)
+    assert result.stdout.decode().split() == ["data:image/png;base64,", "True"]
+
+
+def test_without_pil_a_small_image_is_its_own_picture_and_a_large_one_has_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_thumbnail, "pil_image", lambda: None)
+    monkeypatch.setattr(_thumbnail, "THUMBNAILS", _thumbnail.ThumbnailCache(4))
+    small = FilePart.from_bytes(png(5, 5), "image/png", name="small.png")
+    assert _thumbnail.image_thumbnail(small) == f"data:image/png;base64,{small.data}"
+    noise = Image.effect_noise((400, 400), 64).convert("RGB")
+    out = io.BytesIO()
+    noise.save(out, format="PNG")
+    assert _thumbnail.image_thumbnail(FilePart.from_bytes(out.getvalue(), "image/png", name="big.png")) is None

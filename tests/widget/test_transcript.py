@@ -19,7 +19,7 @@ from ai_widgets.messages import Message, Role, TextPart
 from ai_widgets.outcome import Attachment, CellOutput, CellRun, DisplayBundle
 from ai_widgets.transports import ScriptedReply, ScriptedToolCall, ScriptedTransport
 from ai_widgets.widget import ChatWidget
-from ai_widgets.widget._markdown import markdown_html
+from ai_widgets.widget._markdown import CODE_BLOCK, markdown_html
 from ai_widgets.widget._transcript import transcript_html, transcript_markdown
 from tests.widget.transcript_checks import (
     HOSTILE,
@@ -346,7 +346,8 @@ def test_html_renders_a_replys_markdown_tables_code_emphasis_lists_and_links() -
     assert '<table style="border-collapse: collapse; margin: 0.25em 0">' in html
     assert 'text-align:left">region</th>' in html
     assert 'text-align:right">118</td>' in html
-    assert "<pre><code class=\"language-python\">print('a &lt; b')\n</code></pre>" in html
+    # A code block framed where the notebook's CSS does not reach (GitHub, nbviewer), its code escaped.
+    assert f"<pre style=\"{CODE_BLOCK}\"><code class=\"language-python\">print('a &lt; b')\n</code></pre>" in html
     assert "<ol>\n<li>one</li>" in html
     assert "**bold**" not in visible_text(html)
 
