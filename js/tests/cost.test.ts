@@ -25,17 +25,17 @@ describe("cost", () => {
     const model = new FakeModel({ _usage: conversation });
     const { view, root } = await mount(model);
     const usage = $(root, ".aiw-usage");
-    expect(usage.textContent).toBe("Conversation: 3,000 in · 90 out · $0.0126 (3 requests)");
+    expect(usage.textContent).toBe("Session: 3,000 in · 90 out · $0.0126 (3 requests)");
     expect(usage.title).toBe("");
     const reply = { input_tokens: 1000, output_tokens: 30, requests: 1, cost: "0.000042" };
     model.patch(["start", { id: "a1", index: 0, role: "assistant", status: "completed", parts: [], usage: reply }]);
     view.flush();
-    expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · <$0.0001 · Conversation: 3,000 in · 90 out · $0.0126 (3 requests)");
+    expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · <$0.0001 · Session: 3,000 in · 90 out · $0.0126 (3 requests)");
     // A reply from a model without a price: its tokens, no cost, and the conversation's sum unknown too.
     model.patch(["start", { id: "a2", index: 1, role: "assistant", status: "completed", parts: [], usage: { ...reply, cost: null } }]);
     model.set("_usage", { ...conversation, input_tokens: 4000, requests: 4, cost: null });
     view.flush();
-    expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · Conversation: 4,000 in · 90 out (4 requests)");
+    expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · Session: 4,000 in · 90 out (4 requests)");
     expect(usage.title).toBe("Price unknown for the last turn and the conversation: no price for this model or provider in genai-prices.");
   });
 });

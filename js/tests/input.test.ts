@@ -125,9 +125,9 @@ describe("input box", () => {
     const model = new FakeModel({ _usage: { input_tokens: 1200, output_tokens: 30, requests: 2 }, placeholder: "Ask me" });
     const { view, root } = await mount(model);
     expect($<HTMLTextAreaElement>(root, ".aiw-input").placeholder).toBe("Ask me");
-    expect($(root, ".aiw-usage").textContent).toBe("Conversation: 1,200 in · 30 out (2 requests)");
+    expect($(root, ".aiw-usage").textContent).toBe("Session: 1,200 in · 30 out (2 requests)");
     model.patch(["start", { id: "a1", index: 0, role: "assistant", status: "in_progress", parts: [], usage: { input_tokens: 10, output_tokens: 5 } }]);
     view.flush();
-    expect($(root, ".aiw-usage").textContent).toBe("Last turn: 10 in · 5 out · Conversation: 1,200 in · 30 out (2 requests)");
+    expect($(root, ".aiw-usage").textContent).toBe("Last turn: 10 in · 5 out · Session: 1,200 in · 30 out (2 requests)");
   });
 });

@@ -81,6 +81,6 @@ describe("a real kernel trace", () => {
     expect($(answer, ".aiw-answer-refused").textContent).toContain("celsius: Field required");
     expect(root.querySelector(".aiw-banner-kernel")!.textContent).toContain("Approval refused");
     expect($(root, ".aiw-stop").hidden).toBe(true);
-    expect($(root, ".aiw-usage").textContent).toMatch(/Conversation: 800 in/);
+    expect($(root, ".aiw-usage").textContent).toMatch(/Session: 800 in/);
   });
 });

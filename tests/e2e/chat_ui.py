@@ -190,7 +190,7 @@ def weather_flow(page, srv, nb, artifacts, name):
     cost = srv.kernel_json(nb, "str(chat.session.usage.cost)")
     assert float(cost) > 0
     priced = re.compile(
-        r"Last turn: 2,000 in · 80 out · \$0\.\d+ · Conversation: 2,000 in · 80 out · \$0\.\d+ \(2 requests\)"
+        r"Last turn: 2,000 in · 80 out · \$0\.\d+ · Session: 2,000 in · 80 out · \$0\.\d+ \(2 requests\)"
     )
     expect(widget.locator(".aiw-usage")).to_have_text(priced)
 

@@ -532,7 +532,7 @@ export class Shell {
     if (hasUsage(lastTurn)) parts.push(`Last turn: ${formatUsage(lastTurn)}`);
     if (hasUsage(conversation)) {
       const requests = conversation?.requests ? ` (${conversation.requests} request${conversation.requests === 1 ? "" : "s"})` : "";
-      parts.push(`Conversation: ${formatUsage(conversation)}${requests}`);
+      parts.push(`Session: ${formatUsage(conversation)}${requests}`); // every branch and earlier chat included
     }
     setText(this.usage, parts.join(" · "));
     setHidden(this.usage, parts.length === 0);
