@@ -20,7 +20,7 @@ describe("cost", () => {
     expect(formatUsage({ input_tokens: 1200, output_tokens: 30, cost: null })).toBe("1,200 in · 30 out");
   });
 
-  it("the footer shows each reply's cost and the conversation's, and says in its title when a price is unknown", async () => {
+  it("the footer shows each reply's cost and the session's, and says in its title when a price is unknown", async () => {
     const conversation = { input_tokens: 3000, output_tokens: 90, requests: 3, cost: "0.0126" };
     const model = new FakeModel({ _usage: conversation });
     const { view, root } = await mount(model);
@@ -36,6 +36,6 @@ describe("cost", () => {
     model.set("_usage", { ...conversation, input_tokens: 4000, requests: 4, cost: null });
     view.flush();
     expect(usage.textContent).toBe("Last turn: 1,000 in · 30 out · Session: 4,000 in · 90 out (4 requests)");
-    expect(usage.title).toBe("Price unknown for the last turn and the conversation: no price for this model or provider in genai-prices.");
+    expect(usage.title).toBe("Price unknown for the last turn and the session: no price for this model or provider in genai-prices.");
   });
 });

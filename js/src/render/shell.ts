@@ -526,7 +526,7 @@ export class Shell {
     setHidden(this.allowed, chips.length === 0);
   }
 
-  /** Usage of the last turn and of the conversation. */
+  /** Usage of the last turn and of the session (every branch, and the chats before a New chat). */
   setUsage(lastTurn: Usage | null | undefined, conversation: Usage | null | undefined): void {
     const parts: string[] = [];
     if (hasUsage(lastTurn)) parts.push(`Last turn: ${formatUsage(lastTurn)}`);
@@ -536,7 +536,7 @@ export class Shell {
     }
     setText(this.usage, parts.join(" · "));
     setHidden(this.usage, parts.length === 0);
-    const unknown = [priceUnknown(lastTurn) && "the last turn", priceUnknown(conversation) && "the conversation"];
+    const unknown = [priceUnknown(lastTurn) && "the last turn", priceUnknown(conversation) && "the session"];
     const which = unknown.filter(Boolean).join(" and ");
     // Only the cost's absence needs saying: "price unknown" for whatever has none, why in a word.
     const title = which ? `Price unknown for ${which}: no price for this model or provider in genai-prices.` : "";
