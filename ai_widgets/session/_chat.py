@@ -657,9 +657,9 @@ class ChatSession:
 
     def _turn_ended(self, turn: Turn) -> None:
         """For the turn (its :class:`~ai_widgets.session._turn.TurnHost`): frees the session of ``turn``, which has
-        ended, so another may start. The senders of the messages it delivered get its last reply; messages still
-        waiting start the next turn (claimed here, in the same step, so no other caller starts one first), or, after
-        a stop or an interrupt, are handed back."""
+        ended and told its observers so, so another may start. The senders of the messages it delivered get its last
+        reply; messages still waiting start the next turn (claimed here, in the same step, so no other caller starts
+        one first), or, after a stop or an interrupt, are handed back."""
         returned: list[Message] = []
         follow: tuple[Turn, list[Message], asyncio.AbstractEventLoop] | None = None
         with self._claim_lock:

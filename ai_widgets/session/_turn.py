@@ -156,7 +156,7 @@ class TurnHost:
     #: Waits until the reply, as it ended, is kept wherever the session keeps its conversation; a reply that could
     #: not be kept says so in its ``error``.
     save_reply: Callable[[Message], Awaitable[None]]
-    #: Frees the session of the turn, which has ended (called once, before the turn says it ended).
+    #: Frees the session of the turn, which has ended (called once, after the turn said it ended).
     ended: Callable[[Turn], None]
     #: Records how a request was shortened to fit the model's context window (``None``: it carried everything),
     #: telling the observers when that changed.
@@ -267,11 +267,14 @@ class Turn:
         if self.reply.status is MessageStatus.IN_PROGRESS:
             # Cancelled before its first step, or ended in a way the coroutine could not record.
             self._finish_stopped("Stopped before it finished.", "Stopped before it ran.")
-        host.ended(self)
         # The reply is final before the session says it is idle, so an observer never sees "idle" with a reply
-        # still in progress.
+        # still in progress; and the session is freed only after that, so that no turn started meanwhile (from
+        # another thread: the input box's) adds its messages before this one has said it ended, as if they were
+        # this turn's (a view of one turn mirrors until it hears the end). A turn that follows at once with the
+        # messages sent meanwhile likewise begins once this one has ended.
         host.notify(MessageFinished(self.reply))
         host.notify(BusyChanged(False))
+        host.ended(self)
 
     def stop(self) -> bool:
         """Cancels the turn's task from any thread; whether there was one to stop. A turn whose task has not been

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,10 @@ from typing import Any
 import pytest
 
 from ai_widgets import ChatSession, Message, MessageStatus, SessionBusyError, tool
-from ai_widgets.changes import ConversationCleared, MessageAdded, SessionChange
+from ai_widgets.changes import BusyChanged, ConversationCleared, MessageAdded, MessageFinished, SessionChange
 from ai_widgets.events import ResponseCompleted, ResponseStarted, StreamEvent, TextDelta
 from ai_widgets.messages import FinishReason, Role
-from ai_widgets.transports import ChatRequest
+from ai_widgets.transports import ChatRequest, ScriptedReply, ScriptedTransport
 
 TRIES = 30
 
@@ -195,3 +196,37 @@ def test_a_stop_while_the_session_is_being_claimed_stops_that_turn(tmp_path: Pat
     assert activity.most == 0
     assert not session.busy
     assert asyncio.run(session.send("again")).status is MessageStatus.COMPLETED
+
+
+def test_observers_hear_a_turn_end_before_a_turn_started_on_another_thread_begins() -> None:
+    """Defect: a turn freed the session before it told its observers it had ended, so a turn another thread started
+    in between added its messages before that end, and an observer following one turn (the asking cell's view of it)
+    took them for that turn's. Here the other thread starts its turn as the first reply finishes, and gets every
+    chance to add its message before the first turn says it ended."""
+    session = ChatSession(ScriptedTransport(lambda request: ScriptedReply(text=f"re: {request.last_user_text}")))
+    heard: list[str] = []
+    second: dict[str, Any] = {}
+
+    def send_second() -> None:
+        second["reply"] = asyncio.run(session.send("second"))
+
+    def observe(change: SessionChange) -> None:
+        match change:
+            case MessageAdded(message=message):
+                heard.append(f"added {message.text}")
+            case BusyChanged(busy=busy):
+                heard.append(f"busy {busy}")
+            case MessageFinished(message=message) if message.text == "re: first" and "thread" not in second:
+                second["thread"] = threading.Thread(target=send_second)
+                second["thread"].start()
+                deadline = time.monotonic() + 0.5
+                while "added second" not in heard and time.monotonic() < deadline:
+                    time.sleep(0.005)
+
+    session.subscribe(observe)
+    first = asyncio.run(session.send("first"))
+    second["thread"].join(10)
+    assert heard.index("busy False") < heard.index("added second"), heard
+    assert first.text == "re: first"
+    assert second["reply"].text == "re: second"
+    assert [m.text for m in session.messages] == ["first", "re: first", "second", "re: second"]
