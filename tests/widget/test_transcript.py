@@ -347,7 +347,7 @@ def test_html_renders_a_replys_markdown_tables_code_emphasis_lists_and_links() -
     assert 'text-align:left">region</th>' in html
     assert 'text-align:right">118</td>' in html
     # A code block framed where the notebook's CSS does not reach (GitHub, nbviewer), its code escaped.
-    assert f"<pre style=\"{CODE_BLOCK}\"><code class=\"language-python\">print('a &lt; b')\n</code></pre>" in html
+    assert f'<pre style="{CODE_BLOCK}"><code class="language-python">print(\'a &lt; b\')\n</code></pre>' in html
     assert "<ol>\n<li>one</li>" in html
     assert "**bold**" not in visible_text(html)
 
