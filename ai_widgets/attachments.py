@@ -532,7 +532,7 @@ def _bytes_parts(raw: bytes, name: str | None, claimed: str | None, max_chars: i
             f"cannot attach {label}: it is binary ({claimed or 'of unknown type'}), not text, an image (PNG, JPEG, "
             "GIF, WebP) or a PDF; File(data, media_type) sends other files as they are"
         ) from None
-    return [TextPart(_titled("file", name, _bounded(text, max_chars) if text else "(empty)"))]
+    return [TextPart(_titled("text file", name, _bounded(text, max_chars) if text else "(empty)"))]
 
 
 def _file_parts(raw: bytes, media_type: str, name: str | None, max_chars: int) -> list[AttachmentPart]:

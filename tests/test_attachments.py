@@ -112,18 +112,18 @@ def test_files_by_path_by_what_their_bytes_are(tmp_path: Path) -> None:
     (tmp_path / "paper.pdf").write_bytes(PDF_BYTES)
     (tmp_path / "data.weird").write_bytes(b"a,b\n1,2\n")
     (tmp_path / "empty.txt").write_bytes(b"")
-    assert only_text(object_parts(tmp_path / "notes.md")) == "Attached file `notes.md`:\n# Notes\nsome"
+    assert only_text(object_parts(tmp_path / "notes.md")) == "Attached text file `notes.md`:\n# Notes\nsome"
     assert object_parts(tmp_path / "chart.png") == [FilePart("image/png", data=PNG, name="chart.png")]
     assert object_parts(tmp_path / "photo.png") == [FilePart("image/jpeg", data=JPEG, name="photo.png")]
     assert object_parts(tmp_path / "paper.pdf", name="p") == [FilePart("application/pdf", data=PDF, name="p")]
     assert only_text(object_parts(tmp_path / "data.weird")).endswith("a,b\n1,2\n")
-    assert only_text(object_parts(tmp_path / "empty.txt")) == "Attached file `empty.txt`:\n(empty)"
+    assert only_text(object_parts(tmp_path / "empty.txt")) == "Attached text file `empty.txt`:\n(empty)"
 
 
 def test_a_path_under_home_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "todo.txt").write_text("milk", encoding="utf-8")
-    assert only_text(object_parts(Path("~/todo.txt"))) == "Attached file `todo.txt`:\nmilk"
+    assert only_text(object_parts(Path("~/todo.txt"))) == "Attached text file `todo.txt`:\nmilk"
 
 
 def test_paths_that_cannot_be_attached_say_why(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_file_bytes_are_read_for_what_they_are_not_what_they_claim() -> None:
 
 def test_raw_bytes_are_sniffed() -> None:
     assert object_parts(base64.b64decode(GIF)) == [FilePart("image/gif", data=GIF)]
-    assert only_text(object_parts(b"plain")) == "Attached file:\nplain"
+    assert only_text(object_parts(b"plain")) == "Attached text file:\nplain"
     with pytest.raises(AttachmentError, match="binary"):
         object_parts(b"\xff\xfe\x00\x01")
 

@@ -370,8 +370,12 @@ def run_in_a_kernel(
 def test_example_runs_as_pasted_in_a_kernel(example: Example, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The example runs; every message it sends is answered, each by the answer to it, in the order it sends them
     (``chat.send(x)`` then ``await chat.ask(y)`` in one cell: x first, then y; neither lost)."""
+    deleted = tmp_path / NOTES  # what an example's delete_file is asked to delete, in the kernel's folder
+    deleted.write_text("x")
     report, asked = run_in_a_kernel(example, monkeypatch, tmp_path)
     assert Path(report["package"]).is_relative_to(ROOT), report["package"]
+    if any("delete_file" in block.code for block in chain(example)):
+        assert not deleted.exists()  # its tool ran, once allowed
     questions = [q for block in chain(example) for q in sent_questions(block.code)]
     assert questions, "a kernel example sends something"
     said = [message for messages in report["made"].values() for message in messages]

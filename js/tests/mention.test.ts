@@ -164,7 +164,8 @@ describe("file parts and attachment text parts", () => {
     expect(files).toHaveLength(3);
     expect(files[0].querySelector(".aiw-chip-name")!.textContent).toBe(`${HOSTILE}.png`);
     expect(files[0].querySelector("img")!.getAttribute("src")).toBe(PNG);
-    expect(files[1].textContent).toContain("application/pdf");
+    expect(files[1].textContent).toContain("PDF"); // the input chip's word; the media type is in its title
+    expect(files[1].getAttribute("title")).toContain("application/pdf");
     expect(files[1].textContent).toContain("1.5 MB");
     expect(files[1].querySelector("img")).toBeNull(); // a thumbnail that is not a clean data: URL is dropped
     expect(files[2].querySelector("img")).toBeNull(); // not raster: no picture

@@ -54,7 +54,7 @@ CHAT_APP = IMPORTS + textwrap.dedent(
         user = [m for m in request.messages if m.role.value == "user"][-1]
         files = [f"{p.name} {p.media_type}" for p in user.parts if isinstance(p, FilePart)]
         # A text file comes as text: the line that names it, then its first row.
-        files += [" ".join(p.text.splitlines()[:2]) for p in user.parts if isinstance(p, TextPart) and p.text.startswith("Attached file")]
+        files += [" ".join(p.text.splitlines()[:2]) for p in user.parts if isinstance(p, TextPart) and p.text.startswith("Attached text file")]
         return ScriptedReply(status=None, text=f"Got: {'; '.join(files) or 'no files'}")
 
 
@@ -223,7 +223,7 @@ def test_drop_an_image_and_a_csv_on_the_input_box(chromium_page, server, noteboo
 
     # Sent with the message, and answered: the model got the PNG and the CSV's text.
     expect(last_assistant(widget)).to_contain_text(
-        "Got: chart.png image/png; Attached file sales.csv: city,sales", timeout=WAIT
+        "Got: chart.png image/png; Attached text file sales.csv: city,sales", timeout=WAIT
     )
     wait_idle(widget)
     expect(chips).to_have_count(0)

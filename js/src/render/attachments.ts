@@ -248,7 +248,7 @@ function mediaTypeOf(type: string): string {
 function kindOf(mediaType: string): string {
   if (mediaType.startsWith("image/")) return "image";
   if (mediaType === "application/pdf") return "PDF";
-  if (mediaType.startsWith("text/") || mediaType === "application/json") return "text";
+  if (mediaType.startsWith("text/") || mediaType === "application/json") return "text file"; // as the kernel titles it
   return "file";
 }
 
@@ -336,7 +336,9 @@ export class FileChipView implements PartView {
     const name = typeof file.name === "string" && file.name ? file.name : "(unnamed file)";
     const type = typeof file.media_type === "string" ? file.media_type : "";
     const size = typeof file.size === "number" && file.size >= 0 ? formatSize(file.size) : "";
-    chipBody(this.el, name, type, size, this.thumbnail);
+    // Its kind in the input box's words ("image", "PDF"), so a chip reads the same before and after sending; the
+    // media type is in its title.
+    chipBody(this.el, name, type ? kindOf(type) : "", size, this.thumbnail);
     setAttr(this.el, "title", [name, type, size].filter(Boolean).join(" · "));
   }
 }
@@ -363,8 +365,9 @@ export class AttachmentTextView implements PartView {
   update(part: Part): void {
     const text = (part as TextPart).text;
     const title = attachmentTitle(text);
-    const size = formatSize(new TextEncoder().encode(text).length);
-    chipBody(this.summary, title?.name || "attachment", title?.kind ?? "text", size, null);
-    setText(this.body, title ? text.slice(text.indexOf("\n") + 1) : text);
+    const body = title ? text.slice(text.indexOf("\n") + 1) : text;
+    // The size of what was attached (its header line aside), as its chip in the input box said.
+    chipBody(this.summary, title?.name || "attachment", title?.kind ?? "text", formatSize(new TextEncoder().encode(body).length), null);
+    setText(this.body, body);
   }
 }
