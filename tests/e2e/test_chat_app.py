@@ -188,7 +188,7 @@ DROP_FILES = """(target, [files, dropIt]) => {
   target.dispatchEvent(drop);
   return [over.defaultPrevented, drop.defaultPrevented];
 }"""
-RED_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAwMAAAAAPAAH/Wv5A2gAAAABJRU5ErkJggg=="
+RED_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGO8IyfHwMDAxMDAwMDAAAAOCAEc48H7QgAAAABJRU5ErkJggg=="
 CSV = base64.b64encode(b"city,sales\nLisbon,12\nPorto,7\n").decode()
 
 
@@ -229,9 +229,15 @@ def test_drop_an_image_and_a_csv_on_the_input_box(chromium_page, server, noteboo
     expect(chips).to_have_count(0)
     sent = messages(widget, "user").last
     expect(sent).to_contain_text("what are these?")
-    expect(sent.locator(".aiw-chip-file")).to_have_text(re.compile(r"^chart\.png\s*image/png"))
+    # The sent chips read as they did in the box: the image's kind and its picture (the kernel had not loaded PIL
+    # before), the CSV a text file.
+    sent_image = sent.locator(".aiw-chip-file")
+    expect(sent_image).to_have_text(re.compile(r"^chart\.png\s*image\s*\d+ B$"))
+    expect(sent_image).to_have_attribute("title", re.compile(r"image/png"))
+    expect(sent_image.locator("img")).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
     csv = sent.locator(".aiw-attachment")
     expect(csv.locator(".aiw-chip-text .aiw-chip-name")).to_have_text("sales.csv")
+    expect(csv.locator(".aiw-chip-text .aiw-chip-kind")).to_have_text("text file")
     csv.locator("summary").click()  # the chip opens to show what the model got
     expect(csv.locator(".aiw-attachment-body")).to_have_text("city,sales\nLisbon,12\nPorto,7\n")
     parts = srv.kernel_json(nb, "[type(p).__name__ for p in chat.session.messages[-2].parts]")
