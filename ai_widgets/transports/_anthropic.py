@@ -42,6 +42,7 @@ from ai_widgets.transports._history import (
     user_images,
     user_parts,
 )
+from ai_widgets.transports._loop_clients import ClientPerLoop
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._output import anthropic_output_config
 from ai_widgets.transports._sse import sse_stream
@@ -105,7 +106,10 @@ class AnthropicTransport:
         model: The model name, e.g. ``"claude-haiku-4-5"``; by default :func:`~ai_widgets.transports.default_model`
             (``AI_WIDGETS_MODEL``, else a current small model).
         client: An ``anthropic.AsyncAnthropic`` you configured (or a Bedrock/Vertex/Foundry variant); ``base_url``,
-            ``api_key``, ``max_retries`` and ``timeout`` are then the client's own.
+            ``api_key``, ``max_retries`` and ``timeout`` are then the client's own (a copy of it, with its own
+            connections, for each further event loop). A chat sends from two event loops (``ask_sync`` from the
+            package's own): a client with an ``http_client`` of your own is used from both as given, so give it one that
+            works from any loop.
         base_url: Another endpoint speaking the Messages API; ``ANTHROPIC_BASE_URL`` or Anthropic's by default.
         api_key: The key; ``ANTHROPIC_API_KEY`` (or any credential the SDK finds: ``ANTHROPIC_AUTH_TOKEN``, a
             profile) by default.
@@ -214,6 +218,7 @@ class AnthropicTransport:
         check_async_client(client, "anthropic.AsyncAnthropic")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens!r}")
+        own = client is None
         if client is None:
             client = anthropic.AsyncAnthropic(
                 api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
@@ -233,6 +238,7 @@ class AnthropicTransport:
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
         self.attachment_limits = ATTACHMENT_LIMITS
         self._client = client
+        self._clients = ClientPerLoop(client, own=own)
         #: genai-prices' id of the provider at the client's URL (Anthropic's API, Bedrock...), for the cost.
         self.price_provider = price_provider_for_url(str(getattr(client, "base_url", "") or ""))
         # Only to scrub error texts: whatever key the client resolved (argument or environment).
@@ -353,8 +359,8 @@ class AnthropicTransport:
         # goes to them, and to any other client, as JSON: only what every SDK version takes as arguments (2.x has no
         # ``temperature`` argument), the rest as ``extra_body``, which the SDK merges into the JSON as it is.
         required = {key: body.pop(key) for key in SDK_ARGUMENTS}
-        created: contextlib.AbstractAsyncContextManager[Any] = self._client.messages.with_streaming_response.create(
-            **required, extra_body=body
+        created: contextlib.AbstractAsyncContextManager[Any] = (
+            self._clients.current().messages.with_streaming_response.create(**required, extra_body=body)
         )
         return created
 
@@ -366,7 +372,7 @@ class AnthropicTransport:
         known = sorted((key for key in body if key in SDK_FIELD_ORDER), key=SDK_FIELD_ORDER.__getitem__)
         ordered = {key: body[key] for key in known} | body
         content = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        response = await self._client.post(
+        response = await self._clients.current().post(
             "/v1/messages", cast_to=httpx2.Response, content=content, stream=True, stream_cls=anthropic.AsyncStream[Any]
         )
         try:

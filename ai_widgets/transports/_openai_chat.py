@@ -28,6 +28,7 @@ from ai_widgets.transports._history import (
     outcome_text,
     user_parts,
 )
+from ai_widgets.transports._loop_clients import ClientPerLoop
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_chat_stream import ChatCompletionsParser
 from ai_widgets.transports._openai_errors import map_openai_error
@@ -101,8 +102,10 @@ class OpenAIChatTransport:
         model: The model name, e.g. ``"gpt-5.4-mini"``, ``"qwen3"`` on Ollama, ``"qwen3-max"`` on DashScope; by
             default :func:`~ai_widgets.transports.default_model` (``AI_WIDGETS_MODEL``, else a current small model:
             OpenAI's, or with a ``base_url`` a local server's).
-        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, organization, retries and timeout
-            are used).
+        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, organization, retries and timeout are
+            used; a copy of it, with its own connections, for each further event loop). A chat sends from two event
+            loops (``ask_sync`` from the package's own): a client with an ``http_client`` of your own is used from both
+            as given, so give it one that works from any loop.
         base_url: An OpenAI-compatible server, e.g. ``"http://localhost:11434/v1"`` (Ollama),
             ``"https://api.groq.com/openai/v1"``; ``OPENAI_BASE_URL`` or OpenAI's API by default.
         api_key: The key. Without it: the known host's variable (``OPENAI_API_KEY``, ``GROQ_API_KEY``,
@@ -203,6 +206,7 @@ class OpenAIChatTransport:
         self._stream_usage = stream_usage
         self._parallel_tool_calls = parallel_tool_calls
         self.tool_images = tool_images
+        own = client is None
         if client is None:
             from_environment = not base_url and bool(os.environ.get("OPENAI_BASE_URL"))
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -230,6 +234,7 @@ class OpenAIChatTransport:
         else:
             label, _, key_hint = identify(str(client.base_url))
         self._client = client
+        self._clients = ClientPerLoop(client, own=own)
         self._label = provider_name or label
         #: genai-prices' id of the server's provider, by its URL (``None``: a server it does not price, a local one).
         self.price_provider = price_provider_for_url(str(client.base_url))
@@ -327,7 +332,7 @@ class OpenAIChatTransport:
         # messages given as an argument would be walked against the SDK's types (nine tenths of a long request's
         # CPU) to the same JSON, so that argument is empty. The raw response: the SDK sends the request (retries,
         # HTTP errors) and the SSE is read by ``sse_stream``, with no pydantic model per chunk.
-        create: Any = self._client.chat.completions.with_streaming_response.create
+        create: Any = self._clients.current().chat.completions.with_streaming_response.create
         return create(model=body["model"], messages=(), stream=body["stream"], extra_body=body)
 
     # --- error mapping ------------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from ai_widgets.transports._history import (
     own_data,
     user_parts,
 )
+from ai_widgets.transports._loop_clients import ClientPerLoop
 from ai_widgets.transports._models import default_model
 from ai_widgets.transports._openai_errors import map_openai_error
 from ai_widgets.transports._openai_responses_stream import LABEL, PROVIDER_ID, ResponsesParser
@@ -77,7 +78,10 @@ class OpenAIResponsesTransport:
     Args:
         model: The model, e.g. ``"gpt-5.4-mini"``; by default :func:`~ai_widgets.transports.default_model`
             (``AI_WIDGETS_MODEL``, else a current small model).
-        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, retries and timeout are used).
+        client: An ``openai.AsyncOpenAI`` you configured (its own key, base URL, retries and timeout are used; a copy of
+            it, with its own connections, for each further event loop). A chat sends from two event loops (``ask_sync``
+            from the package's own): a client with an ``http_client`` of your own is used from both as given, so give it
+            one that works from any loop.
         base_url: The API's base URL, for a client this transport makes; ``OPENAI_BASE_URL`` or OpenAI's by default.
         api_key: The key, for a client this transport makes; ``OPENAI_API_KEY`` by default.
         max_retries: Retries of a request that fails with 408/409/429/5xx or a connection error, with the SDK's
@@ -183,6 +187,7 @@ class OpenAIResponsesTransport:
         self.builtin_tools = [dict(tool) for tool in builtin_tools]
         self.include_encrypted_reasoning = include_encrypted_reasoning
         self.tool_images = tool_images
+        own = client is None
         if client is None:
             try:
                 client = openai.AsyncOpenAI(
@@ -196,6 +201,7 @@ class OpenAIResponsesTransport:
                 # A local server needs no key; a remote one answers 401, and the message names the key.
                 client = openai.AsyncOpenAI(api_key=NO_KEY, base_url=base_url, max_retries=max_retries, timeout=timeout)
         self._client: openai.AsyncOpenAI = client
+        self._clients = ClientPerLoop(client, own=own)
         #: genai-prices' id of the server's provider, by its URL (``None``: a server it does not price), for the cost.
         self.price_provider = price_provider_for_url(str(client.base_url))
         #: What the files of a user message may be; ``send(..., attach=...)`` refuses others before sending.
@@ -377,7 +383,7 @@ class OpenAIResponsesTransport:
         # input given as an argument would be walked against the SDK's types (nine tenths of a long request's CPU)
         # to the same JSON, so that argument is empty. The raw response: the SDK sends the request (retries, HTTP
         # errors) and the SSE is read by ``sse_stream``, with no pydantic model per event.
-        create: Any = self._client.responses.with_streaming_response.create
+        create: Any = self._clients.current().responses.with_streaming_response.create
         return create(model=body["model"], input=(), stream=body["stream"], extra_body=body)
 
     # --- error mapping ------------------------------------------------------------------------------------------------
