@@ -35,7 +35,7 @@ from ai_widgets.widget._interrupts import watch_interrupts
 from ai_widgets.widget._kernel import await_with_comms, copy_outcome, kernel_support, private_loop, wait_with_comms
 from ai_widgets.widget._prompts import PromptError
 from ai_widgets.widget._turn_view import TurnView
-from ai_widgets.widget._unstarted import Unstarted, UnstartedTurns, run_ahead
+from ai_widgets.widget._unstarted import Taken, Unstarted, UnstartedTurns, run_ahead
 from ai_widgets.widget._view import FrontEndNotBuiltError, SessionView, check_bundle
 from ai_widgets.widget._voila import without_a_page
 from ai_widgets.widget._waiting import WaitingNote, check_can_block, start_when_idle
@@ -557,7 +557,7 @@ class ChatWidget(SessionView):
         start: Callable[[], Coroutine[Any, Any, Message]],
         view: TurnView | None,
         note: WaitingNote,
-        ahead: tuple[list[Unstarted], list[Unstarted]],
+        ahead: Taken,
     ) -> Message:
         task = asyncio.ensure_future(run_ahead(*ahead, lambda: shown_in(self.session, view, start, note)))
         try:
@@ -637,7 +637,7 @@ class ChatWidget(SessionView):
         start: Callable[[], Coroutine[Any, Any, Message]],
         view: TurnView | None,
         note: WaitingNote,
-        ahead: tuple[list[Unstarted], list[Unstarted]],
+        ahead: Taken,
     ) -> Message:
         # On a loop of its own: this cell blocks the kernel's, where the turns sent before it were to begin.
         loop = private_loop()
@@ -665,7 +665,7 @@ class ChatWidget(SessionView):
 
     def _show_turn(
         self, text: str, parts: list[AttachmentPart], show: bool, *, live: bool
-    ) -> tuple[WaitingNote, TurnView | None, list[AttachmentPart], tuple[list[Unstarted], list[Unstarted]]]:
+    ) -> tuple[WaitingNote, TurnView | None, list[AttachmentPart], Taken]:
         """Checks that a turn can start with ``parts`` (converted already; a running turn is waited for: the note
         says so in the calling cell); with ``show``, displays the view of that turn in the calling cell. Takes the
         turns started before and not begun yet (``send``'s), which the asking call runs first, in order."""

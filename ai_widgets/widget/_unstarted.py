@@ -21,9 +21,11 @@ from typing import Any
 from ai_widgets.messages import Message
 from ai_widgets.widget._kernel import copy_outcome
 
-__all__ = ["Unstarted", "UnstartedTurns"]
+__all__ = ["Taken", "Unstarted", "UnstartedTurns", "run_ahead"]
 
 Start = Callable[[], Coroutine[Any, Any, Message]]
+#: What an asking call takes (:meth:`UnstartedTurns.take_all`): the turns waiting, and those beginning meanwhile.
+Taken = tuple[list["Unstarted"], list["Unstarted"]]
 
 
 @dataclass(eq=False)
@@ -107,7 +109,7 @@ class UnstartedTurns:
                 self._waiting.remove(turn)
         turn.reply.cancel()
 
-    def take_all(self) -> tuple[list[Unstarted], list[Unstarted]]:
+    def take_all(self) -> Taken:
         """Every turn waiting now, oldest first, taken: the caller runs them (:func:`run_ahead`) or gives them
         back (:meth:`give_back`); and the turns the chat's loop (on another thread) is beginning right now, whose
         first step the caller waits for."""

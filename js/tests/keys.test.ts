@@ -37,6 +37,18 @@ async function conversation(extra: Partial<ConstructorParameters<typeof FakeMode
   return { model, ...mounted };
 }
 
+/** Two calls of one reply waiting for approval ("Delete a?", then "Delete b?"). */
+function twoWaitingCalls(model: FakeModel, view: { flush(): void }): void {
+  model.patch([
+    "start",
+    assistant("a2", 2, [
+      call("c8", "delete", { state: "awaiting_approval", approval_reason: "Delete a?" }),
+      call("c9", "delete", { state: "awaiting_approval", approval_reason: "Delete b?" }),
+    ]),
+  ]);
+  view.flush();
+}
+
 function waitingCall(model: FakeModel, view: { flush(): void }, id = "c9", index = 2): void {
   model.patch(["start", assistant(`a${index}`, index, [call(id, "delete", { state: "awaiting_approval", approval_reason: "Delete notes.txt?" })])]);
   view.flush();
@@ -138,14 +150,7 @@ describe("approvals and the keyboard", () => {
 
   it("after a decision the focus goes to the next waiting approval, then to the input box", async () => {
     const { root, model, view } = await conversation();
-    model.patch([
-      "start",
-      assistant("a2", 2, [
-        call("c8", "delete", { state: "awaiting_approval", approval_reason: "Delete a?" }),
-        call("c9", "delete", { state: "awaiting_approval", approval_reason: "Delete b?" }),
-      ]),
-    ]);
-    view.flush();
+    twoWaitingCalls(model, view);
     const [first, second] = root.querySelectorAll<HTMLButtonElement>(".aiw-approve-once");
     first.focus();
     first.click();
@@ -179,14 +184,7 @@ describe("approvals and the keyboard", () => {
 
   it("after one of two decisions, the one still waiting is announced", async () => {
     const { root, model, view } = await conversation();
-    model.patch([
-      "start",
-      assistant("a2", 2, [
-        call("c8", "delete", { state: "awaiting_approval", approval_reason: "Delete a?" }),
-        call("c9", "delete", { state: "awaiting_approval", approval_reason: "Delete b?" }),
-      ]),
-    ]);
-    view.flush();
+    twoWaitingCalls(model, view);
     await settle();
     const [first, second] = root.querySelectorAll<HTMLButtonElement>(".aiw-approve-once");
     expect($(root, ".aiw-announce").textContent).toContain("Delete b?"); // the newest

@@ -50,15 +50,15 @@ export function decisionText(p: ToolCallPart): string {
 /** Who let a call run, for the badge its card shows collapsed too: "allowed by you" (a decision made for this
  * call), "allowed always" (an earlier Allow always, remembered) or "ran without asking" (its tool or the session's
  * switch spared it: `unasked_reason`); null for a call nobody had to allow, or one declined or still waiting. */
-export function whoAllowed(p: ToolCallPart): { kind: "you" | "always" | "unasked"; label: string; title: string } | null {
+export function whoAllowed(p: ToolCallPart): { kind: "you" | "always" | "unasked"; title: string } | null {
   if (typeof p.unasked_reason === "string" && p.unasked_reason) {
-    return { kind: "unasked", label: "ran without asking", title: `Ran without asking: ${p.unasked_reason}` };
+    return { kind: "unasked", title: `Ran without asking: ${p.unasked_reason}` };
   }
   if (p.decision === "approved_always" && p.decision_remembered) {
-    return { kind: "always", label: "allowed always", title: "Ran without asking: a person chose Allow always for this tool earlier" };
+    return { kind: "always", title: "Ran without asking: a person chose Allow always for this tool earlier" };
   }
   if (p.decision === "approved" || p.decision === "approved_always") {
-    return { kind: "you", label: "allowed by you", title: decisionText(p) };
+    return { kind: "you", title: decisionText(p) };
   }
   return null;
 }
